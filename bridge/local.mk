@@ -1,0 +1,1 @@
+# bridge/local.mk: filled in by its component

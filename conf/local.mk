@@ -1,0 +1,7 @@
+# conf/: the config model, host normaliser, rule matcher and ranges.
+noinst_LIBRARIES += libpostern_conf.a
+libpostern_conf_a_SOURCES = \
+	conf/host.c conf/host.h \
+	conf/ranges.c conf/ranges.h
+libpostern_conf_a_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)
+CONF_LIBS = libpostern_conf.a $(INIH_LIBS) $(OPENSSL_LIBS)

@@ -1,0 +1,1 @@
+# proxy/dns.mk: filled in by its component

@@ -1,0 +1,1 @@
+# proxy/http.mk: filled in by its component

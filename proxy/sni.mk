@@ -1,0 +1,1 @@
+# proxy/sni.mk: filled in by its component

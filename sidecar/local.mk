@@ -1,0 +1,1 @@
+# sidecar/local.mk: filled in by its component

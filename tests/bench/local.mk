@@ -1,0 +1,1 @@
+# tests/bench/local.mk: filled in by its component

@@ -1,0 +1,17 @@
+# tests/fuzz/: libFuzzer targets.  "make check" replays each corpus through
+# tests/fuzz/replay.c; "make fuzz" builds them with clang and fuzzes each for
+# FUZZ_SECONDS.  A target NAME is tests/fuzz/fuzz-NAME.c + fuzz-NAME.srcs +
+# corpus/NAME/, plus a NAME-replay check program declared like "host" below.
+FUZZ_SECONDS = 60
+EXTRA_DIST += tests/fuzz/run-fuzz.sh tests/fuzz/corpus
+
+fuzz: all
+	FUZZ_CC='$(FUZZ_CC)' srcdir='$(abs_top_srcdir)' builddir='$(abs_top_builddir)' \
+	  $(SHELL) $(top_srcdir)/tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_ONLY)
+.PHONY: fuzz
+
+check_PROGRAMS += tests/fuzz/host-replay
+TESTS += tests/fuzz/host-replay
+tests_fuzz_host_replay_SOURCES = tests/fuzz/fuzz-host.c tests/fuzz/replay.c
+tests_fuzz_host_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/host"'
+tests_fuzz_host_replay_LDADD = $(CONF_LIBS)

@@ -1,0 +1,53 @@
+#!/bin/sh
+# tests/fuzz/run-fuzz.sh: build each libFuzzer target with clang (ASan +
+# UBSan + libFuzzer) and run it for a bounded time over its corpus.
+#
+#   run-fuzz.sh [SECONDS] [TARGET...]
+#
+# Each target is tests/fuzz/fuzz-NAME.c with a companion fuzz-NAME.srcs: the
+# first line lists the other source files it needs (relative to the source
+# tree), the second the pkg-config modules it links.  New findings are
+# written to tests/fuzz/findings/NAME/; add each one to the corpus with the
+# fix, so that "make check" replays it from then on.
+set -eu
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+builddir=${builddir:-$PWD}
+secs=${1:-60}
+[ $# -gt 0 ] && shift
+cc=${FUZZ_CC:-clang}
+command -v "$cc" >/dev/null 2>&1 || { echo "run-fuzz: $cc not found (install clang)" >&2; exit 2; }
+out="$builddir/tests/fuzz"
+mkdir -p "$out"
+targets=$*
+if [ -z "$targets" ]; then
+	for f in "$srcdir"/tests/fuzz/fuzz-*.c; do
+		t=${f##*/fuzz-}; targets="$targets ${t%.c}"
+	done
+fi
+status=0
+for t in $targets; do
+	srcs=$(sed -n 1p "$srcdir/tests/fuzz/fuzz-$t.srcs")
+	pkgs=$(sed -n 2p "$srcdir/tests/fuzz/fuzz-$t.srcs")
+	files=""
+	for s in $srcs; do files="$files $srcdir/$s"; done
+	# shellcheck disable=SC2086
+	"$cc" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined \
+		-I"$srcdir" -I"$builddir" \
+		$( [ -n "$pkgs" ] && pkg-config --cflags $pkgs ) \
+		-o "$out/$t-fuzzer" "$srcdir/tests/fuzz/fuzz-$t.c" $files \
+		$( [ -n "$pkgs" ] && pkg-config --libs $pkgs )
+	work="$out/$t-corpus"
+	mkdir -p "$work" "$srcdir/tests/fuzz/findings/$t"
+	echo "fuzz: $t for ${secs}s"
+	if ! "$out/$t-fuzzer" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+	    -artifact_prefix="$srcdir/tests/fuzz/findings/$t/" \
+	    "$work" "$srcdir/tests/fuzz/corpus/$t" >"$out/$t-fuzz.log" 2>&1; then
+		echo "fuzz: $t FOUND A CRASH: see $out/$t-fuzz.log and tests/fuzz/findings/$t/" >&2
+		tail -40 "$out/$t-fuzz.log" >&2
+		status=1
+	else
+		tail -1 "$out/$t-fuzz.log"
+	fi
+done
+exit $status

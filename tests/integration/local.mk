@@ -1,0 +1,1 @@
+# tests/integration/local.mk: filled in by its component
