@@ -1,0 +1,174 @@
+/*
+ * bridge/env.c: CMD's environment (see env.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bridge/env.h"
+
+/*
+ * What a program needs to find itself at home; nothing here holds a
+ * secret.  Extend it per run with --env, never by default.
+ */
+static const char *const keep[] = {
+	"PATH", "HOME", "USER", "LOGNAME", "TERM", "LANG", "TZ", "TMPDIR",
+	"SHELL", "PWD",
+};
+
+static const char *const proxy_vars[] = {
+	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY",
+	"all_proxy",
+};
+
+static const char *const no_proxy_vars[] = { "NO_PROXY", "no_proxy" };
+
+/* Loopback only: everything else goes through the proxy. */
+#define NO_PROXY_VALUE "localhost,127.0.0.1,::1"
+
+struct br_env {
+	char **v;
+	size_t n, cap;
+};
+
+static bool
+name_is(const char *entry, size_t nlen, const char *name)
+{
+	return strlen(name) == nlen && memcmp(entry, name, nlen) == 0;
+}
+
+static bool
+in_list(const char *entry, size_t nlen, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (name_is(entry, nlen, list[i]))
+			return true;
+	return false;
+}
+
+static bool
+present(const struct br_env *e, const char *entry, size_t nlen)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->v[i], entry, nlen) == 0 && e->v[i][nlen] == '=')
+			return true;
+	return false;
+}
+
+static int
+push(struct br_env *e, char *s)
+{
+	char **nv;
+
+	if (s == NULL)
+		return -ENOMEM;
+	if (e->n + 2 > e->cap) {
+		size_t ncap = e->cap ? e->cap * 2 : 32;
+
+		nv = realloc(e->v, ncap * sizeof(*nv));
+		if (nv == NULL) {
+			free(s);
+			return -ENOMEM;
+		}
+		e->v = nv;
+		e->cap = ncap;
+	}
+	e->v[e->n++] = s;
+	e->v[e->n] = NULL;
+	return 0;
+}
+
+static int
+push_var(struct br_env *e, const char *name, const char *prefix, const char *value)
+{
+	char *s;
+
+	if (asprintf(&s, "%s=%s%s", name, prefix, value) < 0)
+		return -ENOMEM;
+	return push(e, s);
+}
+
+struct br_env *
+br_env_new(char *const *src, const char *const *extra, size_t nextra,
+    const char *proxy)
+{
+	struct br_env *e;
+	const char *eq;
+	size_t i, nlen;
+	bool want;
+
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return NULL;
+	e->v = calloc(32, sizeof(*e->v));
+	if (e->v == NULL)
+		goto fail;
+	e->cap = 32;
+	for (i = 0; src != NULL && src[i] != NULL; i++) {
+		eq = strchr(src[i], '=');
+		if (eq == NULL || eq == src[i])
+			continue;
+		nlen = (size_t)(eq - src[i]);
+		want = in_list(src[i], nlen, keep, sizeof(keep) / sizeof(keep[0])) ||
+		    (nlen > 3 && memcmp(src[i], "LC_", 3) == 0) ||
+		    in_list(src[i], nlen, extra, nextra);
+		if (!want || present(e, src[i], nlen))
+			continue;
+		/* Ours replace whatever proxy settings the launcher had. */
+		if (proxy != NULL &&
+		    (in_list(src[i], nlen, proxy_vars, sizeof(proxy_vars) / sizeof(proxy_vars[0])) ||
+		    in_list(src[i], nlen, no_proxy_vars, 2)))
+			continue;
+		if (push(e, strdup(src[i])) < 0)
+			goto fail;
+	}
+	if (proxy != NULL) {
+		for (i = 0; i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++)
+			if (push_var(e, proxy_vars[i], "http://", proxy) < 0)
+				goto fail;
+		for (i = 0; i < 2; i++)
+			if (push_var(e, no_proxy_vars[i], "", NO_PROXY_VALUE) < 0)
+				goto fail;
+	}
+	return e;
+fail:
+	br_env_free(e);
+	errno = ENOMEM;
+	return NULL;
+}
+
+char **
+br_env_vector(struct br_env *env)
+{
+	return env->v;
+}
+
+void
+br_env_wipe(char **v)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++)
+		explicit_bzero(v[i], strlen(v[i]));
+}
+
+void
+br_env_free(struct br_env *env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; i < env->n; i++)
+		free(env->v[i]);
+	free(env->v);
+	free(env);
+}

@@ -1,0 +1,46 @@
+/*
+ * bridge/env.h: the environment postern-bridge gives CMD.  Built from a
+ * short fixed list of harmless variables plus the names asked for with
+ * --env, never from the bridge's environment wholesale, so that credentials
+ * the launcher happened to hold do not reach the agent.
+ */
+#ifndef POSTERN_BRIDGE_ENV_H
+#define POSTERN_BRIDGE_ENV_H
+
+#include <stddef.h>
+
+struct br_env;
+
+/*
+ * Build CMD's environment from SRC (a NULL-terminated "NAME=value" vector,
+ * read only).  Kept: PATH, HOME, USER, LOGNAME, TERM, LANG, every LC_*, TZ,
+ * TMPDIR, SHELL, PWD, and each of the NEXTRA names in EXTRA; the first
+ * occurrence of a name wins, entries without '=' are dropped.  When PROXY
+ * is not NULL it is a "HOST:PORT" (e.g. "127.0.0.1:3128") and HTTP_PROXY,
+ * HTTPS_PROXY, http_proxy, https_proxy, ALL_PROXY and all_proxy are set to
+ * "http://PROXY", NO_PROXY and no_proxy to "localhost,127.0.0.1,::1",
+ * replacing any kept value of those names.  Every string is copied, so SRC
+ * may be wiped afterwards.  Returns the environment, or NULL with errno
+ * ENOMEM.  Free it with br_env_free().
+ */
+struct br_env *br_env_new(char *const *src, const char *const *extra,
+    size_t nextra, const char *proxy);
+
+/*
+ * The NULL-terminated "NAME=value" vector of ENV, for execve(2) or to become
+ * environ.  Owned by ENV: valid until br_env_free(ENV).
+ */
+char **br_env_vector(struct br_env *env);
+
+/*
+ * Overwrite with zero bytes every string of the NULL-terminated vector V
+ * (the process's original environment), in place.  /proc/PID/environ reads
+ * those very bytes, so afterwards it shows nothing of them.  V itself is
+ * left as it is.
+ */
+void br_env_wipe(char **v);
+
+/* Free ENV and its strings.  br_env_free(NULL) does nothing. */
+void br_env_free(struct br_env *env);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * bridge/link.h: bring a network interface up over netlink (libnl-route-3),
+ * so that a sealed namespace needs no iproute2 in its image.  The bridge uses
+ * it for "lo"; the sidecar reuses it for the same job.
+ */
+#ifndef POSTERN_BRIDGE_LINK_H
+#define POSTERN_BRIDGE_LINK_H
+
+#include <stdbool.h>
+
+/*
+ * Make sure the interface called NAME (a NUL-terminated name owned by the
+ * caller) in the calling thread's network namespace is administratively up.
+ * It is read over an rtnetlink socket; when IFF_UP is clear it is set with
+ * RTM_NEWLINK/RTM_SETLINK and read back again, so success means the kernel
+ * reports the link up afterwards.  *CHANGED (when CHANGED is not NULL) is
+ * set to true when this call brought the link up and to false when it was up
+ * already; it is written only on success.  Returns 0, or a negative errno:
+ * -EPERM when the caller lacks CAP_NET_ADMIN over the namespace, -ENODEV when
+ * there is no such interface, -ENOMEM, or -EIO for any other netlink failure.
+ * Opens and closes its own netlink socket; keeps no state.
+ */
+int br_link_up(const char *name, bool *changed);
+
+/*
+ * br_link_up() for the loopback interface "lo": the one a freshly unshared
+ * network namespace has, down.  Same return values and CHANGED contract.
+ */
+int br_link_up_lo(bool *changed);
+
+#endif

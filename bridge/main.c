@@ -1,0 +1,505 @@
+/*
+ * bridge/main.c: postern-bridge, the sandbox's one way to the proxy.
+ *
+ * Options, the environment CMD gets, the child, its signals and its
+ * descendants.  The relay itself is bridge/relay.c, bringing "lo" up is
+ * bridge/link.c.  See postern-bridge(8) and DESIGN.md "The bridge's
+ * behaviour".
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bridge/addr.h"
+#include "bridge/env.h"
+#include "bridge/link.h"
+#include "bridge/relay.h"
+
+#define MAX_LISTEN 16
+#define DEFAULT_PORT "3128"
+/* Exit status for a bridge that could not set itself up. */
+#define EXIT_SETUP 2
+/* After CMD is gone: how long its leftovers get between SIGTERM and SIGKILL. */
+#define GRACE_MS 1000
+
+/*
+ * The signal the kernel sends the bridge when its parent dies
+ * (PR_SET_PDEATHSIG).  A real-time signal nobody else has a use for, so that
+ * "the parent is gone" cannot be mistaken for a SIGTERM meant for CMD.
+ */
+#define SIG_PARENT_DIED (SIGRTMIN + 3)
+
+extern char **environ;
+
+struct bridge {
+	struct br_relay *relay;
+	pid_t child;        /* CMD, or 0 when none runs */
+	int status;         /* CMD's wait status, once it has exited */
+	bool child_done;
+	bool parent_died;
+	bool relay_only;
+	int exit_code;
+	sigset_t handled;
+};
+
+static const int forwarded[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH,
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: postern-bridge --connect SOCK [--listen ADDR:PORT]... [--env NAME]...\n"
+	    "                      [--no-env] [--] [CMD [ARG]...]\n"
+	    "\n"
+	    "Relay loopback TCP (default 127.0.0.1:" DEFAULT_PORT ", and [::1]:" DEFAULT_PORT
+	    " when the\n"
+	    "namespace has IPv6) to the proxy's UNIX socket SOCK, one UNIX connection per\n"
+	    "TCP connection, and run CMD with a scrubbed environment and the proxy\n"
+	    "variables set.  Without CMD, relay until signalled.\n"
+	    "\n"
+	    "  -c, --connect SOCK     the proxy's UNIX socket (required)\n"
+	    "  -l, --listen ADDR:PORT listen here instead (repeatable; IPv6 as [::1]:PORT)\n"
+	    "  -e, --env NAME         also pass NAME from this environment to CMD\n"
+	    "  -n, --no-env           do not set HTTP_PROXY and the other proxy variables\n"
+	    "  -h, --help             this text\n"
+	    "  -V, --version          the version\n");
+}
+
+static bool
+env_name_ok(const char *s)
+{
+	size_t i;
+
+	if (s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= 255)
+			return false;
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	}
+	return true;
+}
+
+static void
+forward(struct bridge *b, int sig)
+{
+	if (b->child > 0 && !b->child_done)
+		(void)kill(b->child, sig);
+}
+
+/* Reap every child that has exited: CMD, and orphans handed to us. */
+static void
+reap(struct bridge *b)
+{
+	pid_t pid;
+	int st;
+
+	for (;;) {
+		pid = waitpid(-1, &st, WNOHANG);
+		if (pid <= 0)
+			return;
+		if (pid == b->child) {
+			b->status = st;
+			b->child_done = true;
+		}
+	}
+}
+
+static void
+on_signal(int fd, void *arg)
+{
+	struct bridge *b = arg;
+	struct signalfd_siginfo si;
+	int sig;
+
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		sig = (int)si.ssi_signo;
+		if (sig == SIGCHLD) {
+			reap(b);
+			if (b->child_done)
+				br_relay_stop(b->relay);
+			continue;
+		}
+		if (sig == SIG_PARENT_DIED) {
+			/* Whoever started us is gone: so is the session. */
+			b->parent_died = true;
+			br_relay_stop(b->relay);
+			continue;
+		}
+		if (b->relay_only) {
+			if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
+			    sig == SIGQUIT)
+				br_relay_stop(b->relay);
+			continue;
+		}
+		/*
+		 * A signal from the kernel (a terminal's ^C, ^\, resize or
+		 * hang-up) went to the whole foreground process group, which
+		 * CMD shares with us; forwarding it would deliver it twice.
+		 */
+		if (si.ssi_code == SI_KERNEL)
+			continue;
+		forward(b, sig);
+	}
+}
+
+/*
+ * The children of this process, read from /proc (CONFIG_PROC_CHILDREN).
+ * Fills PIDS with at most MAX and returns how many, or -1 when the list
+ * cannot be read.
+ */
+static int
+list_children(pid_t *pids, int max)
+{
+	char path[64], buf[4096];
+	FILE *f;
+	size_t len;
+	int n = 0;
+	long v;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -1;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	/* The kernel's own text: decimal pids separated by single spaces. */
+	p = buf;
+	while (*p != '\0' && n < max) {
+		v = 0;
+		if (*p < '0' || *p > '9') {
+			p++;
+			continue;
+		}
+		while (*p >= '0' && *p <= '9' && v < 1L << 30)
+			v = v * 10 + (*p++ - '0');
+		pids[n++] = (pid_t)v;
+	}
+	return n;
+}
+
+/* Send SIG to every process left below us.  Returns how many were found. */
+static int
+signal_leftovers(int sig)
+{
+	pid_t pids[512];
+	int i, n;
+
+	if (getpid() == 1) {
+		/* PID 1 reaches its whole namespace, itself excepted. */
+		return kill(-1, sig) == 0 ? 1 : 0;
+	}
+	n = list_children(pids, 512);
+	for (i = 0; i < n; i++)
+		(void)kill(pids[i], sig);
+	return n > 0 ? n : 0;
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * CMD is done (or the parent died): leave no process behind.  Orphans were
+ * handed to us (PID 1, or PR_SET_CHILD_SUBREAPER), so everything CMD left
+ * running is a child of ours by now or becomes one when its parent dies.
+ * They get SIGTERM, a moment to finish, then SIGKILL, and are all reaped.
+ */
+static void
+end_descendants(struct bridge *b)
+{
+	int waited;
+	pid_t pid;
+
+	if (signal_leftovers(SIGTERM) == 0 && waitpid(-1, NULL, WNOHANG) < 0)
+		return;
+	for (waited = 0; waited < GRACE_MS; waited += 10) {
+		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (pid < 0 && errno == ECHILD)
+			return;
+		/* Newly re-parented orphans get their SIGTERM too. */
+		(void)signal_leftovers(SIGTERM);
+		sleep_ms(10);
+	}
+	for (;;) {
+		(void)signal_leftovers(SIGKILL);
+		pid = waitpid(-1, NULL, 0);
+		if (pid < 0 && errno == ECHILD)
+			return;
+	}
+}
+
+static void
+child_exec(char **argv, char **envp, const struct rlimit *nofile, pid_t bridge)
+{
+	sigset_t none;
+	int err;
+
+	/* Undo what the bridge set up for itself. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	(void)setrlimit(RLIMIT_NOFILE, nofile);
+	/*
+	 * A backstop for the bridge being killed outright: CMD must not
+	 * outlive the only way it has to the network.
+	 */
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != bridge) {
+		/* The bridge died between fork() and prctl(). */
+		_exit(EXIT_SETUP);
+	}
+	environ = envp;
+	execvp(argv[0], argv);
+	err = errno;
+	fprintf(stderr, "postern-bridge: cannot run %s: %s\n", argv[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "connect", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "no-env", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bridge b;
+	const char *sock = NULL, *listen_spec[MAX_LISTEN], *extra[64], *why;
+	struct sockaddr_storage ss, bound, url_addr;
+	struct rlimit nofile, raised;
+	char url_host[BR_ADDR_TEXT_MAX];
+	struct br_env *env = NULL;
+	size_t nlisten = 0, nextra = 0, i, up = 0;
+	bool no_env = false, changed, have_url = false;
+	socklen_t slen;
+	pid_t parent;
+	int opt, err, sfd = -1;
+
+	memset(&b, 0, sizeof(b));
+	b.exit_code = EXIT_SETUP;
+	memset(&url_addr, 0, sizeof(url_addr));
+
+	/*
+	 * Die with the parent, and notice it at once if it already died
+	 * before the request took effect.
+	 */
+	parent = getppid();
+	if (prctl(PR_SET_PDEATHSIG, SIG_PARENT_DIED) < 0 || getppid() != parent)
+		return EXIT_SETUP;
+
+	while ((opt = getopt_long(argc, argv, "+c:l:e:nhV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			sock = optarg;
+			break;
+		case 'l':
+			if (nlisten == MAX_LISTEN) {
+				fprintf(stderr, "postern-bridge: at most %d --listen\n", MAX_LISTEN);
+				return EXIT_SETUP;
+			}
+			listen_spec[nlisten++] = optarg;
+			break;
+		case 'e':
+			if (!env_name_ok(optarg)) {
+				fprintf(stderr, "postern-bridge: --env %s: not a variable name (letters, digits, '_')\n", optarg);
+				return EXIT_SETUP;
+			}
+			if (nextra == sizeof(extra) / sizeof(extra[0])) {
+				fprintf(stderr, "postern-bridge: too many --env\n");
+				return EXIT_SETUP;
+			}
+			extra[nextra++] = optarg;
+			break;
+		case 'n':
+			no_env = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("postern-bridge %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_SETUP;
+		}
+	}
+	if (sock == NULL) {
+		fprintf(stderr, "postern-bridge: --connect SOCK is required\n");
+		usage(stderr);
+		return EXIT_SETUP;
+	}
+	b.relay_only = optind >= argc;
+	if (nlisten == 0) {
+		listen_spec[nlisten++] = "127.0.0.1:" DEFAULT_PORT;
+		listen_spec[nlisten++] = "[::1]:" DEFAULT_PORT;
+	}
+
+	/* Signals are read from a signalfd in the relay's loop, never async. */
+	sigemptyset(&b.handled);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&b.handled, forwarded[i]);
+	sigaddset(&b.handled, SIGCHLD);
+	sigaddset(&b.handled, SIG_PARENT_DIED);
+	if (sigprocmask(SIG_BLOCK, &b.handled, NULL) < 0) {
+		perror("postern-bridge: sigprocmask");
+		goto out;
+	}
+	/* A peer that went away is an error from splice(2), not a death. */
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &b.handled, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		perror("postern-bridge: signalfd");
+		goto out;
+	}
+	/* Orphans below us come to us, as they would to PID 1. */
+	if (getpid() != 1)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	/*
+	 * Every connection holds six descriptors (two sockets, two pipes):
+	 * take the hard limit.  CMD gets the original limit back.
+	 */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0) {
+		perror("postern-bridge: getrlimit");
+		goto out;
+	}
+	raised = nofile;
+	raised.rlim_cur = raised.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &raised);
+
+	err = br_link_up_lo(&changed);
+	if (err < 0) {
+		fprintf(stderr, "postern-bridge: the loopback interface lo is down and cannot be brought up: %s%s\n",
+		    strerror(-err),
+		    err == -EPERM ? " (needs CAP_NET_ADMIN in this network namespace)" : "");
+		goto out;
+	}
+
+	b.relay = br_relay_new(sock);
+	if (b.relay == NULL) {
+		fprintf(stderr, "postern-bridge: --connect %s: %s\n", sock, strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < nlisten; i++) {
+		if (br_addr_parse(listen_spec[i], &ss, &slen, &why) < 0) {
+			fprintf(stderr, "postern-bridge: --listen %s: %s\n", listen_spec[i], why);
+			goto out;
+		}
+		err = br_relay_listen(b.relay, (struct sockaddr *)&ss, slen, &bound);
+		/*
+		 * A namespace without IPv6 (or with it disabled) has no ::1:
+		 * skip that listener quietly, as the issue asks, rather than
+		 * dying the way socat does.
+		 */
+		if (ss.ss_family == AF_INET6 &&
+		    (err == -EADDRNOTAVAIL || err == -EAFNOSUPPORT))
+			continue;
+		if (err < 0) {
+			fprintf(stderr, "postern-bridge: listen on %s: %s\n", listen_spec[i], strerror(-err));
+			goto out;
+		}
+		up++;
+		/* The proxy URL names the first IPv4 listener, else the first. */
+		if (!have_url || (url_addr.ss_family != AF_INET && bound.ss_family == AF_INET)) {
+			url_addr = bound;
+			have_url = true;
+		}
+	}
+	if (up == 0 || br_addr_format((struct sockaddr *)&url_addr, url_host, sizeof(url_host)) < 0) {
+		fprintf(stderr, "postern-bridge: no address to listen on\n");
+		goto out;
+	}
+
+	/*
+	 * Build CMD's environment from the fixed list and --env, then wipe
+	 * our own, so that nothing else we were given (an API key, a token)
+	 * reaches CMD, not even through /proc/<our pid>/environ.
+	 */
+	env = br_env_new(environ, extra, nextra, no_env ? NULL : url_host);
+	if (env == NULL) {
+		perror("postern-bridge: environment");
+		goto out;
+	}
+	br_env_wipe(environ);
+	environ = br_env_vector(env);
+	/* Nor through ptrace(2) or /proc/<pid>/mem by a same-uid CMD. */
+	(void)prctl(PR_SET_DUMPABLE, 0);
+
+	err = br_relay_watch(b.relay, sfd, on_signal, &b);
+	if (err < 0) {
+		fprintf(stderr, "postern-bridge: epoll: %s\n", strerror(-err));
+		goto out;
+	}
+	sfd = -1;
+
+	if (!b.relay_only) {
+		pid_t self = getpid();
+
+		/* The listeners are up: CMD's first request cannot race us. */
+		b.child = fork();
+		if (b.child < 0) {
+			perror("postern-bridge: fork");
+			goto out;
+		}
+		if (b.child == 0)
+			child_exec(argv + optind, br_env_vector(env), &nofile, self);
+	}
+
+	err = br_relay_run(b.relay);
+	if (err < 0)
+		fprintf(stderr, "postern-bridge: epoll_wait: %s\n", strerror(-err));
+
+	if (b.relay_only && !b.parent_died) {
+		b.exit_code = err < 0 ? 1 : 0;
+	} else if (b.child_done) {
+		if (WIFEXITED(b.status))
+			b.exit_code = WEXITSTATUS(b.status);
+		else if (WIFSIGNALED(b.status))
+			b.exit_code = 128 + WTERMSIG(b.status);
+		else
+			b.exit_code = 1;
+	} else {
+		/* The parent died, or the loop failed, with CMD still running. */
+		b.exit_code = 128 + SIGTERM;
+	}
+	/* Stop relaying before the leftovers are told to end. */
+	br_relay_free(b.relay);
+	b.relay = NULL;
+	if (!b.relay_only)
+		end_descendants(&b);
+out:
+	if (sfd >= 0)
+		close(sfd);
+	br_relay_free(b.relay);
+	br_env_free(env);
+	return b.exit_code;
+}

@@ -1,0 +1,839 @@
+/*
+ * bridge/relay.c: accept loopback TCP, connect to the proxy's UNIX socket,
+ * splice both ways (see relay.h).
+ *
+ * Every descriptor is non-blocking and registered edge-triggered; each side
+ * of a connection remembers whether it may still be readable or writable,
+ * and a flag is only cleared when a splice(2) says EAGAIN.  Each direction
+ * moves bytes source socket -> pipe -> destination socket, so the data stays
+ * in kernel pages and the memory a connection can pin is the pipe's capacity
+ * per direction: when the destination is slow the pipe fills, the bridge
+ * stops reading the source, and TCP or UNIX-socket flow control pushes back
+ * on the sender instead of the bridge buffering without bound.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bridge/relay.h"
+
+/* Upper bound on one splice(2) call; the pipe's slots limit it further. */
+#define SPLICE_CHUNK (1U << 20)
+/* Accepts per listener event, so one busy listener cannot starve the rest. */
+#define ACCEPT_BATCH 64
+/* A UNIX listener with a full backlog: retry this often, for this long. */
+#define RETRY_MS 5
+#define CONNECT_PATIENCE_MS 5000
+/* After a 503: how long to wait for the client's EOF before closing. */
+#define DRAIN_MS 3000
+/* Out of descriptors: how long the listeners pause before accepting again. */
+#define PAUSE_MS 100
+#define MAX_EVENTS 128
+
+enum handle_kind {
+	H_LISTENER,
+	H_WATCH,
+	H_TCP,
+	H_UNIX,
+};
+
+/* What epoll_event.data.ptr points at: one per registered descriptor. */
+struct handle {
+	enum handle_kind kind;
+};
+
+struct listener {
+	struct handle h;
+	int fd;
+	bool paused;
+	struct listener *next;
+};
+
+struct watch {
+	struct handle h;
+	int fd;
+	br_watch_cb cb;
+	void *arg;
+	struct watch *next;
+};
+
+enum conn_state {
+	C_NEW,        /* accepted, UNIX connect not tried yet */
+	C_CONNECTING, /* UNIX backlog was full; retrying on a timer */
+	C_RELAY,      /* splicing both ways */
+	C_DRAIN,      /* 503 sent, reading the client until its EOF */
+	C_DEAD,       /* closed, freed after the current batch of events */
+};
+
+/* One side of a connection: a socket and what epoll last said about it. */
+struct side {
+	struct handle h;
+	int fd;
+	bool rd, wr;
+};
+
+/* One direction: SRC -> pipe -> DST. */
+struct dir {
+	struct side *src, *dst;
+	int pr, pw;    /* the pipe's read and write ends */
+	size_t inpipe; /* bytes spliced in and not yet out */
+	bool eof;      /* SRC said EOF */
+	bool shut;     /* DST has been shut down for writing */
+};
+
+struct conn {
+	struct br_relay *r;
+	enum conn_state state;
+	struct side tcp, unx;
+	struct dir up;   /* client -> proxy */
+	struct dir down; /* proxy -> client */
+	uint64_t deadline;
+	bool queued;                /* on the timer queue */
+	struct conn *prev, *next;   /* all live connections */
+	struct conn *wprev, *wnext; /* connections waiting on the timer */
+	struct conn *dnext;         /* dead, to be freed */
+};
+
+struct br_relay {
+	int ep;
+	struct sockaddr_un sun;
+	socklen_t sunlen;
+	struct listener *listeners;
+	struct watch *watches;
+	struct conn *conns;
+	struct conn *waiting;
+	struct conn *dead;
+	size_t nconns;
+	bool stop;
+	bool paused;
+	uint64_t resume_at;
+	/* Report a failing proxy socket once per outage, not once per client. */
+	bool upstream_down;
+};
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int
+ep_add(struct br_relay *r, int fd, uint32_t events, struct handle *h)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events;
+	ev.data.ptr = h;
+	if (epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+static void
+ep_mod(struct br_relay *r, int fd, uint32_t events, struct handle *h)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events;
+	ev.data.ptr = h;
+	(void)epoll_ctl(r->ep, EPOLL_CTL_MOD, fd, &ev);
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+struct br_relay *
+br_relay_new(const char *path)
+{
+	struct br_relay *r = NULL;
+	size_t plen;
+	int saved;
+
+	if (path == NULL || path[0] == '\0') {
+		errno = EINVAL;
+		return NULL;
+	}
+	plen = strlen(path);
+	if (plen >= sizeof(r->sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return NULL;
+	r->sun.sun_family = AF_UNIX;
+	memcpy(r->sun.sun_path, path, plen + 1);
+	r->sunlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1);
+	r->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (r->ep < 0) {
+		saved = errno;
+		free(r);
+		errno = saved;
+		return NULL;
+	}
+	return r;
+}
+
+static void conn_close(struct conn *c);
+static void reap_dead(struct br_relay *r);
+
+void
+br_relay_free(struct br_relay *r)
+{
+	struct listener *l, *ln;
+	struct watch *w, *wn;
+
+	if (r == NULL)
+		return;
+	while (r->conns != NULL)
+		conn_close(r->conns);
+	reap_dead(r);
+	for (l = r->listeners; l != NULL; l = ln) {
+		ln = l->next;
+		close(l->fd);
+		free(l);
+	}
+	for (w = r->watches; w != NULL; w = wn) {
+		wn = w->next;
+		close(w->fd);
+		free(w);
+	}
+	close(r->ep);
+	free(r);
+}
+
+int
+br_relay_listen(struct br_relay *r, const struct sockaddr *sa, socklen_t len,
+    struct sockaddr_storage *bound)
+{
+	struct listener *l = NULL;
+	socklen_t blen;
+	int fd = -1, one = 1, err;
+
+	if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	/* A restarted bridge must not wait out TIME_WAIT on its own port. */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (sa->sa_family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (bind(fd, sa, len) < 0 || listen(fd, SOMAXCONN) < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (bound != NULL) {
+		blen = sizeof(*bound);
+		if (getsockname(fd, (struct sockaddr *)bound, &blen) < 0) {
+			err = -errno;
+			goto out;
+		}
+	}
+	l = calloc(1, sizeof(*l));
+	if (l == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	l->h.kind = H_LISTENER;
+	l->fd = fd;
+	err = ep_add(r, fd, EPOLLIN, &l->h);
+	if (err < 0)
+		goto out;
+	l->next = r->listeners;
+	r->listeners = l;
+	l = NULL;
+	fd = -1;
+	err = 0;
+out:
+	free(l);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+int
+br_relay_watch(struct br_relay *r, int fd, br_watch_cb cb, void *arg)
+{
+	struct watch *w;
+	int err;
+
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return -ENOMEM;
+	w->h.kind = H_WATCH;
+	w->fd = fd;
+	w->cb = cb;
+	w->arg = arg;
+	err = ep_add(r, fd, EPOLLIN, &w->h);
+	if (err < 0) {
+		free(w);
+		return err;
+	}
+	w->next = r->watches;
+	r->watches = w;
+	return 0;
+}
+
+void
+br_relay_stop(struct br_relay *r)
+{
+	r->stop = true;
+}
+
+size_t
+br_relay_connections(const struct br_relay *r)
+{
+	return r->nconns;
+}
+
+/* --- the timer queue: connections retrying a connect or draining --- */
+
+static void
+wait_add(struct conn *c, uint64_t deadline)
+{
+	struct br_relay *r = c->r;
+
+	if (c->queued)
+		return;
+	c->queued = true;
+	c->deadline = deadline;
+	c->wprev = NULL;
+	c->wnext = r->waiting;
+	if (r->waiting != NULL)
+		r->waiting->wprev = c;
+	r->waiting = c;
+}
+
+static void
+wait_del(struct conn *c)
+{
+	struct br_relay *r = c->r;
+
+	if (!c->queued)
+		return;
+	c->queued = false;
+	if (c->wprev != NULL)
+		c->wprev->wnext = c->wnext;
+	else
+		r->waiting = c->wnext;
+	if (c->wnext != NULL)
+		c->wnext->wprev = c->wprev;
+	c->wprev = c->wnext = NULL;
+}
+
+/* --- connection life --- */
+
+static void
+conn_close(struct conn *c)
+{
+	struct br_relay *r = c->r;
+
+	if (c->state == C_DEAD)
+		return;
+	wait_del(c);
+	/* Closing a descriptor also removes it from the epoll set. */
+	close_fd(&c->tcp.fd);
+	close_fd(&c->unx.fd);
+	close_fd(&c->up.pr);
+	close_fd(&c->up.pw);
+	close_fd(&c->down.pr);
+	close_fd(&c->down.pw);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		r->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	r->nconns--;
+	/*
+	 * Events for this connection may still sit in the batch epoll_wait()
+	 * returned; free it only after that batch.
+	 */
+	c->state = C_DEAD;
+	c->dnext = r->dead;
+	r->dead = c;
+}
+
+static void
+reap_dead(struct br_relay *r)
+{
+	struct conn *c;
+
+	while ((c = r->dead) != NULL) {
+		r->dead = c->dnext;
+		free(c);
+	}
+}
+
+/*
+ * Append SRC to BUF at *OFF with control and non-ASCII bytes written as
+ * \xNN, so that a strange socket path cannot break the 503 response.
+ */
+static void
+append_escaped(char *buf, size_t size, size_t *off, const char *src)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)src; *p != '\0'; p++) {
+		if (*off + 5 >= size)
+			return;
+		if (*p < 0x20 || *p >= 0x7f || *p == '\\') {
+			buf[(*off)++] = '\\';
+			buf[(*off)++] = 'x';
+			buf[(*off)++] = hex[*p >> 4];
+			buf[(*off)++] = hex[*p & 15];
+		} else {
+			buf[(*off)++] = (char)*p;
+		}
+	}
+	buf[*off] = '\0';
+}
+
+/*
+ * The proxy cannot be reached: answer the client with a 503 that names the
+ * socket and the error, instead of resetting it (RFC 9110 §15.6.4: the
+ * server is unable to handle the request; a reset would leave an agent
+ * guessing).  Then shut our sending side and read the client until its EOF:
+ * closing a socket with unread request bytes would make the kernel send a
+ * reset that can destroy the 503 before the client reads it.
+ */
+static void
+conn_refuse(struct conn *c, int err)
+{
+	struct br_relay *r = c->r;
+	char body[512], msg[1024];
+	const char *name;
+	size_t blen = 0;
+	int n;
+
+	if (!r->upstream_down) {
+		fprintf(stderr, "postern-bridge: proxy socket %s: %s; answering 503 until it works\n",
+		    r->sun.sun_path, strerror(err));
+		r->upstream_down = true;
+	}
+	name = strerrorname_np(err);
+	n = snprintf(body, sizeof(body), "postern-bridge: cannot connect to the proxy's UNIX socket ");
+	if (n < 0)
+		goto fail;
+	blen = (size_t)n;
+	append_escaped(body, sizeof(body), &blen, r->sun.sun_path);
+	n = snprintf(body + blen, sizeof(body) - blen, ": %s (%s)\n",
+	    strerror(err), name != NULL ? name : "?");
+	if (n < 0 || (size_t)n >= sizeof(body) - blen)
+		goto fail;
+	blen += (size_t)n;
+	n = snprintf(msg, sizeof(msg),
+	    "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Type: text/plain\r\n"
+	    "Content-Length: %zu\r\n"
+	    "Connection: close\r\n"
+	    "X-Postern-Reason: proxy_unavailable\r\n"
+	    "\r\n%s", blen, body);
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		goto fail;
+	/* A few hundred bytes into a fresh socket's send buffer: never short. */
+	if (send(c->tcp.fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n)
+		goto fail;
+	if (shutdown(c->tcp.fd, SHUT_WR) < 0)
+		goto fail;
+	if (ep_add(r, c->tcp.fd, EPOLLIN | EPOLLRDHUP | EPOLLET, &c->tcp.h) < 0)
+		goto fail;
+	close_fd(&c->unx.fd);
+	c->state = C_DRAIN;
+	c->tcp.rd = true;
+	wait_add(c, now_ms() + DRAIN_MS);
+	return;
+fail:
+	conn_close(c);
+}
+
+static void conn_pump(struct conn *c);
+
+/*
+ * Open the pipes and register both sockets, edge-triggered for reading and
+ * writing: from here on the state flags in struct side drive the relay.
+ */
+static void
+conn_start_relay(struct conn *c)
+{
+	struct br_relay *r = c->r;
+	int p[2], err;
+
+	if (r->upstream_down) {
+		fprintf(stderr, "postern-bridge: proxy socket %s: reachable again\n",
+		    r->sun.sun_path);
+		r->upstream_down = false;
+	}
+	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
+		goto fail;
+	c->up.pr = p[0];
+	c->up.pw = p[1];
+	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
+		goto fail;
+	c->down.pr = p[0];
+	c->down.pw = p[1];
+	c->state = C_RELAY;
+	err = ep_add(r, c->tcp.fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->tcp.h);
+	if (err == 0)
+		err = ep_add(r, c->unx.fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->unx.h);
+	if (err < 0) {
+		conn_close(c);
+		return;
+	}
+	/*
+	 * Both sockets may be ready already; the edge for that has been
+	 * queued by EPOLL_CTL_ADD, so the pump runs when it is delivered.
+	 */
+	return;
+fail:
+	err = errno;
+	close_fd(&c->up.pr);
+	close_fd(&c->up.pw);
+	conn_refuse(c, err);
+}
+
+/*
+ * Try the UNIX connect.  A UNIX stream socket connects or fails at once; the
+ * one transient answer is EAGAIN, a full backlog on the proxy's side, which
+ * cannot be waited for with epoll, so it is retried on the timer.
+ */
+static void
+conn_connect(struct conn *c)
+{
+	struct br_relay *r = c->r;
+	int err;
+
+	if (c->unx.fd < 0) {
+		c->unx.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (c->unx.fd < 0) {
+			conn_refuse(c, errno);
+			return;
+		}
+	}
+	if (connect(c->unx.fd, (struct sockaddr *)&r->sun, r->sunlen) == 0) {
+		wait_del(c);
+		conn_start_relay(c);
+		return;
+	}
+	err = errno;
+	if (err == EAGAIN || err == EINTR) {
+		if (c->state != C_CONNECTING) {
+			c->state = C_CONNECTING;
+			wait_add(c, now_ms() + CONNECT_PATIENCE_MS);
+		}
+		return;
+	}
+	wait_del(c);
+	conn_refuse(c, err);
+}
+
+static void
+conn_new(struct br_relay *r, int fd)
+{
+	struct conn *c;
+	int one = 1;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		/* Out of memory closes this client, never the bridge. */
+		close(fd);
+		return;
+	}
+	c->r = r;
+	c->state = C_NEW;
+	c->tcp.h.kind = H_TCP;
+	c->tcp.fd = fd;
+	c->unx.h.kind = H_UNIX;
+	c->unx.fd = -1;
+	c->up.pr = c->up.pw = c->down.pr = c->down.pw = -1;
+	c->up.src = &c->tcp;
+	c->up.dst = &c->unx;
+	c->down.src = &c->unx;
+	c->down.dst = &c->tcp;
+	/*
+	 * The bridge forwards what it got when it got it; Nagle would only
+	 * add latency to a request that is already complete.
+	 */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->next = r->conns;
+	if (r->conns != NULL)
+		r->conns->prev = c;
+	r->conns = c;
+	r->nconns++;
+	conn_connect(c);
+}
+
+/*
+ * Move what can be moved in one direction.  Returns 0, or -1 when the
+ * connection failed and must be closed.
+ *
+ * An EAGAIN from "source -> pipe" is ambiguous: the source may be empty or
+ * the pipe full (its slots, not its bytes, are the limit).  So the source's
+ * readable flag is only cleared when the pipe is empty and the EAGAIN can
+ * only mean the source; otherwise the pipe is drained first and the source
+ * tried again, which never loses an edge.
+ */
+static int
+dir_pump(struct dir *d)
+{
+	bool progress;
+	ssize_t n;
+
+	do {
+		progress = false;
+		if (!d->eof && d->src->rd) {
+			n = splice(d->src->fd, NULL, d->pw, NULL, SPLICE_CHUNK,
+			    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				d->inpipe += (size_t)n;
+				progress = true;
+			} else if (n == 0) {
+				d->eof = true;
+				progress = true;
+			} else if (errno == EAGAIN) {
+				if (d->inpipe == 0)
+					d->src->rd = false;
+			} else if (errno != EINTR) {
+				return -1;
+			}
+		}
+		if (d->inpipe > 0 && d->dst->wr) {
+			n = splice(d->pr, NULL, d->dst->fd, NULL, d->inpipe,
+			    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				d->inpipe -= (size_t)n;
+				progress = true;
+			} else if (n < 0 && errno == EAGAIN) {
+				d->dst->wr = false;
+			} else if (n < 0 && errno != EINTR) {
+				return -1;
+			}
+		}
+	} while (progress);
+	/* Half-close, both ways: the peer sees our EOF once all is written. */
+	if (d->eof && d->inpipe == 0 && !d->shut) {
+		if (shutdown(d->dst->fd, SHUT_WR) < 0 && errno != ENOTCONN)
+			return -1;
+		d->shut = true;
+	}
+	return 0;
+}
+
+static void
+conn_pump(struct conn *c)
+{
+	if (dir_pump(&c->up) < 0 || dir_pump(&c->down) < 0) {
+		conn_close(c);
+		return;
+	}
+	if (c->up.shut && c->down.shut)
+		conn_close(c);
+}
+
+/* After a 503: discard what the client sends until its EOF, then close. */
+static void
+conn_drain(struct conn *c)
+{
+	char buf[4096];
+	ssize_t n;
+
+	for (;;) {
+		n = recv(c->tcp.fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		/* EOF or an error: done. */
+		conn_close(c);
+		return;
+	}
+}
+
+static void
+side_event(struct side *s, uint32_t ev)
+{
+	struct conn *c;
+
+	if (s->h.kind == H_TCP)
+		c = (struct conn *)((char *)s - offsetof(struct conn, tcp));
+	else
+		c = (struct conn *)((char *)s - offsetof(struct conn, unx));
+	if (c->state == C_DEAD)
+		return;
+	/* Errors and hang-ups surface through the next splice(2). */
+	if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		s->rd = true;
+	if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR))
+		s->wr = true;
+	if (c->state == C_RELAY)
+		conn_pump(c);
+	else if (c->state == C_DRAIN)
+		conn_drain(c);
+}
+
+static void
+listeners_pause(struct br_relay *r, bool pause)
+{
+	struct listener *l;
+
+	for (l = r->listeners; l != NULL; l = l->next) {
+		ep_mod(r, l->fd, pause ? 0 : EPOLLIN, &l->h);
+		l->paused = pause;
+	}
+	r->paused = pause;
+	if (pause)
+		r->resume_at = now_ms() + PAUSE_MS;
+}
+
+static void
+listener_event(struct br_relay *r, struct listener *l)
+{
+	int i, fd;
+
+	for (i = 0; i < ACCEPT_BATCH && !l->paused; i++) {
+		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			conn_new(r, fd);
+			continue;
+		}
+		switch (errno) {
+		case EAGAIN:
+			return;
+		case EMFILE:
+		case ENFILE:
+		case ENOBUFS:
+		case ENOMEM:
+			/*
+			 * Out of descriptors or memory: stop accepting for a
+			 * moment instead of spinning on a listener that stays
+			 * readable.  The clients wait in the backlog.
+			 */
+			fprintf(stderr, "postern-bridge: accept: %s; pausing %d ms\n",
+			    strerror(errno), PAUSE_MS);
+			listeners_pause(r, true);
+			return;
+		default:
+			/* ECONNABORTED, EPROTO, EINTR: that client only. */
+			continue;
+		}
+	}
+}
+
+/* Run the timer queue: connect retries, drain deadlines, paused listeners. */
+static void
+run_timers(struct br_relay *r)
+{
+	struct conn *c, *next;
+	uint64_t now = now_ms();
+
+	for (c = r->waiting; c != NULL; c = next) {
+		next = c->wnext;
+		if (c->state == C_CONNECTING) {
+			if (now >= c->deadline) {
+				wait_del(c);
+				conn_refuse(c, EAGAIN);
+			} else {
+				conn_connect(c);
+			}
+		} else if (c->state == C_DRAIN && now >= c->deadline) {
+			conn_close(c);
+		}
+	}
+	if (r->paused && now >= r->resume_at)
+		listeners_pause(r, false);
+}
+
+static int
+next_timeout(const struct br_relay *r)
+{
+	const struct conn *c;
+	uint64_t now, first = UINT64_MAX;
+
+	if (r->waiting == NULL && !r->paused)
+		return -1;
+	now = now_ms();
+	for (c = r->waiting; c != NULL; c = c->wnext) {
+		if (c->state == C_CONNECTING)
+			return RETRY_MS;
+		if (c->deadline < first)
+			first = c->deadline;
+	}
+	if (r->paused && r->resume_at < first)
+		first = r->resume_at;
+	if (first <= now)
+		return 0;
+	return first - now > 60000 ? 60000 : (int)(first - now);
+}
+
+int
+br_relay_run(struct br_relay *r)
+{
+	struct epoll_event evs[MAX_EVENTS];
+	struct handle *h;
+	int i, n;
+
+	r->stop = false;
+	while (!r->stop) {
+		n = epoll_wait(r->ep, evs, MAX_EVENTS, next_timeout(r));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (i = 0; i < n; i++) {
+			h = evs[i].data.ptr;
+			switch (h->kind) {
+			case H_LISTENER:
+				listener_event(r, (struct listener *)h);
+				break;
+			case H_WATCH: {
+				struct watch *w = (struct watch *)h;
+
+				w->cb(w->fd, w->arg);
+				break;
+			}
+			case H_TCP:
+			case H_UNIX:
+				side_event((struct side *)h, evs[i].events);
+				break;
+			}
+		}
+		run_timers(r);
+		reap_dead(r);
+	}
+	return 0;
+}
