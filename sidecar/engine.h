@@ -1,0 +1,18 @@
+/*
+ * sidecar/engine.h: the one place where the sidecar calls the proxy engine
+ * (proxy/engine.h), in its container mode and for `run`.
+ */
+#ifndef POSTERN_SIDECAR_ENGINE_H
+#define POSTERN_SIDECAR_ENGINE_H
+
+#include "proxy/engine.h"
+
+/*
+ * Run the proxy engine with OPTS in the calling process until it stops, and
+ * return the process exit status px_engine_main() gives (0 clean stop, 2
+ * config error, 1 other failure).  Meant for a child the sidecar forked:
+ * the engine installs its own signal handlers and drops privileges.
+ */
+int sc_engine_run(const struct px_engine_opts *opts);
+
+#endif

@@ -1,0 +1,410 @@
+/*
+ * sidecar/main.c: postern-sidecar, the owner of a network namespace.
+ *
+ *   postern-sidecar [OPTIONS]                 container mode: lock, prove, serve
+ *   postern-sidecar lockdown-check [OPTIONS]  lock and prove, then exit
+ *   postern-sidecar unlock                    remove the lock-down rules
+ *   postern-sidecar run [OPTIONS] [--] CMD... one command in a fresh netns
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "sidecar/engine.h"
+#include "sidecar/link.h"
+#include "sidecar/log.h"
+#include "sidecar/pid1.h"
+#include "sidecar/probe.h"
+#include "sidecar/rules.h"
+#include "sidecar/run.h"
+
+/* The distroless "nonroot" uid: numeric, because a scratch image has no
+ * /etc/passwd to look a name up in. */
+#define SC_DEFAULT_UID 65532u
+#define SC_DEFAULT_TCP "tcp:127.0.0.1:3128"
+#define SC_DEFAULT_UNIX "unix:/run/postern/proxy.sock"
+#define SC_MAX_LIST 64
+
+enum sc_mode { SC_MODE_SERVE, SC_MODE_CHECK, SC_MODE_UNLOCK, SC_MODE_RUN };
+
+struct sc_opts {
+	enum sc_mode mode;
+	const char *config;
+	const char *allow[SC_MAX_LIST];
+	size_t n_allow;
+	const char *listen[SC_MAX_LIST];
+	size_t n_listen;
+	const char *probe_addr[SC_MAX_LIST];
+	size_t n_probe_addr;
+	uid_t uid;
+	uid_t probe_uid;
+	int has_probe_uid;
+	const char *bridge;
+	char *const *argv;
+};
+
+static void
+sc_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: postern-sidecar [-c FILE] [--allow PATTERN]... [--user UID]\n"
+	    "                       [--listen ADDR]... [--probe-uid UID] [--probe-addr ADDR]...\n"
+	    "       postern-sidecar lockdown-check [--user UID] [--probe-uid UID] [--probe-addr ADDR]...\n"
+	    "       postern-sidecar unlock\n"
+	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--bridge PATH] [--] CMD [ARGS...]\n"
+	    "See postern-sidecar(8).\n");
+}
+
+/* Decimal uid: digits only, no sign, no leading zero, below (uid_t)-1,
+ * which the kernel reserves as "no uid". */
+static int
+sc_parse_uid(const char *s, uid_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (s[0] == '\0' || (s[0] == '0' && s[1] != '\0'))
+		return -EINVAL;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v >= UINT32_MAX)
+			return -ERANGE;
+	}
+	*out = (uid_t)v;
+	return 0;
+}
+
+static int
+sc_push(const char **list, size_t *n, const char *v, const char *what)
+{
+	if (*n >= SC_MAX_LIST) {
+		sc_logx("too many %s options (at most %d)", what, SC_MAX_LIST);
+		return -E2BIG;
+	}
+	list[(*n)++] = v;
+	return 0;
+}
+
+static int
+sc_parse_args(int argc, char **argv, struct sc_opts *o)
+{
+	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE };
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "allow", required_argument, NULL, O_ALLOW },
+		{ "user", required_argument, NULL, 'u' },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "probe-uid", required_argument, NULL, O_PROBE_UID },
+		{ "probe-addr", required_argument, NULL, O_PROBE_ADDR },
+		{ "bridge", required_argument, NULL, O_BRIDGE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, first = 1;
+
+	memset(o, 0, sizeof(*o));
+	o->uid = SC_DEFAULT_UID;
+	if (argc > 1 && strcmp(argv[1], "run") == 0)
+		o->mode = SC_MODE_RUN;
+	else if (argc > 1 && strcmp(argv[1], "lockdown-check") == 0)
+		o->mode = SC_MODE_CHECK;
+	else if (argc > 1 && strcmp(argv[1], "unlock") == 0)
+		o->mode = SC_MODE_UNLOCK;
+	if (o->mode != SC_MODE_SERVE) {
+		first = 2;
+	}
+	optind = first;
+	/* "+": stop at CMD, whose own options are not ours. */
+	while ((c = getopt_long(argc, argv, "+c:u:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case O_ALLOW:
+			if (sc_push(o->allow, &o->n_allow, optarg, "--allow") < 0)
+				return -1;
+			break;
+		case 'u':
+			if (sc_parse_uid(optarg, &o->uid) < 0 || o->uid == 0) {
+				sc_logx("--user: '%s' is not a numeric uid other than 0", optarg);
+				return -1;
+			}
+			break;
+		case O_LISTEN:
+			if (sc_push(o->listen, &o->n_listen, optarg, "--listen") < 0)
+				return -1;
+			break;
+		case O_PROBE_UID:
+			if (sc_parse_uid(optarg, &o->probe_uid) < 0) {
+				sc_logx("--probe-uid: '%s' is not a numeric uid", optarg);
+				return -1;
+			}
+			o->has_probe_uid = 1;
+			break;
+		case O_PROBE_ADDR:
+			if (!sc_probe_addr_valid(optarg)) {
+				sc_logx("--probe-addr: '%s' is not a numeric IPv4 or IPv6 address",
+				    optarg);
+				return -1;
+			}
+			if (sc_push(o->probe_addr, &o->n_probe_addr, optarg, "--probe-addr") < 0)
+				return -1;
+			break;
+		case O_BRIDGE:
+			o->bridge = optarg;
+			break;
+		case 'h':
+			sc_usage(stdout);
+			exit(0);
+		default:
+			sc_usage(stderr);
+			return -1;
+		}
+	}
+	if (o->mode == SC_MODE_RUN) {
+		if (optind >= argc) {
+			sc_logx("run: no command given");
+			sc_usage(stderr);
+			return -1;
+		}
+		o->argv = argv + optind;
+		return 0;
+	}
+	if (optind < argc) {
+		sc_logx("unexpected argument '%s'", argv[optind]);
+		sc_usage(stderr);
+		return -1;
+	}
+	if ((o->mode == SC_MODE_CHECK || o->mode == SC_MODE_UNLOCK) &&
+	    (o->config || o->n_allow || o->n_listen)) {
+		sc_logx("-c, --allow and --listen only apply when serving");
+		return -1;
+	}
+	if (o->mode == SC_MODE_SERVE && o->n_listen == 0) {
+		o->listen[o->n_listen++] = SC_DEFAULT_TCP;
+		o->listen[o->n_listen++] = SC_DEFAULT_UNIX;
+	}
+	if (!o->has_probe_uid)
+		o->probe_uid = o->uid + 1 == UINT32_MAX ? o->uid - 1 : o->uid + 1;
+	return 0;
+}
+
+/* Lock the namespace and prove it; 0 when proven, else an exit status. */
+static int
+sc_lockdown(const struct sc_opts *o)
+{
+	struct sc_probe_opts po;
+	unsigned fams = 0;
+	int err;
+
+	err = sc_link_up_lo();
+	if (err < 0) {
+		sc_logx("check failed: loopback is not up");
+		return 1;
+	}
+	err = sc_rules_install(o->uid, SC_FAM_V4 | SC_FAM_V6, &fams);
+	if (err < 0) {
+		sc_logerr(err, "check failed: cannot install the lock-down rules");
+		return 1;
+	}
+	if (!(fams & SC_FAM_V4)) {
+		sc_logx("check failed: no IPv4 rules could be installed");
+		return 1;
+	}
+	if (sc_rules_verify(o->uid, fams) < 0)
+		return 1;
+	memset(&po, 0, sizeof(po));
+	po.proxy_uid = o->uid;
+	po.probe_uid = o->probe_uid;
+	po.probe_gid = (gid_t)o->probe_uid;
+	po.families = fams;
+	po.addrs = o->probe_addr;
+	po.n_addrs = o->n_probe_addr;
+	err = sc_probe_run(&po);
+	if (err < 0) {
+		if (err != -EPERM)
+			sc_logerr(err, "check failed: the probe could not run");
+		return 1;
+	}
+	sc_logx("lock-down proven: only uid %u may leave this network namespace",
+	    (unsigned)o->uid);
+	return 0;
+}
+
+/* Create the directory of each UNIX listener when it is missing, owned by
+ * the proxy uid so the engine can remove its socket after dropping root. */
+static void
+sc_prepare_socket_dirs(const struct sc_opts *o)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	size_t i;
+
+	for (i = 0; i < o->n_listen; i++) {
+		if (strncmp(o->listen[i], "unix:", 5) != 0)
+			continue;
+		if ((size_t)snprintf(dir, sizeof(dir), "%s", o->listen[i] + 5) >= sizeof(dir))
+			continue;
+		slash = strrchr(dir, '/');
+		if (slash == NULL || slash == dir)
+			continue;
+		*slash = '\0';
+		if (mkdir(dir, 0755) == 0) {
+			if (chown(dir, o->uid, (gid_t)o->uid) < 0)
+				sc_logerr(errno, "cannot give %s to uid %u", dir, (unsigned)o->uid);
+		} else if (errno != EEXIST) {
+			sc_logerr(errno, "cannot create %s", dir);
+		}
+	}
+}
+
+/* After the engine is ready the supervisor needs nothing but kill() on a
+ * child of the same uid: drop to that uid, no groups, no capabilities. */
+static int
+sc_drop_privileges(uid_t uid)
+{
+	if (setgroups(0, NULL) < 0 || setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) < 0 ||
+	    setresuid(uid, uid, uid) < 0)
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Container mode: the engine runs in a child; this process stays as the
+ * supervisor (PID 1 in a container), reaping every child, forwarding
+ * SIGTERM, SIGINT and SIGHUP (reload) to the engine only, and exiting with
+ * the engine's status once it has stopped and removed its sockets.
+ */
+static int
+sc_serve(const struct sc_opts *o)
+{
+	struct px_engine_opts eo;
+	struct signalfd_siginfo si;
+	struct pollfd pfd[2];
+	pid_t self = getpid(), engine, pid;
+	int pipefd[2], sigfd, status, err, ready = 0, nfds;
+	char byte;
+
+	sc_prepare_socket_dirs(o);
+	sigfd = sc_sigfd_open();
+	if (sigfd < 0) {
+		sc_logerr(sigfd, "cannot set up signals");
+		return 1;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		sc_logerr(errno, "pipe");
+		return 1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	engine = fork();
+	if (engine < 0) {
+		sc_logerr(errno, "fork");
+		return 1;
+	}
+	if (engine == 0) {
+		sc_child_die_with_parent(self, SIGTERM);
+		sc_child_signals_reset();
+		close(sigfd);
+		close(pipefd[0]);
+		memset(&eo, 0, sizeof(eo));
+		eo.config_path = o->config;
+		eo.extra_allow = o->allow;
+		eo.n_extra_allow = o->n_allow;
+		eo.extra_listen = o->listen;
+		eo.n_extra_listen = o->n_listen;
+		eo.replace_listen = 1;
+		/* The uid the rules let out, whatever the config says. */
+		eo.has_user = 1;
+		eo.user = o->uid;
+		eo.ready_fd = pipefd[1];
+		_exit(sc_engine_run(&eo));
+	}
+	close(pipefd[1]);
+	for (;;) {
+		pfd[0].fd = sigfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = pipefd[0];
+		pfd[1].events = POLLIN;
+		nfds = ready ? 1 : 2;
+		if (poll(pfd, (nfds_t)nfds, -1) < 0 && errno != EINTR) {
+			sc_logerr(errno, "poll");
+			kill(engine, SIGTERM);
+		}
+		if (!ready && pfd[1].revents) {
+			ready = 1;
+			if (read(pipefd[0], &byte, 1) == 1) {
+				err = sc_drop_privileges(o->uid);
+				if (err < 0) {
+					sc_logerr(err, "cannot drop privileges");
+					kill(engine, SIGTERM);
+				} else {
+					sc_logx("serving as uid %u", (unsigned)o->uid);
+				}
+			}
+			close(pipefd[0]);
+		}
+		while (sc_sigfd_read(sigfd, &si) == 1) {
+			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT ||
+			    si.ssi_signo == SIGHUP)
+				kill(engine, (int)si.ssi_signo);
+		}
+		while ((pid = sc_reap_one(&status)) > 0) {
+			if (pid == engine)
+				return sc_exit_code(status);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sc_opts o;
+	struct sc_run_opts ro;
+	int code;
+
+	if (sc_parse_args(argc, argv, &o) < 0)
+		return 2;
+	switch (o.mode) {
+	case SC_MODE_RUN:
+		memset(&ro, 0, sizeof(ro));
+		ro.config_path = o.config;
+		ro.allow = o.allow;
+		ro.n_allow = o.n_allow;
+		ro.bridge = o.bridge;
+		ro.argv = o.argv;
+		return sc_run_main(&ro);
+	case SC_MODE_UNLOCK:
+		if (sc_rules_remove(SC_FAM_V4 | SC_FAM_V6) < 0)
+			return 1;
+		sc_logx("lock-down rules removed");
+		return 0;
+	case SC_MODE_CHECK:
+		return sc_lockdown(&o);
+	case SC_MODE_SERVE:
+		break;
+	}
+	code = sc_lockdown(&o);
+	if (code != 0) {
+		sc_logx("refusing to start the proxy: the lock-down is not proven");
+		return code;
+	}
+	return sc_serve(&o);
+}

@@ -1,0 +1,413 @@
+/*
+ * sidecar/run.c: the one-command mode.
+ *
+ * The sidecar forks the proxy engine (listening only on DIR/proxy.sock in a
+ * fresh 0700 directory), waits until it is ready, then forks the command
+ * child, which unshares a network namespace (and a user namespace when we
+ * are not root, so that an ordinary user gets CAP_NET_ADMIN over the new
+ * namespace only), brings its loopback up and execs postern-bridge, which
+ * runs CMD.  The only way out of the new namespace is the UNIX socket: it is
+ * a file, and files cross network namespaces.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sidecar/engine.h"
+#include "sidecar/link.h"
+#include "sidecar/log.h"
+#include "sidecar/pid1.h"
+#include "sidecar/run.h"
+
+/* The status of a run whose set-up failed before CMD could start, the
+ * convention of env(1), chroot(1) and podman for "the wrapper failed". */
+#define SC_RUN_SETUP_FAILED 125
+
+/* How long the engine may take to bind and say it is ready. */
+#define SC_ENGINE_READY_MS 30000
+/* How long the engine may take to stop after SIGTERM before SIGKILL. */
+#define SC_ENGINE_STOP_MS 5000
+
+struct sc_run {
+	char dir[PATH_MAX];
+	char sock[PATH_MAX];
+	char listen[PATH_MAX + 8];
+	char bridge[PATH_MAX];
+	int sigfd;
+	pid_t engine, child;
+	int engine_status, child_status;
+	int engine_done, child_done;
+};
+
+static int
+sc_find_bridge(const char *given, char *out, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (given != NULL) {
+		if ((size_t)snprintf(out, size, "%s", given) >= size)
+			return -ENAMETOOLONG;
+	} else {
+		/* The bridge is installed, and built, next to the sidecar. */
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0)
+			return -errno;
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash == NULL)
+			return -ENOENT;
+		*slash = '\0';
+		if ((size_t)snprintf(out, size, "%s/postern-bridge", self) >= size)
+			return -ENAMETOOLONG;
+	}
+	if (access(out, X_OK) < 0)
+		return -errno;
+	return 0;
+}
+
+static int
+sc_make_dir(struct sc_run *r)
+{
+	const char *base = getenv("XDG_RUNTIME_DIR");
+	struct sockaddr_un sun;
+
+	/* Only an absolute, existing runtime directory of our own is used;
+	 * anything else falls back to /tmp (mkdtemp makes the name
+	 * unpredictable and the directory 0700). */
+	if (base == NULL || base[0] != '/' || access(base, W_OK | X_OK) < 0)
+		base = "/tmp";
+	if ((size_t)snprintf(r->dir, sizeof(r->dir), "%s/postern-run.XXXXXX", base) >=
+	    sizeof(r->dir))
+		return -ENAMETOOLONG;
+	if (mkdtemp(r->dir) == NULL) {
+		r->dir[0] = '\0';
+		return -errno;
+	}
+	if ((size_t)snprintf(r->sock, sizeof(r->sock), "%s/proxy.sock", r->dir) >=
+	    sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(r->listen, sizeof(r->listen), "unix:%s", r->sock);
+	return 0;
+}
+
+static void
+sc_remove_dir(struct sc_run *r)
+{
+	if (r->dir[0] == '\0')
+		return;
+	if (unlink(r->sock) < 0 && errno != ENOENT)
+		sc_logerr(errno, "cannot remove %s", r->sock);
+	if (rmdir(r->dir) < 0)
+		sc_logerr(errno, "cannot remove %s", r->dir);
+	r->dir[0] = '\0';
+}
+
+static void
+sc_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	size_t len = strlen(text);
+
+	if (fd < 0) {
+		sc_logerr(errno, "cannot open %s", path);
+		_exit(SC_RUN_SETUP_FAILED);
+	}
+	n = write(fd, text, len);
+	if (n != (ssize_t)len) {
+		sc_logerr(n < 0 ? errno : EIO, "cannot write %s", path);
+		_exit(SC_RUN_SETUP_FAILED);
+	}
+	close(fd);
+}
+
+/* The command child: never returns. */
+static void
+sc_command_child(struct sc_run *r, const struct sc_run_opts *o, pid_t parent)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	char map[64];
+	char **argv;
+	size_t n = 0, i;
+	int err;
+
+	/* SIGKILL: the bridge relays to a socket that is about to vanish, and
+	 * the bridge passes its own death on to CMD. */
+	sc_child_die_with_parent(parent, SIGKILL);
+	sc_child_signals_reset();
+	if (uid == 0) {
+		if (unshare(CLONE_NEWNET) < 0) {
+			sc_logerr(errno, "cannot create a network namespace");
+			_exit(SC_RUN_SETUP_FAILED);
+		}
+	} else {
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
+			err = errno;
+			sc_logerr(err, "cannot create a user and network namespace");
+			if (err == EPERM || err == ENOSPC || err == EINVAL || err == EACCES)
+				sc_logx("unprivileged user namespaces are not allowed on this "
+				    "system (see user.max_user_namespaces, "
+				    "kernel.unprivileged_userns_clone, or an AppArmor/SELinux "
+				    "policy); run as root or ask the administrator to allow them");
+			_exit(SC_RUN_SETUP_FAILED);
+		}
+		/* Map our own ids onto themselves, so CMD keeps its uid and
+		 * its files keep their owner; setgroups must be denied before
+		 * an unprivileged gid_map (user_namespaces(7)). */
+		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+		sc_write_file("/proc/self/uid_map", map);
+		sc_write_file("/proc/self/setgroups", "deny\n");
+		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+		sc_write_file("/proc/self/gid_map", map);
+	}
+	/* Bring lo up here, while we hold CAP_NET_ADMIN over the new
+	 * namespace: after exec as a non-root uid the bridge has none. */
+	if (sc_link_up_lo() < 0)
+		_exit(SC_RUN_SETUP_FAILED);
+	while (o->argv[n] != NULL)
+		n++;
+	argv = calloc(n + 5, sizeof(*argv));
+	if (argv == NULL)
+		_exit(SC_RUN_SETUP_FAILED);
+	argv[0] = (char *)"postern-bridge";
+	argv[1] = (char *)"--connect";
+	argv[2] = r->sock;
+	argv[3] = (char *)"--";
+	for (i = 0; i < n; i++)
+		argv[4 + i] = o->argv[i];
+	execv(r->bridge, argv);
+	sc_logerr(errno, "cannot run %s", r->bridge);
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* Read signals and reap children until WANT (a pid of ours) is done or the
+ * timeout (ms, -1 for none) passes.  Forwards SIGINT, SIGTERM, SIGHUP and
+ * SIGQUIT to the command child.  Returns 0, or -ETIMEDOUT. */
+static int
+sc_run_wait(struct sc_run *r, pid_t want, int timeout_ms, int *got_signal)
+{
+	struct timespec start, now;
+	struct signalfd_siginfo si;
+	struct pollfd pfd;
+	int left = timeout_ms, rc, status;
+	pid_t pid;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if ((want == r->engine && r->engine_done) ||
+		    (want == r->child && r->child_done))
+			return 0;
+		pfd.fd = r->sigfd;
+		pfd.events = POLLIN;
+		rc = poll(&pfd, 1, left);
+		if (rc < 0 && errno != EINTR)
+			return -errno;
+		while (sc_sigfd_read(r->sigfd, &si) == 1) {
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			if (got_signal != NULL)
+				*got_signal = (int)si.ssi_signo;
+			/* A signal the terminal sent (SI_KERNEL) already
+			 * reached CMD's process group; do not double it. */
+			if (r->child > 0 && !r->child_done && si.ssi_code != SI_KERNEL)
+				kill(r->child, (int)si.ssi_signo);
+		}
+		/* Reap everything, ours or not (we may be PID 1). */
+		while ((pid = sc_reap_one(&status)) > 0) {
+			if (pid == r->engine) {
+				r->engine_done = 1;
+				r->engine_status = status;
+				if (!r->child_done && r->child > 0) {
+					sc_logx("the proxy engine stopped (status %d); stopping the command",
+					    sc_exit_code(status));
+					kill(r->child, SIGTERM);
+				}
+			} else if (pid == r->child) {
+				r->child_done = 1;
+				r->child_status = status;
+			}
+		}
+		if (timeout_ms >= 0) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left = timeout_ms - (int)((now.tv_sec - start.tv_sec) * 1000 +
+			    (now.tv_nsec - start.tv_nsec) / 1000000);
+			if (left <= 0)
+				return ((want == r->engine && r->engine_done) ||
+				    (want == r->child && r->child_done)) ? 0 : -ETIMEDOUT;
+		}
+	}
+}
+
+static void
+sc_stop_engine(struct sc_run *r)
+{
+	if (r->engine <= 0 || r->engine_done)
+		return;
+	kill(r->engine, SIGTERM);
+	if (sc_run_wait(r, r->engine, SC_ENGINE_STOP_MS, NULL) == 0)
+		return;
+	sc_logx("the proxy engine did not stop in time; killing it");
+	kill(r->engine, SIGKILL);
+	sc_run_wait(r, r->engine, -1, NULL);
+}
+
+/* Wait for the engine's ready byte; returns 0 when ready, else the exit
+ * status to give (the engine's own start-up status, or 128+N on a signal). */
+static int
+sc_wait_ready(struct sc_run *r, int rfd)
+{
+	struct timespec start, now;
+	struct pollfd pfd[2];
+	int left = SC_ENGINE_READY_MS, sig = 0, rc;
+	char byte;
+	ssize_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		pfd[0].fd = rfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = r->sigfd;
+		pfd[1].events = POLLIN;
+		rc = poll(pfd, 2, left);
+		if (rc < 0 && errno != EINTR)
+			return SC_RUN_SETUP_FAILED;
+		if (rc > 0 && pfd[0].revents) {
+			do
+				n = read(rfd, &byte, 1);
+			while (n < 0 && errno == EINTR);
+			if (n == 1)
+				return 0;
+			/* EOF without the byte: the engine failed to start. */
+			sc_run_wait(r, r->engine, -1, NULL);
+			return r->engine_done ? (sc_exit_code(r->engine_status) ?
+			    sc_exit_code(r->engine_status) : 1) : 1;
+		}
+		if (rc > 0 && pfd[1].revents) {
+			sc_run_wait(r, -1, 0, &sig);
+			if (sig != 0)
+				return 128 + sig;
+			if (r->engine_done)
+				return sc_exit_code(r->engine_status) ?
+				    sc_exit_code(r->engine_status) : 1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = SC_ENGINE_READY_MS - (int)((now.tv_sec - start.tv_sec) * 1000 +
+		    (now.tv_nsec - start.tv_nsec) / 1000000);
+		if (left <= 0) {
+			sc_logx("the proxy engine did not become ready in %d s",
+			    SC_ENGINE_READY_MS / 1000);
+			return 1;
+		}
+	}
+}
+
+int
+sc_run_main(const struct sc_run_opts *o)
+{
+	struct px_engine_opts eo;
+	struct sc_run r;
+	const char *listen[1];
+	pid_t self = getpid();
+	int pipefd[2] = { -1, -1 };
+	int err, code = SC_RUN_SETUP_FAILED;
+
+	memset(&r, 0, sizeof(r));
+	r.sigfd = -1;
+	err = sc_find_bridge(o->bridge, r.bridge, sizeof(r.bridge));
+	if (err < 0) {
+		sc_logerr(err, "cannot find postern-bridge%s%s (give it with --bridge PATH)",
+		    r.bridge[0] ? " at " : "", r.bridge);
+		return SC_RUN_SETUP_FAILED;
+	}
+	err = sc_make_dir(&r);
+	if (err < 0) {
+		sc_logerr(err, "cannot create the socket directory");
+		goto out;
+	}
+	r.sigfd = sc_sigfd_open();
+	if (r.sigfd < 0) {
+		sc_logerr(r.sigfd, "cannot set up signals");
+		goto out;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		sc_logerr(errno, "pipe");
+		goto out;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	r.engine = fork();
+	if (r.engine < 0) {
+		sc_logerr(errno, "fork");
+		goto out;
+	}
+	if (r.engine == 0) {
+		/* Its own session: a ^C at the terminal is for CMD, not for
+		 * the proxy it still needs; the sidecar stops the engine
+		 * itself once CMD is gone. */
+		setsid();
+		sc_child_die_with_parent(self, SIGTERM);
+		sc_child_signals_reset();
+		close(pipefd[0]);
+		close(r.sigfd);
+		memset(&eo, 0, sizeof(eo));
+		listen[0] = r.listen;
+		eo.config_path = o->config_path;
+		eo.extra_allow = o->allow;
+		eo.n_extra_allow = o->n_allow;
+		eo.extra_listen = listen;
+		eo.n_extra_listen = 1;
+		eo.replace_listen = 1;
+		eo.ready_fd = pipefd[1];
+		_exit(sc_engine_run(&eo));
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	code = sc_wait_ready(&r, pipefd[0]);
+	if (code != 0)
+		goto out;
+	fflush(stdout);
+	fflush(stderr);
+	r.child = fork();
+	if (r.child < 0) {
+		sc_logerr(errno, "fork");
+		code = SC_RUN_SETUP_FAILED;
+		goto out;
+	}
+	if (r.child == 0) {
+		close(pipefd[0]);
+		sc_command_child(&r, o, self);
+	}
+	sc_run_wait(&r, r.child, -1, NULL);
+	code = sc_exit_code(r.child_status);
+out:
+	if (r.child > 0 && !r.child_done) {
+		kill(r.child, SIGKILL);
+		sc_run_wait(&r, r.child, -1, NULL);
+	}
+	sc_stop_engine(&r);
+	sc_remove_dir(&r);
+	if (pipefd[0] >= 0)
+		close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	if (r.sigfd >= 0)
+		close(r.sigfd);
+	return code;
+}
