@@ -12,3 +12,8 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/run.c sidecar/run.h
 postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
+
+# Integration scenarios (real namespaces; skipped with 77 when not root).
+TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh
+EXTRA_DIST += tests/integration/sidecar-lib.sh \
+	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh
