@@ -1,15 +1,16 @@
 # sidecar/: postern-sidecar, the network-namespace owner (container mode,
 # lockdown-check, run).  It links the proxy engine and libnl-route-3; the
-# bridge is a separate binary that `run` execs.
+# bridge is a separate binary that `run` execs; only the bridge's netlink
+# "link up" helper (bridge/link.c) is compiled in.
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/engine.c sidecar/engine.h \
-	sidecar/link.c sidecar/link.h \
 	sidecar/log.c sidecar/log.h \
 	sidecar/pid1.c sidecar/pid1.h \
 	sidecar/probe.c sidecar/probe.h \
 	sidecar/rules.c sidecar/rules.h \
-	sidecar/run.c sidecar/run.h
+	sidecar/run.c sidecar/run.h \
+	bridge/link.c bridge/link.h
 postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 

@@ -23,8 +23,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "bridge/link.h"
 #include "sidecar/engine.h"
-#include "sidecar/link.h"
 #include "sidecar/log.h"
 #include "sidecar/pid1.h"
 #include "sidecar/probe.h"
@@ -212,9 +212,9 @@ sc_lockdown(const struct sc_opts *o)
 	unsigned fams = 0;
 	int err;
 
-	err = sc_link_up_lo();
+	err = br_link_up_lo(NULL);
 	if (err < 0) {
-		sc_logx("check failed: loopback is not up");
+		sc_logerr(err, "check failed: cannot bring the loopback interface up");
 		return 1;
 	}
 	err = sc_rules_install(o->uid, SC_FAM_V4 | SC_FAM_V6, &fams);

@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bridge/link.h"
 #include "sidecar/engine.h"
-#include "sidecar/link.h"
 #include "sidecar/log.h"
 #include "sidecar/pid1.h"
 #include "sidecar/run.h"
@@ -179,8 +179,11 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, pid_t parent)
 	}
 	/* Bring lo up here, while we hold CAP_NET_ADMIN over the new
 	 * namespace: after exec as a non-root uid the bridge has none. */
-	if (sc_link_up_lo() < 0)
+	err = br_link_up_lo(NULL);
+	if (err < 0) {
+		sc_logerr(err, "cannot bring the loopback interface up");
 		_exit(SC_RUN_SETUP_FAILED);
+	}
 	while (o->argv[n] != NULL)
 		n++;
 	argv = calloc(n + 5, sizeof(*argv));
