@@ -1039,12 +1039,16 @@ px_dns_new(struct event_base *base, const char *servers,
 	ao.ndomains = 0;
 	if (servers) {
 		/*
-		 * An empty ARES_OPT_SERVERS keeps c-ares from reading the
-		 * nameservers of resolv.conf; the real list follows.
+		 * With servers given, resolv.conf plays no part: c-ares reads
+		 * /dev/null instead (an unreadable /etc/resolv.conf would
+		 * otherwise fail ares_init_options), and an empty
+		 * ARES_OPT_SERVERS keeps it from adding its 127.0.0.1
+		 * default.  The real list follows.
 		 */
-		optmask |= ARES_OPT_SERVERS;
+		optmask |= ARES_OPT_SERVERS | ARES_OPT_RESOLVCONF;
 		ao.servers = NULL;
 		ao.nservers = 0;
+		ao.resolvconf_path = (char *)"/dev/null";
 	} else {
 		optmask |= ARES_OPT_RESOLVCONF;
 		ao.resolvconf_path = (char *)d->opts.resolv_conf;
