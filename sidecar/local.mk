@@ -18,3 +18,11 @@ postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh
 EXTRA_DIST += tests/integration/sidecar-lib.sh \
 	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh
+
+# Unit test of the rule checker (pure; runs everywhere).
+check_PROGRAMS += sidecar/test-rules
+TESTS += sidecar/test-rules
+sidecar_test_rules_SOURCES = sidecar/test-rules.c sidecar/rules.c sidecar/rules.h \
+	sidecar/log.c sidecar/log.h tests/unit/tap.h
+sidecar_test_rules_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
+sidecar_test_rules_LDADD = $(LIBNL_LIBS)
