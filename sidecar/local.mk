@@ -26,3 +26,4 @@ sidecar_test_rules_SOURCES = sidecar/test-rules.c sidecar/rules.c sidecar/rules.
 	sidecar/log.c sidecar/log.h tests/unit/tap.h
 sidecar_test_rules_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 sidecar_test_rules_LDADD = $(LIBNL_LIBS)
+dist_man_MANS += sidecar/postern-sidecar.8
