@@ -2,6 +2,9 @@
 noinst_LIBRARIES += libpostern_conf.a
 libpostern_conf_a_SOURCES = \
 	conf/host.c conf/host.h \
-	conf/ranges.c conf/ranges.h
+	conf/ranges.c conf/ranges.h \
+	conf/rule.c conf/rule.h \
+	conf/config.c conf/config.h \
+	conf/default.c
 libpostern_conf_a_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)
 CONF_LIBS = libpostern_conf.a $(INIH_LIBS) $(OPENSSL_LIBS)

@@ -1,5 +1,17 @@
 # proxy/: the allowlist proxy engine and postern-proxy.
 noinst_LIBRARIES += libpostern_proxy.a
-libpostern_proxy_a_SOURCES =
+libpostern_proxy_a_SOURCES = \
+	proxy/audit.c proxy/audit.h \
+	proxy/conn.c proxy/server.h \
+	proxy/connect.c proxy/connect.h \
+	proxy/engine.c proxy/engine.h \
+	proxy/explain.c proxy/explain.h \
+	proxy/listen.c \
+	proxy/log.c proxy/log.h \
+	proxy/resolve.c proxy/resolve.h
 libpostern_proxy_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(CARES_CFLAGS)
 PROXY_LIBS = libpostern_proxy.a $(CONF_LIBS) $(LIBEVENT_LIBS) $(CARES_LIBS) $(OPENSSL_LIBS)
+
+bin_PROGRAMS += postern-proxy
+postern_proxy_SOURCES = proxy/main.c
+postern_proxy_LDADD = $(PROXY_LIBS)

@@ -1,0 +1,1514 @@
+/*
+ * conf/config.c: inih -> validate -> immutable snapshot (see config.h).
+ *
+ * inih is fed through our own line reader, which gives us exact line
+ * numbers for every key (the system inih is built without
+ * INI_HANDLER_LINENO), refuses lines longer than inih's buffer (inih would
+ * otherwise parse the rest of such a line as a line of its own: the tail of
+ * a long allow_hosts list would become a new key), and lets us report every
+ * malformed line, not only the first.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/stat.h>
+
+#include <ini.h>
+#include <openssl/evp.h>
+
+#include "conf/config.h"
+#include "conf/ranges.h"
+
+#define MAX_CONFIG_BYTES (1024 * 1024)
+#define MAX_SESSION_NAME 64
+
+struct cf_config {
+	int refs;
+	char *path;
+	char hash[13];
+	struct cf_proxy_settings proxy;
+	struct cf_session *sessions; /* [0] is "default" */
+	size_t nsessions;
+	struct cf_rule **rules;      /* every rule, by id */
+	size_t nrules;
+	struct cf_listen *listens;   /* every listener of every session */
+	size_t nlistens;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static int
+diag_add(char ***v, size_t *n, const char *fmt, va_list ap)
+{
+	char *s = NULL, **nv;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		return -ENOMEM;
+	nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (nv == NULL) {
+		free(s);
+		return -ENOMEM;
+	}
+	nv[(*n)++] = s;
+	*v = nv;
+	return 0;
+}
+
+void
+cf_diag_free(struct cf_diag *d)
+{
+	size_t i;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < d->nerrors; i++)
+		free(d->errors[i]);
+	for (i = 0; i < d->nwarnings; i++)
+		free(d->warnings[i]);
+	free(d->errors);
+	free(d->warnings);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Untrusted text shown in a message: printable ASCII only, truncated. */
+static void
+show(char *out, size_t size, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s != '\0' && o + 5 < size; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c < 0x7f) {
+			out[o++] = (char)c;
+		} else {
+			snprintf(out + o, size - o, "\\x%02x", c);
+			o += 4;
+		}
+	}
+	if (*s != '\0' && o + 4 <= size) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+}
+
+/* ---- the builder that inih's callbacks fill ----------------------------- */
+
+struct key_seen {
+	char *section;
+	char *key;
+	int line;
+};
+
+struct sess_build {
+	char *name;
+	int line;
+	struct cf_listen *listen;
+	size_t nlisten;
+	struct cf_rule *allow;
+	size_t nallow;
+	struct cf_rule *deny;
+	size_t ndeny;
+};
+
+struct builder {
+	const char *file;
+	struct cf_diag *diag;
+	int nerrors;
+	/* Reader state. */
+	const char *text;
+	size_t len, pos;
+	int line;
+	char cursect[128];
+	int cursect_ok;
+	/* Sections seen, for duplicates. */
+	int proxy_line, defaults_line;
+	struct key_seen *seen;
+	size_t nseen;
+	/* Results. */
+	struct cf_proxy_settings proxy;
+	struct cf_listen *plisten;
+	size_t nplisten;
+	struct sess_build defaults;
+	struct sess_build *sess;
+	size_t nsess;
+};
+
+__attribute__((format(printf, 3, 4))) static void
+err_at(struct builder *b, int line, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL;
+
+	b->nerrors++;
+	if (b->diag == NULL)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg == NULL)
+		return;
+	if (line > 0) {
+		char *full = NULL;
+		if (asprintf(&full, "%s:%d: %s", b->file, line, msg) >= 0) {
+			free(msg);
+			msg = full;
+		}
+	} else {
+		char *full = NULL;
+		if (asprintf(&full, "%s: %s", b->file, msg) >= 0) {
+			free(msg);
+			msg = full;
+		}
+	}
+	{
+		char **nv = realloc(b->diag->errors, (b->diag->nerrors + 1) * sizeof(*nv));
+		if (nv == NULL) {
+			free(msg);
+			return;
+		}
+		nv[b->diag->nerrors++] = msg;
+		b->diag->errors = nv;
+	}
+}
+
+__attribute__((format(printf, 2, 3))) static void
+warn_cfg(struct cf_diag *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d == NULL)
+		return;
+	va_start(ap, fmt);
+	diag_add(&d->warnings, &d->nwarnings, fmt, ap);
+	va_end(ap);
+}
+
+static int
+is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/*
+ * inih's reader: hand it one physical line at a time, counting lines and
+ * checking each line's shape so that every malformed line is reported with
+ * its number.
+ */
+static char *
+reader(char *str, int num, void *stream)
+{
+	struct builder *b = stream;
+	const char *start, *nl, *p, *e;
+	size_t linelen, copy;
+
+	if (b->pos >= b->len)
+		return NULL;
+	start = b->text + b->pos;
+	nl = memchr(start, '\n', b->len - b->pos);
+	linelen = nl ? (size_t)(nl - start) + 1 : b->len - b->pos;
+	b->pos += linelen;
+	b->line++;
+
+	/* inih's buffer holds num - 1 bytes; a longer line must not be split. */
+	if (linelen + 1 > (size_t)num) {
+		err_at(b, b->line, "line longer than %d characters (split a long list over several allow_hosts lines)",
+		    num - 2);
+		str[0] = '\n';
+		str[1] = '\0';
+		return str;
+	}
+	for (p = start; p < start + linelen; p++) {
+		if (*p == '\0') {
+			err_at(b, b->line, "NUL byte in line");
+			str[0] = '\n';
+			str[1] = '\0';
+			return str;
+		}
+	}
+	copy = linelen;
+	memcpy(str, start, copy);
+	str[copy] = '\0';
+
+	/* Shape check, mirroring inih: blank, comment, [section], key = value,
+	 * or an indented continuation line. */
+	p = start;
+	e = start + linelen;
+	if (b->line == 1 && linelen >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+		p += 3;
+	if (p < e && is_blank(*p)) {
+		while (p < e && is_blank(*p))
+			p++;
+		/* Indented: blank, comment, or inih's continuation of the previous
+		 * key (which we then see as a repeated key). */
+		if (p == e || *p == '\n' || *p == ';' || *p == '#')
+			return str;
+	}
+	while (p < e && is_blank(*p))
+		p++;
+	if (p == e || *p == '\n' || *p == ';' || *p == '#')
+		return str;
+	if (*p == '[') {
+		const char *close = memchr(p, ']', (size_t)(e - p));
+		size_t n;
+		if (close == NULL) {
+			err_at(b, b->line, "section header without ] (%.*s)", (int)(e - p - (nl ? 1 : 0)), p);
+			b->cursect_ok = 0;
+			return str;
+		}
+		n = (size_t)(close - p - 1);
+		if (n >= sizeof(b->cursect))
+			n = sizeof(b->cursect) - 1;
+		memcpy(b->cursect, p + 1, n);
+		b->cursect[n] = '\0';
+		b->cursect_ok = 1;
+		return str;
+	}
+	{
+		const char *eq = p;
+		while (eq < e && *eq != '=' && *eq != ':')
+			eq++;
+		if (eq == e) {
+			char buf[80];
+			char tmp[200];
+			size_t n = (size_t)(e - p);
+			if (n >= sizeof(tmp))
+				n = sizeof(tmp) - 1;
+			memcpy(tmp, p, n);
+			tmp[n] = '\0';
+			if (n > 0 && tmp[n - 1] == '\n')
+				tmp[--n] = '\0';
+			show(buf, sizeof(buf), tmp);
+			err_at(b, b->line, "not a \"key = value\" line (%s)", buf);
+		}
+	}
+	return str;
+}
+
+static const char *
+section_kind(const char *section, const char **name)
+{
+	*name = NULL;
+	if (strcmp(section, "proxy") == 0)
+		return "proxy";
+	if (strcmp(section, "defaults") == 0)
+		return "defaults";
+	if (strncmp(section, "session ", 8) == 0) {
+		*name = section + 8;
+		return "session";
+	}
+	return NULL;
+}
+
+static int
+valid_session_name(const char *n)
+{
+	size_t i, len = strlen(n);
+
+	if (len == 0 || len > MAX_SESSION_NAME)
+		return 0;
+	for (i = 0; i < len; i++) {
+		char c = n[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+			return 0;
+	}
+	return strcmp(n, "default") != 0;
+}
+
+static struct sess_build *
+find_sess(struct builder *b, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < b->nsess; i++)
+		if (strcmp(b->sess[i].name, name) == 0)
+			return &b->sess[i];
+	return NULL;
+}
+
+/* Remember SECTION/KEY; returns the line of an earlier occurrence, or 0. */
+static int
+seen_before(struct builder *b, const char *section, const char *key)
+{
+	size_t i;
+	struct key_seen *nv;
+
+	for (i = 0; i < b->nseen; i++)
+		if (strcmp(b->seen[i].section, section) == 0 && strcmp(b->seen[i].key, key) == 0)
+			return b->seen[i].line;
+	nv = realloc(b->seen, (b->nseen + 1) * sizeof(*nv));
+	if (nv == NULL)
+		return 0;
+	b->seen = nv;
+	nv[b->nseen].section = strdup(section);
+	nv[b->nseen].key = strdup(key);
+	nv[b->nseen].line = b->line;
+	if (nv[b->nseen].section == NULL || nv[b->nseen].key == NULL) {
+		free(nv[b->nseen].section);
+		free(nv[b->nseen].key);
+		return 0;
+	}
+	b->nseen++;
+	return 0;
+}
+
+/* ---- value parsers ------------------------------------------------------ */
+
+static int
+parse_uint(const char *s, size_t len, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	if (len == 0 || (len > 1 && s[0] == '0'))
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned long long)(s[i] - '0');
+		if (v > max)
+			return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+/* "500ms", "10s", "15m", "1h": a positive number with a unit, at most 30
+ * days. */
+static int
+parse_duration(const char *s, unsigned *ms, const char **why)
+{
+	size_t len = strlen(s), n = 0;
+	unsigned long long v, mult;
+
+	while (n < len && s[n] >= '0' && s[n] <= '9')
+		n++;
+	if (n == 0) {
+		*why = "a duration is a number with a unit: 500ms, 10s, 15m, 1h";
+		return -EINVAL;
+	}
+	if (strcmp(s + n, "ms") == 0)
+		mult = 1;
+	else if (strcmp(s + n, "s") == 0)
+		mult = 1000;
+	else if (strcmp(s + n, "m") == 0)
+		mult = 60 * 1000;
+	else if (strcmp(s + n, "h") == 0)
+		mult = 3600 * 1000;
+	else {
+		*why = s[n] == '\0' ? "a duration needs a unit: ms, s, m or h" :
+		    "unknown duration unit (ms, s, m, h)";
+		return -EINVAL;
+	}
+	if (parse_uint(s, n, 30ULL * 24 * 3600 * 1000, &v) != 0 || v == 0 ||
+	    v * mult > 30ULL * 24 * 3600 * 1000) {
+		*why = "duration must be above zero, at most 30 days, without leading zeros";
+		return -EINVAL;
+	}
+	*ms = (unsigned)(v * mult);
+	return 0;
+}
+
+/* "32768", "32k", "1m". */
+static int
+parse_size(const char *s, size_t *out, const char **why)
+{
+	size_t len = strlen(s), n = len;
+	unsigned long long v, mult = 1;
+
+	if (len > 0 && (s[len - 1] == 'k' || s[len - 1] == 'K')) {
+		mult = 1024;
+		n--;
+	} else if (len > 0 && (s[len - 1] == 'm' || s[len - 1] == 'M')) {
+		mult = 1024 * 1024;
+		n--;
+	}
+	if (parse_uint(s, n, 1ULL << 30, &v) != 0 || v == 0) {
+		*why = "a size is a positive number, optionally with k or m";
+		return -EINVAL;
+	}
+	*out = (size_t)(v * mult);
+	return 0;
+}
+
+int
+cf_listen_parse(const char *s, struct cf_listen *l, const char **why)
+{
+	memset(l, 0, sizeof(*l));
+	if (strncmp(s, "unix:", 5) == 0) {
+		const char *path = s + 5;
+		size_t n = strlen(path);
+		if (n == 0 || path[0] != '/') {
+			*why = "a UNIX socket path must be absolute";
+			return -EINVAL;
+		}
+		if (n >= sizeof(l->path)) {
+			*why = "UNIX socket path too long";
+			return -EINVAL;
+		}
+		l->kind = CF_LISTEN_UNIX;
+		memcpy(l->path, path, n + 1);
+	} else if (strncmp(s, "tcp:", 4) == 0) {
+		struct cf_host h;
+		uint16_t port = 0;
+		if (cf_authority_parse(s + 4, strlen(s + 4), 0, &h, &port, why) != 0)
+			return -EINVAL;
+		if (h.kind == CF_HOST_NAME) {
+			*why = "a TCP listener needs a numeric address (tcp:127.0.0.1:3128)";
+			return -EINVAL;
+		}
+		if (port == 0) {
+			*why = "a TCP listener needs a port";
+			return -EINVAL;
+		}
+		l->kind = CF_LISTEN_TCP;
+		if (h.kind == CF_HOST_IPV4) {
+			struct sockaddr_in *sin = (struct sockaddr_in *)&l->addr;
+			sin->sin_family = AF_INET;
+			sin->sin_port = htons(port);
+			sin->sin_addr = h.addr.v4;
+			l->addrlen = sizeof(*sin);
+		} else {
+			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&l->addr;
+			sin6->sin6_family = AF_INET6;
+			sin6->sin6_port = htons(port);
+			sin6->sin6_addr = h.addr.v6;
+			l->addrlen = sizeof(*sin6);
+		}
+	} else {
+		*why = "a listener is unix:PATH or tcp:ADDR:PORT";
+		return -EINVAL;
+	}
+	l->text = strdup(s);
+	if (l->text == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+static int
+listen_same(const struct cf_listen *a, const struct cf_listen *b)
+{
+	if (a->kind != b->kind)
+		return 0;
+	if (a->kind == CF_LISTEN_UNIX)
+		return strcmp(a->path, b->path) == 0;
+	return a->addrlen == b->addrlen && memcmp(&a->addr, &b->addr, a->addrlen) == 0;
+}
+
+static int
+add_listen(struct builder *b, struct cf_listen **v, size_t *n, const char *value)
+{
+	struct cf_listen l, *nv;
+	const char *why = NULL;
+
+	if (cf_listen_parse(value, &l, &why) != 0) {
+		char buf[120];
+		show(buf, sizeof(buf), value);
+		err_at(b, b->line, "%s (%s)", why ? why : "bad listener", buf);
+		return -EINVAL;
+	}
+	l.file = b->file;
+	l.line = b->line;
+	nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (nv == NULL) {
+		free(l.text);
+		return -ENOMEM;
+	}
+	nv[(*n)++] = l;
+	*v = nv;
+	return 0;
+}
+
+/* A comma-separated list of items, each one rule. */
+static void
+add_rules(struct builder *b, struct sess_build *s, enum cf_rule_type type, const char *value,
+    const char *file, int line)
+{
+	const char *p = value;
+
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		struct cf_rule r, **vp, *nv;
+		size_t *np;
+		const char *why = NULL;
+		size_t i, nonblank = 0;
+
+		for (i = 0; i < len; i++)
+			nonblank += !is_blank(p[i]);
+		if (nonblank == 0) {
+			err_at(b, line, "empty item in list (%s)", value);
+		} else if (cf_rule_parse(p, len, type, &r, &why) != 0) {
+			char item[200], buf[120];
+			size_t n = len < sizeof(item) - 1 ? len : sizeof(item) - 1;
+			memcpy(item, p, n);
+			item[n] = '\0';
+			show(buf, sizeof(buf), item);
+			if (b->line == line)
+				err_at(b, line, "%s (%s)", why ? why : "bad pattern", buf);
+			else
+				err_at(b, 0, "%s: %s (%s)", file, why ? why : "bad pattern", buf);
+		} else {
+			r.file = file;
+			r.line = line;
+			vp = type == CF_RULE_ALLOW ? &s->allow : &s->deny;
+			np = type == CF_RULE_ALLOW ? &s->nallow : &s->ndeny;
+			nv = realloc(*vp, (*np + 1) * sizeof(*nv));
+			if (nv == NULL) {
+				cf_rule_clear(&r);
+				err_at(b, line, "out of memory");
+				return;
+			}
+			nv[(*np)++] = r;
+			*vp = nv;
+		}
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+}
+
+static const char *const proxy_keys[] = {
+	"listen", "admin", "admin_group", "user", "log", "dns_servers", "sni",
+	"connect_timeout", "idle_timeout", "header_timeout", "max_connections",
+	"max_headers", "max_header_bytes", "revoke", NULL,
+};
+
+static int
+handler(void *user, const char *section, const char *key, const char *value)
+{
+	struct builder *b = user;
+	const char *sname = NULL, *kind = section_kind(section, &sname);
+	const char *why = NULL;
+	char shown[120];
+	int prev;
+
+	show(shown, sizeof(shown), value);
+	if (section[0] == '\0') {
+		err_at(b, b->line, "key outside any section (%s)", key);
+		return 1;
+	}
+	if (kind == NULL)
+		return 1; /* reported once at the section header */
+
+	if (strcmp(key, "listen") != 0 && strcmp(key, "allow_hosts") != 0 &&
+	    strcmp(key, "deny_hosts") != 0) {
+		prev = seen_before(b, section, key);
+		if (prev != 0) {
+			err_at(b, b->line, "%s is given twice (first on line %d)", key, prev);
+			return 1;
+		}
+	}
+
+	if (strcmp(kind, "proxy") == 0) {
+		struct cf_proxy_settings *p = &b->proxy;
+		unsigned long long v;
+
+		if (strcmp(key, "listen") == 0) {
+			add_listen(b, &b->plisten, &b->nplisten, value);
+		} else if (strcmp(key, "admin") == 0) {
+			struct cf_listen *one = NULL;
+			size_t n = 0;
+			if (add_listen(b, &one, &n, value) == 0) {
+				if (one[0].kind != CF_LISTEN_UNIX) {
+					err_at(b, b->line, "the admin socket must be unix:PATH (%s)", shown);
+					free(one[0].text);
+				} else {
+					p->admin = one[0];
+				}
+			}
+			free(one);
+		} else if (strcmp(key, "admin_group") == 0) {
+			if (parse_uint(value, strlen(value), 0x7fffffff, &v) != 0 &&
+			    strcmp(value, "0") != 0)
+				err_at(b, b->line, "admin_group must be a numeric gid (%s)", shown);
+			else {
+				p->has_admin_group = 1;
+				p->admin_group = strcmp(value, "0") == 0 ? 0 : (gid_t)v;
+			}
+		} else if (strcmp(key, "user") == 0) {
+			/* Numeric: there is no /etc/passwd in a scratch image. */
+			const char *colon = strchr(value, ':');
+			size_t ulen = colon ? (size_t)(colon - value) : strlen(value);
+			unsigned long long g;
+			int ok = parse_uint(value, ulen, 0x7fffffff, &v) == 0 ||
+			    (ulen == 1 && value[0] == '0' && (v = 0, 1));
+			if (ok && colon != NULL)
+				ok = parse_uint(colon + 1, strlen(colon + 1), 0x7fffffff, &g) == 0 ||
+				    (strcmp(colon + 1, "0") == 0 && (g = 0, 1));
+			else
+				g = v;
+			if (!ok)
+				err_at(b, b->line, "user must be a numeric uid or uid:gid (%s)", shown);
+			else {
+				p->has_user = 1;
+				p->user = (uid_t)v;
+				p->group = (gid_t)g;
+			}
+		} else if (strcmp(key, "log") == 0) {
+			if (strcmp(value, "stderr") != 0 && value[0] != '/')
+				err_at(b, b->line, "log is \"stderr\" or an absolute file path (%s)", shown);
+			else {
+				free(p->log);
+				p->log = strdup(value);
+			}
+		} else if (strcmp(key, "dns_servers") == 0) {
+			/* Each server: an IP literal with an optional port, handed to
+			 * c-ares as is after this check. */
+			const char *q = value;
+			int bad = 0;
+			for (;;) {
+				const char *comma = strchr(q, ',');
+				size_t len = comma ? (size_t)(comma - q) : strlen(q);
+				struct cf_host h;
+				uint16_t port;
+				while (len > 0 && is_blank(*q))
+					q++, len--;
+				while (len > 0 && is_blank(q[len - 1]))
+					len--;
+				if (cf_authority_parse(q, len, 0, &h, &port, &why) != 0 ||
+				    h.kind == CF_HOST_NAME) {
+					bad = 1;
+					break;
+				}
+				if (comma == NULL)
+					break;
+				q = comma + 1;
+			}
+			if (bad)
+				err_at(b, b->line, "dns_servers is a list of IP addresses with optional ports (%s)", shown);
+			else {
+				char *csv = malloc(strlen(value) + 1), *o = csv;
+				const char *r;
+				if (csv != NULL) {
+					for (r = value; *r; r++)
+						if (!is_blank(*r))
+							*o++ = *r;
+					*o = '\0';
+				}
+				free(p->dns_servers);
+				p->dns_servers = csv;
+			}
+		} else if (strcmp(key, "sni") == 0) {
+			if (strcmp(value, "match") == 0)
+				p->sni = CF_SNI_MATCH;
+			else if (strcmp(value, "strict") == 0)
+				p->sni = CF_SNI_STRICT;
+			else if (strcmp(value, "off") == 0)
+				p->sni = CF_SNI_OFF;
+			else
+				err_at(b, b->line, "sni is match, strict or off (%s)", shown);
+		} else if (strcmp(key, "connect_timeout") == 0 || strcmp(key, "idle_timeout") == 0 ||
+		    strcmp(key, "header_timeout") == 0) {
+			unsigned ms;
+			if (parse_duration(value, &ms, &why) != 0)
+				err_at(b, b->line, "%s: %s (%s)", key, why, shown);
+			else if (key[0] == 'c')
+				p->connect_timeout_ms = ms;
+			else if (key[0] == 'i')
+				p->idle_timeout_ms = ms;
+			else
+				p->header_timeout_ms = ms;
+		} else if (strcmp(key, "max_connections") == 0) {
+			if (parse_uint(value, strlen(value), 1000000, &v) != 0 || v == 0)
+				err_at(b, b->line, "max_connections must be 1-1000000 (%s)", shown);
+			else
+				p->max_connections = (unsigned)v;
+		} else if (strcmp(key, "max_headers") == 0) {
+			if (parse_uint(value, strlen(value), 10000, &v) != 0 || v == 0)
+				err_at(b, b->line, "max_headers must be 1-10000 (%s)", shown);
+			else
+				p->max_headers = (unsigned)v;
+		} else if (strcmp(key, "max_header_bytes") == 0) {
+			size_t sz;
+			if (parse_size(value, &sz, &why) != 0 || sz < 1024 || sz > 1024 * 1024)
+				err_at(b, b->line, "max_header_bytes must be 1k-1m (%s)", shown);
+			else
+				p->max_header_bytes = sz;
+		} else if (strcmp(key, "revoke") == 0) {
+			if (strcmp(value, "yes") == 0)
+				p->revoke = 1;
+			else if (strcmp(value, "no") == 0)
+				p->revoke = 0;
+			else
+				err_at(b, b->line, "revoke is yes or no (%s)", shown);
+		} else if (strcmp(key, "allow_hosts") == 0 || strcmp(key, "deny_hosts") == 0) {
+			err_at(b, b->line, "%s belongs in [defaults] or a [session NAME], not in [proxy]", key);
+		} else {
+			err_at(b, b->line, "unknown key in [proxy] (%s)", key);
+		}
+		return 1;
+	}
+
+	{
+		struct sess_build *s = strcmp(kind, "defaults") == 0 ? &b->defaults : find_sess(b, sname);
+		if (s == NULL)
+			return 1; /* the section header was refused */
+		if (strcmp(key, "allow_hosts") == 0)
+			add_rules(b, s, CF_RULE_ALLOW, value, b->file, b->line);
+		else if (strcmp(key, "deny_hosts") == 0)
+			add_rules(b, s, CF_RULE_DENY, value, b->file, b->line);
+		else if (strcmp(key, "listen") == 0 && s != &b->defaults)
+			add_listen(b, &s->listen, &s->nlisten, value);
+		else if (strcmp(key, "listen") == 0)
+			err_at(b, b->line, "listen belongs in [proxy] or a [session NAME], not in [defaults]");
+		else {
+			const char *const *k;
+			for (k = proxy_keys; *k; k++)
+				if (strcmp(*k, key) == 0)
+					break;
+			if (*k != NULL)
+				err_at(b, b->line, "%s belongs in [proxy] (%s)", key, section);
+			else
+				err_at(b, b->line, "unknown key in [%s] (%s)", section, key);
+		}
+	}
+	return 1;
+}
+
+/* Sections are checked as the reader meets their headers, so that an
+ * unknown or duplicate section is reported once, with its line. */
+static void
+check_sections(struct builder *b)
+{
+	const char *p = b->text, *e = b->text + b->len;
+	int line = 0;
+
+	while (p < e) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		const char *le = nl ? nl : e, *q = p;
+		line++;
+		if (line == 1 && le - q >= 3 && memcmp(q, "\xEF\xBB\xBF", 3) == 0)
+			q += 3;
+		while (q < le && is_blank(*q))
+			q++;
+		if (q < le && *q == '[' && (le - q) < 200) {
+			const char *close = memchr(q, ']', (size_t)(le - q));
+			if (close != NULL) {
+				char sect[200], shown[120];
+				const char *sname, *kind;
+				size_t n = (size_t)(close - q - 1);
+				memcpy(sect, q + 1, n);
+				sect[n] = '\0';
+				show(shown, sizeof(shown), sect);
+				kind = section_kind(sect, &sname);
+				if (kind == NULL) {
+					err_at(b, line, "unknown section [%s] (known: [proxy], [defaults], [session NAME])", shown);
+				} else if (strcmp(kind, "proxy") == 0) {
+					if (b->proxy_line)
+						err_at(b, line, "[proxy] given twice (first on line %d)", b->proxy_line);
+					else
+						b->proxy_line = line;
+				} else if (strcmp(kind, "defaults") == 0) {
+					if (b->defaults_line)
+						err_at(b, line, "[defaults] given twice (first on line %d)", b->defaults_line);
+					else
+						b->defaults_line = line;
+				} else if (!valid_session_name(sname)) {
+					err_at(b, line, "bad session name: letters, digits, '-', '_', '.', at most 64, not \"default\" (%s)", shown);
+				} else if (find_sess(b, sname) != NULL) {
+					err_at(b, line, "duplicate session %s (first on line %d)", shown,
+					    find_sess(b, sname)->line);
+				} else {
+					struct sess_build *nv = realloc(b->sess, (b->nsess + 1) * sizeof(*nv));
+					if (nv != NULL) {
+						b->sess = nv;
+						memset(&nv[b->nsess], 0, sizeof(nv[0]));
+						nv[b->nsess].name = strdup(sname);
+						nv[b->nsess].line = line;
+						if (nv[b->nsess].name != NULL)
+							b->nsess++;
+					}
+				}
+			}
+		}
+		p = nl ? nl + 1 : e;
+	}
+}
+
+static void
+sess_build_clear(struct sess_build *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nlisten; i++)
+		free(s->listen[i].text);
+	for (i = 0; i < s->nallow; i++)
+		cf_rule_clear(&s->allow[i]);
+	for (i = 0; i < s->ndeny; i++)
+		cf_rule_clear(&s->deny[i]);
+	free(s->listen);
+	free(s->allow);
+	free(s->deny);
+	free(s->name);
+}
+
+static void
+builder_clear(struct builder *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nseen; i++) {
+		free(b->seen[i].section);
+		free(b->seen[i].key);
+	}
+	free(b->seen);
+	for (i = 0; i < b->nplisten; i++)
+		free(b->plisten[i].text);
+	free(b->plisten);
+	sess_build_clear(&b->defaults);
+	for (i = 0; i < b->nsess; i++)
+		sess_build_clear(&b->sess[i]);
+	free(b->sess);
+	free(b->proxy.admin.text);
+	free(b->proxy.log);
+	free(b->proxy.dns_servers);
+}
+
+/* ---- building the snapshot --------------------------------------------- */
+
+static void
+config_destroy(struct cf_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nrules; i++) {
+		cf_rule_clear(c->rules[i]);
+		free(c->rules[i]);
+	}
+	free(c->rules);
+	for (i = 0; i < c->nsessions; i++) {
+		free(c->sessions[i].name);
+		free(c->sessions[i].allow);
+		free(c->sessions[i].deny);
+	}
+	free(c->sessions);
+	for (i = 0; i < c->nlistens; i++)
+		free(c->listens[i].text);
+	free(c->listens);
+	free(c->proxy.admin.text);
+	free(c->proxy.log);
+	free(c->proxy.dns_servers);
+	free(c->path);
+	free(c);
+}
+
+/* Move the rules of SB into C's rule store and return them as pointers. */
+static int
+take_rules(struct cf_config *c, struct cf_rule *v, size_t n, const char *section,
+    const struct cf_rule ***out, size_t *nout, const struct cf_rule *const *pre, size_t npre)
+{
+	const struct cf_rule **list;
+	size_t i;
+
+	list = calloc(npre + n + 1, sizeof(*list));
+	if (list == NULL)
+		return -ENOMEM;
+	for (i = 0; i < npre; i++)
+		list[i] = pre[i];
+	for (i = 0; i < n; i++) {
+		struct cf_rule *r = malloc(sizeof(*r)), **nv;
+		if (r == NULL) {
+			free(list);
+			return -ENOMEM;
+		}
+		*r = v[i];
+		memset(&v[i], 0, sizeof(v[i]));
+		r->section = section;
+		r->id = (unsigned)c->nrules;
+		nv = realloc(c->rules, (c->nrules + 1) * sizeof(*nv));
+		if (nv == NULL) {
+			cf_rule_clear(r);
+			free(r);
+			free(list);
+			return -ENOMEM;
+		}
+		c->rules = nv;
+		c->rules[c->nrules++] = r;
+		list[npre + i] = r;
+	}
+	*out = list;
+	*nout = npre + n;
+	return 0;
+}
+
+static void
+warn_rules(const struct cf_session *s, struct cf_diag *diag)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->nallow; i++) {
+		const struct cf_rule *a = s->allow[i];
+		for (j = 0; j < s->ndeny; j++) {
+			const struct cf_rule *d = s->deny[j];
+			if (cf_rule_shadows(d, a)) {
+				warn_cfg(diag, "%s:%d: allow rule \"%s\" is shadowed in session %s by deny rule \"%s\" (%s:%d): it allows nothing",
+				    a->file, a->line, a->text, s->name, d->text, d->file, d->line);
+				break;
+			}
+		}
+		for (j = 0; j < i; j++) {
+			if (strcmp(s->allow[j]->text, a->text) == 0) {
+				warn_cfg(diag, "%s:%d: allow rule \"%s\" duplicates %s:%d in session %s",
+				    a->file, a->line, a->text, s->allow[j]->file, s->allow[j]->line, s->name);
+				break;
+			}
+		}
+	}
+}
+
+static struct cf_config *
+build(struct builder *b, const char *path, const char *text, size_t len,
+    const struct cf_overrides *ov)
+{
+	struct cf_config *c = NULL;
+	size_t i, j, k;
+	static const char cmdline[] = "<command line>";
+
+	/* Overrides are applied as if written in [defaults] / [proxy]. */
+	if (ov != NULL) {
+		for (i = 0; i < ov->n_extra_allow; i++) {
+			int saved = b->line;
+			b->line = 0;
+			add_rules(b, &b->defaults, CF_RULE_ALLOW, ov->extra_allow[i], cmdline, 0);
+			b->line = saved;
+		}
+		if (ov->replace_listen && ov->n_extra_listen > 0) {
+			for (i = 0; i < b->nplisten; i++)
+				free(b->plisten[i].text);
+			b->nplisten = 0;
+		}
+		for (i = 0; i < ov->n_extra_listen; i++) {
+			int saved = b->line;
+			b->line = 0;
+			add_listen(b, &b->plisten, &b->nplisten, ov->extra_listen[i]);
+			b->line = saved;
+		}
+		if (ov->has_user) {
+			b->proxy.has_user = 1;
+			b->proxy.user = ov->user;
+			b->proxy.group = (gid_t)ov->user;
+		}
+	}
+
+	/* Every session needs a listener; no listener may serve two. */
+	for (i = 0; i < b->nsess; i++)
+		if (b->sess[i].nlisten == 0)
+			err_at(b, b->sess[i].line, "session %s has no listen address", b->sess[i].name);
+	{
+		struct {
+			const struct cf_listen *l;
+			const char *who;
+		} all[1024];
+		size_t n = 0;
+		for (i = 0; i < b->nplisten && n < 1024; i++)
+			all[n].l = &b->plisten[i], all[n++].who = "default";
+		for (i = 0; i < b->nsess; i++)
+			for (j = 0; j < b->sess[i].nlisten && n < 1024; j++)
+				all[n].l = &b->sess[i].listen[j], all[n++].who = b->sess[i].name;
+		if (b->proxy.admin.kind != 0 && n < 1024)
+			all[n].l = &b->proxy.admin, all[n++].who = "the admin socket";
+		for (i = 0; i < n; i++)
+			for (k = 0; k < i; k++)
+				if (listen_same(all[i].l, all[k].l)) {
+					err_at(b, all[i].l->line, "%s is already the listener of %s (line %d)",
+					    all[i].l->text, all[k].who, all[k].l->line);
+					break;
+				}
+		if (n == 0 || (n == 1 && b->proxy.admin.kind != 0))
+			err_at(b, 0, "no listener: add listen = unix:PATH or tcp:ADDR:PORT to [proxy] or a [session NAME]");
+	}
+	if (b->nerrors > 0)
+		return NULL;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->refs = 1;
+	c->path = strdup(path);
+	c->proxy = b->proxy;
+	memset(&b->proxy, 0, sizeof(b->proxy));
+	if (c->proxy.log == NULL)
+		c->proxy.log = strdup("stderr");
+	if (c->path == NULL || c->proxy.log == NULL)
+		goto fail;
+
+	{
+		unsigned char md[EVP_MAX_MD_SIZE];
+		unsigned int mdlen = 0;
+		static const char hex[] = "0123456789abcdef";
+		if (EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL) != 1)
+			goto fail;
+		for (i = 0; i < 6; i++) {
+			c->hash[2 * i] = hex[md[i] >> 4];
+			c->hash[2 * i + 1] = hex[md[i] & 15];
+		}
+		c->hash[12] = '\0';
+	}
+
+	c->nsessions = b->nsess + 1;
+	c->sessions = calloc(c->nsessions, sizeof(*c->sessions));
+	if (c->sessions == NULL)
+		goto fail;
+	/* Listeners: one flat array, sessions point into it. */
+	{
+		size_t total = b->nplisten;
+		for (i = 0; i < b->nsess; i++)
+			total += b->sess[i].nlisten;
+		c->listens = calloc(total + 1, sizeof(*c->listens));
+		if (c->listens == NULL)
+			goto fail;
+	}
+
+	c->sessions[0].name = strdup("default");
+	if (c->sessions[0].name == NULL)
+		goto fail;
+	c->sessions[0].file = NULL;
+	c->sessions[0].line = b->defaults_line;
+	c->sessions[0].listen = c->listens + c->nlistens;
+	c->sessions[0].nlisten = b->nplisten;
+	for (i = 0; i < b->nplisten; i++) {
+		c->listens[c->nlistens++] = b->plisten[i];
+		b->plisten[i].text = NULL;
+	}
+	b->nplisten = 0;
+	if (take_rules(c, b->defaults.allow, b->defaults.nallow, "defaults",
+	    &c->sessions[0].allow, &c->sessions[0].nallow, NULL, 0) != 0 ||
+	    take_rules(c, b->defaults.deny, b->defaults.ndeny, "defaults",
+	    &c->sessions[0].deny, &c->sessions[0].ndeny, NULL, 0) != 0)
+		goto fail;
+
+	for (i = 0; i < b->nsess; i++) {
+		struct cf_session *s = &c->sessions[i + 1];
+		struct sess_build *sb = &b->sess[i];
+		s->name = sb->name;
+		sb->name = NULL;
+		s->line = sb->line;
+		s->listen = c->listens + c->nlistens;
+		s->nlisten = sb->nlisten;
+		for (j = 0; j < sb->nlisten; j++) {
+			c->listens[c->nlistens++] = sb->listen[j];
+			sb->listen[j].text = NULL;
+		}
+		sb->nlisten = 0;
+		if (take_rules(c, sb->allow, sb->nallow, s->name, &s->allow, &s->nallow,
+		    c->sessions[0].allow, c->sessions[0].nallow) != 0 ||
+		    take_rules(c, sb->deny, sb->ndeny, s->name, &s->deny, &s->ndeny,
+		    c->sessions[0].deny, c->sessions[0].ndeny) != 0)
+			goto fail;
+		sb->nallow = sb->ndeny = 0;
+	}
+	b->defaults.nallow = b->defaults.ndeny = 0;
+
+	/* Rules and listeners point at the file name; keep it in c->path. */
+	for (i = 0; i < c->nrules; i++)
+		if (c->rules[i]->file != cmdline)
+			c->rules[i]->file = c->path;
+	for (i = 0; i < c->nlistens; i++)
+		if (c->listens[i].line > 0)
+			c->listens[i].file = c->path;
+		else
+			c->listens[i].file = cmdline;
+	c->proxy.admin.file = c->path;
+	for (i = 0; i < c->nsessions; i++) {
+		c->sessions[i].file = c->path;
+		warn_rules(&c->sessions[i], b->diag);
+	}
+	if (c->sessions[0].nallow == 0 && b->nsess == 0)
+		warn_cfg(b->diag, "%s: no allow_hosts at all: every request will be refused", path);
+	return c;
+fail:
+	if (c != NULL)
+		config_destroy(c);
+	err_at(b, 0, "out of memory");
+	return NULL;
+}
+
+struct cf_config *
+cf_config_parse(const char *name, const char *text, size_t len, const struct cf_overrides *ov,
+    struct cf_diag *diag)
+{
+	struct builder b;
+	struct cf_config *c = NULL;
+	int rc;
+
+	memset(&b, 0, sizeof(b));
+	b.file = name;
+	b.diag = diag;
+	b.text = text;
+	b.len = len;
+	b.proxy.sni = CF_SNI_MATCH;
+	b.proxy.connect_timeout_ms = 10 * 1000;
+	b.proxy.idle_timeout_ms = 15 * 60 * 1000;
+	b.proxy.header_timeout_ms = 10 * 1000;
+	b.proxy.max_connections = 10000;
+	b.proxy.max_headers = 100;
+	b.proxy.max_header_bytes = 32 * 1024;
+
+	if (memchr(text, '\0', len) != NULL && len > 0) {
+		/* The reader reports the line; keep going for other errors. */
+	}
+	check_sections(&b);
+	rc = ini_parse_stream(reader, &b, handler, &b);
+	if (rc < 0)
+		err_at(&b, 0, "could not be parsed (%d)", rc);
+	else if (rc > 0 && b.nerrors == 0)
+		err_at(&b, rc, "malformed line");
+	c = build(&b, name, text, len, ov);
+	builder_clear(&b);
+	return c;
+}
+
+struct cf_config *
+cf_config_load(const char *path, const struct cf_overrides *ov, struct cf_diag *diag)
+{
+	struct cf_config *c = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd = -1;
+	struct stat st;
+
+	if (path == NULL) {
+		const char *t = cf_default_text();
+		return cf_config_parse("<built-in>", t, strlen(t), ov, diag);
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		struct builder b;
+		memset(&b, 0, sizeof(b));
+		b.file = path;
+		b.diag = diag;
+		err_at(&b, 0, "cannot read: %s", strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > MAX_CONFIG_BYTES) {
+		struct builder b;
+		memset(&b, 0, sizeof(b));
+		b.file = path;
+		b.diag = diag;
+		err_at(&b, 0, "%s", S_ISREG(st.st_mode) ? "larger than 1 MiB" : "not a regular file");
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (buf == NULL)
+		goto out;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			struct builder b;
+			memset(&b, 0, sizeof(b));
+			b.file = path;
+			b.diag = diag;
+			err_at(&b, 0, "cannot read: %s", strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > (size_t)st.st_size) {
+			struct builder b;
+			memset(&b, 0, sizeof(b));
+			b.file = path;
+			b.diag = diag;
+			err_at(&b, 0, "changed while being read; try again");
+			goto out;
+		}
+	}
+	c = cf_config_parse(path, buf, len, ov, diag);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return c;
+}
+
+struct cf_config *
+cf_config_ref(struct cf_config *c)
+{
+	c->refs++;
+	return c;
+}
+
+void
+cf_config_free(struct cf_config *c)
+{
+	if (c == NULL || --c->refs > 0)
+		return;
+	config_destroy(c);
+}
+
+const char *cf_config_path(const struct cf_config *c) { return c->path; }
+const char *cf_config_hash(const struct cf_config *c) { return c->hash; }
+const struct cf_proxy_settings *cf_config_proxy(const struct cf_config *c) { return &c->proxy; }
+size_t cf_config_nsessions(const struct cf_config *c) { return c->nsessions; }
+size_t cf_config_nrules(const struct cf_config *c) { return c->nrules; }
+
+const struct cf_session *
+cf_config_session(const struct cf_config *c, size_t i)
+{
+	return i < c->nsessions ? &c->sessions[i] : NULL;
+}
+
+const struct cf_session *
+cf_config_find_session(const struct cf_config *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->nsessions; i++)
+		if (strcmp(c->sessions[i].name, name) == 0)
+			return &c->sessions[i];
+	return NULL;
+}
+
+const struct cf_rule *
+cf_config_rule(const struct cf_config *c, unsigned id)
+{
+	return id < c->nrules ? c->rules[id] : NULL;
+}
+
+/* ---- decisions ---------------------------------------------------------- */
+
+static const char *const reason_codes[] = {
+	[CF_R_ALLOWED] = "allowed",
+	[CF_R_HOST_NOT_ALLOWED] = "host_not_allowed",
+	[CF_R_PORT_NOT_ALLOWED] = "port_not_allowed",
+	[CF_R_PATH_NOT_ALLOWED] = "path_not_allowed",
+	[CF_R_DENIED_BY_RULE] = "denied_by_rule",
+	[CF_R_PRIVATE_ADDRESS] = "private_address",
+	[CF_R_BAD_REQUEST] = "bad_request",
+	[CF_R_HOST_MISMATCH] = "host_mismatch",
+	[CF_R_DNS_FAILURE] = "dns_failure",
+	[CF_R_CONNECT_FAILURE] = "connect_failure",
+	[CF_R_TIMEOUT] = "timeout",
+	[CF_R_SNI_MISMATCH] = "sni_mismatch",
+	[CF_R_UNAVAILABLE] = "unavailable",
+};
+
+const char *
+cf_reason_code(enum cf_reason r)
+{
+	if ((size_t)r < sizeof(reason_codes) / sizeof(reason_codes[0]) && reason_codes[r])
+		return reason_codes[r];
+	return "unknown";
+}
+
+void
+cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h, uint16_t port,
+    const char *path, size_t len, struct cf_decision *d)
+{
+	const struct cf_rule *host_match = NULL, *port_match = NULL, *best = NULL;
+	char hbuf[CF_HOST_TEXT_MAX];
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	cf_host_format(h, hbuf, sizeof(hbuf));
+
+	/* Deny wins: any deny rule that covers host and port decides. */
+	for (i = 0; i < s->ndeny; i++) {
+		const struct cf_rule *r = s->deny[i];
+		if (cf_rule_match_host(r, h) && cf_rule_match_port(r, mode, port)) {
+			d->reason = CF_R_DENIED_BY_RULE;
+			d->rule = r;
+			snprintf(d->detail, sizeof(d->detail),
+			    "%s:%u is denied by deny_hosts = %s (%s:%d) in session %s",
+			    hbuf, port, r->text, r->file, r->line, s->name);
+			return;
+		}
+	}
+
+	for (i = 0; i < s->nallow; i++) {
+		const struct cf_rule *r = s->allow[i];
+		if (!cf_rule_match_host(r, h))
+			continue;
+		if (host_match == NULL)
+			host_match = r;
+		if (!cf_rule_match_port(r, mode, port))
+			continue;
+		if (port_match == NULL)
+			port_match = r;
+		/* CONNECT cannot be narrowed by path: a path rule never allows
+		 * a tunnel. */
+		if (r->path != NULL && (mode == CF_MODE_CONNECT || !cf_rule_match_path(r, path, len)))
+			continue;
+		/* Prefer a rule that grants "private": it is the admin's most
+		 * explicit word about this host. */
+		if (best == NULL || (r->private_ok && !best->private_ok))
+			best = r;
+	}
+	if (best != NULL) {
+		d->allow = 1;
+		d->reason = CF_R_ALLOWED;
+		d->rule = best;
+		snprintf(d->detail, sizeof(d->detail), "allowed by allow_hosts = %s (%s:%d)",
+		    best->text, best->file, best->line);
+		return;
+	}
+	if (port_match != NULL) {
+		d->reason = CF_R_PATH_NOT_ALLOWED;
+		d->rule = port_match;
+		if (mode == CF_MODE_CONNECT)
+			snprintf(d->detail, sizeof(d->detail),
+			    "%s:%u is allowed only for plain-HTTP paths under %s (%s:%d); CONNECT cannot be narrowed by path",
+			    hbuf, port, port_match->path ? port_match->path : "/", port_match->file, port_match->line);
+		else
+			snprintf(d->detail, sizeof(d->detail),
+			    "%s:%u is allowed only for paths under %s (%s:%d) in session %s",
+			    hbuf, port, port_match->path ? port_match->path : "/", port_match->file,
+			    port_match->line, s->name);
+		if (mode == CF_MODE_CONNECT)
+			d->reason = CF_R_HOST_NOT_ALLOWED;
+		return;
+	}
+	if (host_match != NULL) {
+		d->reason = CF_R_PORT_NOT_ALLOWED;
+		d->rule = host_match;
+		snprintf(d->detail, sizeof(d->detail),
+		    "port %u of %s is not allowed in session %s (allow_hosts = %s at %s:%d covers other ports)",
+		    port, hbuf, s->name, host_match->text, host_match->file, host_match->line);
+		return;
+	}
+	d->reason = CF_R_HOST_NOT_ALLOWED;
+	snprintf(d->detail, sizeof(d->detail), "no rule matches %s:%u in session %s", hbuf, port, s->name);
+}
+
+void
+cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
+    const struct cf_decision *allowed, const struct sockaddr *sa, struct cf_decision *d)
+{
+	char abuf[INET6_ADDRSTRLEN];
+	const char *range;
+	uint16_t port = 0;
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	abuf[0] = '\0';
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)sa;
+		inet_ntop(AF_INET, &sin->sin_addr, abuf, sizeof(abuf));
+		port = ntohs(sin->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)(const void *)sa;
+		inet_ntop(AF_INET6, &sin6->sin6_addr, abuf, sizeof(abuf));
+		port = ntohs(sin6->sin6_port);
+	} else {
+		d->reason = CF_R_PRIVATE_ADDRESS;
+		snprintf(d->detail, sizeof(d->detail), "not an IP address");
+		return;
+	}
+
+	/* The proxy must never be pointed at itself. */
+	for (i = 0; c != NULL && i < c->nlistens; i++) {
+		const struct cf_listen *l = &c->listens[i];
+		if (l->kind == CF_LISTEN_TCP && l->addr.ss_family == sa->sa_family &&
+		    ((sa->sa_family == AF_INET &&
+		    memcmp(&((const struct sockaddr_in *)(const void *)&l->addr)->sin_addr,
+		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4) == 0 &&
+		    ((const struct sockaddr_in *)(const void *)&l->addr)->sin_port ==
+		    ((const struct sockaddr_in *)(const void *)sa)->sin_port) ||
+		    (sa->sa_family == AF_INET6 &&
+		    memcmp(&((const struct sockaddr_in6 *)(const void *)&l->addr)->sin6_addr,
+		    &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16) == 0 &&
+		    ((const struct sockaddr_in6 *)(const void *)&l->addr)->sin6_port ==
+		    ((const struct sockaddr_in6 *)(const void *)sa)->sin6_port))) {
+			d->reason = CF_R_PRIVATE_ADDRESS;
+			snprintf(d->detail, sizeof(d->detail), "%s port %u is the proxy's own listener %s",
+			    abuf, port, l->text);
+			return;
+		}
+	}
+
+	for (i = 0; i < s->ndeny; i++) {
+		const struct cf_rule *r = s->deny[i];
+		if (cf_rule_match_sockaddr(r, sa) &&
+		    cf_rule_match_port(r, CF_MODE_CONNECT, port)) {
+			d->reason = CF_R_DENIED_BY_RULE;
+			d->rule = r;
+			snprintf(d->detail, sizeof(d->detail),
+			    "address %s is denied by deny_hosts = %s (%s:%d)", abuf, r->text, r->file, r->line);
+			return;
+		}
+	}
+
+	d->rule = allowed ? allowed->rule : NULL;
+	range = cf_range_sockaddr(sa);
+	if (range != NULL) {
+		const struct cf_rule *r = d->rule;
+		int named = r != NULL && (r->kind == CF_PAT_NET4 || r->kind == CF_PAT_NET6) &&
+		    cf_rule_match_sockaddr(r, sa);
+		if (r == NULL || !(r->private_ok || named)) {
+			d->reason = CF_R_PRIVATE_ADDRESS;
+			snprintf(d->detail, sizeof(d->detail),
+			    "resolved to %s, in the never-reachable range %s; add the \"private\" flag to the rule to allow it",
+			    abuf, range);
+			return;
+		}
+	}
+	d->allow = 1;
+	d->reason = CF_R_ALLOWED;
+	snprintf(d->detail, sizeof(d->detail), "address %s is allowed%s", abuf,
+	    range ? " (private, by the rule's flag or address)" : "");
+}
+
+char *
+cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
+    uint16_t port, const char *path, size_t len, const struct cf_decision *d,
+    char *buf, size_t size)
+{
+	char hbuf[CF_HOST_TEXT_MAX], portbuf[16] = "";
+	char section[96];
+	uint16_t dflt = mode == CF_MODE_CONNECT ? 443 : 80;
+
+	buf[0] = '\0';
+	cf_host_format(h, hbuf, sizeof(hbuf));
+	if (port != dflt)
+		snprintf(portbuf, sizeof(portbuf), ":%u", port);
+	if (strcmp(s->name, "default") == 0)
+		snprintf(section, sizeof(section), "[defaults]");
+	else
+		snprintf(section, sizeof(section), "[session %s]", s->name);
+
+	switch (d->reason) {
+	case CF_R_HOST_NOT_ALLOWED:
+	case CF_R_PORT_NOT_ALLOWED:
+		snprintf(buf, size, "add to %s: allow_hosts = %s%s", section, hbuf, portbuf);
+		break;
+	case CF_R_PATH_NOT_ALLOWED: {
+		/* Suggest the request's first path segment as the prefix. */
+		size_t n = 1;
+		if (path == NULL || len == 0) {
+			path = "/";
+			len = 1;
+		}
+		while (n < len && path[n] != '/' && path[n] != '?')
+			n++;
+		if (n < len && path[n] == '/')
+			n++;
+		snprintf(buf, size, "add to %s: allow_hosts = %s%s%.*s", section, hbuf, portbuf,
+		    (int)n, path);
+		break;
+	}
+	case CF_R_PRIVATE_ADDRESS:
+		snprintf(buf, size, "if this private address is intended, add to %s: allow_hosts = %s%s private",
+		    section, hbuf, portbuf);
+		break;
+	case CF_R_DENIED_BY_RULE:
+		if (d->rule != NULL)
+			snprintf(buf, size, "denied on purpose by deny_hosts = %s (%s:%d); deny wins over allow",
+			    d->rule->text, d->rule->file, d->rule->line);
+		break;
+	default:
+		break;
+	}
+	return buf;
+}

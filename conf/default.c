@@ -1,0 +1,41 @@
+/*
+ * conf/default.c: the built-in default config, used when no -c is given.
+ *
+ * It allows the common model APIs over HTTPS and nothing else, and listens
+ * on one UNIX socket under $XDG_RUNTIME_DIR (a person's session) or
+ * /run/postern (a service).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/config.h"
+
+static const char default_fmt[] =
+	"; postern built-in default: the common model APIs on 443, nothing else.\n"
+	"[proxy]\n"
+	"listen = unix:%s/postern/proxy.sock\n"
+	"\n"
+	"[defaults]\n"
+	"allow_hosts = api.anthropic.com          ; Anthropic\n"
+	"allow_hosts = api.openai.com             ; OpenAI\n"
+	"allow_hosts = generativelanguage.googleapis.com ; Google Gemini\n"
+	"allow_hosts = openrouter.ai              ; OpenRouter\n"
+	"allow_hosts = api.mistral.ai             ; Mistral\n"
+	"allow_hosts = api.deepseek.com           ; DeepSeek\n";
+
+const char *
+cf_default_text(void)
+{
+	static char text[sizeof(default_fmt) + 128];
+	const char *dir = getenv("XDG_RUNTIME_DIR");
+
+	/* Only an absolute, short, plain directory is used; anything else
+	 * falls back to /run. */
+	if (dir == NULL || dir[0] != '/' || strlen(dir) > 64 || strpbrk(dir, "\n\r;") != NULL)
+		dir = "/run";
+	snprintf(text, sizeof(text), default_fmt, dir);
+	return text;
+}

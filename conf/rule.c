@@ -1,0 +1,556 @@
+/*
+ * conf/rule.c: the host-pattern grammar and matcher (see rule.h).
+ *
+ * Names are only ever compared in the normal form that conf/host.c
+ * produces, so "*.example.com" is a suffix test on ".example.com" over a
+ * lower-case, dot-trimmed, LDH-only name: "evilexample.com" and
+ * "example.com.evil.net" cannot match it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "conf/rule.h"
+
+static int
+fail(const char **why, const char *msg)
+{
+	if (why != NULL)
+		*why = msg;
+	return -EINVAL;
+}
+
+static int
+is_space(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* "443", "8000-8099" or "*". */
+static int
+parse_portspec(const char *s, size_t len, struct cf_rule *r, const char **why)
+{
+	const char *dash;
+
+	if (len == 1 && s[0] == '*') {
+		r->port_lo = 1;
+		r->port_hi = 65535;
+		r->port_given = 1;
+		return 0;
+	}
+	dash = memchr(s, '-', len);
+	if (dash != NULL) {
+		size_t l1 = (size_t)(dash - s);
+		if (cf_port_parse(s, l1, &r->port_lo, why) != 0 ||
+		    cf_port_parse(dash + 1, len - l1 - 1, &r->port_hi, why) != 0)
+			return -EINVAL;
+		if (r->port_lo > r->port_hi)
+			return fail(why, "port range runs backwards");
+	} else {
+		if (cf_port_parse(s, len, &r->port_lo, why) != 0)
+			return -EINVAL;
+		r->port_hi = r->port_lo;
+	}
+	r->port_given = 1;
+	return 0;
+}
+
+static int
+parse_prefix(const char *s, size_t len, int max, int *out, const char **why)
+{
+	int v = 0;
+	size_t i;
+
+	if (len == 0 || len > 3)
+		return fail(why, "bad prefix length");
+	if (len > 1 && s[0] == '0')
+		return fail(why, "prefix length with a leading zero");
+	for (i = 0; i < len; i++) {
+		if (!is_digit(s[i]))
+			return fail(why, "bad prefix length");
+		v = v * 10 + (s[i] - '0');
+	}
+	if (v > max)
+		return fail(why, "prefix length too long for the address family");
+	*out = v;
+	return 0;
+}
+
+/* Clear host bits; refuse a network written with host bits set, since the
+ * admin probably meant something else. */
+static int
+mask_net(struct cf_rule *r, const char **why)
+{
+	uint8_t *b;
+	int bytes, i;
+	uint8_t orig[16];
+
+	if (r->kind == CF_PAT_NET4) {
+		b = (uint8_t *)&r->net.v4;
+		bytes = 4;
+	} else {
+		b = r->net.v6.s6_addr;
+		bytes = 16;
+	}
+	memcpy(orig, b, (size_t)bytes);
+	for (i = 0; i < bytes; i++) {
+		int bit = i * 8;
+		if (bit >= r->prefix)
+			b[i] = 0;
+		else if (bit + 8 > r->prefix)
+			b[i] &= (uint8_t)(0xff << (8 - (r->prefix - bit)));
+	}
+	if (memcmp(orig, b, (size_t)bytes) != 0)
+		return fail(why, "network address has host bits set");
+	return 0;
+}
+
+/* A path prefix for plain-HTTP rules: "/" then visible ASCII, no dot
+ * segments, no escapes: the rule must mean what it says. */
+static int
+parse_path(const char *s, size_t len, struct cf_rule *r, const char **why)
+{
+	size_t i;
+
+	if (len == 0 || s[0] != '/')
+		return fail(why, "path prefix must start with /");
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c <= 0x20 || c >= 0x7f || c == '%' || c == '\\' || c == '?' || c == '#')
+			return fail(why, "path prefix may hold only plain path characters");
+	}
+	if (cf_rule_match_path(NULL, s, len) == 0)
+		return fail(why, "path prefix with a dot segment");
+	r->path = strndup(s, len);
+	if (r->path == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+static int
+parse_pattern(const char *s, size_t len, struct cf_rule *r, const char **why)
+{
+	const char *end = s + len, *p;
+	int rc;
+
+	if (len == 0)
+		return fail(why, "empty pattern");
+
+	if (s[0] == '[') {
+		/* [v6], [v6/len], [v6]/len, each with an optional :ports. */
+		char tmp[INET6_ADDRSTRLEN + 1];
+		const char *close = memchr(s, ']', len), *slash;
+		size_t alen;
+
+		if (close == NULL)
+			return fail(why, "unterminated [ in pattern");
+		slash = memchr(s, '/', (size_t)(close - s));
+		alen = (size_t)((slash ? slash : close) - s - 1);
+		if (alen == 0 || alen >= sizeof(tmp))
+			return fail(why, "bad IPv6 address");
+		memcpy(tmp, s + 1, alen);
+		tmp[alen] = '\0';
+		for (p = tmp; *p; p++)
+			if (*p == '%')
+				return fail(why, "zone identifiers are not allowed");
+		if (inet_pton(AF_INET6, tmp, &r->net.v6) != 1)
+			return fail(why, "bad IPv6 address");
+		r->kind = CF_PAT_NET6;
+		r->prefix = 128;
+		if (slash != NULL &&
+		    parse_prefix(slash + 1, (size_t)(close - slash - 1), 128, &r->prefix, why) != 0)
+			return -EINVAL;
+		p = close + 1;
+		if (p < end && *p == '/') {
+			const char *q = p + 1;
+			if (slash != NULL)
+				return fail(why, "two prefix lengths");
+			while (q < end && *q != ':')
+				q++;
+			if (parse_prefix(p + 1, (size_t)(q - p - 1), 128, &r->prefix, why) != 0)
+				return -EINVAL;
+			p = q;
+		}
+		if (mask_net(r, why) != 0)
+			return -EINVAL;
+		if (p < end) {
+			if (*p != ':')
+				return fail(why, "unexpected text after IPv6 address");
+			p++;
+			{
+				const char *q = memchr(p, '/', (size_t)(end - p));
+				rc = parse_portspec(p, (size_t)((q ? q : end) - p), r, why);
+				if (rc != 0)
+					return rc;
+				if (q != NULL)
+					return parse_path(q, (size_t)(end - q), r, why);
+			}
+		}
+		return 0;
+	}
+
+	/* Unbracketed IPv6 (two or more colons): no port possible. */
+	{
+		int colons = 0;
+		for (p = s; p < end; p++)
+			colons += (*p == ':');
+		if (colons >= 2) {
+			char tmp[INET6_ADDRSTRLEN + 1];
+			const char *slash = memchr(s, '/', len);
+			size_t alen = (size_t)((slash ? slash : end) - s);
+
+			if (alen >= sizeof(tmp))
+				return fail(why, "bad IPv6 address");
+			memcpy(tmp, s, alen);
+			tmp[alen] = '\0';
+			if (inet_pton(AF_INET6, tmp, &r->net.v6) != 1)
+				return fail(why, "bad IPv6 address (write [addr]:port for a port)");
+			r->kind = CF_PAT_NET6;
+			r->prefix = 128;
+			if (slash != NULL &&
+			    parse_prefix(slash + 1, (size_t)(end - slash - 1), 128, &r->prefix, why) != 0)
+				return -EINVAL;
+			return mask_net(r, why);
+		}
+	}
+
+	/* host[/len][:ports][/path] */
+	{
+		const char *hend = s, *portp = NULL, *portend = NULL, *pathp = NULL;
+		struct cf_host h;
+		const char *base = s;
+		size_t baselen;
+
+		while (hend < end && *hend != ':' && *hend != '/')
+			hend++;
+		baselen = (size_t)(hend - s);
+		p = hend;
+
+		if (baselen >= 2 && s[0] == '*' && s[1] == '.') {
+			r->kind = CF_PAT_WILDCARD;
+			base = s + 2;
+			baselen -= 2;
+		} else if (baselen >= 1 && s[0] == '.') {
+			r->kind = CF_PAT_DOMAIN;
+			base = s + 1;
+			baselen -= 1;
+		} else {
+			r->kind = CF_PAT_EXACT;
+		}
+		if (memchr(base, '*', baselen) != NULL || (baselen == 0 && s[0] == '*'))
+			return fail(why, baselen == 0 && len == 1 ? "a bare * would allow everything" :
+			    "wildcards only as a whole leading label (*.example.com)");
+		if (baselen == 0)
+			return fail(why, "empty host in pattern");
+		if (base[baselen - 1] == '.')
+			return fail(why, "trailing dot in pattern");
+		rc = cf_host_parse(base, baselen, r->kind == CF_PAT_EXACT ? 0 : CF_HOST_NO_IP, &h, why);
+		if (rc != 0)
+			return rc;
+		if (r->kind != CF_PAT_EXACT && strchr(h.name, '.') == NULL)
+			return fail(why, "wildcard directly over a top-level label");
+
+		if (h.kind == CF_HOST_IPV4) {
+			r->kind = CF_PAT_NET4;
+			r->net.v4 = h.addr.v4;
+			r->prefix = 32;
+			if (p < end && *p == '/' && p + 1 < end && is_digit(p[1])) {
+				const char *q = p + 1;
+				while (q < end && *q != ':' && *q != '/')
+					q++;
+				if (parse_prefix(p + 1, (size_t)(q - p - 1), 32, &r->prefix, why) != 0)
+					return -EINVAL;
+				p = q;
+			}
+			if (mask_net(r, why) != 0)
+				return -EINVAL;
+		} else if (h.kind == CF_HOST_IPV6) {
+			return fail(why, "bad IPv6 pattern");
+		} else {
+			memcpy(r->name, h.name, sizeof(r->name));
+		}
+
+		if (p < end && *p == ':') {
+			portp = p + 1;
+			portend = portp;
+			while (portend < end && *portend != '/')
+				portend++;
+			rc = parse_portspec(portp, (size_t)(portend - portp), r, why);
+			if (rc != 0)
+				return rc;
+			p = portend;
+		}
+		if (p < end) {
+			pathp = p;
+			return parse_path(pathp, (size_t)(end - pathp), r, why);
+		}
+	}
+	return 0;
+}
+
+int
+cf_rule_parse(const char *s, size_t len, enum cf_rule_type type, struct cf_rule *out,
+    const char **why)
+{
+	struct cf_rule r;
+	const char *p = s, *end = s + len, *tok;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+
+	while (p < end && is_space(*p))
+		p++;
+	while (end > p && is_space(end[-1]))
+		end--;
+	if (p == end)
+		return fail(why, "empty item");
+	for (tok = p; tok < end; tok++) {
+		unsigned char c = (unsigned char)*tok;
+		if ((c < 0x20 && c != '\t') || c >= 0x7f)
+			return fail(why, "control or non-ASCII byte in rule");
+	}
+
+	tok = p;
+	while (p < end && !is_space(*p))
+		p++;
+	rc = parse_pattern(tok, (size_t)(p - tok), &r, why);
+	if (rc != 0)
+		goto out;
+
+	while (p < end) {
+		while (p < end && is_space(*p))
+			p++;
+		tok = p;
+		while (p < end && !is_space(*p))
+			p++;
+		if (p == tok)
+			break;
+		if ((size_t)(p - tok) == 7 && memcmp(tok, "private", 7) == 0) {
+			r.private_ok = 1;
+		} else {
+			rc = fail(why, "unknown flag (the only flag is \"private\")");
+			goto out;
+		}
+	}
+	if (type == CF_RULE_DENY && r.path != NULL) {
+		rc = fail(why, "a path prefix narrows an allow rule; a deny rule cannot have one");
+		goto out;
+	}
+	if (type == CF_RULE_DENY && r.private_ok) {
+		rc = fail(why, "\"private\" widens an allow rule; a deny rule cannot have it");
+		goto out;
+	}
+	r.text = strndup(s, len);
+	if (r.text == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	{
+		/* Keep the item as written, minus the surrounding blanks. */
+		size_t off = 0, n = strlen(r.text);
+		while (off < n && is_space(r.text[off]))
+			off++;
+		memmove(r.text, r.text + off, n - off + 1);
+		n -= off;
+		while (n > 0 && is_space(r.text[n - 1]))
+			r.text[--n] = '\0';
+	}
+	*out = r;
+	return 0;
+out:
+	cf_rule_clear(&r);
+	return rc;
+}
+
+void
+cf_rule_clear(struct cf_rule *r)
+{
+	if (r == NULL)
+		return;
+	free(r->path);
+	free(r->text);
+	r->path = NULL;
+	r->text = NULL;
+}
+
+static int
+net_contains4(const struct cf_rule *r, const struct in_addr *a)
+{
+	uint32_t mask = r->prefix == 0 ? 0 : 0xffffffffu << (32 - r->prefix);
+	return (ntohl(a->s_addr) & mask) == ntohl(r->net.v4.s_addr);
+}
+
+static int
+net_contains6(const struct cf_rule *r, const struct in6_addr *a)
+{
+	int full = r->prefix / 8, rem = r->prefix % 8;
+
+	if (memcmp(a->s6_addr, r->net.v6.s6_addr, (size_t)full) != 0)
+		return 0;
+	if (rem == 0)
+		return 1;
+	return (a->s6_addr[full] & (uint8_t)(0xff << (8 - rem))) == r->net.v6.s6_addr[full];
+}
+
+int
+cf_rule_match_host(const struct cf_rule *r, const struct cf_host *h)
+{
+	size_t nl, bl;
+
+	switch (r->kind) {
+	case CF_PAT_NET4:
+		return h->kind == CF_HOST_IPV4 && net_contains4(r, &h->addr.v4);
+	case CF_PAT_NET6:
+		return h->kind == CF_HOST_IPV6 && net_contains6(r, &h->addr.v6);
+	case CF_PAT_EXACT:
+		return h->kind == CF_HOST_NAME && strcmp(h->name, r->name) == 0;
+	case CF_PAT_WILDCARD:
+	case CF_PAT_DOMAIN:
+		if (h->kind != CF_HOST_NAME)
+			return 0;
+		nl = strlen(h->name);
+		bl = strlen(r->name);
+		if (r->kind == CF_PAT_DOMAIN && nl == bl && memcmp(h->name, r->name, bl) == 0)
+			return 1;
+		/* Strictly below: ".base" must be a suffix on a label boundary. */
+		return nl > bl + 1 && h->name[nl - bl - 1] == '.' &&
+		    memcmp(h->name + nl - bl, r->name, bl) == 0;
+	}
+	return 0;
+}
+
+int
+cf_rule_match_port(const struct cf_rule *r, enum cf_mode mode, uint16_t port)
+{
+	if (!r->port_given) {
+		if (r->type == CF_RULE_DENY)
+			return 1;
+		return port == (mode == CF_MODE_CONNECT ? 443 : 80);
+	}
+	return port >= r->port_lo && port <= r->port_hi;
+}
+
+int
+cf_rule_match_sockaddr(const struct cf_rule *r, const struct sockaddr *sa)
+{
+	if (r->kind == CF_PAT_NET4 && sa->sa_family == AF_INET)
+		return net_contains4(r, &((const struct sockaddr_in *)(const void *)sa)->sin_addr);
+	if (r->kind == CF_PAT_NET6 && sa->sa_family == AF_INET6)
+		return net_contains6(r, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
+	return 0;
+}
+
+/*
+ * Is PATH free of anything an upstream could resolve outside a prefix?
+ * RFC 3986 §5.2.4 removes "." and ".." segments; servers also decode %2e and
+ * %2f, and some treat "\" as "/".  A path with any of them is never admitted
+ * by a prefix rule (it is refused, not normalised: we forward bytes as sent).
+ */
+static int
+path_is_plain(const char *path, size_t len)
+{
+	size_t i, seg = 0;
+
+	for (i = 0; i <= len; i++) {
+		char c = i < len ? path[i] : '/';
+		if (c == '?' || c == '#') {
+			len = i;
+			c = '/';
+		}
+		if (c == '\\')
+			return 0;
+		if (c == '%' && i + 2 < len) {
+			char a = path[i + 1], b = path[i + 2];
+			if (a == '2' && (b == 'e' || b == 'E' || b == 'f' || b == 'F'))
+				return 0;
+			if (a == '5' && (b == 'c' || b == 'C'))
+				return 0;
+		}
+		if (c == '/') {
+			size_t slen = i - seg;
+			if ((slen == 1 && path[seg] == '.') ||
+			    (slen == 2 && path[seg] == '.' && path[seg + 1] == '.'))
+				return 0;
+			seg = i + 1;
+		}
+		if (i == len)
+			break;
+	}
+	return 1;
+}
+
+int
+cf_rule_match_path(const struct cf_rule *r, const char *path, size_t len)
+{
+	size_t pl;
+
+	if (r == NULL)
+		return path_is_plain(path, len);
+	if (r->path == NULL)
+		return 1;
+	if (!path_is_plain(path, len))
+		return 0;
+	pl = strlen(r->path);
+	if (len < pl || memcmp(path, r->path, pl) != 0)
+		return 0;
+	/* "/hooks" admits "/hooks", "/hooks/x" and "/hooks?q", not "/hooksx". */
+	if (r->path[pl - 1] != '/' && len > pl && path[pl] != '/' && path[pl] != '?')
+		return 0;
+	return 1;
+}
+
+int
+cf_rule_shadows(const struct cf_rule *deny, const struct cf_rule *allow)
+{
+	struct cf_host h;
+
+	memset(&h, 0, sizeof(h));
+	switch (allow->kind) {
+	case CF_PAT_EXACT:
+		h.kind = CF_HOST_NAME;
+		memcpy(h.name, allow->name, sizeof(h.name));
+		if (!cf_rule_match_host(deny, &h))
+			return 0;
+		break;
+	case CF_PAT_WILDCARD:
+	case CF_PAT_DOMAIN:
+		if (deny->kind != CF_PAT_WILDCARD && deny->kind != CF_PAT_DOMAIN)
+			return 0;
+		h.kind = CF_HOST_NAME;
+		memcpy(h.name, allow->name, sizeof(h.name));
+		/* deny covers every name below allow's base (and the base itself
+		 * when allow is a DOMAIN pattern). */
+		if (!(strcmp(deny->name, allow->name) == 0 &&
+		    (deny->kind == CF_PAT_DOMAIN || allow->kind == CF_PAT_WILDCARD)) &&
+		    !cf_rule_match_host(deny, &h))
+			return 0;
+		break;
+	case CF_PAT_NET4:
+	case CF_PAT_NET6:
+		if (deny->kind != allow->kind || deny->prefix > allow->prefix)
+			return 0;
+		h.kind = allow->kind == CF_PAT_NET4 ? CF_HOST_IPV4 : CF_HOST_IPV6;
+		h.addr.v6 = allow->net.v6;
+		if (allow->kind == CF_PAT_NET4)
+			h.addr.v4 = allow->net.v4;
+		if (!cf_rule_match_host(deny, &h))
+			return 0;
+		break;
+	}
+	if (!deny->port_given)
+		return 1;
+	if (!allow->port_given)
+		return (deny->port_lo <= 443 && deny->port_hi >= 443) &&
+		    (deny->port_lo <= 80 && deny->port_hi >= 80);
+	return deny->port_lo <= allow->port_lo && deny->port_hi >= allow->port_hi;
+}

@@ -1,0 +1,98 @@
+/*
+ * conf/rule.h: host patterns (DESIGN.md "Host patterns") and the decision
+ * made from them.
+ */
+#ifndef POSTERN_CONF_RULE_H
+#define POSTERN_CONF_RULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "conf/host.h"
+
+enum cf_rule_type {
+	CF_RULE_ALLOW = 1,
+	CF_RULE_DENY,
+};
+
+enum cf_pat_kind {
+	CF_PAT_EXACT = 1, /* example.com */
+	CF_PAT_WILDCARD,  /* *.example.com: strictly below, any depth */
+	CF_PAT_DOMAIN,    /* .example.com: the name and anything below */
+	CF_PAT_NET4,      /* 10.0.0.5, 10.0.0.0/8 */
+	CF_PAT_NET6,      /* [fd00::1], [fd00::]/8 */
+};
+
+/* What a request asks for: a tunnel (CONNECT) or one plain-HTTP request. */
+enum cf_mode {
+	CF_MODE_CONNECT = 1,
+	CF_MODE_HTTP,
+};
+
+/*
+ * One rule, immutable once its config is built.  Public so that --check,
+ * --explain, the audit log and the metrics can show it; nobody but conf/
+ * writes it.
+ */
+struct cf_rule {
+	enum cf_rule_type type;
+	enum cf_pat_kind kind;
+	/* EXACT, WILDCARD, DOMAIN: the base name in normal form. */
+	char name[CF_HOST_MAX];
+	/* NET4, NET6: network address (host bits cleared) and prefix length. */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} net;
+	int prefix;
+	/* Ports: port_given is zero when the rule names none (an allow rule
+	 * then means 443 for CONNECT and 80 for plain HTTP; a deny rule means
+	 * every port). */
+	int port_given;
+	uint16_t port_lo, port_hi; /* "*" is 1-65535 */
+	char *path;                /* plain-HTTP path prefix, or NULL */
+	int private_ok;            /* the "private" flag */
+	char *text;                /* the item as written, for people */
+	const char *file;          /* where it was written; owned by the config */
+	int line;
+	const char *section;       /* "defaults", or the session's name */
+	unsigned id;               /* unique within one config, for counters */
+};
+
+/*
+ * Parse one allow_hosts or deny_hosts item, "PATTERN [FLAG]..." of LEN bytes
+ * at S, into OUT (which the caller then owns: release with cf_rule_clear()).
+ * Returns 0, or -EINVAL with *WHY set to a static phrase.  file, line,
+ * section and id are left for the caller to fill in.
+ */
+int cf_rule_parse(const char *s, size_t len, enum cf_rule_type type,
+    struct cf_rule *out, const char **why);
+
+/* Free what cf_rule_parse() allocated in R; R itself is not freed. */
+void cf_rule_clear(struct cf_rule *r);
+
+/* Nonzero when the rule's pattern covers host H (ports not considered). */
+int cf_rule_match_host(const struct cf_rule *r, const struct cf_host *h);
+
+/* Nonzero when the rule's ports cover PORT for a request in MODE. */
+int cf_rule_match_port(const struct cf_rule *r, enum cf_mode mode, uint16_t port);
+
+/* Nonzero when an address rule (NET4/NET6) contains the address SA. */
+int cf_rule_match_sockaddr(const struct cf_rule *r, const struct sockaddr *sa);
+
+/*
+ * Nonzero when the path prefix of an allow rule admits PATH (LEN bytes, the
+ * request target's path and query).  A path containing dot segments,
+ * %-encoded dots or slashes, or a backslash never matches a prefix rule:
+ * the upstream might resolve it to somewhere outside the prefix.
+ */
+int cf_rule_match_path(const struct cf_rule *r, const char *path, size_t len);
+
+/*
+ * Nonzero when two rules overlap so that DENY takes away everything ALLOW
+ * grants (used for --check's "shadowed by a deny" warning).
+ */
+int cf_rule_shadows(const struct cf_rule *deny, const struct cf_rule *allow);
+
+#endif

@@ -1,0 +1,217 @@
+/*
+ * proxy/audit.c: the audit log (see audit.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/time.h>
+
+#include "proxy/audit.h"
+#include "proxy/log.h"
+
+struct px_audit {
+	char *path; /* NULL for stderr */
+	int fd;
+	uint64_t lost;
+	int warned;
+};
+
+static int
+open_target(const char *path)
+{
+	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+}
+
+struct px_audit *
+px_audit_open(const char *target)
+{
+	struct px_audit *a = calloc(1, sizeof(*a));
+
+	if (a == NULL)
+		return NULL;
+	if (target == NULL || strcmp(target, "stderr") == 0) {
+		a->fd = STDERR_FILENO;
+		return a;
+	}
+	a->path = strdup(target);
+	if (a->path == NULL) {
+		free(a);
+		return NULL;
+	}
+	a->fd = open_target(a->path);
+	if (a->fd < 0) {
+		int e = errno;
+		free(a->path);
+		free(a);
+		errno = e;
+		return NULL;
+	}
+	return a;
+}
+
+int
+px_audit_reopen(struct px_audit *a)
+{
+	int fd;
+
+	if (a->path == NULL)
+		return 0;
+	fd = open_target(a->path);
+	if (fd < 0)
+		return -errno;
+	close(a->fd);
+	a->fd = fd;
+	a->warned = 0;
+	return 0;
+}
+
+void
+px_audit_free(struct px_audit *a)
+{
+	if (a == NULL)
+		return;
+	if (a->path != NULL && a->fd >= 0)
+		close(a->fd);
+	free(a->path);
+	free(a);
+}
+
+uint64_t
+px_audit_lost(const struct px_audit *a)
+{
+	return a->lost;
+}
+
+static void
+put(struct px_json *j, const char *s, size_t n)
+{
+	if (j->overflow || j->len + n + 3 > sizeof(j->buf)) {
+		j->overflow = 1;
+		return;
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+}
+
+static void
+put_key(struct px_json *j, const char *key)
+{
+	put(j, ",\"", 2);
+	put(j, key, strlen(key));
+	put(j, "\":", 2);
+}
+
+void
+px_json_begin(struct px_json *j, const char *event)
+{
+	struct timeval tv;
+	struct tm tm;
+	char ts[64];
+
+	j->len = 0;
+	j->overflow = 0;
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	snprintf(ts, sizeof(ts), "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+	    (long)(tv.tv_usec / 1000));
+	put(j, ts, strlen(ts));
+	px_json_str(j, "event", event);
+}
+
+void
+px_json_strn(struct px_json *j, const char *key, const char *val, size_t len)
+{
+	size_t i;
+	int cut = 0;
+
+	if (val == NULL) {
+		put_key(j, key);
+		put(j, "null", 4);
+		return;
+	}
+	if (len > 256) {
+		len = 256;
+		cut = 1;
+	}
+	put_key(j, key);
+	put(j, "\"", 1);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)val[i];
+		char esc[8];
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)c;
+			put(j, esc, 2);
+		} else if (c < 0x20 || c >= 0x7f) {
+			/* Control and non-ASCII bytes are shown, never passed raw. */
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+			put(j, esc, 6);
+		} else {
+			put(j, (const char *)&c, 1);
+		}
+	}
+	if (cut)
+		put(j, "...", 3);
+	put(j, "\"", 1);
+}
+
+void
+px_json_str(struct px_json *j, const char *key, const char *val)
+{
+	px_json_strn(j, key, val, val ? strlen(val) : 0);
+}
+
+void
+px_json_num(struct px_json *j, const char *key, int64_t val)
+{
+	char n[32];
+
+	put_key(j, key);
+	snprintf(n, sizeof(n), "%lld", (long long)val);
+	put(j, n, strlen(n));
+}
+
+void
+px_json_double(struct px_json *j, const char *key, double val)
+{
+	char n[32];
+
+	put_key(j, key);
+	snprintf(n, sizeof(n), "%.3f", val);
+	put(j, n, strlen(n));
+}
+
+void
+px_json_emit(struct px_json *j, struct px_audit *a)
+{
+	ssize_t w;
+
+	if (j->overflow) {
+		/* Never emit half an object: say so instead. */
+		j->len = 0;
+		j->overflow = 0;
+		put(j, "{\"event\":\"audit_overflow\"", 25);
+	}
+	j->buf[j->len++] = '}';
+	j->buf[j->len++] = '\n';
+	if (a == NULL)
+		return;
+	do {
+		w = write(a->fd, j->buf, j->len);
+	} while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)j->len) {
+		a->lost++;
+		if (!a->warned) {
+			a->warned = 1;
+			log_warnx("audit log %s: a line could not be written (%s); counting lost lines, serving on",
+			    a->path ? a->path : "stderr", w < 0 ? strerror(errno) : "short write");
+		}
+	}
+}

@@ -1,0 +1,1377 @@
+/*
+ * proxy/conn.c: one client connection, from its first byte to its close:
+ * the request head, the decision, the lookup, the connection upstream, and
+ * then either a CONNECT tunnel (with the SNI check) or the plain-HTTP
+ * forward path with keep-alive and per-host upstream reuse.
+ *
+ * The connection owns everything it starts (bufferevents, timer, DNS query,
+ * connector, SNI inspector, idle upstreams) and cancels all of it in
+ * conn_free(), so no callback can fire into freed memory.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "conf/config.h"
+#include "proxy/audit.h"
+#include "proxy/connect.h"
+#include "proxy/dns.h"
+#include "proxy/http.h"
+#include "proxy/log.h"
+#include "proxy/server.h"
+#include "proxy/sni.h"
+
+/* Per-direction buffer bound: reading from one side stops while the other
+ * side's output holds this much (libevent's le-proxy back-pressure). */
+#define RELAY_HIGH (256 * 1024)
+#define SNI_MAX_BYTES (64 * 1024)
+#define POOL_MAX 4
+
+enum conn_state {
+	CS_HEAD = 1,    /* reading a request head */
+	CS_LOOKUP,      /* resolving and connecting */
+	CS_SNI,         /* tunnel open, holding the client's first flight */
+	CS_TUNNEL,      /* relaying bytes both ways */
+	CS_FWD,         /* plain HTTP: request body and response in flight */
+	CS_CLOSING,     /* flushing the last bytes to the client */
+};
+
+enum resp_state {
+	RS_HEAD = 1,
+	RS_BODY,
+	RS_DONE,
+};
+
+struct pooled {
+	char key[CF_HOST_TEXT_MAX + 8];
+	char addr[INET6_ADDRSTRLEN + 8];
+	struct bufferevent *bev;
+	struct px_conn *c;
+};
+
+struct px_conn {
+	TAILQ_ENTRY(px_conn) entry;
+	struct px_server *srv;
+	struct bufferevent *cli;
+	struct bufferevent *up;
+	enum conn_state state;
+	struct event *timer;
+	int head_timer_armed;
+	struct timeval last_activity;
+	struct timeval started;
+
+	/* Who. */
+	char session[72];
+	char peer[96];
+	long pid, uid;
+	int is_unix;
+
+	/* The snapshot that decided the current request. */
+	struct cf_config *cfg;
+	const struct cf_session *sess;
+	unsigned long generation;
+
+	/* The current request. */
+	enum cf_mode mode;
+	char method[24];
+	struct cf_host host;
+	uint16_t port;
+	char path[256];
+	char upkey[CF_HOST_TEXT_MAX + 8];
+	char addr[INET6_ADDRSTRLEN + 8];
+	struct cf_decision dec;
+	struct px_dns_query *dnsq;
+	struct px_connector *connector;
+	struct sockaddr_storage addrs[PX_DNS_MAX_ADDRS];
+	socklen_t addrlens[PX_DNS_MAX_ADDRS];
+	size_t naddrs;
+	struct evbuffer *pending;  /* the upstream head, built at parse time */
+	unsigned requests;
+
+	/* Forward path state. */
+	int req_keep_alive, req_is_head, req_upgrade;
+	int64_t req_left;          /* Content-Length bytes still to pass */
+	int req_chunked;
+	struct px_chunked req_ch;
+	int req_done;
+	enum resp_state rstate;
+	int64_t resp_left;
+	int resp_chunked, resp_close_delimited, resp_keep_alive, cli_keep_alive;
+	struct px_chunked resp_ch;
+	struct px_http_header *hdrs;
+	size_t nhdrs_cap;
+	struct pooled pool[POOL_MAX];
+
+	/* Tunnel state. */
+	struct px_sni *sni;
+	size_t sni_fed;
+	int cli_eof, up_eof;
+	int up_shut_pending, cli_shut_pending;
+
+	uint64_t bytes_up, bytes_down;
+};
+
+static void conn_free(struct px_conn *c, const char *why);
+static void cli_read_cb(struct bufferevent *bev, void *arg);
+static void cli_write_cb(struct bufferevent *bev, void *arg);
+static void cli_event_cb(struct bufferevent *bev, short what, void *arg);
+static void up_read_cb(struct bufferevent *bev, void *arg);
+static void up_write_cb(struct bufferevent *bev, void *arg);
+static void up_event_cb(struct bufferevent *bev, short what, void *arg);
+static void handle_head(struct px_conn *c);
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static void
+touch(struct px_conn *c)
+{
+	event_base_gettimeofday_cached(c->srv->base, &c->last_activity);
+}
+
+static long
+ms_since(const struct timeval *then, const struct timeval *now)
+{
+	return (now->tv_sec - then->tv_sec) * 1000L + (now->tv_usec - then->tv_usec) / 1000L;
+}
+
+static void
+arm_timer(struct px_conn *c, unsigned ms)
+{
+	struct timeval tv;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	event_add(c->timer, &tv);
+}
+
+static const struct cf_proxy_settings *
+settings(const struct px_conn *c)
+{
+	return cf_config_proxy(c->srv->cfg);
+}
+
+static void
+host_text(const struct px_conn *c, char *buf, size_t size)
+{
+	cf_host_format(&c->host, buf, size);
+}
+
+static void
+audit_common(struct px_conn *c, struct px_json *j)
+{
+	char h[CF_HOST_TEXT_MAX];
+
+	px_json_str(j, "session", c->session);
+	px_json_str(j, "peer", c->peer);
+	if (c->is_unix) {
+		px_json_num(j, "pid", c->pid);
+		px_json_num(j, "uid", c->uid);
+	}
+	px_json_str(j, "method", c->method[0] ? c->method : NULL);
+	if (c->host.kind != 0) {
+		host_text(c, h, sizeof(h));
+		px_json_str(j, "host", h);
+		px_json_num(j, "port", c->port);
+	}
+}
+
+static void
+audit_decision(struct px_conn *c, int allow, enum cf_reason reason, const struct cf_rule *rule,
+    const char *detail)
+{
+	struct px_json j;
+
+	if (reason < 16)
+		c->srv->stats.decisions[reason]++;
+	px_json_begin(&j, "decision");
+	audit_common(c, &j);
+	if (c->mode == CF_MODE_HTTP && c->path[0])
+		px_json_str(&j, "path", c->path);
+	px_json_str(&j, "address", c->addr[0] ? c->addr : NULL);
+	px_json_str(&j, "decision", allow ? "allow" : "deny");
+	px_json_str(&j, "reason", cf_reason_code(reason));
+	if (rule != NULL) {
+		char at[300];
+		snprintf(at, sizeof(at), "%s:%d", rule->file, rule->line);
+		px_json_str(&j, "rule", rule->text);
+		px_json_str(&j, "rule_at", at);
+	}
+	if (detail != NULL && detail[0])
+		px_json_str(&j, "detail", detail);
+	px_json_num(&j, "generation", (int64_t)c->generation);
+	px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : c->srv->cfg));
+	px_json_emit(&j, c->srv->audit);
+}
+
+/* ---- responses and closing ---------------------------------------------- */
+
+static void
+close_after_write(struct px_conn *c)
+{
+	c->state = CS_CLOSING;
+	bufferevent_disable(c->cli, EV_READ);
+	if (c->up != NULL) {
+		bufferevent_free(c->up);
+		c->up = NULL;
+	}
+	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
+	bufferevent_setcb(c->cli, NULL, cli_write_cb, cli_event_cb, c);
+	if (evbuffer_get_length(bufferevent_get_output(c->cli)) == 0)
+		conn_free(c, NULL);
+	else
+		bufferevent_enable(c->cli, EV_WRITE);
+}
+
+static const char *
+status_text(int status)
+{
+	switch (status) {
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 431: return "Request Header Fields Too Large";
+	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "Error";
+	}
+}
+
+/*
+ * Refuse the current request: STATUS with a text/plain body for a person
+ * and an agent, X-Postern-Reason for machines, an audit line, and close.
+ */
+static void
+refuse(struct px_conn *c, int status, enum cf_reason reason, const struct cf_rule *rule,
+    const char *detail)
+{
+	struct evbuffer *out = bufferevent_get_output(c->cli);
+	char body[2048], sugg[512], h[CF_HOST_TEXT_MAX], what[600];
+	int n;
+
+	audit_decision(c, 0, reason, rule, detail);
+	sugg[0] = '\0';
+	if (c->sess != NULL && c->host.kind != 0 &&
+	    (reason == CF_R_HOST_NOT_ALLOWED || reason == CF_R_PORT_NOT_ALLOWED ||
+	    reason == CF_R_PATH_NOT_ALLOWED || reason == CF_R_PRIVATE_ADDRESS ||
+	    reason == CF_R_DENIED_BY_RULE)) {
+		struct cf_decision d;
+		memset(&d, 0, sizeof(d));
+		d.reason = reason;
+		d.rule = rule;
+		cf_suggest(c->sess, c->mode, &c->host, c->port, c->path, strlen(c->path), &d,
+		    sugg, sizeof(sugg));
+	}
+	if (c->host.kind != 0) {
+		host_text(c, h, sizeof(h));
+		snprintf(what, sizeof(what), "%s %s:%u%s%s", c->method[0] ? c->method : "request", h,
+		    c->port, c->path[0] ? " path " : "", c->path);
+	} else {
+		snprintf(what, sizeof(what), "%s", c->method[0] ? c->method : "request");
+	}
+	n = snprintf(body, sizeof(body),
+	    "postern refused this request: %s\n"
+	    "%s\n"
+	    "%s\n"
+	    "%s%s%s"
+	    "(session %s, config %s, generation %lu)\n",
+	    cf_reason_code(reason), what, detail ? detail : "",
+	    sugg[0] ? "To allow it, an admin can " : "", sugg, sugg[0] ? "\n" : "",
+	    c->session, cf_config_path(c->srv->cfg), c->srv->generation);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(body))
+		n = sizeof(body) - 1;
+	evbuffer_add_printf(out,
+	    "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: text/plain; charset=utf-8\r\n"
+	    "Content-Length: %d\r\n"
+	    "X-Postern-Reason: %s\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "Connection: close\r\n"
+	    "\r\n",
+	    status, status_text(status), n, cf_reason_code(reason));
+	evbuffer_add(out, body, (size_t)n);
+	close_after_write(c);
+}
+
+static void
+pool_drop(struct pooled *p)
+{
+	if (p->bev != NULL)
+		bufferevent_free(p->bev);
+	memset(p, 0, sizeof(*p));
+}
+
+static void
+conn_free(struct px_conn *c, const char *why)
+{
+	struct px_server *srv = c->srv;
+	struct px_json j;
+	struct timeval now;
+	size_t i;
+
+	event_base_gettimeofday_cached(srv->base, &now);
+	px_json_begin(&j, "close");
+	audit_common(c, &j);
+	px_json_str(&j, "address", c->addr[0] ? c->addr : NULL);
+	px_json_num(&j, "requests", c->requests);
+	px_json_num(&j, "bytes_up", (int64_t)c->bytes_up);
+	px_json_num(&j, "bytes_down", (int64_t)c->bytes_down);
+	px_json_num(&j, "duration_ms", ms_since(&c->started, &now));
+	if (why != NULL)
+		px_json_str(&j, "why", why);
+	px_json_num(&j, "generation", (int64_t)c->generation);
+	px_json_emit(&j, srv->audit);
+
+	srv->stats.bytes_up += c->bytes_up;
+	srv->stats.bytes_down += c->bytes_down;
+
+	px_dns_cancel(c->dnsq);
+	px_connect_cancel(c->connector);
+	px_sni_free(c->sni);
+	if (c->timer != NULL)
+		event_free(c->timer);
+	if (c->cli != NULL)
+		bufferevent_free(c->cli);
+	if (c->up != NULL)
+		bufferevent_free(c->up);
+	for (i = 0; i < POOL_MAX; i++)
+		pool_drop(&c->pool[i]);
+	if (c->pending != NULL)
+		evbuffer_free(c->pending);
+	free(c->hdrs);
+	cf_config_free(c->cfg);
+	TAILQ_REMOVE(&srv->conns, c, entry);
+	free(c);
+	if (srv->nconns-- == cf_config_proxy(srv->cfg)->max_connections)
+		px_listeners_pause(srv, 0);
+}
+
+void
+px_conn_close_all(struct px_server *srv)
+{
+	struct px_conn *c;
+
+	while ((c = TAILQ_FIRST(&srv->conns)) != NULL)
+		conn_free(c, "shutdown");
+}
+
+/* ---- timers ------------------------------------------------------------- */
+
+static void
+timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_conn *c = arg;
+	const struct cf_proxy_settings *p = settings(c);
+	struct timeval now;
+	long idle;
+
+	(void)fd;
+	(void)what;
+	event_base_gettimeofday_cached(c->srv->base, &now);
+	switch (c->state) {
+	case CS_HEAD:
+		if (c->head_timer_armed || c->requests == 0) {
+			/* Slowloris: the head did not arrive in header_timeout. */
+			if (evbuffer_get_length(bufferevent_get_input(c->cli)) > 0) {
+				c->host.kind = 0;
+				c->method[0] = '\0';
+				refuse(c, 408, CF_R_TIMEOUT, NULL,
+				    "the request head did not arrive within header_timeout");
+			} else {
+				conn_free(c, "header_timeout");
+			}
+			return;
+		}
+		/* An idle keep-alive connection: the idle timeout applies. */
+		__attribute__((fallthrough));
+	case CS_TUNNEL:
+	case CS_FWD:
+	case CS_SNI:
+		idle = ms_since(&c->last_activity, &now);
+		if (c->state == CS_SNI && c->sni_fed > 0) {
+			conn_free(c, "sni_timeout");
+			return;
+		}
+		if (idle >= (long)p->idle_timeout_ms) {
+			conn_free(c, "idle_timeout");
+			return;
+		}
+		arm_timer(c, (unsigned)(p->idle_timeout_ms - (unsigned long)idle));
+		return;
+	case CS_LOOKUP:
+	case CS_CLOSING:
+		conn_free(c, "timeout");
+		return;
+	}
+}
+
+/* ---- relaying ----------------------------------------------------------- */
+
+/*
+ * Move everything readable from SRC to DST, stopping SRC while DST's output
+ * is over RELAY_HIGH; DST's write callback resumes it (le-proxy's scheme).
+ */
+static void
+relay(struct px_conn *c, struct bufferevent *src, struct bufferevent *dst, uint64_t *count)
+{
+	struct evbuffer *in = bufferevent_get_input(src);
+	struct evbuffer *out = bufferevent_get_output(dst);
+	size_t n = evbuffer_get_length(in);
+
+	if (n == 0)
+		return;
+	*count += n;
+	touch(c);
+	evbuffer_add_buffer(out, in);
+	if (evbuffer_get_length(out) >= RELAY_HIGH) {
+		bufferevent_disable(src, EV_READ);
+		bufferevent_setwatermark(dst, EV_WRITE, RELAY_HIGH / 2, 0);
+	}
+}
+
+/* Half-close: after EOF from one side and once its bytes are flushed, the
+ * other side's write half is shut (so an HTTP client that shuts its write
+ * side still gets its whole answer). */
+static void
+maybe_shutdown(struct px_conn *c)
+{
+	if (c->up != NULL && c->cli_eof && c->up_shut_pending &&
+	    evbuffer_get_length(bufferevent_get_output(c->up)) == 0) {
+		c->up_shut_pending = 0;
+		shutdown(bufferevent_getfd(c->up), SHUT_WR);
+	}
+	if (c->up_eof && c->cli_shut_pending &&
+	    evbuffer_get_length(bufferevent_get_output(c->cli)) == 0) {
+		c->cli_shut_pending = 0;
+		shutdown(bufferevent_getfd(c->cli), SHUT_WR);
+	}
+	if (c->cli_eof && c->up_eof && !c->up_shut_pending && !c->cli_shut_pending)
+		conn_free(c, NULL);
+}
+
+static void
+tunnel_start(struct px_conn *c)
+{
+	c->state = CS_TUNNEL;
+	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
+	bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
+	bufferevent_enable(c->cli, EV_READ | EV_WRITE);
+	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	if (!c->cli_eof)
+		relay(c, c->cli, c->up, &c->bytes_up);
+	else
+		maybe_shutdown(c);
+}
+
+/* ---- the SNI check ------------------------------------------------------ */
+
+static void
+sni_step(struct px_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli);
+	size_t len = evbuffer_get_length(in);
+	enum px_sni_result r;
+	enum cf_sni_mode mode = settings(c)->sni;
+	struct cf_host name;
+	const char *why = NULL;
+	int pass = 0;
+
+	if (len > c->sni_fed) {
+		size_t want = len > SNI_MAX_BYTES + 1 ? SNI_MAX_BYTES + 1 : len;
+		unsigned char *data;
+		if (want <= c->sni_fed) {
+			r = PX_SNI_TOO_BIG;
+			goto decide;
+		}
+		data = evbuffer_pullup(in, (ev_ssize_t)want);
+		if (data == NULL) {
+			conn_free(c, "out of memory");
+			return;
+		}
+		r = px_sni_feed(c->sni, data + c->sni_fed, want - c->sni_fed);
+		c->sni_fed = want;
+		touch(c);
+	} else if (c->cli_eof) {
+		r = c->sni_fed == 0 ? PX_SNI_NOT_TLS : PX_SNI_BAD;
+	} else {
+		return;
+	}
+decide:
+	switch (r) {
+	case PX_SNI_NEED_MORE:
+		if (c->cli_eof) {
+			why = "the client closed in the middle of its ClientHello";
+			break;
+		}
+		/* Partial hello: it must complete within header_timeout. */
+		arm_timer(c, settings(c)->header_timeout_ms);
+		bufferevent_disable(c->cli, EV_READ);
+		bufferevent_enable(c->cli, EV_READ);
+		return;
+	case PX_SNI_HELLO:
+		if (px_sni_name(c->sni, &name) == 1) {
+			if (cf_host_equal(&name, &c->host))
+				pass = 1;
+			else
+				why = "the TLS server_name differs from the CONNECT host";
+		} else if (mode == CF_SNI_STRICT) {
+			why = "sni = strict and the ClientHello carries no server_name";
+		} else {
+			pass = 1;
+		}
+		break;
+	case PX_SNI_NOT_TLS:
+		if (mode == CF_SNI_STRICT)
+			why = "sni = strict and the first bytes are not a TLS ClientHello";
+		else
+			pass = 1;
+		break;
+	case PX_SNI_BAD:
+	case PX_SNI_TOO_BIG:
+	default:
+		why = px_sni_why(c->sni);
+		if (why == NULL)
+			why = "malformed ClientHello";
+		break;
+	}
+	if (!pass) {
+		struct px_json j;
+		char got[CF_HOST_TEXT_MAX];
+
+		got[0] = '\0';
+		if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
+			cf_host_format(&name, got, sizeof(got));
+		c->srv->stats.decisions[CF_R_SNI_MISMATCH]++;
+		px_json_begin(&j, "decision");
+		audit_common(c, &j);
+		px_json_str(&j, "address", c->addr);
+		px_json_str(&j, "decision", "deny");
+		px_json_str(&j, "reason", "sni_mismatch");
+		px_json_str(&j, "sni", got[0] ? got : NULL);
+		px_json_str(&j, "detail", why);
+		px_json_num(&j, "generation", (int64_t)c->generation);
+		px_json_str(&j, "config", cf_config_hash(c->cfg));
+		px_json_emit(&j, c->srv->audit);
+		/* The held bytes never reach upstream: drop them with the tunnel. */
+		conn_free(c, "sni_mismatch");
+		return;
+	}
+	px_sni_free(c->sni);
+	c->sni = NULL;
+	arm_timer(c, settings(c)->idle_timeout_ms);
+	tunnel_start(c);
+}
+
+/* ---- upstream connection ------------------------------------------------ */
+
+static void fwd_start(struct px_conn *c);
+
+static void
+connected_cb(int fd, int err, size_t index, void *arg)
+{
+	struct px_conn *c = arg;
+	char detail[256];
+
+	c->connector = NULL;
+	if (fd < 0) {
+		snprintf(detail, sizeof(detail), "could not connect to %s: %s",
+		    c->naddrs == 1 ? c->addr : "any of its addresses", strerror(err));
+		if (err == ETIMEDOUT)
+			refuse(c, 504, CF_R_TIMEOUT, c->dec.rule, detail);
+		else
+			refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, detail);
+		return;
+	}
+	{
+		const struct sockaddr *sa = (const struct sockaddr *)&c->addrs[index];
+		char a[INET6_ADDRSTRLEN];
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, a, sizeof(a));
+		else
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, a, sizeof(a));
+		snprintf(c->addr, sizeof(c->addr), "%s", a);
+	}
+	c->up = bufferevent_socket_new(c->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->up == NULL) {
+		close(fd);
+		refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, "out of memory");
+		return;
+	}
+	audit_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL);
+	touch(c);
+	arm_timer(c, settings(c)->idle_timeout_ms);
+	if (c->mode == CF_MODE_CONNECT) {
+		/* RFC 9110 §9.3.6: any 2xx means the tunnel is open. */
+		evbuffer_add_printf(bufferevent_get_output(c->cli),
+		    "HTTP/1.1 200 Connection established\r\n\r\n");
+		if (settings(c)->sni == CF_SNI_OFF) {
+			tunnel_start(c);
+			return;
+		}
+		c->sni = px_sni_new(SNI_MAX_BYTES);
+		if (c->sni == NULL) {
+			conn_free(c, "out of memory");
+			return;
+		}
+		c->state = CS_SNI;
+		/* Upstream may speak first (SMTP, SSH servers): its bytes flow
+		 * to the client; only the client's are held for the check. */
+		bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
+		bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
+		bufferevent_enable(c->up, EV_READ | EV_WRITE);
+		bufferevent_enable(c->cli, EV_READ | EV_WRITE);
+		sni_step(c);
+		return;
+	}
+	fwd_start(c);
+}
+
+/* Vet every address; refuse the host if any one is refused. */
+static int
+vet_and_connect(struct px_conn *c)
+{
+	size_t i;
+	struct cf_decision ad;
+
+	for (i = 0; i < c->naddrs; i++) {
+		struct sockaddr *sa = (struct sockaddr *)&c->addrs[i];
+		if (sa->sa_family == AF_INET)
+			((struct sockaddr_in *)(void *)sa)->sin_port = htons(c->port);
+		else
+			((struct sockaddr_in6 *)(void *)sa)->sin6_port = htons(c->port);
+		cf_decide_addr(c->cfg, c->sess, &c->dec, sa, &ad);
+		if (!ad.allow) {
+			char a[INET6_ADDRSTRLEN];
+			if (sa->sa_family == AF_INET)
+				inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)sa)->sin_addr, a, sizeof(a));
+			else
+				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)(void *)sa)->sin6_addr, a, sizeof(a));
+			snprintf(c->addr, sizeof(c->addr), "%s", a);
+			refuse(c, 403, ad.reason, ad.rule, ad.detail);
+			return -1;
+		}
+	}
+	if (c->naddrs == 1) {
+		const struct sockaddr *sa = (const struct sockaddr *)&c->addrs[0];
+		char a[INET6_ADDRSTRLEN];
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, a, sizeof(a));
+		else
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, a, sizeof(a));
+		snprintf(c->addr, sizeof(c->addr), "%s", a);
+	}
+	/* Connect only to what was vetted: these very sockaddrs. */
+	c->connector = px_connect_start(c->srv->base, c->addrs, c->addrlens, c->naddrs,
+	    settings(c)->connect_timeout_ms, connected_cb, c);
+	if (c->connector == NULL) {
+		refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+dns_cb(int status, const struct px_dns_result *res, const char *errmsg, void *arg)
+{
+	struct px_conn *c = arg;
+	char detail[300], h[CF_HOST_TEXT_MAX];
+	size_t i;
+
+	c->dnsq = NULL;
+	if (status != 0) {
+		host_text(c, h, sizeof(h));
+		snprintf(detail, sizeof(detail), "%s could not be resolved: %s", h,
+		    errmsg ? errmsg : px_dns_strerror(status));
+		refuse(c, status == PX_DNS_TIMEOUT ? 504 : 502, CF_R_DNS_FAILURE, c->dec.rule, detail);
+		return;
+	}
+	c->naddrs = res->naddrs < PX_DNS_MAX_ADDRS ? res->naddrs : PX_DNS_MAX_ADDRS;
+	for (i = 0; i < c->naddrs; i++) {
+		c->addrs[i] = res->addrs[i];
+		c->addrlens[i] = res->addrlens[i];
+	}
+	vet_and_connect(c);
+}
+
+/* ---- the forward path --------------------------------------------------- */
+
+static struct pooled *
+pool_find(struct px_conn *c, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < POOL_MAX; i++)
+		if (c->pool[i].bev != NULL && strcmp(c->pool[i].key, key) == 0)
+			return &c->pool[i];
+	return NULL;
+}
+
+static void
+pool_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct pooled *p = arg;
+
+	(void)bev;
+	(void)what;
+	/* An idle upstream closed or failed: forget it. */
+	pool_drop(p);
+}
+
+static void
+pool_read_cb(struct bufferevent *bev, void *arg)
+{
+	/* An idle upstream must not speak; one that does is dropped. */
+	(void)bev;
+	pool_drop(arg);
+}
+
+static void
+pool_put(struct px_conn *c)
+{
+	size_t i, slot = 0;
+
+	for (i = 0; i < POOL_MAX; i++)
+		if (c->pool[i].bev == NULL) {
+			slot = i;
+			break;
+		}
+	if (i == POOL_MAX)
+		pool_drop(&c->pool[0]);
+	snprintf(c->pool[slot].key, sizeof(c->pool[slot].key), "%s", c->upkey);
+	snprintf(c->pool[slot].addr, sizeof(c->pool[slot].addr), "%s", c->addr);
+	c->pool[slot].bev = c->up;
+	c->pool[slot].c = c;
+	bufferevent_setcb(c->up, pool_read_cb, NULL, pool_event_cb, &c->pool[slot]);
+	bufferevent_enable(c->up, EV_READ);
+	c->up = NULL;
+}
+
+/* Pass request-body bytes from the client to upstream, as far as framing
+ * and back-pressure allow. */
+static int
+fwd_request_body(struct px_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli);
+	struct evbuffer *out = bufferevent_get_output(c->up);
+	size_t avail = evbuffer_get_length(in), n = 0;
+
+	if (c->req_done || avail == 0)
+		return 0;
+	touch(c);
+	if (c->req_chunked) {
+		struct evbuffer_iovec v[8];
+		int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
+		const char *why = NULL;
+		for (i = 0; i < nv && i < 8 && !done; i++) {
+			ssize_t used = px_chunked_scan(&c->req_ch, v[i].iov_base, v[i].iov_len, &done, &why);
+			if (used < 0) {
+				if (n == 0 && c->requests <= 1 && c->rstate == RS_HEAD && c->bytes_up == 0) {
+					/* Nothing of the body went out yet. */
+				}
+				log_debug("bad chunked request body: %s", why);
+				return -1;
+			}
+			n += (size_t)used;
+		}
+		if (done)
+			c->req_done = 1;
+	} else {
+		n = avail < (uint64_t)c->req_left ? avail : (size_t)c->req_left;
+		c->req_left -= (int64_t)n;
+		if (c->req_left == 0)
+			c->req_done = 1;
+	}
+	if (n > 0) {
+		evbuffer_remove_buffer(in, out, n);
+		c->bytes_up += n;
+	}
+	if (evbuffer_get_length(out) >= RELAY_HIGH) {
+		bufferevent_disable(c->cli, EV_READ);
+		bufferevent_setwatermark(c->up, EV_WRITE, RELAY_HIGH / 2, 0);
+	}
+	if (c->req_done)
+		bufferevent_disable(c->cli, EV_READ);
+	return 0;
+}
+
+static void
+fwd_finish(struct px_conn *c)
+{
+	/* Response complete. */
+	if (c->up != NULL) {
+		if (c->resp_keep_alive && c->req_done && !c->up_eof &&
+		    evbuffer_get_length(bufferevent_get_input(c->up)) == 0)
+			pool_put(c);
+		else {
+			bufferevent_free(c->up);
+			c->up = NULL;
+		}
+	}
+	if (!c->cli_keep_alive || !c->req_done || c->cli_eof) {
+		close_after_write(c);
+		return;
+	}
+	/* Next request on this keep-alive connection, judged on its own. */
+	c->state = CS_HEAD;
+	c->head_timer_armed = 0;
+	c->host.kind = 0;
+	c->addr[0] = '\0';
+	arm_timer(c, settings(c)->idle_timeout_ms);
+	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
+	bufferevent_enable(c->cli, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_input(c->cli)) > 0)
+		handle_head(c);
+}
+
+static void
+fwd_response(struct px_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->up);
+	struct evbuffer *out = bufferevent_get_output(c->cli);
+
+	while (c->rstate != RS_DONE) {
+		size_t avail = evbuffer_get_length(in);
+
+		if (c->rstate == RS_HEAD) {
+			struct px_http_response resp;
+			struct px_http_limits lim;
+			size_t head_len = 0, want;
+			const char *why = NULL;
+			unsigned char *data;
+			int rc;
+
+			if (avail == 0)
+				return;
+			lim.max_headers = settings(c)->max_headers;
+			lim.max_header_bytes = settings(c)->max_header_bytes;
+			want = avail > lim.max_header_bytes + 1 ? lim.max_header_bytes + 1 : avail;
+			data = evbuffer_pullup(in, (ev_ssize_t)want);
+			px_http_response_init(&resp, c->hdrs, c->nhdrs_cap);
+			rc = px_http_parse_response((const char *)data, want, &lim, c->req_is_head,
+			    &resp, &head_len, &why);
+			if (rc == PX_HTTP_INCOMPLETE)
+				return;
+			if (rc != PX_HTTP_OK) {
+				if (c->bytes_down == 0) {
+					char d[200];
+					snprintf(d, sizeof(d), "upstream sent a malformed response: %s", why ? why : "?");
+					refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, d);
+				} else {
+					conn_free(c, "bad upstream response");
+				}
+				return;
+			}
+			if (resp.informational) {
+				px_http_build_client_head(&resp, 1, out);
+				evbuffer_drain(in, head_len);
+				continue;
+			}
+			c->cli_keep_alive = c->req_keep_alive && !resp.close_delimited && !resp.upgrade_websocket;
+			c->resp_keep_alive = resp.keep_alive;
+			if (resp.upgrade_websocket && c->req_upgrade) {
+				px_http_build_client_head(&resp, 1, out);
+				evbuffer_drain(in, head_len);
+				c->bytes_down += head_len;
+				/* RFC 9110 §7.8: after 101 the connection is a tunnel. */
+				c->req_done = 1;
+				tunnel_start(c);
+				relay(c, c->up, c->cli, &c->bytes_down);
+				return;
+			}
+			px_http_build_client_head(&resp, c->cli_keep_alive, out);
+			evbuffer_drain(in, head_len);
+			c->bytes_down += head_len;
+			c->resp_chunked = resp.chunked;
+			c->resp_close_delimited = resp.close_delimited;
+			c->resp_left = resp.content_length > 0 ? resp.content_length : 0;
+			if (resp.chunked) {
+				struct px_http_limits l2 = lim;
+				px_chunked_init(&c->resp_ch, &l2);
+			}
+			if (resp.no_body || (!resp.chunked && !resp.close_delimited && c->resp_left == 0))
+				c->rstate = RS_DONE;
+			else
+				c->rstate = RS_BODY;
+			continue;
+		}
+
+		/* RS_BODY */
+		if (avail == 0)
+			break;
+		touch(c);
+		if (c->resp_close_delimited) {
+			c->bytes_down += avail;
+			evbuffer_add_buffer(out, in);
+		} else if (c->resp_chunked) {
+			struct evbuffer_iovec v[8];
+			int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
+			size_t n = 0;
+			const char *why = NULL;
+			for (i = 0; i < nv && i < 8 && !done; i++) {
+				ssize_t used = px_chunked_scan(&c->resp_ch, v[i].iov_base, v[i].iov_len, &done, &why);
+				if (used < 0) {
+					conn_free(c, "bad chunked response");
+					return;
+				}
+				n += (size_t)used;
+			}
+			evbuffer_remove_buffer(in, out, n);
+			c->bytes_down += n;
+			if (done)
+				c->rstate = RS_DONE;
+		} else {
+			size_t n = avail < (uint64_t)c->resp_left ? avail : (size_t)c->resp_left;
+			evbuffer_remove_buffer(in, out, n);
+			c->bytes_down += n;
+			c->resp_left -= (int64_t)n;
+			if (c->resp_left == 0)
+				c->rstate = RS_DONE;
+		}
+		if (evbuffer_get_length(out) >= RELAY_HIGH) {
+			bufferevent_disable(c->up, EV_READ);
+			bufferevent_setwatermark(c->cli, EV_WRITE, RELAY_HIGH / 2, 0);
+			return;
+		}
+	}
+	if (c->rstate == RS_DONE)
+		fwd_finish(c);
+}
+
+static void
+fwd_start(struct px_conn *c)
+{
+	c->state = CS_FWD;
+	c->rstate = RS_HEAD;
+	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
+	bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
+	bufferevent_setwatermark(c->up, EV_WRITE, 0, 0);
+	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
+	evbuffer_add_buffer(bufferevent_get_output(c->up), c->pending);
+	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	bufferevent_enable(c->cli, EV_WRITE);
+	if (!c->req_done) {
+		bufferevent_enable(c->cli, EV_READ);
+		if (fwd_request_body(c) != 0) {
+			conn_free(c, "bad request body");
+			return;
+		}
+	} else {
+		bufferevent_disable(c->cli, EV_READ);
+	}
+}
+
+/* ---- the request head --------------------------------------------------- */
+
+static void
+handle_head(struct px_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli);
+	const struct cf_proxy_settings *p = settings(c);
+	struct px_http_request req;
+	struct px_http_limits lim;
+	size_t len = evbuffer_get_length(in), want, head_len = 0;
+	const char *why = NULL;
+	unsigned char *data;
+	int status = 400, rc;
+
+	if (len == 0)
+		return;
+	if (!c->head_timer_armed) {
+		c->head_timer_armed = 1;
+		arm_timer(c, p->header_timeout_ms);
+	}
+	touch(c);
+	lim.max_headers = p->max_headers;
+	lim.max_header_bytes = p->max_header_bytes;
+	if (c->nhdrs_cap < lim.max_headers + 1) {
+		struct px_http_header *nh = realloc(c->hdrs, (lim.max_headers + 1) * sizeof(*nh));
+		if (nh == NULL) {
+			conn_free(c, "out of memory");
+			return;
+		}
+		c->hdrs = nh;
+		c->nhdrs_cap = lim.max_headers + 1;
+	}
+	/* Never buffer more than the cap: parse at most cap + 1 bytes, which
+	 * is enough for the parser to say 431. */
+	want = len > lim.max_header_bytes + 1 ? lim.max_header_bytes + 1 : len;
+	data = evbuffer_pullup(in, (ev_ssize_t)want);
+	if (data == NULL) {
+		conn_free(c, "out of memory");
+		return;
+	}
+	px_http_request_init(&req, c->hdrs, c->nhdrs_cap);
+	rc = px_http_parse_request((const char *)data, want, &lim, &req, &head_len, &status, &why);
+	if (rc == PX_HTTP_INCOMPLETE) {
+		if (len > lim.max_header_bytes) {
+			c->host.kind = 0;
+			refuse(c, 431, CF_R_BAD_REQUEST, NULL, "request head larger than max_header_bytes");
+		}
+		return;
+	}
+
+	/* A new request: the current snapshot decides it. */
+	c->requests++;
+	c->host.kind = 0;
+	c->method[0] = '\0';
+	c->path[0] = '\0';
+	c->addr[0] = '\0';
+	if (c->cfg != c->srv->cfg) {
+		cf_config_free(c->cfg);
+		c->cfg = cf_config_ref(c->srv->cfg);
+	}
+	c->generation = c->srv->generation;
+	c->sess = cf_config_find_session(c->cfg, c->session);
+	if (rc == PX_HTTP_OK || rc == PX_HTTP_HOST_MISMATCH) {
+		size_t ml = req.method_len < sizeof(c->method) - 1 ? req.method_len : sizeof(c->method) - 1;
+		memcpy(c->method, req.method, ml);
+		c->method[ml] = '\0';
+	}
+	if (rc == PX_HTTP_HOST_MISMATCH) {
+		c->host = req.host;
+		c->port = req.port;
+		refuse(c, 400, CF_R_HOST_MISMATCH, NULL,
+		    "the Host header names another host than the request URI");
+		return;
+	}
+	if (rc != PX_HTTP_OK) {
+		char d[256];
+		snprintf(d, sizeof(d), "malformed request: %s", why ? why : "bad syntax");
+		refuse(c, status == 431 ? 431 : 400, CF_R_BAD_REQUEST, NULL, d);
+		return;
+	}
+	if (c->sess == NULL) {
+		refuse(c, 403, CF_R_HOST_NOT_ALLOWED, NULL,
+		    "this listener's session was removed from the config");
+		return;
+	}
+	if (!req.is_connect && req.form != PX_TARGET_ABSOLUTE) {
+		refuse(c, 400, CF_R_BAD_REQUEST, NULL,
+		    "this is postern, an HTTP proxy, not a web server: send requests in absolute form "
+		    "(GET http://host/path) or CONNECT host:port, e.g. by setting HTTP_PROXY and HTTPS_PROXY");
+		return;
+	}
+
+	c->mode = req.is_connect ? CF_MODE_CONNECT : CF_MODE_HTTP;
+	c->host = req.host;
+	c->port = req.port;
+	if (c->mode == CF_MODE_HTTP) {
+		size_t pl = req.path_len < sizeof(c->path) - 1 ? req.path_len : sizeof(c->path) - 1;
+		memcpy(c->path, req.path, pl);
+		c->path[pl] = '\0';
+	}
+	cf_decide(c->sess, c->mode, &c->host, c->port, req.path, c->mode == CF_MODE_HTTP ? req.path_len : 0,
+	    &c->dec);
+	if (!c->dec.allow) {
+		refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+		return;
+	}
+
+	if (c->mode == CF_MODE_HTTP) {
+		if (c->pending == NULL)
+			c->pending = evbuffer_new();
+		if (c->pending == NULL || px_http_build_upstream_head(&req, c->pending) != 0) {
+			conn_free(c, "out of memory");
+			return;
+		}
+		c->req_keep_alive = req.keep_alive;
+		c->req_is_head = req.is_head;
+		c->req_upgrade = req.upgrade_websocket;
+		c->req_chunked = req.chunked;
+		c->req_left = req.content_length > 0 ? req.content_length : 0;
+		c->req_done = !req.chunked && c->req_left == 0;
+		if (req.chunked)
+			px_chunked_init(&c->req_ch, &lim);
+	}
+	/* The head is consumed; any bytes after it are the body, a pipelined
+	 * request, or (CONNECT) the client's first flight. */
+	evbuffer_drain(in, head_len);
+	bufferevent_disable(c->cli, EV_READ);
+	c->state = CS_LOOKUP;
+	arm_timer(c, p->connect_timeout_ms + 30000);
+
+	{
+		char h[CF_HOST_TEXT_MAX];
+		host_text(c, h, sizeof(h));
+		snprintf(c->upkey, sizeof(c->upkey), "%s:%u", h, c->port);
+	}
+	if (c->mode == CF_MODE_HTTP) {
+		struct pooled *pp = pool_find(c, c->upkey);
+		if (pp != NULL) {
+			/* Reuse: this host's upstream, vetted when it was opened. */
+			c->up = pp->bev;
+			snprintf(c->addr, sizeof(c->addr), "%s", pp->addr);
+			pp->bev = NULL;
+			pool_drop(pp);
+			audit_decision(c, 1, CF_R_ALLOWED, c->dec.rule, "reused upstream connection");
+			arm_timer(c, p->idle_timeout_ms);
+			fwd_start(c);
+			return;
+		}
+	}
+	if (c->host.kind != CF_HOST_NAME) {
+		struct sockaddr_storage *ss = &c->addrs[0];
+		memset(ss, 0, sizeof(*ss));
+		if (c->host.kind == CF_HOST_IPV4) {
+			struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+			sin->sin_family = AF_INET;
+			sin->sin_addr = c->host.addr.v4;
+			c->addrlens[0] = sizeof(*sin);
+		} else {
+			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+			sin6->sin6_family = AF_INET6;
+			sin6->sin6_addr = c->host.addr.v6;
+			c->addrlens[0] = sizeof(*sin6);
+		}
+		c->naddrs = 1;
+		vet_and_connect(c);
+		return;
+	}
+	c->dnsq = px_dns_resolve(c->srv->dns, c->host.name, dns_cb, c);
+	if (c->dnsq == NULL)
+		refuse(c, 502, CF_R_DNS_FAILURE, c->dec.rule, "could not start a DNS lookup");
+}
+
+/* ---- bufferevent callbacks ---------------------------------------------- */
+
+static void
+cli_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	switch (c->state) {
+	case CS_HEAD:
+		handle_head(c);
+		break;
+	case CS_SNI:
+		sni_step(c);
+		break;
+	case CS_TUNNEL:
+		relay(c, c->cli, c->up, &c->bytes_up);
+		break;
+	case CS_FWD:
+		if (fwd_request_body(c) != 0)
+			conn_free(c, "bad request body");
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+cli_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (c->state == CS_CLOSING) {
+		if (evbuffer_get_length(bufferevent_get_output(c->cli)) == 0)
+			conn_free(c, NULL);
+		return;
+	}
+	/* The client drained: resume reading upstream. */
+	if (c->up != NULL && evbuffer_get_length(bufferevent_get_output(c->cli)) < RELAY_HIGH) {
+		bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
+		if (!c->up_eof)
+			bufferevent_enable(c->up, EV_READ);
+		if (c->state == CS_FWD)
+			fwd_response(c);
+	}
+	if (c->state == CS_TUNNEL || c->state == CS_SNI)
+		maybe_shutdown(c);
+}
+
+static void
+up_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (evbuffer_get_length(bufferevent_get_output(c->up)) < RELAY_HIGH) {
+		bufferevent_setwatermark(c->up, EV_WRITE, 0, 0);
+		if (!c->cli_eof && c->state == CS_TUNNEL)
+			bufferevent_enable(c->cli, EV_READ);
+		if (c->state == CS_FWD && !c->req_done && !c->cli_eof)
+			bufferevent_enable(c->cli, EV_READ);
+	}
+	if (c->state == CS_TUNNEL)
+		maybe_shutdown(c);
+}
+
+static void
+up_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (c->state == CS_TUNNEL || c->state == CS_SNI)
+		relay(c, c->up, c->cli, &c->bytes_down);
+	else if (c->state == CS_FWD)
+		fwd_response(c);
+}
+
+static void
+cli_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR) {
+		conn_free(c, "client error");
+		return;
+	}
+	if (!(what & BEV_EVENT_EOF))
+		return;
+	c->cli_eof = 1;
+	switch (c->state) {
+	case CS_TUNNEL:
+		relay(c, c->cli, c->up, &c->bytes_up);
+		c->up_shut_pending = 1;
+		maybe_shutdown(c);
+		break;
+	case CS_SNI:
+		sni_step(c);
+		break;
+	case CS_FWD:
+		if (!c->req_done)
+			conn_free(c, "client closed during the request body");
+		break;
+	case CS_CLOSING:
+	default:
+		conn_free(c, NULL);
+		break;
+	}
+}
+
+static void
+up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR) {
+		if (c->state == CS_FWD && c->rstate == RS_HEAD && c->bytes_down == 0) {
+			refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, "upstream failed before answering");
+			return;
+		}
+		conn_free(c, "upstream error");
+		return;
+	}
+	if (!(what & BEV_EVENT_EOF))
+		return;
+	c->up_eof = 1;
+	switch (c->state) {
+	case CS_TUNNEL:
+	case CS_SNI:
+		relay(c, c->up, c->cli, &c->bytes_down);
+		c->cli_shut_pending = 1;
+		if (c->state == CS_SNI && !c->cli_eof) {
+			/* Upstream is gone before the client spoke: nothing to check. */
+			c->cli_eof = 1;
+			c->up_shut_pending = 0;
+		}
+		maybe_shutdown(c);
+		break;
+	case CS_FWD:
+		fwd_response(c);
+		if (c->state != CS_FWD)
+			return;
+		if (c->rstate == RS_BODY && c->resp_close_delimited) {
+			c->rstate = RS_DONE;
+			c->cli_keep_alive = 0;
+			fwd_finish(c);
+		} else if (c->rstate == RS_HEAD && c->bytes_down == 0) {
+			refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule,
+			    "upstream closed the connection without answering");
+		} else {
+			conn_free(c, "upstream closed mid-response");
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- accept ------------------------------------------------------------- */
+
+void
+px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int salen)
+{
+	struct px_server *srv = l->srv;
+	struct px_conn *c;
+
+	(void)salen;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		close(fd);
+		return;
+	}
+	c->srv = srv;
+	c->state = CS_HEAD;
+	c->pid = c->uid = -1;
+	snprintf(c->session, sizeof(c->session), "%s", l->session);
+	c->cfg = cf_config_ref(srv->cfg);
+	c->generation = srv->generation;
+	c->sess = cf_config_find_session(c->cfg, c->session);
+	event_base_gettimeofday_cached(srv->base, &c->started);
+	c->last_activity = c->started;
+	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
+	srv->stats.conns_total++;
+	if (++srv->nconns == cf_config_proxy(srv->cfg)->max_connections)
+		px_listeners_pause(srv, 1);
+
+	if (sa->sa_family == AF_UNIX) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		c->is_unix = 1;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+			c->pid = cred.pid;
+			c->uid = cred.uid;
+			snprintf(c->peer, sizeof(c->peer), "unix:pid=%ld,uid=%ld", c->pid, c->uid);
+		} else {
+			snprintf(c->peer, sizeof(c->peer), "unix");
+		}
+	} else {
+		char a[INET6_ADDRSTRLEN];
+		if (sa->sa_family == AF_INET) {
+			const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)sa;
+			inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+			snprintf(c->peer, sizeof(c->peer), "%s:%u", a, ntohs(sin->sin_port));
+		} else {
+			const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)(const void *)sa;
+			inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
+			snprintf(c->peer, sizeof(c->peer), "[%s]:%u", a, ntohs(sin6->sin6_port));
+		}
+	}
+
+	evutil_make_socket_nonblocking(fd);
+	c->cli = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->timer = evtimer_new(srv->base, timer_cb, c);
+	if (c->cli == NULL || c->timer == NULL) {
+		if (c->cli == NULL)
+			close(fd);
+		conn_free(c, "out of memory");
+		return;
+	}
+	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
+	bufferevent_enable(c->cli, EV_READ | EV_WRITE);
+	c->head_timer_armed = 1;
+	arm_timer(c, cf_config_proxy(srv->cfg)->header_timeout_ms);
+}

@@ -1,0 +1,226 @@
+/*
+ * proxy/connect.c: Happy Eyeballs connector (see connect.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <event2/event.h>
+
+#include "proxy/connect.h"
+
+#define MAX_ATTEMPTS 16
+#define ATTEMPT_DELAY_MS 250
+
+struct attempt {
+	int fd;
+	struct event *ev;
+	struct px_connector *c;
+	size_t index;
+};
+
+struct px_connector {
+	struct event_base *base;
+	struct sockaddr_storage addrs[MAX_ATTEMPTS];
+	socklen_t lens[MAX_ATTEMPTS];
+	size_t n, next;
+	struct attempt att[MAX_ATTEMPTS];
+	struct event *delay;   /* starts the next attempt */
+	struct event *timeout; /* gives up */
+	int last_err;
+	px_connect_cb cb;
+	void *arg;
+};
+
+static void start_next(struct px_connector *c);
+
+static void
+attempt_close(struct attempt *a)
+{
+	if (a->ev != NULL) {
+		event_free(a->ev);
+		a->ev = NULL;
+	}
+	if (a->fd >= 0) {
+		close(a->fd);
+		a->fd = -1;
+	}
+}
+
+static void
+connector_free(struct px_connector *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		attempt_close(&c->att[i]);
+	if (c->delay != NULL)
+		event_free(c->delay);
+	if (c->timeout != NULL)
+		event_free(c->timeout);
+	free(c);
+}
+
+static void
+finish(struct px_connector *c, int fd, int err, size_t index)
+{
+	px_connect_cb cb = c->cb;
+	void *arg = c->arg;
+
+	connector_free(c);
+	cb(fd, err, index, arg);
+}
+
+static int
+live_attempts(const struct px_connector *c)
+{
+	size_t i;
+	int live = 0;
+
+	for (i = 0; i < c->n; i++)
+		live += c->att[i].fd >= 0;
+	return live;
+}
+
+static void
+attempt_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct attempt *a = arg;
+	struct px_connector *c = a->c;
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	(void)what;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+		err = errno;
+	if (err == 0) {
+		int one = 1;
+		size_t index = a->index;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		a->fd = -1; /* handed over */
+		finish(c, (int)fd, 0, index);
+		return;
+	}
+	c->last_err = err;
+	attempt_close(a);
+	/* A failure starts the next attempt at once (RFC 8305 §5). */
+	if (c->next < c->n) {
+		start_next(c);
+	} else if (live_attempts(c) == 0) {
+		finish(c, -1, c->last_err, 0);
+	}
+}
+
+static void
+delay_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_connector *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->next < c->n)
+		start_next(c);
+	else if (live_attempts(c) == 0)
+		finish(c, -1, c->last_err ? c->last_err : ECONNREFUSED, 0);
+}
+
+static void
+timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	finish(arg, -1, ETIMEDOUT, 0);
+}
+
+static void
+start_next(struct px_connector *c)
+{
+	struct timeval tv = { 0, ATTEMPT_DELAY_MS * 1000 };
+
+	while (c->next < c->n) {
+		struct attempt *a = &c->att[c->next];
+		const struct sockaddr *sa = (const struct sockaddr *)&c->addrs[c->next];
+		int fd;
+
+		a->index = c->next++;
+		fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			c->last_err = errno;
+			continue;
+		}
+		if (connect(fd, sa, c->lens[a->index]) != 0 && errno != EINPROGRESS) {
+			c->last_err = errno;
+			close(fd);
+			continue;
+		}
+		a->fd = fd;
+		a->c = c;
+		a->ev = event_new(c->base, fd, EV_WRITE, attempt_cb, a);
+		if (a->ev == NULL || event_add(a->ev, NULL) != 0) {
+			c->last_err = ENOMEM;
+			attempt_close(a);
+			continue;
+		}
+		break;
+	}
+	/* Either the next attempt after the delay, or, when nothing is left
+	 * and nothing is live, the failure report on the next loop turn. */
+	if (c->next >= c->n && live_attempts(c) > 0)
+		return;
+	if (c->next >= c->n)
+		tv.tv_usec = 0;
+	event_add(c->delay, &tv);
+}
+
+struct px_connector *
+px_connect_start(struct event_base *base, const struct sockaddr_storage *addrs,
+    const socklen_t *lens, size_t n, unsigned timeout_ms, px_connect_cb cb, void *arg)
+{
+	struct px_connector *c;
+	struct timeval tv;
+	size_t i;
+
+	if (n == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	if (n > MAX_ATTEMPTS)
+		n = MAX_ATTEMPTS;
+	c->base = base;
+	c->n = n;
+	c->cb = cb;
+	c->arg = arg;
+	for (i = 0; i < n; i++) {
+		c->addrs[i] = addrs[i];
+		c->lens[i] = lens[i];
+		c->att[i].fd = -1;
+	}
+	c->delay = evtimer_new(base, delay_cb, c);
+	c->timeout = evtimer_new(base, timeout_cb, c);
+	if (c->delay == NULL || c->timeout == NULL) {
+		connector_free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	tv.tv_sec = timeout_ms / 1000;
+	tv.tv_usec = (timeout_ms % 1000) * 1000;
+	event_add(c->timeout, &tv);
+	start_next(c);
+	return c;
+}
+
+void
+px_connect_cancel(struct px_connector *c)
+{
+	if (c != NULL)
+		connector_free(c);
+}

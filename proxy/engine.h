@@ -1,0 +1,42 @@
+/*
+ * proxy/engine.h: the proxy engine as one call, for postern-proxy's main and
+ * for postern-sidecar, which runs the same engine in-process.
+ */
+#ifndef POSTERN_PROXY_ENGINE_H
+#define POSTERN_PROXY_ENGINE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct px_engine_opts {
+	/* The config file, or NULL for the built-in default. */
+	const char *config_path;
+	/* Host patterns layered on [defaults] (postern-sidecar run --allow),
+	 * each parsed exactly like one allow_hosts item. */
+	const char *const *extra_allow;
+	size_t n_extra_allow;
+	/* Listen addresses ("unix:PATH", "tcp:ADDR:PORT") for the default
+	 * session; when replace_listen is nonzero they replace the [proxy]
+	 * listeners of the config instead of adding to them. */
+	const char *const *extra_listen;
+	size_t n_extra_listen;
+	int replace_listen;
+	/* When has_user is nonzero, drop to this uid (and gid) after binding,
+	 * whatever the config's "user" says. */
+	int has_user;
+	uid_t user;
+	/* When >= 0: one byte is written to this descriptor once every
+	 * listener is bound and privileges are dropped, then it is closed. */
+	int ready_fd;
+};
+
+/*
+ * Load the config (exiting with FILE:LINE errors on stderr if it is bad),
+ * bind every listener, drop privileges, and serve until SIGTERM or SIGINT.
+ * Socket files the engine created are removed before it returns.  Returns
+ * the process exit status: 0 after a clean stop, 2 for a config error, 1
+ * for any other start-up failure.
+ */
+int px_engine_main(const struct px_engine_opts *opts);
+
+#endif

@@ -1,0 +1,206 @@
+/*
+ * proxy/explain.c: postern-proxy --explain (see explain.h).
+ *
+ * It runs exactly the decision code the proxy runs (cf_decide, then
+ * cf_decide_addr for each address), so what it prints is what the proxy
+ * would do, not a second opinion.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <arpa/inet.h>
+
+#include "conf/config.h"
+#include "proxy/explain.h"
+#include "proxy/resolve.h"
+
+static int
+print_bad(FILE *out, const char *why, const char *target)
+{
+	fprintf(out, "deny bad_request (%s)\n", why);
+	fprintf(out, "  the proxy answers 400 to this target before any lookup: %s\n", target);
+	return 1;
+}
+
+static void
+host_sockaddr(const struct cf_host *h, uint16_t port, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (h->kind == CF_HOST_IPV4) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+		sin->sin_family = AF_INET;
+		sin->sin_addr = h->addr.v4;
+		sin->sin_port = htons(port);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = h->addr.v6;
+		sin6->sin6_port = htons(port);
+	}
+}
+
+int
+px_explain(const char *path, const char *target, const char *session, int resolve, FILE *out)
+{
+	struct cf_diag diag;
+	struct cf_config *c;
+	const struct cf_session *s;
+	struct cf_host h;
+	struct cf_decision d;
+	enum cf_mode mode;
+	const char *why = NULL, *upath = NULL;
+	size_t upathlen = 0, i;
+	uint16_t port = 0;
+	char hbuf[CF_HOST_TEXT_MAX], sugg[512];
+	int rc = 1;
+
+	memset(&diag, 0, sizeof(diag));
+	c = cf_config_load(path, NULL, &diag);
+	if (c == NULL) {
+		for (i = 0; i < diag.nerrors; i++)
+			fprintf(stderr, "%s\n", diag.errors[i]);
+		cf_diag_free(&diag);
+		return 2;
+	}
+	cf_diag_free(&diag);
+	s = cf_config_find_session(c, session);
+	if (s == NULL) {
+		fprintf(stderr, "postern-proxy: no session named %s in %s\n", session, cf_config_path(c));
+		rc = 2;
+		goto out;
+	}
+
+	if (strncasecmp(target, "http://", 7) == 0) {
+		const char *auth = target + 7;
+		size_t alen = strcspn(auth, "/?#");
+		mode = CF_MODE_HTTP;
+		if (cf_authority_parse(auth, alen, 0, &h, &port, &why) != 0) {
+			rc = print_bad(out, why, target);
+			goto out;
+		}
+		if (port == 0)
+			port = 80;
+		upath = auth + alen;
+		upathlen = strcspn(upath, "#");
+		if (upathlen == 0)
+			upath = "/", upathlen = 1;
+		else if (upath[0] == '?') {
+			fprintf(out, "note: a path must start with /; the proxy would see /%.*s\n",
+			    (int)upathlen, upath);
+		}
+	} else if (strstr(target, "://") != NULL) {
+		rc = print_bad(out, "only http:// URLs (plain HTTP) or HOST:PORT (CONNECT) can be explained; https:// goes through CONNECT as HOST:443", target);
+		goto out;
+	} else {
+		mode = CF_MODE_CONNECT;
+		if (cf_authority_parse(target, strlen(target), 0, &h, &port, &why) != 0) {
+			rc = print_bad(out, why, target);
+			goto out;
+		}
+		if (port == 0) {
+			rc = print_bad(out, "a CONNECT target needs a port (RFC 9110 §9.3.6)", target);
+			goto out;
+		}
+	}
+	cf_host_format(&h, hbuf, sizeof(hbuf));
+
+	cf_decide(s, mode, &h, port, upath, upathlen, &d);
+	if (!d.allow) {
+		fprintf(out, "deny %s (%s)\n", cf_reason_code(d.reason), d.detail);
+		cf_suggest(s, mode, &h, port, upath, upathlen, &d, sugg, sizeof(sugg));
+		if (sugg[0] != '\0')
+			fprintf(out, "  %s\n", sugg);
+		fprintf(out, "  session %s, %s %s:%u%s%.*s\n", s->name,
+		    mode == CF_MODE_CONNECT ? "CONNECT" : "plain HTTP", hbuf, port,
+		    mode == CF_MODE_HTTP ? " path " : "", (int)upathlen, upath ? upath : "");
+		rc = 1;
+		goto out;
+	}
+
+	if (h.kind != CF_HOST_NAME) {
+		/* An IP literal: the address is known without any lookup. */
+		struct sockaddr_storage ss;
+		struct cf_decision ad;
+		host_sockaddr(&h, port, &ss);
+		cf_decide_addr(c, s, &d, (struct sockaddr *)&ss, &ad);
+		if (!ad.allow) {
+			fprintf(out, "deny %s (%s)\n", cf_reason_code(ad.reason), ad.detail);
+			cf_suggest(s, mode, &h, port, upath, upathlen, &ad, sugg, sizeof(sugg));
+			if (sugg[0] != '\0')
+				fprintf(out, "  %s\n", sugg);
+			rc = 1;
+			goto out;
+		}
+	}
+
+	{
+		/* The first line is the final word, so the lookup (if any) comes
+		 * first and the details are gathered on the side. */
+		char *body = NULL;
+		size_t bodylen = 0;
+		FILE *bf = open_memstream(&body, &bodylen);
+		struct cf_decision final = d;
+
+		if (bf == NULL) {
+			rc = 2;
+			goto out;
+		}
+		fprintf(bf, "  session %s, %s %s:%u%s%.*s\n", s->name,
+		    mode == CF_MODE_CONNECT ? "CONNECT" : "plain HTTP", hbuf, port,
+		    mode == CF_MODE_HTTP ? " path " : "", (int)upathlen, upath ? upath : "");
+		fprintf(bf, "  %s%s\n", d.detail, d.rule->private_ok ? "; the rule says \"private\"" : "");
+		rc = 0;
+		if (h.kind != CF_HOST_NAME) {
+			fprintf(bf, "  an IP literal: no DNS lookup\n");
+		} else if (!resolve) {
+			fprintf(bf, "  no DNS lookup was made; add --resolve to check the addresses it resolves to\n");
+		} else {
+			struct px_resolved res;
+			const char *err = NULL;
+			const struct cf_proxy_settings *p = cf_config_proxy(c);
+			if (px_resolve_sync(h.name, p->dns_servers, p->connect_timeout_ms, &res, &err) != 0) {
+				final.allow = 0;
+				final.reason = CF_R_DNS_FAILURE;
+				snprintf(final.detail, sizeof(final.detail), "%s does not resolve: %s; the proxy answers 502",
+				    hbuf, err ? err : "lookup failed");
+				rc = 1;
+			}
+			for (i = 0; rc == 0 && i < res.naddrs; i++) {
+				struct cf_decision ad;
+				char abuf[INET6_ADDRSTRLEN];
+				struct sockaddr *sa = (struct sockaddr *)&res.addrs[i];
+				if (sa->sa_family == AF_INET) {
+					((struct sockaddr_in *)sa)->sin_port = htons(port);
+					inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, abuf, sizeof(abuf));
+				} else {
+					((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
+					inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, abuf, sizeof(abuf));
+				}
+				cf_decide_addr(c, s, &d, sa, &ad);
+				fprintf(bf, "  %s %s: %s\n", ad.allow ? "ok     " : "REFUSED", abuf, ad.detail);
+				if (!ad.allow && final.allow)
+					final = ad;
+			}
+			if (rc == 0 && !final.allow) {
+				fprintf(bf, "  the proxy refuses a host when any of its addresses is refused\n");
+				rc = 1;
+			}
+		}
+		fclose(bf);
+		if (final.allow) {
+			fprintf(out, "allow %s %s:%d\n", d.rule->text, d.rule->file, d.rule->line);
+		} else {
+			fprintf(out, "deny %s (%s)\n", cf_reason_code(final.reason), final.detail);
+			cf_suggest(s, mode, &h, port, upath, upathlen, &final, sugg, sizeof(sugg));
+			if (sugg[0] != '\0')
+				fprintf(out, "  %s\n", sugg);
+		}
+		fputs(body, out);
+		free(body);
+	}
+out:
+	cf_config_free(c);
+	return rc;
+}

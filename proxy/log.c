@@ -1,0 +1,100 @@
+/*
+ * proxy/log.c: the operational log (see log.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proxy/log.h"
+
+static const char *log_name = "postern";
+static int log_debug_on;
+
+void
+log_init(const char *progname, int debug)
+{
+	log_name = progname;
+	log_debug_on = debug;
+}
+
+static void
+vlog(const char *level, const char *fmt, va_list ap, const char *err)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (err != NULL)
+		fprintf(stderr, "%s: %s%s: %s\n", log_name, level, msg, err);
+	else
+		fprintf(stderr, "%s: %s%s\n", log_name, level, msg);
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	va_list ap;
+	const char *err = strerror(errno);
+
+	va_start(ap, fmt);
+	vlog("warning: ", fmt, ap, err);
+	va_end(ap);
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("warning: ", fmt, ap, NULL);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("", fmt, ap, NULL);
+	va_end(ap);
+}
+
+void
+log_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!log_debug_on)
+		return;
+	va_start(ap, fmt);
+	vlog("debug: ", fmt, ap, NULL);
+	va_end(ap);
+}
+
+void
+fatal(const char *fmt, ...)
+{
+	va_list ap;
+	const char *err = strerror(errno);
+
+	va_start(ap, fmt);
+	vlog("fatal: ", fmt, ap, err);
+	va_end(ap);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("fatal: ", fmt, ap, NULL);
+	va_end(ap);
+	exit(1);
+}

@@ -1,0 +1,20 @@
+/*
+ * proxy/log.h: the operational log (plain lines on stderr), relayd's split.
+ * The audit log of decisions is separate (audit.h).
+ */
+#ifndef POSTERN_PROXY_LOG_H
+#define POSTERN_PROXY_LOG_H
+
+/* Set the program name shown before every line, and the verbosity. */
+void log_init(const char *progname, int debug);
+
+/* log_warn adds strerror(errno); log_warnx does not. */
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Only at start-up or for a broken invariant: log and exit(1). */
+void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif

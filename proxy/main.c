@@ -1,0 +1,158 @@
+/*
+ * proxy/main.c: postern-proxy's command line: serve, --check, --explain.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "conf/config.h"
+#include "proxy/engine.h"
+#include "proxy/explain.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: postern-proxy [-c FILE]                 serve (built-in default without -c)\n"
+	    "       postern-proxy --check [-c FILE]         validate and summarise a config\n"
+	    "       postern-proxy --explain TARGET [--session NAME] [--resolve] [-c FILE]\n"
+	    "                     TARGET is HOST:PORT (CONNECT) or http://HOST[:PORT]/PATH\n"
+	    "       postern-proxy --default-config          print the built-in default\n"
+	    "       postern-proxy --version\n");
+}
+
+static void
+print_rules(const char *what, const struct cf_rule *const *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		printf("    %s %-40s %s:%d%s\n", what, v[i]->text, v[i]->file, v[i]->line,
+		    strcmp(v[i]->section, "defaults") == 0 ? "  [defaults]" : "");
+}
+
+static int
+do_check(const char *path)
+{
+	struct cf_diag diag;
+	struct cf_config *c;
+	size_t i, j;
+
+	memset(&diag, 0, sizeof(diag));
+	c = cf_config_load(path, NULL, &diag);
+	if (c == NULL) {
+		for (i = 0; i < diag.nerrors; i++)
+			fprintf(stderr, "%s\n", diag.errors[i]);
+		fprintf(stderr, "postern-proxy: %s: %zu error%s, config refused\n",
+		    path ? path : "<built-in>", diag.nerrors, diag.nerrors == 1 ? "" : "s");
+		cf_diag_free(&diag);
+		return 2;
+	}
+	{
+		const struct cf_proxy_settings *p = cf_config_proxy(c);
+		printf("%s: ok (sha256 %s)\n", cf_config_path(c), cf_config_hash(c));
+		printf("  user %s, sni %s, log %s, dns %s\n",
+		    p->has_user ? "set" : "unchanged",
+		    p->sni == CF_SNI_MATCH ? "match" : p->sni == CF_SNI_STRICT ? "strict" : "off",
+		    p->log, p->dns_servers ? p->dns_servers : "/etc/resolv.conf");
+		if (p->has_user)
+			printf("  drops to uid %u gid %u after binding\n", (unsigned)p->user, (unsigned)p->group);
+		if (p->admin.kind != 0)
+			printf("  admin %s\n", p->admin.text);
+		printf("  timeouts: connect %ums, header %ums, idle %ums; max_connections %u, max_headers %u, max_header_bytes %zu%s\n",
+		    p->connect_timeout_ms, p->header_timeout_ms, p->idle_timeout_ms,
+		    p->max_connections, p->max_headers, p->max_header_bytes,
+		    p->revoke ? ", revoke on reload" : "");
+	}
+	for (i = 0; i < cf_config_nsessions(c); i++) {
+		const struct cf_session *s = cf_config_session(c, i);
+		printf("session %s\n", s->name);
+		if (s->nlisten == 0)
+			printf("  (no listener)\n");
+		for (j = 0; j < s->nlisten; j++)
+			printf("  listen %s\n", s->listen[j].text);
+		if (s->nallow == 0)
+			printf("  allows nothing\n");
+		print_rules("allow", s->allow, s->nallow);
+		print_rules("deny ", s->deny, s->ndeny);
+	}
+	if (diag.nwarnings > 0) {
+		printf("warnings:\n");
+		for (i = 0; i < diag.nwarnings; i++)
+			printf("  %s\n", diag.warnings[i]);
+	}
+	cf_diag_free(&diag);
+	cf_config_free(c);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'C' },
+		{ "explain", required_argument, NULL, 'E' },
+		{ "session", required_argument, NULL, 's' },
+		{ "resolve", no_argument, NULL, 'r' },
+		{ "default-config", no_argument, NULL, 'D' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = NULL, *target = NULL, *session = "default";
+	int check = 0, resolve = 0, ch;
+
+	while ((ch = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'C':
+			check = 1;
+			break;
+		case 'E':
+			target = optarg;
+			break;
+		case 's':
+			session = optarg;
+			break;
+		case 'r':
+			resolve = 1;
+			break;
+		case 'D':
+			fputs(cf_default_text(), stdout);
+			return 0;
+		case 'V':
+			printf("postern-proxy %s\n", PACKAGE_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "postern-proxy: unexpected argument: %s\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (check)
+		return do_check(path);
+	if (target != NULL)
+		return px_explain(path, target, session, resolve, stdout);
+	{
+		struct px_engine_opts eo;
+		memset(&eo, 0, sizeof(eo));
+		eo.config_path = path;
+		eo.ready_fd = -1;
+		return px_engine_main(&eo);
+	}
+}

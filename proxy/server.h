@@ -1,0 +1,71 @@
+/*
+ * proxy/server.h: the proxy engine's shared state, internal to proxy/.
+ */
+#ifndef POSTERN_PROXY_SERVER_H
+#define POSTERN_PROXY_SERVER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include "conf/config.h"
+
+struct event_base;
+struct evconnlistener;
+struct event;
+struct px_dns;
+struct px_audit;
+struct px_conn;
+struct px_server;
+
+/* One bound listener; it serves the session named SESSION. */
+struct px_listener {
+	struct px_server *srv;
+	struct evconnlistener *lev;
+	struct event *backoff;    /* re-enables accepting after EMFILE */
+	char *session;            /* session name, looked up per connection */
+	struct cf_listen where;   /* a copy; text owned here */
+	int unlink_on_close;      /* we created the UNIX socket file */
+	int made_dir;             /* and its directory */
+	TAILQ_ENTRY(px_listener) entry;
+};
+TAILQ_HEAD(px_listener_list, px_listener);
+TAILQ_HEAD(px_conn_list, px_conn);
+
+struct px_counters {
+	uint64_t conns_total;
+	uint64_t decisions[16];   /* by enum cf_reason */
+	uint64_t bytes_up, bytes_down;
+	uint64_t accept_backoffs;
+};
+
+struct px_server {
+	struct event_base *base;
+	struct cf_config *cfg;    /* the snapshot new decisions use */
+	unsigned long generation;
+	struct px_dns *dns;
+	struct px_audit *audit;
+	struct px_listener_list listeners;
+	struct px_conn_list conns;
+	unsigned nconns;
+	struct px_counters stats;
+	const char *config_path;  /* NULL: built-in */
+	const struct cf_overrides *ov;
+	int stopping;
+};
+
+/* Accept a new client socket FD from listener L (conn.c). */
+void px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int salen);
+
+/* Close every connection (shutdown). */
+void px_conn_close_all(struct px_server *srv);
+
+/* Listener management (listen.c). */
+int px_listeners_open(struct px_server *srv, const struct cf_config *cfg);
+void px_listeners_close(struct px_server *srv);
+/* Stop/restart accepting on every listener (max_connections reached). */
+void px_listeners_pause(struct px_server *srv, int pause);
+/* Give socket files, and directories made for them, to UID:GID. */
+void px_listeners_chown(struct px_server *srv, uid_t uid, gid_t gid);
+
+#endif
