@@ -1,1 +1,24 @@
-# tests/integration/local.mk: filled in by its component
+# tests/integration/: scenarios in real network namespaces, run by
+# "make check" with the plain (exit status) driver: 0 pass, 1 fail, 77 skip
+# (not root, or no network namespaces).  Each scenario builds its own world
+# (namespaces px and up, dnsmasq, test CA, HTTP/HTTPS/echo servers) with
+# tests/integration/lib/world.sh, so scenarios run in parallel under -j.
+#
+# To add a scenario (one scenario per file; see tests/integration/README.md):
+#   1. write tests/integration/NAME.sh, starting with
+#          . "$top_srcdir/tests/integration/lib/world.sh"
+#          world_up
+#      then the config, the client action, expect_* checks on the status
+#      and on the audit log (expect_audit);
+#   2. append it to TESTS and EXTRA_DIST below (automake does not
+#      distribute a test script by itself):
+#          TESTS += tests/integration/NAME.sh
+#          EXTRA_DIST += tests/integration/NAME.sh
+#   3. if it needs postern-proxy, nothing more: "make check" builds the
+#      programs before running TESTS, and proxy_start finds it in
+#      $top_builddir.
+
+EXTRA_DIST += tests/integration/lib tests/integration/README.md
+
+TESTS += tests/integration/world-selftest.sh
+EXTRA_DIST += tests/integration/world-selftest.sh
