@@ -10,3 +10,28 @@ postern_bridge_SOURCES = \
 postern_bridge_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_bridge_LDADD = $(LIBNL_LIBS)
 dist_man_MANS += bridge/postern-bridge.8
+
+# Unit tests of the pieces that need no namespace.
+check_PROGRAMS += tests/unit/test-bridge-addr tests/unit/test-bridge-env
+TESTS += tests/unit/test-bridge-addr tests/unit/test-bridge-env
+tests_unit_test_bridge_addr_SOURCES = tests/unit/test-bridge-addr.c \
+	bridge/addr.c bridge/addr.h tests/unit/tap.h
+tests_unit_test_bridge_env_SOURCES = tests/unit/test-bridge-env.c \
+	bridge/env.c bridge/env.h tests/unit/tap.h
+
+# Integration tests, in real network namespaces (skipped, exit 77, where
+# namespaces cannot be made).  One scenario per file.
+BRIDGE_IT = \
+	tests/integration/bridge-unshare.sh \
+	tests/integration/bridge-bwrap.sh \
+	tests/integration/bridge-concurrent.sh \
+	tests/integration/bridge-halfclose.sh \
+	tests/integration/bridge-bulk.sh \
+	tests/integration/bridge-503.sh \
+	tests/integration/bridge-env.sh \
+	tests/integration/bridge-signals.sh \
+	tests/integration/bridge-reap.sh \
+	tests/integration/bridge-pdeath.sh \
+	tests/integration/bridge-lo-error.sh
+TESTS += $(BRIDGE_IT)
+EXTRA_DIST += $(BRIDGE_IT) tests/integration/lib-bridge.sh

@@ -369,6 +369,12 @@ main(int argc, char **argv)
 		sigaddset(&b.handled, forwarded[i]);
 	sigaddset(&b.handled, SIGCHLD);
 	sigaddset(&b.handled, SIG_PARENT_DIED);
+	/*
+	 * Dispositions are left as inherited, for CMD to inherit in turn (a
+	 * nohup'ed CMD keeps ignoring SIGHUP).  The bridge still sees signals
+	 * it was started ignoring: Linux queues a blocked signal even when
+	 * its disposition is SIG_IGN, and signalfd reads the queue.
+	 */
 	if (sigprocmask(SIG_BLOCK, &b.handled, NULL) < 0) {
 		perror("postern-bridge: sigprocmask");
 		goto out;

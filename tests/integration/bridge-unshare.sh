@@ -1,0 +1,38 @@
+#!/bin/sh
+# bridge-unshare.sh: in "unshare -n" (lo down), the bridge brings lo up and
+# curl reaches the upstream through it, by the proxy variables the bridge
+# exports, on the very first request after start, 50 times in a row; both
+# the forward path (HTTP_PROXY) and a CONNECT tunnel (curl -p).
+. "$top_srcdir/tests/integration/lib-bridge.sh"
+br_init
+command -v curl >/dev/null || br_skip "curl is not installed"
+br_start_upstream
+br_start_proxy "$BR_T/proxy.sock"
+
+# lo must start down, or this test proves nothing about bringing it up.
+flags=$(br_ns python3 "$BR_T/loflags.py")
+[ $(( flags & 1 )) = 0 ] || br_fail "lo is not down in a fresh namespace: flags $flags"
+
+i=0
+while [ $i -lt 50 ]; do
+	i=$((i + 1))
+	# No sleep, no retry: curl runs as CMD the moment the bridge starts it.
+	out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+		curl -sS --max-time 10 http://upstream.test/hello.txt 2>&1) ||
+		br_fail "run $i: bridge or curl failed: $out"
+	[ "$out" = "hello from upstream" ] || br_fail "run $i: got '$out'"
+done
+br_pass "50 first requests through the forward path"
+
+out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+	curl -sS -p --max-time 10 http://upstream.test/hello.txt 2>&1) ||
+	br_fail "CONNECT tunnel: $out"
+[ "$out" = "hello from upstream" ] || br_fail "CONNECT tunnel: got '$out'"
+grep -q . "$BR_T/proxy.log" || br_fail "the test proxy saw nothing"
+br_pass "CONNECT tunnel"
+
+# "ip" is never needed: the bridge brings lo up itself, and says so.
+flags=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- python3 "$BR_T/loflags.py")
+[ $(( flags & 1 )) = 1 ] || br_fail "lo not up under the bridge: $flags"
+br_pass "lo brought up over netlink"
+exit 0
