@@ -11,3 +11,8 @@ tests_unit_test_sni_LDADD = $(PROXY_LIBS)
 EXTRA_DIST += tests/unit/data/curl-hello-name.test.bin \
 	tests/unit/data/s_client-hello-s-client.test.bin
 
+check_PROGRAMS += tests/fuzz/sni-replay
+TESTS += tests/fuzz/sni-replay
+tests_fuzz_sni_replay_SOURCES = tests/fuzz/fuzz-sni.c tests/fuzz/replay.c
+tests_fuzz_sni_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sni"'
+tests_fuzz_sni_replay_LDADD = $(PROXY_LIBS)
