@@ -688,6 +688,7 @@ static const struct chunk_case chunk_cases[] = {
 	{ "bare LF in extension", "5;a\nhello\r\n0\r\n\r\n", 0, 0, "bare LF" },
 	{ "bare CR after size", "5\rhello\r\n", 0, 0, "bare CR" },
 	{ "data not followed by CRLF", "5\r\nhelloX\r\n0\r\n\r\n", 0, 0, "not followed by CRLF" },
+	{ "data followed by junk and LF", "5\r\nhelloX\n0\r\n\r\n", 0, 0, "not followed by CRLF" },
 	{ "data followed by LF only", "5\r\nhello\n0\r\n\r\n", 0, 0, "not followed by CRLF" },
 	{ "data too short", "5\r\nhell\r\n0\r\n\r\n", 0, 0, "not followed by CRLF" },
 	{ "ext without name", "5;\r\nhello\r\n0\r\n\r\n", 0, 0, "extension" },
