@@ -400,6 +400,40 @@ test_generated(void)
 	}
 }
 
+/*
+ * The version fields are not the inspector's business: version
+ * negotiation happens after the ClientHello callback, upstream, so a
+ * ClientHello saying SSL 3.0, TLS 1.0 or an unknown 3.x is still read.
+ */
+static void
+test_versions(void)
+{
+	static const struct {
+		const char *what;
+		unsigned char rec_minor, hello_major, hello_minor;
+	} cases[] = {
+		{ "legacy_version TLS 1.0", 0x01, 0x03, 0x01 },
+		{ "legacy_version SSL 3.0", 0x00, 0x03, 0x00 },
+		{ "legacy_version 3.255", 0xff, 0x03, 0xff },
+	};
+	struct hello_opts o = { "old.example", TLS1_2_VERSION, NULL, 0 };
+	struct buf b;
+	size_t i;
+
+	if (make_hello(&o, &b) != 0 || b.len < 11) {
+		tap_ok(0, "versions: make a ClientHello");
+		buf_free(&b);
+		return;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		b.p[2] = cases[i].rec_minor;     /* record legacy_record_version */
+		b.p[9] = cases[i].hello_major;   /* ClientHello legacy_version */
+		b.p[10] = cases[i].hello_minor;
+		check(cases[i].what, &b, MAX_DEFAULT, PX_SNI_HELLO, "old.example");
+	}
+	buf_free(&b);
+}
+
 /* ClientHellos bigger than a segment, and bigger than a record. */
 static void
 test_big(void)
@@ -808,6 +842,7 @@ main(void)
 {
 	test_api();
 	test_generated();
+	test_versions();
 	test_big();
 	test_hand_made_server_name();
 	test_captured();
