@@ -234,24 +234,25 @@ reader(char *str, int num, void *stream)
 			return str;
 		}
 	}
-	copy = linelen;
-	memcpy(str, start, copy);
+	/*
+	 * Leading blanks are dropped before inih sees the line: inih would
+	 * take an indented line as the continuation of the previous value,
+	 * so an indented "allow_hosts = x" would silently become part of
+	 * another key's value.  Here it is simply a line of its own.
+	 */
+	p = start;
+	while (p < start + linelen && is_blank(*p) && *p != '\r')
+		p++;
+	copy = linelen - (size_t)(p - start);
+	memcpy(str, p, copy);
 	str[copy] = '\0';
 
-	/* Shape check, mirroring inih: blank, comment, [section], key = value,
-	 * or an indented continuation line. */
+	/* Shape check, mirroring inih: blank, comment, [section] or
+	 * key = value; anything else is reported with its line. */
 	p = start;
 	e = start + linelen;
 	if (b->line == 1 && linelen >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
 		p += 3;
-	if (p < e && is_blank(*p)) {
-		while (p < e && is_blank(*p))
-			p++;
-		/* Indented: blank, comment, or inih's continuation of the previous
-		 * key (which we then see as a repeated key). */
-		if (p == e || *p == '\n' || *p == ';' || *p == '#')
-			return str;
-	}
 	while (p < e && is_blank(*p))
 		p++;
 	if (p == e || *p == '\n' || *p == ';' || *p == '#')
@@ -549,14 +550,24 @@ add_rules(struct builder *b, struct sess_build *s, enum cf_rule_type type, const
 			err_at(b, line, "empty item in list (%s)", value);
 		} else if (cf_rule_parse(p, len, type, &r, &why) != 0) {
 			char item[200], buf[120];
-			size_t n = len < sizeof(item) - 1 ? len : sizeof(item) - 1;
-			memcpy(item, p, n);
+			const char *q = p;
+			size_t n, qlen = len;
+			while (qlen > 0 && is_blank(*q))
+				q++, qlen--;
+			while (qlen > 0 && is_blank(q[qlen - 1]))
+				qlen--;
+			n = qlen < sizeof(item) - 1 ? qlen : sizeof(item) - 1;
+			memcpy(item, q, n);
 			item[n] = '\0';
 			show(buf, sizeof(buf), item);
-			if (b->line == line)
+			if (file == b->file) {
 				err_at(b, line, "%s (%s)", why ? why : "bad pattern", buf);
-			else
-				err_at(b, 0, "%s: %s (%s)", file, why ? why : "bad pattern", buf);
+			} else {
+				const char *saved = b->file;
+				b->file = file;
+				err_at(b, line, "%s (%s)", why ? why : "bad pattern", buf);
+				b->file = saved;
+			}
 		} else {
 			r.file = file;
 			r.line = line;
@@ -816,6 +827,7 @@ check_sections(struct builder *b)
 				} else if (!valid_session_name(sname)) {
 					err_at(b, line, "bad session name: letters, digits, '-', '_', '.', at most 64, not \"default\" (%s)", shown);
 				} else if (find_sess(b, sname) != NULL) {
+					show(shown, sizeof(shown), sname);
 					err_at(b, line, "duplicate session %s (first on line %d)", shown,
 					    find_sess(b, sname)->line);
 				} else {

@@ -246,13 +246,12 @@ parse_pattern(const char *s, size_t len, struct cf_rule *r, const char **why)
 		} else {
 			r->kind = CF_PAT_EXACT;
 		}
-		if (memchr(base, '*', baselen) != NULL || (baselen == 0 && s[0] == '*'))
-			return fail(why, baselen == 0 && len == 1 ? "a bare * would allow everything" :
-			    "wildcards only as a whole leading label (*.example.com)");
+		if (len == 1 && s[0] == '*')
+			return fail(why, "a bare * would allow everything");
+		if (memchr(base, '*', baselen) != NULL)
+			return fail(why, "wildcards only as a whole leading label (*.example.com)");
 		if (baselen == 0)
 			return fail(why, "empty host in pattern");
-		if (base[baselen - 1] == '.')
-			return fail(why, "trailing dot in pattern");
 		rc = cf_host_parse(base, baselen, r->kind == CF_PAT_EXACT ? 0 : CF_HOST_NO_IP, &h, why);
 		if (rc != 0)
 			return rc;

@@ -962,6 +962,7 @@ fwd_start(struct px_conn *c)
 	bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
 	bufferevent_setwatermark(c->up, EV_WRITE, 0, 0);
 	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
+	c->bytes_up += evbuffer_get_length(c->pending);
 	evbuffer_add_buffer(bufferevent_get_output(c->up), c->pending);
 	bufferevent_enable(c->up, EV_READ | EV_WRITE);
 	bufferevent_enable(c->cli, EV_WRITE);

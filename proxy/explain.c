@@ -42,7 +42,8 @@ host_sockaddr(const struct cf_host *h, uint16_t port, struct sockaddr_storage *s
 }
 
 int
-px_explain(const char *path, const char *target, const char *session, int resolve, FILE *out)
+px_explain(const char *path, const struct cf_overrides *ov, const char *target,
+    const char *session, int resolve, FILE *out)
 {
 	struct cf_diag diag;
 	struct cf_config *c;
@@ -57,7 +58,7 @@ px_explain(const char *path, const char *target, const char *session, int resolv
 	int rc = 1;
 
 	memset(&diag, 0, sizeof(diag));
-	c = cf_config_load(path, NULL, &diag);
+	c = cf_config_load(path, ov, &diag);
 	if (c == NULL) {
 		for (i = 0; i < diag.nerrors; i++)
 			fprintf(stderr, "%s\n", diag.errors[i]);

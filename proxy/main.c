@@ -18,7 +18,10 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: postern-proxy [-c FILE]                 serve (built-in default without -c)\n"
+	    "usage: postern-proxy [-c FILE] [--allow PATTERN]... [--listen ADDR]...\n"
+	    "                     serve (the built-in default without -c); --allow adds\n"
+	    "                     allow_hosts items to [defaults], --listen replaces the\n"
+	    "                     [proxy] listeners (unix:PATH or tcp:ADDR:PORT)\n"
 	    "       postern-proxy --check [-c FILE]         validate and summarise a config\n"
 	    "       postern-proxy --explain TARGET [--session NAME] [--resolve] [-c FILE]\n"
 	    "                     TARGET is HOST:PORT (CONNECT) or http://HOST[:PORT]/PATH\n"
@@ -37,14 +40,14 @@ print_rules(const char *what, const struct cf_rule *const *v, size_t n)
 }
 
 static int
-do_check(const char *path)
+do_check(const char *path, const struct cf_overrides *ov)
 {
 	struct cf_diag diag;
 	struct cf_config *c;
 	size_t i, j;
 
 	memset(&diag, 0, sizeof(diag));
-	c = cf_config_load(path, NULL, &diag);
+	c = cf_config_load(path, ov, &diag);
 	if (c == NULL) {
 		for (i = 0; i < diag.nerrors; i++)
 			fprintf(stderr, "%s\n", diag.errors[i]);
@@ -101,12 +104,16 @@ main(int argc, char **argv)
 		{ "session", required_argument, NULL, 's' },
 		{ "resolve", no_argument, NULL, 'r' },
 		{ "default-config", no_argument, NULL, 'D' },
+		{ "allow", required_argument, NULL, 'a' },
+		{ "listen", required_argument, NULL, 'l' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL, *target = NULL, *session = "default";
 	int check = 0, resolve = 0, ch;
+	const char **allow = NULL, **listen = NULL;
+	size_t nallow = 0, nlisten = 0;
 
 	while ((ch = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -125,6 +132,19 @@ main(int argc, char **argv)
 		case 'r':
 			resolve = 1;
 			break;
+		case 'a':
+		case 'l': {
+			const char ***v = ch == 'a' ? &allow : &listen;
+			size_t *n = ch == 'a' ? &nallow : &nlisten;
+			const char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+			if (nv == NULL) {
+				perror("postern-proxy");
+				return 1;
+			}
+			nv[(*n)++] = optarg;
+			*v = nv;
+			break;
+		}
 		case 'D':
 			fputs(cf_default_text(), stdout);
 			return 0;
@@ -144,15 +164,34 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (check)
-		return do_check(path);
-	if (target != NULL)
-		return px_explain(path, target, session, resolve, stdout);
 	{
+		struct cf_overrides ov;
 		struct px_engine_opts eo;
-		memset(&eo, 0, sizeof(eo));
-		eo.config_path = path;
-		eo.ready_fd = -1;
-		return px_engine_main(&eo);
+		int rc;
+
+		memset(&ov, 0, sizeof(ov));
+		ov.extra_allow = allow;
+		ov.n_extra_allow = nallow;
+		ov.extra_listen = listen;
+		ov.n_extra_listen = nlisten;
+		ov.replace_listen = nlisten > 0;
+		if (check)
+			rc = do_check(path, &ov);
+		else if (target != NULL)
+			rc = px_explain(path, &ov, target, session, resolve, stdout);
+		else {
+			memset(&eo, 0, sizeof(eo));
+			eo.config_path = path;
+			eo.extra_allow = allow;
+			eo.n_extra_allow = nallow;
+			eo.extra_listen = listen;
+			eo.n_extra_listen = nlisten;
+			eo.replace_listen = nlisten > 0;
+			eo.ready_fd = -1;
+			rc = px_engine_main(&eo);
+		}
+		free(allow);
+		free(listen);
+		return rc;
 	}
 }

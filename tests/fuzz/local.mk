@@ -15,3 +15,12 @@ TESTS += tests/fuzz/host-replay
 tests_fuzz_host_replay_SOURCES = tests/fuzz/fuzz-host.c tests/fuzz/replay.c
 tests_fuzz_host_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/host"'
 tests_fuzz_host_replay_LDADD = $(CONF_LIBS)
+
+check_PROGRAMS += tests/fuzz/config-replay tests/fuzz/rule-replay
+TESTS += tests/fuzz/config-replay tests/fuzz/rule-replay
+tests_fuzz_config_replay_SOURCES = tests/fuzz/fuzz-config.c tests/fuzz/replay.c
+tests_fuzz_config_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/config"'
+tests_fuzz_config_replay_LDADD = $(CONF_LIBS)
+tests_fuzz_rule_replay_SOURCES = tests/fuzz/fuzz-rule.c tests/fuzz/replay.c
+tests_fuzz_rule_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/rule"'
+tests_fuzz_rule_replay_LDADD = $(CONF_LIBS)

@@ -1,0 +1,48 @@
+#!/bin/sh
+# contrib/install-deps.sh: every Debian package postern's build, tests and
+# benchmarks need.  Idempotent and non-interactive; run as root on Debian 12.
+set -eu
+
+PACKAGES="
+autoconf automake libtool pkg-config make gcc libc6-dev
+clang libclang-rt-14-dev
+libevent-dev libssl-dev libnl-3-dev libnl-route-3-dev libc-ares-dev libinih-dev
+iproute2 dnsmasq-base curl openssl ca-certificates python3 procps psmisc util-linux
+bubblewrap socat git
+tinyproxy squid wrk hyperfine
+"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: run as root (apt-get install needs it)" >&2
+	exit 1
+fi
+
+missing=""
+for p in $PACKAGES; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+# Packages such as squid and tinyproxy would start system services on
+# install; the benchmarks start their own instances, so keep the daemons
+# from starting (policy-rc.d, removed again afterwards).
+policy=/usr/sbin/policy-rc.d
+made_policy=0
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' > "$policy"
+	chmod 755 "$policy"
+	made_policy=1
+fi
+trap '[ "$made_policy" = 1 ] && rm -f "$policy"' EXIT
+# An apt list that is missing or stale would make the install fail.
+if ! apt-get install -y -q --no-install-recommends $missing; then
+	apt-get update -q
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing
+fi
+echo "install-deps: installed:$missing"

@@ -1,0 +1,41 @@
+/*
+ * tests/fuzz/fuzz-rule.c: the host-pattern parser and matcher.  The input
+ * is "PATTERN\nHOST": the pattern is parsed, the host normalised, and the
+ * match computed; a wildcard or domain match must always be on a label
+ * boundary of the normalised name.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/rule.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *s = (const char *)data, *nl = memchr(s, '\n', size);
+	size_t plen = nl ? (size_t)(nl - s) : size;
+	struct cf_rule r;
+	struct cf_host h;
+	const char *why;
+
+	if (cf_rule_parse(s, plen, CF_RULE_ALLOW, &r, &why) != 0)
+		return 0;
+	if (nl != NULL && cf_host_parse(nl + 1, size - plen - 1, 0, &h, &why) == 0 &&
+	    cf_rule_match_host(&r, &h)) {
+		size_t hl = strlen(h.name), bl = strlen(r.name);
+		if (r.kind == CF_PAT_WILDCARD && !(hl > bl + 1 && h.name[hl - bl - 1] == '.'))
+			abort();
+		if (r.kind == CF_PAT_EXACT && strcmp(h.name, r.name) != 0)
+			abort();
+		if (r.kind == CF_PAT_DOMAIN && hl != bl && h.name[hl - bl - 1] != '.')
+			abort();
+	}
+	(void)cf_rule_match_path(&r, s, size);
+	cf_rule_clear(&r);
+	return 0;
+}

@@ -1,0 +1,240 @@
+/*
+ * tests/unit/test-config.c: every class of config error gives its
+ * FILE:LINE message, all errors of a file are reported, and a valid file
+ * builds the snapshot it describes.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/config.h"
+#include "tests/unit/tap.h"
+
+struct err_case {
+	const char *what;
+	const char *text;
+	const char *expect; /* substring of one error */
+};
+
+#define HEAD "[proxy]\nlisten = tcp:127.0.0.1:3128\n"
+
+static const struct err_case err_cases[] = {
+	{ "unknown section", HEAD "[proxi]\nx = 1\n", "t.ini:3: unknown section [proxi]" },
+	{ "unknown key in proxy", HEAD "lisen = unix:/x\n", "t.ini:3: unknown key in [proxy] (lisen)" },
+	{ "unknown key in defaults", HEAD "[defaults]\nallow_host = a.test\n",
+	    "t.ini:4: unknown key in [defaults] (allow_host)" },
+	{ "duplicate session", HEAD "[session a]\nlisten = unix:/a\n[session a]\nlisten = unix:/b\n",
+	    "t.ini:5: duplicate session a (first on line 3)" },
+	{ "session without listener", HEAD "[session a]\nallow_hosts = x.test\n",
+	    "t.ini:3: session a has no listen address" },
+	{ "two sessions, one listener",
+	    HEAD "[session a]\nlisten = unix:/run/p.sock\n[session b]\nlisten = unix:/run/p.sock\n",
+	    "t.ini:6: unix:/run/p.sock is already the listener of a (line 4)" },
+	{ "session on the proxy listener", HEAD "[session a]\nlisten = tcp:127.0.0.1:3128\n",
+	    "t.ini:4: tcp:127.0.0.1:3128 is already the listener of default (line 2)" },
+	{ "malformed pattern", HEAD "[defaults]\nallow_hosts = a.test, b..test, c.test\n",
+	    "t.ini:4: empty label in host name (b..test)" },
+	{ "bare star", HEAD "[defaults]\nallow_hosts = *\n", "t.ini:4: a bare * would allow everything (*)" },
+	{ "star over a TLD", HEAD "[defaults]\nallow_hosts = *.com\n",
+	    "t.ini:4: wildcard directly over a top-level label (*.com)" },
+	{ "inner wildcard", HEAD "[defaults]\nallow_hosts = foo.*.test\n",
+	    "t.ini:4: wildcards only as a whole leading label" },
+	{ "bad duration unit", HEAD "connect_timeout = 10\n", "t.ini:3: connect_timeout: a duration needs a unit" },
+	{ "bad duration", HEAD "idle_timeout = 10y\n", "t.ini:3: idle_timeout: unknown duration unit" },
+	{ "zero duration", HEAD "header_timeout = 0s\n", "t.ini:3: header_timeout: duration must be above zero" },
+	{ "unknown flag", HEAD "[defaults]\nallow_hosts = a.test privat\n", "t.ini:4: unknown flag" },
+	{ "key outside section", "listen = unix:/x\n" HEAD, "t.ini:1: key outside any section (listen)" },
+	{ "not key=value", HEAD "allow everything\n", "t.ini:3: not a \"key = value\" line (allow everything)" },
+	{ "duplicate key", HEAD "sni = match\nsni = off\n", "t.ini:4: sni is given twice (first on line 3)" },
+	{ "bad sni", HEAD "sni = maybe\n", "t.ini:3: sni is match, strict or off (maybe)" },
+	{ "bad user", HEAD "user = nobody\n", "t.ini:3: user must be a numeric uid" },
+	{ "bad listener", HEAD "listen = tcp:localhost:3128\n", "t.ini:3: a TCP listener needs a numeric address" },
+	{ "relative unix path", HEAD "listen = unix:run/p.sock\n", "t.ini:3: a UNIX socket path must be absolute" },
+	{ "empty list item", HEAD "[defaults]\nallow_hosts = a.test,,b.test\n", "t.ini:4: empty item in list" },
+	{ "rules in proxy", HEAD "allow_hosts = a.test\n", "t.ini:3: allow_hosts belongs in [defaults]" },
+	{ "listen in defaults", HEAD "[defaults]\nlisten = unix:/x\n", "t.ini:4: listen belongs in [proxy]" },
+	{ "max_header_bytes", HEAD "max_header_bytes = 10\n", "t.ini:3: max_header_bytes must be 1k-1m" },
+	{ "revoke", HEAD "revoke = maybe\n", "t.ini:3: revoke is yes or no" },
+	{ "no listener", "[defaults]\nallow_hosts = a.test\n", "t.ini: no listener" },
+	{ "bad session name", HEAD "[session a/b]\nlisten = unix:/x\n", "t.ini:3: bad session name" },
+	{ "section without ]", HEAD "[session a\n", "t.ini:3: section header without ]" },
+	{ "bad dns server", HEAD "dns_servers = dns.example\n", "t.ini:3: dns_servers is a list of IP addresses" },
+	{ "deny with path", HEAD "[defaults]\ndeny_hosts = a.test/x/\n", "t.ini:4: a path prefix narrows an allow rule" },
+	{ "hash comment inline", HEAD "[defaults]\nallow_hosts = a.test # comment\n", "t.ini:4: unknown flag" },
+};
+
+static int
+has_error(const struct cf_diag *d, const char *needle)
+{
+	size_t i;
+
+	for (i = 0; i < d->nerrors; i++)
+		if (strstr(d->errors[i], needle) != NULL)
+			return 1;
+	return 0;
+}
+
+static const char valid[] =
+	"; a full config\n"
+	"[proxy]\n"
+	"listen = unix:/run/postern/proxy.sock     ; repeatable\n"
+	"listen = tcp:127.0.0.1:3128\n"
+	"admin = unix:/run/postern/admin.sock\n"
+	"user = 65532\n"
+	"log = stderr\n"
+	"dns_servers = 10.96.0.10, [fd00::53]:5353\n"
+	"sni = strict\n"
+	"connect_timeout = 10s\n"
+	"idle_timeout = 15m\n"
+	"header_timeout = 500ms\n"
+	"max_connections = 10000\n"
+	"max_headers = 100\n"
+	"max_header_bytes = 32k\n"
+	"revoke = no\n"
+	"\n"
+	"[defaults]\n"
+	"allow_hosts = api.anthropic.com, api.openai.com\n"
+	"deny_hosts = uploads.example.com\n"
+	"\n"
+	"[session agent-1]\n"
+	"listen = unix:/run/postern/agent-1.sock\n"
+	"allow_hosts = control.internal:8080 private ; the control host\n"
+	"allow_hosts = *.githubusercontent.com\n"
+	"  allow_hosts = indented.test\n";
+
+int
+main(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(err_cases) / sizeof(err_cases[0]); i++) {
+		struct cf_diag d;
+		struct cf_config *c;
+
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("t.ini", err_cases[i].text, strlen(err_cases[i].text), NULL, &d);
+		tap_ok(c == NULL && has_error(&d, err_cases[i].expect), "%s: \"%s\"%s%s", err_cases[i].what,
+		    err_cases[i].expect, d.nerrors ? " got: " : " no error", d.nerrors ? d.errors[0] : "");
+		cf_config_free(c);
+		cf_diag_free(&d);
+	}
+
+	{
+		/* All errors are reported, in file order. */
+		static const char many[] = HEAD "bogus = 1\nsni = x\n[defaults]\nallow_hosts = *\n"
+		    "[nope]\n[session s]\n";
+		struct cf_diag d;
+		struct cf_config *c;
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("t.ini", many, strlen(many), NULL, &d);
+		tap_ok(c == NULL && d.nerrors == 5, "every error of a file is reported (%zu)", d.nerrors);
+		tap_ok(has_error(&d, "t.ini:3:") && has_error(&d, "t.ini:4:") && has_error(&d, "t.ini:6:") &&
+		    has_error(&d, "t.ini:7:") && has_error(&d, "t.ini:8:"), "with each line number");
+		cf_diag_free(&d);
+	}
+	{
+		/* A line longer than inih's buffer is refused, never split. */
+		char *t = malloc(1024);
+		struct cf_diag d;
+		struct cf_config *c;
+		memset(&d, 0, sizeof(d));
+		strcpy(t, HEAD "[defaults]\nallow_hosts = a.test");
+		for (i = 0; i < 40; i++)
+			strcat(t, ", bb.test");
+		strcat(t, ",x*\n");
+		c = cf_config_parse("t.ini", t, strlen(t), NULL, &d);
+		tap_ok(c == NULL && has_error(&d, "t.ini:4: line longer than"), "over-long line refused (%s)",
+		    d.nerrors ? d.errors[0] : "none");
+		tap_ok(d.nerrors == 1, "and its tail is not parsed as a line of its own");
+		cf_diag_free(&d);
+		free(t);
+	}
+
+	{
+		struct cf_diag d;
+		struct cf_config *c;
+		const struct cf_session *s;
+		const struct cf_proxy_settings *p;
+
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("full.ini", valid, strlen(valid), NULL, &d);
+		tap_ok(c != NULL, "the DESIGN.md example config is valid (%s)", d.nerrors ? d.errors[0] : "ok");
+		if (c != NULL) {
+			p = cf_config_proxy(c);
+			tap_ok(cf_config_nsessions(c) == 2, "two sessions: default and agent-1");
+			s = cf_config_find_session(c, "agent-1");
+			tap_ok(s != NULL && s->nlisten == 1 && s->nallow == 5 && s->ndeny == 1,
+			    "agent-1 layers its 3 rules on [defaults] (%zu allow, %zu deny)",
+			    s ? s->nallow : 0, s ? s->ndeny : 0);
+			tap_ok(s != NULL && s->allow[2]->private_ok && s->allow[2]->line == 24,
+			    "control.internal rule has private and its line");
+			s = cf_config_find_session(c, "default");
+			tap_ok(s->nlisten == 2 && s->nallow == 2, "default session: 2 listeners, 2 rules");
+			tap_ok(p->has_user && p->user == 65532 && p->sni == CF_SNI_STRICT &&
+			    p->header_timeout_ms == 500 && p->idle_timeout_ms == 900000 &&
+			    p->max_header_bytes == 32768 && p->admin.kind == CF_LISTEN_UNIX &&
+			    strcmp(p->dns_servers, "10.96.0.10,[fd00::53]:5353") == 0,
+			    "[proxy] values parsed");
+			tap_ok(strlen(cf_config_hash(c)) == 12, "config hash %s", cf_config_hash(c));
+		}
+		cf_config_free(c);
+		cf_diag_free(&d);
+	}
+	{
+		/* Warnings: a shadowed allow, a duplicate. */
+		static const char t[] = HEAD "[defaults]\nallow_hosts = a.x.test, a.x.test\n"
+		    "deny_hosts = .x.test\n";
+		struct cf_diag d;
+		struct cf_config *c;
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("t.ini", t, strlen(t), NULL, &d);
+		tap_ok(c != NULL && d.nwarnings >= 2, "shadowed and duplicate rules warn (%zu)", d.nwarnings);
+		cf_config_free(c);
+		cf_diag_free(&d);
+	}
+	{
+		/* Overrides (postern-sidecar run): extra allows and a private
+		 * listener replacing the config's. */
+		const char *allow[] = { "extra.test:8443" };
+		const char *listen[] = { "unix:/tmp/x/proxy.sock" };
+		struct cf_overrides ov;
+		struct cf_diag d;
+		struct cf_config *c;
+		const struct cf_session *s;
+		memset(&ov, 0, sizeof(ov));
+		memset(&d, 0, sizeof(d));
+		ov.extra_allow = allow;
+		ov.n_extra_allow = 1;
+		ov.extra_listen = listen;
+		ov.n_extra_listen = 1;
+		ov.replace_listen = 1;
+		c = cf_config_load(NULL, &ov, &d);
+		tap_ok(c != NULL, "built-in default with overrides loads");
+		if (c != NULL) {
+			s = cf_config_find_session(c, "default");
+			tap_ok(s->nlisten == 1 && strcmp(s->listen[0].path, "/tmp/x/proxy.sock") == 0,
+			    "listener replaced");
+			tap_ok(strcmp(s->allow[s->nallow - 1]->text, "extra.test:8443") == 0 &&
+			    s->nallow >= 5, "--allow layered on the built-in model APIs");
+		}
+		cf_config_free(c);
+		cf_diag_free(&d);
+		ov.extra_allow = (const char *[]){ "*" };
+		memset(&d, 0, sizeof(d));
+		c = cf_config_load(NULL, &ov, &d);
+		tap_ok(c == NULL && has_error(&d, "<command line>: a bare * would allow everything"),
+		    "a bad --allow is refused like a bad file line");
+		cf_diag_free(&d);
+	}
+	{
+		struct cf_diag d;
+		struct cf_config *c;
+		memset(&d, 0, sizeof(d));
+		c = cf_config_load("/nonexistent/postern.ini", NULL, &d);
+		tap_ok(c == NULL && has_error(&d, "/nonexistent/postern.ini: cannot read"),
+		    "a missing file is an error, never an empty allowlist");
+		cf_diag_free(&d);
+	}
+	return tap_done();
+}

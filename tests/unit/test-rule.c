@@ -1,0 +1,264 @@
+/*
+ * tests/unit/test-rule.c: the host-pattern grammar and the decision
+ * (cf_decide, cf_decide_addr), case tables over a real parsed config.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "conf/config.h"
+#include "tests/unit/tap.h"
+
+struct pat_case {
+	const char *item;
+	int ok;
+};
+
+static const struct pat_case pat_cases[] = {
+	{ "example.com", 1 },
+	{ "*.example.com", 1 },
+	{ ".example.com", 1 },
+	{ "example.com:443", 1 },
+	{ "example.com:8000-8099", 1 },
+	{ "example.com:*", 1 },
+	{ "10.0.0.5", 1 },
+	{ "10.0.0.0/8:8080", 1 },
+	{ "[fd00::1]:443", 1 },
+	{ "[fd00::]/8:443", 1 },
+	{ "[fd00::/8]:443", 1 },
+	{ "fd00::/8", 1 },
+	{ "control.internal:8080/hooks/ private", 1 },
+	{ "example.com private", 1 },
+	{ "*", 0 },
+	{ "*.com", 0 },
+	{ ".com", 0 },
+	{ "foo.*.test", 0 },
+	{ "*foo.test", 0 },
+	{ "f*o.test", 0 },
+	{ "**.test", 0 },
+	{ "*.*.test", 0 },
+	{ "example.com:0", 0 },
+	{ "example.com:65536", 0 },
+	{ "example.com:0443", 0 },
+	{ "example.com:99-10", 0 },
+	{ "example.com:", 0 },
+	{ "example.com extra", 0 },
+	{ "example.com PRIVATE", 0 },
+	{ "10.0.0.1/8", 0 },        /* host bits set */
+	{ "10.0.0.0/33", 0 },
+	{ "0x7f.1", 0 },
+	{ "127.1", 0 },
+	{ "user@example.com", 0 },
+	{ "b\xc3\xbc" "cher.test", 0 },
+	{ "example.com/../x", 0 },
+	{ "example.com/a%2e%2e/", 0 },
+	{ "example.com.", 1 },
+	{ "example.com..", 0 },
+	{ "", 0 },
+	{ "[fe80::1%eth0]", 0 },
+};
+
+struct dec_case {
+	const char *session;
+	enum cf_mode mode;
+	const char *host;
+	unsigned port;
+	const char *path;
+	int allow;
+	const char *reason;
+};
+
+static const char conf_text[] =
+	"[proxy]\n"
+	"listen = tcp:127.0.0.1:3128\n"
+	"[defaults]\n"
+	"allow_hosts = api.anthropic.com, *.example.com\n"
+	"allow_hosts = .apex.test\n"
+	"allow_hosts = ports.test:8000-8099, any.test:*\n"
+	"allow_hosts = control.internal:8080/hooks/ private\n"
+	"allow_hosts = 10.0.0.0/8:8080\n"
+	"allow_hosts = [fd00::1]:443\n"
+	"allow_hosts = rebind.test, privok.test private\n"
+	"allow_hosts = deny.example.com\n"
+	"deny_hosts = bad.example.com, Deny.Example.COM.\n"
+	"deny_hosts = 10.9.0.0/16\n"
+	"[session s1]\n"
+	"listen = unix:/tmp/s1.sock\n"
+	"allow_hosts = only-s1.test\n"
+	"deny_hosts = api.anthropic.com:443\n";
+
+static const struct dec_case dec_cases[] = {
+	{ "default", CF_MODE_CONNECT, "api.anthropic.com", 443, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "API.Anthropic.com.", 443, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "api.anthropic.com", 8443, NULL, 0, "port_not_allowed" },
+	{ "default", CF_MODE_HTTP, "api.anthropic.com", 80, "/", 1, "allowed" },
+	{ "default", CF_MODE_HTTP, "api.anthropic.com", 443, "/", 0, "port_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "evil.test", 443, NULL, 0, "host_not_allowed" },
+	/* Wildcards: below only, never a look-alike. */
+	{ "default", CF_MODE_CONNECT, "a.example.com", 443, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "a.b.c.example.com", 443, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "example.com", 443, NULL, 0, "host_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "evilexample.com", 443, NULL, 0, "host_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "example.com.evil.net", 443, NULL, 0, "host_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "xexample.com", 443, NULL, 0, "host_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "apex.test", 443, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "x.apex.test", 443, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "xapex.test", 443, NULL, 0, "host_not_allowed" },
+	/* Deny wins, whatever the case or trailing dot on either side. */
+	{ "default", CF_MODE_CONNECT, "bad.example.com", 443, NULL, 0, "denied_by_rule" },
+	{ "default", CF_MODE_CONNECT, "BAD.EXAMPLE.COM.", 443, NULL, 0, "denied_by_rule" },
+	{ "default", CF_MODE_CONNECT, "deny.example.com", 443, NULL, 0, "denied_by_rule" },
+	{ "default", CF_MODE_HTTP, "deny.example.com", 8080, "/", 0, "denied_by_rule" },
+	{ "default", CF_MODE_CONNECT, "sub.bad.example.com", 443, NULL, 1, "allowed" },
+	/* Ports. */
+	{ "default", CF_MODE_CONNECT, "ports.test", 8000, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "ports.test", 8099, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "ports.test", 7999, NULL, 0, "port_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "ports.test", 8100, NULL, 0, "port_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "ports.test", 443, NULL, 0, "port_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "any.test", 1, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "any.test", 65535, NULL, 1, "allowed" },
+	/* Path prefixes: plain HTTP only, no dot-segment escapes. */
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x", 1, "allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/", 1, "allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/../admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%2e%2e/admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..%2fadmin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/a\\..\\b", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x?a=/../", 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "control.internal", 8080, NULL, 0, "host_not_allowed" },
+	/* Addresses only when written so. */
+	{ "default", CF_MODE_CONNECT, "10.1.2.3", 8080, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "10.1.2.3", 443, NULL, 0, "port_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "11.1.2.3", 8080, NULL, 0, "host_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "[fd00::1]", 443, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "[fd00::2]", 443, NULL, 0, "host_not_allowed" },
+	/* Sessions layer on [defaults]; their own deny wins. */
+	{ "s1", CF_MODE_CONNECT, "only-s1.test", 443, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "only-s1.test", 443, NULL, 0, "host_not_allowed" },
+	{ "s1", CF_MODE_CONNECT, "a.example.com", 443, NULL, 1, "allowed" },
+	{ "s1", CF_MODE_CONNECT, "api.anthropic.com", 443, NULL, 0, "denied_by_rule" },
+	{ "s1", CF_MODE_CONNECT, "bad.example.com", 443, NULL, 0, "denied_by_rule" },
+};
+
+struct addr_case {
+	const char *host;
+	unsigned port;
+	const char *addr;
+	int allow;
+	const char *reason;
+};
+
+static const struct addr_case addr_cases[] = {
+	{ "rebind.test", 443, "93.184.216.34", 1, "allowed" },
+	{ "rebind.test", 443, "127.0.0.1", 0, "private_address" },
+	{ "rebind.test", 443, "169.254.169.254", 0, "private_address" },
+	{ "rebind.test", 443, "10.200.1.3", 0, "private_address" },
+	{ "rebind.test", 443, "::ffff:127.0.0.1", 0, "private_address" },
+	{ "rebind.test", 443, "::1", 0, "private_address" },
+	{ "privok.test", 443, "10.200.1.3", 1, "allowed" },
+	{ "privok.test", 443, "127.0.0.1", 1, "allowed" },
+	/* The proxy's own listener, even with "private". */
+	{ "privok.test", 3128, "127.0.0.1", 0, "private_address" },
+	/* An address deny rule applies to resolved addresses too. */
+	{ "rebind.test", 443, "10.9.1.1", 0, "denied_by_rule" },
+	{ "privok.test", 443, "10.9.1.1", 0, "denied_by_rule" },
+	/* A literal inside the rule's own range is allowed without "private". */
+	{ "10.1.2.3", 8080, "10.1.2.3", 1, "allowed" },
+};
+
+int
+main(void)
+{
+	struct cf_config *c;
+	struct cf_diag diag;
+	size_t i;
+
+	for (i = 0; i < sizeof(pat_cases) / sizeof(pat_cases[0]); i++) {
+		struct cf_rule r;
+		const char *why = NULL;
+		int rc = cf_rule_parse(pat_cases[i].item, strlen(pat_cases[i].item), CF_RULE_ALLOW, &r, &why);
+		tap_ok((rc == 0) == pat_cases[i].ok, "pattern '%s' %s (%s)", pat_cases[i].item,
+		    pat_cases[i].ok ? "accepted" : "refused", rc ? why : "ok");
+		if (rc == 0)
+			cf_rule_clear(&r);
+	}
+	{
+		struct cf_rule r;
+		const char *why;
+		tap_ok(cf_rule_parse("x.test/a/", 9, CF_RULE_DENY, &r, &why) != 0,
+		    "a deny rule cannot have a path");
+		tap_ok(cf_rule_parse("x.test private", 14, CF_RULE_DENY, &r, &why) != 0,
+		    "a deny rule cannot say private");
+	}
+
+	memset(&diag, 0, sizeof(diag));
+	c = cf_config_parse("t.ini", conf_text, strlen(conf_text), NULL, &diag);
+	tap_ok(c != NULL, "decision config parses (%s)", diag.nerrors ? diag.errors[0] : "ok");
+	if (c == NULL)
+		return tap_done();
+
+	for (i = 0; i < sizeof(dec_cases) / sizeof(dec_cases[0]); i++) {
+		const struct dec_case *t = &dec_cases[i];
+		const struct cf_session *s = cf_config_find_session(c, t->session);
+		struct cf_host h;
+		struct cf_decision d;
+		const char *why = NULL;
+
+		if (cf_host_parse(t->host, strlen(t->host), 0, &h, &why) != 0) {
+			tap_ok(0, "host %s parses (%s)", t->host, why);
+			continue;
+		}
+		cf_decide(s, t->mode, &h, (uint16_t)t->port, t->path, t->path ? strlen(t->path) : 0, &d);
+		tap_ok(d.allow == t->allow && strcmp(cf_reason_code(d.reason), t->reason) == 0,
+		    "%s %s %s:%u%s%s -> %s %s (%s)", t->session,
+		    t->mode == CF_MODE_CONNECT ? "CONNECT" : "HTTP", t->host, t->port,
+		    t->path ? " " : "", t->path ? t->path : "", t->allow ? "allow" : "deny", t->reason,
+		    d.detail);
+	}
+
+	for (i = 0; i < sizeof(addr_cases) / sizeof(addr_cases[0]); i++) {
+		const struct addr_case *t = &addr_cases[i];
+		const struct cf_session *s = cf_config_find_session(c, "default");
+		struct cf_host h;
+		struct cf_decision d, ad;
+		struct sockaddr_storage ss;
+		const char *why;
+
+		memset(&ss, 0, sizeof(ss));
+		cf_host_parse(t->host, strlen(t->host), 0, &h, &why);
+		cf_decide(s, CF_MODE_CONNECT, &h, (uint16_t)t->port, NULL, 0, &d);
+		if (!d.allow) {
+			/* For the listener case the rule must allow the port. */
+			d.allow = 1;
+			d.rule = NULL;
+			{
+				size_t k;
+				for (k = 0; k < s->nallow; k++)
+					if (cf_rule_match_host(s->allow[k], &h))
+						d.rule = s->allow[k];
+			}
+		}
+		if (strchr(t->addr, ':') != NULL) {
+			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+			sin6->sin6_family = AF_INET6;
+			sin6->sin6_port = htons((uint16_t)t->port);
+			inet_pton(AF_INET6, t->addr, &sin6->sin6_addr);
+		} else {
+			struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+			sin->sin_family = AF_INET;
+			sin->sin_port = htons((uint16_t)t->port);
+			inet_pton(AF_INET, t->addr, &sin->sin_addr);
+		}
+		cf_decide_addr(c, s, &d, (struct sockaddr *)&ss, &ad);
+		tap_ok(ad.allow == t->allow && strcmp(cf_reason_code(ad.reason), t->reason) == 0,
+		    "%s:%u resolved to %s -> %s (%s)", t->host, t->port, t->addr, t->reason, ad.detail);
+	}
+
+	cf_config_free(c);
+	cf_diag_free(&diag);
+	return tap_done();
+}
