@@ -15,3 +15,4 @@ PROXY_LIBS = libpostern_proxy.a $(CONF_LIBS) $(LIBEVENT_LIBS) $(CARES_LIBS) $(OP
 bin_PROGRAMS += postern-proxy
 postern_proxy_SOURCES = proxy/main.c
 postern_proxy_LDADD = $(PROXY_LIBS)
+dist_man_MANS += proxy/postern-proxy.8 conf/postern.ini.5
