@@ -31,14 +31,8 @@ expect_eq "" "$(ip -n "$WORLD_NS_PX" route show default)" "px has no default rou
 expect_match "^$WORLD_ID-px" "$(ip netns list)" "namespace names carry the scenario's id"
 
 # ---- DNS: every test name, both families, from px
-# name  A-answer  AAAA-answer  ("-" = none)
-while read -r name a4 a6; do
-	want4=$a4; [ "$a4" = - ] && want4=
-	want6=$a6; [ "$a6" = - ] && want6=
-	expect_eq "$want4" "$(dns_query "$name" A | sort | tr '\n' ' ' | sed 's/ $//')" "DNS A $name"
-	expect_eq "$want6" "$(dns_query "$name" AAAA | sort | tr '\n' ' ' | sed 's/ $//')" "DNS AAAA $name"
-done <<EOF
-allowed.test 10.200.1.2 -
+# name  A-answer  AAAA-answer  ("-" = none), all asked in one batch
+table='allowed.test 10.200.1.2 -
 other.test 10.200.1.2 -
 deny.test 10.200.1.2 -
 api.example.test 10.200.1.2 -
@@ -51,7 +45,15 @@ loop.test 127.0.0.1 -
 meta.test 169.254.169.254 -
 priv.test 10.200.1.3 -
 mapped.test - ::ffff:127.0.0.1
-zero-ttl.test 10.200.1.2 -
+zero-ttl.test 10.200.1.2 -'
+answers=$(printf '%s\n' "$table" | while read -r name _ _; do
+	printf '%s A\n%s AAAA\n' "$name" "$name"
+done | dns_query -)
+while read -r name a4 a6; do
+	expect_eq "$name A NOERROR $a4" "$(printf '%s\n' "$answers" | grep "^$name A ")" "DNS A $name"
+	expect_eq "$name AAAA NOERROR $a6" "$(printf '%s\n' "$answers" | grep "^$name AAAA ")" "DNS AAAA $name"
+done <<EOF
+$table
 EOF
 expect_eq "10.200.1.2 0" "$(dns_query zero-ttl.test A --ttl)" "zero-ttl.test has TTL 0"
 expect_eq "10.200.1.2 60" "$(dns_query allowed.test A --ttl)" "allowed.test has TTL 60"
@@ -77,14 +79,20 @@ expect_eq "fd00:200:1::2" "$(dns_query rebind.test AAAA)" "world_dns_set sets AA
 world_dns_set rebind.test
 expect_eq "NXDOMAIN" "$(dns_query rebind.test A --rcode)" "world_dns_set with no address removes it"
 
-# ---- HTTPS with the test CA, for every name the certificate carries
+# ---- HTTPS with the test CA, for every name the certificate carries.
+# One curl, one connection per name; --resolve pins the address, so names
+# that resolve to loopback or metadata addresses still reach a server.
+set --
 for n in allowed.test other.test deny.test api.example.test wild.test a.wild.test \
 	 b.c.wild.test v6only.test dual.test loop.test meta.test priv.test mapped.test \
 	 zero-ttl.test; do
-	# --resolve pins the address, so names that resolve to loopback or
-	# metadata addresses are still served by the upstream host.
-	out=$(curl_px --resolve "$n:443:10.200.1.3" "https://$n/tls?n=1" 2>&1)
+	set -- "$@" --resolve "$n:443:10.200.1.3" "https://$n/tls?n=1"
+done
+out=$(curl_px "$@" 2>&1)
+while [ $# -gt 0 ]; do
+	n=${2%%:*}
 	expect_match "^sni=$n$" "$out" "TLS with the test CA for $n, SNI seen"
+	shift 3
 done
 expect_match "^GET /tls\?n=1 HTTP/1\.1$" "$out" "the HTTPS body names the request line"
 expect_eq 14 "$(upstream_count kind=https target=/tls?n=1)" "the upstream log has one HTTPS request per name"
@@ -206,9 +214,9 @@ cat >"$WORLD_DIR/fake-proxy" <<'EOF'
 # 0 on SIGTERM.
 trap 'kill $p 2>/dev/null; exit 0' TERM
 sleep 0.3
-socat UNIX-LISTEN:"$WORLD_DIR/proxy.sock",fork EXEC:cat &
+socat UNIX-LISTEN:"$WORLD_DIR/proxy.sock",fork SYSTEM:"echo unix >>$WORLD_DIR/fake.conns; cat" &
 p="$!"
-socat TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr,fork EXEC:cat &
+socat TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr,fork SYSTEM:"echo tcp >>$WORLD_DIR/fake.conns; cat" &
 p="$p $!"
 wait
 EOF
@@ -216,7 +224,12 @@ chmod +x "$WORLD_DIR/fake-proxy"
 printf '[proxy]\nlisten = tcp:127.0.0.1:3128 ; comment\nlisten = unix:%s\n; listen = tcp:127.0.0.1:9\n' \
 	"$WORLD_DIR/proxy.sock" >"$WORLD_DIR/proxy.conf"
 if POSTERN_PROXY="$WORLD_DIR/fake-proxy" proxy_start "$WORLD_DIR/proxy.conf"; then
-	ok "proxy_start returns once the listeners accept"
+	ok "proxy_start returns once the listeners listen"
+	expect_eq "" "$(cat "$WORLD_DIR/fake.conns" 2>/dev/null)" \
+		"proxy_start waits without connecting (nothing extra in the audit log)"
+	px_relay "$WORLD_DIR/proxy.sock" 4128
+	expect_eq "pong" "$(printf pong | in_px socat -t 1 - TCP:127.0.0.1:4128)" \
+		"px_relay carries TCP to the UNIX listener"
 	expect_eq "ping" "$(printf ping | in_px socat -t 1 - TCP:127.0.0.1:3128)" "the TCP listener answers in px"
 	expect_ne "" "$WORLD_PROXY_PID" "proxy_start records the pid"
 	proxy_stop

@@ -4,8 +4,9 @@
 world.sh runs this file; nothing here is part of postern.  Sub-commands:
 
   serve   the upstream servers (HTTP, HTTPS, TCP echo) in the "up" namespace
-  wait    wait until a ready file exists, DNS answers, listeners accept
-  dns     ask one DNS question over UDP and print the answer
+  wait    wait until a ready file exists, DNS answers, sockets listen
+  dns     ask one DNS question over UDP and print the answer (NAME "-":
+          read "NAME TYPE" questions from stdin, one answer line each)
   jq      select JSON lines from a log file (the upstream log, the audit log)
   pattern write or hash the deterministic byte pattern /bytes/N serves
 
@@ -610,7 +611,29 @@ def dns_ask(server, name, qtype, timeout):
                 continue
 
 
+def cmd_dns_batch(args):
+    """One "NAME TYPE" question per input line; one "NAME TYPE RCODE
+    ADDR,ADDR..." (sorted, "-" for none) answer line each.  One process for
+    a whole table of questions instead of one per question."""
+    for line in sys.stdin:
+        parts = line.split()
+        if len(parts) != 2:
+            continue
+        name, qtype = parts[0], parts[1].upper()
+        try:
+            rcode, answers = dns_ask(args.server, name, qtype, args.timeout)
+        except (ValueError, KeyError):
+            rcode, answers = "BADQUESTION", []
+        except OSError:
+            rcode, answers = "TIMEOUT", []
+        addrs = sorted(a for (_, a, _) in answers)
+        print("%s %s %s %s" % (name, qtype, rcode, ",".join(addrs) or "-"))
+    return 0
+
+
 def cmd_dns(args):
+    if args.name == "-":
+        return cmd_dns_batch(args)
     try:
         rcode, answers = dns_ask(args.server, args.name, args.type.upper(), args.timeout)
     except ValueError as e:
@@ -646,6 +669,49 @@ def can_connect(fam, addr, timeout=0.2):
         return False
 
 
+def tcp_listening(fam, host, port):
+    """True when a TCP socket in this network namespace listens on host:port
+    (or on the wildcard address).  Read from /proc/net/tcp{,6} rather than
+    by connecting, so that waiting leaves no connection in the proxy's audit
+    log."""
+    raw = socket.inet_pton(fam, host)
+    any_raw = bytes(len(raw))
+
+    def kernel_hex(b):
+        # /proc/net/tcp prints each 32-bit word of the address in host
+        # (little-endian) order.
+        return "".join("%08X" % struct.unpack("<I", b[i:i + 4])[0] for i in range(0, len(b), 4))
+
+    want = {"%s:%04X" % (kernel_hex(raw), port), "%s:%04X" % (kernel_hex(any_raw), port)}
+    table = "/proc/net/tcp" if fam == socket.AF_INET else "/proc/net/tcp6"
+    try:
+        with open(table) as f:
+            next(f, None)
+            for line in f:
+                cols = line.split()
+                if len(cols) > 3 and cols[3] == "0A" and cols[1] in want:
+                    return True
+    except OSError:
+        pass
+    return False
+
+
+def unix_listening(path):
+    """True when a UNIX stream socket bound to path is listening (the
+    __SO_ACCEPTCON flag in /proc/net/unix), again without connecting."""
+    try:
+        with open("/proc/net/unix") as f:
+            next(f, None)
+            for line in f:
+                cols = line.split(None, 7)
+                if len(cols) == 8 and cols[7].rstrip("\n") == path and \
+                        int(cols[3], 16) & 0x10000:
+                    return True
+    except (OSError, ValueError):
+        pass
+    return False
+
+
 def cmd_wait(args):
     deadline = time.monotonic() + args.timeout
     pending = []
@@ -653,9 +719,12 @@ def cmd_wait(args):
         pending.append(("file " + f, lambda f=f: os.path.exists(f)))
     for spec in args.tcp:
         fam, host, port = parse_hostport(spec)
-        pending.append(("tcp " + spec, lambda fam=fam, a=(host, port): can_connect(fam, a)))
+        pending.append(("tcp " + spec, lambda fam=fam, h=host, p=port: tcp_listening(fam, h, p)))
     for path in args.unix:
-        pending.append(("unix " + path, lambda p=path: can_connect(socket.AF_UNIX, p)))
+        pending.append(("unix " + path, lambda p=path: unix_listening(p)))
+    for spec in args.connect:
+        fam, host, port = parse_hostport(spec)
+        pending.append(("connect " + spec, lambda fam=fam, a=(host, port): can_connect(fam, a)))
     for server in args.dns:
         def ask(server=server):
             try:
@@ -788,6 +857,7 @@ def main():
     s.add_argument("--file", action="append", default=[])
     s.add_argument("--tcp", action="append", default=[])
     s.add_argument("--unix", action="append", default=[])
+    s.add_argument("--connect", action="append", default=[])
     s.add_argument("--dns", action="append", default=[])
     s.add_argument("--dns-name", default="allowed.test")
     s.add_argument("--pid", action="append", type=int, default=[])
@@ -812,6 +882,10 @@ def main():
     s.add_argument("n", type=int)
 
     args = p.parse_args()
+    if args.cmd != "serve":
+        # A tool piped into "head" should end quietly, like any filter; the
+        # servers keep Python's default so a client's reset is an exception.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     return {"serve": cmd_serve, "wait": cmd_wait, "dns": cmd_dns, "jq": cmd_jq,
             "pattern": cmd_pattern}[args.cmd](args)
 

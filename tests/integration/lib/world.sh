@@ -496,6 +496,8 @@ world__on_exit() {
 # px.  Prints the answer addresses one per line ("ADDR TTL" with --ttl,
 # "TYPE ADDR TTL" with --all, only NOERROR/NXDOMAIN/... with --rcode).
 # Returns 0 for NOERROR, 2 for another rcode, 4 for no answer at all.
+# "dns_query -" reads "NAME TYPE" lines on stdin and prints one
+# "NAME TYPE RCODE ADDR,ADDR" line (sorted, "-" for none) for each.
 dns_query() {
 	in_px "$WORLD_PYTHON" "$WORLD_LIB/world.py" dns --server "$WORLD_DNS" "$@"
 }
@@ -663,8 +665,10 @@ curl_px() {
 # proxy_start CONFFILE [ARGS...]: run "$top_builddir/postern-proxy -c
 # CONFFILE ARGS" in px in the background, its stdout and stderr in
 # $WORLD_DIR/proxy.out, and return when every listen = line of CONFFILE
-# (tcp:HOST:PORT, unix:PATH) accepts connections, or fail after 5 s (or as
-# soon as the proxy exits).  Sets WORLD_PROXY_PID.
+# (tcp:HOST:PORT, unix:PATH) listens, or fail after 5 s (or as soon as the
+# proxy exits).  Listening is read from /proc/net in px, not probed with a
+# connection, so the audit log holds only the scenario's own connections.
+# Sets WORLD_PROXY_PID.
 proxy_start() {
 	local conf bin waits l
 	conf=$1
@@ -690,6 +694,18 @@ proxy_start() {
 		return 1
 	fi
 	return 0
+}
+
+# px_relay SOCK PORT: forward 127.0.0.1:PORT in px to the UNIX socket SOCK,
+# one new UNIX connection per TCP connection (socat), so that clients that
+# cannot speak to a UNIX-socket proxy (curl 7.88) reach a unix: listener as
+# "-x http://127.0.0.1:PORT".  Returns once it listens; world_down ends it.
+px_relay() {
+	command -v socat >/dev/null 2>&1 || skip "socat is not installed"
+	ip netns exec "$WORLD_NS_PX" socat "TCP-LISTEN:$2,bind=127.0.0.1,reuseaddr,fork" \
+		"UNIX-CONNECT:$1" >>"$WORLD_DIR/relay.out" 2>&1 &
+	in_px "$WORLD_PYTHON" "$WORLD_LIB/world.py" wait --timeout 5 --pid $! \
+		--tcp "127.0.0.1:$2" || fail "px_relay: socat is not listening on 127.0.0.1:$2"
 }
 
 # proxy_stop: SIGTERM the proxy, wait up to 5 s (then SIGKILL), and return
