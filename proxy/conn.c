@@ -32,6 +32,7 @@
 #include "proxy/log.h"
 #include "proxy/server.h"
 #include "proxy/sni.h"
+#include "proxy/stats.h"
 
 /* Per-direction buffer bound: reading from one side stops while the other
  * side's output holds this much (libevent's le-proxy back-pressure). */
@@ -195,6 +196,7 @@ audit_decision(struct px_conn *c, int allow, enum cf_reason reason, const struct
 
 	if (reason < 16)
 		c->srv->stats.decisions[reason]++;
+	px_stats_decision(c->srv->metrics, c->session, reason, rule);
 	px_json_begin(&j, "decision");
 	audit_common(c, &j);
 	if (c->mode == CF_MODE_HTTP && c->path[0])
@@ -340,6 +342,8 @@ conn_free(struct px_conn *c, const char *why)
 
 	srv->stats.bytes_up += c->bytes_up;
 	srv->stats.bytes_down += c->bytes_down;
+	px_stats_conn_close(srv->metrics, c->session, c->bytes_up, c->bytes_down,
+	    ms_since(&c->started, &now) / 1000.0, c->mode == CF_MODE_CONNECT && c->addr[0]);
 
 	px_dns_cancel(c->dnsq);
 	px_connect_cancel(c->connector);
@@ -558,6 +562,7 @@ decide:
 		if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
 			cf_host_format(&name, got, sizeof(got));
 		c->srv->stats.decisions[CF_R_SNI_MISMATCH]++;
+		px_stats_decision(c->srv->metrics, c->session, CF_R_SNI_MISMATCH, c->dec.rule);
 		px_json_begin(&j, "decision");
 		audit_common(c, &j);
 		px_json_str(&j, "address", c->addr);
@@ -1335,6 +1340,7 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	c->last_activity = c->started;
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
 	srv->stats.conns_total++;
+	px_stats_conn_open(srv->metrics, c->session);
 	if (++srv->nconns == cf_config_proxy(srv->cfg)->max_connections)
 		px_listeners_pause(srv, 1);
 
@@ -1375,4 +1381,58 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	bufferevent_enable(c->cli, EV_READ | EV_WRITE);
 	c->head_timer_armed = 1;
 	arm_timer(c, cf_config_proxy(srv->cfg)->header_timeout_ms);
+}
+
+/*
+ * revoke = yes: after a reload, close every tunnel whose target the new
+ * rules refuse (its session gone counts as refused), logging each.  Plain
+ * HTTP connections need nothing: their next request is judged anew.
+ */
+void
+px_conn_revoke(struct px_server *srv)
+{
+	struct px_conn *c, *next;
+
+	for (c = TAILQ_FIRST(&srv->conns); c != NULL; c = next) {
+		const struct cf_session *s;
+		struct cf_decision d;
+
+		next = TAILQ_NEXT(c, entry);
+		if (c->state != CS_TUNNEL && c->state != CS_SNI)
+			continue;
+		if (c->mode != CF_MODE_CONNECT)
+			continue;
+		s = cf_config_find_session(srv->cfg, c->session);
+		if (s != NULL) {
+			cf_decide(s, CF_MODE_CONNECT, &c->host, c->port, NULL, 0, &d);
+			if (d.allow)
+				continue;
+		} else {
+			memset(&d, 0, sizeof(d));
+			d.reason = CF_R_HOST_NOT_ALLOWED;
+			snprintf(d.detail, sizeof(d.detail), "session %s was removed", c->session);
+		}
+		{
+			struct px_json j;
+			px_json_begin(&j, "revoke");
+			audit_common(c, &j);
+			px_json_str(&j, "address", c->addr);
+			px_json_str(&j, "reason", cf_reason_code(d.reason));
+			px_json_str(&j, "detail", d.detail);
+			px_json_num(&j, "generation", (int64_t)srv->generation);
+			px_json_emit(&j, srv->audit);
+		}
+		conn_free(c, "revoked by reload");
+	}
+}
+
+unsigned
+px_server_session_conns(const struct px_server *srv, const char *name)
+{
+	const struct px_conn *c;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(c, &srv->conns, entry)
+		n += strcmp(c->session, name) == 0;
+	return n;
 }

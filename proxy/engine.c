@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
@@ -23,6 +24,7 @@
 #include "proxy/log.h"
 #include "proxy/server.h"
 #include "proxy/sni.h"
+#include "proxy/stats.h"
 
 /*
  * Drop to UID:GID for good: no supplementary groups, real/effective/saved
@@ -97,34 +99,116 @@ usr1_cb(evutil_socket_t sig, short what, void *arg)
 }
 
 /*
- * Load the file again and swap snapshots if, and only if, it is entirely
- * valid.  Connections keep the snapshot they hold; their next decision uses
- * the new one.
+ * Bring the listeners in line with NC: open what is new first (so that a
+ * listener that cannot be bound refuses the whole reload), then close what
+ * NC no longer has.  Returns 0, or -1 with the new ones closed again.
  */
+static int
+sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag *diag)
+{
+	struct px_listener *l, *next;
+	struct px_listener *first_new = TAILQ_LAST(&srv->listeners, px_listener_list);
+	size_t i, j;
+
+	for (i = 0; i < cf_config_nsessions(nc); i++) {
+		const struct cf_session *s = cf_config_session(nc, i);
+		for (j = 0; j < s->nlisten; j++) {
+			int have = 0;
+			TAILQ_FOREACH(l, &srv->listeners, entry)
+				have |= px_listener_is(l, &s->listen[j], s->name);
+			if (have)
+				continue;
+			if (px_listener_open(srv, &s->listen[j], s->name) != 0) {
+				if (diag != NULL) {
+					char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
+					if (nv != NULL) {
+						diag->errors = nv;
+						if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s",
+						    s->listen[j].file, s->listen[j].line, s->listen[j].text) >= 0)
+							diag->nerrors++;
+					}
+				}
+				/* Undo: close the listeners this reload opened. */
+				l = first_new ? TAILQ_NEXT(first_new, entry) : TAILQ_FIRST(&srv->listeners);
+				for (; l != NULL; l = next) {
+					next = TAILQ_NEXT(l, entry);
+					px_listener_close(srv, l);
+				}
+				return -1;
+			}
+		}
+	}
+	for (l = TAILQ_FIRST(&srv->listeners); l != NULL; l = next) {
+		int keep = 0;
+		next = TAILQ_NEXT(l, entry);
+		for (i = 0; i < cf_config_nsessions(nc) && !keep; i++) {
+			const struct cf_session *s = cf_config_session(nc, i);
+			for (j = 0; j < s->nlisten && !keep; j++)
+				keep = px_listener_is(l, &s->listen[j], s->name);
+		}
+		if (!keep) {
+			log_info("reload: no longer listening on %s (session %s)", l->where.text, l->session);
+			px_listener_close(srv, l);
+		}
+	}
+	return 0;
+}
+
+int
+px_server_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger)
+{
+	struct cf_diag local, *diag = diag_out ? diag_out : &local;
+	struct cf_config *nc;
+	size_t i, len = 0;
+	int rc = -1;
+
+	memset(&local, 0, sizeof(local));
+	nc = cf_config_load(srv->config_path, srv->ov, diag);
+	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
+		cf_config_free(nc);
+		nc = NULL;
+	}
+	srv->last_reload = time(NULL);
+	free(srv->last_reload_errors);
+	srv->last_reload_errors = NULL;
+	if (nc == NULL) {
+		for (i = 0; i < diag->nerrors; i++) {
+			log_warnx("reload (%s) refused: %s", trigger, diag->errors[i]);
+			len += strlen(diag->errors[i]) + 1;
+		}
+		srv->last_reload_errors = calloc(1, len + 1);
+		for (i = 0; srv->last_reload_errors != NULL && i < diag->nerrors; i++) {
+			strcat(srv->last_reload_errors, diag->errors[i]);
+			strcat(srv->last_reload_errors, "\n");
+		}
+		log_warnx("reload (%s) refused: generation %lu stays in force", trigger, srv->generation);
+		srv->last_reload_ok = 0;
+		srv->reloads_failed++;
+		px_stats_reload(srv->metrics, 0);
+		goto out;
+	}
+	cf_config_free(srv->cfg);
+	srv->cfg = nc;
+	srv->generation++;
+	srv->last_reload_ok = 1;
+	srv->reloads_ok++;
+	px_stats_reload(srv->metrics, 1);
+	log_info("reloaded %s (%s): generation %lu (sha256 %s)", cf_config_path(nc), trigger,
+	    srv->generation, cf_config_hash(nc));
+	if (cf_config_proxy(nc)->revoke)
+		px_conn_revoke(srv);
+	rc = 0;
+out:
+	cf_diag_free(&local);
+	return rc;
+}
+
 static void
 hup_cb(evutil_socket_t sig, short what, void *arg)
 {
-	struct px_server *srv = arg;
-	struct cf_diag diag;
-	struct cf_config *nc;
-	size_t i;
-
 	(void)sig;
 	(void)what;
-	memset(&diag, 0, sizeof(diag));
-	nc = cf_config_load(srv->config_path, srv->ov, &diag);
-	if (nc == NULL) {
-		for (i = 0; i < diag.nerrors; i++)
-			log_warnx("reload refused: %s", diag.errors[i]);
-		log_warnx("reload refused: the config of generation %lu stays in force", srv->generation);
-	} else {
-		cf_config_free(srv->cfg);
-		srv->cfg = nc;
-		srv->generation++;
-		log_info("reloaded %s: generation %lu (sha256 %s)", cf_config_path(nc), srv->generation,
-		    cf_config_hash(nc));
-	}
-	cf_diag_free(&diag);
+	px_server_reload(arg, NULL, "SIGHUP");
 }
 
 int
@@ -168,6 +252,13 @@ px_engine_main(const struct px_engine_opts *opts)
 	}
 	cf_diag_free(&diag);
 	srv.generation = 1;
+	srv.started_at = time(NULL);
+	srv.last_reload_ok = 1;
+	srv.metrics = px_stats_new();
+	if (srv.metrics == NULL) {
+		log_warn("out of memory");
+		goto out;
+	}
 
 	signal(SIGPIPE, SIG_IGN);
 	srv.base = event_base_new();
@@ -238,6 +329,8 @@ out:
 	if (srv.base != NULL)
 		event_base_free(srv.base);
 	cf_config_free(srv.cfg);
+	px_stats_free(srv.metrics);
+	free(srv.last_reload_errors);
 	px_sni_cleanup();
 	return rc;
 }

@@ -141,8 +141,8 @@ bind_unix(const char *path, int *made_dir)
 	return fd;
 }
 
-static int
-open_one(struct px_server *srv, const struct cf_listen *w, const char *session)
+int
+px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *session)
 {
 	struct px_listener *l = calloc(1, sizeof(*l));
 	unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC;
@@ -199,10 +199,23 @@ px_listeners_open(struct px_server *srv, const struct cf_config *cfg)
 	for (i = 0; i < cf_config_nsessions(cfg); i++) {
 		const struct cf_session *s = cf_config_session(cfg, i);
 		for (j = 0; j < s->nlisten; j++)
-			if (open_one(srv, &s->listen[j], s->name) != 0)
+			if (px_listener_open(srv, &s->listen[j], s->name) != 0)
 				return -1;
 	}
 	return 0;
+}
+
+void
+px_listener_close(struct px_server *srv, struct px_listener *l)
+{
+	TAILQ_REMOVE(&srv->listeners, l, entry);
+	evconnlistener_free(l->lev);
+	event_free(l->backoff);
+	if (l->unlink_on_close && unlink(l->where.path) != 0 && errno != ENOENT)
+		log_warn("cannot remove %s", l->where.path);
+	free(l->where.text);
+	free(l->session);
+	free(l);
 }
 
 void
@@ -210,16 +223,18 @@ px_listeners_close(struct px_server *srv)
 {
 	struct px_listener *l;
 
-	while ((l = TAILQ_FIRST(&srv->listeners)) != NULL) {
-		TAILQ_REMOVE(&srv->listeners, l, entry);
-		evconnlistener_free(l->lev);
-		event_free(l->backoff);
-		if (l->unlink_on_close && unlink(l->where.path) != 0 && errno != ENOENT)
-			log_warn("cannot remove %s", l->where.path);
-		free(l->where.text);
-		free(l->session);
-		free(l);
-	}
+	while ((l = TAILQ_FIRST(&srv->listeners)) != NULL)
+		px_listener_close(srv, l);
+}
+
+int
+px_listener_is(const struct px_listener *l, const struct cf_listen *w, const char *session)
+{
+	if (strcmp(l->session, session) != 0 || l->where.kind != w->kind)
+		return 0;
+	if (w->kind == CF_LISTEN_UNIX)
+		return strcmp(l->where.path, w->path) == 0;
+	return l->where.addrlen == w->addrlen && memcmp(&l->where.addr, &w->addr, w->addrlen) == 0;
 }
 
 void

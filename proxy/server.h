@@ -5,6 +5,7 @@
 #define POSTERN_PROXY_SERVER_H
 
 #include <stdint.h>
+#include <time.h>
 #include <sys/types.h>
 #include <sys/queue.h>
 
@@ -39,6 +40,10 @@ struct px_counters {
 	uint64_t accept_backoffs;
 };
 
+struct px_stats;   /* counters for /metrics and /status (stats.c) */
+struct px_admin;   /* the admin socket (admin.c) */
+struct px_watch;   /* the inotify watch on the config (watch.c) */
+
 struct px_server {
 	struct event_base *base;
 	struct cf_config *cfg;    /* the snapshot new decisions use */
@@ -52,17 +57,47 @@ struct px_server {
 	const char *config_path;  /* NULL: built-in */
 	const struct cf_overrides *ov;
 	int stopping;
+	struct px_stats *metrics; /* counters for /metrics (stats.c) */
+	struct px_admin *admin;
+	struct px_watch *watch;
+	/* Last reload: wall-clock time, result, and its errors joined by
+	 * newlines (NULL when it succeeded). */
+	time_t started_at;
+	time_t last_reload;
+	int last_reload_ok;
+	char *last_reload_errors;
+	uint64_t reloads_ok, reloads_failed;
 };
+
+/*
+ * Reload the config file: parse and validate it completely; on success swap
+ * the snapshot (generation + 1), rebind listeners whose set changed, and,
+ * with revoke = yes, close tunnels the new rules refuse.  On failure the old
+ * snapshot stays in force.  Every error is appended to DIAG (may be NULL)
+ * and logged.  Returns 0 when the new config was taken, -1 otherwise.
+ */
+int px_server_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger);
+
+/* Open connections of session NAME, for /status. */
+unsigned px_server_session_conns(const struct px_server *srv, const char *name);
 
 /* Accept a new client socket FD from listener L (conn.c). */
 void px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int salen);
 
 /* Close every connection (shutdown). */
 void px_conn_close_all(struct px_server *srv);
+/* revoke = yes: close tunnels that the current snapshot refuses. */
+void px_conn_revoke(struct px_server *srv);
 
 /* Listener management (listen.c). */
 int px_listeners_open(struct px_server *srv, const struct cf_config *cfg);
 void px_listeners_close(struct px_server *srv);
+/* Bind one listener for SESSION and add it to SRV's list; 0 or -1. */
+int px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *session);
+/* Close one listener, remove its socket file, unlink it from the list. */
+void px_listener_close(struct px_server *srv, struct px_listener *l);
+/* Nonzero when L is bound where W says, for SESSION. */
+int px_listener_is(const struct px_listener *l, const struct cf_listen *w, const char *session);
 /* Stop/restart accepting on every listener (max_connections reached). */
 void px_listeners_pause(struct px_server *srv, int pause);
 /* Give socket files, and directories made for them, to UID:GID. */
