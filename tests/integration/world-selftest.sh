@@ -246,6 +246,18 @@ expect_eq 1 "$rc" "proxy_start fails when the proxy exits"
 [ "$ms" -lt 3000 ] && ok "and says so at once (${ms} ms)" || fail "proxy_start took ${ms} ms to see the exit"
 expect_match "bad config" "$(cat "$WORLD_DIR/proxy.out")" "the proxy's stderr is kept in proxy.out"
 
+# ---- curl_status: the CONNECT refusal, else the response's status
+printf '#!/bin/sh\nprintf "HTTP/1.1 403 Forbidden\\r\\nContent-Length: 0\\r\\n\\r\\n"\nsleep 1\n' \
+	>"$WORLD_DIR/refuse.sh"
+chmod +x "$WORLD_DIR/refuse.sh"
+ip netns exec "$WORLD_NS_PX" socat TCP-LISTEN:3999,bind=127.0.0.1,reuseaddr,fork \
+	EXEC:"$WORLD_DIR/refuse.sh" 2>/dev/null &
+in_px "$WORLD_PYTHON" "$WORLD_LIB/world.py" wait --tcp 127.0.0.1:3999 --pid $!
+expect_eq 403 "$(curl_status -x http://127.0.0.1:3999 https://allowed.test/)" \
+	"curl_status reports a refused CONNECT"
+expect_eq 404 "$(curl_status http://allowed.test/status/404)" "curl_status reports a response status"
+expect_eq 000 "$(curl_status http://10.200.1.4/)" "curl_status reports no answer as 000"
+
 # ---- cleanup: a failing world and a killed world leave nothing behind
 cat >"$WORLD_DIR/nested.sh" <<'EOF'
 . "$top_srcdir/tests/integration/lib/world.sh"

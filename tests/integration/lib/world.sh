@@ -660,6 +660,19 @@ curl_px() {
 	in_px curl -sS --max-time 10 --cacert "$WORLD_CA" "$@"
 }
 
+# curl_status ARGS...: the status a client got, as one number: the proxy's
+# answer to CONNECT when it refused the tunnel (curl reports such a refusal
+# as http_code 000), otherwise the HTTP response's status; 000 when there
+# was no answer at all.  curl_status -x http://127.0.0.1:3128 https://deny.test/
+curl_status() {
+	local out
+	out=$(curl_px -o /dev/null -w '%{http_connect} %{http_code}' "$@" 2>/dev/null)
+	case $out in
+	"000 "* | "200 "* | "") echo "${out#* }" ;;
+	*) echo "${out%% *}" ;;
+	esac
+}
+
 # ---------------------------------------------------------------- proxy
 
 # proxy_start CONFFILE [ARGS...]: run "$top_builddir/postern-proxy -c
