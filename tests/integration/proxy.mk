@@ -1,0 +1,1 @@
+# tests/integration/proxy.mk: the proxy's scenarios (issue 3).
