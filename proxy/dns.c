@@ -670,6 +670,33 @@ name_ok(const char *name)
 	return h.kind == CF_HOST_NAME && strcmp(h.name, name) == 0;
 }
 
+/*
+ * RFC 6761 §6.3: "localhost" and the names below it are the loopback
+ * addresses and are never sent to a DNS server.  c-ares only does this
+ * in its /etc/hosts step, which postern turns off, so it is done here;
+ * the caller's range check then refuses them like any loopback address.
+ */
+static int
+is_localhost(const char *name)
+{
+	size_t len = strlen(name);
+
+	return strcmp(name, "localhost") == 0 ||
+	    (len > 10 && strcmp(name + len - 10, ".localhost") == 0);
+}
+
+static void
+answer_localhost(struct dns_answer *ans)
+{
+	memset(ans, 0, sizeof(*ans));
+	ans->naddrs = 2;
+	ans->addrs[0].family = AF_INET6;
+	ans->addrs[0].a[15] = 1;
+	ans->addrs[1].family = AF_INET;
+	ans->addrs[1].a[0] = 127;
+	ans->addrs[1].a[3] = 1;
+}
+
 struct px_dns_query *
 px_dns_resolve(struct px_dns *d, const char *name, px_dns_cb cb, void *arg)
 {
@@ -698,6 +725,13 @@ px_dns_resolve(struct px_dns *d, const char *name, px_dns_cb cb, void *arg)
 	if (!q->ev) {
 		err = ENOMEM;
 		goto out;
+	}
+
+	if (is_localhost(name)) {
+		answer_localhost(&q->ans);
+		q->done = 1;
+		event_active(q->ev, EV_TIMEOUT, 0);
+		goto link;
 	}
 
 	e = cache_get(d, name, now);

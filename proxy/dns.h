@@ -123,7 +123,9 @@ void px_dns_free(struct px_dns *d);
  * Start resolving NAME (A and AAAA), which must already be in the normal
  * form of cf_host_parse() and must not be an IP literal.  CB is called
  * later with ARG, as described at px_dns_cb; a cache hit is delivered the
- * same way, on the next loop iteration.  Concurrent queries for one name
+ * same way, on the next loop iteration.  "localhost" and names below it
+ * give ::1 and 127.0.0.1 without a query (RFC 6761 §6.3), for the
+ * caller's range check to refuse.  Concurrent queries for one name
  * share one c-ares lookup.  Returns a handle owned by D, valid until the
  * callback starts or px_dns_cancel(); or NULL with errno EINVAL (NAME not
  * a name in normal form) or ENOMEM.

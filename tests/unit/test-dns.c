@@ -968,6 +968,20 @@ test_dnsmasq(struct px_dns *d)
 		    "fires (%d)", n);
 	}
 
+	/* RFC 6761 §6.3: loopback, and never asked. */
+	resolve_wait(d, "localhost", &r);
+	tap_ok(r.called == 1 && !r.sync && r.status == 0 && r.res.naddrs == 2 &&
+	    addr_is(&r.res, 0, "::1") && addr_is(&r.res, 1, "127.0.0.1") &&
+	    count_of("localhost") == 0,
+	    "localhost is ::1 and 127.0.0.1 without a query (%d)", r.status);
+	resolve_wait(d, "db.localhost", &r);
+	tap_ok(r.status == 0 && r.res.naddrs == 2 &&
+	    addr_is(&r.res, 1, "127.0.0.1") && count_of("db.localhost") == 0,
+	    "so is a name below localhost");
+	resolve_wait(d, "xlocalhost", &r);
+	tap_ok(r.status < 0 && count_of("xlocalhost") >= 2,
+	    "but not a name that merely ends in \"localhost\"");
+
 	/* .onion: c-ares answers inside ares_getaddrinfo(); we must not. */
 	resolve_wait(d, "hidden.onion", &r);
 	tap_ok(r.called == 1 && !r.sync && r.status == PX_DNS_NXDOMAIN,
