@@ -1074,7 +1074,10 @@ measure(void)
 	    (unsigned long long)(t1 - t0));
 	n = 0;
 	t0 = now_ms();
-	for (int i = 0; i < 200; i++) {
+	/* 100 names, 200 queries: more would overflow the server's socket
+	 * buffer (about 256 datagrams on loopback), and the lost ones would
+	 * only come back after timeout_ms, by c-ares' retry. */
+	for (int i = 0; i < 100; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "m%d.test", i);
@@ -1082,7 +1085,7 @@ measure(void)
 		recs[i].counter = &n;
 		resolve(d2, name, &recs[i]);
 	}
-	wait_for(&n, 200, 10000);
+	wait_for(&n, 100, 10000);
 	t1 = now_ms();
 	tap_diag("%d concurrent lookups of distinct names (NXDOMAIN from "
 	    "dnsmasq) in %llu ms", n, (unsigned long long)(t1 - t0));
@@ -1126,7 +1129,9 @@ test_silent(void)
 	uint64_t t0;
 
 	snprintf(servers, sizeof(servers), "127.0.0.1:%u", port);
-	d = new_resolver(servers, 200, 2);
+	/* Ours gives up at 200 x 3 = 600 ms, c-ares' own timer only at
+	 * 200 + 400 + 800 = 1400 ms. */
+	d = new_resolver(servers, 200, 3);
 	if (fd < 0 || !d) {
 		tap_ok(0, "silent server set up");
 		px_dns_free(d);
@@ -1139,9 +1144,8 @@ test_silent(void)
 	tap_ok(r.called == 1 && r.status == PX_DNS_TIMEOUT,
 	    "a server that never answers: PX_DNS_TIMEOUT (%d %s)", r.status,
 	    r.errmsg);
-	/* c-ares alone would give up after 200 + 400 ms. */
-	tap_ok(r.at_ms - t0 >= 390 && r.at_ms - t0 <= 560,
-	    "after timeout_ms x tries = 400 ms (%llu ms)",
+	tap_ok(r.at_ms - t0 >= 590 && r.at_ms - t0 <= 1000,
+	    "after timeout_ms x tries = 600 ms (%llu ms)",
 	    (unsigned long long)(r.at_ms - t0));
 	px_dns_stats(d, &st);
 	tap_ok(st.timeouts == 1 && st.entries == 0, "timeouts counted, "
