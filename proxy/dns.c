@@ -697,11 +697,19 @@ answer_localhost(struct dns_answer *ans)
 	ans->addrs[1].a[3] = 1;
 }
 
+/* Q's answer is ready: deliver it from the loop, never from here. */
+static void
+query_ready(struct px_dns_query *q)
+{
+	q->done = 1;
+	event_active(q->ev, EV_TIMEOUT, 0);
+}
+
 struct px_dns_query *
 px_dns_resolve(struct px_dns *d, const char *name, px_dns_cb cb, void *arg)
 {
 	struct px_dns_query *q = NULL;
-	struct dns_lookup *lk = NULL;
+	struct dns_lookup *lk;
 	struct dns_entry *e;
 	struct ares_addrinfo_hints hints;
 	struct timeval tv;
@@ -723,29 +731,31 @@ px_dns_resolve(struct px_dns *d, const char *name, px_dns_cb cb, void *arg)
 	q->arg = arg;
 	q->ev = evtimer_new(d->base, query_cb, q);
 	if (!q->ev) {
+		free(q);
+		q = NULL;
 		err = ENOMEM;
 		goto out;
 	}
+	/* Linked from here on, so that query_destroy() undoes everything. */
+	q->next = d->queries;
+	if (d->queries)
+		d->queries->prev = q;
+	d->queries = q;
 
 	if (is_localhost(name)) {
 		answer_localhost(&q->ans);
-		q->done = 1;
-		event_active(q->ev, EV_TIMEOUT, 0);
-		goto link;
+		query_ready(q);
+		return q;
 	}
 
 	e = cache_get(d, name, now);
 	if (e) {
-		uint64_t left = e->expires_ms - now;
-
 		d->st.hits++;
 		q->ans = e->ans;
-		q->ans.ttl = (uint32_t)(left / 1000u);
+		q->ans.ttl = (uint32_t)((e->expires_ms - now) / 1000u);
 		q->from_cache = 1;
-		q->done = 1;
-		/* Delivered from the loop, never from here (see dns.h). */
-		event_active(q->ev, EV_TIMEOUT, 0);
-		goto link;
+		query_ready(q);
+		return q;
 	}
 
 	d->st.misses++;
@@ -760,36 +770,28 @@ px_dns_resolve(struct px_dns *d, const char *name, px_dns_cb cb, void *arg)
 	if (node) {
 		lk = *(struct dns_lookup **)node;
 		d->st.coalesced++;
-		q->lk = lk;
-		q->w_next = lk->waiters;
-		if (lk->waiters)
-			lk->waiters->w_prev = q;
-		lk->waiters = q;
-		lk = NULL;
-		goto link;
+	} else {
+		lk = calloc(1, sizeof(*lk));
+		if (!lk) {
+			err = ENOMEM;
+			goto out;
+		}
+		memcpy(lk->name, name, strlen(name) + 1);
+		lk->d = d;
+		if (!tsearch(lk, &d->lookup_root, name_cmp)) {
+			free(lk);
+			err = ENOMEM;
+			goto out;
+		}
+		d->st.inflight++;
 	}
-
-	lk = calloc(1, sizeof(*lk));
-	if (!lk) {
-		err = ENOMEM;
-		goto out;
-	}
-	memcpy(lk->name, name, strlen(name) + 1);
-	lk->d = d;
-	node = tsearch(lk, &d->lookup_root, name_cmp);
-	if (!node) {
-		err = ENOMEM;
-		goto out;
-	}
-	d->st.inflight++;
 	q->lk = lk;
+	q->w_next = lk->waiters;
+	if (lk->waiters)
+		lk->waiters->w_prev = q;
 	lk->waiters = q;
-
-	/* Link Q before calling c-ares, which may answer synchronously. */
-	q->next = d->queries;
-	if (d->queries)
-		d->queries->prev = q;
-	d->queries = q;
+	if (node)
+		return q;
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
@@ -800,24 +802,13 @@ px_dns_resolve(struct px_dns *d, const char *name, px_dns_cb cb, void *arg)
 	 */
 	hints.ai_flags = ARES_AI_NOSORT;
 	ares_getaddrinfo(d->ch, lk->name, NULL, &hints, addrinfo_cb, lk);
-	/* LK may be freed by now, Q may be answered: touch neither. */
+	/* c-ares may have answered already: LK may be freed, Q answered. */
 	arm_timer(d);
 	return q;
 
-link:
-	q->next = d->queries;
-	if (d->queries)
-		d->queries->prev = q;
-	d->queries = q;
-	return q;
-
 out:
-	if (q) {
-		if (q->ev)
-			event_free(q->ev);
-		free(q);
-	}
-	free(lk);
+	if (q)
+		query_destroy(q);
 	errno = err;
 	return NULL;
 }
