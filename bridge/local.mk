@@ -35,3 +35,15 @@ BRIDGE_IT = \
 	tests/integration/bridge-lo-error.sh
 TESTS += $(BRIDGE_IT)
 EXTRA_DIST += $(BRIDGE_IT) tests/integration/lib-bridge.sh
+
+# The benchmark against socat and the direct baselines (not run by "make
+# check"; "make bench-bridge", wired into "make bench" by the lead).  Its
+# load tool is a check program so that it is always compiled.
+check_PROGRAMS += tests/bench/bridge-load
+tests_bench_bridge_load_SOURCES = tests/bench/bridge-load.c
+EXTRA_DIST += tests/bench/bench-bridge.sh
+
+bench-bridge: postern-bridge tests/bench/bridge-load
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	  $(SHELL) $(top_srcdir)/tests/bench/bench-bridge.sh
+.PHONY: bench-bridge

@@ -1,0 +1,311 @@
+#!/bin/sh
+# tests/bench/bench-bridge.sh: postern-bridge side by side with socat
+# (TCP-LISTEN:...,fork UNIX-CONNECT:...), a direct TCP connection and a direct
+# UNIX-socket connection, against the same server and with the same client
+# (tests/bench/bridge-load), in one run; BENCH_ROUNDS rounds (3), medians.
+#
+#   throughput   one stream each way, BENCH_BYTES (1 GiB), MB/s
+#   conn/s       connect + 64-byte echo + close, 8 clients at once
+#   latency      64-byte ping-pong on persistent connections, 1 and 64 of
+#                them, p50/p99 in microseconds
+#   PSS          the relay's proportional set size with BENCH_IDLE (1000)
+#                idle connections open (socat: all its processes)
+#   CPU/GiB      the relay's user+system CPU seconds per GiB relayed
+#   chain        curl -> relay -> postern-proxy -> upstream, when
+#                ./postern-proxy is built; skipped with a message otherwise
+#
+# Loopback only.  Not part of "make check": "make bench-bridge".
+set -u
+: "${top_builddir:=.}"
+: "${top_srcdir:=.}"
+LOAD="$top_builddir/tests/bench/bridge-load"
+BRIDGE="$top_builddir/postern-bridge"
+PROXY="$top_builddir/postern-proxy"
+ROUNDS=${BENCH_ROUNDS:-3}
+BYTES=${BENCH_BYTES:-1073741824}
+SECS=${BENCH_SECONDS:-2}
+IDLE=${BENCH_IDLE:-1000}
+HZ=$(getconf CLK_TCK)
+
+for x in "$LOAD" "$BRIDGE"; do
+	[ -x "$x" ] || { echo "bench-bridge: $x is not built" >&2; exit 1; }
+done
+command -v socat >/dev/null || { echo "bench-bridge: socat is not installed" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "bench-bridge: python3 is not installed" >&2; exit 1; }
+
+T=$(mktemp -d /tmp/postern-bench-bridge.XXXXXX)
+PIDS=""
+cleanup() {
+	for p in $PIDS; do
+		# socat's per-connection children first, then the process itself.
+		for c in $(pgrep -P "$p" 2>/dev/null); do kill "$c" 2>/dev/null; done
+		kill "$p" 2>/dev/null
+	done
+	for p in $PIDS; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_port() { # PORT: until something listens on 127.0.0.1:PORT
+	i=0
+	until python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 50 ] && { echo "bench-bridge: nothing listens on $1" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
+# CPU ticks of a process; with its reaped children for socat (which forks
+# one child per connection and waits for it).
+cpu_ticks() { # PID [with-children]
+	awk -v kids="${2:-}" '{ sub(/.*\) /, ""); t = $12 + $13; if (kids != "") t += $14 + $15; print t }' "/proc/$1/stat"
+}
+
+pss_kb() { # PID...: summed Pss in kB
+	for p in "$@"; do
+		awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup" 2>/dev/null
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+median() { # FILE
+	sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print v[int((NR + 1) / 2)] }'
+}
+
+"$LOAD" serve "$T/server.sock" "$T/server.port" 2>"$T/server.err" &
+PIDS="$PIDS $!"
+i=0
+while [ ! -s "$T/server.port" ]; do
+	i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-bridge: server did not start" >&2; exit 1; }
+	sleep 0.1
+done
+SERVER_PORT=$(cat "$T/server.port")
+
+BRIDGE_PORT=$(free_port)
+"$BRIDGE" --connect "$T/server.sock" --listen "127.0.0.1:$BRIDGE_PORT" 2>"$T/bridge.err" &
+BRIDGE_PID=$!
+PIDS="$PIDS $BRIDGE_PID"
+SOCAT_PORT=$(free_port)
+socat -lf "$T/socat.log" TCP-LISTEN:"$SOCAT_PORT",fork,reuseaddr,bind=127.0.0.1,backlog=4096 \
+	UNIX-CONNECT:"$T/server.sock" &
+SOCAT_PID=$!
+PIDS="$PIDS $SOCAT_PID"
+wait_port "$BRIDGE_PORT"
+wait_port "$SOCAT_PORT"
+
+addr_of() {
+	case $1 in
+	tcp) echo "tcp:127.0.0.1:$SERVER_PORT" ;;
+	unix) echo "unix:$T/server.sock" ;;
+	bridge) echo "tcp:127.0.0.1:$BRIDGE_PORT" ;;
+	socat) echo "tcp:127.0.0.1:$SOCAT_PORT" ;;
+	esac
+}
+relay_pid() {
+	case $1 in bridge) echo "$BRIDGE_PID" ;; socat) echo "$SOCAT_PID" ;; *) echo "" ;; esac
+}
+
+TARGETS="tcp unix bridge socat"
+echo "bench-bridge: $ROUNDS rounds, $BYTES bytes per stream, ${SECS}s per timed test, $IDLE idle connections"
+echo "bench-bridge: $(nproc) CPUs, kernel $(uname -r)"
+
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	r=$((r + 1))
+	echo "bench-bridge: round $r"
+	for t in $TARGETS; do
+		a=$(addr_of $t)
+		p=$(relay_pid $t)
+		kids=""
+		[ "$t" = socat ] && kids=1
+		[ -n "$p" ] && c0=$(cpu_ticks "$p" $kids)
+		v=$("$LOAD" up "$a" "$BYTES") && echo "$v" >> "$T/up.$t"
+		v=$("$LOAD" down "$a" "$BYTES") && echo "$v" >> "$T/down.$t"
+		if [ -n "$p" ]; then
+			# socat's children are reaped (and counted) a moment later.
+			sleep 0.2
+			c1=$(cpu_ticks "$p" $kids)
+			awk -v c=$((c1 - c0)) -v hz="$HZ" -v b="$BYTES" \
+				'BEGIN { printf "%.3f\n", c / hz / (2 * b / 1073741824) }' >> "$T/cpu.$t"
+		fi
+		v=$("$LOAD" cps "$a" 8 "$SECS" 2>>"$T/cps.err") && echo "$v" >> "$T/cps.$t"
+		v=$("$LOAD" lat "$a" 1 "$SECS") && {
+			echo "$v" | awk '{ print $1 }' >> "$T/lat1p50.$t"
+			echo "$v" | awk '{ print $2 }' >> "$T/lat1p99.$t"
+		}
+		v=$("$LOAD" lat "$a" 64 "$SECS") && {
+			echo "$v" | awk '{ print $1 }' >> "$T/lat64p50.$t"
+			echo "$v" | awk '{ print $2 }' >> "$T/lat64p99.$t"
+		}
+		if [ -n "$p" ]; then
+			rm -f "$T/hold"
+			mkfifo "$T/hold"
+			"$LOAD" idle "$a" "$IDLE" < "$T/hold" > "$T/idle.out" &
+			ipid=$!
+			exec 9> "$T/hold"
+			i=0
+			until grep -q ready "$T/idle.out" 2>/dev/null; do
+				i=$((i + 1))
+				if [ $i -gt 300 ] || ! kill -0 $ipid 2>/dev/null; then
+					echo "bench-bridge: $t: $IDLE idle connections did not come up" >&2
+					break
+				fi
+				sleep 0.1
+			done
+			if grep -q ready "$T/idle.out" 2>/dev/null; then
+				pss_kb "$p" $(pgrep -P "$p") >> "$T/pss.$t"
+			fi
+			exec 9>&-
+			wait $ipid
+			# Let socat's children exit before the next test.
+			i=0
+			while [ -n "$(pgrep -P "$p")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		fi
+	done
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+check() { # VALUE OP LIMIT
+	awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN {
+		if (v == "-") { print "n/a"; exit }
+		ok = (op == ">=") ? v >= l : v <= l
+		print ok ? "met" : "NOT MET" }'
+}
+
+echo
+printf '%-26s %11s %11s %11s %11s\n' "median of $ROUNDS" direct-tcp direct-unix bridge socat
+for m in up down cps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu; do
+	case $m in
+	up) label="throughput up (MB/s)" ;;
+	down) label="throughput down (MB/s)" ;;
+	cps) label="connections/s (8 clients)" ;;
+	lat1p50) label="latency 1 conn p50 (us)" ;;
+	lat1p99) label="latency 1 conn p99 (us)" ;;
+	lat64p50) label="latency 64 conn p50 (us)" ;;
+	lat64p99) label="latency 64 conn p99 (us)" ;;
+	pss) label="PSS, $IDLE idle (kB)" ;;
+	cpu) label="CPU s per GiB" ;;
+	esac
+	printf '%-26s' "$label"
+	for t in $TARGETS; do
+		v=$(median "$T/$m.$t" 2>/dev/null || echo -)
+		[ -s "$T/$m.$t" ] || v=-
+		eval "M_${m}_$t=\$v"
+		printf ' %11s' "$v"
+	done
+	printf '\n'
+done
+
+echo
+echo "targets (ratios in this run):"
+tgt() { printf '  %-44s %8s  %s\n' "$1" "$2" "$3"; }
+x=$(ratio "$M_up_bridge" "$M_up_socat");        tgt "throughput up: bridge/socat >= 2.5" "$x" "$(check "$x" '>=' 2.5)"
+x=$(ratio "$M_down_bridge" "$M_down_socat");    tgt "throughput down: bridge/socat >= 2.5" "$x" "$(check "$x" '>=' 2.5)"
+x=$(ratio "$M_up_bridge" "$M_up_tcp");          tgt "throughput up: bridge/direct TCP >= 0.5" "$x" "$(check "$x" '>=' 0.5)"
+x=$(ratio "$M_down_bridge" "$M_down_tcp");      tgt "throughput down: bridge/direct TCP >= 0.5" "$x" "$(check "$x" '>=' 0.5)"
+x=$(ratio "$M_cps_bridge" "$M_cps_socat");      tgt "connections/s: bridge/socat >= 5" "$x" "$(check "$x" '>=' 5)"
+x=$(ratio "$M_lat64p99_bridge" "$M_lat64p99_tcp"); tgt "p99 latency, 64 conns: bridge/direct TCP <= 2" "$x" "$(check "$x" '<=' 2)"
+x=$(awk -v v="$M_pss_bridge" 'BEGIN { if (v == "-") print "-"; else printf "%.1f", v / 1024 }')
+tgt "PSS with $IDLE idle: bridge MB <= 8" "$x" "$(check "$x" '<=' 8)"
+x=$(awk -v v="$M_pss_socat" 'BEGIN { if (v == "-") print "-"; else printf "%.1f", v / 1024 }')
+tgt "  (socat's PSS with $IDLE idle, MB)" "$x" ""
+x=$(ratio "$M_cpu_bridge" "$M_cpu_socat");      tgt "CPU per GiB: bridge/socat <= 0.5" "$x" "$(check "$x" '<=' 0.5)"
+
+echo
+if [ ! -x "$PROXY" ]; then
+	echo "chain: skipped: $PROXY is not built (curl -> relay -> postern-proxy -> upstream needs it)"
+	exit 0
+fi
+# The whole chain: the same client through a relay into postern-proxy's
+# UNIX socket, a CONNECT tunnel to the same server (and the proxy's socket
+# directly, as the baseline); then curl's plain-HTTP forward path to a small
+# HTTP upstream, 200 requests.
+command -v curl >/dev/null || { echo "chain: skipped: curl is not installed"; exit 0; }
+mkdir -p "$T/www"
+head -c 1024 /dev/zero > "$T/www/f"
+( cd "$T/www" && exec python3 -m http.server --bind 127.0.0.1 0 ) > "$T/http.out" 2>&1 &
+PIDS="$PIDS $!"
+i=0
+until UP_PORT=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$T/http.out" | head -n 1) && [ -n "$UP_PORT" ]; do
+	i=$((i + 1)); [ $i -gt 50 ] && { echo "chain: skipped: the HTTP upstream did not start"; exit 0; }
+	sleep 0.1
+done
+"$PROXY" --allow "127.0.0.1:$SERVER_PORT private" --allow "127.0.0.1:$UP_PORT private" \
+	--listen "unix:$T/proxy.sock" 2>"$T/proxy.log" &
+PIDS="$PIDS $!"
+i=0
+while [ ! -S "$T/proxy.sock" ]; do
+	i=$((i + 1)); [ $i -gt 50 ] && { echo "chain: skipped: postern-proxy did not start (see its log)"; tail -n 5 "$T/proxy.log"; exit 0; }
+	sleep 0.1
+done
+CB_PORT=$(free_port)
+"$BRIDGE" --connect "$T/proxy.sock" --listen "127.0.0.1:$CB_PORT" 2>>"$T/bridge.err" &
+PIDS="$PIDS $!"
+CS_PORT=$(free_port)
+socat -lf "$T/socat2.log" TCP-LISTEN:"$CS_PORT",fork,reuseaddr,bind=127.0.0.1,backlog=4096 \
+	UNIX-CONNECT:"$T/proxy.sock" &
+PIDS="$PIDS $!"
+wait_port "$CB_PORT"
+wait_port "$CS_PORT"
+
+chain_addr() {
+	case $1 in
+	proxy) echo "unix:$T/proxy.sock" ;;
+	bridge) echo "tcp:127.0.0.1:$CB_PORT" ;;
+	socat) echo "tcp:127.0.0.1:$CS_PORT" ;;
+	esac
+}
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	r=$((r + 1))
+	echo "chain: round $r"
+	for t in proxy bridge socat; do
+		a=$(chain_addr $t)
+		export BRIDGE_LOAD_CONNECT="127.0.0.1:$SERVER_PORT"
+		v=$("$LOAD" up "$a" "$BYTES") && echo "$v" >> "$T/c-up.$t"
+		v=$("$LOAD" down "$a" "$BYTES") && echo "$v" >> "$T/c-down.$t"
+		v=$("$LOAD" lat "$a" 1 "$SECS") && {
+			echo "$v" | awk '{ print $1 }' >> "$T/c-lat1p50.$t"
+			echo "$v" | awk '{ print $2 }' >> "$T/c-lat1p99.$t"
+		}
+		unset BRIDGE_LOAD_CONNECT
+		if [ $t != proxy ]; then
+			port=$CB_PORT
+			[ $t = socat ] && port=$CS_PORT
+			v=$(curl -s -o /dev/null -w '%{http_code}\n' -x "http://127.0.0.1:$port" \
+				"http://127.0.0.1:$UP_PORT/f?[1-200]" 2>/dev/null | grep -c '^200$')
+			if [ "$v" = 200 ]; then
+				s0=$(date +%s.%N)
+				curl -s -o /dev/null -x "http://127.0.0.1:$port" "http://127.0.0.1:$UP_PORT/f?[1-200]"
+				s1=$(date +%s.%N)
+				awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.0f\n", 200 / (b - a) }' >> "$T/c-curl.$t"
+			else
+				echo "chain: $t: only $v of 200 curl requests got 200"
+			fi
+		fi
+	done
+done
+echo
+printf '%-26s %11s %11s %11s %9s\n' "chain, median of $ROUNDS" proxy-direct bridge socat br/socat
+for m in up down lat1p50 lat1p99 curl; do
+	case $m in
+	up) label="tunnel up (MB/s)" ;;
+	down) label="tunnel down (MB/s)" ;;
+	lat1p50) label="tunnel latency p50 (us)" ;;
+	lat1p99) label="tunnel latency p99 (us)" ;;
+	curl) label="curl forward req/s" ;;
+	esac
+	printf '%-26s' "$label"
+	for t in proxy bridge socat; do
+		v=-
+		[ -s "$T/c-$m.$t" ] && v=$(median "$T/c-$m.$t")
+		eval "C_${m}_$t=\$v"
+		printf ' %11s' "$v"
+	done
+	eval "printf ' %9s\\n' \"\$(ratio \"\$C_${m}_bridge\" \"\$C_${m}_socat\")\""
+done
+exit 0

@@ -1,0 +1,651 @@
+/*
+ * tests/bench/bridge-load.c: the load server and client of
+ * tests/bench/bench-bridge.sh.  The same client measures every path (direct
+ * TCP, direct UNIX socket, postern-bridge, socat) against the same server,
+ * so that only the relay in between differs.
+ *
+ *   bridge-load serve UNIXPATH TCPPORTFILE
+ *       Serve on UNIXPATH and on 127.0.0.1:<free port> (written to
+ *       TCPPORTFILE).  The first byte of a connection picks what it does:
+ *       'E' echo, 'S' sink (read to EOF, answer the 8-byte count),
+ *       'G' + 8-byte count: send that many bytes and close.
+ *   bridge-load up|down ADDR BYTES       one bulk stream; prints "MB/s"
+ *   bridge-load cps ADDR CONNS SECONDS   connect+64-byte echo+close loops
+ *   bridge-load lat ADDR CONNS SECONDS   64-byte ping-pong; p50/p99 in us
+ *   bridge-load idle ADDR CONNS          open CONNS echo connections, print
+ *                                        "ready", hold them until stdin EOF
+ *
+ * With BRIDGE_LOAD_CONNECT=HOST:PORT, up, down and lat go through an HTTP
+ * CONNECT tunnel to HOST:PORT opened at ADDR (postern-proxy).
+ *
+ * ADDR is tcp:HOST:PORT or unix:PATH.  Loopback only.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUF (1 << 20)
+#define MSG 64
+
+static char buf[BUF];
+
+static void
+die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void
+nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* Parse ADDR into a sockaddr; returns its length. */
+static socklen_t
+parse_addr(const char *spec, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (strncmp(spec, "unix:", 5) == 0) {
+		struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+
+		sun->sun_family = AF_UNIX;
+		if (strlen(spec + 5) >= sizeof(sun->sun_path))
+			die("path too long");
+		strcpy(sun->sun_path, spec + 5);
+		return sizeof(*sun);
+	}
+	if (strncmp(spec, "tcp:", 4) == 0) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+		char host[64];
+		const char *colon = strrchr(spec + 4, ':');
+
+		if (colon == NULL || (size_t)(colon - spec - 4) >= sizeof(host))
+			die("bad tcp address");
+		memcpy(host, spec + 4, (size_t)(colon - spec - 4));
+		host[colon - spec - 4] = '\0';
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)strtoul(colon + 1, NULL, 10));
+		if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+			die("bad tcp host");
+		return sizeof(*sin);
+	}
+	fprintf(stderr, "ADDR is tcp:HOST:PORT or unix:PATH\n");
+	exit(2);
+}
+
+static void
+write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	ssize_t k;
+
+	while (n > 0) {
+		k = write(fd, c, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			die("write");
+		}
+		c += k;
+		n -= (size_t)k;
+	}
+}
+
+static void
+read_all(int fd, void *p, size_t n)
+{
+	char *c = p;
+	ssize_t k;
+
+	while (n > 0) {
+		k = read(fd, c, n);
+		if (k <= 0) {
+			if (k < 0 && errno == EINTR)
+				continue;
+			fprintf(stderr, "read: %s\n", k == 0 ? "EOF" : strerror(errno));
+			exit(1);
+		}
+		c += k;
+		n -= (size_t)k;
+	}
+}
+
+/*
+ * With BRIDGE_LOAD_CONNECT=HOST:PORT set, every blocking dial first asks
+ * the far end (postern-proxy, through a relay or directly) for a CONNECT
+ * tunnel to HOST:PORT, so the same tests run through the whole chain.
+ */
+static void
+tunnel(int fd)
+{
+	const char *target = getenv("BRIDGE_LOAD_CONNECT");
+	char req[512], head[4096];
+	size_t got = 0;
+	ssize_t n;
+	int len;
+
+	if (target == NULL || *target == '\0')
+		return;
+	len = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n",
+	    target, target);
+	write_all(fd, req, (size_t)len);
+	/* Byte by byte: nothing after the head may be consumed here. */
+	while (got < sizeof(head) - 1) {
+		n = read(fd, head + got, 1);
+		if (n <= 0)
+			die("CONNECT: no answer");
+		got++;
+		if (got >= 4 && memcmp(head + got - 4, "\r\n\r\n", 4) == 0)
+			break;
+	}
+	head[got] = '\0';
+	if (strncmp(head, "HTTP/1.1 200", 12) != 0) {
+		fprintf(stderr, "CONNECT refused: %.200s\n", head);
+		exit(1);
+	}
+}
+
+static int
+dial(const struct sockaddr_storage *ss, socklen_t len, bool nb)
+{
+	int fd, one = 1;
+
+	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | (nb ? SOCK_NONBLOCK : 0), 0);
+	if (fd < 0)
+		die("socket");
+	if (ss->ss_family == AF_INET)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (const struct sockaddr *)ss, len) < 0 && errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	if (!nb)
+		tunnel(fd);
+	return fd;
+}
+
+/* --- server --- */
+
+struct sconn {
+	int fd;
+	char mode;       /* 0 until the first byte */
+	uint64_t count;  /* S: bytes read; G: bytes left to send */
+	unsigned char hdr[8];
+	size_t hdrlen;
+	char *pend;      /* E: what could not be written back yet */
+	size_t pendlen;
+};
+
+static void
+sclose(struct sconn *c)
+{
+	close(c->fd);
+	free(c->pend);
+	free(c);
+}
+
+static void
+serve_event(int ep, struct sconn *c, uint32_t ev)
+{
+	struct epoll_event e;
+	ssize_t n, w;
+
+	for (;;) {
+		if (c->mode == 'G' && c->hdrlen == 8) {
+			while (c->count > 0) {
+				w = write(c->fd, buf, c->count < BUF ? c->count : BUF);
+				if (w < 0) {
+					if (errno == EAGAIN) {
+						e.events = EPOLLOUT;
+						e.data.ptr = c;
+						epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &e);
+						return;
+					}
+					sclose(c);
+					return;
+				}
+				c->count -= (uint64_t)w;
+			}
+			shutdown(c->fd, SHUT_WR);
+			sclose(c);
+			return;
+		}
+		if (c->mode == 'E' && c->pendlen > 0) {
+			w = write(c->fd, c->pend, c->pendlen);
+			if (w < 0 && errno == EAGAIN) {
+				e.events = EPOLLOUT;
+				e.data.ptr = c;
+				epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &e);
+				return;
+			}
+			if (w < 0) {
+				sclose(c);
+				return;
+			}
+			memmove(c->pend, c->pend + w, c->pendlen - (size_t)w);
+			c->pendlen -= (size_t)w;
+			if (c->pendlen > 0)
+				continue;
+			e.events = EPOLLIN;
+			e.data.ptr = c;
+			epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &e);
+		}
+		n = read(c->fd, buf, BUF);
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			if (n == 0 && c->mode == 'S') {
+				uint64_t v = c->count;
+
+				/* The answer is 8 bytes into an idle socket. */
+				(void)!write(c->fd, &v, sizeof(v));
+			}
+			sclose(c);
+			return;
+		}
+		{
+			char *p = buf;
+			size_t len = (size_t)n;
+
+			if (c->mode == 0) {
+				c->mode = *p++;
+				len--;
+			}
+			if (c->mode == 'G') {
+				while (len > 0 && c->hdrlen < 8) {
+					c->hdr[c->hdrlen++] = (unsigned char)*p++;
+					len--;
+				}
+				if (c->hdrlen == 8)
+					memcpy(&c->count, c->hdr, 8);
+				continue;
+			}
+			if (c->mode == 'S') {
+				c->count += len;
+				continue;
+			}
+			if (c->mode == 'E' && len > 0) {
+				w = write(c->fd, p, len);
+				if (w < 0 && errno != EAGAIN) {
+					sclose(c);
+					return;
+				}
+				if (w < 0)
+					w = 0;
+				if ((size_t)w < len) {
+					c->pend = realloc(c->pend, c->pendlen + len - (size_t)w);
+					memcpy(c->pend + c->pendlen, p + w, len - (size_t)w);
+					c->pendlen += len - (size_t)w;
+				}
+				continue;
+			}
+			if (c->mode != 'E') {
+				sclose(c);
+				return;
+			}
+		}
+	}
+	(void)ev;
+}
+
+static _Noreturn void
+serve(const char *upath, const char *portfile)
+{
+	struct sockaddr_un sun;
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+	struct epoll_event e, evs[256];
+	int ep, lu, lt, one = 1, i, n, fd;
+	FILE *f;
+
+	raise_nofile();
+	ep = epoll_create1(0);
+	lu = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", upath);
+	unlink(upath);
+	if (bind(lu, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(lu, 4096) < 0)
+		die("unix listen");
+	lt = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	setsockopt(lt, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(lt, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(lt, 4096) < 0)
+		die("tcp listen");
+	getsockname(lt, (struct sockaddr *)&sin, &slen);
+	f = fopen(portfile, "w");
+	if (f == NULL)
+		die(portfile);
+	fprintf(f, "%u\n", ntohs(sin.sin_port));
+	fclose(f);
+	e.events = EPOLLIN;
+	e.data.ptr = &lu;
+	epoll_ctl(ep, EPOLL_CTL_ADD, lu, &e);
+	e.data.ptr = &lt;
+	epoll_ctl(ep, EPOLL_CTL_ADD, lt, &e);
+	for (;;) {
+		n = epoll_wait(ep, evs, 256, -1);
+		for (i = 0; i < n; i++) {
+			if (evs[i].data.ptr == &lu || evs[i].data.ptr == &lt) {
+				int l = *(int *)evs[i].data.ptr;
+
+				while ((fd = accept4(l, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
+					struct sconn *c = calloc(1, sizeof(*c));
+
+					if (l == lt)
+						setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+					c->fd = fd;
+					e.events = EPOLLIN;
+					e.data.ptr = c;
+					epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e);
+				}
+				continue;
+			}
+			serve_event(ep, evs[i].data.ptr, evs[i].events);
+		}
+	}
+}
+
+/* --- clients --- */
+
+static int
+bulk(const char *spec, bool up, uint64_t bytes)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(spec, &ss);
+	uint64_t got = 0, left = bytes;
+	double t0, t;
+	ssize_t n;
+	int fd;
+
+	memset(buf, 'x', BUF);
+	t0 = now();
+	fd = dial(&ss, len, false);
+	if (fd < 0)
+		die("connect");
+	if (up) {
+		write_all(fd, "S", 1);
+		while (left > 0) {
+			size_t k = left < BUF ? left : BUF;
+
+			write_all(fd, buf, k);
+			left -= k;
+		}
+		shutdown(fd, SHUT_WR);
+		read_all(fd, &got, sizeof(got));
+	} else {
+		unsigned char req[9];
+
+		req[0] = 'G';
+		memcpy(req + 1, &bytes, 8);
+		write_all(fd, req, 9);
+		while ((n = read(fd, buf, BUF)) > 0)
+			got += (uint64_t)n;
+	}
+	t = now() - t0;
+	close(fd);
+	if (got != bytes) {
+		fprintf(stderr, "%s: %llu of %llu bytes\n", up ? "up" : "down",
+		    (unsigned long long)got, (unsigned long long)bytes);
+		return 1;
+	}
+	printf("%.1f\n", (double)bytes / t / 1e6);
+	return 0;
+}
+
+enum { W_CONNECT, W_SEND, W_RECV };
+
+struct worker {
+	int fd;
+	int state;
+	size_t got;
+	double t0;
+};
+
+static int
+cps(const char *spec, int conns, double secs)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(spec, &ss);
+	struct worker *w = calloc((size_t)conns, sizeof(*w));
+	struct epoll_event e, evs[256];
+	unsigned long done = 0, failed = 0;
+	double t0, tend;
+	char msg[MSG + 1];
+	int ep, i, n;
+
+	raise_nofile();
+	memset(msg, 'p', sizeof(msg));
+	msg[0] = 'E';
+	ep = epoll_create1(0);
+	t0 = now();
+	tend = t0 + secs;
+	for (i = 0; i < conns; i++) {
+		w[i].fd = dial(&ss, len, true);
+		if (w[i].fd < 0)
+			die("connect");
+		w[i].state = W_CONNECT;
+		e.events = EPOLLOUT;
+		e.data.ptr = &w[i];
+		epoll_ctl(ep, EPOLL_CTL_ADD, w[i].fd, &e);
+	}
+	while (now() < tend) {
+		n = epoll_wait(ep, evs, 256, 100);
+		for (i = 0; i < n; i++) {
+			struct worker *k = evs[i].data.ptr;
+			ssize_t r;
+
+			if (k->state == W_CONNECT) {
+				if (evs[i].events & (EPOLLERR | EPOLLHUP))
+					goto again;
+				if (write(k->fd, msg, sizeof(msg)) != (ssize_t)sizeof(msg))
+					goto again;
+				k->state = W_RECV;
+				k->got = 0;
+				e.events = EPOLLIN;
+				e.data.ptr = k;
+				epoll_ctl(ep, EPOLL_CTL_MOD, k->fd, &e);
+				continue;
+			}
+			r = read(k->fd, buf, MSG - k->got);
+			if (r < 0 && errno == EAGAIN)
+				continue;
+			if (r <= 0)
+				goto again;
+			k->got += (size_t)r;
+			if (k->got < MSG)
+				continue;
+			done++;
+			close(k->fd);
+			goto fresh;
+again:
+			failed++;
+			close(k->fd);
+fresh:
+			k->fd = dial(&ss, len, true);
+			if (k->fd < 0) {
+				failed++;
+				continue;
+			}
+			k->state = W_CONNECT;
+			e.events = EPOLLOUT;
+			e.data.ptr = k;
+			epoll_ctl(ep, EPOLL_CTL_ADD, k->fd, &e);
+		}
+	}
+	printf("%.0f\n", (double)done / (now() - t0));
+	if (failed > 0)
+		fprintf(stderr, "cps: %lu failed\n", failed);
+	return 0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+lat(const char *spec, int conns, double secs)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(spec, &ss);
+	struct worker *w = calloc((size_t)conns, sizeof(*w));
+	size_t cap = 4 << 20, ns = 0;
+	double *samples = malloc(cap * sizeof(double));
+	struct epoll_event e, evs[256];
+	double tend;
+	char msg[MSG];
+	int ep, i, n;
+
+	raise_nofile();
+	memset(msg, 'q', sizeof(msg));
+	ep = epoll_create1(0);
+	for (i = 0; i < conns; i++) {
+		w[i].fd = dial(&ss, len, false);
+		if (w[i].fd < 0)
+			die("connect");
+		write_all(w[i].fd, "E", 1);
+		nonblock(w[i].fd);
+		e.events = EPOLLIN;
+		e.data.ptr = &w[i];
+		epoll_ctl(ep, EPOLL_CTL_ADD, w[i].fd, &e);
+	}
+	/* Warm-up round trip on each, not measured. */
+	for (i = 0; i < conns; i++) {
+		size_t got = 0;
+		ssize_t r;
+
+		write_all(w[i].fd, msg, MSG);
+		while (got < MSG) {
+			r = read(w[i].fd, buf, MSG - got);
+			if (r > 0)
+				got += (size_t)r;
+			else if (r == 0)
+				die("warm-up EOF");
+		}
+	}
+	tend = now() + secs;
+	for (i = 0; i < conns; i++) {
+		w[i].t0 = now();
+		w[i].got = 0;
+		write_all(w[i].fd, msg, MSG);
+	}
+	while (now() < tend) {
+		n = epoll_wait(ep, evs, 256, 100);
+		for (i = 0; i < n; i++) {
+			struct worker *k = evs[i].data.ptr;
+			ssize_t r = read(k->fd, buf, MSG - k->got);
+			double t;
+
+			if (r <= 0)
+				continue;
+			k->got += (size_t)r;
+			if (k->got < MSG)
+				continue;
+			t = now();
+			if (ns < cap)
+				samples[ns++] = (t - k->t0) * 1e6;
+			k->got = 0;
+			k->t0 = t;
+			write_all(k->fd, msg, MSG);
+		}
+	}
+	if (ns == 0) {
+		fprintf(stderr, "lat: no samples\n");
+		return 1;
+	}
+	qsort(samples, ns, sizeof(double), cmp_double);
+	printf("%.1f %.1f %zu\n", samples[ns / 2], samples[(size_t)((double)ns * 0.99)], ns);
+	return 0;
+}
+
+static int
+idle(const char *spec, int conns)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(spec, &ss);
+	int *fds = calloc((size_t)conns, sizeof(int));
+	char c;
+	int i;
+
+	raise_nofile();
+	for (i = 0; i < conns; i++) {
+		fds[i] = dial(&ss, len, false);
+		if (fds[i] < 0)
+			die("connect");
+		/* One echo end to end: the relay's far side is connected too. */
+		write_all(fds[i], "Ei", 2);
+		read_all(fds[i], &c, 1);
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	for (i = 0; i < conns; i++)
+		close(fds[i]);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	/* A peer that went away is a failed exchange, not a dead tool. */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc >= 4 && strcmp(argv[1], "serve") == 0)
+		serve(argv[2], argv[3]);
+	if (argc >= 4 && strcmp(argv[1], "up") == 0)
+		return bulk(argv[2], true, strtoull(argv[3], NULL, 10));
+	if (argc >= 4 && strcmp(argv[1], "down") == 0)
+		return bulk(argv[2], false, strtoull(argv[3], NULL, 10));
+	if (argc >= 5 && strcmp(argv[1], "cps") == 0)
+		return cps(argv[2], atoi(argv[3]), atof(argv[4]));
+	if (argc >= 5 && strcmp(argv[1], "lat") == 0)
+		return lat(argv[2], atoi(argv[3]), atof(argv[4]));
+	if (argc >= 4 && strcmp(argv[1], "idle") == 0)
+		return idle(argv[2], atoi(argv[3]));
+	fprintf(stderr, "usage: see tests/bench/bridge-load.c\n");
+	return 2;
+}
