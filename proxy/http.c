@@ -153,8 +153,7 @@ struct hp {
 	int64_t content_length;
 	int seen_te;
 	int chunked;
-	const char *host;
-	size_t host_len;
+	int seen_host;
 	struct cf_host host_hdr;
 	uint16_t host_hdr_port;
 	int conn_close;
@@ -163,6 +162,10 @@ struct hp {
 	int n_upgrade;
 	int upgrade_ws;
 	int expect_continue;
+	/* Where the scan stands: the phase of the line in progress and its
+	 * offsets, saved in struct px_http_resume between calls. */
+	int phase;
+	size_t m1, m2, m3, m4;
 };
 
 static int
@@ -293,15 +296,14 @@ field_semantics(struct hp *h, const struct px_http_header *f)
 	} else if (ieq(f->name, f->name_len, "host")) {
 		/* RFC 9112 §3.2: more than one Host line, or an invalid one,
 		 * is a 400. */
-		if (h->host != NULL)
+		if (h->seen_host)
 			return fail(h, "duplicate Host header");
 		if (f->value_len == 0)
 			return fail(h, "empty Host header");
 		if (cf_authority_parse(f->value, f->value_len, 0, &h->host_hdr,
 		    &h->host_hdr_port, NULL) != 0)
 			return fail(h, "malformed Host header");
-		h->host = f->value;
-		h->host_len = f->value_len;
+		h->seen_host = 1;
 	} else if (ieq(f->name, f->name_len, "connection")) {
 		/* RFC 9110 §7.6.1: connection options are tokens. */
 		while ((rc = list_next(f->value, f->value_len, &pos, &tok,
@@ -338,93 +340,179 @@ field_semantics(struct hp *h, const struct px_http_header *f)
 	return R_OK;
 }
 
-/* One field line (RFC 9112 §5.1): field-name ":" OWS field-value OWS CRLF. */
-static int
-parse_field_line(struct hp *h, struct px_http_header *out)
-{
-	struct cur *c = &h->c;
-	size_t start = c->off, vstart, vend;
-	uint8_t b;
+/* Phases of the line in progress. */
+enum {
+	P_RL_BEGIN,   /* request line: optional empty line, then the method */
+	P_RL_METHOD,  /* m1: method start */
+	P_RL_TARGET,  /* m1, m2: method start and end */
+	P_RL_VERSION, /* m3: target end */
+	P_SL_BEGIN,   /* status line up to the reason phrase */
+	P_SL_REASON,  /* m1: reason start */
+	P_F_START,    /* at the start of a field line or of the final CRLF */
+	P_F_NAME,     /* m1: name start */
+	P_F_VALUE,    /* m1 name start, m2 colon, m3 first and m4 after last
+	               * non-OWS value byte (m3 SIZE_MAX: none yet) */
+};
 
-	if (cur_peek(c, &b) != R_OK)
-		return R_NEED;
-	/* RFC 9112 §5.2 (obs-fold) and §2.2 (whitespace after the start
-	 * line): a proxy may reject or unfold; unfolding is a rewrite that
-	 * the next hop would not have made, so reject. */
-	if (is_ows(b))
-		return fail(h, "obs-fold (a header line starting with whitespace)");
-	while (cur_peek(c, &b) == R_OK && is_tchar(b))
-		c->off++;
-	if (cur_peek(c, &b) != R_OK)
-		return R_NEED;
-	if (b != ':') {
-		/* RFC 9112 §5.1: no whitespace between name and colon; a
-		 * server MUST reject it (CVE-2024-27982 is what happens when
-		 * "Content-Length : 5" is read as another field). */
-		if (is_ows(b))
-			return fail(h, "whitespace between header name and colon");
-		if (b == '\r' || b == '\n')
-			return fail(h, "header line without a colon");
-		return fail(h, "invalid character in header name");
-	}
-	if (c->off == start)
-		return fail(h, "empty header name");
-	out->name = (const char *)c->p + start;
-	out->name_len = c->off - start;
-	c->off++;
-	while (cur_peek(c, &b) == R_OK && is_ows(b))
-		c->off++;
-	vstart = vend = c->off;
-	for (;;) {
-		if (cur_peek(c, &b) != R_OK)
-			return R_NEED;
-		if (b == '\r')
-			break;
-		if (b == '\n')
-			return fail(h, "bare LF (line ends must be CRLF)");
-		/* RFC 9110 §5.5: NUL, CR, LF and the other controls are not
-		 * field content; a recipient MAY replace them, we refuse. */
-		if (!is_field_byte(b))
-			return fail(h, "control character in header value");
-		c->off++;
-		if (!is_ows(b))
-			vend = c->off;
-	}
-	out->value = (const char *)c->p + vstart;
-	out->value_len = vend - vstart;
-	return parse_crlf(h);
-}
-
-/* The field lines up to and including the empty line that ends the head. */
+/*
+ * The field lines (RFC 9112 §5.1: field-name ":" OWS field-value OWS CRLF),
+ * up to and including the empty line that ends the head.  Written as phases
+ * so that a later call can resume inside a line (see struct
+ * px_http_resume).
+ */
 static int
 parse_fields(struct hp *h)
 {
+	struct cur *c = &h->c;
 	struct px_http_header f;
 	uint8_t b;
 	int rc;
 
 	for (;;) {
-		if (cur_peek(&h->c, &b) != R_OK)
-			return R_NEED;
-		if (b == '\r' || b == '\n')
-			return parse_crlf(h);
-		/* The count cap holds as soon as one line too many starts. */
-		if (h->n >= h->max_lines)
-			return fail_431(h, "too many header lines");
-		rc = parse_field_line(h, &f);
-		if (rc != R_OK)
-			return rc;
-		h->hdrs[h->n++] = f;
-		rc = field_semantics(h, &f);
-		if (rc != R_OK)
-			return rc;
+		switch (h->phase) {
+		case P_F_START:
+			if (cur_peek(c, &b) != R_OK)
+				return R_NEED;
+			if (b == '\r' || b == '\n')
+				return parse_crlf(h);
+			/* The count cap holds as soon as one line too many
+			 * starts. */
+			if (h->n >= h->max_lines)
+				return fail_431(h, "too many header lines");
+			/* RFC 9112 §5.2 (obs-fold) and §2.2 (whitespace
+			 * after the start line): a proxy may reject or
+			 * unfold; unfolding is a rewrite the next hop would
+			 * not have made, so reject. */
+			if (is_ows(b))
+				return fail(h, "obs-fold (a header line starting with whitespace)");
+			h->m1 = c->off;
+			h->phase = P_F_NAME;
+			/* fallthrough */
+		case P_F_NAME:
+			while (cur_peek(c, &b) == R_OK && is_tchar(b))
+				c->off++;
+			if (cur_peek(c, &b) != R_OK)
+				return R_NEED;
+			if (b != ':') {
+				/* RFC 9112 §5.1: no whitespace between name and
+				 * colon; a server MUST reject it (CVE-2024-27982
+				 * is what happens when "Content-Length : 5" is
+				 * read as another field). */
+				if (is_ows(b))
+					return fail(h, "whitespace between header name and colon");
+				if (b == '\r' || b == '\n')
+					return fail(h, "header line without a colon");
+				return fail(h, "invalid character in header name");
+			}
+			if (c->off == h->m1)
+				return fail(h, "empty header name");
+			h->m2 = c->off++;
+			h->m3 = SIZE_MAX;
+			h->m4 = 0;
+			h->phase = P_F_VALUE;
+			/* fallthrough */
+		case P_F_VALUE:
+			for (;;) {
+				if (cur_peek(c, &b) != R_OK)
+					return R_NEED;
+				if (b == '\r')
+					break;
+				if (b == '\n')
+					return fail(h, "bare LF (line ends must be CRLF)");
+				/* RFC 9110 §5.5: NUL, CR, LF and the other
+				 * controls are not field content; a recipient
+				 * MAY replace them, we refuse. */
+				if (!is_field_byte(b))
+					return fail(h, "control character in header value");
+				if (!is_ows(b)) {
+					if (h->m3 == SIZE_MAX)
+						h->m3 = c->off;
+					h->m4 = c->off + 1;
+				}
+				c->off++;
+			}
+			if (h->m3 == SIZE_MAX)
+				h->m3 = h->m4 = c->off;
+			if ((rc = parse_crlf(h)) != R_OK)
+				return rc;
+			f.name = (const char *)c->p + h->m1;
+			f.name_len = h->m2 - h->m1;
+			f.value = (const char *)c->p + h->m3;
+			f.value_len = h->m4 - h->m3;
+			h->hdrs[h->n++] = f;
+			h->phase = P_F_START;
+			if ((rc = field_semantics(h, &f)) != R_OK)
+				return rc;
+			break;
+		default:
+			return fail(h, "parser in a bad state");
+		}
 	}
+}
+
+/* Semantic flags kept across calls in struct px_http_resume. */
+#define RS_TE 0x01
+#define RS_CHUNKED 0x02
+#define RS_HOST 0x04
+#define RS_CLOSE 0x08
+#define RS_KEEPALIVE 0x10
+#define RS_UPGRADE 0x20
+#define RS_WS 0x40
+#define RS_EXPECT 0x80
+
+static void
+hp_save(const struct hp *h, size_t len, struct px_http_resume *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->len = len;
+	rs->pos = h->c.off;
+	rs->phase = h->phase;
+	rs->m1 = h->m1;
+	rs->m2 = h->m2;
+	rs->m3 = h->m3;
+	rs->m4 = h->m4;
+	rs->lines = h->n;
+	rs->content_length = h->content_length;
+	rs->n_upgrade = (unsigned)h->n_upgrade;
+	rs->flags = (h->seen_te ? RS_TE : 0) | (h->chunked ? RS_CHUNKED : 0) |
+	    (h->seen_host ? RS_HOST : 0) | (h->conn_close ? RS_CLOSE : 0) |
+	    (h->conn_keepalive ? RS_KEEPALIVE : 0) |
+	    (h->conn_upgrade ? RS_UPGRADE : 0) | (h->upgrade_ws ? RS_WS : 0) |
+	    (h->expect_continue ? RS_EXPECT : 0);
+}
+
+/* Take up a saved scan if it fits the buffer of LEN bytes: the same bytes,
+ * grown.  Returns 1 when resumed. */
+static int
+hp_restore(struct hp *h, size_t len, const struct px_http_resume *rs)
+{
+	if (rs->len == 0 || len < rs->len || rs->pos > h->c.len ||
+	    rs->lines > h->max_lines)
+		return 0;
+	h->c.off = rs->pos;
+	h->phase = rs->phase;
+	h->m1 = rs->m1;
+	h->m2 = rs->m2;
+	h->m3 = rs->m3;
+	h->m4 = rs->m4;
+	h->n = rs->lines;
+	h->content_length = rs->content_length;
+	h->n_upgrade = (int)rs->n_upgrade;
+	h->seen_te = !!(rs->flags & RS_TE);
+	h->chunked = !!(rs->flags & RS_CHUNKED);
+	h->seen_host = !!(rs->flags & RS_HOST);
+	h->conn_close = !!(rs->flags & RS_CLOSE);
+	h->conn_keepalive = !!(rs->flags & RS_KEEPALIVE);
+	h->conn_upgrade = !!(rs->flags & RS_UPGRADE);
+	h->upgrade_ws = !!(rs->flags & RS_WS);
+	h->expect_continue = !!(rs->flags & RS_EXPECT);
+	return 1;
 }
 
 static void
 hp_init(struct hp *h, const char *buf, size_t len,
     const struct px_http_limits *lim, struct px_http_header *hdrs, size_t cap,
-    int err_status)
+    int err_status, int phase)
 {
 	size_t max_bytes = PX_HTTP_DEFAULT_MAX_HEADER_BYTES;
 	size_t max_lines = PX_HTTP_DEFAULT_MAX_HEADERS;
@@ -441,6 +529,7 @@ hp_init(struct hp *h, const char *buf, size_t len,
 	h->hdrs = hdrs;
 	h->cap = cap;
 	h->content_length = -1;
+	h->phase = phase;
 }
 
 /* ------------------------------------------------------------------ */
@@ -587,90 +676,106 @@ static int
 parse_request_line(struct hp *h, struct px_http_request *req)
 {
 	struct cur *c = &h->c;
-	size_t start;
 	uint8_t b;
 	int rc;
 
-	/* RFC 9112 §2.2: a server SHOULD ignore at least one empty line
-	 * before the request line (old clients sent CRLF after a POST body).
-	 * Exactly one is ignored; more is refused. */
-	if (cur_peek(c, &b) != R_OK)
-		return R_NEED;
-	if (b == '\r' || b == '\n') {
-		if ((rc = parse_crlf(h)) != R_OK)
-			return rc;
+	switch (h->phase) {
+	case P_RL_BEGIN:
+		/* RFC 9112 §2.2: a server SHOULD ignore at least one empty
+		 * line before the request line (old clients sent CRLF after a
+		 * POST body).  Exactly one is ignored; more is refused. */
 		if (cur_peek(c, &b) != R_OK)
 			return R_NEED;
-		if (b == '\r' || b == '\n')
-			return fail(h, "more than one empty line before the request line");
-	}
-
-	start = c->off;
-	while (cur_peek(c, &b) == R_OK && is_tchar(b))
-		c->off++;
-	if (cur_peek(c, &b) != R_OK)
-		return R_NEED;
-	if (b != ' ') {
-		if (c->off != start && (is_ows(b) || b == '\r' || b == '\n'))
+		if (b == '\r' || b == '\n') {
+			if ((rc = parse_crlf(h)) != R_OK)
+				return rc;
+			if (cur_peek(c, &b) != R_OK)
+				return R_NEED;
+			if (b == '\r' || b == '\n')
+				return fail(h, "more than one empty line before the request line");
+		}
+		h->m1 = c->off;
+		h->phase = P_RL_METHOD;
+		/* fallthrough */
+	case P_RL_METHOD:
+		while (cur_peek(c, &b) == R_OK && is_tchar(b))
+			c->off++;
+		if (cur_peek(c, &b) != R_OK)
+			return R_NEED;
+		if (b != ' ') {
+			if (c->off != h->m1 && (is_ows(b) || b == '\r' || b == '\n'))
+				return fail(h, "request line must be METHOD SP TARGET SP VERSION");
+			return fail(h, "invalid character in method");
+		}
+		if (c->off == h->m1)
 			return fail(h, "request line must be METHOD SP TARGET SP VERSION");
-		return fail(h, "invalid character in method");
-	}
-	if (c->off == start)
-		return fail(h, "request line must be METHOD SP TARGET SP VERSION");
-	req->method = (const char *)c->p + start;
-	req->method_len = c->off - start;
-	req->is_connect = req->method_len == 7 &&
-	    memcmp(req->method, "CONNECT", 7) == 0;
-	req->is_head = req->method_len == 4 && memcmp(req->method, "HEAD", 4) == 0;
-	c->off++;
-
-	/* The target: VCHARs only (RFC 9112 §3.2, RFC 3986 §2); exactly
-	 * one SP on each side, so "GET  /" and "GET /\tHTTP/1.1" fail. */
-	start = c->off;
-	for (;;) {
+		h->m2 = c->off++;
+		h->phase = P_RL_TARGET;
+		/* fallthrough */
+	case P_RL_TARGET:
+		req->method = (const char *)c->p + h->m1;
+		req->method_len = h->m2 - h->m1;
+		req->is_connect = req->method_len == 7 &&
+		    memcmp(req->method, "CONNECT", 7) == 0;
+		req->is_head = req->method_len == 4 &&
+		    memcmp(req->method, "HEAD", 4) == 0;
+		/* The target: VCHARs only (RFC 9112 §3.2, RFC 3986 §2);
+		 * exactly one SP on each side, so "GET  /" and
+		 * "GET /\tHTTP/1.1" fail. */
+		for (;;) {
+			if (cur_peek(c, &b) != R_OK)
+				return R_NEED;
+			if (b == ' ')
+				break;
+			if (b == '\r' || b == '\n' || b == '\t')
+				return fail(h, "request line must be METHOD SP TARGET SP VERSION");
+			if (b >= 0x80)
+				return fail(h, "non-ASCII byte in request target");
+			if (b < 0x21 || b == 0x7f)
+				return fail(h, "control character in request target");
+			c->off++;
+		}
+		if (c->off == h->m2 + 1)
+			return fail(h, "request line must be METHOD SP TARGET SP VERSION");
+		req->target = (const char *)c->p + h->m2 + 1;
+		req->target_len = c->off - h->m2 - 1;
+		if ((rc = parse_target(h, req)) != R_OK)
+			return rc;
+		h->m3 = c->off;
+		h->phase = P_RL_VERSION;
+		/* fallthrough */
+	case P_RL_VERSION:
+		/* Short enough to be read again from its start. */
+		c->off = h->m3 + 1;
+		/* RFC 9112 §2.3: only the two versions this proxy speaks. */
 		if (cur_peek(c, &b) != R_OK)
 			return R_NEED;
 		if (b == ' ')
-			break;
-		if (b == '\r' || b == '\n' || b == '\t')
 			return fail(h, "request line must be METHOD SP TARGET SP VERSION");
-		if (b >= 0x80)
-			return fail(h, "non-ASCII byte in request target");
-		if (b < 0x21 || b == 0x7f)
-			return fail(h, "control character in request target");
+		rc = cur_expect(c, "HTTP/1.");
+		if (rc == R_ERR)
+			return fail(h, "unsupported HTTP version (only HTTP/1.0 and HTTP/1.1)");
+		if (rc != R_OK)
+			return rc;
+		if (cur_peek(c, &b) != R_OK)
+			return R_NEED;
+		if (b != '0' && b != '1')
+			return fail(h, "unsupported HTTP version (only HTTP/1.0 and HTTP/1.1)");
+		req->minor = b - '0';
 		c->off++;
+		if (cur_peek(c, &b) != R_OK)
+			return R_NEED;
+		if (b == ' ' || b == '\t')
+			return fail(h, "request line must be METHOD SP TARGET SP VERSION");
+		if (b != '\r' && b != '\n')
+			return fail(h, "unsupported HTTP version (only HTTP/1.0 and HTTP/1.1)");
+		if ((rc = parse_crlf(h)) != R_OK)
+			return rc;
+		h->phase = P_F_START;
+		return R_OK;
+	default:
+		return fail(h, "parser in a bad state");
 	}
-	if (c->off == start)
-		return fail(h, "request line must be METHOD SP TARGET SP VERSION");
-	req->target = (const char *)c->p + start;
-	req->target_len = c->off - start;
-	if ((rc = parse_target(h, req)) != R_OK)
-		return rc;
-	c->off++;
-
-	/* RFC 9112 §2.3: only the two versions this proxy speaks. */
-	if (cur_peek(c, &b) != R_OK)
-		return R_NEED;
-	if (b == ' ')
-		return fail(h, "request line must be METHOD SP TARGET SP VERSION");
-	rc = cur_expect(c, "HTTP/1.");
-	if (rc == R_ERR)
-		return fail(h, "unsupported HTTP version (only HTTP/1.0 and HTTP/1.1)");
-	if (rc != R_OK)
-		return rc;
-	if (cur_peek(c, &b) != R_OK)
-		return R_NEED;
-	if (b != '0' && b != '1')
-		return fail(h, "unsupported HTTP version (only HTTP/1.0 and HTTP/1.1)");
-	req->minor = b - '0';
-	c->off++;
-	if (cur_peek(c, &b) != R_OK)
-		return R_NEED;
-	if (b == ' ' || b == '\t')
-		return fail(h, "request line must be METHOD SP TARGET SP VERSION");
-	if (b != '\r' && b != '\n')
-		return fail(h, "unsupported HTTP version (only HTTP/1.0 and HTTP/1.1)");
-	return parse_crlf(h);
 }
 
 /* Decisions that need the whole head. */
@@ -678,7 +783,7 @@ static int
 finish_request(struct hp *h, struct px_http_request *req)
 {
 	/* RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. */
-	if (req->minor == 1 && h->host == NULL)
+	if (req->minor == 1 && !h->seen_host)
 		return fail(h, "missing Host header (required by HTTP/1.1)");
 	/* RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means the
 	 * framing is faulty. */
@@ -693,8 +798,8 @@ finish_request(struct hp *h, struct px_http_request *req)
 	req->content_length = h->content_length;
 	req->chunked = h->chunked;
 	req->expect_continue = h->expect_continue;
-	req->has_host_header = h->host != NULL;
-	if (h->host != NULL) {
+	req->has_host_header = h->seen_host;
+	if (h->seen_host) {
 		req->host_hdr = h->host_hdr;
 		req->host_hdr_port = h->host_hdr_port;
 	}
@@ -717,7 +822,7 @@ finish_request(struct hp *h, struct px_http_request *req)
 	 * Host header is only checked for syntax: the tunnel goes to the
 	 * authority, and clients differ in whether Host there has a port.
 	 */
-	if (req->form == PX_TARGET_ABSOLUTE && h->host != NULL) {
+	if (req->form == PX_TARGET_ABSOLUTE && h->seen_host) {
 		uint16_t hport = h->host_hdr_port != 0 ? h->host_hdr_port : 80;
 
 		if (!cf_host_equal(&req->host, &h->host_hdr) || hport != req->port) {
@@ -738,6 +843,22 @@ px_http_request_init(struct px_http_request *req,
 	req->content_length = -1;
 }
 
+/* The whole request head from the start of the buffer. */
+static int
+parse_request_full(struct hp *h, struct px_http_request *req)
+{
+	int rc = R_OK;
+
+	if (h->phase <= P_RL_VERSION)
+		rc = parse_request_line(h, req);
+	if (rc == R_OK)
+		rc = parse_fields(h);
+	req->nheaders = h->n;
+	if (rc == R_OK)
+		rc = finish_request(h, req);
+	return rc;
+}
+
 int
 px_http_parse_request(const char *buf, size_t len,
     const struct px_http_limits *lim, struct px_http_request *req,
@@ -745,17 +866,29 @@ px_http_parse_request(const char *buf, size_t len,
 {
 	struct px_http_header *hdrs = req->headers;
 	size_t cap = req->headers_cap;
+	struct px_http_resume rs = req->resume;
 	struct hp h;
 	int rc;
 
 	px_http_request_init(req, hdrs, cap);
-	hp_init(&h, buf, len, lim, hdrs, req->headers_cap, 400);
-	rc = parse_request_line(&h, req);
-	if (rc == R_OK)
-		rc = parse_fields(&h);
-	req->nheaders = h.n;
-	if (rc == R_OK)
-		rc = finish_request(&h, req);
+	hp_init(&h, buf, len, lim, hdrs, req->headers_cap, 400, P_RL_BEGIN);
+	/* A resumed scan only checks the new bytes; its fields are not
+	 * kept, so when it finds the end of the head, the head is parsed
+	 * once more from its start to fill REQ with pointers into this
+	 * buffer (which may have moved since the last call). */
+	if (rs.phase >= P_RL_METHOD && hp_restore(&h, len, &rs)) {
+		rc = h.phase <= P_RL_VERSION ? parse_request_line(&h, req) : R_OK;
+		if (rc == R_OK)
+			rc = parse_fields(&h);
+		if (rc == R_OK) {
+			px_http_request_init(req, hdrs, cap);
+			hp_init(&h, buf, len, lim, hdrs, req->headers_cap, 400,
+			    P_RL_BEGIN);
+			rc = parse_request_full(&h, req);
+		}
+	} else {
+		rc = parse_request_full(&h, req);
+	}
 	if (rc == R_NEED) {
 		/* The cursor stopped at max_header_bytes: more bytes than
 		 * that and still no end of head. */
@@ -764,6 +897,7 @@ px_http_parse_request(const char *buf, size_t len,
 			*why = "request head larger than max_header_bytes";
 			return PX_HTTP_ERROR;
 		}
+		hp_save(&h, len, &req->resume);
 		return PX_HTTP_INCOMPLETE;
 	}
 	if (rc == R_ERR) {
@@ -783,49 +917,53 @@ static int
 parse_status_line(struct hp *h, struct px_http_response *resp)
 {
 	struct cur *c = &h->c;
-	size_t start, i;
+	size_t i;
 	uint8_t b;
 	int rc;
 
-	rc = cur_expect(c, "HTTP/1.");
-	if (rc == R_ERR)
-		return fail(h, "upstream response is not HTTP/1.0 or HTTP/1.1");
-	if (rc != R_OK)
-		return rc;
-	if (cur_peek(c, &b) != R_OK)
-		return R_NEED;
-	if (b != '0' && b != '1')
-		return fail(h, "upstream response is not HTTP/1.0 or HTTP/1.1");
-	resp->minor = b - '0';
-	c->off++;
-	if (cur_peek(c, &b) != R_OK)
-		return R_NEED;
-	if (b != ' ')
-		return fail(h, "malformed upstream status line");
-	c->off++;
-	/* RFC 9110 §15: three digits, 100-599. */
-	resp->status = 0;
-	for (i = 0; i < 3; i++) {
+	if (h->phase == P_SL_BEGIN) {
+		rc = cur_expect(c, "HTTP/1.");
+		if (rc == R_ERR)
+			return fail(h, "upstream response is not HTTP/1.0 or HTTP/1.1");
+		if (rc != R_OK)
+			return rc;
 		if (cur_peek(c, &b) != R_OK)
 			return R_NEED;
-		if (b < '0' || b > '9' || (i == 0 && (b < '1' || b > '5')))
-			return fail(h, "malformed upstream status code");
-		resp->status = resp->status * 10 + (b - '0');
+		if (b != '0' && b != '1')
+			return fail(h, "upstream response is not HTTP/1.0 or HTTP/1.1");
+		resp->minor = b - '0';
 		c->off++;
+		if (cur_peek(c, &b) != R_OK)
+			return R_NEED;
+		if (b != ' ')
+			return fail(h, "malformed upstream status line");
+		c->off++;
+		/* RFC 9110 §15: three digits, 100-599. */
+		resp->status = 0;
+		for (i = 0; i < 3; i++) {
+			if (cur_peek(c, &b) != R_OK)
+				return R_NEED;
+			if (b < '0' || b > '9' || (i == 0 && (b < '1' || b > '5')))
+				return fail(h, "malformed upstream status code");
+			resp->status = resp->status * 10 + (b - '0');
+			c->off++;
+		}
+		if (cur_peek(c, &b) != R_OK)
+			return R_NEED;
+		/* A missing reason phrase and its SP ("HTTP/1.1 200\r\n") is
+		 * taken: it changes nothing about framing, and servers send
+		 * it. */
+		if (b == '\r' || b == '\n') {
+			h->m1 = c->off;
+		} else if (b != ' ') {
+			return fail(h, "malformed upstream status code");
+		} else {
+			h->m1 = ++c->off;
+		}
+		h->phase = P_SL_REASON;
 	}
-	if (cur_peek(c, &b) != R_OK)
-		return R_NEED;
-	/* A missing reason phrase and its SP ("HTTP/1.1 200\r\n") is taken:
-	 * it changes nothing about framing, and servers send it. */
-	if (b == '\r' || b == '\n') {
-		resp->reason = (const char *)c->p + c->off;
-		resp->reason_len = 0;
-		return parse_crlf(h);
-	}
-	if (b != ' ')
-		return fail(h, "malformed upstream status code");
-	c->off++;
-	start = c->off;
+	if (h->phase != P_SL_REASON)
+		return fail(h, "parser in a bad state");
 	for (;;) {
 		if (cur_peek(c, &b) != R_OK)
 			return R_NEED;
@@ -835,9 +973,12 @@ parse_status_line(struct hp *h, struct px_http_response *resp)
 			return fail(h, "control character in upstream reason phrase");
 		c->off++;
 	}
-	resp->reason = (const char *)c->p + start;
-	resp->reason_len = c->off - start;
-	return parse_crlf(h);
+	resp->reason = (const char *)c->p + h->m1;
+	resp->reason_len = c->off - h->m1;
+	if ((rc = parse_crlf(h)) != R_OK)
+		return rc;
+	h->phase = P_F_START;
+	return R_OK;
 }
 
 /* Message length of a response, RFC 9112 §6.3. */
@@ -892,6 +1033,22 @@ px_http_response_init(struct px_http_response *resp,
 	resp->content_length = -1;
 }
 
+static int
+parse_response_full(struct hp *h, struct px_http_response *resp,
+    int request_was_head)
+{
+	int rc = R_OK;
+
+	if (h->phase <= P_SL_REASON)
+		rc = parse_status_line(h, resp);
+	if (rc == R_OK)
+		rc = parse_fields(h);
+	resp->nheaders = h->n;
+	if (rc == R_OK)
+		rc = finish_response(h, resp, request_was_head);
+	return rc;
+}
+
 int
 px_http_parse_response(const char *buf, size_t len,
     const struct px_http_limits *lim, int request_was_head,
@@ -899,22 +1056,32 @@ px_http_parse_response(const char *buf, size_t len,
 {
 	struct px_http_header *hdrs = resp->headers;
 	size_t cap = resp->headers_cap;
+	struct px_http_resume rs = resp->resume;
 	struct hp h;
 	int rc;
 
 	px_http_response_init(resp, hdrs, cap);
-	hp_init(&h, buf, len, lim, hdrs, resp->headers_cap, 502);
-	rc = parse_status_line(&h, resp);
-	if (rc == R_OK)
-		rc = parse_fields(&h);
-	resp->nheaders = h.n;
-	if (rc == R_OK)
-		rc = finish_response(&h, resp, request_was_head);
+	hp_init(&h, buf, len, lim, hdrs, resp->headers_cap, 502, P_SL_BEGIN);
+	/* As for requests: resume, and parse again in full at the end. */
+	if (rs.phase >= P_SL_REASON && hp_restore(&h, len, &rs)) {
+		rc = h.phase == P_SL_REASON ? parse_status_line(&h, resp) : R_OK;
+		if (rc == R_OK)
+			rc = parse_fields(&h);
+		if (rc == R_OK) {
+			px_http_response_init(resp, hdrs, cap);
+			hp_init(&h, buf, len, lim, hdrs, resp->headers_cap, 502,
+			    P_SL_BEGIN);
+			rc = parse_response_full(&h, resp, request_was_head);
+		}
+	} else {
+		rc = parse_response_full(&h, resp, request_was_head);
+	}
 	if (rc == R_NEED) {
 		if (len > h.c.len) {
 			*why = "upstream response head larger than max_header_bytes";
 			return PX_HTTP_ERROR;
 		}
+		hp_save(&h, len, &resp->resume);
 		return PX_HTTP_INCOMPLETE;
 	}
 	if (rc == R_ERR) {

@@ -56,6 +56,24 @@ struct px_http_header {
 	size_t value_len;
 };
 
+/*
+ * Private to the parser: where a call that returned PX_HTTP_INCOMPLETE
+ * stopped, so that the next call on the same, grown buffer checks only the
+ * new bytes instead of starting over (feeding a 32 KiB head one byte at a
+ * time must not cost 32 Ki full scans).  Lives in the caller's struct so
+ * that nothing is allocated; the caller never touches it.
+ */
+struct px_http_resume {
+	size_t len;       /* bytes seen by the call that saved it; 0: none */
+	size_t pos;       /* bytes before this were checked */
+	int phase;
+	size_t m1, m2, m3, m4;
+	size_t lines;
+	int64_t content_length;
+	unsigned flags;
+	unsigned n_upgrade;
+};
+
 enum px_http_target {
 	PX_TARGET_ORIGIN = 1, /* "/path?q"            RFC 9112 §3.2.1 */
 	PX_TARGET_ABSOLUTE,   /* "http://host/path"   RFC 9112 §3.2.2 */
@@ -102,6 +120,7 @@ struct px_http_request {
 	size_t nheaders;
 	struct px_http_header *headers; /* set by px_http_request_init() */
 	size_t headers_cap;
+	struct px_http_resume resume;   /* private */
 };
 
 /*
@@ -123,6 +142,7 @@ struct px_http_response {
 	size_t nheaders;
 	struct px_http_header *headers; /* set by px_http_response_init() */
 	size_t headers_cap;
+	struct px_http_resume resume;   /* private */
 };
 
 /*
@@ -137,9 +157,12 @@ void px_http_request_init(struct px_http_request *req,
 
 /*
  * Parse a request head from BUF[0..LEN).  REQ must have been prepared with
- * px_http_request_init(); it is overwritten on every call (its header array
- * kept), so the caller simply calls again with the same buffer grown by what
- * arrived since.  Returns:
+ * px_http_request_init().  After PX_HTTP_INCOMPLETE the caller calls again
+ * with the same REQ and the same bytes grown by what arrived since (the
+ * buffer may have moved, e.g. by evbuffer_pullup(), but its first bytes must
+ * be unchanged); the new call then checks only the new bytes.  To parse
+ * anything else (the next request on the connection), call
+ * px_http_request_init() first.  Returns:
  *   PX_HTTP_OK: *HEAD_LEN is the length of the head including its final
  *     CRLFCRLF (and one tolerated leading CRLF, RFC 9112 §2.2); the body,
  *     if any, starts there.
@@ -152,8 +175,8 @@ void px_http_request_init(struct px_http_request *req,
  *     host_hdr are filled so that the refusal can name both.
  * On a negative return *WHY is a static English phrase for the 400 body and
  * the audit log; REQ's fields other than those named above are unspecified.
- * LIM NULL means the defaults.  Each call costs O(LEN), at most
- * max_header_bytes.
+ * LIM NULL means the defaults.  The calls that make up one head cost
+ * O(head length) in all, plus one full pass when it completes.
  */
 int px_http_parse_request(const char *buf, size_t len,
     const struct px_http_limits *lim, struct px_http_request *req,

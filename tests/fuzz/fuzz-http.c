@@ -10,6 +10,9 @@
  *    chunked; no body on CONNECT);
  *  - the head built for upstream (or for the client) parses again, with
  *    the same framing, and carries no Proxy-* header;
+ *  - feeding a head in pieces, each call on a fresh copy of the grown
+ *    buffer (so that it moves, as an evbuffer_pullup() may), gives the
+ *    same answer as parsing it whole;
  *  - the chunked scanner gives the same answer whole, byte by byte and in
  *    uneven pieces.
  */
@@ -27,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define NH 128
 
-static struct px_http_header h1[NH], h2[NH];
+static struct px_http_header h1[NH], h2[NH], h3[NH];
 
 static int
 has_proxy_header(const struct px_http_header *h, size_t n)
@@ -50,6 +53,74 @@ has_proxy_header(const struct px_http_header *h, size_t n)
 	return 0;
 }
 
+/* The answer of a parse, to compare whole and piecewise feeding. */
+struct answer {
+	int rc;
+	int status;
+	const char *why;
+	size_t head_len;
+};
+
+static int
+same(const struct answer *a, const struct answer *b)
+{
+	return a->rc == b->rc && (a->rc == PX_HTTP_OK ? a->head_len == b->head_len :
+	    a->status == b->status && a->why == b->why);
+}
+
+/* Feed BUF to a parser in pieces of STEP bytes, copying the grown prefix
+ * to a fresh allocation for every call. */
+static void
+piecewise(const char *buf, size_t size, size_t step,
+    const struct px_http_limits *lim, int response, struct answer *ans)
+{
+	struct px_http_request req;
+	struct px_http_response resp;
+	size_t k = 0;
+
+	px_http_request_init(&req, h2, NH);
+	px_http_response_init(&resp, h2, NH);
+	ans->rc = PX_HTTP_INCOMPLETE;
+	while (ans->rc == PX_HTTP_INCOMPLETE && k < size) {
+		char *copy;
+
+		k = size - k > step ? k + step : size;
+		copy = malloc(k);
+		if (copy == NULL)
+			abort();
+		memcpy(copy, buf, k);
+		ans->status = 0;
+		ans->why = NULL;
+		if (response)
+			ans->rc = px_http_parse_response(copy, k, lim, 0, &resp,
+			    &ans->head_len, &ans->why);
+		else
+			ans->rc = px_http_parse_request(copy, k, lim, &req,
+			    &ans->head_len, &ans->status, &ans->why);
+		/* On short inputs, also at every step: the resumed answer is
+		 * the answer of a fresh parse of the same prefix. */
+		if (size <= 512) {
+			struct px_http_request freq;
+			struct px_http_response fresp;
+			struct answer fresh = { 0, 0, NULL, 0 };
+
+			if (response) {
+				px_http_response_init(&fresp, h3, NH);
+				fresh.rc = px_http_parse_response(copy, k, lim, 0,
+				    &fresp, &fresh.head_len, &fresh.why);
+			} else {
+				px_http_request_init(&freq, h3, NH);
+				fresh.rc = px_http_parse_request(copy, k, lim, &freq,
+				    &fresh.head_len, &fresh.status, &fresh.why);
+			}
+			if (fresh.rc == PX_HTTP_INCOMPLETE ?
+			    ans->rc != PX_HTTP_INCOMPLETE : !same(&fresh, ans))
+				abort();
+		}
+		free(copy);
+	}
+}
+
 static void
 check_request(const char *buf, size_t size, const struct px_http_limits *lim)
 {
@@ -64,6 +135,15 @@ check_request(const char *buf, size_t size, const struct px_http_limits *lim)
 	rc = px_http_parse_request(buf, size, lim, &req, &head_len, &status, &why);
 	if (rc < 0 && (why == NULL || (status != 400 && status != 431)))
 		abort();
+	if (size > 0) {
+		struct answer whole = { rc, rc < 0 ? status : 0, rc < 0 ? why : NULL,
+		    rc == PX_HTTP_OK ? head_len : 0 }, part;
+		size_t step = (size_t)((uint8_t)buf[size - 1] % 29) + 1;
+
+		piecewise(buf, size, step, lim, 0, &part);
+		if (!same(&whole, &part))
+			abort();
+	}
 	if (rc != PX_HTTP_OK)
 		return;
 	if (head_len == 0 || head_len > size || head_len > lim->max_header_bytes)
@@ -119,6 +199,15 @@ check_response(const char *buf, size_t size, const struct px_http_limits *lim,
 	rc = px_http_parse_response(buf, size, lim, head, &resp, &head_len, &why);
 	if (rc < 0 && why == NULL)
 		abort();
+	if (size > 0 && !head) {
+		struct answer whole = { rc, 0, rc < 0 ? why : NULL,
+		    rc == PX_HTTP_OK ? head_len : 0 }, part;
+		size_t step = (size_t)((uint8_t)buf[size - 1] % 29) + 1;
+
+		piecewise(buf, size, step, lim, 1, &part);
+		if (!same(&whole, &part))
+			abort();
+	}
 	if (rc != PX_HTTP_OK)
 		return;
 	if (head_len == 0 || head_len > size || head_len > lim->max_header_bytes)
