@@ -921,7 +921,7 @@ resolv_conf_check(const char *path, char *errbuf, size_t errlen)
 {
 	char buf[65536], addr[64];
 	ssize_t n;
-	size_t len = 0, i, j, k;
+	size_t len = 0, i, j, k, e;
 	int fd, found = 0, err = 0;
 	struct in6_addr a6;
 	struct in_addr a4;
@@ -963,13 +963,14 @@ resolv_conf_check(const char *path, char *errbuf, size_t errlen)
 		k += 10;
 		while (k < j && is_blank(buf[k]))
 			k++;
-		for (i = k; i < j && !is_blank(buf[i]) && buf[i] != '%' &&
-		    buf[i] != '\r'; i++)
+		/* The address ends at a blank, a zone ("%eth0") or CR. */
+		for (e = k; e < j && !is_blank(buf[e]) && buf[e] != '%' &&
+		    buf[e] != '\r'; e++)
 			;
-		if (i - k == 0 || i - k >= sizeof(addr))
+		if (e == k || e - k >= sizeof(addr))
 			continue;
-		memcpy(addr, buf + k, i - k);
-		addr[i - k] = '\0';
+		memcpy(addr, buf + k, e - k);
+		addr[e - k] = '\0';
 		found = inet_pton(AF_INET, addr, &a4) == 1 ||
 		    inet_pton(AF_INET6, addr, &a6) == 1;
 	}

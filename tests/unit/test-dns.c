@@ -792,6 +792,32 @@ test_config(void)
 	tap_ok(d != NULL, "resolv.conf with a nameserver is used %s", err);
 	px_dns_free(d);
 
+	{
+		static const struct {
+			const char *text;
+			int ok;
+		} rc[] = {
+			{ "#nameserver 127.0.0.1\n; nameserver 127.0.0.1\n", 0 },
+			{ "nameserver127.0.0.1\n", 0 },
+			{ "nameserver 127.0.0.1:53\n", 0 },
+			{ "nameserver  fe80::1%eth0\n", 1 },
+			{ "search a.test\r\nnameserver 127.0.0.1\r\n", 1 },
+			{ "nameserver ::1", 1 },
+		};
+
+		snprintf(path, sizeof(path), "%s/resolv-none.conf", tmpdir);
+		for (size_t i = 0; i < sizeof(rc) / sizeof(rc[0]); i++) {
+			f = fopen(path, "w");
+			fputs(rc[i].text, f);
+			fclose(f);
+			err[0] = '\0';
+			d = px_dns_new(base, NULL, &o, err, sizeof(err));
+			tap_ok(!!d == rc[i].ok, "resolv.conf case %zu %s %s", i,
+			    rc[i].ok ? "accepted" : "refused:", err);
+			px_dns_free(d);
+		}
+	}
+
 	o.timeout_ms = 0;
 	d = px_dns_new(base, "127.0.0.1", &o, err, sizeof(err));
 	tap_ok(!d && errno == EINVAL, "timeout 0 refused: %s", err);
