@@ -293,7 +293,8 @@ field_semantics(struct hp *h, const struct px_http_header *f)
 		if (!ieq(f->value, f->value_len, "chunked"))
 			return fail(h, "Transfer-Encoding other than exactly chunked");
 		h->chunked = 1;
-	} else if (ieq(f->name, f->name_len, "host")) {
+	} else if (h->err_status == 400 && ieq(f->name, f->name_len, "host")) {
+		/* (Host means something in requests only.) */
 		/* RFC 9112 §3.2: more than one Host line, or an invalid one,
 		 * is a 400. */
 		if (h->seen_host)
@@ -329,7 +330,7 @@ field_semantics(struct hp *h, const struct px_http_header *f)
 		h->n_upgrade++;
 		if (ieq(f->value, f->value_len, "websocket"))
 			h->upgrade_ws = 1;
-	} else if (ieq(f->name, f->name_len, "expect")) {
+	} else if (h->err_status == 400 && ieq(f->name, f->name_len, "expect")) {
 		if (ieq(f->value, f->value_len, "100-continue"))
 			h->expect_continue = 1;
 	}

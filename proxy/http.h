@@ -132,7 +132,9 @@ struct px_http_response {
 	int status;     /* 100-599 */
 	const char *reason;
 	size_t reason_len;
-	int64_t content_length; /* -1 when absent */
+	/* Body bytes after the head: 0 when no_body (whatever the header
+	 * says, e.g. for HEAD), -1 when chunked or close-delimited. */
+	int64_t content_length;
 	int chunked;            /* body framed by px_chunked_scan() */
 	int close_delimited;    /* body runs until upstream closes (RFC 9112 §6.3 item 8) */
 	int no_body;            /* HEAD, 1xx, 204, 304: the head is the whole message */
@@ -172,7 +174,9 @@ void px_http_request_init(struct px_http_request *req,
  *     LIM's max_headers or max_header_bytes, also while still incomplete).
  *   PX_HTTP_HOST_MISMATCH: a forward request whose Host header names another
  *     host or port than its URI; *STATUS is 400; REQ's target fields and
- *     host_hdr are filled so that the refusal can name both.
+ *     host_hdr are filled so that the refusal can name both.  (For CONNECT
+ *     the Host header is checked for syntax only: the tunnel goes to the
+ *     authority, and clients differ on whether Host carries the port.)
  * On a negative return *WHY is a static English phrase for the 400 body and
  * the audit log; REQ's fields other than those named above are unspecified.
  * LIM NULL means the defaults.  The calls that make up one head cost

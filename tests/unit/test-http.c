@@ -361,6 +361,24 @@ test_valid_requests(void)
 	    "pipelined: stops at the end of the first head");
 }
 
+/* A host_mismatch refusal carries both names for the refusal text. */
+static void
+test_mismatch_fields(void)
+{
+	const char *in = "GET http://a.test:8080/ HTTP/1.1\r\nHost: B.test\r\n\r\n";
+	struct px_http_request r;
+	const char *why = NULL;
+	size_t hl;
+	int status = 0, rc;
+
+	px_http_request_init(&r, hdrs, MAXH);
+	rc = px_http_parse_request(in, strlen(in), NULL, &r, &hl, &status, &why);
+	tap_ok(rc == PX_HTTP_HOST_MISMATCH && status == 400 &&
+	    strcmp(r.host.name, "a.test") == 0 && r.port == 8080 &&
+	    r.has_host_header && strcmp(r.host_hdr.name, "b.test") == 0 &&
+	    r.host_hdr_port == 0, "host_mismatch fills the target and Host fields");
+}
+
 /* Every proper prefix of a valid request is INCOMPLETE, never an error. */
 static void
 test_incremental(void)
@@ -498,6 +516,7 @@ static const struct resp_case resp_cases[] = {
 	{ "Connection: close", "HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 3\r\n\r\n", 0, PX_HTTP_OK, 404, 3, 0, 0, 0, 0, 0, 0 },
 	{ "no reason phrase", "HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n", 0, PX_HTTP_OK, 200, 0, 0, 0, 0, 1, 0, 0 },
 	{ "empty reason phrase", "HTTP/1.1 200 \r\nContent-Length: 0\r\n\r\n", 0, PX_HTTP_OK, 200, 0, 0, 0, 0, 1, 0, 0 },
+	{ "Host and Expect mean nothing in a response", "HTTP/1.1 200 OK\r\nHost: x y\r\nHost: z\r\nExpect: q\r\nContent-Length: 0\r\n\r\n", 0, PX_HTTP_OK, 200, 0, 0, 0, 0, 1, 0, 0 },
 	{ "CL and TE", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 0, PX_HTTP_ERROR, 0, 0, 0, 0, 0, 0, 0, 0 },
 	{ "gzip, chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 0, PX_HTTP_ERROR, 0, 0, 0, 0, 0, 0, 0, 0 },
 	{ "duplicate CL", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", 0, PX_HTTP_ERROR, 0, 0, 0, 0, 0, 0, 0, 0 },
@@ -871,6 +890,7 @@ main(void)
 	test_bad_cases();
 	test_early_failure();
 	test_valid_requests();
+	test_mismatch_fields();
 	test_incremental();
 	test_limits();
 	test_responses();
