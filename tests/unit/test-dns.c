@@ -1073,10 +1073,16 @@ test_eviction(const char *servers)
  * cannot read while the burst is being sent.
  */
 static void
+count_cb(int status, const struct px_dns_result *res, const char *errmsg,
+    void *arg)
+{
+	(*(int *)arg)++;
+}
+
+static void
 measure(void)
 {
 	enum { N = 20000 };
-	static struct rec recs[N];
 	struct px_dns *d2;
 	struct rec r;
 	uint64_t t0, t1;
@@ -1090,10 +1096,8 @@ measure(void)
 		return;
 	resolve_wait(d2, "dual.test", &r);
 	t0 = now_ms();
-	for (int i = 0; i < N; i++) {
-		recs[i].counter = &n;
-		resolve(d2, "dual.test", &recs[i]);
-	}
+	for (int i = 0; i < N; i++)
+		px_dns_resolve(d2, "dual.test", count_cb, &n);
 	wait_for(&n, N, 10000);
 	t1 = now_ms();
 	tap_diag("%d cache hits resolved and delivered in %llu ms", n,
@@ -1107,9 +1111,7 @@ measure(void)
 		char name[32];
 
 		snprintf(name, sizeof(name), "m%d.test", i);
-		memset(&recs[i], 0, sizeof(recs[i]));
-		recs[i].counter = &n;
-		resolve(d2, name, &recs[i]);
+		px_dns_resolve(d2, name, count_cb, &n);
 	}
 	wait_for(&n, 100, 10000);
 	t1 = now_ms();
