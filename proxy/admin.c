@@ -1,0 +1,607 @@
+/*
+ * proxy/admin.c: the admin socket (see admin.h).
+ *
+ * The socket is a UNIX socket only (the config refuses anything else), so
+ * that who may reload the proxy or read its status is decided by file
+ * permissions: 0600 (root and the proxy's own uid) unless admin_group
+ * opens it to one group.  libevent's evhttp parses the requests; its
+ * limits are set small because nothing legitimate sends more than a
+ * request line and a few headers.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "conf/config.h"
+#include "proxy/admin.h"
+#include "proxy/log.h"
+#include "proxy/server.h"
+#include "proxy/stats.h"
+
+/* Nothing a client of the admin socket sends is larger than this. */
+#define ADMIN_MAX_HEADERS 8192
+#define ADMIN_MAX_BODY 4096
+#define ADMIN_TIMEOUT_S 10
+
+struct px_admin {
+	struct px_server *srv;
+	struct evhttp *http;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int made_dir;
+};
+
+/* ---- the socket ---------------------------------------------------------- */
+
+/*
+ * Replace PATH if it is a stale socket (nobody accepts on it).  A live
+ * socket, or anything that is not a socket, is never removed: we only
+ * unlink what we can prove is ours to replace (as listen.c does for the
+ * proxy listeners).  Returns 0 when PATH is free, -1 with errno otherwise.
+ */
+static int
+clear_stale(const struct sockaddr_un *sun)
+{
+	struct stat st;
+	int probe, rc;
+
+	if (lstat(sun->sun_path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_warnx("%s exists and is not a socket; refusing to replace it", sun->sun_path);
+		errno = EEXIST;
+		return -1;
+	}
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		return -1;
+	rc = connect(probe, (const struct sockaddr *)sun, sizeof(*sun));
+	close(probe);
+	if (rc == 0) {
+		log_warnx("%s: another process is serving this socket", sun->sun_path);
+		errno = EADDRINUSE;
+		return -1;
+	}
+	if (errno != ECONNREFUSED) {
+		log_warn("%s: cannot tell whether the socket is stale", sun->sun_path);
+		return -1;
+	}
+	if (unlink(sun->sun_path) != 0) {
+		log_warn("unlink stale %s", sun->sun_path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Bind and listen on the admin socket at A->path, born with MODE: the umask
+ * is set so that the file never exists with wider permissions, not even
+ * between bind(2) and chmod(2).  GID (or -1) becomes the file's group
+ * before the mode opens it to that group.  Returns the descriptor or -1.
+ */
+static int
+bind_admin(struct px_admin *a, mode_t mode, uid_t uid, gid_t gid)
+{
+	struct sockaddr_un sun;
+	char dir[sizeof(sun.sun_path)], *slash;
+	int fd = -1, rc;
+	mode_t old;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, a->path, sizeof(sun.sun_path));
+
+	/* Make a missing directory (one level, 0755), as the listeners do. */
+	memcpy(dir, a->path, sizeof(dir));
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) == 0)
+			a->made_dir = 1;
+		else if (errno != EEXIST)
+			log_warn("mkdir %s", dir);
+	}
+	if (clear_stale(&sun) != 0)
+		return -1;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (rc != 0)
+		goto fail;
+	/* Owner and group first, then the mode that may open it to the
+	 * group: never a moment where the wrong group may connect. */
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) && chown(a->path, uid, gid) != 0)
+		goto fail_unlink;
+	if (chmod(a->path, mode) != 0 || listen(fd, 16) != 0)
+		goto fail_unlink;
+	if (a->made_dir && uid != (uid_t)-1 && chown(dir, uid, (gid_t)-1) != 0)
+		log_warn("chown %s", dir);
+	return fd;
+fail_unlink:
+	{
+		int e = errno;
+		unlink(a->path);
+		errno = e;
+	}
+fail:
+	{
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return -1;
+}
+
+/* ---- JSON output ---------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at S (of N bytes), or 0. */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	unsigned cp;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (n < len)
+		return 0;
+	cp = s[0] & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/*
+ * A JSON string (RFC 8259 section 7).  Paths and config errors are bytes
+ * from a file, not necessarily UTF-8: invalid sequences become U+FFFD so
+ * that the output is always valid JSON, control bytes are escaped.
+ */
+static void
+json_str(struct evbuffer *out, const char *v)
+{
+	const unsigned char *s = (const unsigned char *)v;
+	size_t n;
+
+	if (v == NULL) {
+		evbuffer_add(out, "null", 4);
+		return;
+	}
+	n = strlen(v);
+	evbuffer_add(out, "\"", 1);
+	while (n > 0) {
+		size_t u;
+		if (*s == '"' || *s == '\\') {
+			evbuffer_add_printf(out, "\\%c", *s);
+		} else if (*s < 0x20 || *s == 0x7f) {
+			evbuffer_add_printf(out, "\\u%04x", *s);
+		} else if (*s < 0x80) {
+			evbuffer_add(out, s, 1);
+		} else if ((u = utf8_len(s, n)) > 0) {
+			evbuffer_add(out, s, u);
+			s += u;
+			n -= u;
+			continue;
+		} else {
+			evbuffer_add(out, "\\ufffd", 6);
+		}
+		s++;
+		n--;
+	}
+	evbuffer_add(out, "\"", 1);
+}
+
+/* The last reload's errors (joined by newlines in SRV), as a JSON array. */
+static void
+json_lines(struct evbuffer *out, const char *joined)
+{
+	const char *p = joined, *nl;
+	int first = 1;
+
+	evbuffer_add(out, "[", 1);
+	while (p != NULL && *p != '\0') {
+		char *one;
+		nl = strchr(p, '\n');
+		one = strndup(p, nl ? (size_t)(nl - p) : strlen(p));
+		if (one != NULL && *one != '\0') {
+			if (!first)
+				evbuffer_add(out, ",", 1);
+			json_str(out, one);
+			first = 0;
+		}
+		free(one);
+		p = nl ? nl + 1 : NULL;
+	}
+	evbuffer_add(out, "]", 1);
+}
+
+static void
+iso_time(time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+
+	if (t == 0 || gmtime_r(&t, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "never");
+}
+
+/* ---- /status ------------------------------------------------------------- */
+
+static unsigned long
+uptime(const struct px_server *srv)
+{
+	time_t now = time(NULL);
+
+	return now > srv->started_at ? (unsigned long)(now - srv->started_at) : 0;
+}
+
+static void
+status_json(const struct px_server *srv, struct evbuffer *out)
+{
+	const struct cf_config *c = srv->cfg;
+	char when[32];
+	size_t i;
+
+	evbuffer_add_printf(out, "{\"version\":");
+	json_str(out, PACKAGE_VERSION);
+	evbuffer_add_printf(out, ",\"pid\":%ld,\"uptime_seconds\":%lu", (long)getpid(), uptime(srv));
+	evbuffer_add_printf(out, ",\"config\":{\"path\":");
+	json_str(out, cf_config_path(c));
+	evbuffer_add_printf(out, ",\"generation\":%lu,\"hash\":", srv->generation);
+	json_str(out, cf_config_hash(c));
+	evbuffer_add_printf(out, "},\"last_reload\":{\"time\":");
+	iso_time(srv->last_reload, when, sizeof(when));
+	json_str(out, srv->last_reload ? when : NULL);
+	evbuffer_add_printf(out, ",\"ok\":%s,\"errors\":", srv->last_reload_ok ? "true" : "false");
+	json_lines(out, srv->last_reload_errors);
+	evbuffer_add_printf(out, "},\"reloads\":{\"ok\":%llu,\"failed\":%llu}",
+	    (unsigned long long)srv->reloads_ok, (unsigned long long)srv->reloads_failed);
+	evbuffer_add_printf(out, ",\"connections_open\":%u,\"sessions\":[", srv->nconns);
+	for (i = 0; i < cf_config_nsessions(c); i++) {
+		const struct cf_session *s = cf_config_session(c, i);
+		const struct px_listener *l;
+		uint64_t open, total, up, down;
+		int first = 1;
+
+		px_stats_session(srv->metrics, s->name, &open, &total, &up, &down);
+		evbuffer_add_printf(out, "%s{\"name\":", i ? "," : "");
+		json_str(out, s->name);
+		evbuffer_add_printf(out, ",\"listeners\":[");
+		/* The listeners actually bound, not the ones the file names. */
+		TAILQ_FOREACH(l, &srv->listeners, entry) {
+			if (strcmp(l->session, s->name) != 0)
+				continue;
+			if (!first)
+				evbuffer_add(out, ",", 1);
+			json_str(out, l->where.text);
+			first = 0;
+		}
+		evbuffer_add_printf(out, "],\"rules\":%zu,\"allow_rules\":%zu,\"deny_rules\":%zu",
+		    s->nallow + s->ndeny, s->nallow, s->ndeny);
+		evbuffer_add_printf(out, ",\"connections_open\":%u,\"connections_total\":%llu"
+		    ",\"bytes_up\":%llu,\"bytes_down\":%llu}",
+		    px_server_session_conns(srv, s->name), (unsigned long long)total,
+		    (unsigned long long)up, (unsigned long long)down);
+	}
+	evbuffer_add_printf(out, "]}\n");
+}
+
+/* The same for a person (postern-proxy ctl status; Accept: text/plain). */
+static void
+status_text(const struct px_server *srv, struct evbuffer *out)
+{
+	const struct cf_config *c = srv->cfg;
+	const char *e;
+	char when[32];
+	unsigned long up = uptime(srv);
+	size_t i;
+
+	evbuffer_add_printf(out, "postern-proxy %s, pid %ld, up %lud %02lu:%02lu:%02lu\n",
+	    PACKAGE_VERSION, (long)getpid(), up / 86400, up / 3600 % 24, up / 60 % 60, up % 60);
+	evbuffer_add_printf(out, "config      %s\n", cf_config_path(c));
+	evbuffer_add_printf(out, "generation  %lu (sha256 %s)\n", srv->generation, cf_config_hash(c));
+	iso_time(srv->last_reload, when, sizeof(when));
+	evbuffer_add_printf(out, "last reload %s%s\n", when,
+	    srv->last_reload == 0 ? "" : srv->last_reload_ok ? ", taken" : ", REFUSED (the old config stays)");
+	for (e = srv->last_reload_errors; e != NULL && *e != '\0';) {
+		const char *nl = strchr(e, '\n');
+		size_t n = nl ? (size_t)(nl - e) : strlen(e);
+		if (n > 0)
+			evbuffer_add_printf(out, "            %.*s\n", (int)n, e);
+		e = nl ? nl + 1 : NULL;
+	}
+	evbuffer_add_printf(out, "reloads     %llu taken, %llu refused\n",
+	    (unsigned long long)srv->reloads_ok, (unsigned long long)srv->reloads_failed);
+	evbuffer_add_printf(out, "connections %u open\n", srv->nconns);
+	for (i = 0; i < cf_config_nsessions(c); i++) {
+		const struct cf_session *s = cf_config_session(c, i);
+		const struct px_listener *l;
+		uint64_t open, total, bup, bdown;
+		int any = 0;
+
+		px_stats_session(srv->metrics, s->name, &open, &total, &bup, &bdown);
+		evbuffer_add_printf(out, "\nsession %s\n", s->name);
+		TAILQ_FOREACH(l, &srv->listeners, entry) {
+			if (strcmp(l->session, s->name) == 0) {
+				evbuffer_add_printf(out, "  listen      %s\n", l->where.text);
+				any = 1;
+			}
+		}
+		if (!any)
+			evbuffer_add_printf(out, "  listen      (none)\n");
+		evbuffer_add_printf(out, "  rules       %zu (%zu allow, %zu deny)\n",
+		    s->nallow + s->ndeny, s->nallow, s->ndeny);
+		evbuffer_add_printf(out, "  connections %u open, %llu total\n",
+		    px_server_session_conns(srv, s->name), (unsigned long long)total);
+		evbuffer_add_printf(out, "  bytes       %llu up, %llu down (closed connections)\n",
+		    (unsigned long long)bup, (unsigned long long)bdown);
+	}
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+/* Nonzero when the client asked for text/plain (postern-proxy ctl does). */
+static int
+wants_text(struct evhttp_request *req)
+{
+	const char *acc = evhttp_find_header(evhttp_request_get_input_headers(req), "Accept");
+
+	return acc != NULL && strstr(acc, "text/plain") != NULL;
+}
+
+static void
+reply(struct evhttp_request *req, int code, const char *reason, const char *type,
+    struct evbuffer *body)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+	evhttp_add_header(h, "Content-Type", type);
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_send_reply(req, code, reason, body);
+}
+
+static void
+reply_error(struct evhttp_request *req, int code, const char *reason, const char *allow)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	if (allow != NULL)
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", allow);
+	if (b == NULL) {
+		evhttp_send_error(req, code, reason);
+		return;
+	}
+	evbuffer_add_printf(b, "{\"error\":");
+	json_str(b, reason);
+	evbuffer_add_printf(b, "}\n");
+	reply(req, code, reason, "application/json", b);
+	evbuffer_free(b);
+}
+
+/*
+ * A failed reload is 409 when the file itself was valid but could not be
+ * applied (a new listener could not be bound: the state of the machine
+ * conflicts with it), 422 when the file has errors.  The engine reports the
+ * former as "FILE:LINE: cannot listen on ADDR".
+ */
+static int
+refusal_code(const struct cf_diag *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nerrors; i++)
+		if (strstr(d->errors[i], ": cannot listen on ") == NULL)
+			return 422;
+	return d->nerrors > 0 ? 409 : 422;
+}
+
+static void
+do_reload(struct px_admin *a, struct evhttp_request *req)
+{
+	struct px_server *srv = a->srv;
+	struct evbuffer *b = evbuffer_new();
+	struct cf_diag diag;
+	int code = 200, text = wants_text(req);
+	size_t i;
+
+	if (b == NULL) {
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
+	memset(&diag, 0, sizeof(diag));
+	if (px_server_reload(srv, &diag, "admin") == 0) {
+		if (text)
+			evbuffer_add_printf(b, "taken: generation %lu (sha256 %s)\n", srv->generation,
+			    cf_config_hash(srv->cfg));
+		else
+			evbuffer_add_printf(b, "{\"taken\":true,\"generation\":%lu,\"hash\":\"%s\"}\n",
+			    srv->generation, cf_config_hash(srv->cfg));
+	} else {
+		code = refusal_code(&diag);
+		if (text) {
+			evbuffer_add_printf(b, "refused: generation %lu (sha256 %s) stays in force\n",
+			    srv->generation, cf_config_hash(srv->cfg));
+			for (i = 0; i < diag.nerrors; i++)
+				evbuffer_add_printf(b, "%s\n", diag.errors[i]);
+		} else {
+			evbuffer_add_printf(b, "{\"taken\":false,\"generation\":%lu,\"errors\":[",
+			    srv->generation);
+			for (i = 0; i < diag.nerrors; i++) {
+				if (i > 0)
+					evbuffer_add(b, ",", 1);
+				json_str(b, diag.errors[i]);
+			}
+			evbuffer_add_printf(b, "]}\n");
+		}
+	}
+	cf_diag_free(&diag);
+	reply(req, code, code == 200 ? "OK" : code == 409 ? "Conflict" : "Unprocessable Entity",
+	    text ? "text/plain; charset=utf-8" : "application/json", b);
+	evbuffer_free(b);
+}
+
+static void
+request_cb(struct evhttp_request *req, void *arg)
+{
+	struct px_admin *a = arg;
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	const char *path = u ? evhttp_uri_get_path(u) : NULL;
+	int get = cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD;
+	struct evbuffer *b;
+
+	if (path == NULL) {
+		reply_error(req, 400, "Bad Request", NULL);
+		return;
+	}
+	if (strcmp(path, "/status") == 0 || strcmp(path, "/metrics") == 0) {
+		if (!get) {
+			reply_error(req, 405, "Method Not Allowed", "GET, HEAD");
+			return;
+		}
+		b = evbuffer_new();
+		if (b == NULL) {
+			evhttp_send_error(req, 500, "out of memory");
+			return;
+		}
+		if (path[1] == 'm') {
+			px_stats_metrics(a->srv->metrics, a->srv, b);
+			/* The Prometheus text exposition format, version 0.0.4. */
+			reply(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", b);
+		} else if (wants_text(req)) {
+			status_text(a->srv, b);
+			reply(req, 200, "OK", "text/plain; charset=utf-8", b);
+		} else {
+			status_json(a->srv, b);
+			reply(req, 200, "OK", "application/json", b);
+		}
+		evbuffer_free(b);
+		return;
+	}
+	if (strcmp(path, "/reload") == 0) {
+		if (cmd != EVHTTP_REQ_POST) {
+			reply_error(req, 405, "Method Not Allowed", "POST");
+			return;
+		}
+		do_reload(a, req);
+		return;
+	}
+	reply_error(req, 404, "Not Found", NULL);
+}
+
+/* ---- life cycle ---------------------------------------------------------- */
+
+struct px_admin *
+px_admin_new(struct px_server *srv)
+{
+	const struct cf_proxy_settings *p = cf_config_proxy(srv->cfg);
+	struct px_admin *a = NULL;
+	uid_t uid = (uid_t)-1;
+	gid_t gid = (gid_t)-1;
+	mode_t mode = 0600;
+	int fd = -1, e;
+
+	if (p->admin.kind != CF_LISTEN_UNIX) {
+		errno = ENOENT;
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return NULL;
+	a->srv = srv;
+	memcpy(a->path, p->admin.path, sizeof(a->path));
+	a->path[sizeof(a->path) - 1] = '\0';
+	/* The proxy's own uid keeps the file (so that it can remove it after
+	 * the privilege drop); admin_group opens it to one group more. */
+	if (p->has_user && geteuid() == 0)
+		uid = p->user;
+	if (p->has_admin_group) {
+		gid = p->admin_group;
+		mode = 0660;
+	}
+	fd = bind_admin(a, mode, uid, gid);
+	if (fd < 0) {
+		log_warn("cannot listen on the admin socket %s", a->path);
+		goto fail;
+	}
+	a->http = evhttp_new(srv->base);
+	if (a->http == NULL)
+		goto fail;
+	evhttp_set_allowed_methods(a->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH |
+	    EVHTTP_REQ_TRACE);
+	evhttp_set_max_headers_size(a->http, ADMIN_MAX_HEADERS);
+	evhttp_set_max_body_size(a->http, ADMIN_MAX_BODY);
+	evhttp_set_timeout(a->http, ADMIN_TIMEOUT_S);
+	evhttp_set_gencb(a->http, request_cb, a);
+	/* evhttp takes the descriptor and closes it in evhttp_free(). */
+	if (evhttp_accept_socket_with_handle(a->http, fd) == NULL)
+		goto fail;
+	fd = -1;
+	log_info("admin socket %s (mode %04o%s)", a->path, (unsigned)mode,
+	    p->has_admin_group ? ", admin_group" : "");
+	return a;
+fail:
+	e = errno ? errno : ENOMEM;
+	if (fd >= 0) {
+		close(fd);
+		unlink(a->path);
+	}
+	if (a->http != NULL) {
+		evhttp_free(a->http);
+		unlink(a->path);
+	}
+	free(a);
+	errno = e;
+	return NULL;
+}
+
+void
+px_admin_free(struct px_admin *a)
+{
+	if (a == NULL)
+		return;
+	if (a->http != NULL)
+		evhttp_free(a->http);
+	if (unlink(a->path) != 0 && errno != ENOENT)
+		log_warn("cannot remove %s", a->path);
+	if (a->made_dir) {
+		char dir[sizeof(a->path)], *slash;
+		memcpy(dir, a->path, sizeof(dir));
+		slash = strrchr(dir, '/');
+		if (slash != NULL && slash != dir) {
+			*slash = '\0';
+			/* Only when empty: the listeners may share it. */
+			(void)rmdir(dir);
+		}
+	}
+	free(a);
+}
+
+const char *
+px_admin_path(const struct px_admin *a)
+{
+	return a->path;
+}

@@ -1,0 +1,34 @@
+/*
+ * proxy/admin.h: the admin socket (`admin = unix:PATH` in [proxy]), a
+ * libevent evhttp server on a UNIX socket: GET /status, GET /metrics,
+ * POST /reload.  See postern-proxy(8), "ADMIN SOCKET".
+ */
+#ifndef POSTERN_PROXY_ADMIN_H
+#define POSTERN_PROXY_ADMIN_H
+
+struct px_admin;
+struct px_server;
+
+/*
+ * Bind the admin socket that SRV's current snapshot names in [proxy]
+ * `admin`, and serve it on SRV's event loop.  The socket file is created
+ * with mode 0600, or 0660 with group `admin_group` when that is set; when
+ * `user` is set the file (and a directory made for it) is given to that
+ * uid, so that it can still be removed after privileges are dropped.  A
+ * stale socket file is replaced; a live one, or a file that is not a
+ * socket, is an error.  Must be called while the process may still bind
+ * and chown (before privileges are dropped).  Returns the admin server, or
+ * NULL with errno set (ENOENT: the config has no admin socket, which is
+ * not an error to report).  SRV must outlive it; px_admin_free() removes
+ * the socket file again.
+ */
+struct px_admin *px_admin_new(struct px_server *srv);
+
+/* Stop serving, close open admin connections, remove the socket file
+ * created by px_admin_new(); NULL is a no-op. */
+void px_admin_free(struct px_admin *a);
+
+/* The socket path A serves (owned by A). */
+const char *px_admin_path(const struct px_admin *a);
+
+#endif

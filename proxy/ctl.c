@@ -1,0 +1,357 @@
+/*
+ * proxy/ctl.c: postern-proxy ctl (see ctl.h).
+ *
+ * A deliberately small HTTP/1.0 client: one request per connection, the
+ * server closes after its answer, so the response is everything read
+ * until EOF.  No libevent: this runs once and exits.  The server renders
+ * text for a person when asked with "Accept: text/plain", so the JSON the
+ * status endpoint serves to programs and the text printed here come from
+ * the same place and cannot drift apart.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <ini.h>
+
+#include "conf/config.h"
+#include "proxy/ctl.h"
+
+#define CTL_TIMEOUT_MS 10000
+#define CTL_MAX_RESPONSE (64u << 20)
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: postern-proxy ctl status|reload|metrics [--admin PATH] [-c FILE]\n"
+	    "  status   what the running proxy serves: config generation, last reload, sessions\n"
+	    "  reload   reload the config now; prints whether it was taken, or every error\n"
+	    "  metrics  the Prometheus metrics, as served\n"
+	    "  --admin PATH  the admin socket (default: `admin` in FILE's [proxy], else %s)\n",
+	    PX_CTL_DEFAULT_ADMIN);
+}
+
+/* ---- finding the socket -------------------------------------------------- */
+
+struct find_admin {
+	char value[512];
+	int found;
+};
+
+static int
+find_admin_cb(void *arg, const char *section, const char *name, const char *value)
+{
+	struct find_admin *f = arg;
+
+	if (strcmp(section, "proxy") == 0 && strcmp(name, "admin") == 0) {
+		snprintf(f->value, sizeof(f->value), "%s", value);
+		f->found = 1;
+	}
+	return 1;   /* keep going: errors elsewhere are not ours to judge */
+}
+
+/*
+ * The admin path FILE names, into OUT.  Read with inih directly rather
+ * than through cf_config_load(), so that a file with an error elsewhere
+ * (the very case `ctl reload` is for) still tells us where the proxy is.
+ */
+static int
+admin_from_config(const char *file, char *out, size_t size)
+{
+	struct find_admin f;
+	struct cf_listen l;
+	const char *why = NULL;
+	int rc;
+
+	memset(&f, 0, sizeof(f));
+	rc = ini_parse(file, find_admin_cb, &f);
+	if (rc < 0) {
+		fprintf(stderr, "postern-proxy ctl: cannot read %s\n", file);
+		return -1;
+	}
+	if (!f.found) {
+		fprintf(stderr, "postern-proxy ctl: %s has no admin = unix:PATH in [proxy]; use --admin PATH\n",
+		    file);
+		return -1;
+	}
+	memset(&l, 0, sizeof(l));
+	if (cf_listen_parse(f.value, &l, &why) != 0 || l.kind != CF_LISTEN_UNIX) {
+		fprintf(stderr, "postern-proxy ctl: %s: admin = %s is not unix:PATH%s%s\n", file, f.value,
+		    why ? ": " : "", why ? why : "");
+		free(l.text);
+		return -1;
+	}
+	snprintf(out, size, "%s", l.path);
+	free(l.text);
+	return 0;
+}
+
+/* ---- the exchange -------------------------------------------------------- */
+
+static long
+ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (deadline->tv_sec - now.tv_sec) * 1000L + (deadline->tv_nsec - now.tv_nsec) / 1000000L;
+}
+
+/* Wait for EVENTS on FD until DEADLINE; 0, or -ETIMEDOUT / -errno. */
+static int
+wait_fd(int fd, short events, const struct timespec *deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	long left;
+	int n;
+
+	for (;;) {
+		left = ms_left(deadline);
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&p, 1, (int)left);
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+/*
+ * Send REQ to the UNIX socket PATH and read the whole response into
+ * *RESP (malloc'd, NUL-terminated, *LEN bytes).  Returns 0 or -errno.
+ */
+static int
+exchange(const char *path, const char *req, char **resp, size_t *len)
+{
+	struct sockaddr_un sun;
+	struct timespec deadline;
+	size_t off = 0, cap = 0, reqlen = strlen(req);
+	char *buf = NULL;
+	int fd, rc;
+
+	*resp = NULL;
+	*len = 0;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, strlen(path));
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += CTL_TIMEOUT_MS / 1000;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+		/* A UNIX connect either completes or fails at once, except
+		 * EAGAIN when the backlog is full: wait for it then. */
+		if (errno != EAGAIN && errno != EINPROGRESS) {
+			rc = -errno;
+			goto out;
+		}
+		if ((rc = wait_fd(fd, POLLOUT, &deadline)) != 0)
+			goto out;
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 && errno != EISCONN) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	while (off < reqlen) {
+		ssize_t n = send(fd, req + off, reqlen - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if ((rc = wait_fd(fd, POLLOUT, &deadline)) != 0)
+				goto out;
+			continue;
+		}
+		if (n < 0) {
+			rc = -errno;
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	off = 0;
+	for (;;) {
+		ssize_t n;
+		if (cap - off < 4096 + 1) {
+			char *nb;
+			if (cap >= CTL_MAX_RESPONSE) {
+				rc = -EMSGSIZE;
+				goto out;
+			}
+			cap = cap ? cap * 2 : 16384;
+			nb = realloc(buf, cap);
+			if (nb == NULL) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+		}
+		n = recv(fd, buf + off, cap - off - 1, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if ((rc = wait_fd(fd, POLLIN, &deadline)) != 0)
+				goto out;
+			continue;
+		}
+		if (n < 0) {
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	buf[off] = '\0';
+	*resp = buf;
+	*len = off;
+	buf = NULL;
+	rc = 0;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int
+px_ctl_parse_response(const char *resp, size_t len, int *status, const char **body,
+    size_t *bodylen)
+{
+	size_t i;
+
+	/* status-line = HTTP-version SP status-code SP [reason] CRLF
+	 * (RFC 9112 section 4); HTTP-version = "HTTP/" DIGIT "." DIGIT. */
+	if (len < 13 || memcmp(resp, "HTTP/1.", 7) != 0 || resp[7] < '0' || resp[7] > '9' ||
+	    resp[8] != ' ')
+		return -EINVAL;
+	for (i = 9; i < 12; i++)
+		if (resp[i] < '0' || resp[i] > '9')
+			return -EINVAL;
+	if (resp[12] != ' ' && resp[12] != '\r')
+		return -EINVAL;
+	*status = (resp[9] - '0') * 100 + (resp[10] - '0') * 10 + (resp[11] - '0');
+	for (i = 12; i + 3 < len; i++) {
+		if (resp[i] == '\r' && resp[i + 1] == '\n' && resp[i + 2] == '\r' && resp[i + 3] == '\n') {
+			*body = resp + i + 4;
+			*bodylen = len - i - 4;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int
+px_ctl_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "admin", required_argument, NULL, 'a' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+	const char *admin = NULL, *file = NULL, *cmd, *req, *body;
+	char *resp = NULL;
+	size_t len = 0, bodylen = 0;
+	int ch, rc = 1, status = 0, err;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+a:c:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'a':
+			admin = optarg;
+			break;
+		case 'c':
+			file = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	/* The command may come before or after the options. */
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	cmd = argv[optind++];
+	while ((ch = getopt_long(argc, argv, "a:c:h", opts, NULL)) != -1) {
+		if (ch == 'a')
+			admin = optarg;
+		else if (ch == 'c')
+			file = optarg;
+		else {
+			usage(ch == 'h' ? stdout : stderr);
+			return ch == 'h' ? 0 : 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "postern-proxy ctl: unexpected argument: %s\n", argv[optind]);
+		return 2;
+	}
+	if (strcmp(cmd, "status") == 0)
+		req = "GET /status HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
+	else if (strcmp(cmd, "metrics") == 0)
+		req = "GET /metrics HTTP/1.0\r\nHost: postern\r\n\r\n";
+	else if (strcmp(cmd, "reload") == 0)
+		req = "POST /reload HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n"
+		    "Content-Length: 0\r\n\r\n";
+	else {
+		fprintf(stderr, "postern-proxy ctl: unknown command: %s\n", cmd);
+		usage(stderr);
+		return 2;
+	}
+
+	if (admin == NULL && file != NULL) {
+		if (admin_from_config(file, path, sizeof(path)) != 0)
+			return 1;
+		admin = path;
+	}
+	if (admin == NULL)
+		admin = PX_CTL_DEFAULT_ADMIN;
+
+	err = exchange(admin, req, &resp, &len);
+	if (err != 0) {
+		fprintf(stderr, "postern-proxy ctl: %s: %s%s\n", admin, strerror(-err),
+		    err == -ENOENT || err == -ECONNREFUSED ?
+		    " (is postern-proxy running with admin = unix:PATH set?)" : "");
+		goto out;
+	}
+	if (px_ctl_parse_response(resp, len, &status, &body, &bodylen) != 0) {
+		fprintf(stderr, "postern-proxy ctl: %s: not an HTTP response\n", admin);
+		goto out;
+	}
+	if (strcmp(cmd, "reload") == 0 && (status == 422 || status == 409)) {
+		/* The body says what was wrong, line by line; it is the answer. */
+		fwrite(body, 1, bodylen, stdout);
+		goto out;
+	}
+	if (status != 200) {
+		fprintf(stderr, "postern-proxy ctl: %s answered %d: %.*s\n", admin, status,
+		    (int)(bodylen > 200 ? 200 : bodylen), body);
+		goto out;
+	}
+	fwrite(body, 1, bodylen, stdout);
+	rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+	free(resp);
+	return rc;
+}

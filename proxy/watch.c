@@ -1,0 +1,271 @@
+/*
+ * proxy/watch.c: inotify on the config file's directory (see watch.h).
+ *
+ * Why the directory and not the file: a watch on the file follows its
+ * inode, and both an editor's save (write a temporary, rename it over the
+ * file) and a ConfigMap update (a new timestamped directory, then a new
+ * `..data` symlink renamed over the old one) leave the old inode behind
+ * unchanged.  The directory sees every one of those as an event naming the
+ * entry that changed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/inotify.h>
+#include <sys/time.h>
+
+#include <event2/event.h>
+#include <openssl/evp.h>
+
+#include "conf/config.h"
+#include "proxy/log.h"
+#include "proxy/server.h"
+#include "proxy/watch.h"
+
+/* A config file larger than this is not ours to hash (the loader refuses
+ * it anyway); the reload then decides. */
+#define WATCH_MAX_FILE (4u << 20)
+
+struct px_watch {
+	struct px_server *srv;
+	int fd;
+	int wd;
+	struct event *ev;         /* inotify readable */
+	struct event *timer;      /* debounce */
+	struct timeval first;     /* first event of the current burst */
+	int pending;
+	char *dir;
+	char *name;               /* the config file's entry in DIR */
+};
+
+/*
+ * The first 12 hex digits of the SHA-256 of PATH's content (the form
+ * cf_config_hash() has), in OUT[13].  Returns 0, or -1 when the file
+ * cannot be read whole.
+ */
+static int
+file_hash(const char *path, char out[13])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE], buf[8192];
+	unsigned int mdlen = 0;
+	EVP_MD_CTX *ctx = NULL;
+	size_t total = 0;
+	ssize_t n;
+	int fd, rc = -1, i;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ctx = EVP_MD_CTX_new();
+	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+		goto out;
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto out;
+		if (n == 0)
+			break;
+		total += (size_t)n;
+		if (total > WATCH_MAX_FILE || EVP_DigestUpdate(ctx, buf, (size_t)n) != 1)
+			goto out;
+	}
+	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen < 6)
+		goto out;
+	for (i = 0; i < 6; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[12] = '\0';
+	rc = 0;
+out:
+	EVP_MD_CTX_free(ctx);
+	close(fd);
+	return rc;
+}
+
+static void
+timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_watch *w = arg;
+	struct px_server *srv = w->srv;
+	char h[13];
+
+	(void)fd;
+	(void)what;
+	w->pending = 0;
+	if (srv->stopping)
+		return;
+	/* An editor that touched the file without changing it, or a write
+	 * that put back the content in force, needs no reload (and no log
+	 * line, and no generation).  After a refused reload it does: the
+	 * status should say the file is fine again. */
+	if (srv->last_reload_ok && file_hash(srv->config_path, h) == 0 &&
+	    strcmp(h, cf_config_hash(srv->cfg)) == 0) {
+		log_debug("%s changed on disk, but not its content (sha256 %s)", srv->config_path, h);
+		return;
+	}
+	px_server_reload(srv, NULL, "inotify");
+}
+
+/*
+ * Restart the quiet period on every relevant event, so that a file written
+ * in several steps (truncate, write, close) is read once, whole; but never
+ * push the reload more than PX_WATCH_MAX_DELAY_MS past the first event, so
+ * that a change is in force within a second even when something keeps
+ * writing.
+ */
+static void
+schedule(struct px_watch *w)
+{
+	struct timeval now, tv;
+	long waited_ms, delay_ms = PX_WATCH_DEBOUNCE_MS;
+
+	event_base_gettimeofday_cached(w->srv->base, &now);
+	if (!w->pending) {
+		w->first = now;
+		w->pending = 1;
+	}
+	waited_ms = (now.tv_sec - w->first.tv_sec) * 1000L + (now.tv_usec - w->first.tv_usec) / 1000L;
+	if (waited_ms + delay_ms > PX_WATCH_MAX_DELAY_MS)
+		delay_ms = PX_WATCH_MAX_DELAY_MS - waited_ms;
+	if (delay_ms < 0)
+		delay_ms = 0;
+	tv.tv_sec = delay_ms / 1000;
+	tv.tv_usec = (delay_ms % 1000) * 1000;
+	event_add(w->timer, &tv);
+}
+
+static int
+relevant(const struct px_watch *w, const struct inotify_event *ev)
+{
+	if (ev->mask & (IN_Q_OVERFLOW | IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
+		return 1;
+	if (ev->len == 0)
+		return 0;
+	/* ev->name is NUL-padded to ev->len by the kernel. */
+	return strcmp(ev->name, w->name) == 0 || strcmp(ev->name, "..data") == 0;
+}
+
+static void
+read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_watch *w = arg;
+	char buf[16 * (sizeof(struct inotify_event) + NAME_MAX + 1)]
+	    __attribute__((aligned(__alignof__(struct inotify_event))));
+	int hit = 0;
+
+	(void)what;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		size_t off = 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		/* The kernel hands out whole events only; still, check that
+		 * every record lies inside what was read before using it. */
+		while (off + sizeof(struct inotify_event) <= (size_t)n) {
+			const struct inotify_event *ev = (const void *)(buf + off);
+			size_t rec = sizeof(*ev) + ev->len;
+			if (rec > (size_t)n - off)
+				break;
+			if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
+				log_warnx("the config directory %s went away: changes are no longer "
+				    "picked up by themselves (SIGHUP still works)", w->dir);
+			if (ev->mask & IN_Q_OVERFLOW)
+				log_warnx("inotify queue overflow on %s: reloading to be sure", w->dir);
+			hit |= relevant(w, ev);
+			off += rec;
+		}
+	}
+	if (hit)
+		schedule(w);
+}
+
+struct px_watch *
+px_watch_new(struct px_server *srv)
+{
+	struct px_watch *w;
+	char *slash;
+	int e;
+
+	if (srv->config_path == NULL) {
+		errno = ENOENT;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return NULL;
+	w->srv = srv;
+	w->fd = -1;
+	w->dir = strdup(srv->config_path);
+	if (w->dir == NULL)
+		goto fail;
+	slash = strrchr(w->dir, '/');
+	if (slash == NULL) {
+		w->name = strdup(w->dir);
+		free(w->dir);
+		w->dir = strdup(".");
+	} else {
+		w->name = strdup(slash + 1);
+		if (slash == w->dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	if (w->dir == NULL || w->name == NULL)
+		goto fail;
+	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->fd < 0)
+		goto fail;
+	/*
+	 * CLOSE_WRITE and MODIFY: an in-place write.  MOVED_TO: a rename over
+	 * the file, or the ConfigMap's new ..data.  CREATE: a new file or
+	 * symlink made in place.  DELETE and MOVED_FROM: the file went away
+	 * (the reload then fails and says so; the old rules stay).  ATTRIB: a
+	 * chmod that makes an unreadable file readable again.
+	 */
+	w->wd = inotify_add_watch(w->fd, w->dir, IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO |
+	    IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF |
+	    IN_ONLYDIR);
+	if (w->wd < 0) {
+		log_warn("inotify on %s", w->dir);
+		goto fail;
+	}
+	w->ev = event_new(srv->base, w->fd, EV_READ | EV_PERSIST, read_cb, w);
+	w->timer = evtimer_new(srv->base, timer_cb, w);
+	if (w->ev == NULL || w->timer == NULL || event_add(w->ev, NULL) != 0)
+		goto fail;
+	log_info("watching %s for changes to %s", w->dir, w->name);
+	return w;
+fail:
+	e = errno ? errno : ENOMEM;
+	px_watch_free(w);
+	errno = e;
+	return NULL;
+}
+
+void
+px_watch_free(struct px_watch *w)
+{
+	if (w == NULL)
+		return;
+	if (w->ev != NULL)
+		event_free(w->ev);
+	if (w->timer != NULL)
+		event_free(w->timer);
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->dir);
+	free(w->name);
+	free(w);
+}
