@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "conf/config.h"
+#include "proxy/admin.h"
 #include "proxy/audit.h"
 #include "proxy/dns.h"
 #include "proxy/engine.h"
@@ -25,6 +26,7 @@
 #include "proxy/server.h"
 #include "proxy/sni.h"
 #include "proxy/stats.h"
+#include "proxy/watch.h"
 
 /*
  * Drop to UID:GID for good: no supplementary groups, real/effective/saved
@@ -279,6 +281,20 @@ px_engine_main(const struct px_engine_opts *opts)
 	}
 	if (px_listeners_open(&srv, srv.cfg) != 0)
 		goto out;
+	/* The admin socket is bound here, as root, like the listeners; a
+	 * config that asks for one and cannot have it does not start. */
+	if (cf_config_proxy(srv.cfg)->admin.kind != 0) {
+		srv.admin = px_admin_new(&srv);
+		if (srv.admin == NULL)
+			goto out;
+	}
+	/* Watching is a convenience (SIGHUP and POST /reload still work), so
+	 * a watch that cannot be set up is a warning, not a refusal. */
+	if (opts->config_path != NULL) {
+		srv.watch = px_watch_new(&srv);
+		if (srv.watch == NULL)
+			log_warn("cannot watch %s for changes; reload with SIGHUP", opts->config_path);
+	}
 
 	{
 		static const int signums[5] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, 0 };
@@ -319,6 +335,8 @@ px_engine_main(const struct px_engine_opts *opts)
 	rc = 0;
 out:
 	srv.stopping = 1;
+	px_watch_free(srv.watch);
+	px_admin_free(srv.admin);
 	px_conn_close_all(&srv);
 	px_listeners_close(&srv);
 	for (i = 0; i < 5; i++)

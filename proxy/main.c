@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 
 #include "conf/config.h"
+#include "proxy/ctl.h"
 #include "proxy/engine.h"
 #include "proxy/explain.h"
 
@@ -25,6 +26,8 @@ usage(FILE *f)
 	    "       postern-proxy --check [-c FILE]         validate and summarise a config\n"
 	    "       postern-proxy --explain TARGET [--session NAME] [--resolve] [-c FILE]\n"
 	    "                     TARGET is HOST:PORT (CONNECT) or http://HOST[:PORT]/PATH\n"
+	    "       postern-proxy ctl status|reload|metrics [--admin PATH] [-c FILE]\n"
+	    "                     talk to a running proxy's admin socket\n"
 	    "       postern-proxy --default-config          print the built-in default\n"
 	    "       postern-proxy --version\n");
 }
@@ -115,6 +118,10 @@ main(int argc, char **argv)
 	const char **allow = NULL, **listen = NULL;
 	size_t nallow = 0, nlisten = 0;
 
+	/* "postern-proxy ctl ..." is the admin socket's client, with options
+	 * of its own. */
+	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
+		return px_ctl_main(argc - 1, argv + 1);
 	while ((ch = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
