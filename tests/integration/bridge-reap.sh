@@ -18,7 +18,8 @@ sleep 1
 z=0
 bridge=$1
 for f in /proc/[0-9]*/stat; do
-	read -r pid comm state ppid rest < "$f" 2>/dev/null || continue
+	# A process may vanish between the glob and the read.
+	{ read -r pid comm state ppid rest < "$f"; } 2>/dev/null || continue
 	[ "$ppid" = "$bridge" ] && [ "$state" = Z ] && z=$((z + 1))
 done
 echo "zombies=$z"
