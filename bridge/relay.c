@@ -78,11 +78,18 @@ enum conn_state {
 	C_DEAD,       /* closed, freed after the current batch of events */
 };
 
-/* One side of a connection: a socket and what epoll last said about it. */
+/*
+ * One side of a connection: a socket, what epoll last said about it, and
+ * whether EPOLLOUT is in its interest set.  EPOLLOUT is only asked for once
+ * a write to the side has met a full buffer: otherwise every read by the
+ * peer of a UNIX socket (unix_write_space) would wake the bridge for
+ * nothing, twice per request-response exchange.
+ */
 struct side {
 	struct handle h;
 	int fd;
 	bool rd, wr;
+	bool out;
 };
 
 /* One direction: SRC -> pipe -> DST. */
@@ -507,16 +514,18 @@ conn_start_relay(struct conn *c)
 	c->down.pr = p[0];
 	c->down.pw = p[1];
 	c->state = C_RELAY;
-	err = ep_add(r, c->tcp.fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->tcp.h);
+	/* Both sockets are connected and their buffers empty: writable. */
+	c->tcp.wr = c->unx.wr = true;
+	err = ep_add(r, c->tcp.fd, EPOLLIN | EPOLLRDHUP | EPOLLET, &c->tcp.h);
 	if (err == 0)
-		err = ep_add(r, c->unx.fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->unx.h);
+		err = ep_add(r, c->unx.fd, EPOLLIN | EPOLLRDHUP | EPOLLET, &c->unx.h);
 	if (err < 0) {
 		conn_close(c);
 		return;
 	}
 	/*
-	 * Both sockets may be ready already; the edge for that has been
-	 * queued by EPOLL_CTL_ADD, so the pump runs when it is delivered.
+	 * Data may be waiting already; EPOLL_CTL_ADD has queued the edge for
+	 * it, so the pump runs when it is delivered.
 	 */
 	return;
 fail:
@@ -653,6 +662,29 @@ dir_pump(struct dir *d)
 	return 0;
 }
 
+/*
+ * A side whose writes met a full buffer must hear when there is room again:
+ * add EPOLLOUT to its interest.  Modifying an edge-triggered registration
+ * re-arms it, so a buffer that drained in the meantime still gives an edge.
+ * It stays armed from then on: a side that filled up once is likely a bulk
+ * sink, and re-arming each time would cost a system call per pipe-full.
+ */
+static int
+side_want_out(struct br_relay *r, struct side *s)
+{
+	struct epoll_event ev;
+
+	if (s->out || s->wr)
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+	ev.data.ptr = &s->h;
+	if (epoll_ctl(r->ep, EPOLL_CTL_MOD, s->fd, &ev) < 0)
+		return -1;
+	s->out = true;
+	return 0;
+}
+
 static void
 conn_pump(struct conn *c)
 {
@@ -660,7 +692,12 @@ conn_pump(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	if (c->up.shut && c->down.shut)
+	if (c->up.shut && c->down.shut) {
+		conn_close(c);
+		return;
+	}
+	if ((c->up.inpipe > 0 && side_want_out(c->r, &c->unx) < 0) ||
+	    (c->down.inpipe > 0 && side_want_out(c->r, &c->tcp) < 0))
 		conn_close(c);
 }
 
