@@ -1,1 +1,9 @@
-# tests/integration/proxy.mk: the proxy's scenarios (issue 3).
+# tests/integration/proxy.mk: the proxy's scenarios (issue 3), one per file.
+EXTRA_DIST += tests/integration/lib-proxy
+PROXY_SCENARIOS = \
+	tests/integration/proxy-connect.sh \
+	tests/integration/proxy-rules.sh \
+	tests/integration/proxy-literals.sh \
+	tests/integration/proxy-rebind.sh
+TESTS += $(PROXY_SCENARIOS)
+EXTRA_DIST += $(PROXY_SCENARIOS)

@@ -1,0 +1,39 @@
+# lib-proxy/proxy.sh: helpers for the proxy scenarios, sourced after world.sh.
+
+# raw HOST PORT [raw.py options]: send stdin as raw bytes from px and print
+# the answer (see raw.py).
+raw() {
+	in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/raw.py" "$@"
+}
+
+# proxy_conf [EXTRA LINES...]: write $WORLD_DIR/postern.ini with a TCP
+# listener on 127.0.0.1:3128, the audit log, the world's DNS, then the
+# lines given (each argument one line), and print its path.
+proxy_conf() {
+	local f="$WORLD_DIR/postern.ini"
+	{
+		echo "[proxy]"
+		echo "listen = tcp:127.0.0.1:3128"
+		echo "log = $PROXY_LOG"
+		echo "dns_servers = $WORLD_DNS"
+		for l in "$@"; do echo "$l"; done
+	} >"$f"
+	echo "$f"
+}
+
+# status_of TEXT: the status code of the first response line in TEXT.
+status_of() {
+	printf '%s\n' "$1" | head -1 | tr -d '\r' | sed -n 's/^HTTP\/1\.[01] \([0-9][0-9][0-9]\).*/\1/p'
+}
+
+# reason_of TEXT: the X-Postern-Reason of the response in TEXT.
+reason_of() {
+	printf '%s\n' "$1" | tr -d '\r' | sed -n 's/^X-Postern-Reason: //p' | head -1
+}
+
+# proxy_alive: the proxy still answers (a refusal is an answer).
+proxy_alive() {
+	local out
+	out=$(printf 'CONNECT nowhere.invalid:443 HTTP/1.1\r\nHost: nowhere.invalid:443\r\n\r\n' | raw 127.0.0.1 3128 --timeout 3)
+	[ "$(status_of "$out")" = 403 ]
+}
