@@ -31,6 +31,27 @@ out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
 grep -q . "$BR_T/proxy.log" || br_fail "the test proxy saw nothing"
 br_pass "CONNECT tunnel"
 
+# A namespace without IPv6 on lo: the default [::1] listener is skipped
+# quietly and the bridge works (socat would die here).
+out=$(br_ns sh -c 'echo 1 > /proc/sys/net/ipv6/conf/lo/disable_ipv6 &&
+	echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6 && exec "$@"' sh \
+	"$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+	sh -c 'cat /proc/net/if_inet6; curl -sS --max-time 10 http://upstream.test/hello.txt' 2>&1) ||
+	br_fail "without IPv6: $out"
+[ "$out" = "hello from upstream" ] || br_fail "without IPv6: got '$out'"
+br_pass "no IPv6 in the namespace: [::1] skipped, no error"
+
+# Several listeners, IPv6 among them, when the namespace has ::1.
+out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" --listen 127.0.0.1:3130 \
+	--listen '[::1]:3131' -- sh -c 'echo "$HTTPS_PROXY";
+	curl -sS --max-time 10 -x "http://[::1]:3131" http://upstream.test/hello.txt;
+	curl -sS --max-time 10 -x http://127.0.0.1:3130 http://upstream.test/hello.txt' 2>&1) ||
+	br_fail "two listeners: $out"
+[ "$out" = "http://127.0.0.1:3130
+hello from upstream
+hello from upstream" ] || br_fail "two listeners: got '$out'"
+br_pass "--listen 127.0.0.1:3130 --listen [::1]:3131 both relay"
+
 # "ip" is never needed: the bridge brings lo up itself, and says so.
 flags=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- python3 "$BR_T/loflags.py")
 [ $(( flags & 1 )) = 1 ] || br_fail "lo not up under the bridge: $flags"
