@@ -15,9 +15,11 @@ postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 
 # Integration scenarios (real namespaces; skipped with 77 when not root).
-TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh
+TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
+	tests/integration/sidecar-run.sh
 EXTRA_DIST += tests/integration/sidecar-lib.sh \
-	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh
+	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
+	tests/integration/sidecar-run.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules

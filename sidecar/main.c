@@ -246,17 +246,19 @@ sc_lockdown(const struct sc_opts *o)
 	return 0;
 }
 
-/* Create the directory of each UNIX listener when it is missing, owned by
- * the proxy uid so the engine can remove its socket after dropping root. */
+/* Create the directory of each UNIX listener when it is missing (with its
+ * parents: a scratch image has no /run), the last one owned by the proxy uid
+ * so the engine can remove its socket after dropping root.  An existing
+ * directory (a shared volume) is left as it is. */
 static void
 sc_prepare_socket_dirs(const struct sc_opts *o)
 {
 	char dir[PATH_MAX];
-	char *slash;
+	char *slash, *p;
 	size_t i;
 
 	for (i = 0; i < o->n_listen; i++) {
-		if (strncmp(o->listen[i], "unix:", 5) != 0)
+		if (strncmp(o->listen[i], "unix:", 5) != 0 || o->listen[i][5] != '/')
 			continue;
 		if ((size_t)snprintf(dir, sizeof(dir), "%s", o->listen[i] + 5) >= sizeof(dir))
 			continue;
@@ -264,6 +266,12 @@ sc_prepare_socket_dirs(const struct sc_opts *o)
 		if (slash == NULL || slash == dir)
 			continue;
 		*slash = '\0';
+		for (p = strchr(dir + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
+			*p = '\0';
+			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+				sc_logerr(errno, "cannot create %s", dir);
+			*p = '/';
+		}
 		if (mkdir(dir, 0755) == 0) {
 			if (chown(dir, o->uid, (gid_t)o->uid) < 0)
 				sc_logerr(errno, "cannot give %s to uid %u", dir, (unsigned)o->uid);

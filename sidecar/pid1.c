@@ -3,8 +3,11 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -97,4 +100,73 @@ sc_exit_code(int status)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return 1;
+}
+
+/* Parse a decimal pid of LEN bytes at S; -1 when it is not one. */
+static pid_t
+sc_parse_pid(const char *s, size_t len)
+{
+	long v = 0;
+	size_t i;
+
+	if (len == 0 || len > 9)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return (pid_t)v;
+}
+
+/* The parent pid in /proc/PID/stat: "pid (comm) state ppid ...", where comm
+ * may itself hold spaces and parentheses, so the last ')' is the anchor. */
+static pid_t
+sc_read_ppid(const char *pid)
+{
+	char path[64], buf[512];
+	const char *p, *end, *q;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	end = buf + n;
+	p = strrchr(buf, ')');
+	/* ") S 1234 " */
+	if (p == NULL || end - p < 5 || p[1] != ' ' || p[3] != ' ')
+		return -1;
+	p += 4;
+	for (q = p; q < end && *q != ' '; q++)
+		;
+	return sc_parse_pid(p, (size_t)(q - p));
+}
+
+int
+sc_signal_children(int sig, pid_t except)
+{
+	pid_t self = getpid(), pid;
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	d = opendir("/proc");
+	if (d == NULL)
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		pid = sc_parse_pid(de->d_name, strlen(de->d_name));
+		if (pid <= 0 || pid == except || pid == self)
+			continue;
+		if (sc_read_ppid(de->d_name) == self && kill(pid, sig) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
 }

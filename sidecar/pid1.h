@@ -48,6 +48,14 @@ void sc_child_die_with_parent(pid_t parent, int sig);
 pid_t sc_reap_one(int *status);
 
 /*
+ * Send SIG to every child of the calling process (found by scanning /proc)
+ * except EXCEPT.  For a subreaper (PR_SET_CHILD_SUBREAPER) or PID 1 this
+ * includes the orphans handed to it.  Returns how many were signalled, or a
+ * negative errno when /proc cannot be read.
+ */
+int sc_signal_children(int sig, pid_t except);
+
+/*
  * The shell convention for a wait status: the exit code, or 128 + the
  * signal number for a child killed by a signal.
  */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -344,6 +345,8 @@ sc_run_main(const struct sc_run_opts *o)
 		sc_logerr(err, "cannot create the socket directory");
 		goto out;
 	}
+	/* Whatever CMD leaves behind comes back to us, not to init. */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	r.sigfd = sc_sigfd_open();
 	if (r.sigfd < 0) {
 		sc_logerr(r.sigfd, "cannot set up signals");
@@ -378,6 +381,13 @@ sc_run_main(const struct sc_run_opts *o)
 		eo.n_extra_listen = 1;
 		eo.replace_listen = 1;
 		eo.ready_fd = pipefd[1];
+		/* Never serve as root: with the built-in default (which names
+		 * no user) a root caller's engine drops to nobody; a config
+		 * file's own "user" is respected. */
+		if (geteuid() == 0 && o->config_path == NULL) {
+			eo.has_user = 1;
+			eo.user = 65534;
+		}
 		_exit(sc_engine_run(&eo));
 	}
 	close(pipefd[1]);
@@ -399,6 +409,10 @@ sc_run_main(const struct sc_run_opts *o)
 	}
 	sc_run_wait(&r, r.child, -1, NULL);
 	code = sc_exit_code(r.child_status);
+	/* The bridge ends what CMD left running; if the bridge itself was
+	 * killed, those orphans came to us (subreaper) and end here. */
+	if (sc_signal_children(SIGKILL, r.engine) > 0)
+		sc_run_wait(&r, -1, 200, NULL);
 out:
 	if (r.child > 0 && !r.child_done) {
 		kill(r.child, SIGKILL);
