@@ -262,6 +262,10 @@ expect_eq 000 "$(curl_status http://10.200.1.4/)" "curl_status reports no answer
 cat >"$WORLD_DIR/nested.sh" <<'EOF'
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up --agent
+# The world's own processes are not the scenario's jobs: a bare wait
+# returns at once here, rather than waiting for dnsmasq forever (the
+# watchdog would end it after WORLD_TIMEOUT, and the check would fail).
+wait
 {
 	echo "$WORLD_ID $WORLD_DIR"
 	ip netns pids "$WORLD_NS_UP"
@@ -279,15 +283,18 @@ case $1 in
 fail) fail "a deliberate failure" ;;
 die) die "a deliberate fatal error" ;;
 term) wait $! ;;
+hang) sleep 300 ;;
 esac
 EOF
-for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh; do
+for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh hang:/bin/sh; do
 	sh_=${mode#*:}
 	mode=${mode%%:*}
 	[ -x "$sh_" ] || continue
 	nested_out="$WORLD_DIR/nested-$mode.out"
 	rm -f "$nested_out" "$nested_out.ready"
-	NESTED_OUT=$nested_out "$sh_" "$WORLD_DIR/nested.sh" "$mode" >"$WORLD_DIR/nested.log" 2>&1 &
+	t0=$(date +%s%N)
+	WORLD_TIMEOUT=2 NESTED_OUT=$nested_out "$sh_" "$WORLD_DIR/nested.sh" "$mode" \
+		>"$WORLD_DIR/nested-$mode.log" 2>&1 &
 	np=$!
 	if [ "$mode" = term ]; then
 		i=0
@@ -298,17 +305,25 @@ for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh; do
 	rc=$?
 	set -- $(head -n 1 "$nested_out" 2>/dev/null)
 	nid=${1:-none} ndir=${2:-none}
-	case $mode in term) want=143 ;; *) want=1 ;; esac
-	expect_eq "$want" "$rc" "a $mode world under $sh_ exits $want"
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	case $mode in term | hang) want=143 ;; *) want=1 ;; esac
+	expect_eq "$want" "$rc" "a $mode world under $sh_ exits $want (after $ms ms)"
 	expect_eq "" "$(ip netns list | grep -F "$nid-")" "a $mode world leaves no namespace ($nid)"
+	# A process that has exited but waits for init to reap it (the world's
+	# servers are detached from the scenario shell) is gone for our
+	# purposes: it holds no socket, file or namespace any more.
 	left=
 	for p in $(tail -n +2 "$nested_out" 2>/dev/null); do
-		[ -d "/proc/$p" ] && left="$left $p"
+		st=$(sed 's/^.*) \([A-Z]\).*$/\1/' "/proc/$p/stat" 2>/dev/null)
+		[ -n "$st" ] && [ "$st" != Z ] && left="$left $p($st)"
 	done
 	expect_eq "" "$left" "a $mode world leaves no process"
 	[ -e "$ndir" ] && fail "a $mode world leaves $ndir" || ok "a $mode world removes its temp dir"
 	[ -e "/etc/netns/$nid-px" ] && fail "a $mode world leaves /etc/netns/$nid-px" ||
 		ok "a $mode world removes /etc/netns/$nid-px"
 done
-expect_match "the world.s logs, from" "$(cat "$WORLD_DIR/nested.log")" \
+expect_match "the world.s logs, from" "$(cat "$WORLD_DIR/nested-fail.log")" \
 	"a failing world prints its logs"
+expect_match "longer than 2s \(WORLD_TIMEOUT\)" "$(cat "$WORLD_DIR/nested-hang.log")" \
+	"a hung world is stopped by the watchdog, saying why"
+[ "$ms" -lt 6000 ] && ok "and soon after WORLD_TIMEOUT (${ms} ms)" || fail "the hung world took ${ms} ms"

@@ -9,6 +9,7 @@ world.sh runs this file; nothing here is part of postern.  Sub-commands:
           read "NAME TYPE" questions from stdin, one answer line each)
   jq      select JSON lines from a log file (the upstream log, the audit log)
   pattern write or hash the deterministic byte pattern /bytes/N serves
+  watchdog  stop a scenario that runs longer than WORLD_TIMEOUT
 
 Only the standard library is used.  The servers are deliberately lenient in
 what they accept (they are the far side the proxy talks to, not the thing
@@ -756,6 +757,51 @@ def cmd_wait(args):
     return 0
 
 
+# ---------------------------------------------------------------- watchdog
+
+def children_of(pid):
+    kids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(d))
+    return kids
+
+
+def cmd_watchdog(args):
+    """End a scenario that hangs: after the timeout, SIGTERM the scenario
+    shell's children (so a foreground command that waits forever returns)
+    and then the shell itself, whose trap cleans the world up.  Exits by
+    itself as soon as the scenario shell is gone."""
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(args.pid, 0)
+        except ProcessLookupError:
+            return 0
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+    print("# world: the scenario ran longer than %gs (WORLD_TIMEOUT): stopping it"
+          % args.timeout, file=sys.stderr, flush=True)
+    try:
+        os.kill(args.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return 0
+    time.sleep(0.1)
+    for kid in children_of(args.pid):
+        if kid != os.getpid():
+            try:
+                os.kill(kid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    return 0
+
+
 # ---------------------------------------------------------------- jq
 
 def json_field(obj, dotted):
@@ -871,6 +917,10 @@ def main():
     s.add_argument("name")
     s.add_argument("type", nargs="?", default="A")
 
+    s = sub.add_parser("watchdog")
+    s.add_argument("--pid", type=int, required=True)
+    s.add_argument("--timeout", type=float, required=True)
+
     s = sub.add_parser("jq")
     s.add_argument("--get")
     s.add_argument("--count", action="store_true")
@@ -887,7 +937,7 @@ def main():
         # servers keep Python's default so a client's reset is an exception.
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     return {"serve": cmd_serve, "wait": cmd_wait, "dns": cmd_dns, "jq": cmd_jq,
-            "pattern": cmd_pattern}[args.cmd](args)
+            "pattern": cmd_pattern, "watchdog": cmd_watchdog}[args.cmd](args)
 
 
 if __name__ == "__main__":

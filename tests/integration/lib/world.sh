@@ -48,11 +48,13 @@ WORLD_DEAD4=10.200.1.4          # assigned in up, nothing listens: RST on any po
 WORLD_DNS=10.200.1.53           # dnsmasq
 : "${WORLD_DNS_EXTRA:=}"        # "name=addr[,addr] ..." added before world_up
 : "${WORLD_WAIT:=3}"            # seconds expect_audit/expect_upstream poll
+: "${WORLD_TIMEOUT:=120}"       # a scenario still running then is stopped (0: never)
 
 WORLD_NTEST=0
 WORLD_NFAIL=0
 WORLD_IS_UP=
 WORLD_PROXY_PID=
+WORLD_WATCHDOG_PID=
 
 # The names dnsmasq answers and the server certificate covers.  One line
 # each: NAME ADDRESS[,ADDRESS] [TTL].  Built-in names carry a 60 s TTL;
@@ -205,6 +207,10 @@ world__kill_ns() {
 	left=$(ip netns pids "$1" 2>/dev/null)
 	# shellcheck disable=SC2086
 	[ -n "$left" ] && kill -KILL $left 2>/dev/null
+	# Our own children are reaped here.  The detached ones (world__spawn)
+	# have exited once ip netns pids no longer lists them; init reaps them
+	# (on this kind of machine within a second or two), and waiting for
+	# that would only slow every scenario down.
 	for p in $pids; do
 		wait "$p" 2>/dev/null
 	done
@@ -227,6 +233,7 @@ world__kill_ns() {
 # when the world cannot be built.
 world_up() {
 	local want_agent a c err
+	[ -z "$WORLD_IS_UP" ] || die "world_up: the world is already up"
 	want_agent=
 	for a in "$@"; do
 		case $a in
@@ -254,6 +261,17 @@ world_up() {
 	trap 'exit 143' TERM
 	trap 'exit 129' HUP
 
+	# A hung scenario would hold "make check" (and CI) until its own limit;
+	# the watchdog stops it instead, and the trap still cleans up.
+	# Detached like the servers (see world__spawn), with stderr left on the
+	# test's log for its message.  A simple command, not world__py: dash
+	# keeps a copy of the substitution's pipe open across a function's
+	# redirection, and the substitution would wait for the watchdog.
+	if [ "$WORLD_TIMEOUT" != 0 ]; then
+		WORLD_WATCHDOG_PID=$( ("$WORLD_PYTHON" "$WORLD_LIB/world.py" watchdog --pid $$ \
+			--timeout "$WORLD_TIMEOUT" </dev/null >/dev/null & echo $!) )
+	fi
+
 	world__sweep
 	WORLD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/postern-world.XXXXXX") || die "mktemp failed"
 	# Traversable by everyone: a proxy that drops to an unprivileged uid must
@@ -277,9 +295,13 @@ world_up() {
 
 	# The client side resolves through the world's dnsmasq: ip netns exec
 	# bind-mounts /etc/netns/NAME/resolv.conf over /etc/resolv.conf.
-	mkdir -p "/etc/netns/$WORLD_NS_PX" &&
-	printf 'nameserver %s\noptions timeout:1 attempts:2\n' "$WORLD_DNS" \
-		>"/etc/netns/$WORLD_NS_PX/resolv.conf" || die "cannot write /etc/netns/$WORLD_NS_PX"
+	# Without it (a read-only /etc) only clients that resolve by themselves
+	# or take --resolve work, so it is worth a note, not a failure.
+	if ! { mkdir -p "/etc/netns/$WORLD_NS_PX" &&
+	       printf 'nameserver %s\noptions timeout:1 attempts:2\n' "$WORLD_DNS" \
+		>"/etc/netns/$WORLD_NS_PX/resolv.conf"; } 2>/dev/null; then
+		diag "cannot write /etc/netns/$WORLD_NS_PX/resolv.conf: px resolves with the host's resolv.conf"
+	fi
 
 	world__net || die "network setup failed"
 	world__certs || die "certificate generation failed"
@@ -386,26 +408,34 @@ world__dnsmasq() {
 			echo "host-record=${e%%=*},${e#*=},60"
 		done
 	} >"$conf"
-	# Started with ip netns exec directly (not through in_up) so that $! is
-	# dnsmasq itself: ip execs the command without forking, while a shell
-	# function run in the background would leave a subshell in between.
-	ip netns exec "$WORLD_NS_UP" dnsmasq --keep-in-foreground --conf-file="$conf" \
-		--pid-file="$WORLD_DIR/dnsmasq.pid" >"$WORLD_DIR/dnsmasq.out" 2>&1 &
-	WORLD_DNSMASQ_PID=$!
+	WORLD_DNSMASQ_PID=$(world__spawn "$WORLD_DIR/dnsmasq.out" \
+		ip netns exec "$WORLD_NS_UP" dnsmasq --keep-in-foreground --conf-file="$conf" \
+		--pid-file="$WORLD_DIR/dnsmasq.pid")
 	return 0
 }
 
+# world__spawn OUTFILE CMD...: start CMD detached from the scenario shell
+# (not one of its jobs, so a scenario's own bare "wait" never waits for the
+# world's servers), output appended to OUTFILE, and print its pid.  CMD
+# should be "ip netns exec NS PROG ...": ip execs PROG without forking, so
+# the pid is PROG's.  world_down finds such processes by namespace.
+world__spawn() {
+	local out
+	out=$1
+	shift
+	("$@" </dev/null >>"$out" 2>&1 & echo $!)
+}
+
 world__servers() {
-	ip netns exec "$WORLD_NS_UP" "$WORLD_PYTHON" "$WORLD_LIB/world.py" serve \
+	WORLD_SERVERS_PID=$(world__spawn "$WORLD_DIR/servers.out" \
+		ip netns exec "$WORLD_NS_UP" "$WORLD_PYTHON" "$WORLD_LIB/world.py" serve \
 		--log "$WORLD_UPSTREAM_LOG" --ready "$WORLD_DIR/servers.ready" \
 		--cert "$WORLD_CERT" --key "$WORLD_KEY" \
 		--http "$WORLD_UP4:80" --http "$WORLD_UP4:8080" \
 		--http "[$WORLD_UP6]:80" --http "[$WORLD_UP6]:8080" \
 		--http "$WORLD_PRIV4:80" --http "$WORLD_PRIV4:8080" \
 		--https "$WORLD_UP4:443" --https "[$WORLD_UP6]:443" --https "$WORLD_PRIV4:443" \
-		--echo "$WORLD_UP4:7" --echo "[$WORLD_UP6]:7" --echo "$WORLD_PRIV4:7" \
-		>"$WORLD_DIR/servers.out" 2>&1 &
-	WORLD_SERVERS_PID=$!
+		--echo "$WORLD_UP4:7" --echo "[$WORLD_UP6]:7" --echo "$WORLD_PRIV4:7")
 	return 0
 }
 
@@ -421,6 +451,7 @@ world_down() {
 	local ns
 	[ -n "$WORLD_IS_UP" ] || return 0
 	WORLD_IS_UP=
+	[ -n "$WORLD_WATCHDOG_PID" ] && kill "$WORLD_WATCHDOG_PID" 2>/dev/null
 	if command -v world_cleanup_hook >/dev/null 2>&1; then
 		world_cleanup_hook || :
 	fi
@@ -477,7 +508,10 @@ world__dump_logs() {
 
 world__on_exit() {
 	rc=$?
-	trap - EXIT INT TERM HUP
+	# Ignore further signals until the world is gone: a second Ctrl-C or
+	# the watchdog must not cut the cleanup short.
+	trap - EXIT
+	trap '' INT TERM HUP
 	world_down "$rc"
 	if [ "$rc" = 0 ] && [ "$WORLD_NFAIL" -gt 0 ]; then
 		rc=1
