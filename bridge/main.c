@@ -222,34 +222,43 @@ sleep_ms(long ms)
 }
 
 /*
- * CMD is done (or the parent died): leave no process behind.  Orphans were
- * handed to us (PID 1, or PR_SET_CHILD_SUBREAPER), so everything CMD left
- * running is a child of ours by now or becomes one when its parent dies.
- * They get SIGTERM, a moment to finish, then SIGKILL, and are all reaped.
+ * Reap whatever has exited and send SIG to what is left, for up to MS
+ * milliseconds.  Orphans keep arriving while their parents die, so each
+ * round signals again.  Returns true once no child is left.
  */
-static void
-end_descendants(struct bridge *b)
+static bool
+end_round(int sig, int ms)
 {
 	int waited;
 	pid_t pid;
 
-	if (signal_leftovers(SIGTERM) == 0 && waitpid(-1, NULL, WNOHANG) < 0)
-		return;
-	for (waited = 0; waited < GRACE_MS; waited += 10) {
+	for (waited = 0;; waited += 10) {
 		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
 			;
 		if (pid < 0 && errno == ECHILD)
-			return;
-		/* Newly re-parented orphans get their SIGTERM too. */
-		(void)signal_leftovers(SIGTERM);
+			return true;
+		if (waited >= ms)
+			return false;
+		(void)signal_leftovers(sig);
 		sleep_ms(10);
 	}
-	for (;;) {
-		(void)signal_leftovers(SIGKILL);
-		pid = waitpid(-1, NULL, 0);
-		if (pid < 0 && errno == ECHILD)
-			return;
-	}
+}
+
+/*
+ * CMD is done (or the parent died): leave no process behind.  Orphans were
+ * handed to us (PID 1, or PR_SET_CHILD_SUBREAPER), so everything CMD left
+ * running is a child of ours by now or becomes one when its parent dies.
+ * They get SIGTERM, a moment to finish, then SIGKILL, and are all reaped.
+ * Bounded in time: without /proc to list them (and not PID 1), leftovers
+ * cannot be found, and the bridge says so rather than wait forever.
+ */
+static void
+end_descendants(void)
+{
+	if (end_round(SIGTERM, GRACE_MS) || end_round(SIGKILL, GRACE_MS))
+		return;
+	fprintf(stderr, "postern-bridge: processes left by CMD could not be ended%s\n",
+	    getpid() != 1 && list_children(NULL, 0) < 0 ? " (no /proc to find them)" : "");
 }
 
 static void
@@ -501,7 +510,7 @@ main(int argc, char **argv)
 	br_relay_free(b.relay);
 	b.relay = NULL;
 	if (!b.relay_only)
-		end_descendants(&b);
+		end_descendants();
 out:
 	if (sfd >= 0)
 		close(sfd);
