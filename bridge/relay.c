@@ -442,7 +442,8 @@ static void
 conn_refuse(struct conn *c, int err)
 {
 	struct br_relay *r = c->r;
-	char body[512], msg[1024];
+	/* The path escaped (at most 4 x 107 bytes) fits, headers and all. */
+	char body[768], msg[1024];
 	const char *name;
 	size_t blen = 0;
 	int n;
