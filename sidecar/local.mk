@@ -16,7 +16,7 @@ postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 
 # Integration scenarios (real namespaces; skipped with 77 when not root).
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
-	tests/integration/sidecar-run.sh
+	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh
 EXTRA_DIST += tests/integration/sidecar-lib.sh \
 	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh

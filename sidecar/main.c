@@ -281,6 +281,28 @@ sc_prepare_socket_dirs(const struct sc_opts *o)
 	}
 }
 
+/*
+ * Give each UNIX listener's socket file to the proxy uid and gid (the engine
+ * creates them as root, mode 0660), so that an agent container admitted to
+ * that group (Kubernetes supplementalGroups) can connect while other uids
+ * cannot.  AT_SYMLINK_NOFOLLOW: the directory may be a volume the agent can
+ * write to, and a symlink planted there must not redirect the chown.
+ */
+static void
+sc_chown_sockets(const struct sc_opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->n_listen; i++) {
+		if (strncmp(o->listen[i], "unix:", 5) != 0)
+			continue;
+		if (fchownat(AT_FDCWD, o->listen[i] + 5, o->uid, (gid_t)o->uid,
+		    AT_SYMLINK_NOFOLLOW) < 0)
+			sc_logerr(errno, "cannot give %s to uid %u", o->listen[i] + 5,
+			    (unsigned)o->uid);
+	}
+}
+
 /* After the engine is ready the supervisor needs nothing but kill() on a
  * child of the same uid: drop to that uid, no groups, no capabilities. */
 static int
@@ -359,6 +381,7 @@ sc_serve(const struct sc_opts *o)
 		if (!ready && pfd[1].revents) {
 			ready = 1;
 			if (read(pipefd[0], &byte, 1) == 1) {
+				sc_chown_sockets(o);
 				err = sc_drop_privileges(o->uid);
 				if (err < 0) {
 					sc_logerr(err, "cannot drop privileges");

@@ -19,16 +19,33 @@
 
 static const int sc_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD };
 
+static void
+sc_signal_noop(int sig)
+{
+	(void)sig;
+}
+
 int
 sc_sigfd_open(void)
 {
+	struct sigaction sa;
 	sigset_t set;
 	size_t i;
 	int fd;
 
+	/* A handler, though the signals stay blocked and are read from the
+	 * signalfd: the kernel drops signals sent to the init of a PID
+	 * namespace when their disposition is SIG_DFL, and that is us in a
+	 * container. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sc_signal_noop;
+	sigemptyset(&sa.sa_mask);
 	sigemptyset(&set);
-	for (i = 0; i < sizeof(sc_signals) / sizeof(sc_signals[0]); i++)
+	for (i = 0; i < sizeof(sc_signals) / sizeof(sc_signals[0]); i++) {
 		sigaddset(&set, sc_signals[i]);
+		if (sc_signals[i] != SIGCHLD)
+			sigaction(sc_signals[i], &sa, NULL);
+	}
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -errno;
 	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
