@@ -19,7 +19,7 @@ TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotag
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh
 EXTRA_DIST += tests/integration/sidecar-lib.sh \
 	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
-	tests/integration/sidecar-run.sh
+	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules
