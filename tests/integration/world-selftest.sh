@@ -12,8 +12,9 @@ t0=$(date +%s%N)
 world_up
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 diag "world_up took ${ms} ms"
-# The budget is 3 s; 6 s leaves room for a loaded machine under make -j.
-[ "$ms" -lt 6000 ] && ok "world_up is fast (${ms} ms)" || fail "world_up took ${ms} ms"
+# The budget is 3 s (about 0.3 s on an idle machine); 10 s leaves room for
+# a machine loaded by make -j and fuzzers, so that this never flakes.
+[ "$ms" -lt 10000 ] && ok "world_up is fast (${ms} ms)" || fail "world_up took ${ms} ms"
 
 # ---- topology: the addresses live only inside our namespaces
 expect_eq "" "$(ip -o addr show | grep -E '10\.200\.|fd00:200:')" \
@@ -45,7 +46,10 @@ loop.test 127.0.0.1 -
 meta.test 169.254.169.254 -
 priv.test 10.200.1.3 -
 mapped.test - ::ffff:127.0.0.1
-zero-ttl.test 10.200.1.2 -'
+zero-ttl.test 10.200.1.2 -
+dead.test 10.200.1.4 -
+blackhole.test 10.200.2.1 -
+he.test 10.200.1.2 fd00:200:2::1'
 answers=$(printf '%s\n' "$table" | while read -r name _ _; do
 	printf '%s A\n%s AAAA\n' "$name" "$name"
 done | dns_query -)
@@ -57,6 +61,7 @@ $table
 EOF
 expect_eq "10.200.1.2 0" "$(dns_query zero-ttl.test A --ttl)" "zero-ttl.test has TTL 0"
 expect_eq "10.200.1.2 60" "$(dns_query allowed.test A --ttl)" "allowed.test has TTL 60"
+expect_eq "10.200.1.3" "$(dns_query --server fd00:200:1::53 priv.test A)" "dnsmasq answers over IPv6 too"
 expect_eq "NXDOMAIN" "$(dns_query nosuch.test A --rcode)" "an unknown .test name is NXDOMAIN"
 expect_eq "NXDOMAIN" "$(dns_query x.allowed.test A --rcode)" "names are exact, not suffixes"
 expect_match "^10\.200\.1\.3 .*priv\.test" "$(in_px getent ahostsv4 priv.test)" \
@@ -85,7 +90,7 @@ expect_eq "NXDOMAIN" "$(dns_query rebind.test A --rcode)" "world_dns_set with no
 set --
 for n in allowed.test other.test deny.test api.example.test wild.test a.wild.test \
 	 b.c.wild.test v6only.test dual.test loop.test meta.test priv.test mapped.test \
-	 zero-ttl.test; do
+	 zero-ttl.test dead.test blackhole.test he.test; do
 	set -- "$@" --resolve "$n:443:10.200.1.3" "https://$n/tls?n=1"
 done
 out=$(curl_px "$@" 2>&1)
@@ -95,7 +100,7 @@ while [ $# -gt 0 ]; do
 	shift 3
 done
 expect_match "^GET /tls\?n=1 HTTP/1\.1$" "$out" "the HTTPS body names the request line"
-expect_eq 14 "$(upstream_count kind=https target=/tls?n=1)" "the upstream log has one HTTPS request per name"
+expect_eq 17 "$(upstream_count kind=https target=/tls?n=1)" "the upstream log has one HTTPS request per name"
 expect_eq "mapped.test" "$(upstream_get sni kind=https target=/tls?n=1 host=mapped.test)" \
 	"the upstream log records the SNI"
 out=$(curl_px -sS -D - "https://10.200.1.2/ip" 2>&1)
@@ -153,6 +158,14 @@ expect_match "^body-sha256=$sum$" "$out" "a chunked body is decoded (sha256 echo
 expect_eq "chunked 100000" "$(upstream_get body_mode target=/te) $(upstream_get body_length target=/te)" \
 	"the upstream log has the body mode and length"
 
+t0=$(date +%s%N)
+out=$(curl_px -H 'Expect: 100-continue' --data-binary @"$WORLD_DIR/body.bin" \
+	"http://allowed.test/expect" 2>&1)
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+expect_match "^body-sha256=$sum$" "$out" "a body sent after 100 Continue arrives whole"
+expect_eq true "$(upstream_get continued target=/expect)" \
+	"Expect: 100-continue is answered (${ms} ms; curl waits 1 s without it)"
+
 # responses: chunked, large, status, HEAD
 out=$(curl_px -D - "http://allowed.test/chunked" 2>&1)
 expect_match "^Transfer-Encoding: chunked$" "$out" "/chunked answers chunked"
@@ -176,6 +189,14 @@ out=$(curl_px -D - "http://10.200.1.3:8080/p" 2>&1)
 expect_match "^X-Listener: 10\.200\.1\.3:8080$" "$out" "10.200.1.3 serves HTTP on 8080"
 curl_px -o /dev/null "http://10.200.1.4/" 2>/dev/null
 expect_eq 7 "$?" "10.200.1.4 refuses connections (curl exit 7)"
+for a in 10.200.2.1 '[fd00:200:2::1]'; do
+	curl_px -o /dev/null --connect-timeout 1 "http://$a/" 2>/dev/null
+	expect_eq 28 "$?" "$a is a black hole: the connect times out (curl exit 28)"
+done
+expect_eq TIMEOUT "$(dns_query --server 10.200.2.1 --timeout 0.5 allowed.test A --rcode 2>/dev/null)" \
+	"a DNS server in the black hole never answers"
+out=$(curl_px -D - --connect-timeout 1 "https://he.test/he" 2>&1)
+expect_match "^X-Listener: 10\.200\.1\.2:443$" "$out" "he.test: the v6 address is a black hole, v4 answers"
 
 # ---- TCP echo on 7, with half-close
 for a in 10.200.1.2 '[fd00:200:1::2]' 10.200.1.3; do
@@ -243,7 +264,7 @@ t0=$(date +%s%N)
 rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 expect_eq 1 "$rc" "proxy_start fails when the proxy exits"
-[ "$ms" -lt 3000 ] && ok "and says so at once (${ms} ms)" || fail "proxy_start took ${ms} ms to see the exit"
+[ "$ms" -lt 4000 ] && ok "and says so at once (${ms} ms)" || fail "proxy_start took ${ms} ms to see the exit"
 expect_match "bad config" "$(cat "$WORLD_DIR/proxy.out")" "the proxy's stderr is kept in proxy.out"
 
 # ---- curl_status: the CONNECT refusal, else the response's status
@@ -293,7 +314,10 @@ for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh hang:/bin/sh;
 	nested_out="$WORLD_DIR/nested-$mode.out"
 	rm -f "$nested_out" "$nested_out.ready"
 	t0=$(date +%s%N)
-	WORLD_TIMEOUT=2 NESTED_OUT=$nested_out "$sh_" "$WORLD_DIR/nested.sh" "$mode" \
+	# Only the hang world should meet its watchdog, even on a busy machine.
+	wt=60
+	[ "$mode" = hang ] && wt=3
+	WORLD_TIMEOUT=$wt NESTED_OUT=$nested_out "$sh_" "$WORLD_DIR/nested.sh" "$mode" \
 		>"$WORLD_DIR/nested-$mode.log" 2>&1 &
 	np=$!
 	if [ "$mode" = term ]; then
@@ -324,6 +348,6 @@ for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh hang:/bin/sh;
 done
 expect_match "the world.s logs, from" "$(cat "$WORLD_DIR/nested-fail.log")" \
 	"a failing world prints its logs"
-expect_match "longer than 2s \(WORLD_TIMEOUT\)" "$(cat "$WORLD_DIR/nested-hang.log")" \
+expect_match "longer than 3s \(WORLD_TIMEOUT\)" "$(cat "$WORLD_DIR/nested-hang.log")" \
 	"a hung world is stopped by the watchdog, saying why"
-[ "$ms" -lt 6000 ] && ok "and soon after WORLD_TIMEOUT (${ms} ms)" || fail "the hung world took ${ms} ms"
+[ "$ms" -lt 8000 ] && ok "and soon after WORLD_TIMEOUT (${ms} ms)" || fail "the hung world took ${ms} ms"

@@ -289,13 +289,20 @@ class HttpConn:
         parts = reqline.split(" ")
         method = parts[0] if parts else ""
         target = parts[1] if len(parts) > 1 else ""
+        # RFC 9110 §10.1.1: a client that sent "Expect: 100-continue" waits
+        # for this interim answer before it sends the body (curl 7.88 waits
+        # a whole second otherwise).
+        expect = ",".join(header_values(headers, "expect")).lower()
+        continued = "100-continue" in expect and version == "HTTP/1.1"
+        if continued:
+            self.send(b"HTTP/1.1 100 Continue\r\n\r\n")
         blen, bsha, bmode = self.read_body(headers)
         rec = dict(event="request", kind=self.kind(), conn=self.conn_no, req=self.nreq,
                    listen=self.listen, peer=self.peer, request_line=reqline,
                    method=method, target=target, version=version,
                    headers=[[n, v] for (n, v) in headers],
                    head=head.decode("latin-1"), body_length=blen, body_sha256=bsha,
-                   body_mode=bmode)
+                   body_mode=bmode, continued=continued)
         if self.tls:
             rec["sni"] = self.sni
         host = header_values(headers, "host")

@@ -12,7 +12,8 @@
 #     px namespace                          up namespace
 #     lo 127.0.0.1 (proxy :3128, clients)   lo
 #     veth-up 10.200.1.1/24  <---- veth ---->  veth-px 10.200.1.2/24 (+ .3 .4 .53)
-#             fd00:200:1::1/64                       fd00:200:1::2/64
+#             fd00:200:1::1/64                       fd00:200:1::2/64 (+ ::53)
+#     10.200.2.0/24, fd00:200:2::/64 routed from px to up: black holes
 #
 # Nothing is created in the root network namespace: the veth pair is created
 # inside px with its peer placed straight into up, so the only addresses a
@@ -46,6 +47,9 @@ WORLD_UP6=fd00:200:1::2
 WORLD_PRIV4=10.200.1.3          # the "private" host: HTTP, HTTPS, echo
 WORLD_DEAD4=10.200.1.4          # assigned in up, nothing listens: RST on any port
 WORLD_DNS=10.200.1.53           # dnsmasq
+WORLD_DNS6=fd00:200:1::53       # the same dnsmasq over IPv6
+WORLD_BLACKHOLE4=10.200.2.1     # routed from px into up, silently dropped there:
+WORLD_BLACKHOLE6=fd00:200:2::1  #   connects and DNS queries time out
 : "${WORLD_DNS_EXTRA:=}"        # "name=addr[,addr] ..." added before world_up
 : "${WORLD_WAIT:=3}"            # seconds expect_audit/expect_upstream poll
 : "${WORLD_TIMEOUT:=120}"       # a scenario still running then is stopped (0: never)
@@ -72,7 +76,10 @@ loop.test 127.0.0.1 60
 meta.test 169.254.169.254 60
 priv.test 10.200.1.3 60
 mapped.test ::ffff:127.0.0.1 60
-zero-ttl.test 10.200.1.2 0'
+zero-ttl.test 10.200.1.2 0
+dead.test 10.200.1.4 60
+blackhole.test 10.200.2.1 60
+he.test 10.200.1.2,fd00:200:2::1 60'
 
 # ---------------------------------------------------------------- output
 
@@ -336,8 +343,17 @@ world__net() {
 	ip -n "$WORLD_NS_UP" addr add "$WORLD_DEAD4/24" dev veth-px &&
 	ip -n "$WORLD_NS_UP" addr add "$WORLD_DNS/24" dev veth-px &&
 	ip -n "$WORLD_NS_UP" addr add "$WORLD_UP6/64" dev veth-px nodad &&
+	ip -n "$WORLD_NS_UP" addr add "$WORLD_DNS6/64" dev veth-px nodad &&
 	ip -n "$WORLD_NS_PX" link set veth-up up &&
-	ip -n "$WORLD_NS_UP" link set veth-px up
+	ip -n "$WORLD_NS_UP" link set veth-px up || return 1
+	# The black holes: px routes them to up, which neither owns nor
+	# forwards them and discards them without an ICMP error, so a connect
+	# or a DNS query there waits for its timeout (504 and DNS-timeout
+	# scenarios), unlike 10.200.1.4 which refuses at once.
+	ip -n "$WORLD_NS_PX" route add 10.200.2.0/24 via "$WORLD_UP4" &&
+	ip -n "$WORLD_NS_PX" route add fd00:200:2::/64 via "$WORLD_UP6" &&
+	ip -n "$WORLD_NS_UP" route add blackhole 10.200.2.0/24 &&
+	ip -n "$WORLD_NS_UP" route add blackhole fd00:200:2::/64
 }
 
 # Every name in WORLD_NAMES and WORLD_DNS_EXTRA, one per line.
@@ -385,6 +401,7 @@ world__dnsmasq() {
 	: >"$WORLD_DIR/hosts.runtime"
 	{
 		echo "listen-address=$WORLD_DNS"
+		echo "listen-address=$WORLD_DNS6"
 		echo "bind-interfaces"
 		echo "port=53"
 		echo "no-resolv"
@@ -587,7 +604,8 @@ world_dns_set() {
 # upstream_requests [COND...]: the requests the upstream servers received,
 # one JSON object per line (fields: kind http|https, conn, req, listen,
 # peer, sni, request_line, method, target, version, host, headers
-# [[name, value]...], head (raw), body_length, body_sha256, body_mode).
+# [[name, value]...], head (raw), body_length, body_sha256, body_mode,
+# continued).
 # COND is KEY=VALUE, KEY!=VALUE or KEY~ERE on a (dotted) field, e.g.
 # upstream_requests kind=https sni=allowed.test.
 upstream_requests() {
