@@ -1102,8 +1102,36 @@ handle_head(struct px_conn *c)
 		c->req_chunked = req.chunked;
 		c->req_left = req.content_length > 0 ? req.content_length : 0;
 		c->req_done = !req.chunked && c->req_left == 0;
-		if (req.chunked)
+		if (req.chunked) {
+			/*
+			 * The chunk framing that arrived with the head is checked
+			 * before anything goes upstream (RFC 9112 §7.1): a bad or
+			 * overflowing chunk size is a 400 and upstream sees nothing.
+			 * Framing that arrives later is checked as it streams; on an
+			 * error the upstream connection is closed before the bad
+			 * bytes are sent.
+			 */
+			struct px_chunked probe;
+			struct evbuffer_ptr pos;
+			struct evbuffer_iovec v[8];
+			int nv, k, done = 0;
+			const char *cwhy = NULL;
+
 			px_chunked_init(&c->req_ch, &lim);
+			probe = c->req_ch;
+			if (evbuffer_ptr_set(in, &pos, head_len, EVBUFFER_PTR_SET) == 0) {
+				nv = evbuffer_peek(in, -1, &pos, v, 8);
+				for (k = 0; k < nv && k < 8 && !done; k++) {
+					if (px_chunked_scan(&probe, v[k].iov_base, v[k].iov_len, &done, &cwhy) < 0) {
+						char d[200];
+						snprintf(d, sizeof(d), "malformed chunked body: %s", cwhy ? cwhy : "bad framing");
+						c->host.kind = 0;
+						refuse(c, 400, CF_R_BAD_REQUEST, NULL, d);
+						return;
+					}
+				}
+			}
+		}
 	}
 	/* The head is consumed; any bytes after it are the body, a pipelined
 	 * request, or (CONNECT) the client's first flight. */

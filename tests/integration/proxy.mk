@@ -4,6 +4,11 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-connect.sh \
 	tests/integration/proxy-rules.sh \
 	tests/integration/proxy-literals.sh \
-	tests/integration/proxy-rebind.sh
+	tests/integration/proxy-rebind.sh \
+	tests/integration/proxy-sni.sh \
+	tests/integration/proxy-http.sh \
+	tests/integration/proxy-smuggling.sh \
+	tests/integration/proxy-slowloris.sh \
+	tests/integration/proxy-idle.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)
