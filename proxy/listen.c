@@ -275,4 +275,24 @@ px_listeners_chown(struct px_server *srv, uid_t uid, gid_t gid)
 		if (chown(dir, uid, gid) != 0)
 			log_warn("chown %s", dir);
 	}
+	TAILQ_FOREACH(l, &srv->listeners, entry) {
+		char dir[sizeof(l->where.path)], *slash;
+		struct stat st;
+		if (l->where.kind != CF_LISTEN_UNIX)
+			continue;
+		snprintf(dir, sizeof(dir), "%s", l->where.path);
+		slash = strrchr(dir, '/');
+		if (slash == NULL)
+			continue;
+		*slash = slash == dir ? '/' : '\0';
+		if (slash == dir)
+			dir[1] = '\0';
+		if (stat(dir, &st) != 0)
+			continue;
+		if (!(st.st_uid == uid && (st.st_mode & S_IWUSR)) &&
+		    !(st.st_gid == gid && (st.st_mode & S_IWGRP)) && !(st.st_mode & S_IWOTH))
+			log_warnx("%s is not writable by uid %u: %s will be left behind at exit "
+			    "(and replaced safely at the next start); give the directory to that uid",
+			    dir, (unsigned)uid, l->where.path);
+	}
 }

@@ -9,6 +9,9 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-http.sh \
 	tests/integration/proxy-smuggling.sh \
 	tests/integration/proxy-slowloris.sh \
-	tests/integration/proxy-idle.sh
+	tests/integration/proxy-idle.sh \
+	tests/integration/proxy-timeouts.sh \
+	tests/integration/proxy-tunnel.sh \
+	tests/integration/proxy-privileges.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)
