@@ -12,6 +12,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-idle.sh \
 	tests/integration/proxy-timeouts.sh \
 	tests/integration/proxy-tunnel.sh \
-	tests/integration/proxy-privileges.sh
+	tests/integration/proxy-privileges.sh \
+	tests/integration/proxy-explain.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)
