@@ -1,0 +1,118 @@
+#!/bin/sh
+# sidecar-podman.sh: the FROM scratch image.  podman builds contrib/Containerfile
+# from the static binaries (an --enable-static-binaries build, found through
+# POSTERN_STATIC_DIR or next to the tested sidecar when that one is static),
+# the image has no shell, and a container of it, joined to the world's px
+# namespace with NET_ADMIN, SETUID and SETGID only, locks the namespace and
+# serves: the agent's direct egress is ENETUNREACH, an allowed name works
+# through 127.0.0.1:3128, a denied one gets 403; "podman stop" ends it with
+# status 0 and the socket file gone.  All podman state lives in the test's
+# own directory and goes with it.
+. "$top_srcdir/tests/integration/sidecar-lib.sh"
+command -v podman >/dev/null 2>&1 || skip "podman is not installed"
+BIN="${POSTERN_STATIC_DIR:-$top_builddir}"
+for b in postern-sidecar postern-bridge; do
+	[ -x "$BIN/$b" ] || skip "$BIN/$b is not built"
+	file -L "$BIN/$b" 2>/dev/null | grep -q 'statically linked' ||
+		skip "$BIN/$b is not static (configure --enable-static-binaries, or set POSTERN_STATIC_DIR)"
+done
+sc_world_up
+
+PD="$WORLD_DIR/podman"
+mkdir -p "$PD/ctx" "$PD/vol"
+# The volume is what an emptyDir is: 0777, shared.
+chmod 0777 "$PD/vol"
+cp "$BIN/postern-sidecar" "$BIN/postern-bridge" "$PD/ctx/"
+# No default ulimits (raising RLIMIT_NOFILE may be refused where this runs);
+# cgroupfs and a file event log: no systemd needed.
+cat >"$PD/containers.conf" <<-CONF
+	[containers]
+	default_ulimits = []
+	[engine]
+	cgroup_manager = "cgroupfs"
+	events_logger = "file"
+CONF
+export CONTAINERS_CONF="$PD/containers.conf"
+RUNTIME=
+command -v runc >/dev/null 2>&1 && RUNTIME="--runtime runc"
+# shellcheck disable=SC2086
+pm() { podman --root "$PD/root" --runroot "$PD/runroot" --storage-driver vfs $RUNTIME "$@"; }
+CTR="postern-sc-$$"
+IMG="localhost/postern-test:$$"
+# podman's cgroupfs manager leaves an empty libpod_parent behind; remove it
+# afterwards unless it was there before (rmdir only removes empty ones).
+CG_BEFORE=$(ls -d /sys/fs/cgroup/*/libpod_parent 2>/dev/null)
+world_cleanup_hook() {
+	local c
+	pm rm -f -t 0 "$CTR" >/dev/null 2>&1
+	pm rmi -f "$IMG" >/dev/null 2>&1
+	in_px "$SIDECAR" unlock >/dev/null 2>&1
+	if [ -z "$CG_BEFORE" ]; then
+		for c in /sys/fs/cgroup/*/libpod_parent; do
+			[ -d "$c" ] || continue
+			rmdir "$c/conmon" 2>/dev/null
+			rmdir "$c" 2>/dev/null
+		done
+	fi
+	return 0
+}
+
+out=$(pm build -q -f "$top_srcdir/contrib/Containerfile" --build-arg BIN=. -t "$IMG" "$PD/ctx" 2>&1)
+expect_eq 0 $? "podman build of contrib/Containerfile"
+out=$(pm run --rm --network none "$IMG" --help 2>&1) ||
+	skip "this machine cannot run containers: $(echo "$out" | tail -n 1)"
+expect_match "^usage: postern-sidecar" "$out" "the image's entrypoint is postern-sidecar"
+expect_eq "0:0" "$(pm image inspect -f '{{.Config.User}}' "$IMG")" "numeric USER"
+out=$(pm run --rm --network none --entrypoint /bin/sh "$IMG" -c true 2>&1)
+expect_ne 0 $? "the image has no shell"
+out=$(pm run --rm --network none --entrypoint /usr/bin/postern-bridge "$IMG" --help 2>&1)
+expect_match "postern-bridge" "$out" "the bridge is in the image"
+
+cat >"$PD/postern.ini" <<-INI
+	[proxy]
+	log = stderr
+	dns_servers = $WORLD_DNS
+	[defaults]
+	allow_hosts = allowed.test private
+INI
+chmod 644 "$PD/postern.ini"
+NETNS="/run/netns/$WORLD_NS_PX"
+
+# Without SETUID/SETGID the sidecar cannot drop privileges nor probe as
+# another uid, and must refuse rather than serve as root.
+out=$(pm run --rm --network "ns:$NETNS" --cap-drop ALL --cap-add NET_ADMIN \
+	-v "$PD/postern.ini:/etc/postern/postern.ini:ro" "$IMG" \
+	-c /etc/postern/postern.ini --probe-addr 10.200.1.77 2>&1)
+expect_ne 0 $? "NET_ADMIN alone: the sidecar refuses to start"
+expect_match "refusing to start the proxy" "$out" "and says so"
+in_px "$SIDECAR" unlock >/dev/null 2>&1
+
+pm run -d --name "$CTR" --network "ns:$NETNS" --cap-drop ALL \
+	--cap-add NET_ADMIN,SETUID,SETGID \
+	-v "$PD/postern.ini:/etc/postern/postern.ini:ro" -v "$PD/vol:/run/postern" \
+	"$IMG" -c /etc/postern/postern.ini \
+	--probe-addr 10.200.1.77 --probe-addr fd00:200:1::77 >/dev/null ||
+	die "podman run -d failed"
+i=0
+while ! pm logs "$CTR" 2>&1 | grep -q "serving as uid" && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+logs=$(pm logs "$CTR" 2>&1)
+expect_match "lock-down proven" "$logs" "the container proved the lock-down"
+expect_match "serving as uid 65532" "$logs" "and serves as 65532"
+
+expect_eq ENETUNREACH "$(conn $AGENT_UID tcp "$WORLD_UP4" 443)" "agent: direct TCP is ENETUNREACH"
+expect_eq ENETUNREACH "$(conn $AGENT_UID udp "$WORLD_DNS" 53)" "agent: UDP DNS is ENETUNREACH"
+out=$(as_uid $AGENT_UID curl -sS --max-time 10 -x http://127.0.0.1:3128 --cacert "$WORLD_CA" \
+	https://allowed.test/ 2>&1)
+expect_match "^sni=allowed.test$" "$out" "agent: an allowed name through the container's proxy"
+out=$(as_uid $AGENT_UID curl -s --max-time 10 -x http://127.0.0.1:3128 -o /dev/null \
+	-w "%{http_connect}" --cacert "$WORLD_CA" https://other.test/ 2>&1)
+expect_eq 403 "$out" "agent: a denied name gets 403"
+expect_eq yes "$([ -S "$PD/vol/proxy.sock" ] && echo yes || echo no)" "the UNIX socket is in the volume"
+
+pm stop -t 10 "$CTR" >/dev/null 2>&1
+expect_eq 0 "$(pm inspect -f '{{.State.ExitCode}}' "$CTR")" "podman stop: exit status 0"
+expect_eq no "$([ -e "$PD/vol/proxy.sock" ] && echo yes || echo no)" "the socket file is removed"
+exit 0
