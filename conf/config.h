@@ -1,0 +1,197 @@
+/*
+ * conf/config.h: the config model.  A file is parsed (inih) and validated
+ * completely into an immutable, reference-counted snapshot; the proxy swaps
+ * snapshots on reload, and a connection keeps the snapshot that admitted it.
+ */
+#ifndef POSTERN_CONF_CONFIG_H
+#define POSTERN_CONF_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "conf/host.h"
+#include "conf/rule.h"
+
+enum cf_listen_kind {
+	CF_LISTEN_UNIX = 1,
+	CF_LISTEN_TCP,
+};
+
+struct cf_listen {
+	enum cf_listen_kind kind;
+	char *text;                   /* "unix:/run/x.sock" as written */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct sockaddr_storage addr; /* TCP only */
+	socklen_t addrlen;
+	const char *file;
+	int line;
+};
+
+enum cf_sni_mode {
+	CF_SNI_MATCH = 0,
+	CF_SNI_STRICT,
+	CF_SNI_OFF,
+};
+
+/* [proxy]; durations in milliseconds. */
+struct cf_proxy_settings {
+	struct cf_listen admin;        /* admin.kind == 0 when not set */
+	int has_admin_group;
+	gid_t admin_group;
+	int has_user;
+	uid_t user;
+	gid_t group;
+	char *log;                     /* "stderr" or an absolute path */
+	char *dns_servers;             /* comma-separated for c-ares, or NULL */
+	enum cf_sni_mode sni;
+	unsigned connect_timeout_ms;
+	unsigned idle_timeout_ms;
+	unsigned header_timeout_ms;
+	unsigned max_connections;
+	unsigned max_headers;
+	size_t max_header_bytes;
+	int revoke;
+};
+
+/*
+ * A session: its listeners and its effective rules ([defaults] first, then
+ * its own).  The default session (index 0, named "default") has the [proxy]
+ * listeners and only the [defaults] rules.
+ */
+struct cf_session {
+	char *name;
+	struct cf_listen *listen;
+	size_t nlisten;
+	const struct cf_rule **allow;
+	size_t nallow;
+	const struct cf_rule **deny;
+	size_t ndeny;
+	const char *file;
+	int line;
+};
+
+struct cf_config;
+
+/* Errors ("FILE:LINE: what is wrong (text)") and warnings, in file order. */
+struct cf_diag {
+	char **errors;
+	size_t nerrors;
+	char **warnings;
+	size_t nwarnings;
+};
+
+/* Release the strings in D (D itself is the caller's); NULL is a no-op. */
+void cf_diag_free(struct cf_diag *d);
+
+/*
+ * Overrides applied on top of a file while it is built, so that they survive
+ * every reload (postern-sidecar run --allow, its private listener).
+ */
+struct cf_overrides {
+	const char *const *extra_allow;  /* allow_hosts items for [defaults] */
+	size_t n_extra_allow;
+	const char *const *extra_listen; /* listeners for the default session */
+	size_t n_extra_listen;
+	int replace_listen;              /* they replace [proxy]'s listeners */
+	int has_user;                    /* override [proxy] user */
+	uid_t user;
+};
+
+/*
+ * Load and validate the config file PATH, or the built-in default when PATH
+ * is NULL, with OV applied (may be NULL).  Returns a new snapshot with one
+ * reference, or NULL when the file cannot be read or has any error; every
+ * error is appended to DIAG (which may be NULL).  Warnings go to DIAG too.
+ */
+struct cf_config *cf_config_load(const char *path, const struct cf_overrides *ov,
+    struct cf_diag *diag);
+
+/* The same from LEN bytes of TEXT, reported under the file name NAME. */
+struct cf_config *cf_config_parse(const char *name, const char *text, size_t len,
+    const struct cf_overrides *ov, struct cf_diag *diag);
+
+/* The text of the built-in default config (for --check and the man page). */
+const char *cf_default_text(void);
+
+/* Take one more reference; returns C. */
+struct cf_config *cf_config_ref(struct cf_config *c);
+/* Drop one reference, freeing the snapshot with the last; NULL is a no-op. */
+void cf_config_free(struct cf_config *c);
+
+const char *cf_config_path(const struct cf_config *c);      /* "<built-in>" for the default */
+const char *cf_config_hash(const struct cf_config *c);      /* 12 hex digits of SHA-256 */
+const struct cf_proxy_settings *cf_config_proxy(const struct cf_config *c);
+size_t cf_config_nsessions(const struct cf_config *c);
+const struct cf_session *cf_config_session(const struct cf_config *c, size_t i);
+/* The session named NAME ("default" for the [defaults] one), or NULL. */
+const struct cf_session *cf_config_find_session(const struct cf_config *c, const char *name);
+size_t cf_config_nrules(const struct cf_config *c);         /* rule ids are 0..n-1 */
+const struct cf_rule *cf_config_rule(const struct cf_config *c, unsigned id);
+
+/* Stable machine-readable reason codes (X-Postern-Reason). */
+enum cf_reason {
+	CF_R_ALLOWED = 0,
+	CF_R_HOST_NOT_ALLOWED,
+	CF_R_PORT_NOT_ALLOWED,
+	CF_R_PATH_NOT_ALLOWED,
+	CF_R_DENIED_BY_RULE,
+	CF_R_PRIVATE_ADDRESS,
+	CF_R_BAD_REQUEST,
+	CF_R_HOST_MISMATCH,
+	CF_R_DNS_FAILURE,
+	CF_R_CONNECT_FAILURE,
+	CF_R_TIMEOUT,
+	CF_R_SNI_MISMATCH,
+	CF_R_UNAVAILABLE,
+};
+
+/* "allowed", "host_not_allowed", ... */
+const char *cf_reason_code(enum cf_reason r);
+
+struct cf_decision {
+	int allow;
+	enum cf_reason reason;
+	const struct cf_rule *rule;   /* the rule that decided, or NULL */
+	char detail[512];             /* one sentence for people */
+};
+
+/*
+ * Decide a request in session S before any lookup: MODE, host H in normal
+ * form, PORT, and for plain HTTP the PATH (LEN bytes; NULL for CONNECT).
+ * Deny rules win over allow rules.  Fills D; never fails.
+ */
+void cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
+    uint16_t port, const char *path, size_t len, struct cf_decision *d);
+
+/*
+ * Decide one resolved (or literal) address SA for a request that cf_decide()
+ * allowed with ALLOWED: refused when it is one of the proxy's own TCP
+ * listeners in C, inside a deny rule's address range, or never-reachable
+ * (unless the allowing rule says "private" or names the range itself).
+ * Fills D.
+ */
+void cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
+    const struct cf_decision *allowed, const struct sockaddr *sa, struct cf_decision *d);
+
+/*
+ * Parse a listen address "unix:PATH" or "tcp:ADDR:PORT" into L (the caller
+ * frees L->text).  Returns 0 or -EINVAL with *WHY.
+ */
+int cf_listen_parse(const char *s, struct cf_listen *l, const char **why);
+
+
+
+/*
+ * Write into BUF (SIZE bytes) the config line that would allow a request
+ * refused with D (for host_not_allowed, port_not_allowed, path_not_allowed,
+ * private_address) or what to remove (denied_by_rule), naming the section
+ * of session S.  Returns BUF; an empty string when no config change helps.
+ */
+char *cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
+    uint16_t port, const char *path, size_t len, const struct cf_decision *d,
+    char *buf, size_t size);
+
+#endif
