@@ -307,6 +307,15 @@ term) wait $! ;;
 hang) sleep 300 ;;
 esac
 EOF
+# What a run killed with SIGKILL leaves (it cannot clean up), under the pid
+# of a shell that is gone: the next world_up sweeps it away.
+true &
+dead=$!
+wait "$dead"
+stale_ns="pw-stale-$dead-px"
+stale_dir="${TMPDIR:-/tmp}/postern-world.$dead.stale"
+ip netns add "$stale_ns"
+mkdir "$stale_dir"
 for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh hang:/bin/sh; do
 	sh_=${mode#*:}
 	mode=${mode%%:*}
@@ -346,6 +355,11 @@ for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh hang:/bin/sh;
 	[ -e "/etc/netns/$nid-px" ] && fail "a $mode world leaves /etc/netns/$nid-px" ||
 		ok "a $mode world removes /etc/netns/$nid-px"
 done
+expect_eq "" "$(ip netns list | grep -F "$stale_ns")" "world_up sweeps a dead run's namespace"
+[ -e "$stale_dir" ] && fail "world_up leaves a dead run's $stale_dir" ||
+	ok "world_up sweeps a dead run's temp dir"
+ip netns del "$stale_ns" 2>/dev/null
+rm -rf "$stale_dir"
 expect_match "the world.s logs, from" "$(cat "$WORLD_DIR/nested-fail.log")" \
 	"a failing world prints its logs"
 expect_match "longer than 3s \(WORLD_TIMEOUT\)" "$(cat "$WORLD_DIR/nested-hang.log")" \

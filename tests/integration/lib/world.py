@@ -296,7 +296,18 @@ class HttpConn:
         continued = "100-continue" in expect and version == "HTTP/1.1"
         if continued:
             self.send(b"HTTP/1.1 100 Continue\r\n\r\n")
-        blen, bsha, bmode = self.read_body(headers)
+        try:
+            blen, bsha, bmode = self.read_body(headers)
+        except ValueError as e:
+            # Say what was wrong, so that a scenario whose proxy forwarded a
+            # malformed body sees it in the answer as well as in the log.
+            self.srv.log.write(event="request", kind=self.kind(), conn=self.conn_no,
+                               req=self.nreq, listen=self.listen, peer=self.peer,
+                               request_line=reqline, head=head.decode("latin-1"),
+                               bad_body=str(e)[:200])
+            self.respond(400, "Bad Request", ("bad body: %s\n" % e).encode("latin-1",
+                         "replace"), close=True)
+            return False
         rec = dict(event="request", kind=self.kind(), conn=self.conn_no, req=self.nreq,
                    listen=self.listen, peer=self.peer, request_line=reqline,
                    method=method, target=target, version=version,

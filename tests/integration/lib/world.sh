@@ -181,11 +181,12 @@ in_agent() {
 
 world__py() { "$WORLD_PYTHON" "$WORLD_LIB/world.py" "$@"; }
 
-# Remove namespaces that an earlier run left behind when it was killed with
-# SIGKILL (no trap can run then).  Only our own prefix, and only when the
-# shell whose pid is in the name is gone, so parallel scenarios are safe.
+# Remove namespaces and temp dirs that an earlier run left behind when it
+# was killed with SIGKILL (no trap can run then).  Only our own prefixes,
+# and only when the shell whose pid is in the name is gone, so parallel
+# scenarios are safe.
 world__sweep() {
-	local ns pid
+	local ns pid d
 	ip netns list 2>/dev/null | sed -n 's/^\(pw-[A-Za-z0-9-]*-[0-9][0-9]*-\(px\|up\|agent\)\)\( .*\)\{0,1\}$/\1/p' |
 	while read -r ns; do
 		pid=$(printf '%s\n' "$ns" | sed 's/^.*-\([0-9][0-9]*\)-[a-z]*$/\1/')
@@ -193,6 +194,13 @@ world__sweep() {
 		world__kill_ns "$ns"
 		ip netns del "$ns" 2>/dev/null
 		rm -rf "/etc/netns/$ns"
+	done
+	for d in "${TMPDIR:-/tmp}"/postern-world.*.*; do
+		[ -d "$d" ] || continue
+		pid=${d##*/postern-world.}
+		pid=${pid%%.*}
+		case $pid in '' | *[!0-9]*) continue ;; esac
+		kill -0 "$pid" 2>/dev/null || rm -rf "$d"
 	done
 }
 
@@ -280,7 +288,8 @@ world_up() {
 	fi
 
 	world__sweep
-	WORLD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/postern-world.XXXXXX") || die "mktemp failed"
+	# The shell's pid in the name lets world__sweep tell a dead run's dir.
+	WORLD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/postern-world.$$.XXXXXX") || die "mktemp failed"
 	# Traversable by everyone: a proxy that drops to an unprivileged uid must
 	# still reach its socket and log paths in here.
 	chmod 755 "$WORLD_DIR"
