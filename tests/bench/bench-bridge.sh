@@ -230,7 +230,7 @@ head -c 1024 /dev/zero > "$T/www/f"
 ( cd "$T/www" && exec python3 -m http.server --bind 127.0.0.1 0 ) > "$T/http.out" 2>&1 &
 PIDS="$PIDS $!"
 i=0
-until UP_PORT=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$T/http.out" | head -n 1) && [ -n "$UP_PORT" ]; do
+until UP_PORT=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$T/http.out" 2>/dev/null | head -n 1) && [ -n "$UP_PORT" ]; do
 	i=$((i + 1)); [ $i -gt 50 ] && { echo "chain: skipped: the HTTP upstream did not start"; exit 0; }
 	sleep 0.1
 done
