@@ -329,7 +329,7 @@ sc_serve(const struct sc_opts *o)
 	struct signalfd_siginfo si;
 	struct pollfd pfd[2];
 	pid_t self = getpid(), engine, pid;
-	int pipefd[2], sigfd, status, err, ready = 0, nfds;
+	int pipefd[2], sigfd, status, err, ready = 0, nfds, failed = 0;
 	char byte;
 
 	sc_prepare_socket_dirs(o);
@@ -376,7 +376,9 @@ sc_serve(const struct sc_opts *o)
 		nfds = ready ? 1 : 2;
 		if (poll(pfd, (nfds_t)nfds, -1) < 0 && errno != EINTR) {
 			sc_logerr(errno, "poll");
+			failed = 1;
 			kill(engine, SIGTERM);
+			sleep(1);
 		}
 		if (!ready && pfd[1].revents) {
 			ready = 1;
@@ -385,6 +387,7 @@ sc_serve(const struct sc_opts *o)
 				err = sc_drop_privileges(o->uid);
 				if (err < 0) {
 					sc_logerr(err, "cannot drop privileges");
+					failed = 1;
 					kill(engine, SIGTERM);
 				} else {
 					sc_logx("serving as uid %u", (unsigned)o->uid);
@@ -399,7 +402,7 @@ sc_serve(const struct sc_opts *o)
 		}
 		while ((pid = sc_reap_one(&status)) > 0) {
 			if (pid == engine)
-				return sc_exit_code(status);
+				return failed ? 1 : sc_exit_code(status);
 		}
 	}
 }

@@ -130,4 +130,45 @@ else
 	expect_match "^denied 403$" "$out" "unprivileged: a denied host gets 403"
 	expect_eq "" "$(left_behind)" "unprivileged: nothing left behind"
 fi
+
+# 6. Where user namespaces are not allowed: a clear error, status 125.  The
+# limit is set to 0 inside a user namespace of our own (the machine's own
+# setting is left alone), mapping uids 0-65535 onto themselves.
+cat >"$WORLD_DIR/nouserns.py" <<-'PY'
+	import ctypes, os, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	r, w = os.pipe()
+	r2, w2 = os.pipe()
+	pid = os.fork()
+	if pid == 0:
+	    if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER
+	        os._exit(90)
+	    os.write(w, b"x")
+	    os.read(r2, 1)
+	    os.setgid(0)
+	    os.setuid(0)
+	    with open("/proc/sys/user/max_user_namespaces", "w") as f:
+	        f.write("0")
+	    os.execvp(sys.argv[1], sys.argv[1:])
+	os.read(r, 1)
+	for m in ("uid_map", "gid_map"):
+	    with open("/proc/%d/%s" % (pid, m), "w") as f:
+	        f.write("0 0 65536\n")
+	os.write(w2, b"x")
+	_, st = os.waitpid(pid, 0)
+	sys.exit(os.waitstatus_to_exitcode(st))
+PY
+chown $AGENT_UID:$AGENT_UID "$XDG"
+out=$(in_px "$WORLD_PYTHON" "$WORLD_DIR/nouserns.py" setpriv --reuid $AGENT_UID \
+	--regid $AGENT_UID --clear-groups env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run -- \
+	sh -c 'echo CMD-RAN' 2>&1)
+rc=$?
+if [ $rc = 90 ]; then
+	diag "cannot make a user namespace to test this in"
+else
+	expect_eq 125 $rc "no user namespaces: status 125"
+	expect_match "unprivileged user namespaces are not allowed" "$out" "no user namespaces: a clear error"
+	expect_no_match "CMD-RAN" "$out" "no user namespaces: CMD did not run"
+	expect_eq "" "$(left_behind)" "no user namespaces: nothing left behind"
+fi
 exit 0
