@@ -55,6 +55,14 @@ enum resp_state {
 	RS_DONE,
 };
 
+/* What a lookup produced, kept only until the connection is made: an idle
+ * tunnel should cost as little memory as possible. */
+struct lookup {
+	struct sockaddr_storage addrs[PX_DNS_MAX_ADDRS];
+	socklen_t addrlens[PX_DNS_MAX_ADDRS];
+	size_t naddrs;
+};
+
 struct pooled {
 	char key[CF_HOST_TEXT_MAX + 8];
 	char addr[INET6_ADDRSTRLEN + 8];
@@ -95,9 +103,7 @@ struct px_conn {
 	struct cf_decision dec;
 	struct px_dns_query *dnsq;
 	struct px_connector *connector;
-	struct sockaddr_storage addrs[PX_DNS_MAX_ADDRS];
-	socklen_t addrlens[PX_DNS_MAX_ADDRS];
-	size_t naddrs;
+	struct lookup *lk;         /* addresses, only while connecting */
 	struct evbuffer *pending;  /* the upstream head, built at parse time */
 	unsigned requests;
 
@@ -113,7 +119,7 @@ struct px_conn {
 	struct px_chunked resp_ch;
 	struct px_http_header *hdrs;
 	size_t nhdrs_cap;
-	struct pooled pool[POOL_MAX];
+	struct pooled *pool;       /* POOL_MAX idle upstreams, made on first use */
 
 	/* Tunnel state. */
 	struct px_sni *sni;
@@ -354,8 +360,10 @@ conn_free(struct px_conn *c, const char *why)
 		bufferevent_free(c->cli);
 	if (c->up != NULL)
 		bufferevent_free(c->up);
-	for (i = 0; i < POOL_MAX; i++)
+	for (i = 0; c->pool != NULL && i < POOL_MAX; i++)
 		pool_drop(&c->pool[i]);
+	free(c->pool);
+	free(c->lk);
 	if (c->pending != NULL)
 		evbuffer_free(c->pending);
 	free(c->hdrs);
@@ -496,6 +504,13 @@ sni_step(struct px_conn *c)
 	const char *why = NULL;
 	int pass = 0;
 
+	if (len > c->sni_fed && c->sni == NULL) {
+		c->sni = px_sni_new(SNI_MAX_BYTES);
+		if (c->sni == NULL) {
+			conn_free(c, "out of memory");
+			return;
+		}
+	}
 	if (len > c->sni_fed) {
 		size_t want = len > SNI_MAX_BYTES + 1 ? SNI_MAX_BYTES + 1 : len;
 		unsigned char *data;
@@ -549,7 +564,7 @@ decide:
 	case PX_SNI_BAD:
 	case PX_SNI_TOO_BIG:
 	default:
-		why = px_sni_why(c->sni);
+		why = c->sni != NULL ? px_sni_why(c->sni) : NULL;
 		if (why == NULL)
 			why = "malformed ClientHello";
 		break;
@@ -596,7 +611,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 	c->connector = NULL;
 	if (fd < 0) {
 		snprintf(detail, sizeof(detail), "could not connect to %s: %s",
-		    c->naddrs == 1 ? c->addr : "any of its addresses", strerror(err));
+		    c->lk != NULL && c->lk->naddrs == 1 ? c->addr : "any of its addresses", strerror(err));
 		if (err == ETIMEDOUT)
 			refuse(c, 504, CF_R_TIMEOUT, c->dec.rule, detail);
 		else
@@ -604,7 +619,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		return;
 	}
 	{
-		const struct sockaddr *sa = (const struct sockaddr *)&c->addrs[index];
+		const struct sockaddr *sa = (const struct sockaddr *)&c->lk->addrs[index];
 		char a[INET6_ADDRSTRLEN];
 		if (sa->sa_family == AF_INET)
 			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, a, sizeof(a));
@@ -612,6 +627,8 @@ connected_cb(int fd, int err, size_t index, void *arg)
 			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, a, sizeof(a));
 		snprintf(c->addr, sizeof(c->addr), "%s", a);
 	}
+	free(c->lk);
+	c->lk = NULL;
 	c->up = bufferevent_socket_new(c->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (c->up == NULL) {
 		close(fd);
@@ -629,11 +646,8 @@ connected_cb(int fd, int err, size_t index, void *arg)
 			tunnel_start(c);
 			return;
 		}
-		c->sni = px_sni_new(SNI_MAX_BYTES);
-		if (c->sni == NULL) {
-			conn_free(c, "out of memory");
-			return;
-		}
+		/* The inspector (an OpenSSL object of several KiB) is made when
+		 * the client's first bytes arrive, so an idle tunnel stays small. */
 		c->state = CS_SNI;
 		/* Upstream may speak first (SMTP, SSH servers): its bytes flow
 		 * to the client; only the client's are held for the check. */
@@ -654,8 +668,8 @@ vet_and_connect(struct px_conn *c)
 	size_t i;
 	struct cf_decision ad;
 
-	for (i = 0; i < c->naddrs; i++) {
-		struct sockaddr *sa = (struct sockaddr *)&c->addrs[i];
+	for (i = 0; i < c->lk->naddrs; i++) {
+		struct sockaddr *sa = (struct sockaddr *)&c->lk->addrs[i];
 		if (sa->sa_family == AF_INET)
 			((struct sockaddr_in *)(void *)sa)->sin_port = htons(c->port);
 		else
@@ -672,8 +686,8 @@ vet_and_connect(struct px_conn *c)
 			return -1;
 		}
 	}
-	if (c->naddrs == 1) {
-		const struct sockaddr *sa = (const struct sockaddr *)&c->addrs[0];
+	if (c->lk->naddrs == 1) {
+		const struct sockaddr *sa = (const struct sockaddr *)&c->lk->addrs[0];
 		char a[INET6_ADDRSTRLEN];
 		if (sa->sa_family == AF_INET)
 			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, a, sizeof(a));
@@ -682,7 +696,7 @@ vet_and_connect(struct px_conn *c)
 		snprintf(c->addr, sizeof(c->addr), "%s", a);
 	}
 	/* Connect only to what was vetted: these very sockaddrs. */
-	c->connector = px_connect_start(c->srv->base, c->addrs, c->addrlens, c->naddrs,
+	c->connector = px_connect_start(c->srv->base, c->lk->addrs, c->lk->addrlens, c->lk->naddrs,
 	    settings(c)->connect_timeout_ms, connected_cb, c);
 	if (c->connector == NULL) {
 		refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, strerror(errno));
@@ -706,10 +720,10 @@ dns_cb(int status, const struct px_dns_result *res, const char *errmsg, void *ar
 		refuse(c, status == PX_DNS_TIMEOUT ? 504 : 502, CF_R_DNS_FAILURE, c->dec.rule, detail);
 		return;
 	}
-	c->naddrs = res->naddrs < PX_DNS_MAX_ADDRS ? res->naddrs : PX_DNS_MAX_ADDRS;
-	for (i = 0; i < c->naddrs; i++) {
-		c->addrs[i] = res->addrs[i];
-		c->addrlens[i] = res->addrlens[i];
+	c->lk->naddrs = res->naddrs < PX_DNS_MAX_ADDRS ? res->naddrs : PX_DNS_MAX_ADDRS;
+	for (i = 0; i < c->lk->naddrs; i++) {
+		c->lk->addrs[i] = res->addrs[i];
+		c->lk->addrlens[i] = res->addrlens[i];
 	}
 	vet_and_connect(c);
 }
@@ -721,7 +735,7 @@ pool_find(struct px_conn *c, const char *key)
 {
 	size_t i;
 
-	for (i = 0; i < POOL_MAX; i++)
+	for (i = 0; c->pool != NULL && i < POOL_MAX; i++)
 		if (c->pool[i].bev != NULL && strcmp(c->pool[i].key, key) == 0)
 			return &c->pool[i];
 	return NULL;
@@ -751,6 +765,11 @@ pool_put(struct px_conn *c)
 {
 	size_t i, slot = 0;
 
+	if (c->pool == NULL && (c->pool = calloc(POOL_MAX, sizeof(*c->pool))) == NULL) {
+		bufferevent_free(c->up);
+		c->up = NULL;
+		return;
+	}
 	for (i = 0; i < POOL_MAX; i++)
 		if (c->pool[i].bev == NULL) {
 			slot = i;
@@ -1159,21 +1178,33 @@ handle_head(struct px_conn *c)
 			return;
 		}
 	}
+	free(c->lk);
+	c->lk = calloc(1, sizeof(*c->lk));
+	if (c->lk == NULL) {
+		conn_free(c, "out of memory");
+		return;
+	}
+	if (c->mode == CF_MODE_CONNECT) {
+		/* A tunnel parses no more heads: give the header table back. */
+		free(c->hdrs);
+		c->hdrs = NULL;
+		c->nhdrs_cap = 0;
+	}
 	if (c->host.kind != CF_HOST_NAME) {
-		struct sockaddr_storage *ss = &c->addrs[0];
+		struct sockaddr_storage *ss = &c->lk->addrs[0];
 		memset(ss, 0, sizeof(*ss));
 		if (c->host.kind == CF_HOST_IPV4) {
 			struct sockaddr_in *sin = (struct sockaddr_in *)ss;
 			sin->sin_family = AF_INET;
 			sin->sin_addr = c->host.addr.v4;
-			c->addrlens[0] = sizeof(*sin);
+			c->lk->addrlens[0] = sizeof(*sin);
 		} else {
 			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
 			sin6->sin6_family = AF_INET6;
 			sin6->sin6_addr = c->host.addr.v6;
-			c->addrlens[0] = sizeof(*sin6);
+			c->lk->addrlens[0] = sizeof(*sin6);
 		}
-		c->naddrs = 1;
+		c->lk->naddrs = 1;
 		vet_and_connect(c);
 		return;
 	}
