@@ -13,6 +13,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-timeouts.sh \
 	tests/integration/proxy-tunnel.sh \
 	tests/integration/proxy-privileges.sh \
-	tests/integration/proxy-explain.sh
+	tests/integration/proxy-explain.sh \
+	tests/integration/proxy-limits.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)
