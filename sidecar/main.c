@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bridge/link.h"
+#include "conf/config.h"
 #include "sidecar/engine.h"
 #include "sidecar/log.h"
 #include "sidecar/pid1.h"
@@ -50,6 +51,7 @@ struct sc_opts {
 	const char *probe_addr[SC_MAX_LIST];
 	size_t n_probe_addr;
 	uid_t uid;
+	int has_uid;          /* --user given */
 	uid_t probe_uid;
 	int has_probe_uid;
 	const char *bridge;
@@ -62,7 +64,8 @@ sc_usage(FILE *f)
 	fprintf(f,
 	    "usage: postern-sidecar [-c FILE] [--allow PATTERN]... [--user UID]\n"
 	    "                       [--listen ADDR]... [--probe-uid UID] [--probe-addr ADDR]...\n"
-	    "       postern-sidecar lockdown-check [--user UID] [--probe-uid UID] [--probe-addr ADDR]...\n"
+	    "       postern-sidecar lockdown-check [-c FILE] [--user UID] [--probe-uid UID]\n"
+	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
 	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--bridge PATH] [--] CMD [ARGS...]\n"
 	    "See postern-sidecar(8).\n");
@@ -144,6 +147,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				sc_logx("--user: '%s' is not a numeric uid other than 0", optarg);
 				return -1;
 			}
+			o->has_uid = 1;
 			break;
 		case O_LISTEN:
 			if (sc_push(o->listen, &o->n_listen, optarg, "--listen") < 0)
@@ -190,14 +194,62 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		sc_usage(stderr);
 		return -1;
 	}
-	if ((o->mode == SC_MODE_CHECK || o->mode == SC_MODE_UNLOCK) &&
-	    (o->config || o->n_allow || o->n_listen)) {
-		sc_logx("-c, --allow and --listen only apply when serving");
+	if ((o->mode == SC_MODE_CHECK && (o->n_allow || o->n_listen)) ||
+	    (o->mode == SC_MODE_UNLOCK && (o->config || o->n_allow || o->n_listen))) {
+		sc_logx("--allow and --listen only apply when serving, -c also to lockdown-check");
 		return -1;
 	}
-	if (o->mode == SC_MODE_SERVE && o->n_listen == 0) {
+	/* lockdown-check gets them too, only so that -c is judged as served. */
+	if ((o->mode == SC_MODE_SERVE || o->mode == SC_MODE_CHECK) && o->n_listen == 0) {
 		o->listen[o->n_listen++] = SC_DEFAULT_TCP;
 		o->listen[o->n_listen++] = SC_DEFAULT_UNIX;
+	}
+	return 0;
+}
+
+/*
+ * The proxy uid: --user, else the config's [proxy] user, else 65532.  The
+ * config is loaded here only to read that key, so a bad config is refused
+ * (exit 2, FILE:LINE errors) before the namespace is touched.  Returns 0 or
+ * an exit status.
+ */
+static int
+sc_resolve_uid(struct sc_opts *o)
+{
+	const struct cf_proxy_settings *p;
+	struct cf_overrides ov;
+	struct cf_config *cfg;
+	struct cf_diag diag;
+	size_t i;
+
+	if (!o->has_uid && (o->mode == SC_MODE_SERVE ||
+	    (o->mode == SC_MODE_CHECK && o->config != NULL))) {
+		/* The overrides the engine will get, so the file is judged
+		 * exactly as it will be served. */
+		memset(&ov, 0, sizeof(ov));
+		ov.extra_allow = o->allow;
+		ov.n_extra_allow = o->n_allow;
+		ov.extra_listen = o->listen;
+		ov.n_extra_listen = o->n_listen;
+		ov.replace_listen = 1;
+		memset(&diag, 0, sizeof(diag));
+		cfg = cf_config_load(o->config, &ov, &diag);
+		if (cfg == NULL) {
+			for (i = 0; i < diag.nerrors; i++)
+				fprintf(stderr, "%s\n", diag.errors[i]);
+			sc_logx("config refused, not starting");
+			cf_diag_free(&diag);
+			return 2;
+		}
+		cf_diag_free(&diag);
+		p = cf_config_proxy(cfg);
+		if (p->has_user)
+			o->uid = p->user;
+		cf_config_free(cfg);
+		if (o->uid == 0) {
+			sc_logx("the proxy user must not be 0: root's sockets are locked too");
+			return 2;
+		}
 	}
 	if (!o->has_probe_uid)
 		o->probe_uid = o->uid + 1 == UINT32_MAX ? o->uid - 1 : o->uid + 1;
@@ -416,6 +468,9 @@ main(int argc, char **argv)
 
 	if (sc_parse_args(argc, argv, &o) < 0)
 		return 2;
+	code = sc_resolve_uid(&o);
+	if (code != 0)
+		return code;
 	switch (o.mode) {
 	case SC_MODE_RUN:
 		memset(&ro, 0, sizeof(ro));

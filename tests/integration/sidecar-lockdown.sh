@@ -49,8 +49,19 @@ expect_eq 1 "$(rule_count 101)" "the unreachable rule is still there"
 
 # A restart (a second run, and one with another proxy uid first) must not
 # stack rules, and must not leave the other uid's rule behind.
-in_px "$SIDECAR" lockdown-check --user 4242 --probe-addr 10.200.1.77 >/dev/null 2>&1
-expect_eq 0 $? "lockdown-check with another proxy uid"
+# The proxy uid comes from the config's [proxy] user when --user is absent.
+printf '[proxy]\nuser = 4242\n' >"$WORLD_DIR/u4242.ini"
+in_px "$SIDECAR" lockdown-check -c "$WORLD_DIR/u4242.ini" --probe-addr 10.200.1.77 >/dev/null 2>&1
+expect_eq 0 $? "lockdown-check with another proxy uid, from the config"
+expect_match "uidrange 4242-4242 lookup main" "$(in_px ip rule show priority 100)" \
+	"the config's user is the uid let out"
+# A bad config is refused before the namespace is touched.
+printf '[proxy]\nuser = 4242\nbogus = 1\n' >"$WORLD_DIR/bad.ini"
+out=$(in_px "$SIDECAR" lockdown-check -c "$WORLD_DIR/bad.ini" 2>&1)
+expect_eq 2 $? "a bad config: status 2"
+expect_match "bad.ini:3: " "$out" "a bad config: FILE:LINE error"
+expect_match "uidrange 4242-4242 lookup main" "$(in_px ip rule show priority 100)" \
+	"a bad config changed no rule"
 in_px "$SIDECAR" lockdown-check --user $PROXY_UID --probe-addr 10.200.1.77 >/dev/null 2>&1
 expect_eq 0 $? "lockdown-check again"
 in_px "$SIDECAR" lockdown-check --user $PROXY_UID --probe-addr 10.200.1.77 >/dev/null 2>&1
