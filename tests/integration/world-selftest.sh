@@ -239,13 +239,18 @@ socat UNIX-LISTEN:"$WORLD_DIR/proxy.sock",fork SYSTEM:"echo unix >>$WORLD_DIR/fa
 p="$!"
 socat TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr,fork SYSTEM:"echo tcp >>$WORLD_DIR/fake.conns; cat" &
 p="$p $!"
+sleep 0.2
+socat UNIX-LISTEN:"$WORLD_DIR/admin.sock",fork SYSTEM:"echo admin >>$WORLD_DIR/fake.conns; cat" &
+p="$p $!"
 wait
 EOF
 chmod +x "$WORLD_DIR/fake-proxy"
-printf '[proxy]\nlisten = tcp:127.0.0.1:3128 ; comment\nlisten = unix:%s\n; listen = tcp:127.0.0.1:9\n' \
-	"$WORLD_DIR/proxy.sock" >"$WORLD_DIR/proxy.conf"
+printf '[proxy]\nlisten = tcp:127.0.0.1:3128 ; comment\nlisten = unix:%s\n; listen = tcp:127.0.0.1:9\nadmin = unix:%s\n' \
+	"$WORLD_DIR/proxy.sock" "$WORLD_DIR/admin.sock" >"$WORLD_DIR/proxy.conf"
 if POSTERN_PROXY="$WORLD_DIR/fake-proxy" proxy_start "$WORLD_DIR/proxy.conf"; then
 	ok "proxy_start returns once the listeners listen"
+	[ -S "$WORLD_DIR/admin.sock" ] && ok "proxy_start waits for the admin socket too (it comes last)" ||
+		fail "proxy_start returned before the admin socket existed"
 	expect_eq "" "$(cat "$WORLD_DIR/fake.conns" 2>/dev/null)" \
 		"proxy_start waits without connecting (nothing extra in the audit log)"
 	px_relay "$WORLD_DIR/proxy.sock" 4128

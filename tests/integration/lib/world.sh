@@ -247,7 +247,7 @@ world__kill_ns() {
 # first.  Exits 77 when not root or when namespaces cannot be made, and 1
 # when the world cannot be built.
 world_up() {
-	local want_agent a c err
+	local want_agent a c err base
 	[ -z "$WORLD_IS_UP" ] || die "world_up: the world is already up"
 	want_agent=
 	for a in "$@"; do
@@ -261,8 +261,8 @@ world_up() {
 		command -v "$c" >/dev/null 2>&1 || skip "$c is not installed"
 	done
 
-	world__base=$(basename "$0" .sh | tr -c 'A-Za-z0-9\n' '-' | cut -c1-20)
-	WORLD_ID="pw-$world__base-$$"
+	base=$(basename "$0" .sh | tr -c 'A-Za-z0-9\n' '-' | cut -c1-20)
+	WORLD_ID="pw-$base-$$"
 	WORLD_NS_PX="$WORLD_ID-px"
 	WORLD_NS_UP="$WORLD_ID-up"
 	WORLD_NS_AGENT=
@@ -738,8 +738,8 @@ curl_status() {
 
 # proxy_start CONFFILE [ARGS...]: run "$top_builddir/postern-proxy -c
 # CONFFILE ARGS" in px in the background, its stdout and stderr in
-# $WORLD_DIR/proxy.out, and return when every listen = line of CONFFILE
-# (tcp:HOST:PORT, unix:PATH) listens, or fail after 5 s (or as soon as the
+# $WORLD_DIR/proxy.out, and return when every listen = and admin = line of
+# CONFFILE (tcp:HOST:PORT, unix:PATH) listens, or fail after 5 s (or as soon as the
 # proxy exits).  Listening is read from /proc/net in px, not probed with a
 # connection, so the audit log holds only the scenario's own connections.
 # Sets WORLD_PROXY_PID.
@@ -751,7 +751,7 @@ proxy_start() {
 	[ -x "$bin" ] || { fail "proxy_start: $bin is not built"; return 1; }
 	[ -z "$WORLD_PROXY_PID" ] || proxy_stop >/dev/null
 	waits=
-	for l in $(sed -n 's/[;#].*$//; s/^[[:space:]]*listen[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*$/\1/p' "$conf"); do
+	for l in $(sed -n 's/[;#].*$//; s/^[[:space:]]*\(listen\|admin\)[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*$/\2/p' "$conf"); do
 		case $l in
 		tcp:*) waits="$waits --tcp ${l#tcp:}" ;;
 		unix:*) waits="$waits --unix ${l#unix:}" ;;
