@@ -48,6 +48,13 @@
  * bridge's cost for a short one.  Only a pipe known to be empty goes back.
  */
 #define POOL_MAX 64
+/*
+ * A direction whose pipe fills up is moving bulk data: its pipe grows from
+ * the kernel's default (16 slots) to this many bytes, so each splice(2) moves
+ * more and the bridge wakes up less often.  It bounds what one direction can
+ * hold; 1 MiB is the unprivileged maximum (/proc/sys/fs/pipe-max-size).
+ */
+#define BULK_PIPE (1 << 20)
 
 enum handle_kind {
 	H_LISTENER,
@@ -103,6 +110,7 @@ struct dir {
 	struct side *src, *dst;
 	int pr, pw;    /* the pipe's read and write ends */
 	size_t inpipe; /* bytes spliced in and not yet out */
+	bool grown;    /* the pipe was enlarged to BULK_PIPE (or tried) */
 	bool eof;      /* SRC said EOF */
 	bool shut;     /* DST has been shut down for writing */
 };
@@ -402,7 +410,8 @@ pipe_get(struct br_relay *r, struct dir *d)
 static void
 pipe_put(struct br_relay *r, struct dir *d)
 {
-	if (d->pr >= 0 && d->pw >= 0 && d->inpipe == 0 && r->npool < POOL_MAX) {
+	if (d->pr >= 0 && d->pw >= 0 && d->inpipe == 0 && !d->grown &&
+	    r->npool < POOL_MAX) {
 		r->pool[r->npool][0] = d->pr;
 		r->pool[r->npool][1] = d->pw;
 		r->npool++;
@@ -678,8 +687,18 @@ dir_pump(struct dir *d)
 				d->eof = true;
 				progress = true;
 			} else if (errno == EAGAIN) {
-				if (d->inpipe == 0)
+				if (d->inpipe == 0) {
 					d->src->rd = false;
+				} else if (!d->grown) {
+					/*
+					 * The pipe is full: bulk data.  A
+					 * refusal (the user's pipe quota)
+					 * only leaves it at its size.
+					 */
+					d->grown = true;
+					if (fcntl(d->pw, F_SETPIPE_SZ, BULK_PIPE) > 0)
+						progress = true;
+				}
 			} else if (errno != EINTR) {
 				return -1;
 			}
