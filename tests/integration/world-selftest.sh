@@ -8,6 +8,7 @@
 
 . "$top_srcdir/tests/integration/lib/world.sh"
 
+WORLD_DNS_EXTRA="extra.test=10.200.1.3 extra-dual.test=10.200.1.2,fd00:200:1::2"
 t0=$(date +%s%N)
 world_up
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -49,7 +50,9 @@ mapped.test - ::ffff:127.0.0.1
 zero-ttl.test 10.200.1.2 -
 dead.test 10.200.1.4 -
 blackhole.test 10.200.2.1 -
-he.test 10.200.1.2 fd00:200:2::1'
+he.test 10.200.1.2 fd00:200:2::1
+extra.test 10.200.1.3 -
+extra-dual.test 10.200.1.2 fd00:200:1::2'
 answers=$(printf '%s\n' "$table" | while read -r name _ _; do
 	printf '%s A\n%s AAAA\n' "$name" "$name"
 done | dns_query -)
@@ -90,7 +93,7 @@ expect_eq "NXDOMAIN" "$(dns_query rebind.test A --rcode)" "world_dns_set with no
 set --
 for n in allowed.test other.test deny.test api.example.test wild.test a.wild.test \
 	 b.c.wild.test v6only.test dual.test loop.test meta.test priv.test mapped.test \
-	 zero-ttl.test dead.test blackhole.test he.test; do
+	 zero-ttl.test dead.test blackhole.test he.test extra.test extra-dual.test; do
 	set -- "$@" --resolve "$n:443:10.200.1.3" "https://$n/tls?n=1"
 done
 out=$(curl_px "$@" 2>&1)
@@ -100,7 +103,7 @@ while [ $# -gt 0 ]; do
 	shift 3
 done
 expect_match "^GET /tls\?n=1 HTTP/1\.1$" "$out" "the HTTPS body names the request line"
-expect_eq 17 "$(upstream_count kind=https target=/tls?n=1)" "the upstream log has one HTTPS request per name"
+expect_eq 19 "$(upstream_count kind=https target=/tls?n=1)" "the upstream log has one HTTPS request per name"
 expect_eq "mapped.test" "$(upstream_get sni kind=https target=/tls?n=1 host=mapped.test)" \
 	"the upstream log records the SNI"
 out=$(curl_px -sS -D - "https://10.200.1.2/ip" 2>&1)
