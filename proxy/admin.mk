@@ -17,6 +17,12 @@ tests_unit_test_ctl_LDADD = $(PROXY_LIBS)
 # admin-examples.sh, which needs no namespaces: every contrib/examples/
 # config passes --check.
 ADMIN_SCENARIOS = \
-	tests/integration/admin-examples.sh
+	tests/integration/admin-ctl.sh \
+	tests/integration/admin-examples.sh \
+	tests/integration/admin-perms.sh \
+	tests/integration/admin-status.sh \
+	tests/integration/reload-broken.sh \
+	tests/integration/reload-configmap.sh \
+	tests/integration/reload-load.sh
 TESTS += $(ADMIN_SCENARIOS)
 EXTRA_DIST += $(ADMIN_SCENARIOS) tests/integration/lib-admin

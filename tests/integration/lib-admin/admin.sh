@@ -1,0 +1,108 @@
+# lib-admin/admin.sh: helpers for the admin and reload scenarios, sourced
+# after lib/world.sh (POSIX sh, set -u safe).
+#
+#     . "$top_srcdir/tests/integration/lib/world.sh"
+#     . "$top_srcdir/tests/integration/lib-admin/admin.sh"
+#
+# The admin socket is a UNIX socket in $WORLD_DIR: path sockets do not
+# belong to a network namespace, so these helpers reach it from anywhere.
+
+ADMIN_LIB="$top_srcdir/tests/integration/lib-admin"
+ADMIN_SOCK="$WORLD_DIR/admin.sock"
+: "${POSTERN_PROXY:=$top_builddir/postern-proxy}"
+
+# admin_curl ARGS...: curl over the admin socket, 5 s limit.
+admin_curl() {
+	curl -sS --max-time 5 --unix-socket "$ADMIN_SOCK" "$@"
+}
+
+# admin_get PATH: the body of GET PATH.
+admin_get() {
+	admin_curl "http://postern$1"
+}
+
+# admin_wait: return once the admin socket answers /status (5 s at most).
+admin_wait() {
+	local i
+	i=0
+	while [ $i -lt 100 ]; do
+		admin_get /status >/dev/null 2>&1 && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	fail "the admin socket $ADMIN_SOCK does not answer"
+	return 1
+}
+
+# status_get EXPR: evaluate the python expression EXPR with s bound to
+# GET /status's JSON, e.g. status_get 's["config"]["generation"]'.
+status_get() {
+	admin_get /status | "$WORLD_PYTHON" -c '
+import json, sys
+s = json.load(sys.stdin)
+v = eval(sys.argv[1])
+print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1"
+}
+
+# generation: the generation in force, from /status.
+generation() {
+	status_get 's["config"]["generation"]'
+}
+
+# wait_generation N [SECONDS]: wait until the generation in force is at
+# least N; prints the milliseconds it took; returns 1 on timeout (default
+# 1 s: a change must be in force within one second).
+wait_generation() {
+	local want limit t0 now g
+	want=$1
+	limit=${2:-1}
+	t0=$(date +%s%N)
+	while :; do
+		g=$(generation 2>/dev/null)
+		now=$(date +%s%N)
+		if [ -n "$g" ] && [ "$g" -ge "$want" ]; then
+			echo $(((now - t0) / 1000000))
+			return 0
+		fi
+		if [ $(((now - t0) / 1000000)) -gt $((limit * 1000)) ]; then
+			echo $(((now - t0) / 1000000))
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
+# metrics_get NAME [LABEL=VALUE]...: one sample's value from GET /metrics,
+# parsed strictly as Prometheus text (lib-admin/prom.py).
+metrics_get() {
+	local f
+	f="$WORLD_DIR/metrics.$$"
+	admin_get /metrics >"$f" || { rm -f "$f"; return 1; }
+	"$WORLD_PYTHON" "$ADMIN_LIB/prom.py" get "$f" "$@"
+	local rc=$?
+	rm -f "$f"
+	return $rc
+}
+
+# ctl ARGS...: postern-proxy ctl ARGS.
+ctl() {
+	"$POSTERN_PROXY" ctl "$@"
+}
+
+# write_by_rename SRC DEST: an editor's save: a temporary in DEST's
+# directory, renamed over DEST.
+write_by_rename() {
+	cp "$1" "$2.tmp.$$" && mv -f "$2.tmp.$$" "$2"
+}
+
+# write_in_place SRC DEST: truncate DEST and write SRC's bytes into the same
+# inode.
+write_in_place() {
+	cat "$1" >"$2"
+}
+
+# sha12 FILE: the first 12 hex digits of FILE's SHA-256, as the proxy
+# reports a config's hash.
+sha12() {
+	sha256sum "$1" | cut -c1-12
+}
