@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "bridge/link.h"
+#include "conf/config.h"
 #include "sidecar/engine.h"
 #include "sidecar/log.h"
 #include "sidecar/pid1.h"
@@ -49,6 +51,7 @@ struct sc_run {
 	char listen[PATH_MAX + 8];
 	char bridge[PATH_MAX];
 	int sigfd;
+	uid_t engine_uid;    /* 0: the engine keeps our uid */
 	pid_t engine, child;
 	int engine_status, child_status;
 	int engine_done, child_done;
@@ -82,6 +85,62 @@ sc_find_bridge(const char *given, char *out, size_t size)
 	return 0;
 }
 
+/*
+ * For a root caller: the uid the engine runs as, the config's [proxy] user
+ * or else nobody.  Returns 0, or exit status 2 after printing the config's
+ * errors.
+ */
+static int
+sc_engine_uid(const struct sc_run_opts *o, uid_t *uid)
+{
+	static const char *const placeholder[] = { "unix:/run/postern/run.sock" };
+	const struct cf_proxy_settings *p;
+	struct cf_overrides ov;
+	struct cf_config *cfg;
+	struct cf_diag diag;
+	size_t i;
+
+	*uid = 65534;
+	if (o->config_path == NULL)
+		return 0;
+	/* Judged with the overrides the engine will get (the listener is a
+	 * placeholder: nothing is bound here). */
+	memset(&ov, 0, sizeof(ov));
+	ov.extra_allow = o->allow;
+	ov.n_extra_allow = o->n_allow;
+	ov.extra_listen = placeholder;
+	ov.n_extra_listen = 1;
+	ov.replace_listen = 1;
+	memset(&diag, 0, sizeof(diag));
+	cfg = cf_config_load(o->config_path, &ov, &diag);
+	if (cfg == NULL) {
+		for (i = 0; i < diag.nerrors; i++)
+			fprintf(stderr, "%s\n", diag.errors[i]);
+		sc_logx("config refused, not starting");
+		cf_diag_free(&diag);
+		return 2;
+	}
+	cf_diag_free(&diag);
+	p = cf_config_proxy(cfg);
+	if (p->has_user && p->user != 0)
+		*uid = p->user;
+	cf_config_free(cfg);
+	return 0;
+}
+
+/* Nonzero when a process of uid UID (not root) may pass through DIR. */
+static int
+sc_dir_searchable(const char *dir, uid_t uid)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	if (uid == 0 || st.st_uid == uid)
+		return (st.st_mode & S_IXUSR) != 0;
+	return (st.st_mode & S_IXOTH) != 0;
+}
+
 static int
 sc_make_dir(struct sc_run *r)
 {
@@ -90,8 +149,11 @@ sc_make_dir(struct sc_run *r)
 
 	/* Only an absolute, existing runtime directory of our own is used;
 	 * anything else falls back to /tmp (mkdtemp makes the name
-	 * unpredictable and the directory 0700). */
-	if (base == NULL || base[0] != '/' || access(base, W_OK | X_OK) < 0)
+	 * unpredictable and the directory 0700).  A root caller's engine runs
+	 * as another uid, which must be able to pass through the base (root's
+	 * own runtime directory is 0700). */
+	if (base == NULL || base[0] != '/' || access(base, W_OK | X_OK) < 0 ||
+	    (r->engine_uid != 0 && !sc_dir_searchable(base, r->engine_uid)))
 		base = "/tmp";
 	if ((size_t)snprintf(r->dir, sizeof(r->dir), "%s/postern-run.XXXXXX", base) >=
 	    sizeof(r->dir))
@@ -340,10 +402,27 @@ sc_run_main(const struct sc_run_opts *o)
 		    r.bridge[0] ? " at " : "", r.bridge);
 		return SC_RUN_SETUP_FAILED;
 	}
+	if (geteuid() == 0) {
+		err = sc_engine_uid(o, &r.engine_uid);
+		if (err != 0) {
+			code = err;
+			goto out;
+		}
+	}
 	err = sc_make_dir(&r);
 	if (err < 0) {
 		sc_logerr(err, "cannot create the socket directory");
 		goto out;
+	}
+	if (r.engine_uid != 0) {
+		/* The engine creates and removes its socket as that uid; the
+		 * directory stays 0700, so only it (and root, running CMD)
+		 * can reach the socket. */
+		if (chown(r.dir, r.engine_uid, (gid_t)r.engine_uid) < 0) {
+			sc_logerr(errno, "cannot give %s to uid %u", r.dir,
+			    (unsigned)r.engine_uid);
+			goto out;
+		}
 	}
 	/* Whatever CMD leaves behind comes back to us, not to init. */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -381,12 +460,20 @@ sc_run_main(const struct sc_run_opts *o)
 		eo.n_extra_listen = 1;
 		eo.replace_listen = 1;
 		eo.ready_fd = pipefd[1];
-		/* Never serve as root: with the built-in default (which names
-		 * no user) a root caller's engine drops to nobody; a config
-		 * file's own "user" is respected. */
-		if (geteuid() == 0 && o->config_path == NULL) {
-			eo.has_user = 1;
-			eo.user = 65534;
+		/* Never serve as root.  We drop here rather than let the
+		 * engine do it, because a change of uid clears the
+		 * parent-death signal; set again afterwards, it keeps a
+		 * SIGKILLed sidecar from leaving a proxy behind.  The engine
+		 * then finds itself already the config's user. */
+		if (r.engine_uid != 0) {
+			if (setgroups(0, NULL) < 0 ||
+			    setresgid((gid_t)r.engine_uid, (gid_t)r.engine_uid,
+			    (gid_t)r.engine_uid) < 0 ||
+			    setresuid(r.engine_uid, r.engine_uid, r.engine_uid) < 0) {
+				sc_logerr(errno, "cannot drop to uid %u", (unsigned)r.engine_uid);
+				_exit(1);
+			}
+			sc_child_die_with_parent(self, SIGTERM);
 		}
 		_exit(sc_engine_run(&eo));
 	}

@@ -11,7 +11,8 @@ sc_world_up
 [ -x "$top_builddir/postern-bridge" ] || skip "postern-bridge is not built"
 
 XDG="$WORLD_DIR/xdg"
-mkdir -m 0700 "$XDG"
+# 0711: a root caller's engine runs as nobody and must pass through.
+mkdir -m 0711 "$XDG"
 MARK=31415      # sleep MARK: a process CMD leaves behind, found by its argv
 # Named namespaces, other scenarios' (which come and go in parallel) left
 # out.  run makes only anonymous ones, which die with their last process.
@@ -107,6 +108,19 @@ for sig in INT:2 TERM:15; do
 	expect_eq $want $rc "SIG$sig to the sidecar: CMD stopped, status $want"
 	expect_eq "" "$(left_behind)" "nothing left behind after SIG$sig"
 done
+
+# SIGKILL cannot be handled: the children must still die with the sidecar
+# (the socket directory is all that may remain).
+run -- sleep $MARK >"$WORLD_DIR/sig.out" 2>&1 &
+jpid=$!
+i=0
+while ! pgrep -f "^sleep $MARK" >/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -KILL "$(pgrep -o -f "postern-sidecar run -- sleep $MARK")"
+wait $jpid
+i=0
+while pgrep -f "sleep $MARK" >/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+expect_eq "" "$(pgrep -f "sleep $MARK")" "SIGKILL to the sidecar: engine, bridge and CMD die with it"
+rm -rf "$XDG"/postern-run.*
 
 # 5. An ordinary user, through a user namespace.
 if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" = 0 ] ||
