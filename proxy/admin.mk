@@ -23,6 +23,8 @@ ADMIN_SCENARIOS = \
 	tests/integration/admin-status.sh \
 	tests/integration/reload-broken.sh \
 	tests/integration/reload-configmap.sh \
-	tests/integration/reload-load.sh
+	tests/integration/reload-load.sh \
+	tests/integration/reload-revoke.sh \
+	tests/integration/reload-sessions.sh
 TESTS += $(ADMIN_SCENARIOS)
 EXTRA_DIST += $(ADMIN_SCENARIOS) tests/integration/lib-admin
