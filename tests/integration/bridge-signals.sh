@@ -58,6 +58,31 @@ wait $bpid; rc=$?
 [ "$(wc -l < "$BR_T/got")" = 7 ] || br_fail "CMD got a signal twice: $(cat "$BR_T/got")"
 br_pass "7 signals forwarded once each; CMD's exit status 42 returned"
 
+# The same as PID 1 of a PID namespace (a container's init), where the
+# kernel drops signals that have no handler unless they are blocked.
+if unshare -n -p -f -m --mount-proc true 2>/dev/null && command -v pgrep >/dev/null; then
+	rm -f "$BR_T/got" "$BR_T/ready"
+	unshare -n -p -f -m --mount-proc "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+		python3 "$BR_T/catch.py" &
+	upid=$!
+	BR_PIDS="$BR_PIDS $upid"
+	br_wait_file "$BR_T/ready" || br_fail "CMD did not start under PID 1"
+	bpid=$(pgrep -P $upid)
+	[ "$(cat /proc/$bpid/comm 2>/dev/null)" = postern-bridge ] || br_fail "no bridge as PID 1"
+	for s in USR1 HUP TERM; do
+		kill -$s $bpid
+		i=0
+		until grep -qx "SIG$s" "$BR_T/got" 2>/dev/null; do
+			i=$((i + 1))
+			[ $i -gt 50 ] && br_fail "as PID 1, SIG$s was not forwarded"
+			sleep 0.1
+		done
+	done
+	wait $upid; rc=$?
+	[ $rc = 42 ] || br_fail "as PID 1 the bridge exited $rc, not 42"
+	br_pass "as PID 1: signals forwarded, CMD's status returned"
+fi
+
 # Relay only: no CMD, runs until SIGTERM, exits 0.
 br_ns_bg "$BRIDGE" --connect "$BR_T/proxy.sock"
 bpid=$BG_PID
