@@ -137,7 +137,6 @@ struct br_relay {
 	struct conn *conns;
 	struct conn *waiting;
 	struct conn *dead;
-	size_t nconns;
 	int pool[POOL_MAX][2];
 	size_t npool;
 	bool stop;
@@ -341,12 +340,6 @@ br_relay_stop(struct br_relay *r)
 	r->stop = true;
 }
 
-size_t
-br_relay_connections(const struct br_relay *r)
-{
-	return r->nconns;
-}
-
 /* --- the timer queue: connections retrying a connect or draining --- */
 
 static void
@@ -443,7 +436,6 @@ conn_close(struct conn *c)
 		r->conns = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
-	r->nconns--;
 	/*
 	 * Events for this connection may still sit in the batch epoll_wait()
 	 * returned; free it only after that batch.
@@ -655,7 +647,6 @@ conn_new(struct br_relay *r, int fd)
 	if (r->conns != NULL)
 		r->conns->prev = c;
 	r->conns = c;
-	r->nconns++;
 	conn_connect(c);
 }
 

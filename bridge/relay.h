@@ -65,7 +65,4 @@ int br_relay_run(struct br_relay *r);
 /* Make br_relay_run() return once the events in hand have been handled. */
 void br_relay_stop(struct br_relay *r);
 
-/* The number of TCP connections R currently holds open. */
-size_t br_relay_connections(const struct br_relay *r);
-
 #endif
