@@ -52,7 +52,7 @@ WORLD_BLACKHOLE4=10.200.2.1     # routed from px into up, silently dropped there
 WORLD_BLACKHOLE6=fd00:200:2::1  #   connects and DNS queries time out
 : "${WORLD_DNS_EXTRA:=}"        # "name=addr[,addr] ..." added before world_up
 : "${WORLD_WAIT:=3}"            # seconds expect_audit/expect_upstream poll
-: "${WORLD_TIMEOUT:=120}"       # a scenario still running then is stopped (0: never)
+: "${WORLD_TIMEOUT:=300}"       # a scenario still running then is stopped (0: never)
 
 WORLD_NTEST=0
 WORLD_NFAIL=0
