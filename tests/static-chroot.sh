@@ -33,6 +33,10 @@ for bin in postern-proxy postern-bridge postern-sidecar; do
 			echo "$out" | head -1 | grep -q "^allow api.anthropic.com" ||
 			{ echo "FAIL: $bin --explain in an empty root: $out"; status=1; }
 		;;
+	postern-sidecar)
+		out=$(chroot "$root" "/$bin" --help 2>&1) ||
+			{ echo "FAIL: $bin --help in an empty root: $out"; status=1; }
+		;;
 	*)
 		out=$(chroot "$root" "/$bin" --version 2>&1) ||
 			{ echo "FAIL: $bin --version in an empty root: $out"; status=1; }
