@@ -17,7 +17,8 @@ command -v nsenter >/dev/null 2>&1 || skip "nsenter is not installed"
 SOCKDIR="$WORLD_DIR/run-postern"      # created by the sidecar
 SOCK="$SOCKDIR/proxy.sock"
 CONF="$WORLD_DIR/serve.ini"
-OUT="$WORLD_DIR/sidecar.out"
+SC_N=0                                 # one output file per start
+OUT=
 write_conf() {
 	cat >"$CONF.new" <<-INI
 		[proxy]
@@ -42,6 +43,8 @@ world_cleanup_hook() {
 # start_sidecar [WRAPPER...]: start it in px (under WRAPPER, e.g. unshare),
 # wait until it says it serves; sets SC_PID (the supervisor) and SC_JOB.
 start_sidecar() {
+	SC_N=$((SC_N + 1))
+	OUT="$WORLD_DIR/sidecar.$SC_N.out"
 	: >"$OUT"
 	in_px "$@" "$SIDECAR" -c "$CONF" --user $PROXY_UID \
 		--probe-addr 10.200.1.77 --probe-addr fd00:200:1::77 \
@@ -90,6 +93,8 @@ out=$(as_uid $AGENT_UID curl -sS --max-time 10 $P -o /dev/null -w "%{http_code}"
 expect_eq 403 "$out" "agent: a denied name gets 403"
 out=$(as_uid $AGENT_UID curl -s --max-time 10 $P -o /dev/null -w "%{http_connect}" --cacert "$WORLD_CA" https://other.test/ 2>&1)
 expect_eq 403 "$out" "agent: CONNECT to a denied name gets 403"
+expect_match '"event":"decision".*"method":"CONNECT","host":"other.test","port":443.*"decision":"deny","reason":"host_not_allowed"' \
+	"$(cat "$OUT")" "the engine's audit log has the refusal"
 
 # The bridge variant: an agent with no network at all, the socket carried
 # in; the socket belongs to the proxy's group, 0660.
