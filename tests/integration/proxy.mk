@@ -14,6 +14,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-tunnel.sh \
 	tests/integration/proxy-privileges.sh \
 	tests/integration/proxy-explain.sh \
-	tests/integration/proxy-limits.sh
+	tests/integration/proxy-limits.sh \
+	tests/integration/proxy-backpressure.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)
