@@ -421,6 +421,13 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		if (idle >= (long)p->idle_timeout_ms) {
+			if (c->state == CS_FWD && c->rstate == RS_HEAD &&
+			    evbuffer_get_length(bufferevent_get_output(c->cli)) == 0) {
+				/* Upstream accepted the request and never answered. */
+				refuse(c, 504, CF_R_TIMEOUT, c->dec.rule,
+				    "upstream did not answer within idle_timeout");
+				return;
+			}
 			conn_free(c, "idle_timeout");
 			return;
 		}

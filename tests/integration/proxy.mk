@@ -15,6 +15,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-privileges.sh \
 	tests/integration/proxy-explain.sh \
 	tests/integration/proxy-limits.sh \
-	tests/integration/proxy-backpressure.sh
+	tests/integration/proxy-backpressure.sh \
+	tests/integration/proxy-faults.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)
