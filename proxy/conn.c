@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -108,7 +109,8 @@ struct px_conn {
 	unsigned requests;
 
 	/* Forward path state. */
-	int req_keep_alive, req_is_head, req_upgrade;
+	int req_keep_alive, req_is_head, req_upgrade, req_minor;
+	int resp_dechunk;          /* decode a chunked answer for HTTP/1.0 */
 	int64_t req_left;          /* Content-Length bytes still to pass */
 	int req_chunked;
 	struct px_chunked req_ch;
@@ -909,7 +911,9 @@ fwd_response(struct px_conn *c)
 				return;
 			}
 			if (resp.informational) {
-				px_http_build_client_head(&resp, 1, out);
+				/* RFC 9110 §15.2: no 1xx to an HTTP/1.0 client. */
+				if (c->req_minor != 0)
+					px_http_build_client_head(&resp, 1, out);
 				evbuffer_drain(in, head_len);
 				continue;
 			}
@@ -924,6 +928,19 @@ fwd_response(struct px_conn *c)
 				tunnel_start(c);
 				relay(c, c->up, c->cli, &c->bytes_down);
 				return;
+			}
+			c->resp_dechunk = 0;
+			if (resp.chunked && c->req_minor == 0) {
+				/* An HTTP/1.0 client cannot take chunked: drop the
+				 * coding and delimit the body by closing. */
+				size_t k, kept = 0;
+				for (k = 0; k < resp.nheaders; k++)
+					if (!(resp.headers[k].name_len == 17 &&
+					    strncasecmp(resp.headers[k].name, "Transfer-Encoding", 17) == 0))
+						resp.headers[kept++] = resp.headers[k];
+				resp.nheaders = kept;
+				c->resp_dechunk = 1;
+				c->cli_keep_alive = 0;
 			}
 			px_http_build_client_head(&resp, c->cli_keep_alive, out);
 			evbuffer_drain(in, head_len);
@@ -955,14 +972,19 @@ fwd_response(struct px_conn *c)
 			size_t n = 0;
 			const char *why = NULL;
 			for (i = 0; i < nv && i < 8 && !done; i++) {
-				ssize_t used = px_chunked_scan(&c->resp_ch, v[i].iov_base, v[i].iov_len, &done, &why);
+				ssize_t used = c->resp_dechunk ?
+				    px_chunked_decode(&c->resp_ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
+				    px_chunked_scan(&c->resp_ch, v[i].iov_base, v[i].iov_len, &done, &why);
 				if (used < 0) {
 					conn_free(c, "bad chunked response");
 					return;
 				}
 				n += (size_t)used;
 			}
-			evbuffer_remove_buffer(in, out, n);
+			if (c->resp_dechunk)
+				evbuffer_drain(in, n);
+			else
+				evbuffer_remove_buffer(in, out, n);
 			c->bytes_down += n;
 			if (done)
 				c->rstate = RS_DONE;
@@ -1123,6 +1145,7 @@ handle_head(struct px_conn *c)
 			return;
 		}
 		c->req_keep_alive = req.keep_alive;
+		c->req_minor = req.minor;
 		c->req_is_head = req.is_head;
 		c->req_upgrade = req.upgrade_websocket;
 		c->req_chunked = req.chunked;

@@ -1180,7 +1180,12 @@ px_http_build_upstream_head(const struct px_http_request *req,
 	    evbuffer_add(out, " ", 1) != 0 ||
 	    (req->path[0] != '/' && evbuffer_add(out, "/", 1) != 0) ||
 	    evbuffer_add(out, req->path, req->path_len) != 0 ||
-	    evbuffer_add(out, " HTTP/1.1\r\n", 11) != 0)
+	    /*
+	     * An HTTP/1.0 client's request goes upstream as HTTP/1.0, so that
+	     * the server answers with a framing the client understands: no
+	     * chunked coding and no 1xx (RFC 9110 §15.2, RFC 9112 §7.1).
+	     */
+	    evbuffer_add(out, req->minor == 0 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n", 11) != 0)
 		goto out;
 	/* RFC 9112 §3.2.2: a proxy generates Host from the target; RFC 9110
 	 * §7.2: first, and without the default port. */
@@ -1488,6 +1493,43 @@ px_chunked_scan(struct px_chunked *c, const char *buf, size_t len, int *done,
 
 			if ((uint64_t)n > c->remaining)
 				n = (size_t)c->remaining;
+			off += n;
+			c->remaining -= n;
+			if (c->remaining == 0)
+				c->state = CS_DATA_CR;
+			continue;
+		}
+		if (ck_byte(c, (uint8_t)buf[off]) != 0) {
+			*why = c->why;
+			return -1;
+		}
+		off++;
+	}
+	*done = c->state == CS_DONE;
+	return (ssize_t)off;
+}
+
+ssize_t
+px_chunked_decode(struct px_chunked *c, const char *buf, size_t len, struct evbuffer *data,
+    int *done, const char **why)
+{
+	size_t off = 0;
+
+	*done = c->state == CS_DONE;
+	if (c->state == CS_ERROR) {
+		*why = c->why;
+		return -1;
+	}
+	while (off < len && c->state != CS_DONE) {
+		if (c->state == CS_DATA) {
+			size_t n = len - off;
+
+			if ((uint64_t)n > c->remaining)
+				n = (size_t)c->remaining;
+			if (evbuffer_add(data, buf + off, n) != 0) {
+				*why = "out of memory";
+				return -1;
+			}
 			off += n;
 			c->remaining -= n;
 			if (c->remaining == 0)

@@ -59,7 +59,10 @@ expect_eq "$(pattern_sha256 20000000)" "$got" "a 20 MB response arrives intact"
 out=$(curl_px -x $P -I http://allowed.test/head)
 expect_match "^HTTP/1.1 200" "$out" "HEAD works (no body expected)"
 out=$(curl_px -x $P --http1.0 http://allowed.test/ten)
-expect_match "^GET /ten HTTP/1.1" "$out" "an HTTP/1.0 client is served"
+expect_match "^GET /ten HTTP/1.0" "$out" "an HTTP/1.0 client is served, as HTTP/1.0 upstream"
+out=$(printf 'GET http://allowed.test/chunked HTTP/1.0\r\nHost: allowed.test\r\n\r\n' | raw 127.0.0.1 3128)
+expect_no_match "^Transfer-Encoding: chunked" "$out" "an HTTP/1.0 client never gets a chunked answer"
+expect_match "^three$" "$out" "but the whole body"
 
 # Path prefixes: plain HTTP only, no escapes.
 expect_eq 200 "$(curl_status -x $P http://api.example.test:8080/hooks/stop)" "/hooks/stop is under the prefix"

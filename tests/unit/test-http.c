@@ -633,8 +633,9 @@ test_build_upstream(void)
 	in = "GET http://[fd00:200::1]/ HTTP/1.0\r\n\r\n";
 	tap_ok(parse_ok(in, &r, &hl) && px_http_build_upstream_head(&r, b) == 0, "HTTP/1.0 builds");
 	s = drain(b);
-	tap_ok(strcmp(s, "GET / HTTP/1.1\r\nHost: [fd00:200::1]\r\nVia: 1.1 postern\r\n"
-	    "Connection: keep-alive\r\n\r\n") == 0, "Host generated from the URI (IPv6 bracketed)");
+	tap_ok(strcmp(s, "GET / HTTP/1.0\r\nHost: [fd00:200::1]\r\nVia: 1.1 postern\r\n"
+	    "Connection: keep-alive\r\n\r\n") == 0,
+	    "Host generated from the URI (IPv6 bracketed); an HTTP/1.0 request stays HTTP/1.0 upstream");
 	free(s);
 
 	in = "GET http://a.test/ws HTTP/1.1\r\nHost: a.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
