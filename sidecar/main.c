@@ -209,9 +209,9 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 
 /*
  * The proxy uid: --user, else the config's [proxy] user, else 65532.  The
- * config is loaded here only to read that key, so a bad config is refused
- * (exit 2, FILE:LINE errors) before the namespace is touched.  Returns 0 or
- * an exit status.
+ * config is loaded here to read that key and so that a bad config is
+ * refused (exit 2, FILE:LINE errors) before the namespace is touched.
+ * Returns 0 or an exit status.
  */
 static int
 sc_resolve_uid(struct sc_opts *o)
@@ -222,8 +222,7 @@ sc_resolve_uid(struct sc_opts *o)
 	struct cf_diag diag;
 	size_t i;
 
-	if (!o->has_uid && (o->mode == SC_MODE_SERVE ||
-	    (o->mode == SC_MODE_CHECK && o->config != NULL))) {
+	if (o->mode == SC_MODE_SERVE || (o->mode == SC_MODE_CHECK && o->config != NULL)) {
 		/* The overrides the engine will get, so the file is judged
 		 * exactly as it will be served. */
 		memset(&ov, 0, sizeof(ov));
@@ -243,7 +242,7 @@ sc_resolve_uid(struct sc_opts *o)
 		}
 		cf_diag_free(&diag);
 		p = cf_config_proxy(cfg);
-		if (p->has_user)
+		if (p->has_user && !o->has_uid)
 			o->uid = p->user;
 		cf_config_free(cfg);
 		if (o->uid == 0) {

@@ -11,6 +11,19 @@ check() {
 	in_px "$SIDECAR" lockdown-check --user $PROXY_UID --probe-addr 10.200.1.77 2>&1
 }
 
+# Hostile or broken input is refused before the namespace is touched.
+printf '[proxy]\nbogus = 1\n' >"$WORLD_DIR/bad.ini"
+set -f    # "--allow *" must reach the sidecar as it is
+for args in "--user 4000 -c $WORLD_DIR/bad.ini" "--listen bogus:1" "--allow *" \
+	"--allow foo.*.test" "--user 007" "--probe-addr 1.2.3"; do
+	# shellcheck disable=SC2086
+	out=$(in_px "$SIDECAR" $args 2>&1)
+	expect_eq 2 $? "refused with status 2: $args"
+	expect_no_match "unexpected argument|^usage" "$out" "refused for the right reason: $args"
+done
+set +f
+expect_eq "0 0" "$(rule_count 100) $(rule_count 101)" "refused input installed no rule"
+
 in_px ip rule add priority 50 from all lookup main || die "cannot add the sabotage rule"
 out=$(check)
 expect_eq 1 $? "v4 allow-all at priority 50: lockdown-check fails"
