@@ -113,59 +113,70 @@ TARGETS="tcp unix bridge socat"
 echo "bench-bridge: $ROUNDS rounds, $BYTES bytes per stream, ${SECS}s per timed test, $IDLE idle connections"
 echo "bench-bridge: $(nproc) CPUs, kernel $(uname -r)"
 
+# One test at a time across the four paths, so that the paths compared in
+# a ratio were measured minutes apart at most, not a whole round apart: the
+# load of whatever else runs on the machine changes over a run.
+bulk() { # TARGET
+	a=$(addr_of $1)
+	p=$(relay_pid $1)
+	kids=""
+	[ "$1" = socat ] && kids=1
+	[ -n "$p" ] && c0=$(cpu_ticks "$p" $kids)
+	v=$("$LOAD" up "$a" "$BYTES") && echo "$v" >> "$T/up.$1"
+	v=$("$LOAD" down "$a" "$BYTES") && echo "$v" >> "$T/down.$1"
+	if [ -n "$p" ]; then
+		# socat's children are reaped (and counted) a moment later.
+		sleep 0.2
+		c1=$(cpu_ticks "$p" $kids)
+		awk -v c=$((c1 - c0)) -v hz="$HZ" -v b="$BYTES" \
+			'BEGIN { printf "%.3f\n", c / hz / (2 * b / 1073741824) }' >> "$T/cpu.$1"
+	fi
+}
+conns() { # TARGET
+	v=$("$LOAD" cps "$(addr_of $1)" 8 "$SECS" 2>>"$T/cps.err") && echo "$v" >> "$T/cps.$1"
+}
+latency() { # TARGET CONNS
+	v=$("$LOAD" lat "$(addr_of $1)" $2 "$SECS") && {
+		echo "$v" | awk '{ print $1 }' >> "$T/lat$2p50.$1"
+		echo "$v" | awk '{ print $2 }' >> "$T/lat$2p99.$1"
+	}
+}
+idle() { # TARGET
+	p=$(relay_pid $1)
+	[ -n "$p" ] || return 0
+	rm -f "$T/hold"
+	mkfifo "$T/hold"
+	"$LOAD" idle "$(addr_of $1)" "$IDLE" < "$T/hold" > "$T/idle.out" &
+	ipid=$!
+	exec 9> "$T/hold"
+	i=0
+	until grep -q ready "$T/idle.out" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 300 ] || ! kill -0 $ipid 2>/dev/null; then
+			echo "bench-bridge: $1: $IDLE idle connections did not come up" >&2
+			break
+		fi
+		sleep 0.1
+	done
+	if grep -q ready "$T/idle.out" 2>/dev/null; then
+		pss_kb "$p" $(pgrep -P "$p") >> "$T/pss.$1"
+	fi
+	exec 9>&-
+	wait $ipid
+	# Let socat's children exit before the next test.
+	i=0
+	while [ -n "$(pgrep -P "$p")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+}
+
 r=0
 while [ $r -lt "$ROUNDS" ]; do
 	r=$((r + 1))
-	echo "bench-bridge: round $r"
-	for t in $TARGETS; do
-		a=$(addr_of $t)
-		p=$(relay_pid $t)
-		kids=""
-		[ "$t" = socat ] && kids=1
-		[ -n "$p" ] && c0=$(cpu_ticks "$p" $kids)
-		v=$("$LOAD" up "$a" "$BYTES") && echo "$v" >> "$T/up.$t"
-		v=$("$LOAD" down "$a" "$BYTES") && echo "$v" >> "$T/down.$t"
-		if [ -n "$p" ]; then
-			# socat's children are reaped (and counted) a moment later.
-			sleep 0.2
-			c1=$(cpu_ticks "$p" $kids)
-			awk -v c=$((c1 - c0)) -v hz="$HZ" -v b="$BYTES" \
-				'BEGIN { printf "%.3f\n", c / hz / (2 * b / 1073741824) }' >> "$T/cpu.$t"
-		fi
-		v=$("$LOAD" cps "$a" 8 "$SECS" 2>>"$T/cps.err") && echo "$v" >> "$T/cps.$t"
-		v=$("$LOAD" lat "$a" 1 "$SECS") && {
-			echo "$v" | awk '{ print $1 }' >> "$T/lat1p50.$t"
-			echo "$v" | awk '{ print $2 }' >> "$T/lat1p99.$t"
-		}
-		v=$("$LOAD" lat "$a" 64 "$SECS") && {
-			echo "$v" | awk '{ print $1 }' >> "$T/lat64p50.$t"
-			echo "$v" | awk '{ print $2 }' >> "$T/lat64p99.$t"
-		}
-		if [ -n "$p" ]; then
-			rm -f "$T/hold"
-			mkfifo "$T/hold"
-			"$LOAD" idle "$a" "$IDLE" < "$T/hold" > "$T/idle.out" &
-			ipid=$!
-			exec 9> "$T/hold"
-			i=0
-			until grep -q ready "$T/idle.out" 2>/dev/null; do
-				i=$((i + 1))
-				if [ $i -gt 300 ] || ! kill -0 $ipid 2>/dev/null; then
-					echo "bench-bridge: $t: $IDLE idle connections did not come up" >&2
-					break
-				fi
-				sleep 0.1
-			done
-			if grep -q ready "$T/idle.out" 2>/dev/null; then
-				pss_kb "$p" $(pgrep -P "$p") >> "$T/pss.$t"
-			fi
-			exec 9>&-
-			wait $ipid
-			# Let socat's children exit before the next test.
-			i=0
-			while [ -n "$(pgrep -P "$p")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-		fi
-	done
+	echo "bench-bridge: round $r (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+	for t in $TARGETS; do bulk $t; done
+	for t in $TARGETS; do conns $t; done
+	for t in $TARGETS; do latency $t 1; done
+	for t in $TARGETS; do latency $t 64; done
+	for t in $TARGETS; do idle $t; done
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
@@ -262,7 +273,7 @@ chain_addr() {
 r=0
 while [ $r -lt "$ROUNDS" ]; do
 	r=$((r + 1))
-	echo "chain: round $r"
+	echo "chain: round $r (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 	for t in proxy bridge socat; do
 		a=$(chain_addr $t)
 		export BRIDGE_LOAD_CONNECT="127.0.0.1:$SERVER_PORT"
