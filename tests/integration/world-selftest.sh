@@ -215,6 +215,11 @@ out=$(printf 'GET /upgrade HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: websocket\
 expect_match "^HTTP/1\.1 101 " "$out" "/upgrade switches protocols"
 expect_match "^raw bytes$" "$out" "and then echoes raw bytes"
 
+upstream_log_reset
+expect_eq 0 "$(upstream_count)" "upstream_log_reset empties the upstream log"
+curl_px -o /dev/null "http://allowed.test/after-reset"
+expect_eq 1 "$(upstream_count)" "and the servers go on logging into it"
+
 # ---- audit-log helpers, on a made-up log
 cat >"$PROXY_LOG" <<'EOF'
 {"time":"t","session":"default","method":"CONNECT","host":"allowed.test","port":443,"decision":"allow","peer":{"uid":0}}
@@ -229,7 +234,7 @@ expect_eq "allowed.test" "$(audit_get host peer.uid=0)" "dotted keys reach neste
 expect_eq 1 "$(audit_count 'reason~^host_' session!=default)" "regex and != conditions"
 expect_audit "expect_audit finds a line" host=deny.test decision=deny
 expect_no_audit "expect_no_audit" host=allowed.test decision=deny
-expect_upstream "expect_upstream finds a request" target=/chunked kind=http
+expect_upstream "expect_upstream finds a request" target=/after-reset kind=http
 
 # ---- proxy_start / proxy_stop, with a stand-in proxy
 cat >"$WORLD_DIR/fake-proxy" <<'EOF'

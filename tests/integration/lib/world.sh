@@ -314,7 +314,7 @@ world_up() {
 	# Without it (a read-only /etc) only clients that resolve by themselves
 	# or take --resolve work, so it is worth a note, not a failure.
 	if ! { mkdir -p "/etc/netns/$WORLD_NS_PX" &&
-	       printf 'nameserver %s\noptions timeout:1 attempts:2\n' "$WORLD_DNS" \
+	       printf 'nameserver %s\noptions timeout:2 attempts:3\n' "$WORLD_DNS" \
 		>"/etc/netns/$WORLD_NS_PX/resolv.conf"; } 2>/dev/null; then
 		diag "cannot write /etc/netns/$WORLD_NS_PX/resolv.conf: px resolves with the host's resolv.conf"
 	fi
@@ -621,6 +621,12 @@ upstream_requests() {
 	world__py jq "$WORLD_UPSTREAM_LOG" event=request "$@"
 }
 
+# upstream_log_reset: forget what the upstream servers logged so far (they
+# append, so truncating the file is safe while they run).
+upstream_log_reset() {
+	: >"$WORLD_UPSTREAM_LOG"
+}
+
 # upstream_events [COND...]: every upstream log line (event accept, tls,
 # request, close, error) matching COND.
 upstream_events() {
@@ -727,9 +733,14 @@ curl_px() {
 # was no answer at all.  curl_status -x http://127.0.0.1:3128 https://deny.test/
 curl_status() {
 	local out
-	out=$(curl_px -o /dev/null -w '%{http_connect} %{http_code}' "$@" 2>/dev/null)
+	out=$(curl_px -o /dev/null -w '%{http_connect} %{http_code}' "$@" 2>"$WORLD_DIR/curl_status.err")
 	case $out in
-	"000 "* | "200 "* | "") echo "${out#* }" ;;
+	"000 000" | "")
+		# No answer at all is rarely what a scenario expects: say why, on
+		# stderr (the test's log), without changing what is printed.
+		sed 's/^/# curl_status: /' "$WORLD_DIR/curl_status.err" >&2
+		echo 000 ;;
+	"000 "* | "200 "*) echo "${out#* }" ;;
 	*) echo "${out%% *}" ;;
 	esac
 }
