@@ -16,6 +16,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-explain.sh \
 	tests/integration/proxy-limits.sh \
 	tests/integration/proxy-backpressure.sh \
-	tests/integration/proxy-faults.sh
+	tests/integration/proxy-faults.sh \
+	tests/integration/proxy-restart.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)
