@@ -302,13 +302,13 @@ main(int argc, char **argv)
 	};
 	struct bridge b;
 	const char *sock = NULL, *listen_spec[MAX_LISTEN], *extra[64], *why;
-	struct sockaddr_storage ss, bound, url_addr;
+	struct sockaddr_storage ss[MAX_LISTEN], bound, url_addr;
+	socklen_t slen[MAX_LISTEN];
 	struct rlimit nofile, raised;
 	char url_host[BR_ADDR_TEXT_MAX];
 	struct br_env *env = NULL;
 	size_t nlisten = 0, nextra = 0, i, up = 0;
 	bool no_env = false, changed, have_url = false;
-	socklen_t slen;
 	pid_t parent;
 	int opt, err, sfd = -1;
 
@@ -371,6 +371,13 @@ main(int argc, char **argv)
 		listen_spec[nlisten++] = "127.0.0.1:" DEFAULT_PORT;
 		listen_spec[nlisten++] = "[::1]:" DEFAULT_PORT;
 	}
+	/* Every argument is checked before anything is changed. */
+	for (i = 0; i < nlisten; i++) {
+		if (br_addr_parse(listen_spec[i], &ss[i], &slen[i], &why) < 0) {
+			fprintf(stderr, "postern-bridge: --listen %s: %s\n", listen_spec[i], why);
+			return EXIT_SETUP;
+		}
+	}
 
 	/* Signals are read from a signalfd in the relay's loop, never async. */
 	sigemptyset(&b.handled);
@@ -411,6 +418,12 @@ main(int argc, char **argv)
 	raised.rlim_cur = raised.rlim_max;
 	(void)setrlimit(RLIMIT_NOFILE, &raised);
 
+	b.relay = br_relay_new(sock);
+	if (b.relay == NULL) {
+		fprintf(stderr, "postern-bridge: --connect %s: %s\n", sock, strerror(errno));
+		goto out;
+	}
+
 	err = br_link_up_lo(&changed);
 	if (err < 0) {
 		fprintf(stderr, "postern-bridge: the loopback interface lo is down and cannot be brought up: %s%s\n",
@@ -419,23 +432,14 @@ main(int argc, char **argv)
 		goto out;
 	}
 
-	b.relay = br_relay_new(sock);
-	if (b.relay == NULL) {
-		fprintf(stderr, "postern-bridge: --connect %s: %s\n", sock, strerror(errno));
-		goto out;
-	}
 	for (i = 0; i < nlisten; i++) {
-		if (br_addr_parse(listen_spec[i], &ss, &slen, &why) < 0) {
-			fprintf(stderr, "postern-bridge: --listen %s: %s\n", listen_spec[i], why);
-			goto out;
-		}
-		err = br_relay_listen(b.relay, (struct sockaddr *)&ss, slen, &bound);
+		err = br_relay_listen(b.relay, (struct sockaddr *)&ss[i], slen[i], &bound);
 		/*
 		 * A namespace without IPv6 (or with it disabled) has no ::1:
 		 * skip that listener quietly, as the issue asks, rather than
 		 * dying the way socat does.
 		 */
-		if (ss.ss_family == AF_INET6 &&
+		if (ss[i].ss_family == AF_INET6 &&
 		    (err == -EADDRNOTAVAIL || err == -EAFNOSUPPORT))
 			continue;
 		if (err < 0) {

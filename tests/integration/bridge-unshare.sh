@@ -52,6 +52,13 @@ hello from upstream
 hello from upstream" ] || br_fail "two listeners: got '$out'"
 br_pass "--listen 127.0.0.1:3130 --listen [::1]:3131 both relay"
 
+# Bad arguments are refused before anything changes: lo stays down.
+out=$(br_ns sh -c '"$0" --connect "$1" --listen 127.1:3128 -- true; echo "rc=$?";
+	python3 "$2"' "$BRIDGE" "$BR_T/proxy.sock" "$BR_T/loflags.py" 2>&1)
+echo "$out" | grep -q '^rc=2$' || br_fail "bad --listen: $out"
+[ $(( $(echo "$out" | tail -n 1) & 1 )) = 0 ] || br_fail "bad --listen still brought lo up"
+br_pass "a bad --listen exits 2 and leaves lo down"
+
 # "ip" is never needed: the bridge brings lo up itself, and says so.
 flags=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- python3 "$BR_T/loflags.py")
 [ $(( flags & 1 )) = 1 ] || br_fail "lo not up under the bridge: $flags"
