@@ -494,10 +494,18 @@ class Servers:
             try:
                 sock, sa = lsock.accept()
             except OSError:
+                time.sleep(0.01)
                 continue
             t = threading.Thread(target=self.handle, args=(kind, sock, fmt_addr(sa), spec),
                                  daemon=True)
-            t.start()
+            try:
+                t.start()
+            except RuntimeError as e:
+                # Out of threads (a load test with thousands of idle
+                # tunnels): drop this connection, keep the listener alive.
+                self.log.write(event="error", kind=kind, listen=spec, peer=fmt_addr(sa),
+                               error="cannot start a thread: %s" % e)
+                sock.close()
 
     def handle(self, kind, sock, peer, listen):
         n = self.conns.next()
