@@ -238,6 +238,26 @@ json_lines(struct evbuffer *out, const char *joined)
 	evbuffer_add(out, "]", 1);
 }
 
+/*
+ * N bytes of S as one line of text for a terminal: control bytes (a config
+ * error may quote them from the file) become \xNN, so that what the
+ * status shows can never move the cursor or end the line early.
+ */
+static void
+text_line(struct evbuffer *out, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f)
+			evbuffer_add_printf(out, "\\x%02x", c);
+		else
+			evbuffer_add(out, &s[i], 1);
+	}
+	evbuffer_add(out, "\n", 1);
+}
+
 static void
 iso_time(time_t t, char *buf, size_t size)
 {
@@ -328,8 +348,10 @@ status_text(const struct px_server *srv, struct evbuffer *out)
 	for (e = srv->last_reload_errors; e != NULL && *e != '\0';) {
 		const char *nl = strchr(e, '\n');
 		size_t n = nl ? (size_t)(nl - e) : strlen(e);
-		if (n > 0)
-			evbuffer_add_printf(out, "            %.*s\n", (int)n, e);
+		if (n > 0) {
+			evbuffer_add_printf(out, "            ");
+			text_line(out, e, n);
+		}
 		e = nl ? nl + 1 : NULL;
 	}
 	evbuffer_add_printf(out, "reloads     %llu taken, %llu refused\n",
@@ -444,7 +466,7 @@ do_reload(struct px_admin *a, struct evhttp_request *req)
 			evbuffer_add_printf(b, "refused: generation %lu (sha256 %s) stays in force\n",
 			    srv->generation, cf_config_hash(srv->cfg));
 			for (i = 0; i < diag.nerrors; i++)
-				evbuffer_add_printf(b, "%s\n", diag.errors[i]);
+				text_line(b, diag.errors[i], strlen(diag.errors[i]));
 		} else {
 			evbuffer_add_printf(b, "{\"taken\":false,\"generation\":%lu,\"errors\":[",
 			    srv->generation);

@@ -82,6 +82,19 @@ expect_eq 5 "$(metrics_get postern_config_reload_failures_total)" "inotify, inot
 expect_eq 0 "$(metrics_get postern_config_reloads_total)" "and none taken"
 still_old "after every trigger"
 
+# An error that quotes bytes from the file: /status stays valid JSON, and
+# the text for a terminal shows control bytes escaped, never raw.
+{ base_conf; printf 'allow_hosts = caf\303\251.test, \377.test\n\001bad = 1\n'; } >"$WORLD_DIR/bad3"
+write_by_rename "$WORLD_DIR/bad3" "$conf"
+sleep 0.8
+expect_eq 3 "$(status_get 'len(s["last_reload"]["errors"])')" "raw bytes: three errors, as JSON"
+out=$(ctl status -c "$conf")
+expect_eq 0 $? "raw bytes: ctl status works"
+expect_match '^ +.*:9: .*\\x01bad' "$out" "raw bytes: the control byte is shown as \\x01"
+expect_eq 0 "$(printf '%s' "$out" | tr -d '\n\t' | LC_ALL=C grep -c '[[:cntrl:]]')" \
+	"raw bytes: no control byte reaches the terminal"
+still_old "raw bytes"
+
 # 3. The fix, in place: in force within a second.
 { base_conf; echo "allow_hosts = other.test private"; } >"$WORLD_DIR/good"
 write_in_place "$WORLD_DIR/good" "$conf"
