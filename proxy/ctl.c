@@ -345,8 +345,13 @@ px_ctl_main(int argc, char **argv)
 		goto out;
 	}
 	if (status != 200) {
-		fprintf(stderr, "postern-proxy ctl: %s answered %d: %.*s\n", admin, status,
-		    (int)(bodylen > 200 ? 200 : bodylen), body);
+		size_t i;
+		fprintf(stderr, "postern-proxy ctl: %s answered %d: ", admin, status);
+		/* Whatever answers on the socket: at most 200 bytes, and only
+		 * printable ones, reach the terminal. */
+		for (i = 0; i < bodylen && i < 200; i++)
+			fputc(body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '.', stderr);
+		fputc('\n', stderr);
 		goto out;
 	}
 	fwrite(body, 1, bodylen, stdout);

@@ -107,6 +107,7 @@ s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[1]); s.listen(1)
 open(sys.argv[2], "w").close()
 c, _ = s.accept(); c.recv(1000); c.sendall(b"SSH-2.0-OpenSSH_9.2\r\n"); c.close()
+c, _ = s.accept(); c.recv(1000); c.sendall(b"HTTP/1.1 500 Oops\r\n\r\n\x1b[2Jboom"); c.close()
 ' "$WORLD_DIR/fake.sock" "$WORLD_DIR/fake.ready" &
 fake=$!
 i=0
@@ -114,6 +115,9 @@ while [ ! -e "$WORLD_DIR/fake.ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i 
 out=$(ctl status --admin "$WORLD_DIR/fake.sock" 2>&1)
 expect_eq 1 $? "a socket that does not speak HTTP exits 1"
 expect_match "not an HTTP response" "$out" "and says so"
+out=$(ctl status --admin "$WORLD_DIR/fake.sock" 2>&1)
+expect_eq 1 $? "an HTTP error status exits 1"
+expect_match "answered 500: \.\[2Jboom" "$out" "and shows the answer, escape bytes replaced"
 wait "$fake"
 
 proxy_stop
