@@ -112,6 +112,7 @@ struct dir {
 	size_t inpipe; /* bytes spliced in and not yet out */
 	bool grown;    /* the pipe was enlarged to BULK_PIPE (or tried) */
 	bool eof;      /* SRC said EOF */
+	bool dead;     /* DST refused writes; this direction was abandoned */
 	bool shut;     /* DST has been shut down for writing */
 };
 
@@ -543,8 +544,9 @@ fail:
 static void conn_pump(struct conn *c);
 
 /*
- * Open the pipes and register both sockets, edge-triggered for reading and
- * writing: from here on the state flags in struct side drive the relay.
+ * Open the pipes and register both sockets, edge-triggered, for reading
+ * (writing is added when a write first meets a full buffer): from here on
+ * the state flags in struct side drive the relay.
  */
 static void
 conn_start_relay(struct conn *c)
@@ -650,9 +652,13 @@ conn_new(struct br_relay *r, int fd)
 	conn_connect(c);
 }
 
+/* dir_pump() results besides 0. */
+#define PUMP_FAILED (-1)   /* reading the source failed: close everything */
+#define PUMP_DST_GONE (-2) /* the destination refuses writes (EPIPE, reset) */
+
 /*
- * Move what can be moved in one direction.  Returns 0, or -1 when the
- * connection failed and must be closed.
+ * Move what can be moved in one direction.  Returns 0, PUMP_FAILED or
+ * PUMP_DST_GONE.
  *
  * An EAGAIN from "source -> pipe" is ambiguous: the source may be empty or
  * the pipe full (its slots, not its bytes, are the limit).  So the source's
@@ -691,7 +697,7 @@ dir_pump(struct dir *d)
 						progress = true;
 				}
 			} else if (errno != EINTR) {
-				return -1;
+				return PUMP_FAILED;
 			}
 		}
 		if (d->inpipe > 0 && d->dst->wr) {
@@ -703,14 +709,14 @@ dir_pump(struct dir *d)
 			} else if (n < 0 && errno == EAGAIN) {
 				d->dst->wr = false;
 			} else if (n < 0 && errno != EINTR) {
-				return -1;
+				return PUMP_DST_GONE;
 			}
 		}
 	} while (progress);
 	/* Half-close, both ways: the peer sees our EOF once all is written. */
 	if (d->eof && d->inpipe == 0 && !d->shut) {
 		if (shutdown(d->dst->fd, SHUT_WR) < 0 && errno != ENOTCONN)
-			return -1;
+			return PUMP_DST_GONE;
 		d->shut = true;
 	}
 	return 0;
@@ -739,15 +745,54 @@ side_want_out(struct br_relay *r, struct side *s)
 	return 0;
 }
 
+static void conn_drain(struct conn *c);
+
+/*
+ * The proxy's side is finished (both directions done, the proxy having
+ * refused the rest of the client's bytes): keep reading the client until its
+ * EOF, as after a 503, so that closing does not reset away the answer it may
+ * not have read yet.
+ */
+static void
+conn_linger(struct conn *c)
+{
+	close_fd(&c->unx.fd);
+	pipe_put(c->r, &c->up);
+	pipe_put(c->r, &c->down);
+	c->state = C_DRAIN;
+	c->tcp.rd = true;
+	wait_add(c, now_ms() + DRAIN_MS);
+	conn_drain(c);
+}
+
 static void
 conn_pump(struct conn *c)
 {
-	if (dir_pump(&c->up) < 0 || dir_pump(&c->down) < 0) {
+	int err;
+
+	err = dir_pump(&c->up);
+	if (err == PUMP_DST_GONE) {
+		/*
+		 * The proxy will take no more (it answered and closed, say
+		 * with a 403 during an upload).  What it sent before must
+		 * still reach the client: stop this direction only, read the
+		 * client no further, and let the other direction finish.
+		 */
+		c->up.eof = c->up.shut = c->up.dead = true;
+	} else if (err < 0) {
+		conn_close(c);
+		return;
+	}
+	if (dir_pump(&c->down) < 0) {
+		/* The client is gone: nothing left to deliver. */
 		conn_close(c);
 		return;
 	}
 	if (c->up.shut && c->down.shut) {
-		conn_close(c);
+		if (c->up.dead)
+			conn_linger(c);
+		else
+			conn_close(c);
 		return;
 	}
 	if ((c->up.inpipe > 0 && side_want_out(c->r, &c->unx) < 0) ||

@@ -3,7 +3,8 @@
 # that sends its request and shuts its write side still gets the whole
 # answer (which the proxy only sends after it saw that EOF); a proxy that
 # answers and closes first is seen by the client as EOF, while the client
-# itself has closed nothing.
+# itself has closed nothing; and a proxy that answers and closes while the
+# client is still sending gets its answer through.
 . "$top_srcdir/tests/integration/lib-bridge.sh"
 br_init
 br_start_proxy "$BR_T/proxy.sock"
@@ -21,4 +22,12 @@ br_pass "client shuts its write side, gets the whole response"
 out=$(run serverclose) || br_fail "client failed: $out"
 [ "$out" = ok ] || br_fail "server closes first: $out"
 br_pass "server closes first, client sees EOF"
+
+# The proxy answers (403) and closes while the client is still uploading:
+# writes towards the proxy fail, yet the answer must reach the client.
+for i in 1 2 3 4 5; do
+	out=$(run early) || br_fail "client failed: $out"
+	[ "$out" = ok ] || br_fail "early answer during an upload, run $i: $out"
+done
+br_pass "an answer sent while the client still uploads reaches it (5 runs)"
 exit 0

@@ -220,6 +220,11 @@ def handle(c, n):
                 left -= k
                 sent += k
             log("bytes n=%d len=%d crc=%08x" % (n, sent, crc))
+        elif target == "/early":
+            # Refuse at once, while the client is still sending its body,
+            # and close with that body unread: the way a proxy answers an
+            # upload it will not allow.
+            reply(c, n, b"denied before the body\n", "403 Forbidden")
         elif target == "/close":
             # The server ends the exchange: answer with no length and
             # close at once, without waiting for the client.
@@ -296,6 +301,32 @@ elif cmd == "serverclose":
         print("ok" if resp.endswith(b"bye\n") else "bad: %r" % resp)
     except socket.timeout:
         print("bad: no EOF within 5 s")
+elif cmd == "early":
+    # Upload a large body while the proxy refuses after the head: the
+    # refusal must still reach us, not a bare reset.
+    import threading
+    c = conn()
+    c.sendall(b"POST /early HTTP/1.1\r\nHost: t\r\nContent-Length: 67108864\r\n\r\n")
+    def send_body():
+        block = b"x" * 65536
+        try:
+            for _ in range(1024):
+                c.sendall(block)
+        except OSError:
+            pass
+    t = threading.Thread(target=send_body, daemon=True)
+    t.start()
+    resp = b""
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            resp += d
+    except OSError as e:
+        resp += b" [%s]" % str(e).encode()
+    print("ok" if b"403 Forbidden" in resp and b"denied before the body" in resp
+          else "bad: %r" % resp[-200:])
 elif cmd == "download":
     size, slow = int(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else 0
     c = conn()
