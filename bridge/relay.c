@@ -652,13 +652,14 @@ conn_new(struct br_relay *r, int fd)
 	conn_connect(c);
 }
 
-/* dir_pump() results besides 0. */
-#define PUMP_FAILED (-1)   /* reading the source failed: close everything */
-#define PUMP_DST_GONE (-2) /* the destination refuses writes (EPIPE, reset) */
+/* What dir_pump() returns when the destination refuses writes. */
+#define PUMP_DST_GONE (-1)
 
 /*
- * Move what can be moved in one direction.  Returns 0, PUMP_FAILED or
- * PUMP_DST_GONE.
+ * Move what can be moved in one direction.  Returns 0, or PUMP_DST_GONE
+ * when the destination refuses writes (EPIPE, a reset).  A source that fails
+ * (a reset) counts as its EOF: what it sent before is in the pipe and is
+ * still delivered.
  *
  * An EAGAIN from "source -> pipe" is ambiguous: the source may be empty or
  * the pipe full (its slots, not its bytes, are the limit).  So the source's
@@ -697,7 +698,8 @@ dir_pump(struct dir *d)
 						progress = true;
 				}
 			} else if (errno != EINTR) {
-				return PUMP_FAILED;
+				d->eof = true;
+				progress = true;
 			}
 		}
 		if (d->inpipe > 0 && d->dst->wr) {
@@ -779,9 +781,6 @@ conn_pump(struct conn *c)
 		 * client no further, and let the other direction finish.
 		 */
 		c->up.eof = c->up.shut = c->up.dead = true;
-	} else if (err < 0) {
-		conn_close(c);
-		return;
 	}
 	if (dir_pump(&c->down) < 0) {
 		/* The client is gone: nothing left to deliver. */
