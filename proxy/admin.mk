@@ -21,6 +21,7 @@ ADMIN_SCENARIOS = \
 	tests/integration/admin-examples.sh \
 	tests/integration/admin-perms.sh \
 	tests/integration/admin-status.sh \
+	tests/integration/reload-audit.sh \
 	tests/integration/reload-broken.sh \
 	tests/integration/reload-configmap.sh \
 	tests/integration/reload-load.sh \
@@ -28,3 +29,8 @@ ADMIN_SCENARIOS = \
 	tests/integration/reload-sessions.sh
 TESTS += $(ADMIN_SCENARIOS)
 EXTRA_DIST += $(ADMIN_SCENARIOS) tests/integration/lib-admin
+# Expected to fail until conn.c writes "config" (the file's hash) into
+# close and revoke lines, as it does into decision lines (issue 5: every
+# audit line carries its generation and hash).  Remove this line with
+# that fix: the test then XPASSes, which fails the suite.
+XFAIL_TESTS += tests/integration/reload-audit.sh
