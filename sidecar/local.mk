@@ -31,3 +31,14 @@ sidecar_test_rules_SOURCES = sidecar/test-rules.c sidecar/rules.c sidecar/rules.
 sidecar_test_rules_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 sidecar_test_rules_LDADD = $(LIBNL_LIBS)
 dist_man_MANS += sidecar/postern-sidecar.8
+
+# Fuzz target for the netlink rule parser (tests/fuzz/fuzz-sidecar-rules.c):
+# "make check" replays its corpus; "make fuzz FUZZ_ONLY=sidecar-rules" fuzzes.
+check_PROGRAMS += tests/fuzz/sidecar-rules-replay
+TESTS += tests/fuzz/sidecar-rules-replay
+tests_fuzz_sidecar_rules_replay_SOURCES = tests/fuzz/fuzz-sidecar-rules.c tests/fuzz/replay.c \
+	sidecar/rules.c sidecar/log.c
+tests_fuzz_sidecar_rules_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-rules"'
+tests_fuzz_sidecar_rules_replay_LDADD = $(LIBNL_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-sidecar-rules.c tests/fuzz/fuzz-sidecar-rules.srcs

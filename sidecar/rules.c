@@ -172,34 +172,65 @@ static struct nla_policy sc_rule_policy[FRA_MAX + 1] = {
 	[FRA_UID_RANGE] = { .minlen = sizeof(struct fib_rule_uid_range) },
 };
 
-/* Parse one RTM_NEWRULE of a dump; a reply that does not parse is fatal to
- * the read-back: a rule we cannot understand is a rule we cannot vouch for. */
-static int
-sc_dump_cb(struct nl_msg *msg, void *arg)
+int
+sc_rule_parse(struct nlmsghdr *nlh, int family, struct sc_rule *r)
 {
-	struct sc_dump_ctx *ctx = arg;
-	struct nlmsghdr *nlh = nlmsg_hdr(msg);
 	struct nlattr *tb[FRA_MAX + 1];
 	struct fib_rule_hdr *frh;
 	struct fib_rule_uid_range range;
 	struct nlattr *a;
-	struct sc_rule *r;
-	int rem, err;
+	int rem;
 
 	if (nlh->nlmsg_type != RTM_NEWRULE)
-		return NL_SKIP;
-	if (!nlmsg_valid_hdr(nlh, sizeof(*frh))) {
-		ctx->err = -EBADMSG;
-		return NL_STOP;
-	}
+		return 0;
+	if (!nlmsg_valid_hdr(nlh, sizeof(*frh)))
+		return -EBADMSG;
 	frh = nlmsg_data(nlh);
-	if (frh->family != ctx->family)
-		return NL_SKIP;
-	err = nlmsg_parse(nlh, sizeof(*frh), tb, FRA_MAX, sc_rule_policy);
-	if (err < 0) {
-		ctx->err = -EBADMSG;
+	if (frh->family != family)
+		return 0;
+	if (nlmsg_parse(nlh, sizeof(*frh), tb, FRA_MAX, sc_rule_policy) < 0)
+		return -EBADMSG;
+	memset(r, 0, sizeof(*r));
+	r->family = frh->family;
+	r->action = frh->action;
+	r->flags = frh->flags;
+	r->table = tb[FRA_TABLE] ? nla_get_u32(tb[FRA_TABLE]) : frh->table;
+	r->priority = tb[FRA_PRIORITY] ? nla_get_u32(tb[FRA_PRIORITY]) : 0;
+	if (tb[FRA_UID_RANGE]) {
+		if (nla_len(tb[FRA_UID_RANGE]) != (int)sizeof(range))
+			return -EBADMSG;
+		memcpy(&range, nla_data(tb[FRA_UID_RANGE]), sizeof(range));
+		r->has_uid_range = 1;
+		r->uid_start = range.start;
+		r->uid_end = range.end;
+	}
+	if (frh->src_len || frh->dst_len || frh->tos)
+		r->has_selector = 1;
+	/* Walk the raw attributes too: nlmsg_parse() silently drops types
+	 * above FRA_MAX of our headers, and those must count as selectors. */
+	nlmsg_for_each_attr(a, nlh, sizeof(*frh), rem) {
+		if (sc_attr_is_selector(nla_type(a)))
+			r->has_selector = 1;
+	}
+	return 1;
+}
+
+/* One message of a dump; a reply that does not parse is fatal to the
+ * read-back: a rule we cannot understand is a rule we cannot vouch for. */
+static int
+sc_dump_cb(struct nl_msg *msg, void *arg)
+{
+	struct sc_dump_ctx *ctx = arg;
+	struct sc_rule r;
+	int rc;
+
+	rc = sc_rule_parse(nlmsg_hdr(msg), ctx->family, &r);
+	if (rc < 0) {
+		ctx->err = rc;
 		return NL_STOP;
 	}
+	if (rc == 0)
+		return NL_SKIP;
 	if (ctx->n == ctx->cap) {
 		size_t cap = ctx->cap ? ctx->cap * 2 : 16;
 		struct sc_rule *v;
@@ -216,32 +247,7 @@ sc_dump_cb(struct nl_msg *msg, void *arg)
 		ctx->v = v;
 		ctx->cap = cap;
 	}
-	r = &ctx->v[ctx->n];
-	memset(r, 0, sizeof(*r));
-	r->family = frh->family;
-	r->action = frh->action;
-	r->flags = frh->flags;
-	r->table = tb[FRA_TABLE] ? nla_get_u32(tb[FRA_TABLE]) : frh->table;
-	r->priority = tb[FRA_PRIORITY] ? nla_get_u32(tb[FRA_PRIORITY]) : 0;
-	if (tb[FRA_UID_RANGE]) {
-		if (nla_len(tb[FRA_UID_RANGE]) != (int)sizeof(range)) {
-			ctx->err = -EBADMSG;
-			return NL_STOP;
-		}
-		memcpy(&range, nla_data(tb[FRA_UID_RANGE]), sizeof(range));
-		r->has_uid_range = 1;
-		r->uid_start = range.start;
-		r->uid_end = range.end;
-	}
-	if (frh->src_len || frh->dst_len || frh->tos)
-		r->has_selector = 1;
-	/* Walk the raw attributes too: nlmsg_parse() silently drops types
-	 * above FRA_MAX of our headers, and those must count as selectors. */
-	nlmsg_for_each_attr(a, nlh, sizeof(*frh), rem) {
-		if (sc_attr_is_selector(nla_type(a)))
-			r->has_selector = 1;
-	}
-	ctx->n++;
+	ctx->v[ctx->n++] = r;
 	return NL_OK;
 }
 

@@ -47,6 +47,18 @@ struct sc_rule {
 };
 
 /*
+ * Parse one netlink message NLH of a RTM_GETRULE dump into *R.  NLH's
+ * nlmsg_len must lie within the caller's buffer (libnl checks that before
+ * any callback); everything inside it is untrusted and validated: the
+ * header length, each attribute's length (FRA_UID_RANGE exactly its
+ * struct), and unknown attributes count as selectors.  Returns 1 when *R
+ * was filled, 0 when NLH is not a rule of FAMILY (skip it), -EBADMSG when
+ * it is malformed.
+ */
+struct nlmsghdr;
+int sc_rule_parse(struct nlmsghdr *nlh, int family, struct sc_rule *r);
+
+/*
  * Install the two rules for each family in FAMILIES (SC_FAM_* bits) for
  * sockets of PROXY_UID, idempotently: a rule already present is kept (the
  * add uses NLM_F_EXCL), then rules of our shape at our priorities that are
