@@ -2,7 +2,7 @@
 # reload-revoke: by default a reload that no longer allows a tunnel's host
 # leaves the established tunnel alone; with revoke = yes the reload closes
 # it and logs a "revoke" line, while a tunnel the new rules still allow
-# stays.  The next request on a keep-alive connection is judged by the new
+# stays; a plain-HTTP request in flight is answered either way.  The next request on a keep-alive connection is judged by the new
 # rules either way.
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
@@ -75,8 +75,14 @@ ka=$!
 i=0
 while [ ! -e "$WORLD_DIR/ka.first" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 
+# A plain-HTTP request in flight (the upstream answers after 2 s).
+curl_status -x http://127.0.0.1:3128 http://other.test/delay/2 >"$WORLD_DIR/slow1" &
+slow1=$!
+expect_audit "the slow request was decided" host=other.test port=80 path=/delay/2 decision=allow
 write_conf no allowed.test:7
 expect_eq 0 "$(ctl reload -c "$conf" >/dev/null; echo $?)" "reload without other.test (revoke = no)"
+wait "$slow1"
+expect_eq 200 "$(cat "$WORLD_DIR/slow1")" "revoke = no: the request in flight was answered"
 touch "$WORLD_DIR/ka.go"
 wait "$ka"
 expect_eq "200 403" "$(tr '\n' ' ' <"$WORLD_DIR/ka.out" | sed 's/ $//')" \
@@ -88,11 +94,14 @@ expect_eq 0 "$(audit_count event=revoke)" "revoke = no: nothing revoked"
 proxy_stop
 
 # ---- revoke = yes: the refused tunnel is closed and logged, the other stays
-write_conf yes allowed.test:7 other.test:7
+write_conf yes allowed.test:7 other.test:7 other.test:80
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"
 hold t2 other.test:7
 hold t3 allowed.test:7
+curl_status -x http://127.0.0.1:3128 http://other.test/delay/2 >"$WORLD_DIR/slow2" &
+slow2=$!
+expect_audit "the slow request was decided" host=other.test port=80 path=/delay/2 decision=allow
 write_conf yes allowed.test:7
 expect_eq 0 "$(ctl reload -c "$conf" >/dev/null; echo $?)" "reload without other.test (revoke = yes)"
 expect_audit "the revoked tunnel is logged" event=revoke host=other.test port=7 reason=host_not_allowed
@@ -101,5 +110,7 @@ expect_eq 1 $? "revoke = yes: the tunnel to other.test was closed"
 finish t3
 expect_eq 0 $? "revoke = yes: the tunnel to allowed.test stayed up"
 expect_eq 0 "$(audit_count event=revoke host=allowed.test)" "and was not revoked"
+wait "$slow2"
+expect_eq 200 "$(cat "$WORLD_DIR/slow2")" "revoke = yes: a plain-HTTP request in flight is still answered"
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
