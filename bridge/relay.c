@@ -145,6 +145,8 @@ struct br_relay {
 	uint64_t resume_at;
 	/* Report a failing proxy socket once per outage, not once per client. */
 	bool upstream_down;
+	/* Likewise running out of descriptors or memory on our side. */
+	bool starved;
 };
 
 static uint64_t
@@ -491,7 +493,7 @@ append_escaped(char *buf, size_t size, size_t *off, const char *src)
  * reset that can destroy the 503 before the client reads it.
  */
 static void
-conn_refuse(struct conn *c, int err)
+conn_refuse(struct conn *c, int err, bool local)
 {
 	struct br_relay *r = c->r;
 	/* The path escaped (at most 4 x 107 bytes) fits, headers and all. */
@@ -500,13 +502,19 @@ conn_refuse(struct conn *c, int err)
 	size_t blen = 0;
 	int n;
 
-	if (!r->upstream_down) {
+	if (local && !r->starved) {
+		/* Our own limits, not the proxy's fault: say which. */
+		fprintf(stderr, "postern-bridge: cannot open a relay: %s; answering 503\n",
+		    strerror(err));
+		r->starved = true;
+	} else if (!local && !r->upstream_down) {
 		fprintf(stderr, "postern-bridge: proxy socket %s: %s; answering 503 until it works\n",
 		    r->sun.sun_path, strerror(err));
 		r->upstream_down = true;
 	}
 	name = strerrorname_np(err);
-	n = snprintf(body, sizeof(body), "postern-bridge: cannot connect to the proxy's UNIX socket ");
+	n = snprintf(body, sizeof(body), "postern-bridge: cannot %s the proxy's UNIX socket ",
+	    local ? "open a relay to" : "connect to");
 	if (n < 0)
 		goto fail;
 	blen = (size_t)n;
@@ -561,6 +569,7 @@ conn_start_relay(struct conn *c)
 	}
 	if (pipe_get(r, &c->up) < 0 || pipe_get(r, &c->down) < 0)
 		goto fail;
+	r->starved = false;
 	c->state = C_RELAY;
 	/* Both sockets are connected and their buffers empty: writable. */
 	c->tcp.wr = c->unx.wr = true;
@@ -579,7 +588,7 @@ conn_start_relay(struct conn *c)
 fail:
 	err = errno;
 	pipe_put(r, &c->up);
-	conn_refuse(c, err);
+	conn_refuse(c, err, true);
 }
 
 /*
@@ -596,7 +605,7 @@ conn_connect(struct conn *c)
 	if (c->unx.fd < 0) {
 		c->unx.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (c->unx.fd < 0) {
-			conn_refuse(c, errno);
+			conn_refuse(c, errno, true);
 			return;
 		}
 	}
@@ -614,7 +623,7 @@ conn_connect(struct conn *c)
 		return;
 	}
 	wait_del(c);
-	conn_refuse(c, err);
+	conn_refuse(c, err, false);
 }
 
 static void
@@ -900,7 +909,7 @@ run_timers(struct br_relay *r)
 		if (c->state == C_CONNECTING) {
 			if (now >= c->deadline) {
 				wait_del(c);
-				conn_refuse(c, EAGAIN);
+				conn_refuse(c, EAGAIN, false);
 			} else {
 				conn_connect(c);
 			}
