@@ -299,8 +299,8 @@ sc_lockdown(const struct sc_opts *o)
 
 /* Create the directory of each UNIX listener when it is missing (with its
  * parents: a scratch image has no /run), the last one owned by the proxy uid
- * so the engine can remove its socket after dropping root.  An existing
- * directory (a shared volume) is left as it is. */
+ * so that the engine, which runs as that uid, can create and remove its
+ * socket there.  An existing directory (a shared volume) is left as it is. */
 static void
 sc_prepare_socket_dirs(const struct sc_opts *o)
 {
@@ -332,30 +332,8 @@ sc_prepare_socket_dirs(const struct sc_opts *o)
 	}
 }
 
-/*
- * Give each UNIX listener's socket file to the proxy uid and gid (the engine
- * creates them as root, mode 0660), so that an agent container admitted to
- * that group (Kubernetes supplementalGroups) can connect while other uids
- * cannot.  AT_SYMLINK_NOFOLLOW: the directory may be a volume the agent can
- * write to, and a symlink planted there must not redirect the chown.
- */
-static void
-sc_chown_sockets(const struct sc_opts *o)
-{
-	size_t i;
-
-	for (i = 0; i < o->n_listen; i++) {
-		if (strncmp(o->listen[i], "unix:", 5) != 0)
-			continue;
-		if (fchownat(AT_FDCWD, o->listen[i] + 5, o->uid, (gid_t)o->uid,
-		    AT_SYMLINK_NOFOLLOW) < 0)
-			sc_logerr(errno, "cannot give %s to uid %u", o->listen[i] + 5,
-			    (unsigned)o->uid);
-	}
-}
-
-/* After the engine is ready the supervisor needs nothing but kill() on a
- * child of the same uid: drop to that uid, no groups, no capabilities. */
+/* Become UID (and the gid of the same number) for good: no groups, no
+ * capabilities (setuid from root clears them), no_new_privs. */
 static int
 sc_drop_privileges(uid_t uid)
 {
@@ -401,6 +379,17 @@ sc_serve(const struct sc_opts *o)
 		return 1;
 	}
 	if (engine == 0) {
+		/* The engine never runs as root: it binds its listeners as the
+		 * proxy uid (the sidecar made their directories for it).  The
+		 * drop happens here rather than in the engine because a change
+		 * of uid clears the parent-death signal, which is set again
+		 * after it: a sidecar killed with SIGKILL takes its engine
+		 * along even when it is not PID 1. */
+		err = sc_drop_privileges(o->uid);
+		if (err < 0) {
+			sc_logerr(err, "cannot drop to uid %u", (unsigned)o->uid);
+			_exit(1);
+		}
 		sc_child_die_with_parent(self, SIGTERM);
 		sc_child_signals_reset();
 		close(sigfd);
@@ -419,6 +408,14 @@ sc_serve(const struct sc_opts *o)
 		_exit(sc_engine_run(&eo));
 	}
 	close(pipefd[1]);
+	/* The supervisor needs nothing but kill() on a child of the same uid
+	 * from now on. */
+	err = sc_drop_privileges(o->uid);
+	if (err < 0) {
+		sc_logerr(err, "cannot drop privileges");
+		failed = 1;
+		kill(engine, SIGTERM);
+	}
 	for (;;) {
 		pfd[0].fd = sigfd;
 		pfd[0].events = POLLIN;
@@ -433,17 +430,8 @@ sc_serve(const struct sc_opts *o)
 		}
 		if (!ready && pfd[1].revents) {
 			ready = 1;
-			if (read(pipefd[0], &byte, 1) == 1) {
-				sc_chown_sockets(o);
-				err = sc_drop_privileges(o->uid);
-				if (err < 0) {
-					sc_logerr(err, "cannot drop privileges");
-					failed = 1;
-					kill(engine, SIGTERM);
-				} else {
-					sc_logx("serving as uid %u", (unsigned)o->uid);
-				}
-			}
+			if (read(pipefd[0], &byte, 1) == 1 && !failed)
+				sc_logx("serving as uid %u", (unsigned)o->uid);
 			close(pipefd[0]);
 		}
 		while (sc_sigfd_read(sigfd, &si) == 1) {

@@ -136,6 +136,16 @@ expect_eq no "$([ -e "$SOCK" ] && echo yes || echo no)" "the socket file is remo
 expect_eq ECONNREFUSED "$(conn $AGENT_UID tcp 127.0.0.1 3128)" "the TCP listener is closed"
 expect_eq "" "$(pgrep -f "^$SIDECAR -c $CONF")" "no sidecar or engine process is left"
 
+# SIGKILL to the supervisor (not PID 1 here): the engine goes with it.
+start_sidecar || { cat "$OUT"; die "the sidecar did not start again"; }
+kill -KILL "$SC_PID"
+wait $SC_JOB
+SC_PID=
+i=0
+while [ -n "$(pgrep -f "^$SIDECAR -c $CONF")" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+expect_eq "" "$(pgrep -f "^$SIDECAR -c $CONF")" "SIGKILL: the engine stops with the sidecar"
+expect_eq no "$([ -e "$SOCK" ] && echo yes || echo no)" "SIGKILL: the engine still removed its socket"
+
 # Restart: the rules are not stacked.
 start_sidecar || { cat "$OUT"; die "the sidecar did not restart"; }
 for fam in "" -6; do
