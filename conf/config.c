@@ -600,10 +600,12 @@ handler(void *user, const char *section, const char *key, const char *value)
 	struct builder *b = user;
 	const char *sname = NULL, *kind = section_kind(section, &sname);
 	const char *why = NULL;
-	char shown[120];
+	char shown[120], skey[80];
 	int prev;
 
 	show(shown, sizeof(shown), value);
+	show(skey, sizeof(skey), key);
+	key = skey; /* only ever shown or compared from here on */
 	if (section[0] == '\0') {
 		err_at(b, b->line, "key outside any section (%s)", key);
 		return 1;

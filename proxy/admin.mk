@@ -29,8 +29,3 @@ ADMIN_SCENARIOS = \
 	tests/integration/reload-sessions.sh
 TESTS += $(ADMIN_SCENARIOS)
 EXTRA_DIST += $(ADMIN_SCENARIOS) tests/integration/lib-admin
-# Expected to fail until conn.c writes "config" (the file's hash) into
-# close and revoke lines, as it does into decision lines (issue 5: every
-# audit line carries its generation and hash).  Remove this line with
-# that fix: the test then XPASSes, which fails the suite.
-XFAIL_TESTS += tests/integration/reload-audit.sh

@@ -346,6 +346,7 @@ conn_free(struct px_conn *c, const char *why)
 	if (why != NULL)
 		px_json_str(&j, "why", why);
 	px_json_num(&j, "generation", (int64_t)c->generation);
+	px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : srv->cfg));
 	px_json_emit(&j, srv->audit);
 
 	srv->stats.bytes_up += c->bytes_up;
@@ -1509,6 +1510,7 @@ px_conn_revoke(struct px_server *srv)
 			px_json_str(&j, "reason", cf_reason_code(d.reason));
 			px_json_str(&j, "detail", d.detail);
 			px_json_num(&j, "generation", (int64_t)srv->generation);
+			px_json_str(&j, "config", cf_config_hash(srv->cfg));
 			px_json_emit(&j, srv->audit);
 		}
 		conn_free(c, "revoked by reload");

@@ -61,6 +61,7 @@ static const struct err_case err_cases[] = {
 	{ "section without ]", HEAD "[session a\n", "t.ini:3: section header without ]" },
 	{ "bad dns server", HEAD "dns_servers = dns.example\n", "t.ini:3: dns_servers is a list of IP addresses" },
 	{ "deny with path", HEAD "[defaults]\ndeny_hosts = a.test/x/\n", "t.ini:4: a path prefix narrows an allow rule" },
+	{ "control byte in a key is shown escaped", HEAD "\001bad = 1\n", "t.ini:3: unknown key in [proxy] (\\x01bad)" },
 	{ "hash comment inline", HEAD "[defaults]\nallow_hosts = a.test # comment\n", "t.ini:4: unknown flag" },
 };
 
