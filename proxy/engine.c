@@ -189,6 +189,15 @@ px_server_reload(struct px_server *srv, struct cf_diag *diag_out, const char *tr
 		px_stats_reload(srv->metrics, 0);
 		goto out;
 	}
+	{
+		const struct cf_listen *oa = &cf_config_proxy(srv->cfg)->admin;
+		const struct cf_listen *na = &cf_config_proxy(nc)->admin;
+		if ((oa->kind != na->kind) || (oa->kind != 0 && strcmp(oa->text, na->text) != 0) ||
+		    cf_config_proxy(srv->cfg)->has_admin_group != cf_config_proxy(nc)->has_admin_group ||
+		    cf_config_proxy(srv->cfg)->admin_group != cf_config_proxy(nc)->admin_group)
+			log_warnx("reload (%s): a changed admin or admin_group takes effect at the next restart",
+			    trigger);
+	}
 	cf_config_free(srv->cfg);
 	srv->cfg = nc;
 	srv->generation++;

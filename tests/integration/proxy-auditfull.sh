@@ -8,6 +8,7 @@ world_up
 
 conf=$(proxy_conf "[defaults]" "allow_hosts = allowed.test private")
 sed -i 's|^log = .*|log = /dev/full|' "$conf"
+sed -i "s|^\[defaults\]|admin = unix:$WORLD_DIR/admin.sock\n[defaults]|" "$conf"
 proxy_start "$conf" || die "no proxy"
 i=0
 good=0
@@ -19,5 +20,8 @@ done
 expect_eq 10 "$good" "every request is served while no audit line can be written"
 expect_eq 1 "$(grep -c 'audit log /dev/full: a line could not be written' "$WORLD_DIR/proxy.out")" \
 	"the operational log says so exactly once"
+lost=$(in_px "$top_builddir/postern-proxy" ctl metrics --admin "$WORLD_DIR/admin.sock" | sed -n 's/^postern_audit_lines_lost_total //p')
+[ "${lost:-0}" -ge 20 ] && ok "postern_audit_lines_lost_total counts the lost lines ($lost)" ||
+	fail "lost lines not counted: '$lost'"
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
