@@ -297,6 +297,22 @@ sc_lockdown(const struct sc_opts *o)
 	return 0;
 }
 
+/* Nonzero when UID (with the gid of the same number and no other group)
+ * may create files in DIR, by its mode bits. */
+static int
+sc_dir_writable_by(const char *dir, uid_t uid)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return 0;
+	if (st.st_uid == uid)
+		return (st.st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR);
+	if (st.st_gid == (gid_t)uid)
+		return (st.st_mode & (S_IWGRP | S_IXGRP)) == (S_IWGRP | S_IXGRP);
+	return (st.st_mode & (S_IWOTH | S_IXOTH)) == (S_IWOTH | S_IXOTH);
+}
+
 /* Create the directory of each UNIX listener when it is missing (with its
  * parents: a scratch image has no /run), the last one owned by the proxy uid
  * so that the engine, which runs as that uid, can create and remove its
@@ -324,10 +340,24 @@ sc_prepare_socket_dirs(const struct sc_opts *o)
 			*p = '/';
 		}
 		if (mkdir(dir, 0755) == 0) {
-			if (chown(dir, o->uid, (gid_t)o->uid) < 0)
+			/* A container may grant no CAP_CHOWN (NET_ADMIN,
+			 * SETUID and SETGID are all the sidecar needs).  The
+			 * directory is then one we just made in the
+			 * container's own filesystem, where only our
+			 * processes live: let any uid create in it, sticky
+			 * (only the owner removes a file), not listable. */
+			if (chown(dir, o->uid, (gid_t)o->uid) < 0 &&
+			    (errno != EPERM || chmod(dir, 01733) < 0))
 				sc_logerr(errno, "cannot give %s to uid %u", dir, (unsigned)o->uid);
 		} else if (errno != EEXIST) {
 			sc_logerr(errno, "cannot create %s", dir);
+		} else if (!sc_dir_writable_by(dir, o->uid)) {
+			/* Not ours to change (a volume, a host directory):
+			 * the engine will fail to bind; say why. */
+			sc_logx("warning: %s is not writable by uid %u, so the proxy cannot "
+			    "create its socket there; use a volume writable by it (mode "
+			    "0777 like an emptyDir, or owned by %u)", dir, (unsigned)o->uid,
+			    (unsigned)o->uid);
 		}
 	}
 }

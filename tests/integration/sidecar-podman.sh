@@ -87,17 +87,43 @@ expect_ne 0 $? "NET_ADMIN alone: the sidecar refuses to start"
 expect_match "refusing to start the proxy" "$out" "and says so"
 in_px "$SIDECAR" unlock >/dev/null 2>&1
 
+# wait_serving NAME: until the container's log says it serves (10 s).
+wait_serving() {
+	local i
+	i=0
+	while ! pm logs "$1" 2>&1 | grep -q "serving as uid" && [ $i -lt 100 ]; do
+		[ "$(pm inspect -f '{{.State.Running}}' "$1" 2>/dev/null)" = true ] || break
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# Without a volume the sidecar makes /run/postern for the proxy itself.
+pm run -d --name "$CTR" --network "ns:$NETNS" --cap-drop ALL \
+	--cap-add NET_ADMIN,SETUID,SETGID -v "$PD/postern.ini:/etc/postern/postern.ini:ro" \
+	"$IMG" -c /etc/postern/postern.ini --probe-addr 10.200.1.77 >/dev/null ||
+	die "podman run -d failed"
+wait_serving "$CTR"
+expect_match "serving as uid 65532" "$(pm logs "$CTR" 2>&1)" "no volume: it serves (socket directory made)"
+pm stop -t 10 "$CTR" >/dev/null 2>&1
+expect_eq 0 "$(pm inspect -f '{{.State.ExitCode}}' "$CTR")" "no volume: podman stop gives status 0"
+pm rm -f "$CTR" >/dev/null 2>&1
+
+# A mounted directory the proxy uid cannot write to: refused, with a hint.
+mkdir -m 0755 "$PD/rootvol"
+out=$(pm run --rm --network "ns:$NETNS" --cap-drop ALL --cap-add NET_ADMIN,SETUID,SETGID \
+	-v "$PD/postern.ini:/etc/postern/postern.ini:ro" -v "$PD/rootvol:/run/postern" \
+	"$IMG" -c /etc/postern/postern.ini --probe-addr 10.200.1.77 2>&1)
+expect_ne 0 $? "a socket directory the proxy cannot write: the sidecar exits non-zero"
+expect_match "/run/postern is not writable by uid 65532" "$out" "and says why"
+
 pm run -d --name "$CTR" --network "ns:$NETNS" --cap-drop ALL \
 	--cap-add NET_ADMIN,SETUID,SETGID \
 	-v "$PD/postern.ini:/etc/postern/postern.ini:ro" -v "$PD/vol:/run/postern" \
 	"$IMG" -c /etc/postern/postern.ini \
 	--probe-addr 10.200.1.77 --probe-addr fd00:200:1::77 >/dev/null ||
 	die "podman run -d failed"
-i=0
-while ! pm logs "$CTR" 2>&1 | grep -q "serving as uid" && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_serving "$CTR"
 logs=$(pm logs "$CTR" 2>&1)
 expect_match "lock-down proven" "$logs" "the container proved the lock-down"
 expect_match "serving as uid 65532" "$logs" "and serves as 65532"
