@@ -1,0 +1,412 @@
+#!/bin/sh
+# tests/bench/bench-proxy.sh: postern-proxy side by side with tinyproxy and
+# squid (each given the same allowlist: CONNECT and plain HTTP to the bench
+# server's two ports on 127.0.0.1, nothing else) and a direct TCP baseline,
+# against the same server and with the same client (tests/bench/proxy-load,
+# wrk for plain HTTP), in one run; BENCH_ROUNDS rounds (3), medians.
+#
+#   bulk up/down   one tunnel, BENCH_BYTES (1 GiB) each way, MB/s
+#   tunnels/s      CONNECT + 64-byte echo + close, 8 clients at once
+#   HTTP req/s     wrk, 1 thread, 32 keep-alive connections, absolute-form
+#   latency        64-byte ping-pong inside 1 and 64 established tunnels,
+#                  p50/p99 in microseconds
+#   PSS/tunnel     (Pss of the proxy and its children with BENCH_IDLE (1000)
+#                  idle tunnels - Pss just before) / BENCH_IDLE, in kB
+#   CPU s/GiB      the proxy's user+system CPU (all threads, reaped
+#                  children) during the two bulk streams, per GiB relayed
+#   refusals/s     CONNECT to a host no rule allows, read the 403 head,
+#                  close; 8 clients at once
+#   half-close     the client shuts down its write side; does the server's
+#                  answer still come back through the tunnel?
+#
+# Everything runs in a private network namespace (unshare -n) with only
+# loopback in it, so no byte can leave the machine, the TIME_WAIT sockets of
+# hundreds of thousands of short connections stay out of the host's tables,
+# and nothing collides with a system squid or tinyproxy.  Needs root.
+# Bounded: every client run by timeout(1), the whole bench by BENCH_LIMIT
+# seconds (570).  Not part of "make check": "make bench-proxy".
+set -u
+: "${top_builddir:=.}"
+: "${top_srcdir:=.}"
+
+if [ -z "${BENCH_IN_NETNS:-}" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "bench-proxy: needs root (a private network namespace, squid's user switch)" >&2
+		exit 1
+	fi
+	command -v unshare >/dev/null || { echo "bench-proxy: unshare(1) is missing" >&2; exit 1; }
+	BENCH_IN_NETNS=1
+	export BENCH_IN_NETNS top_builddir top_srcdir
+	exec unshare -n -- sh "$0" "$@"
+fi
+
+LOAD="$top_builddir/tests/bench/proxy-load"
+POSTERN="$top_builddir/postern-proxy"
+LUA="$top_srcdir/tests/bench/wrk-proxy.lua"
+ROUNDS=${BENCH_ROUNDS:-3}
+BYTES=${BENCH_BYTES:-1073741824}
+SECS=${BENCH_SECONDS:-2}
+IDLE=${BENCH_IDLE:-1000}
+LIMIT=${BENCH_LIMIT:-570}
+BULK_MAX=15		# seconds a bulk stream may take before it is cut
+HZ=$(getconf CLK_TCK)
+
+for x in "$LOAD" "$POSTERN"; do
+	[ -x "$x" ] || { echo "bench-proxy: $x is not built" >&2; exit 1; }
+done
+for c in squid tinyproxy wrk ip ss timeout; do
+	command -v $c >/dev/null || { echo "bench-proxy: $c is not installed" >&2; exit 1; }
+done
+
+# On tmpfs when there is one: tinyproxy fsync()s its log after every line,
+# and the bench should compare relays, not the disk under the logs.  Every
+# proxy logs one line or more per connection, as it would in service.
+TMPBASE=/tmp
+[ -d /dev/shm ] && [ -w /dev/shm ] && TMPBASE=/dev/shm
+T=$(mktemp -d "$TMPBASE/postern-bench-proxy.XXXXXX")
+chmod 755 "$T"	# squid and tinyproxy drop to proxy and nobody
+PIDS=""
+WATCHDOG=""
+descendants() { # PID: the PID and all its descendants
+	echo "$1"
+	for c in $(pgrep -P "$1" 2>/dev/null); do descendants "$c"; done
+}
+cleanup() {
+	# The watchdog's sleep too: it holds our stdout, and make would wait.
+	[ -n "$WATCHDOG" ] && for d in $(descendants "$WATCHDOG"); do kill "$d" 2>/dev/null; done
+	for p in $PIDS; do
+		for d in $(descendants "$p"); do kill "$d" 2>/dev/null; done
+	done
+	for p in $PIDS; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'echo "bench-proxy: stopped" >&2; exit 1' INT TERM HUP
+
+# The whole run is bounded; a client is bounded by timeout(1), so the TERM
+# trap runs within seconds.
+( sleep "$LIMIT"; echo "bench-proxy: over ${LIMIT}s, stopping" >&2; kill -TERM $$ ) &
+WATCHDOG=$!
+
+ip link set lo up || { echo "bench-proxy: cannot bring lo up" >&2; exit 1; }
+# This namespace's own port range and TIME_WAIT reuse: tunnels/s opens two
+# connections per tunnel, far more than the default range holds for 60 s.
+sysctl -qw net.ipv4.ip_local_port_range="1024 65000" 2>/dev/null
+sysctl -qw net.ipv4.tcp_tw_reuse=1 2>/dev/null
+ulimit -n 65536 2>/dev/null || ulimit -n 16384 2>/dev/null
+
+wait_listen() { # PORT NAME PID
+	i=0
+	until ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$3" 2>/dev/null; then
+			echo "bench-proxy: $2 does not listen on $1; its log:" >&2
+			cat "$T/$2.err" "$T/$2/"*.log 2>/dev/null | tail -20 >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+}
+
+# The server: raw protocol port and HTTP port.
+"$LOAD" serve "$T/ports" 2>"$T/server.err" &
+SERVER_PID=$!
+PIDS=$SERVER_PID
+i=0
+while [ ! -s "$T/ports" ]; do
+	i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-proxy: server did not start" >&2; exit 1; }
+	sleep 0.1
+done
+read -r RAW HTTP < "$T/ports"
+UP_RAW="127.0.0.1:$RAW"
+UP_HTTP="127.0.0.1:$HTTP"
+REFUSED="refused.invalid:$RAW"	# a name no proxy allows, on an allowed port
+
+PX_PORT=18080
+TP_PORT=18081
+SQ_PORT=18082
+
+# postern: the two upstreams as IP-literal rules (no DNS, like the peers).
+cat > "$T/postern.ini" <<EOF
+[proxy]
+listen = tcp:127.0.0.1:$PX_PORT
+log = $T/postern-audit.log
+max_connections = 10000
+
+[defaults]
+allow_hosts = 127.0.0.1:$RAW, 127.0.0.1:$HTTP
+EOF
+
+# tinyproxy: host filter with default deny, CONNECT only to the raw port.
+mkdir "$T/tinyproxy"
+chown nobody:nogroup "$T/tinyproxy"
+printf '^127\\.0\\.0\\.1$\n' > "$T/tinyproxy/filter"
+cat > "$T/tinyproxy/tinyproxy.conf" <<EOF
+User nobody
+Group nogroup
+Port $TP_PORT
+Listen 127.0.0.1
+Timeout 600
+MaxClients 4096
+LogFile "$T/tinyproxy/tinyproxy.log"
+LogLevel Connect
+PidFile "$T/tinyproxy/tinyproxy.pid"
+Filter "$T/tinyproxy/filter"
+FilterType ere
+FilterURLs Off
+FilterDefaultDeny Yes
+ConnectPort $RAW
+EOF
+
+# squid: the same two authorities, memory only, no cache of responses.
+mkdir "$T/squid"
+chown proxy:proxy "$T/squid"
+cat > "$T/squid/squid.conf" <<EOF
+http_port 127.0.0.1:$SQ_PORT
+pid_filename $T/squid/squid.pid
+cache_log $T/squid/cache.log
+access_log stdio:$T/squid/access.log
+cache_store_log none
+netdb_filename none
+coredump_dir $T/squid
+cache_effective_user proxy
+cache deny all
+pinger_enable off
+shutdown_lifetime 0 seconds
+max_filedescriptors 16384
+dns_nameservers 127.0.0.1
+acl bench_dst dstdomain -n 127.0.0.1
+acl bench_ports port $RAW $HTTP
+http_access deny !bench_ports
+http_access allow bench_dst
+http_access deny all
+EOF
+
+# Each round starts every proxy afresh: the rounds are independent, and the
+# idle-tunnel PSS is measured first, before earlier tests have grown (and
+# kept) a heap that would hide the cost of the tunnels.
+start_proxies() {
+	"$POSTERN" -c "$T/postern.ini" 2>>"$T/postern.err" &
+	PX_PID=$!
+	tinyproxy -d -c "$T/tinyproxy/tinyproxy.conf" >>"$T/tinyproxy.err" 2>&1 &
+	TP_PID=$!
+	squid -N -f "$T/squid/squid.conf" >>"$T/squid.err" 2>&1 &
+	SQ_PID=$!
+	PIDS="$SERVER_PID $PX_PID $TP_PID $SQ_PID"
+	wait_listen $PX_PORT postern $PX_PID
+	wait_listen $TP_PORT tinyproxy $TP_PID
+	wait_listen $SQ_PORT squid $SQ_PID
+}
+stop_proxies() {
+	for p in $PX_PID $TP_PID $SQ_PID; do
+		for d in $(descendants "$p"); do kill "$d" 2>/dev/null; done
+	done
+	for p in $PX_PID $TP_PID $SQ_PID; do wait "$p" 2>/dev/null; done
+	PIDS=$SERVER_PID
+}
+
+proxy_of() {
+	case $1 in
+	direct) echo - ;;
+	postern) echo "127.0.0.1:$PX_PORT" ;;
+	tinyproxy) echo "127.0.0.1:$TP_PORT" ;;
+	squid) echo "127.0.0.1:$SQ_PORT" ;;
+	esac
+}
+pid_of() {
+	case $1 in
+	postern) echo $PX_PID ;; tinyproxy) echo $TP_PID ;; squid) echo $SQ_PID ;;
+	esac
+}
+
+cpu_ticks() { # PID: utime+stime+cutime+cstime of PID and its descendants
+	for d in $(descendants "$1"); do
+		cat "/proc/$d/stat" 2>/dev/null
+	done | awk '{ sub(/.*\) /, ""); t += $12 + $13 + $14 + $15 } END { print t + 0 }'
+}
+pss_kb() { # PID: summed Pss of PID and its descendants, kB
+	for d in $(descendants "$1"); do
+		awk '/^Pss:/ { print $2 }' "/proc/$d/smaps_rollup" 2>/dev/null
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+median() { # FILE
+	sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print v[int((NR + 1) / 2)] }'
+}
+run() { # NAME METRIC CMD...: run a client, bounded; log failures
+	name=$1 metric=$2
+	shift 2
+	if ! timeout 60 "$@" 2>>"$T/$name.client.err"; then
+		echo "bench-proxy: $name: $metric failed: $(tail -1 "$T/$name.client.err")" >&2
+		return 1
+	fi
+}
+
+idle_pss() { # NAME PROXY PID: Pss per idle tunnel, kB
+	t=$1 px=$2 pid=$3
+	# Pss just before, and with all of them open.
+	rm -f "$T/hold" "$T/idle.out"
+	mkfifo "$T/hold"
+	p0=$(pss_kb "$pid")
+	timeout 120 "$LOAD" idle "$px" "$UP_RAW" "$IDLE" < "$T/hold" > "$T/idle.out" 2>>"$T/$t.client.err" &
+	ipid=$!
+	exec 9> "$T/hold"
+	i=0
+	until grep -q ready "$T/idle.out" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 300 ] || ! kill -0 $ipid 2>/dev/null; then
+			echo "bench-proxy: $t: $IDLE idle tunnels did not come up: $(tail -1 "$T/$t.client.err")" >&2
+			break
+		fi
+		sleep 0.1
+	done
+	if grep -q ready "$T/idle.out" 2>/dev/null; then
+		sleep 0.3	# let the proxy settle (threads, buffers)
+		p1=$(pss_kb "$pid")
+		awk -v a="$p0" -v b="$p1" -v n="$IDLE" 'BEGIN { printf "%.1f\n", (b - a) / n }' >> "$T/pss.$t"
+	fi
+	exec 9>&-
+	wait $ipid 2>/dev/null
+	sleep 0.5	# the proxy closes the other ends before the next test
+}
+
+TARGETS="direct postern tinyproxy squid"
+echo "bench-proxy: $ROUNDS rounds; bulk $BYTES bytes each way; ${SECS}s per timed test; $IDLE idle tunnels"
+echo "bench-proxy: $(nproc) CPUs, kernel $(uname -r), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench-proxy: $("$POSTERN" --version 2>&1 | head -1); $(tinyproxy -v 2>&1 | head -1); $(squid -v | head -1)"
+START=$(date +%s)
+
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	r=$((r + 1))
+	echo "bench-proxy: round $r ($(($(date +%s) - START))s)"
+	start_proxies
+	for t in $TARGETS; do
+		px=$(proxy_of $t)
+		pid=$(pid_of $t)
+
+		[ "$t" = direct ] || idle_pss "$t" "$px" "$pid"
+
+		# Bulk, and the CPU it costs the proxy.
+		[ -n "$pid" ] && c0=$(cpu_ticks "$pid")
+		up=$(run $t "bulk up" "$LOAD" up "$px" "$UP_RAW" "$BYTES" $BULK_MAX) &&
+			echo "$up" | awk '{ print $3 }' >> "$T/up.$t"
+		down=$(run $t "bulk down" "$LOAD" down "$px" "$UP_RAW" "$BYTES" $BULK_MAX) &&
+			echo "$down" | awk '{ print $3 }' >> "$T/down.$t"
+		if [ -n "$pid" ] && [ -n "$up" ] && [ -n "$down" ]; then
+			sleep 0.2	# let the proxy close both tunnels
+			c1=$(cpu_ticks "$pid")
+			echo "$up $down" | awk -v c=$((c1 - c0)) -v hz="$HZ" \
+				'{ printf "%.3f\n", c / hz / (($1 + $4) / 1073741824) }' >> "$T/cpu.$t"
+		fi
+
+		v=$(run $t "tunnels/s" "$LOAD" tps "$px" "$UP_RAW" 8 "$SECS") && echo "$v" >> "$T/tps.$t"
+
+		if [ "$t" = direct ]; then
+			wurl="http://$UP_HTTP/"
+			wlua=""
+		else
+			wurl="http://$px/"
+			wlua="-s $LUA"
+		fi
+		# shellcheck disable=SC2086
+		BENCH_UPSTREAM=$UP_HTTP timeout 60 wrk -t1 -c32 -d"${SECS}s" --timeout 5s $wlua "$wurl" \
+			> "$T/wrk.out" 2>&1
+		bad=$(awk '/Non-2xx or 3xx responses:/ { print $NF } /Socket errors:/ { print "socket-errors" }' "$T/wrk.out")
+		rps=$(awk '/^Requests\/sec:/ { printf "%.0f\n", $2 }' "$T/wrk.out")
+		if [ -n "$rps" ]; then
+			echo "$rps" >> "$T/rps.$t"
+			[ -n "$bad" ] && echo "bench-proxy: $t: wrk saw errors: $(grep -E 'Non-2xx|Socket errors' "$T/wrk.out" | tr -s ' ' | tr '\n' ' ')" >&2
+		else
+			echo "bench-proxy: $t: wrk failed: $(tail -2 "$T/wrk.out")" >&2
+		fi
+
+		for n in 1 64; do
+			v=$(run $t "latency $n" "$LOAD" lat "$px" "$UP_RAW" $n "$SECS") && {
+				echo "$v" | awk '{ print $1 }' >> "$T/lat${n}p50.$t"
+				echo "$v" | awk '{ print $2 }' >> "$T/lat${n}p99.$t"
+			}
+		done
+
+		[ "$t" = direct ] && continue
+
+		v=$(run $t "refusals/s" "$LOAD" refuse "$px" "$REFUSED" 8 "$SECS") && echo "$v" >> "$T/refuse.$t"
+
+		v=$(timeout 20 "$LOAD" halfclose "$px" "$UP_RAW" 2>>"$T/$t.client.err")
+		echo "${v:-no: client failed}" >> "$T/half.$t"
+	done
+	stop_proxies
+done
+echo "bench-proxy: done in $(($(date +%s) - START))s, load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---------------------------------------------------------------------------
+# The table: medians; ratios are postern / peer (for latency, PSS and CPU,
+# lower is better, so a ratio under 1 is postern ahead).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
+atleast() { awk -v v="$1" -v l="$2" 'BEGIN { if (v == "-") print "n/a"; else print (v + 0 >= l + 0) ? "met" : "**missed**" }'; }
+atmost() { awk -v v="$1" -v l="$2" 'BEGIN { if (v == "-") print "n/a"; else print (v + 0 <= l + 0) ? "met" : "**missed**" }'; }
+both() { if [ "$1" = met ] && [ "$2" = met ]; then echo met; elif [ "$1" = n/a ] || [ "$2" = n/a ]; then echo n/a; else echo "**missed**"; fi; }
+maxof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a + 0 > b + 0) ? a : b }'; }
+
+for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse; do
+	for t in $TARGETS; do
+		v=-
+		[ -s "$T/$m.$t" ] && v=$(median "$T/$m.$t")
+		eval "M_${m}_$t=\$v"
+	done
+done
+for t in postern tinyproxy squid; do
+	v=-
+	if [ -s "$T/half.$t" ]; then
+		if grep -qv '^yes$' "$T/half.$t"; then v=no; else v=yes; fi
+	fi
+	eval "M_half_$t=\$v"
+done
+
+echo
+echo "Medians of $ROUNDS rounds; ratios are postern / peer."
+echo
+echo "| metric | direct | postern | tinyproxy | squid | ÷direct | ÷tinyproxy | ÷squid | target | |"
+echo "|---|--:|--:|--:|--:|--:|--:|--:|---|---|"
+for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half; do
+	eval "d=\${M_${m}_direct:--} p=\$M_${m}_postern tp=\$M_${m}_tinyproxy sq=\$M_${m}_squid"
+	rd=$(ratio "$p" "$d"); rt=$(ratio "$p" "$tp"); rs=$(ratio "$p" "$sq")
+	best=$(maxof "$tp" "$sq")
+	case $m in
+	up|down)
+		label="tunnel bulk $m (MB/s)"
+		target="≥1.5× squid, ≥0.6× direct"
+		verdict=$(both "$(atleast "$rs" 1.5)" "$(atleast "$rd" 0.6)") ;;
+	tps)
+		label="tunnels/s (8 clients)"
+		target="≥2× best peer"
+		verdict=$(atleast "$(ratio "$p" "$best")" 2) ;;
+	rps)
+		label="plain-HTTP req/s (wrk, 32 conns)"
+		target="≥3× squid"
+		verdict=$(atleast "$rs" 3) ;;
+	lat1p50) label="latency 1 tunnel p50 (µs)"; target=""; verdict="" ;;
+	lat1p99) label="latency 1 tunnel p99 (µs)"; target=""; verdict="" ;;
+	lat64p50) label="latency 64 tunnels p50 (µs)"; target=""; verdict="" ;;
+	lat64p99)
+		label="latency 64 tunnels p99 (µs)"
+		target="≤2× direct"
+		verdict=$(atmost "$rd" 2) ;;
+	pss)
+		label="PSS per idle tunnel (kB)"
+		target="≤10 kB"
+		verdict=$(atmost "$p" 10) ;;
+	cpu) label="CPU s per GiB relayed"; target=""; verdict="" ;;
+	refuse)
+		label="refusals/s (8 clients)"
+		target="≥2× best peer"
+		verdict=$(atleast "$(ratio "$p" "$best")" 2) ;;
+	half)
+		label="half-close through a tunnel"
+		rd=- rt=- rs=-
+		target="postern yes"
+		if [ "$p" = yes ]; then verdict=met; else verdict="**missed**"; fi ;;
+	esac
+	echo "| $label | $d | $p | $tp | $sq | $rd | $rt | $rs | $target | $verdict |"
+done
+echo
+echo "Raw values per round are the lines of each metric; errors above, if any."

@@ -1,0 +1,1149 @@
+/*
+ * tests/bench/proxy-load.c: the upstream server and the load client of
+ * tests/bench/bench-proxy.sh.  The same client measures every path (direct
+ * TCP, postern-proxy, tinyproxy, squid) against the same server, so that only
+ * the proxy in between differs.  Loopback only.
+ *
+ *   proxy-load serve PORTFILE
+ *       Serve on two free ports of 127.0.0.1 and write "RAW HTTP" to
+ *       PORTFILE.  RAW: the first byte of a connection picks what it does:
+ *       'E' echo the rest; 'S' sink: read to EOF, answer the 8-byte count
+ *       and close (the half-close probe); 'U' + 8-byte N: read N bytes, then
+ *       answer the 8-byte count (bulk upload without needing a half-close);
+ *       'G' + 8-byte N: send N bytes and close.  HTTP: a fixed 200 response
+ *       to every request head, keep-alive unless the request says close or is
+ *       HTTP/1.0 without keep-alive.
+ *
+ * Every client command takes PROXY (HOST:PORT of an HTTP proxy, or "-" for a
+ * direct connection) and TARGET (HOST:PORT; through a proxy it is the
+ * CONNECT authority, directly it is connected to):
+ *
+ *   proxy-load up|down PROXY TARGET BYTES MAXSECS
+ *       One bulk stream through one tunnel; prints "BYTES SECONDS MB/s"
+ *       (stops early after MAXSECS, counting what was moved).
+ *   proxy-load tps PROXY TARGET CONNS SECONDS
+ *       CONNECT + 64-byte echo + close, CONNS at once; prints tunnels/s.
+ *   proxy-load lat PROXY TARGET CONNS SECONDS
+ *       CONNS established tunnels each doing 64-byte ping-pongs; prints
+ *       "p50 p99" round trips in microseconds.
+ *   proxy-load idle PROXY TARGET CONNS
+ *       Open CONNS tunnels (each with one echo exchange), print "ready",
+ *       hold them until standard input reaches EOF.
+ *   proxy-load refuse PROXY TARGET CONNS SECONDS
+ *       CONNECT to a TARGET the proxy refuses, read the response head,
+ *       close; CONNS at once; prints refusals/s.  Any status but 403 is an
+ *       error.
+ *   proxy-load halfclose PROXY TARGET
+ *       Send 5 bytes to the sink, shut down the write side, wait 3 s for
+ *       the sink's count: prints "yes" when it comes back (the half-close
+ *       went through and the other direction stayed open), else "no: WHY".
+ *
+ * Errors go to standard error; a timed command that saw errors still prints
+ * its rate but exits 1 (a rate with failures in it is no result).
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BULK (1 << 20)
+#define MSG 64
+#define HEAD_MAX 4096
+
+static char bulk[BULK];
+
+static void
+die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Digits only, no sign, no trailing bytes: these come from the script. */
+static unsigned long long
+num(const char *s)
+{
+	unsigned long long v = 0;
+
+	if (*s == '\0')
+		goto bad;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (~0ULL - 9) / 10)
+			goto bad;
+		v = v * 10 + (unsigned long long)(*s - '0');
+	}
+	return v;
+bad:
+	fprintf(stderr, "proxy-load: bad number\n");
+	exit(2);
+}
+
+static void
+parse_addr(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	size_t n;
+
+	if (colon == NULL || (n = (size_t)(colon - s)) >= sizeof(host)) {
+		fprintf(stderr, "proxy-load: bad address %s\n", s);
+		exit(2);
+	}
+	memcpy(host, s, n);
+	host[n] = '\0';
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)num(colon + 1));
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) {
+		fprintf(stderr, "proxy-load: %s is not an IPv4 literal\n", host);
+		exit(2);
+	}
+}
+
+static void
+nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		die("fcntl");
+}
+
+static void
+nodelay(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void
+put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static uint64_t
+get64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* The server                                                          */
+
+enum srv_kind { K_LISTEN_RAW, K_LISTEN_HTTP, K_RAW, K_HTTP };
+
+struct sconn {
+	enum srv_kind kind;
+	int fd;
+	char mode;		/* RAW: 0 until the first byte, then E S U G */
+	unsigned char hdr[8];	/* U and G: the count, as it arrives */
+	unsigned hdr_len;
+	uint64_t want, done;	/* U: bytes to read; G: to send; S: read */
+	char out[65536];	/* echo, acks and HTTP responses */
+	size_t out_len, out_off;
+	bool close_after;	/* close once out is flushed */
+	bool want_out;		/* EPOLLOUT is armed */
+	char in[8192];		/* HTTP: the unparsed part of the input */
+	size_t in_len;
+};
+
+static int sepfd;
+
+static const char http_resp[] =
+	"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+	"Content-Length: 13\r\n\r\nhello, world\n";
+static const char http_resp_close[] =
+	"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+	"Content-Length: 13\r\nConnection: close\r\n\r\nhello, world\n";
+
+static void
+sconn_free(struct sconn *c)
+{
+	close(c->fd);
+	free(c);
+}
+
+static void
+arm(struct sconn *c, bool out)
+{
+	struct epoll_event ev = { .data.ptr = c };
+
+	if (c->want_out == out)
+		return;
+	c->want_out = out;
+	ev.events = out ? EPOLLOUT : EPOLLIN;
+	if (epoll_ctl(sepfd, EPOLL_CTL_MOD, c->fd, &ev) < 0)
+		die("epoll_ctl");
+}
+
+/* Flush out; returns -1 when the connection died, 0 when all was written,
+ * 1 when the socket is full (EPOLLOUT armed, reading paused). */
+static int
+sflush(struct sconn *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = write(c->fd, c->out + c->out_off,
+		    c->out_len - c->out_off);
+		if (n < 0) {
+			if (errno == EAGAIN) {
+				arm(c, true);
+				return 1;
+			}
+			return -1;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->out_off = c->out_len = 0;
+	if (c->close_after)
+		return -1;
+	return 0;
+}
+
+/* G: send until the count is reached, then close. */
+static int
+sgen(struct sconn *c)
+{
+	while (c->done < c->want) {
+		uint64_t left = c->want - c->done;
+		ssize_t n = write(c->fd, bulk, left < BULK ? left : BULK);
+		if (n < 0) {
+			if (errno == EAGAIN) {
+				arm(c, true);
+				return 1;
+			}
+			return -1;
+		}
+		c->done += (uint64_t)n;
+	}
+	return -1;
+}
+
+static bool
+head_has(const char *h, size_t len, const char *needle)
+{
+	size_t nl = strlen(needle);
+
+	for (size_t i = 0; i + nl <= len; i++) {
+		size_t j;
+		for (j = 0; j < nl; j++) {
+			char a = h[i + j];
+			if (a >= 'A' && a <= 'Z')
+				a = (char)(a - 'A' + 'a');
+			if (a != needle[j])
+				break;
+		}
+		if (j == nl)
+			return true;
+	}
+	return false;
+}
+
+/* HTTP: answer every complete head in in; bodies are not expected. */
+static int
+shttp(struct sconn *c)
+{
+	for (;;) {
+		char *end = memmem(c->in, c->in_len, "\r\n\r\n", 4);
+		size_t hl;
+		const char *eol;
+		bool close_it;
+
+		if (end == NULL) {
+			if (c->in_len == sizeof(c->in))
+				return -1;
+			return 0;
+		}
+		hl = (size_t)(end - c->in) + 4;
+		eol = memchr(c->in, '\r', hl);
+		close_it = head_has(c->in, hl, "\nconnection: close");
+		if (eol != NULL && eol - c->in >= 8 &&
+		    memcmp(eol - 8, "HTTP/1.0", 8) == 0 &&
+		    !head_has(c->in, hl, "\nconnection: keep-alive") &&
+		    !head_has(c->in, hl, "\nproxy-connection: keep-alive"))
+			close_it = true;
+		if (close_it) {
+			if (c->out_len + sizeof(http_resp_close) > sizeof(c->out))
+				return -1;
+			memcpy(c->out + c->out_len, http_resp_close,
+			    sizeof(http_resp_close) - 1);
+			c->out_len += sizeof(http_resp_close) - 1;
+			c->close_after = true;
+			c->in_len = 0;
+			return 0;
+		}
+		if (c->out_len + sizeof(http_resp) > sizeof(c->out))
+			return -1;
+		memcpy(c->out + c->out_len, http_resp, sizeof(http_resp) - 1);
+		c->out_len += sizeof(http_resp) - 1;
+		memmove(c->in, c->in + hl, c->in_len - hl);
+		c->in_len -= hl;
+	}
+}
+
+/* Consume n bytes of RAW input at p; returns -1 to close. */
+static int
+sraw(struct sconn *c, const unsigned char *p, size_t n)
+{
+	while (n > 0) {
+		if (c->mode == 0) {
+			c->mode = (char)*p++;
+			n--;
+			if (c->mode != 'E' && c->mode != 'S' && c->mode != 'U' &&
+			    c->mode != 'G')
+				return -1;
+			continue;
+		}
+		if ((c->mode == 'U' || c->mode == 'G') && c->hdr_len < 8) {
+			size_t k = 8 - c->hdr_len < n ? 8 - c->hdr_len : n;
+			memcpy(c->hdr + c->hdr_len, p, k);
+			c->hdr_len += (unsigned)k;
+			p += k;
+			n -= k;
+			if (c->hdr_len == 8) {
+				c->want = get64(c->hdr);
+				if (c->mode == 'G')
+					return sgen(c);
+			}
+			continue;
+		}
+		switch (c->mode) {
+		case 'E':
+			if (c->out_len + n > sizeof(c->out))
+				return -1;
+			memcpy(c->out + c->out_len, p, n);
+			c->out_len += n;
+			return 0;
+		case 'S':
+			c->done += n;
+			return 0;
+		case 'U':
+			c->done += n;
+			if (c->done >= c->want) {
+				put64((unsigned char *)c->out + c->out_len,
+				    c->done);
+				c->out_len += 8;
+			}
+			return 0;
+		default: /* G sends, never reads */
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static void
+accept_all(int lfd, enum srv_kind kind)
+{
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK);
+		struct sconn *c;
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != ECONNABORTED)
+				perror("accept");
+			return;
+		}
+		nodelay(fd);
+		c = calloc(1, sizeof(*c));
+		if (c == NULL)
+			die("calloc");
+		c->fd = fd;
+		c->kind = kind;
+		ev.data.ptr = c;
+		if (epoll_ctl(sepfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+			die("epoll_ctl");
+	}
+}
+
+static int
+listen_any(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
+
+	if (fd < 0)
+		die("socket");
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 4096) < 0)
+		die("bind/listen");
+	return fd;
+}
+
+static unsigned
+port_of(int fd)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+
+	if (getsockname(fd, (struct sockaddr *)&sa, &sl) < 0)
+		die("getsockname");
+	return ntohs(sa.sin_port);
+}
+
+/* One connection is ready: read what there is, or write what is pending. */
+static void
+sevent(struct sconn *c, uint32_t events)
+{
+	int r = 0;
+
+	if (c->want_out) {
+		if (c->mode == 'G' && c->out_len == 0)
+			r = sgen(c);
+		else
+			r = sflush(c);
+		if (r < 0)
+			goto close_it;
+		if (r == 0)
+			arm(c, false);
+		return;
+	}
+	(void)events;
+	for (int rounds = 0; rounds < 16; rounds++) {
+		ssize_t n;
+
+		if (c->kind == K_HTTP) {
+			n = read(c->fd, c->in + c->in_len,
+			    sizeof(c->in) - c->in_len);
+		} else {
+			size_t room = c->mode == 'E' ?
+			    sizeof(c->out) - c->out_len : BULK;
+			n = read(c->fd, c->mode == 'E' ? c->out + c->out_len :
+			    bulk, room);
+			if (n > 0 && c->mode == 'E') {
+				/* Echo in place: the bytes are already in out. */
+				c->out_len += (size_t)n;
+				r = sflush(c);
+				if (r < 0)
+					goto close_it;
+				if (r > 0)
+					return;
+				continue;
+			}
+		}
+		if (n == 0) {
+			if (c->kind == K_RAW && c->mode == 'S') {
+				put64((unsigned char *)c->out + c->out_len,
+				    c->done);
+				c->out_len += 8;
+				c->close_after = true;
+				if (sflush(c) > 0)
+					return;
+			}
+			goto close_it;
+		}
+		if (n < 0) {
+			if (errno == EAGAIN)
+				return;
+			goto close_it;
+		}
+		if (c->kind == K_HTTP) {
+			c->in_len += (size_t)n;
+			r = shttp(c);
+		} else {
+			r = sraw(c, (unsigned char *)bulk, (size_t)n);
+		}
+		if (r < 0)
+			goto close_it;
+		if (r > 0)
+			return;
+		r = sflush(c);
+		if (r < 0)
+			goto close_it;
+		if (r > 0)
+			return;
+	}
+	return;
+close_it:
+	epoll_ctl(sepfd, EPOLL_CTL_DEL, c->fd, NULL);
+	sconn_free(c);
+}
+
+static _Noreturn void
+cmd_serve(const char *portfile)
+{
+	struct sconn lraw = { .kind = K_LISTEN_RAW }, lhttp = { .kind = K_LISTEN_HTTP };
+	struct epoll_event ev = { .events = EPOLLIN }, evs[256];
+	FILE *f;
+
+	raise_nofile();
+	signal(SIGPIPE, SIG_IGN);
+	sepfd = epoll_create1(0);
+	if (sepfd < 0)
+		die("epoll_create1");
+	lraw.fd = listen_any();
+	lhttp.fd = listen_any();
+	ev.data.ptr = &lraw;
+	epoll_ctl(sepfd, EPOLL_CTL_ADD, lraw.fd, &ev);
+	ev.data.ptr = &lhttp;
+	epoll_ctl(sepfd, EPOLL_CTL_ADD, lhttp.fd, &ev);
+	/* Written to a temporary name and renamed: the script polls for it. */
+	{
+		char tmp[4096];
+		snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
+		f = fopen(tmp, "w");
+		if (f == NULL)
+			die(tmp);
+		fprintf(f, "%u %u\n", port_of(lraw.fd), port_of(lhttp.fd));
+		if (fclose(f) != 0 || rename(tmp, portfile) < 0)
+			die(portfile);
+	}
+	for (;;) {
+		int n = epoll_wait(sepfd, evs, 256, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			die("epoll_wait");
+		}
+		for (int i = 0; i < n; i++) {
+			struct sconn *c = evs[i].data.ptr;
+			if (c->kind == K_LISTEN_RAW)
+				accept_all(c->fd, K_RAW);
+			else if (c->kind == K_LISTEN_HTTP)
+				accept_all(c->fd, K_HTTP);
+			else
+				sevent(c, evs[i].events);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Blocking client helpers (bulk, idle, halfclose)                      */
+
+static const char *g_proxy, *g_target;
+static struct sockaddr_in g_dst;	/* the proxy, or the target */
+
+static void
+setup(const char *proxy, const char *target)
+{
+	g_proxy = strcmp(proxy, "-") == 0 ? NULL : proxy;
+	g_target = target;
+	parse_addr(g_proxy ? g_proxy : target, &g_dst);
+}
+
+static int
+connect_req(char *req, size_t reqsz)
+{
+	return snprintf(req, reqsz, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n",
+	    g_target, g_target);
+}
+
+/* The status of a response head, or -1. */
+static int
+head_status(const char *h, size_t len)
+{
+	/* "HTTP/1.x NNN" */
+	if (len < 12 || memcmp(h, "HTTP/1.", 7) != 0 || h[8] != ' ')
+		return -1;
+	for (int i = 9; i < 12; i++)
+		if (h[i] < '0' || h[i] > '9')
+			return -1;
+	return (h[9] - '0') * 100 + (h[10] - '0') * 10 + (h[11] - '0');
+}
+
+/* Read a response head byte by byte (so nothing after it is consumed);
+ * returns its status or -1. */
+static int
+read_head(int fd)
+{
+	char h[HEAD_MAX];
+	size_t len = 0;
+
+	while (len < sizeof(h)) {
+		ssize_t n = read(fd, h + len, 1);
+		if (n <= 0)
+			return -1;
+		len++;
+		if (len >= 4 && memcmp(h + len - 4, "\r\n\r\n", 4) == 0)
+			return head_status(h, len);
+	}
+	return -1;
+}
+
+/* A blocking connection to the target, through the tunnel if there is a
+ * proxy; -1 with a message on failure. */
+static int
+open_tunnel(int timeout_s)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), st, rl;
+	struct timeval tv = { .tv_sec = timeout_s };
+	char req[512];
+
+	if (fd < 0)
+		die("socket");
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	nodelay(fd);
+	if (connect(fd, (struct sockaddr *)&g_dst, sizeof(g_dst)) < 0) {
+		perror("proxy-load: connect");
+		goto fail;
+	}
+	if (g_proxy == NULL)
+		return fd;
+	rl = connect_req(req, sizeof(req));
+	if (write(fd, req, (size_t)rl) != rl) {
+		perror("proxy-load: write CONNECT");
+		goto fail;
+	}
+	st = read_head(fd);
+	if (st != 200) {
+		fprintf(stderr, "proxy-load: CONNECT %s: status %d\n",
+		    g_target, st);
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+static bool
+write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		c += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+static bool
+read_all(int fd, void *p, size_t n)
+{
+	char *c = p;
+
+	while (n > 0) {
+		ssize_t r = read(fd, c, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		c += r;
+		n -= (size_t)r;
+	}
+	return true;
+}
+
+static int
+cmd_bulk(bool up, uint64_t bytes, double maxsecs)
+{
+	int fd = open_tunnel(1);
+	unsigned char hdr[9];
+	uint64_t moved = 0;
+	double t0, t1;
+	bool early = false;
+
+	if (fd < 0)
+		return 1;
+	memset(bulk, 'x', sizeof(bulk));
+	hdr[0] = up ? 'U' : 'G';
+	put64(hdr + 1, bytes);
+	t0 = now();
+	if (!write_all(fd, hdr, sizeof(hdr)))
+		die("proxy-load: write");
+	while (moved < bytes) {
+		uint64_t left = bytes - moved;
+		size_t k = left < BULK ? (size_t)left : BULK;
+		ssize_t n = up ? write(fd, bulk, k) : read(fd, bulk, k);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			/* SO_RCVTIMEO/SO_SNDTIMEO: only look at the clock. */
+		} else if (n <= 0) {
+			fprintf(stderr, "proxy-load: bulk stream ended after "
+			    "%llu bytes\n", (unsigned long long)moved);
+			return 1;
+		} else {
+			moved += (uint64_t)n;
+		}
+		if (now() - t0 > maxsecs) {
+			early = true;
+			break;
+		}
+	}
+	if (up && !early) {
+		unsigned char ack[8];
+		if (!read_all(fd, ack, 8) || get64(ack) != bytes) {
+			fprintf(stderr, "proxy-load: no upload ack\n");
+			return 1;
+		}
+	}
+	t1 = now();
+	close(fd);
+	if (early)
+		fprintf(stderr, "proxy-load: stopped after %.1f s\n", maxsecs);
+	printf("%llu %.3f %.1f\n", (unsigned long long)moved, t1 - t0,
+	    moved / (t1 - t0) / 1e6);
+	return 0;
+}
+
+static int
+cmd_idle(unsigned conns)
+{
+	int *fds = calloc(conns, sizeof(int));
+	char msg[MSG + 1], back[MSG];
+	unsigned i;
+
+	raise_nofile();
+	if (fds == NULL)
+		die("calloc");
+	memset(msg, 'i', sizeof(msg));
+	msg[0] = 'E';
+	for (i = 0; i < conns; i++) {
+		fds[i] = open_tunnel(5);
+		if (fds[i] < 0)
+			return 1;
+		/* One exchange: every proxy has its upstream connection open
+		 * and has relayed bytes both ways. */
+		if (!write_all(fds[i], msg, sizeof(msg)) ||
+		    !read_all(fds[i], back, sizeof(back))) {
+			fprintf(stderr, "proxy-load: idle tunnel %u: no echo\n",
+			    i);
+			return 1;
+		}
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (read(0, msg, sizeof(msg)) > 0)
+		;
+	for (i = 0; i < conns; i++)
+		close(fds[i]);
+	free(fds);
+	return 0;
+}
+
+static int
+cmd_halfclose(void)
+{
+	int fd = open_tunnel(3);
+	unsigned char got[8];
+	ssize_t n;
+	size_t have = 0;
+
+	if (fd < 0) {
+		printf("no: tunnel failed\n");
+		return 0;
+	}
+	if (!write_all(fd, "Shello", 6) || shutdown(fd, SHUT_WR) < 0) {
+		printf("no: write failed\n");
+		return 0;
+	}
+	while (have < 8) {
+		n = read(fd, got + have, 8 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			printf("no: %s\n", errno == EAGAIN ?
+			    "no answer within 3 s" : strerror(errno));
+			return 0;
+		}
+		if (n == 0) {
+			printf("no: closed without the answer\n");
+			return 0;
+		}
+		have += (size_t)n;
+	}
+	if (get64(got) != 5) {
+		printf("no: the sink counted %llu bytes, not 5\n",
+		    (unsigned long long)get64(got));
+		return 0;
+	}
+	printf("yes\n");
+	close(fd);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* epoll clients (tps, refuse, lat)                                     */
+
+enum cstate { C_CONNECTING, C_HEAD, C_ECHO, C_IDLE };
+
+struct cconn {
+	int fd;
+	enum cstate st;
+	char head[HEAD_MAX];
+	size_t head_len;
+	size_t echo_got;
+	double sent_at;
+};
+
+static int cepfd;
+static char conn_req[512];
+static int conn_req_len;
+static char ping[MSG + 1];
+static unsigned long errors;
+
+static void
+cwatch(struct cconn *c, uint32_t events, int op)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = c };
+
+	if (epoll_ctl(cepfd, op, c->fd, &ev) < 0)
+		die("epoll_ctl");
+}
+
+static void
+cstart(struct cconn *c)
+{
+	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (c->fd < 0)
+		die("socket");
+	nodelay(c->fd);
+	c->head_len = c->echo_got = 0;
+	c->st = C_CONNECTING;
+	if (connect(c->fd, (struct sockaddr *)&g_dst, sizeof(g_dst)) < 0 &&
+	    errno != EINPROGRESS)
+		die("connect");
+	cwatch(c, EPOLLOUT, EPOLL_CTL_ADD);
+}
+
+static void
+cclose(struct cconn *c)
+{
+	close(c->fd);	/* also leaves the epoll set */
+	c->fd = -1;
+}
+
+/* Send the echo request: 'E' + 64 bytes on a fresh tunnel, 64 after. */
+static bool
+csend_ping(struct cconn *c, bool first)
+{
+	const char *p = first ? ping : ping + 1;
+	size_t n = first ? MSG + 1 : MSG;
+
+	c->echo_got = 0;
+	c->sent_at = now();
+	return write(c->fd, p, n) == (ssize_t)n;
+}
+
+/* Read up to the end of a response head; 1 done, 0 more to come, -1 bad. */
+static int
+cread_head(struct cconn *c)
+{
+	for (;;) {
+		ssize_t n = read(c->fd, c->head + c->head_len,
+		    sizeof(c->head) - c->head_len);
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -1;
+		if (n == 0)
+			return -1;
+		c->head_len += (size_t)n;
+		if (memmem(c->head, c->head_len, "\r\n\r\n", 4) != NULL)
+			return 1;
+		if (c->head_len == sizeof(c->head))
+			return -1;
+	}
+}
+
+/* Read echo bytes; 1 when all 64 are back, 0 more to come, -1 bad. */
+static int
+cread_echo(struct cconn *c)
+{
+	char tmp[MSG];
+
+	for (;;) {
+		ssize_t n = read(c->fd, tmp, MSG - c->echo_got);
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -1;
+		if (n == 0)
+			return -1;
+		c->echo_got += (size_t)n;
+		if (c->echo_got == MSG)
+			return 1;
+	}
+}
+
+/*
+ * The loop of tps and refuse: each slot connects, (CONNECTs and reads the
+ * head,) exchanges one echo (tps) and closes, then starts over.  Returns
+ * the count of completed cycles.
+ */
+static unsigned long
+cycle_loop(unsigned conns, double secs, bool refuse)
+{
+	struct cconn *cs = calloc(conns, sizeof(*cs));
+	struct epoll_event evs[64];
+	unsigned long done = 0;
+	double end = now() + secs;
+
+	if (cs == NULL)
+		die("calloc");
+	for (unsigned i = 0; i < conns; i++)
+		cstart(&cs[i]);
+	while (now() < end) {
+		int n = epoll_wait(cepfd, evs, 64, 100);
+		for (int i = 0; i < n; i++) {
+			struct cconn *c = evs[i].data.ptr;
+			int r;
+
+			switch (c->st) {
+			case C_CONNECTING: {
+				int err = 0;
+				socklen_t el = sizeof(err);
+				getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+				if (err != 0) {
+					fprintf(stderr, "proxy-load: connect: %s\n",
+					    strerror(err));
+					goto fail;
+				}
+				if (g_proxy != NULL) {
+					if (write(c->fd, conn_req,
+					    (size_t)conn_req_len) != conn_req_len)
+						goto fail;
+					c->st = C_HEAD;
+				} else {
+					if (!csend_ping(c, true))
+						goto fail;
+					c->st = C_ECHO;
+				}
+				cwatch(c, EPOLLIN, EPOLL_CTL_MOD);
+				break;
+			}
+			case C_HEAD:
+				r = cread_head(c);
+				if (r < 0)
+					goto fail;
+				if (r == 0)
+					break;
+				{
+					int st = head_status(c->head, c->head_len);
+					if (st != (refuse ? 403 : 200)) {
+						fprintf(stderr, "proxy-load: "
+						    "status %d\n", st);
+						goto fail;
+					}
+				}
+				if (refuse) {
+					done++;
+					cclose(c);
+					cstart(c);
+					break;
+				}
+				/* Bytes after the 200 head would be a bug here:
+				 * the echo server speaks only when spoken to. */
+				if (!csend_ping(c, true))
+					goto fail;
+				c->st = C_ECHO;
+				break;
+			case C_ECHO:
+				r = cread_echo(c);
+				if (r < 0)
+					goto fail;
+				if (r == 0)
+					break;
+				done++;
+				cclose(c);
+				cstart(c);
+				break;
+			default:
+				break;
+			}
+			continue;
+fail:
+			errors++;
+			cclose(c);
+			cstart(c);
+		}
+	}
+	for (unsigned i = 0; i < conns; i++)
+		if (cs[i].fd >= 0)
+			close(cs[i].fd);
+	free(cs);
+	return done;
+}
+
+static int
+cmd_cycle(unsigned conns, double secs, bool refuse)
+{
+	double t0 = now();
+	unsigned long done = cycle_loop(conns, secs, refuse);
+	double t = now() - t0;
+
+	printf("%.0f\n", done / t);
+	if (errors > 0) {
+		fprintf(stderr, "proxy-load: %lu errors\n", errors);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmd_lat(unsigned conns, double secs)
+{
+	struct cconn *cs = calloc(conns, sizeof(*cs));
+	struct epoll_event evs[64];
+	size_t cap = 1 << 20, ns = 0;
+	double *samples = malloc(cap * sizeof(double)), end;
+
+	raise_nofile();
+	if (cs == NULL || samples == NULL)
+		die("malloc");
+	/* Establish every tunnel first (blocking), then measure. */
+	for (unsigned i = 0; i < conns; i++) {
+		cs[i].fd = open_tunnel(5);
+		if (cs[i].fd < 0)
+			return 1;
+		nonblock(cs[i].fd);
+		cs[i].st = C_ECHO;
+		cwatch(&cs[i], EPOLLIN, EPOLL_CTL_ADD);
+		if (!csend_ping(&cs[i], true))
+			die("write");
+	}
+	/* The first exchange of each is a warm-up and not counted. */
+	bool *warm = calloc(conns, sizeof(bool));
+	if (warm == NULL)
+		die("calloc");
+	end = now() + secs;
+	while (now() < end) {
+		int n = epoll_wait(cepfd, evs, 64, 100);
+		for (int i = 0; i < n; i++) {
+			struct cconn *c = evs[i].data.ptr;
+			int r = cread_echo(c);
+			unsigned idx = (unsigned)(c - cs);
+
+			if (r < 0) {
+				fprintf(stderr, "proxy-load: tunnel %u died\n",
+				    idx);
+				return 1;
+			}
+			if (r == 0)
+				continue;
+			if (warm[idx]) {
+				if (ns == cap) {
+					cap *= 2;
+					samples = realloc(samples,
+					    cap * sizeof(double));
+					if (samples == NULL)
+						die("realloc");
+				}
+				samples[ns++] = now() - c->sent_at;
+			}
+			warm[idx] = true;
+			if (!csend_ping(c, false))
+				die("write");
+		}
+	}
+	if (ns == 0) {
+		fprintf(stderr, "proxy-load: no samples\n");
+		return 1;
+	}
+	qsort(samples, ns, sizeof(double), dcmp);
+	printf("%.1f %.1f\n", samples[(ns - 1) / 2] * 1e6,
+	    samples[(size_t)((ns - 1) * 0.99)] * 1e6);
+	for (unsigned i = 0; i < conns; i++)
+		close(cs[i].fd);
+	free(warm);
+	free(samples);
+	free(cs);
+	return 0;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: proxy-load serve PORTFILE\n"
+	    "       proxy-load up|down PROXY TARGET BYTES MAXSECS\n"
+	    "       proxy-load tps|lat|refuse PROXY TARGET CONNS SECONDS\n"
+	    "       proxy-load idle PROXY TARGET CONNS\n"
+	    "       proxy-load halfclose PROXY TARGET\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage();
+	if (strcmp(argv[1], "serve") == 0) {
+		if (argc != 3)
+			usage();
+		cmd_serve(argv[2]);
+	}
+	if (argc < 4)
+		usage();
+	signal(SIGPIPE, SIG_IGN);
+	setup(argv[2], argv[3]);
+	conn_req_len = connect_req(conn_req, sizeof(conn_req));
+	memset(ping, 'p', sizeof(ping));
+	ping[0] = 'E';
+	cepfd = epoll_create1(0);
+	if (cepfd < 0)
+		die("epoll_create1");
+	if ((strcmp(argv[1], "up") == 0 || strcmp(argv[1], "down") == 0) &&
+	    argc == 6)
+		return cmd_bulk(argv[1][0] == 'u', num(argv[4]),
+		    (double)num(argv[5]));
+	if (strcmp(argv[1], "tps") == 0 && argc == 6)
+		return cmd_cycle((unsigned)num(argv[4]), (double)num(argv[5]),
+		    false);
+	if (strcmp(argv[1], "refuse") == 0 && argc == 6)
+		return cmd_cycle((unsigned)num(argv[4]), (double)num(argv[5]),
+		    true);
+	if (strcmp(argv[1], "lat") == 0 && argc == 6)
+		return cmd_lat((unsigned)num(argv[4]), (double)num(argv[5]));
+	if (strcmp(argv[1], "idle") == 0 && argc == 5)
+		return cmd_idle((unsigned)num(argv[4]));
+	if (strcmp(argv[1], "halfclose") == 0 && argc == 4)
+		return cmd_halfclose();
+	usage();
+	return 2;
+}
