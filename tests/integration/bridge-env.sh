@@ -6,7 +6,7 @@
 # and --no-env leaves them out.
 . "$top_srcdir/tests/integration/lib-bridge.sh"
 br_init
-unshare -n -p -f -m --mount-proc true 2>/dev/null ||
+$BR_PIDNS true 2>/dev/null ||
 	br_skip "cannot create a PID namespace with its own /proc here"
 br_start_proxy "$BR_T/proxy.sock"
 KEY=sk-ant-fake-postern-test-0123456789
@@ -25,7 +25,7 @@ pid1() {
 	env -i PATH="$PATH" HOME=/root LC_ALL=C TERM=dumb \
 		POSTERN_TEST_API_KEY=$KEY ANTHROPIC_API_KEY=$KEY-2 \
 		KEEPME=kept HTTP_PROXY=http://launcher.invalid:1 \
-		unshare -n -p -f -m --mount-proc "$BRIDGE" --connect "$BR_T/proxy.sock" "$@"
+		$BR_PIDNS "$BRIDGE" --connect "$BR_T/proxy.sock" "$@"
 }
 
 out=$(pid1 -- sh "$BR_T/show.sh" 2>&1) || br_fail "run failed: $out"

@@ -20,7 +20,7 @@ gone() { # PATTERN: true once no process matches, within 5 s
 }
 
 # 1. The launcher dies (SIGKILL, no chance to clean up).
-sh -c 'unshare -n "$@" & wait' sh "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+sh -c '$0 "$@" & wait' "$BR_NS" "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
 	sh -c '"$0" 401 & exec "$1" 400' "$BR_T/grandchild-sleep" "$BR_T/cmd-sleep" &
 launcher=$!
 BR_PIDS="$BR_PIDS $launcher"

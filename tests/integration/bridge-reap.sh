@@ -5,7 +5,7 @@
 # bridge, not even a process that ignores SIGTERM.
 . "$top_srcdir/tests/integration/lib-bridge.sh"
 br_init
-unshare -n -p -f -m --mount-proc true 2>/dev/null ||
+$BR_PIDNS true 2>/dev/null ||
 	br_skip "cannot create a PID namespace with its own /proc here"
 br_start_proxy "$BR_T/proxy.sock"
 cp "$(command -v sleep)" "$BR_T/leftover-sleep"
@@ -25,7 +25,7 @@ done
 echo "zombies=$z"
 EOF2
 
-out=$(unshare -n -p -f -m --mount-proc "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+out=$($BR_PIDNS "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
 	sh "$BR_T/orphans.sh" 1 2>&1) || br_fail "PID-1 run failed: $out"
 [ "$out" = "zombies=0" ] || br_fail "as PID 1: $out"
 br_pass "as PID 1, orphaned grandchildren are reaped"

@@ -60,9 +60,9 @@ br_pass "7 signals forwarded once each; CMD's exit status 42 returned"
 
 # The same as PID 1 of a PID namespace (a container's init), where the
 # kernel drops signals that have no handler unless they are blocked.
-if unshare -n -p -f -m --mount-proc true 2>/dev/null && command -v pgrep >/dev/null; then
+if $BR_PIDNS true 2>/dev/null && command -v pgrep >/dev/null; then
 	rm -f "$BR_T/got" "$BR_T/ready"
-	unshare -n -p -f -m --mount-proc "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+	$BR_PIDNS "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
 		python3 "$BR_T/catch.py" &
 	upid=$!
 	BR_PIDS="$BR_PIDS $upid"

@@ -40,6 +40,18 @@ br_ns() {
 	fi
 }
 
+# $BR_NS CMD...: br_ns as a command.  $BR_PIDNS CMD...: like br_ns, also in
+# a new PID namespace with its own /proc, so that CMD (the bridge) is PID 1
+# there.  Commands, not functions, so that they work after "env -i" and "sh
+# -c", and $! is unshare's own pid.
+if [ "$(id -u)" = 0 ]; then
+	BR_NS="unshare -n"
+	BR_PIDNS="unshare -n -p -f -m --mount-proc"
+else
+	BR_NS="unshare -rn"
+	BR_PIDNS="unshare -rn -p -f -m --mount-proc"
+fi
+
 # br_ns_bg CMD...: br_ns in the background; BG_PID is CMD's own pid (unshare
 # without -f execs CMD), so signals sent to it reach CMD, not a subshell.
 br_ns_bg() {
