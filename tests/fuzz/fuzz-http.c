@@ -172,7 +172,7 @@ check_request(const char *buf, size_t size, const struct px_http_limits *lim)
 		rc = px_http_parse_request(p, n, &big, &again, &head2, &status, &why);
 		if (rc != PX_HTTP_OK || head2 != n)
 			abort();
-		if (again.form != PX_TARGET_ORIGIN || again.minor != 1 ||
+		if (again.form != PX_TARGET_ORIGIN || again.minor != req.minor ||
 		    !again.has_host_header ||
 		    !cf_host_equal(&again.host_hdr, &req.host) ||
 		    again.chunked != req.chunked ||
