@@ -1014,6 +1014,14 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 		}
 	}
 
+	if (ov != NULL && ov->default_name != NULL &&
+	    (strcmp(ov->default_name, "default") != 0 && !valid_session_name(ov->default_name))) {
+		err_at(b, 0, "bad session name: letters, digits, '-', '_', '.', at most 64 (%s)",
+		    ov->default_name);
+	} else if (ov != NULL && ov->default_name != NULL && find_sess(b, ov->default_name) != NULL) {
+		err_at(b, find_sess(b, ov->default_name)->line, "session %s already exists in the file",
+		    ov->default_name);
+	}
 	/* Every session needs a listener; no listener may serve two. */
 	for (i = 0; i < b->nsess; i++)
 		if (b->sess[i].nlisten == 0)
@@ -1083,7 +1091,8 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 			goto fail;
 	}
 
-	c->sessions[0].name = strdup("default");
+	c->sessions[0].name = strdup(ov != NULL && ov->default_name != NULL ? ov->default_name : "default");
+	c->sessions[0].is_default = 1;
 	if (c->sessions[0].name == NULL)
 		goto fail;
 	c->sessions[0].file = NULL;
@@ -1279,6 +1288,8 @@ cf_config_find_session(const struct cf_config *c, const char *name)
 {
 	size_t i;
 
+	if (strcmp(name, "default") == 0 && c->nsessions > 0)
+		return &c->sessions[0];
 	for (i = 0; i < c->nsessions; i++)
 		if (strcmp(c->sessions[i].name, name) == 0)
 			return &c->sessions[i];
@@ -1487,7 +1498,7 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 	cf_host_format(h, hbuf, sizeof(hbuf));
 	if (port != dflt)
 		snprintf(portbuf, sizeof(portbuf), ":%u", port);
-	if (strcmp(s->name, "default") == 0)
+	if (s->is_default)
 		snprintf(section, sizeof(section), "[defaults]");
 	else
 		snprintf(section, sizeof(section), "[session %s]", s->name);

@@ -63,6 +63,7 @@ struct cf_proxy_settings {
  */
 struct cf_session {
 	char *name;
+	int is_default;               /* the [defaults] session (index 0) */
 	struct cf_listen *listen;
 	size_t nlisten;
 	const struct cf_rule **allow;
@@ -98,6 +99,8 @@ struct cf_overrides {
 	int replace_listen;              /* they replace [proxy]'s listeners */
 	int has_user;                    /* override [proxy] user */
 	uid_t user;
+	const char *default_name;        /* name of the default session, or
+	                                  * NULL for "default" */
 };
 
 /*
@@ -126,7 +129,8 @@ const char *cf_config_hash(const struct cf_config *c);      /* 12 hex digits of 
 const struct cf_proxy_settings *cf_config_proxy(const struct cf_config *c);
 size_t cf_config_nsessions(const struct cf_config *c);
 const struct cf_session *cf_config_session(const struct cf_config *c, size_t i);
-/* The session named NAME ("default" for the [defaults] one), or NULL. */
+/* The session named NAME, or NULL; "default" always names the session of
+ * [defaults] and [proxy], whatever name the overrides gave it. */
 const struct cf_session *cf_config_find_session(const struct cf_config *c, const char *name);
 size_t cf_config_nrules(const struct cf_config *c);         /* rule ids are 0..n-1 */
 const struct cf_rule *cf_config_rule(const struct cf_config *c, unsigned id);

@@ -306,6 +306,16 @@ refuse(struct px_conn *c, int status, enum cf_reason reason, const struct cf_rul
 		n = 0;
 	if ((size_t)n >= sizeof(body))
 		n = sizeof(body) - 1;
+	if (c->srv->human) {
+		/* For a person at a terminal: the pattern to pass to --allow. */
+		const char *pat = strstr(sugg, "allow_hosts = ");
+		if (pat != NULL && strncmp(sugg, "add to", 6) == 0)
+			log_notice("refused %s: %s (%s); to allow it: --allow '%s'", what,
+			    cf_reason_code(reason), detail ? detail : "", pat + 14);
+		else
+			log_notice("refused %s: %s (%s)%s%s", what, cf_reason_code(reason),
+			    detail ? detail : "", sugg[0] ? "; " : "", sugg);
+	}
 	evbuffer_add_printf(out,
 	    "HTTP/1.1 %d %s\r\n"
 	    "Content-Type: text/plain; charset=utf-8\r\n"
@@ -598,6 +608,12 @@ decide:
 		px_json_num(&j, "generation", (int64_t)c->generation);
 		px_json_str(&j, "config", cf_config_hash(c->cfg));
 		px_json_emit(&j, c->srv->audit);
+		if (c->srv->human) {
+			char h[CF_HOST_TEXT_MAX];
+			host_text(c, h, sizeof(h));
+			log_notice("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h, c->port, why,
+			    got[0] ? ": " : "", got);
+		}
 		/* The held bytes never reach upstream: drop them with the tunnel. */
 		conn_free(c, "sni_mismatch");
 		return;

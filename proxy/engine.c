@@ -234,7 +234,8 @@ px_engine_main(const struct px_engine_opts *opts)
 	int rc = 1, i;
 	size_t k;
 
-	log_init("postern-proxy", getenv("POSTERN_DEBUG") != NULL);
+	log_init(opts->human ? "postern" : "postern-proxy", getenv("POSTERN_DEBUG") != NULL);
+	log_quiet(opts->human);
 	memset(&srv, 0, sizeof(srv));
 	memset(sigs, 0, sizeof(sigs));
 	TAILQ_INIT(&srv.listeners);
@@ -247,7 +248,9 @@ px_engine_main(const struct px_engine_opts *opts)
 	ov.replace_listen = opts->replace_listen;
 	ov.has_user = opts->has_user;
 	ov.user = opts->user;
+	ov.default_name = opts->session_name;
 	srv.ov = &ov;
+	srv.human = opts->human;
 	srv.config_path = opts->config_path;
 
 	memset(&diag, 0, sizeof(diag));
@@ -277,7 +280,8 @@ px_engine_main(const struct px_engine_opts *opts)
 		log_warnx("cannot create the event loop");
 		goto out;
 	}
-	srv.audit = px_audit_open(cf_config_proxy(srv.cfg)->log);
+	srv.audit = px_audit_open(opts->human && strcmp(cf_config_proxy(srv.cfg)->log, "stderr") == 0 ?
+	    "/dev/null" : cf_config_proxy(srv.cfg)->log);
 	if (srv.audit == NULL) {
 		log_warn("cannot open the audit log %s", cf_config_proxy(srv.cfg)->log);
 		goto out;

@@ -25,6 +25,14 @@ struct px_engine_opts {
 	 * whatever the config's "user" says. */
 	int has_user;
 	uid_t user;
+	/* The name of the default session in logs and refusals (NULL:
+	 * "default"); postern-sidecar run --session-name. */
+	const char *session_name;
+	/* Nonzero: also tell a person on stderr, in one plain line, what was
+	 * refused and how to allow it; and when the config's audit log is
+	 * stderr, send it nowhere instead (postern-sidecar run, where stderr
+	 * is the terminal CMD shares). */
+	int human;
 	/* When >= 0: one byte is written to this descriptor once every
 	 * listener is bound and privileges are dropped, then it is closed. */
 	int ready_fd;

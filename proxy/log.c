@@ -13,6 +13,25 @@
 
 static const char *log_name = "postern";
 static int log_debug_on;
+static int log_quiet_on;
+
+void
+log_quiet(int quiet)
+{
+	log_quiet_on = quiet;
+}
+
+void
+log_notice(const char *fmt, ...)
+{
+	va_list ap;
+	char msg[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", log_name, msg);
+}
 
 void
 log_init(const char *progname, int debug)
@@ -59,6 +78,8 @@ log_info(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (log_quiet_on)
+		return;
 	va_start(ap, fmt);
 	vlog("", fmt, ap, NULL);
 	va_end(ap);

@@ -8,6 +8,13 @@
 /* Set the program name shown before every line, and the verbosity. */
 void log_init(const char *progname, int debug);
 
+/* Nonzero: log_info lines are not shown (a terminal user's quiet mode);
+ * warnings, notices and errors still are. */
+void log_quiet(int quiet);
+
+/* A line meant for a person, shown even in quiet mode. */
+void log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* log_warn adds strerror(errno); log_warnx does not. */
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -57,6 +57,7 @@ struct px_server {
 	const char *config_path;  /* NULL: built-in */
 	const struct cf_overrides *ov;
 	int stopping;
+	int human;                /* one plain stderr line per refusal */
 	struct px_stats *metrics; /* counters for /metrics (stats.c) */
 	struct px_admin *admin;
 	struct px_watch *watch;

@@ -17,8 +17,8 @@ postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 # Integration scenarios (real namespaces; skipped with 77 when not root).
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
-	tests/integration/sidecar-podman.sh
-EXTRA_DIST += tests/integration/sidecar-lib.sh \
+	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-ux.sh
+EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.sh \
 	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
 	tests/integration/sidecar-podman.sh

@@ -55,6 +55,7 @@ struct sc_opts {
 	uid_t probe_uid;
 	int has_probe_uid;
 	const char *bridge;
+	const char *session_name;
 	char *const *argv;
 };
 
@@ -67,7 +68,8 @@ sc_usage(FILE *f)
 	    "       postern-sidecar lockdown-check [-c FILE] [--user UID] [--probe-uid UID]\n"
 	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
-	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--bridge PATH] [--] CMD [ARGS...]\n"
+	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME]\n"
+	    "                           [--bridge PATH] [--] CMD [ARGS...]\n"
 	    "See postern-sidecar(8).\n");
 }
 
@@ -106,7 +108,7 @@ sc_push(const char **list, size_t *n, const char *v, const char *what)
 static int
 sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
-	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE };
+	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -115,6 +117,8 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "probe-uid", required_argument, NULL, O_PROBE_UID },
 		{ "probe-addr", required_argument, NULL, O_PROBE_ADDR },
 		{ "bridge", required_argument, NULL, O_BRIDGE },
+		{ "session-name", required_argument, NULL, O_SESSION },
+		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -172,6 +176,16 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		case O_BRIDGE:
 			o->bridge = optarg;
 			break;
+		case O_SESSION:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--session-name only applies to run");
+				return -1;
+			}
+			o->session_name = optarg;
+			break;
+		case O_VERSION:
+			printf("postern-sidecar %s\n", PACKAGE_VERSION);
+			exit(0);
 		case 'h':
 			sc_usage(stdout);
 			exit(0);
@@ -495,6 +509,7 @@ main(int argc, char **argv)
 		ro.allow = o.allow;
 		ro.n_allow = o.n_allow;
 		ro.bridge = o.bridge;
+		ro.session_name = o.session_name;
 		ro.argv = o.argv;
 		return sc_run_main(&ro);
 	case SC_MODE_UNLOCK:

@@ -460,6 +460,10 @@ sc_run_main(const struct sc_run_opts *o)
 		eo.n_extra_listen = 1;
 		eo.replace_listen = 1;
 		eo.ready_fd = pipefd[1];
+		eo.session_name = o->session_name;
+		/* A person at a terminal: refusals as plain lines on stderr,
+		 * not JSON audit lines mixed into CMD's output. */
+		eo.human = 1;
 		/* Never serve as root.  We drop here rather than let the
 		 * engine do it, because a change of uid clears the
 		 * parent-death signal; set again afterwards, it keeps a

@@ -13,6 +13,7 @@ struct sc_run_opts {
 	const char *const *allow;      /* extra allow_hosts items */
 	size_t n_allow;
 	const char *bridge;            /* NULL: next to /proc/self/exe */
+	const char *session_name;      /* NULL: "default" */
 	char *const *argv;             /* CMD and its arguments, NULL-ended */
 };
 
