@@ -1,14 +1,16 @@
 #!/bin/sh
-# contrib/demo.sh: postern's main job on the built-in default, offline.
+# contrib/demo.sh: postern's main job on its built-in default, offline.
 #
-# Starts a local upstream on loopback, starts postern-proxy with its
-# built-in default (the model APIs on 443) plus one --allow for that
-# upstream, then makes a real allowed request and a real refused one
-# through it.  Exits 0 only if the proxy allowed the first and refused the
-# second with 403.
+# `postern-sidecar run -- CMD` runs CMD in a fresh network namespace whose
+# only way out is postern-proxy (the built-in default: the common model
+# APIs on 443).  The demo starts a local upstream on the host's loopback,
+# lets one command reach it with --allow, and shows another being refused.
+# Exits 0 only if the allowed request got 200 and the refused one 403.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-proxy=${POSTERN_PROXY:-$top/postern-proxy}
+bin=${POSTERN_BIN:-$top}
+sidecar="$bin/postern-sidecar"
+proxy="$bin/postern-proxy"
 work=$(mktemp -d /tmp/postern-demo.XXXXXX)
 pids=""
 cleanup() {
@@ -18,55 +20,54 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-up_port=$(free_port)
-px_port=$(free_port)
-
-echo "hello from the local upstream" > "$work/index.html"
-(cd "$work" && exec python3 -m http.server "$up_port" --bind 127.0.0.1) >/dev/null 2>&1 &
-pids="$pids $!"
-
-echo "== postern-proxy --check (built-in default + --allow 127.0.0.1:$up_port)"
-"$proxy" --allow "127.0.0.1:$up_port" --listen "tcp:127.0.0.1:$px_port" --check
-
-"$proxy" --allow "127.0.0.1:$up_port" --listen "tcp:127.0.0.1:$px_port" 2>"$work/proxy.log" &
+# The upstream listens on 127.0.0.2: the sandbox's NO_PROXY lists
+# 127.0.0.1, so a client inside would not use the proxy for that one.
+up=127.0.0.2
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.2",0)); print(s.getsockname()[1])')
+echo "hello from the local upstream" >"$work/index.html"
+(cd "$work" && exec python3 -m http.server "$port" --bind "$up") >/dev/null 2>&1 &
 pids="$pids $!"
 i=0
-until curl -s -o /dev/null "http://127.0.0.1:$px_port/" 2>/dev/null; do
-	i=$((i + 1)); [ $i -gt 50 ] && { cat "$work/proxy.log"; echo "demo: proxy did not start" >&2; exit 1; }
-	sleep 0.1
-done
-until curl -s -o /dev/null "http://127.0.0.1:$up_port/" 2>/dev/null; do
-	i=$((i + 1)); [ $i -gt 100 ] && { echo "demo: upstream did not start" >&2; exit 1; }
+until curl -s -o /dev/null "http://$up:$port/" 2>/dev/null; do
+	i=$((i + 1)); [ $i -gt 100 ] && { echo "demo: the upstream did not start" >&2; exit 1; }
 	sleep 0.1
 done
 
+echo "== the built-in default"
+"$proxy" --default-config | sed 's/^/  /'
+
 echo
-echo "== allowed: curl -x http://127.0.0.1:$px_port http://127.0.0.1:$up_port/"
-code=$(curl -sS -o "$work/allowed.out" -w '%{http_code}' -x "http://127.0.0.1:$px_port" "http://127.0.0.1:$up_port/")
-cat "$work/allowed.out"
-echo "-> HTTP $code"
+echo "== allowed: postern-sidecar run --allow $up:$port -- curl http://$up:$port/"
+code=$("$sidecar" run --allow "$up:$port" -- curl -sS -o "$work/allowed.out" -w '%{http_code}' "http://$up:$port/")
+sed 's/^/  /' "$work/allowed.out"
+echo "  -> HTTP $code"
 [ "$code" = 200 ] || { echo "demo: expected 200" >&2; exit 1; }
 
 echo
-echo "== refused: curl -x http://127.0.0.1:$px_port https://example.com/"
+echo "== refused: postern-sidecar run -- curl https://example.com/"
 set +e
-curl -sS -o /dev/null -x "http://127.0.0.1:$px_port" https://example.com/ 2>"$work/refused.err"
+"$sidecar" run -- curl -sS https://example.com/ >/dev/null 2>"$work/refused.err"
+rc=$?
 set -e
-printf '%s\n' "$(cat "$work/refused.err")"
-grep -q 'CONNECT tunnel failed, response 403' "$work/refused.err" ||
+sed 's/^/  /' "$work/refused.err"
+grep -q "CONNECT tunnel failed, response 403" "$work/refused.err" ||
 	{ echo "demo: expected the CONNECT to be refused with 403" >&2; exit 1; }
-echo
-echo "== refused, with the proxy's explanation: curl -i -x http://127.0.0.1:$px_port http://example.com/"
-curl -s -i -x "http://127.0.0.1:$px_port" http://example.com/ | sed 's/^/  /'
-code=$(curl -s -o /dev/null -w '%{http_code}' -x "http://127.0.0.1:$px_port" http://example.com/)
-echo "-> HTTP $code"
-[ "$code" = 403 ] || { echo "demo: expected 403" >&2; exit 1; }
+grep -q "to allow it: --allow 'example.com'" "$work/refused.err" ||
+	{ echo "demo: expected the refusal to say how to allow it" >&2; exit 1; }
+echo "  -> curl exit $rc: the sandbox has no other way out"
 
 echo
-echo "== the audit log (JSON lines)"
-grep '"event"' "$work/proxy.log" | sed 's/^/  /'
+echo "== refused, with the proxy's text/plain explanation: curl -i http://example.com/"
+"$sidecar" run -- curl -sS -i http://example.com/ 2>/dev/null | tr -d '\r' | sed 's/^/  /'
+
+echo
+echo "== no way around it: direct TCP and DNS inside the sandbox"
+set +e
+"$sidecar" run -- sh -c 'curl -sS --noproxy "*" --max-time 3 http://'"$up:$port"'/ 2>&1; getent hosts example.com || echo "getent: no DNS"' 2>/dev/null | sed 's/^/  /'
+set -e
+
+echo
+echo "== the model APIs are allowed by the built-in default (postern-proxy --explain, no lookup):"
+"$proxy" --explain api.anthropic.com:443 | sed 's/^/  /'
 echo
 echo "demo: ok"

@@ -9,6 +9,7 @@ clang libclang-rt-14-dev
 libevent-dev libssl-dev libnl-3-dev libnl-route-3-dev libc-ares-dev libinih-dev
 iproute2 dnsmasq-base curl openssl ca-certificates python3 procps psmisc util-linux
 bubblewrap socat git
+podman uidmap runc conmon
 tinyproxy squid wrk hyperfine
 "
 
