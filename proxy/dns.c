@@ -1139,3 +1139,9 @@ px_dns_free(struct px_dns *d)
 		ares_library_cleanup();
 	free(d);
 }
+
+void
+px_dns_set_socket_functions(struct px_dns *d, const void *funcs, void *user)
+{
+	ares_set_socket_functions(d->ch, funcs, user);
+}

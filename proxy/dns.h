@@ -143,6 +143,14 @@ void px_dns_cancel(struct px_dns_query *q);
 /* Copy D's counters into OUT, for /metrics. */
 void px_dns_stats(const struct px_dns *d, struct px_dns_stats *out);
 
+/*
+ * For tests and fuzzing only: route the resolver's sockets through FUNCS,
+ * a struct ares_socket_functions, called with USER (see
+ * ares_set_socket_functions(3)), so that a test can play the DNS server
+ * without a network.  Call right after px_dns_new(), before any lookup.
+ */
+void px_dns_set_socket_functions(struct px_dns *d, const void *funcs, void *user);
+
 /* A static English name for STATUS (0 or a PX_DNS_* code). */
 const char *px_dns_strerror(int status);
 

@@ -10,3 +10,11 @@ tests_unit_test_dns_SOURCES = tests/unit/test-dns.c tests/unit/tap.h \
 	proxy/dns.c proxy/dns.h
 tests_unit_test_dns_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(CARES_CFLAGS)
 tests_unit_test_dns_LDADD = $(CONF_LIBS) $(LIBEVENT_LIBS) $(CARES_LIBS)
+
+# The answer path fuzzed through c-ares with fake sockets (tests/fuzz/fuzz-dns.c).
+check_PROGRAMS += tests/fuzz/dns-replay
+TESTS += tests/fuzz/dns-replay
+tests_fuzz_dns_replay_SOURCES = tests/fuzz/fuzz-dns.c tests/fuzz/replay.c proxy/dns.c proxy/dns.h
+tests_fuzz_dns_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/dns"'
+tests_fuzz_dns_replay_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(CARES_CFLAGS)
+tests_fuzz_dns_replay_LDADD = $(CONF_LIBS) $(LIBEVENT_LIBS) $(CARES_LIBS)
