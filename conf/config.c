@@ -850,6 +850,14 @@ check_sections(struct builder *b)
 }
 
 static void
+proxy_settings_clear(struct cf_proxy_settings *p)
+{
+	free(p->admin.text);
+	free(p->log);
+	free(p->dns_servers);
+}
+
+static void
 sess_build_clear(struct sess_build *s)
 {
 	size_t i;
@@ -883,9 +891,7 @@ builder_clear(struct builder *b)
 	for (i = 0; i < b->nsess; i++)
 		sess_build_clear(&b->sess[i]);
 	free(b->sess);
-	free(b->proxy.admin.text);
-	free(b->proxy.log);
-	free(b->proxy.dns_servers);
+	proxy_settings_clear(&b->proxy);
 }
 
 /* ---- building the snapshot --------------------------------------------- */
@@ -909,9 +915,7 @@ config_destroy(struct cf_config *c)
 	for (i = 0; i < c->nlistens; i++)
 		free(c->listens[i].text);
 	free(c->listens);
-	free(c->proxy.admin.text);
-	free(c->proxy.log);
-	free(c->proxy.dns_servers);
+	proxy_settings_clear(&c->proxy);
 	free(c->path);
 	free(c);
 }

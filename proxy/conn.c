@@ -143,6 +143,18 @@ static void handle_head(struct px_conn *c);
 
 /* ---- small helpers ------------------------------------------------------ */
 
+/* The address of SA as text (no port), into BUF of SIZE bytes. */
+static char *
+sa_text(const struct sockaddr *sa, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf, (socklen_t)size);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf, (socklen_t)size);
+	return buf;
+}
+
 static void
 touch(struct px_conn *c)
 {
@@ -644,15 +656,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 			refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, detail);
 		return;
 	}
-	{
-		const struct sockaddr *sa = (const struct sockaddr *)&c->lk->addrs[index];
-		char a[INET6_ADDRSTRLEN];
-		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, a, sizeof(a));
-		else
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, a, sizeof(a));
-		snprintf(c->addr, sizeof(c->addr), "%s", a);
-	}
+	sa_text((const struct sockaddr *)&c->lk->addrs[index], c->addr, sizeof(c->addr));
 	free(c->lk);
 	c->lk = NULL;
 	c->up = bufferevent_socket_new(c->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -702,25 +706,13 @@ vet_and_connect(struct px_conn *c)
 			((struct sockaddr_in6 *)(void *)sa)->sin6_port = htons(c->port);
 		cf_decide_addr(c->cfg, c->sess, &c->dec, sa, &ad);
 		if (!ad.allow) {
-			char a[INET6_ADDRSTRLEN];
-			if (sa->sa_family == AF_INET)
-				inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)sa)->sin_addr, a, sizeof(a));
-			else
-				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)(void *)sa)->sin6_addr, a, sizeof(a));
-			snprintf(c->addr, sizeof(c->addr), "%s", a);
+			sa_text(sa, c->addr, sizeof(c->addr));
 			refuse(c, 403, ad.reason, ad.rule, ad.detail);
 			return -1;
 		}
 	}
-	if (c->lk->naddrs == 1) {
-		const struct sockaddr *sa = (const struct sockaddr *)&c->lk->addrs[0];
-		char a[INET6_ADDRSTRLEN];
-		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, a, sizeof(a));
-		else
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, a, sizeof(a));
-		snprintf(c->addr, sizeof(c->addr), "%s", a);
-	}
+	if (c->lk->naddrs == 1)
+		sa_text((const struct sockaddr *)&c->lk->addrs[0], c->addr, sizeof(c->addr));
 	/* Connect only to what was vetted: these very sockaddrs. */
 	c->connector = px_connect_start(c->srv->base, c->lk->addrs, c->lk->addrlens, c->lk->naddrs,
 	    settings(c)->connect_timeout_ms, connected_cb, c);
@@ -1463,15 +1455,13 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 		}
 	} else {
 		char a[INET6_ADDRSTRLEN];
-		if (sa->sa_family == AF_INET) {
-			const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)sa;
-			inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
-			snprintf(c->peer, sizeof(c->peer), "%s:%u", a, ntohs(sin->sin_port));
-		} else {
-			const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)(const void *)sa;
-			inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
-			snprintf(c->peer, sizeof(c->peer), "[%s]:%u", a, ntohs(sin6->sin6_port));
-		}
+		sa_text(sa, a, sizeof(a));
+		if (sa->sa_family == AF_INET)
+			snprintf(c->peer, sizeof(c->peer), "%s:%u", a,
+			    ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port));
+		else
+			snprintf(c->peer, sizeof(c->peer), "[%s]:%u", a,
+			    ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port));
 	}
 
 	evutil_make_socket_nonblocking(fd);
