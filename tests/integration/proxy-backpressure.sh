@@ -10,6 +10,20 @@ world_up
 conf=$(proxy_conf "[defaults]" "allow_hosts = allowed.test:80 private, allowed.test private")
 proxy_start "$conf" || die "no proxy"
 rss() { awk '/^VmRSS/{print $2}' /proc/"$WORLD_PROXY_PID"/status; }
+# AddressSanitizer's quarantine keeps freed memory resident, so RSS says
+# nothing about buffering there; the sanitizer build still runs the flow.
+bin="${POSTERN_PROXY:-$top_builddir/postern-proxy}"
+asan=
+grep -q __asan_init "$bin" 2>/dev/null && asan=1
+judge() { # judge GREW_KB WHAT
+	if [ -n "$asan" ]; then
+		diag "$2: grew by $1 kB (not judged under AddressSanitizer)"
+	elif [ "$1" -lt 4096 ]; then
+		ok "$2: the proxy's memory grew by less than 4 MiB ($1 kB)"
+	else
+		fail "$2: memory grew by $1 kB"
+	fi
+}
 before=$(rss)
 in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/slowread.py" 127.0.0.1 3128 \
 	allowed.test:80 /bytes/500000000 1000000 4 >"$WORLD_DIR/slow1.out" &
@@ -18,8 +32,7 @@ sleep 3
 during=$(rss)
 wait "$sp"
 diag "tunnel: RSS before $before kB, while a 500 MB answer is read at 1 MB/s: $during kB; read $(cat "$WORLD_DIR/slow1.out") bytes"
-[ $((during - before)) -lt 4096 ] && ok "tunnel: the proxy's memory grew by less than 4 MiB ($((during - before)) kB)" ||
-	fail "tunnel: memory grew by $((during - before)) kB"
+judge $((during - before)) "tunnel"
 
 # The forward path: curl reading a 500 MB answer at 1 MB/s.
 in_px curl -sS --max-time 4 --limit-rate 1M -o /dev/null -x http://127.0.0.1:3128 http://allowed.test/bytes/500000000 2>/dev/null &
@@ -27,8 +40,7 @@ cp=$!
 sleep 3
 during2=$(rss)
 wait "$cp"
-[ $((during2 - before)) -lt 4096 ] && ok "forward path: memory grew by less than 4 MiB ($((during2 - before)) kB)" ||
-	fail "forward path: memory grew by $((during2 - before)) kB"
+judge $((during2 - before)) "forward path"
 proxy_alive && ok "the proxy still serves" || fail "the proxy died"
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
