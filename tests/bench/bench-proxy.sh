@@ -24,7 +24,9 @@
 # hundreds of thousands of short connections stay out of the host's tables,
 # and nothing collides with a system squid or tinyproxy.  Needs root.
 # Bounded: every client run by timeout(1), the whole bench by BENCH_LIMIT
-# seconds (570).  Not part of "make check": "make bench-proxy".
+# seconds (570).  BENCH_KEEP=1 keeps the temporary directory (configs, logs,
+# one raw value per round in METRIC.TARGET).  Not part of "make check":
+# "make bench-proxy".
 set -u
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
@@ -78,7 +80,12 @@ cleanup() {
 		for d in $(descendants "$p"); do kill "$d" 2>/dev/null; done
 	done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
+	rm -f "$T/hold"
+	if [ -n "${BENCH_KEEP:-}" ]; then
+		echo "bench-proxy: logs and raw values kept in $T" >&2
+	else
+		rm -rf "$T"
+	fi
 }
 trap cleanup EXIT
 trap 'echo "bench-proxy: stopped" >&2; exit 1' INT TERM HUP
@@ -126,10 +133,12 @@ PX_PORT=18080
 TP_PORT=18081
 SQ_PORT=18082
 
-# postern: the two upstreams as IP-literal rules (no DNS, like the peers).
+# postern: the two upstreams as IP-literal rules (no DNS, like the peers);
+# unprivileged after binding, like the peers.
 cat > "$T/postern.ini" <<EOF
 [proxy]
 listen = tcp:127.0.0.1:$PX_PORT
+user = 65534:65534
 log = $T/postern-audit.log
 max_connections = 10000
 
@@ -409,4 +418,3 @@ for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half; 
 	echo "| $label | $d | $p | $tp | $sq | $rd | $rt | $rs | $target | $verdict |"
 done
 echo
-echo "Raw values per round are the lines of each metric; errors above, if any."
