@@ -33,6 +33,7 @@
 #include "proxy/log.h"
 #include "proxy/server.h"
 #include "proxy/sni.h"
+#include "proxy/splice.h"
 #include "proxy/stats.h"
 
 /* Per-direction buffer bound: reading from one side stops while the other
@@ -124,6 +125,8 @@ struct px_conn {
 	struct pooled *pool;       /* POOL_MAX idle upstreams, made on first use */
 
 	/* Tunnel state. */
+	struct px_splice *spl;     /* the zero-copy relay, once switched */
+	int splice_pending;        /* waiting for buffered bytes to go out */
 	struct px_sni *sni;
 	size_t sni_fed;
 	int cli_eof, up_eof;
@@ -378,6 +381,7 @@ conn_free(struct px_conn *c, const char *why)
 
 	px_dns_cancel(c->dnsq);
 	px_connect_cancel(c->connector);
+	px_splice_free(c->spl);
 	px_sni_free(c->sni);
 	if (c->timer != NULL)
 		event_free(c->timer);
@@ -510,9 +514,93 @@ maybe_shutdown(struct px_conn *c)
 }
 
 static void
+splice_done_cb(int err, void *arg)
+{
+	struct px_conn *c = arg;
+
+	conn_free(c, err == 0 ? NULL : strerror(err));
+}
+
+/*
+ * Hand an open tunnel to the splice(2) relay once nothing is buffered in
+ * user space any more: the first flight held for the SNI check, a server's
+ * banner, must reach the other side first and in order.  Returns 0 when
+ * the tunnel was handed over, 1 when bytes are still buffered, -1 when it
+ * stays on bufferevents (a side already closed, or no resources).
+ */
+static int
+tunnel_to_splice(struct px_conn *c)
+{
+	int cfd, ufd;
+
+	if (c->cli_eof || c->up_eof)
+		return -1;
+	if (evbuffer_get_length(bufferevent_get_input(c->cli)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_input(c->up)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c->cli)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c->up)) > 0)
+		return 1;
+	cfd = bufferevent_getfd(c->cli);
+	ufd = bufferevent_getfd(c->up);
+	if (cfd < 0 || ufd < 0)
+		return -1;
+	c->spl = px_splice_new(c->srv->base, cfd, ufd, &c->bytes_up, &c->bytes_down,
+	    &c->last_activity, splice_done_cb, c);
+	if (c->spl == NULL)
+		return -1;
+	/* The relay owns the sockets now: the bufferevents let go of them. */
+	bufferevent_setfd(c->cli, -1);
+	bufferevent_setfd(c->up, -1);
+	bufferevent_free(c->cli);
+	bufferevent_free(c->up);
+	c->cli = c->up = NULL;
+	c->splice_pending = 0;
+	return 0;
+}
+
+/* The buffered bytes are out (a write callback): switch if we can. */
+static void
+splice_retry(struct px_conn *c)
+{
+	int rc = tunnel_to_splice(c);
+
+	if (rc <= 0 && c->splice_pending && c->spl == NULL) {
+		/* Stay on bufferevents for good. */
+		c->splice_pending = 0;
+		bufferevent_enable(c->cli, EV_READ);
+		bufferevent_enable(c->up, EV_READ);
+	}
+}
+
+static void
 tunnel_start(struct px_conn *c)
 {
+	int rc;
+
 	c->state = CS_TUNNEL;
+	if (!c->cli_eof && !c->up_eof) {
+		/* Pass on what is buffered, reading nothing more meanwhile;
+		 * the write callbacks switch to splice once it is out. */
+		c->bytes_up += evbuffer_get_length(bufferevent_get_input(c->cli));
+		c->bytes_down += evbuffer_get_length(bufferevent_get_input(c->up));
+		evbuffer_add_buffer(bufferevent_get_output(c->up), bufferevent_get_input(c->cli));
+		evbuffer_add_buffer(bufferevent_get_output(c->cli), bufferevent_get_input(c->up));
+		rc = tunnel_to_splice(c);
+		if (rc == 0)
+			return;
+		if (rc == 1) {
+			c->splice_pending = 1;
+			bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
+			bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
+			bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
+			bufferevent_setwatermark(c->up, EV_WRITE, 0, 0);
+			bufferevent_disable(c->cli, EV_READ);
+			bufferevent_disable(c->up, EV_READ);
+			bufferevent_enable(c->cli, EV_WRITE);
+			bufferevent_enable(c->up, EV_WRITE);
+			return;
+		}
+	}
 	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
 	bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
 	bufferevent_enable(c->cli, EV_READ | EV_WRITE);
@@ -935,7 +1023,8 @@ fwd_response(struct px_conn *c)
 				/* RFC 9110 §7.8: after 101 the connection is a tunnel. */
 				c->req_done = 1;
 				tunnel_start(c);
-				relay(c, c->up, c->cli, &c->bytes_down);
+				if (c->spl == NULL)
+					relay(c, c->up, c->cli, &c->bytes_down);
 				return;
 			}
 			c->resp_dechunk = 0;
@@ -1290,6 +1379,10 @@ cli_write_cb(struct bufferevent *bev, void *arg)
 			conn_free(c, NULL);
 		return;
 	}
+	if (c->splice_pending) {
+		splice_retry(c);
+		return;
+	}
 	/* The client drained: resume reading upstream. */
 	if (c->up != NULL && evbuffer_get_length(bufferevent_get_output(c->cli)) < RELAY_HIGH) {
 		bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
@@ -1308,6 +1401,10 @@ up_write_cb(struct bufferevent *bev, void *arg)
 	struct px_conn *c = arg;
 
 	(void)bev;
+	if (c->splice_pending) {
+		splice_retry(c);
+		return;
+	}
 	if (evbuffer_get_length(bufferevent_get_output(c->up)) < RELAY_HIGH) {
 		bufferevent_setwatermark(c->up, EV_WRITE, 0, 0);
 		if (!c->cli_eof && c->state == CS_TUNNEL)

@@ -25,6 +25,7 @@
 #include "proxy/log.h"
 #include "proxy/server.h"
 #include "proxy/sni.h"
+#include "proxy/splice.h"
 #include "proxy/stats.h"
 #include "proxy/watch.h"
 
@@ -363,5 +364,6 @@ out:
 	px_stats_free(srv.metrics);
 	free(srv.last_reload_errors);
 	px_sni_cleanup();
+	px_splice_cleanup();
 	return rc;
 }

@@ -9,7 +9,8 @@ libpostern_proxy_a_SOURCES = \
 	proxy/listen.c \
 	proxy/log.c proxy/log.h \
 	proxy/resolve.c proxy/resolve.h \
-	proxy/stats.c proxy/stats.h
+	proxy/stats.c proxy/stats.h \
+	proxy/splice.c proxy/splice.h
 libpostern_proxy_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(CARES_CFLAGS)
 PROXY_LIBS = libpostern_proxy.a $(CONF_LIBS) $(LIBEVENT_LIBS) $(CARES_LIBS) $(OPENSSL_LIBS)
 

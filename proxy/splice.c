@@ -1,0 +1,287 @@
+/*
+ * proxy/splice.c: zero-copy tunnel relay (see splice.h).
+ *
+ * One direction moves bytes socket -> pipe -> socket with splice(2): the
+ * kernel hands pages from one socket's receive queue to the other's send
+ * queue without a copy through user space, and far fewer wake-ups than a
+ * read/write loop.  The pipe is the direction's buffer, so its capacity is
+ * the bound on memory in flight.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include <event2/event.h>
+
+#include "proxy/splice.h"
+
+#define PIPE_WANT (256 * 1024) /* asked of F_SETPIPE_SZ; the default is 64 KiB */
+#define POOL_MAX 64
+
+struct pipe_pair {
+	int r, w;
+	size_t cap;
+};
+
+static struct pipe_pair pool[POOL_MAX];
+static size_t npool;
+
+static int
+pipe_get(struct pipe_pair *p)
+{
+	int fds[2], sz;
+
+	if (npool > 0) {
+		*p = pool[--npool];
+		return 0;
+	}
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
+		return -1;
+	p->r = fds[0];
+	p->w = fds[1];
+	/* A bigger pipe when the system allows it; the default otherwise. */
+	(void)fcntl(p->w, F_SETPIPE_SZ, PIPE_WANT);
+	sz = fcntl(p->w, F_GETPIPE_SZ);
+	p->cap = sz > 0 ? (size_t)sz : 65536;
+	return 0;
+}
+
+/* Only an empty pipe goes back to the pool. */
+static void
+pipe_put(struct pipe_pair *p)
+{
+	if (p->r < 0)
+		return;
+	if (npool < POOL_MAX) {
+		pool[npool++] = *p;
+	} else {
+		close(p->r);
+		close(p->w);
+	}
+	p->r = p->w = -1;
+}
+
+void
+px_splice_cleanup(void)
+{
+	while (npool > 0) {
+		npool--;
+		close(pool[npool].r);
+		close(pool[npool].w);
+	}
+}
+
+struct dir {
+	struct px_splice *s;
+	int from, to;
+	struct event *rev;  /* FROM readable */
+	struct event *wev;  /* TO writable, while the pipe cannot drain */
+	struct pipe_pair p;
+	size_t inpipe;
+	int eof, shut;
+	uint64_t *count;
+};
+
+struct px_splice {
+	struct event_base *base;
+	int a, b;
+	struct dir d[2]; /* a->b, b->a */
+	struct timeval *activity;
+	px_splice_done_cb cb;
+	void *arg;
+	int done;
+};
+
+static void
+finish(struct px_splice *s, int err)
+{
+	if (s->done)
+		return;
+	s->done = 1;
+	event_del(s->d[0].rev);
+	event_del(s->d[1].rev);
+	event_del(s->d[0].wev);
+	event_del(s->d[1].wev);
+	s->cb(err, s->arg);
+}
+
+/* Empty the pipe into TO as far as TO takes it.  0, or an errno. */
+static int
+drain(struct dir *d)
+{
+	while (d->inpipe > 0) {
+		ssize_t n = splice(d->p.r, NULL, d->to, NULL, d->inpipe,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			d->inpipe -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			event_add(d->wev, NULL);
+			return 0;
+		}
+		return n < 0 ? errno : EPIPE;
+	}
+	event_del(d->wev);
+	pipe_put(&d->p);
+	return 0;
+}
+
+/* Bring the direction up to date: reading allowed only while the pipe has
+ * room; EOF passed on once the pipe is empty. */
+static void
+settle(struct dir *d)
+{
+	struct px_splice *s = d->s;
+
+	if (!d->eof && (d->p.r < 0 || d->inpipe < d->p.cap))
+		event_add(d->rev, NULL);
+	else
+		event_del(d->rev);
+	if (d->eof && d->inpipe == 0 && !d->shut) {
+		d->shut = 1;
+		/* RFC 9293 §3.6: a half-close; the other direction goes on. */
+		shutdown(d->to, SHUT_WR);
+	}
+	if (s->d[0].shut && s->d[1].shut)
+		finish(s, 0);
+}
+
+static void
+read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct dir *d = arg;
+	struct px_splice *s = d->s;
+	int err;
+
+	(void)fd;
+	(void)what;
+	if (d->p.r < 0 && pipe_get(&d->p) != 0) {
+		finish(s, errno);
+		return;
+	}
+	for (;;) {
+		ssize_t n;
+		size_t room = d->p.cap - d->inpipe;
+
+		if (room == 0)
+			break;
+		n = splice(d->from, NULL, d->p.w, NULL, room, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			d->inpipe += (size_t)n;
+			*d->count += (uint64_t)n;
+			if (s->activity != NULL)
+				event_base_gettimeofday_cached(s->base, s->activity);
+			break;
+		}
+		if (n == 0) {
+			d->eof = 1;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			break;
+		finish(s, errno);
+		return;
+	}
+	err = drain(d);
+	if (err != 0) {
+		finish(s, err);
+		return;
+	}
+	settle(d);
+}
+
+static void
+write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct dir *d = arg;
+	int err;
+
+	(void)fd;
+	(void)what;
+	err = drain(d);
+	if (err != 0) {
+		finish(d->s, err);
+		return;
+	}
+	if (d->s->activity != NULL)
+		event_base_gettimeofday_cached(d->s->base, d->s->activity);
+	settle(d);
+}
+
+struct px_splice *
+px_splice_new(struct event_base *base, int a, int b, uint64_t *a_to_b, uint64_t *b_to_a,
+    struct timeval *activity, px_splice_done_cb cb, void *arg)
+{
+	struct px_splice *s = calloc(1, sizeof(*s));
+	int i;
+
+	if (s == NULL)
+		return NULL;
+	s->base = base;
+	s->a = a;
+	s->b = b;
+	s->activity = activity;
+	s->cb = cb;
+	s->arg = arg;
+	for (i = 0; i < 2; i++) {
+		struct dir *d = &s->d[i];
+		d->s = s;
+		d->from = i == 0 ? a : b;
+		d->to = i == 0 ? b : a;
+		d->count = i == 0 ? a_to_b : b_to_a;
+		d->p.r = d->p.w = -1;
+		d->rev = event_new(base, d->from, EV_READ | EV_PERSIST, read_cb, d);
+		d->wev = event_new(base, d->to, EV_WRITE, write_cb, d);
+		if (d->rev == NULL || d->wev == NULL)
+			goto fail;
+	}
+	event_add(s->d[0].rev, NULL);
+	event_add(s->d[1].rev, NULL);
+	return s;
+fail:
+	for (i = 0; i < 2; i++) {
+		if (s->d[i].rev != NULL)
+			event_free(s->d[i].rev);
+		if (s->d[i].wev != NULL)
+			event_free(s->d[i].wev);
+	}
+	free(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+px_splice_free(struct px_splice *s)
+{
+	int i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < 2; i++) {
+		struct dir *d = &s->d[i];
+		event_free(d->rev);
+		event_free(d->wev);
+		if (d->p.r >= 0) {
+			/* Bytes still in flight die with the tunnel. */
+			if (d->inpipe > 0) {
+				close(d->p.r);
+				close(d->p.w);
+			} else {
+				pipe_put(&d->p);
+			}
+		}
+	}
+	close(s->a);
+	close(s->b);
+	free(s);
+}

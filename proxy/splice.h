@@ -1,0 +1,42 @@
+/*
+ * proxy/splice.h: relay an established tunnel with splice(2), so the
+ * bytes of a CONNECT tunnel never pass through user space.
+ */
+#ifndef POSTERN_PROXY_SPLICE_H
+#define POSTERN_PROXY_SPLICE_H
+
+#include <stdint.h>
+#include <sys/time.h>
+
+struct event_base;
+struct px_splice;
+
+/*
+ * Called once when the relay is over: ERR is 0 when both directions ended
+ * (EOF passed on as a half-close each way), or an errno value.  The relay
+ * must then be freed with px_splice_free() (possibly from inside the call).
+ */
+typedef void (*px_splice_done_cb)(int err, void *arg);
+
+/*
+ * Take over two connected non-blocking sockets A (the client) and B
+ * (upstream) and relay both ways through a pipe per direction, taken from a
+ * small pool only while bytes are in flight (an idle tunnel holds no pipe).
+ * Each pipe bounds the bytes in flight in its direction: reading a side
+ * stops while its pipe is full (back-pressure).  After EOF from one side
+ * and once its pipe is empty, the other side's write half is shut
+ * (half-close is propagated).  A_TO_B and B_TO_A count the bytes relayed;
+ * ACTIVITY is set to the loop's cached time whenever bytes move.  Returns
+ * the relay, which owns both sockets from then on, or NULL with errno (the
+ * sockets are then untouched).
+ */
+struct px_splice *px_splice_new(struct event_base *base, int a, int b, uint64_t *a_to_b,
+    uint64_t *b_to_a, struct timeval *activity, px_splice_done_cb cb, void *arg);
+
+/* Stop relaying, close both sockets, return the pipes; NULL is a no-op. */
+void px_splice_free(struct px_splice *s);
+
+/* Close the pooled pipes (at exit). */
+void px_splice_cleanup(void);
+
+#endif
