@@ -28,7 +28,7 @@ agent_curl() { in_agent curl -sS --max-time 10 --cacert "$WORLD_CA" -x http://12
 out=$(agent_curl https://allowed.test/before)
 expect_match "^sni=allowed\.test$" "$out" "sandbox -> bridge -> proxy -> upstream works"
 # Traffic in flight while the proxy is killed.
-in_agent curl -sS --max-time 10 -o /dev/null --cacert "$WORLD_CA" -x http://127.0.0.1:3128 \
+in_agent curl -sS --max-time 10 --limit-rate 20M -o /dev/null --cacert "$WORLD_CA" -x http://127.0.0.1:3128 \
 	https://allowed.test/bytes/200000000 2>/dev/null &
 inflight=$!
 sleep 0.3

@@ -1,0 +1,59 @@
+#!/bin/sh
+# tests/load/soak.sh [MINUTES]: the soak of issue 7, run by hand as root
+# (not by make check): for MINUTES (default 30), rounds of mixed load —
+# 200 held tunnels, new CONNECTs, plain-HTTP requests (also keep-alive),
+# refusals — while the config is rewritten (reloads) every 0.25 s; after
+# each round the proxy's descriptors and RSS are recorded once it is idle.
+# Prints one line per round and a verdict: no growth in RSS or descriptors,
+# and every round with zero failures.
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+MIN=${1:-30}
+WORLD_TIMEOUT=$((MIN * 60 + 600)); export WORLD_TIMEOUT
+. "$top_srcdir/tests/integration/lib/world.sh"
+world_up
+. "$top_srcdir/tests/integration/lib-admin/admin.sh"
+
+conf="$WORLD_DIR/conf.d/postern.ini"
+mkdir -p "$WORLD_DIR/conf.d"
+common() {
+	cat <<-EOF
+		[proxy]
+		listen = tcp:127.0.0.1:3128
+		admin = unix:$ADMIN_SOCK
+		log = $PROXY_LOG
+		dns_servers = $WORLD_DNS
+		max_connections = 2000
+		[defaults]
+		allow_hosts = allowed.test:7 private, allowed.test:80 private
+	EOF
+}
+{ common; echo "allow_hosts = other.test:7 private, other.test:80 private"; } >"$WORLD_DIR/a.ini"
+{ common; echo "allow_hosts = api.example.test:7 private, api.example.test:80 private"; } >"$WORLD_DIR/b.ini"
+cp "$WORLD_DIR/a.ini" "$conf"
+proxy_start "$conf" || die "no proxy"
+admin_wait || die "no admin socket"
+pid=$WORLD_PROXY_PID
+fds() { ls "/proc/$pid/fd" | wc -l; }
+rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$pid/status"; }
+idle() { i=0; while [ $i -lt 200 ] && [ "$(status_get 's["connections_open"]')" != 0 ]; do sleep 0.05; i=$((i + 1)); done; }
+end=$(( $(date +%s) + MIN * 60 ))
+round=0 bad=0
+first_rss= first_fd=
+while [ "$(date +%s)" -lt "$end" ]; do
+	round=$((round + 1))
+	in_px "$WORLD_PYTHON" "$ADMIN_LIB/load.py" load --proxy 127.0.0.1:3128 \
+		--config "$conf" --a "$WORLD_DIR/a.ini" --b "$WORLD_DIR/b.ini" --audit "$PROXY_LOG" \
+		--tunnels 200 --rewrites 100 --interval 0.25 --out "$WORLD_DIR/r.json" >/dev/null || bad=$((bad + 1))
+	fails=$("$WORLD_PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(v for k,v in d.items() if isinstance(v,int) and (k.startswith("failed") or k.startswith("audit_") or k in ("tunnels_dropped","tunnel_open_failed","refused_never_allowed","reconcile_mismatch","gen_hash_conflicts"))), d["requests"])' "$WORLD_DIR/r.json")
+	idle
+	f=$(fds); r=$(rss_kb)
+	[ -z "$first_rss" ] && first_rss=$r first_fd=$f
+	echo "round $round: $(echo "$fails" | cut -d' ' -f2) requests, $(echo "$fails" | cut -d' ' -f1) failures; idle: $f fds, RSS $r kB, generation $(generation)"
+	[ "$(echo "$fails" | cut -d' ' -f1)" = 0 ] || bad=$((bad + 1))
+	: >"$PROXY_LOG"
+done
+echo "first round: $first_fd fds, RSS $first_rss kB; last: $f fds, RSS $r kB; rounds with failures: $bad"
+expect_eq 0 "$bad" "no round had a failure"
+expect_eq "$first_fd" "$f" "no descriptor growth"
+[ "$r" -le $((first_rss + first_rss / 10 + 2048)) ] && ok "no RSS growth ($first_rss -> $r kB)" || fail "RSS grew $first_rss -> $r kB"
