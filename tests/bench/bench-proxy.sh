@@ -281,7 +281,8 @@ idle_pss() { # NAME PROXY PID: Pss per idle tunnel, kB
 TARGETS="direct postern tinyproxy squid"
 echo "bench-proxy: $ROUNDS rounds; bulk $BYTES bytes each way; ${SECS}s per timed test; $IDLE idle tunnels"
 echo "bench-proxy: $(nproc) CPUs, kernel $(uname -r), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "bench-proxy: $("$POSTERN" --version 2>&1 | head -1); $(tinyproxy -v 2>&1 | head -1); $(squid -v | head -1)"
+rev=$(git -C "$top_srcdir" rev-parse --short HEAD 2>/dev/null || echo unknown)
+echo "bench-proxy: $("$POSTERN" --version 2>&1 | head -1) (tree at $rev); $(tinyproxy -v 2>&1 | head -1); $(squid -v | head -1)"
 START=$(date +%s)
 
 r=0
@@ -372,7 +373,9 @@ for t in postern tinyproxy squid; do
 done
 
 echo
-echo "Medians of $ROUNDS rounds; ratios are postern / peer."
+echo "Medians of $ROUNDS rounds; ratios are postern / peer (for latency, PSS and CPU"
+echo "lower is better).  tinyproxy answers plain HTTP without keep-alive, so wrk"
+echo "reconnects after every response and counts each close as a read error."
 echo
 echo "| metric | direct | postern | tinyproxy | squid | ÷direct | ÷tinyproxy | ÷squid | target | |"
 echo "|---|--:|--:|--:|--:|--:|--:|--:|---|---|"
