@@ -14,6 +14,8 @@
 #                  idle tunnels - Pss just before) / BENCH_IDLE, in kB
 #   CPU s/GiB      the proxy's user+system CPU (all threads, reaped
 #                  children) during the two bulk streams, per GiB relayed
+#   CPU µs/op      the same during tunnels/s, req/s and refusals/s, per
+#                  tunnel, request and refusal (rate x seconds)
 #   refusals/s     CONNECT to a host no rule allows, read the 403 head,
 #                  close; 8 clients at once
 #   half-close     the client shuts down its write side; does the server's
@@ -238,6 +240,12 @@ pss_kb() { # PID: summed Pss of PID and its descendants, kB
 		awk '/^Pss:/ { print $2 }' "/proc/$d/smaps_rollup" 2>/dev/null
 	done | awk '{ s += $1 } END { print s + 0 }'
 }
+# The proxy's CPU per operation of a timed test, in microseconds: less
+# sensitive than the rate to whatever else the machine is running.
+per_op() { # PID TICKS-BEFORE RATE
+	awk -v c=$(($(cpu_ticks "$1") - $2)) -v hz="$HZ" -v r="$3" -v s="$SECS" \
+		'BEGIN { if (r + 0 == 0) print "-"; else printf "%.1f\n", c / hz * 1e6 / (r * s) }'
+}
 median() { # FILE
 	sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print v[int((NR + 1) / 2)] }'
 }
@@ -309,7 +317,11 @@ while [ $r -lt "$ROUNDS" ]; do
 				'{ printf "%.3f\n", c / hz / (($1 + $4) / 1073741824) }' >> "$T/cpu.$t"
 		fi
 
-		v=$(run $t "tunnels/s" "$LOAD" tps "$px" "$UP_RAW" 8 "$SECS") && echo "$v" >> "$T/tps.$t"
+		[ -n "$pid" ] && c0=$(cpu_ticks "$pid")
+		v=$(run $t "tunnels/s" "$LOAD" tps "$px" "$UP_RAW" 8 "$SECS") && {
+			echo "$v" >> "$T/tps.$t"
+			[ -n "$pid" ] && per_op "$pid" "$c0" "$v" >> "$T/cputps.$t"
+		}
 
 		if [ "$t" = direct ]; then
 			wurl="http://$UP_HTTP/"
@@ -319,12 +331,14 @@ while [ $r -lt "$ROUNDS" ]; do
 			wlua="-s $LUA"
 		fi
 		# shellcheck disable=SC2086
+		[ -n "$pid" ] && c0=$(cpu_ticks "$pid")
 		BENCH_UPSTREAM=$UP_HTTP timeout 60 wrk -t1 -c32 -d"${SECS}s" --timeout 5s $wlua "$wurl" \
 			> "$T/wrk.out" 2>&1
 		bad=$(awk '/Non-2xx or 3xx responses:/ { print $NF } /Socket errors:/ { print "socket-errors" }' "$T/wrk.out")
 		rps=$(awk '/^Requests\/sec:/ { printf "%.0f\n", $2 }' "$T/wrk.out")
 		if [ -n "$rps" ]; then
 			echo "$rps" >> "$T/rps.$t"
+			[ -n "$pid" ] && per_op "$pid" "$c0" "$rps" >> "$T/cpurps.$t"
 			[ -n "$bad" ] && echo "bench-proxy: $t: wrk saw errors: $(grep -E 'Non-2xx|Socket errors' "$T/wrk.out" | tr -s ' ' | tr '\n' ' ')" >&2
 		else
 			echo "bench-proxy: $t: wrk failed: $(tail -2 "$T/wrk.out")" >&2
@@ -339,7 +353,11 @@ while [ $r -lt "$ROUNDS" ]; do
 
 		[ "$t" = direct ] && continue
 
-		v=$(run $t "refusals/s" "$LOAD" refuse "$px" "$REFUSED" 8 "$SECS") && echo "$v" >> "$T/refuse.$t"
+		c0=$(cpu_ticks "$pid")
+		v=$(run $t "refusals/s" "$LOAD" refuse "$px" "$REFUSED" 8 "$SECS") && {
+			echo "$v" >> "$T/refuse.$t"
+			per_op "$pid" "$c0" "$v" >> "$T/cpuref.$t"
+		}
 
 		v=$(timeout 20 "$LOAD" halfclose "$px" "$UP_RAW" 2>>"$T/$t.client.err")
 		echo "${v:-no: client failed}" >> "$T/half.$t"
@@ -357,7 +375,7 @@ atmost() { awk -v v="$1" -v l="$2" 'BEGIN { if (v == "-") print "n/a"; else prin
 both() { if [ "$1" = met ] && [ "$2" = met ]; then echo met; elif [ "$1" = n/a ] || [ "$2" = n/a ]; then echo n/a; else echo "**missed**"; fi; }
 maxof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a + 0 > b + 0) ? a : b }'; }
 
-for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse; do
+for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse cputps cpurps cpuref; do
 	for t in $TARGETS; do
 		v=-
 		[ -s "$T/$m.$t" ] && v=$(median "$T/$m.$t")
@@ -379,7 +397,7 @@ echo "reconnects after every response and counts each close as a read error."
 echo
 echo "| metric | direct | postern | tinyproxy | squid | ÷direct | ÷tinyproxy | ÷squid | target | |"
 echo "|---|--:|--:|--:|--:|--:|--:|--:|---|---|"
-for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half; do
+for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half cputps cpurps cpuref; do
 	eval "d=\${M_${m}_direct:--} p=\$M_${m}_postern tp=\$M_${m}_tinyproxy sq=\$M_${m}_squid"
 	rd=$(ratio "$p" "$d"); rt=$(ratio "$p" "$tp"); rs=$(ratio "$p" "$sq")
 	best=$(maxof "$tp" "$sq")
@@ -408,6 +426,9 @@ for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half; 
 		target="≤10 kB"
 		verdict=$(atmost "$p" 10) ;;
 	cpu) label="CPU s per GiB relayed"; target=""; verdict="" ;;
+	cputps) label="CPU µs per tunnel"; target=""; verdict="" ;;
+	cpurps) label="CPU µs per HTTP request"; target=""; verdict="" ;;
+	cpuref) label="CPU µs per refusal"; target=""; verdict="" ;;
 	refuse)
 		label="refusals/s (8 clients)"
 		target="≥2× best peer"
