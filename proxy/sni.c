@@ -260,24 +260,16 @@ ctx_make(void)
 	return ctx;
 }
 
-struct px_sni *
-px_sni_new(size_t max_bytes)
+/*
+ * The throwaway server-side SSL object on memory BIOs, made only once the
+ * stream looks like TLS: most tunnels that are not TLS never pay for it.
+ * Returns 0 or -1.
+ */
+static int
+make_ssl(struct px_sni *s)
 {
-	struct px_sni *s = NULL;
 	BIO *rbio = NULL, *wbio = NULL;
-	int err = EPROTO;
-
-	if (max_bytes < PX_SNI_MIN_BYTES || max_bytes > PX_SNI_MAX_BYTES) {
-		err = EINVAL;
-		goto out;
-	}
-	s = calloc(1, sizeof(*s));
-	if (s == NULL) {
-		err = ENOMEM;
-		goto out;
-	}
-	s->max_bytes = max_bytes;
-	s->result = PX_SNI_NEED_MORE;
+	int rc = -1;
 
 	pthread_mutex_lock(&ctx_lock);
 	if (shared_ctx == NULL)
@@ -287,7 +279,6 @@ px_sni_new(size_t max_bytes)
 	pthread_mutex_unlock(&ctx_lock);
 	if (s->ssl == NULL)
 		goto out;
-
 	rbio = BIO_new(BIO_s_mem());
 	wbio = BIO_new(BIO_s_null());
 	if (rbio == NULL || wbio == NULL)
@@ -297,16 +288,30 @@ px_sni_new(size_t max_bytes)
 	rbio = wbio = NULL;
 	SSL_set_accept_state(s->ssl);
 	SSL_set_app_data(s->ssl, s);
-	err = 0;
+	rc = 0;
 out:
 	BIO_free(rbio);
 	BIO_free(wbio);
 	ERR_clear_error();
-	if (err != 0) {
-		px_sni_free(s);
-		errno = err;
+	return rc;
+}
+
+struct px_sni *
+px_sni_new(size_t max_bytes)
+{
+	struct px_sni *s;
+
+	if (max_bytes < PX_SNI_MIN_BYTES || max_bytes > PX_SNI_MAX_BYTES) {
+		errno = EINVAL;
 		return NULL;
 	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->max_bytes = max_bytes;
+	s->result = PX_SNI_NEED_MORE;
 	return s;
 }
 
@@ -349,13 +354,11 @@ px_sni_feed(struct px_sni *s, const void *data, size_t len)
 		take = len;
 	for (i = 0; i < take && s->head_len < SNI_HEAD; i++)
 		s->head[s->head_len++] = p[i];
-	if (take > 0 && BIO_write(SSL_get_rbio(s->ssl), p, (int)take) != (int)take) {
-		ERR_clear_error();
-		return finish(s, PX_SNI_BAD, "out of memory inspecting the ClientHello");
-	}
 	s->fed += take;
 
 	if (!s->is_tls) {
+		/* Until the stream looks like TLS, every byte seen is in head
+		 * (sniff() decides within SNI_HEAD bytes). */
 		switch (sniff(s->head, s->head_len, &why)) {
 		case SNIFF_MORE:
 			return PX_SNI_NEED_MORE;
@@ -367,6 +370,18 @@ px_sni_feed(struct px_sni *s, const void *data, size_t len)
 			s->is_tls = 1;
 			break;
 		}
+		if (make_ssl(s) != 0)
+			return finish(s, PX_SNI_BAD, "out of memory inspecting the ClientHello");
+		/* Hand OpenSSL the bytes seen so far: the head, then the rest of
+		 * this chunk past what went into the head. */
+		if (BIO_write(SSL_get_rbio(s->ssl), s->head, (int)s->head_len) != (int)s->head_len ||
+		    (take > i && BIO_write(SSL_get_rbio(s->ssl), p + i, (int)(take - i)) != (int)(take - i))) {
+			ERR_clear_error();
+			return finish(s, PX_SNI_BAD, "out of memory inspecting the ClientHello");
+		}
+	} else if (take > 0 && BIO_write(SSL_get_rbio(s->ssl), p, (int)take) != (int)take) {
+		ERR_clear_error();
+		return finish(s, PX_SNI_BAD, "out of memory inspecting the ClientHello");
 	}
 	if (take == 0)
 		return PX_SNI_NEED_MORE;
