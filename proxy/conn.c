@@ -603,8 +603,8 @@ tunnel_start(struct px_conn *c)
 	}
 	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
 	bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
-	bufferevent_enable(c->cli, EV_READ | EV_WRITE);
-	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	bufferevent_enable(c->cli, EV_READ);
+	bufferevent_enable(c->up, EV_READ);
 	if (!c->cli_eof)
 		relay(c, c->cli, c->up, &c->bytes_up);
 	else
@@ -771,8 +771,8 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		 * to the client; only the client's are held for the check. */
 		bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
 		bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
-		bufferevent_enable(c->up, EV_READ | EV_WRITE);
-		bufferevent_enable(c->cli, EV_READ | EV_WRITE);
+		bufferevent_enable(c->up, EV_READ);
+		bufferevent_enable(c->cli, EV_READ);
 		sni_step(c);
 		return;
 	}
@@ -1115,8 +1115,7 @@ fwd_start(struct px_conn *c)
 	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
 	c->bytes_up += evbuffer_get_length(c->pending);
 	evbuffer_add_buffer(bufferevent_get_output(c->up), c->pending);
-	bufferevent_enable(c->up, EV_READ | EV_WRITE);
-	bufferevent_enable(c->cli, EV_WRITE);
+	bufferevent_enable(c->up, EV_READ);
 	if (!c->req_done) {
 		bufferevent_enable(c->cli, EV_READ);
 		if (fwd_request_body(c) != 0) {
@@ -1571,7 +1570,10 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 		return;
 	}
 	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
-	bufferevent_enable(c->cli, EV_READ | EV_WRITE);
+	/* Writing is enabled from birth and the write event is added when
+	 * output arrives; enabling EV_WRITE on an empty buffer would only add
+	 * and remove an epoll registration for nothing. */
+	bufferevent_enable(c->cli, EV_READ);
 	c->head_timer_armed = 1;
 	arm_timer(c, cf_config_proxy(srv->cfg)->header_timeout_ms);
 }
