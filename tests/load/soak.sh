@@ -57,12 +57,17 @@ keys = ("tunnel_open_failed", "tunnels_dropped", "failed_permitted", "failed_oth
     "refused_never_allowed", "audit_no_generation", "audit_unknown_hash",
     "audit_wrong_decision", "audit_stale", "gen_hash_conflicts", "reconcile_mismatch")
 print(sum(d.get(k, 0) for k in keys), d["requests"])' "$WORLD_DIR/r.json")
-	rm -f "$WORLD_DIR/r.json"
+	mv "$WORLD_DIR/r.json" "$WORLD_DIR/r.json.kept"
 	idle
 	f=$(fds); r=$(rss_kb)
 	[ -z "$first_rss" ] && first_rss=$r first_fd=$f
 	echo "round $round: $(echo "$fails" | cut -d' ' -f2) requests, $(echo "$fails" | cut -d' ' -f1) failures; idle: $f fds, RSS $r kB, generation $(generation)"
-	[ "$(echo "$fails" | cut -d' ' -f1)" = 0 ] || bad=$((bad + 1))
+	if [ "$(echo "$fails" | cut -d' ' -f1)" != 0 ]; then
+		bad=$((bad + 1))
+		# Keep the summary of a failed round: it says which check failed.
+		cp "$WORLD_DIR/r.json.kept" "/tmp/postern-soak-round$round.json" 2>/dev/null
+		echo "  (summary kept in /tmp/postern-soak-round$round.json)"
+	fi
 done
 echo "first round: $first_fd fds, RSS $first_rss kB; last: $f fds, RSS $r kB; rounds with failures: $bad"
 expect_eq 0 "$bad" "no round had a failure"
