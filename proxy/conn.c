@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,6 +402,13 @@ conn_free(struct px_conn *c, const char *why)
 	free(c);
 	if (srv->nconns-- == cf_config_proxy(srv->cfg)->max_connections)
 		px_listeners_pause(srv, 0);
+	if (srv->nconns == 0 && now.tv_sec - srv->last_trim >= 5) {
+		/* Idle again: give freed heap back to the system, so that RSS
+		 * after a burst of thousands of connections returns to its
+		 * start instead of staying at the peak (glibc keeps it). */
+		srv->last_trim = now.tv_sec;
+		malloc_trim(0);
+	}
 }
 
 void
