@@ -3,10 +3,41 @@
  */
 #include "config.h"
 
+#include <stdio.h>
+#include <string.h>
+
+#include "conf/config.h"
 #include "sidecar/engine.h"
+#include "sidecar/log.h"
 
 int
 sc_engine_run(const struct px_engine_opts *opts)
 {
 	return px_engine_main(opts);
+}
+
+struct cf_config *
+sc_config_load(const char *path, const char *const *allow, size_t nallow,
+    const char *const *listen, size_t nlisten)
+{
+	struct cf_overrides ov;
+	struct cf_config *cfg;
+	struct cf_diag diag;
+	size_t i;
+
+	memset(&ov, 0, sizeof(ov));
+	ov.extra_allow = allow;
+	ov.n_extra_allow = nallow;
+	ov.extra_listen = listen;
+	ov.n_extra_listen = nlisten;
+	ov.replace_listen = 1;
+	memset(&diag, 0, sizeof(diag));
+	cfg = cf_config_load(path, &ov, &diag);
+	if (cfg == NULL) {
+		for (i = 0; i < diag.nerrors; i++)
+			fprintf(stderr, "%s\n", diag.errors[i]);
+		sc_logx("config refused, not starting");
+	}
+	cf_diag_free(&diag);
+	return cfg;
 }

@@ -231,30 +231,14 @@ static int
 sc_resolve_uid(struct sc_opts *o)
 {
 	const struct cf_proxy_settings *p;
-	struct cf_overrides ov;
 	struct cf_config *cfg;
-	struct cf_diag diag;
-	size_t i;
 
 	if (o->mode == SC_MODE_SERVE || (o->mode == SC_MODE_CHECK && o->config != NULL)) {
 		/* The overrides the engine will get, so the file is judged
 		 * exactly as it will be served. */
-		memset(&ov, 0, sizeof(ov));
-		ov.extra_allow = o->allow;
-		ov.n_extra_allow = o->n_allow;
-		ov.extra_listen = o->listen;
-		ov.n_extra_listen = o->n_listen;
-		ov.replace_listen = 1;
-		memset(&diag, 0, sizeof(diag));
-		cfg = cf_config_load(o->config, &ov, &diag);
-		if (cfg == NULL) {
-			for (i = 0; i < diag.nerrors; i++)
-				fprintf(stderr, "%s\n", diag.errors[i]);
-			sc_logx("config refused, not starting");
-			cf_diag_free(&diag);
+		cfg = sc_config_load(o->config, o->allow, o->n_allow, o->listen, o->n_listen);
+		if (cfg == NULL)
 			return 2;
-		}
-		cf_diag_free(&diag);
 		p = cf_config_proxy(cfg);
 		if (p->has_user && !o->has_uid)
 			o->uid = p->user;

@@ -95,32 +95,16 @@ sc_engine_uid(const struct sc_run_opts *o, uid_t *uid)
 {
 	static const char *const placeholder[] = { "unix:/run/postern/run.sock" };
 	const struct cf_proxy_settings *p;
-	struct cf_overrides ov;
 	struct cf_config *cfg;
-	struct cf_diag diag;
-	size_t i;
 
 	*uid = 65534;
 	if (o->config_path == NULL)
 		return 0;
 	/* Judged with the overrides the engine will get (the listener is a
 	 * placeholder: nothing is bound here). */
-	memset(&ov, 0, sizeof(ov));
-	ov.extra_allow = o->allow;
-	ov.n_extra_allow = o->n_allow;
-	ov.extra_listen = placeholder;
-	ov.n_extra_listen = 1;
-	ov.replace_listen = 1;
-	memset(&diag, 0, sizeof(diag));
-	cfg = cf_config_load(o->config_path, &ov, &diag);
-	if (cfg == NULL) {
-		for (i = 0; i < diag.nerrors; i++)
-			fprintf(stderr, "%s\n", diag.errors[i]);
-		sc_logx("config refused, not starting");
-		cf_diag_free(&diag);
+	cfg = sc_config_load(o->config_path, o->allow, o->n_allow, placeholder, 1);
+	if (cfg == NULL)
 		return 2;
-	}
-	cf_diag_free(&diag);
 	p = cf_config_proxy(cfg);
 	if (p->has_user && p->user != 0)
 		*uid = p->user;
