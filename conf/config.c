@@ -1181,9 +1181,7 @@ cf_config_parse(const char *name, const char *text, size_t len, const struct cf_
 	b.proxy.max_headers = 100;
 	b.proxy.max_header_bytes = 32 * 1024;
 
-	if (memchr(text, '\0', len) != NULL && len > 0) {
-		/* The reader reports the line; keep going for other errors. */
-	}
+	/* A NUL byte is reported by the reader with its line. */
 	check_sections(&b);
 	rc = ini_parse_stream(reader, &b, handler, &b);
 	if (rc < 0)

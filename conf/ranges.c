@@ -51,16 +51,14 @@ prefix_eq(const uint8_t *a, const uint8_t *p, int bytes)
 	return memcmp(a, p, (size_t)bytes) == 0;
 }
 
+/* Classify the IPv4 address stored at B (network byte order). */
 static const char *
-embedded(const uint8_t *b, const char *what)
+embedded(const uint8_t *b)
 {
 	struct in_addr v4;
-	const char *r;
 
 	memcpy(&v4.s_addr, b, 4);
-	r = cf_range_v4(&v4);
-	(void)what;
-	return r;
+	return cf_range_v4(&v4);
 }
 
 const char *
@@ -77,12 +75,10 @@ cf_range_v6(const struct in6_addr *a)
 	if (prefix_eq(b, zero, 15) && b[15] == 1)
 		return "::1 (loopback)";
 	/* The IPv4 inside is what the kernel will connect to; judge that. */
-	if (prefix_eq(b, mapped, 12)) {
-		const char *r = embedded(b + 12, "mapped");
-		return r ? r : NULL;
-	}
+	if (prefix_eq(b, mapped, 12))
+		return embedded(b + 12);
 	if (prefix_eq(b, nat64, 12))
-		return embedded(b + 12, "nat64");
+		return embedded(b + 12);
 	if ((b[0] & 0xfe) == 0xfc)
 		return "fc00::/7 (unique local)";
 	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
@@ -90,7 +86,7 @@ cf_range_v6(const struct in6_addr *a)
 	if (b[0] == 0xff)
 		return "ff00::/8 (multicast)";
 	if (b[0] == 0x20 && b[1] == 0x02)
-		return embedded(b + 2, "6to4");
+		return embedded(b + 2);
 	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x00 && b[3] == 0x00) {
 		/* Teredo: the client's IPv4 address is the last 32 bits, inverted
 		 * (RFC 4380 §4); the server's is bits 32-63.  Check both. */
@@ -99,10 +95,10 @@ cf_range_v6(const struct in6_addr *a)
 		teredo[1] = (uint8_t)~b[13];
 		teredo[2] = (uint8_t)~b[14];
 		teredo[3] = (uint8_t)~b[15];
-		r = embedded(teredo, "teredo");
+		r = embedded(teredo);
 		if (r != NULL)
 			return r;
-		return embedded(b + 4, "teredo server");
+		return embedded(b + 4);
 	}
 	return NULL;
 }

@@ -70,7 +70,6 @@ struct pooled {
 	char key[CF_HOST_TEXT_MAX + 8];
 	char addr[INET6_ADDRSTRLEN + 8];
 	struct bufferevent *bev;
-	struct px_conn *c;
 };
 
 struct px_conn {
@@ -218,8 +217,6 @@ audit_decision(struct px_conn *c, int allow, enum cf_reason reason, const struct
 {
 	struct px_json j;
 
-	if (reason < 16)
-		c->srv->stats.decisions[reason]++;
 	px_stats_decision(c->srv->metrics, c->session, reason, rule);
 	px_json_begin(&j, "decision");
 	audit_common(c, &j);
@@ -375,8 +372,6 @@ conn_free(struct px_conn *c, const char *why)
 	px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : srv->cfg));
 	px_json_emit(&j, srv->audit);
 
-	srv->stats.bytes_up += c->bytes_up;
-	srv->stats.bytes_down += c->bytes_down;
 	px_stats_conn_close(srv->metrics, c->session, c->bytes_up, c->bytes_down,
 	    ms_since(&c->started, &now) / 1000.0, c->mode == CF_MODE_CONNECT && c->addr[0]);
 
@@ -704,7 +699,6 @@ decide:
 		got[0] = '\0';
 		if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
 			cf_host_format(&name, got, sizeof(got));
-		c->srv->stats.decisions[CF_R_SNI_MISMATCH]++;
 		px_stats_decision(c->srv->metrics, c->session, CF_R_SNI_MISMATCH, c->dec.rule);
 		px_json_begin(&j, "decision");
 		audit_common(c, &j);
@@ -894,7 +888,6 @@ pool_put(struct px_conn *c)
 	snprintf(c->pool[slot].key, sizeof(c->pool[slot].key), "%s", c->upkey);
 	snprintf(c->pool[slot].addr, sizeof(c->pool[slot].addr), "%s", c->addr);
 	c->pool[slot].bev = c->up;
-	c->pool[slot].c = c;
 	bufferevent_setcb(c->up, pool_read_cb, NULL, pool_event_cb, &c->pool[slot]);
 	bufferevent_enable(c->up, EV_READ);
 	c->up = NULL;
@@ -919,9 +912,6 @@ fwd_request_body(struct px_conn *c)
 		for (i = 0; i < nv && i < 8 && !done; i++) {
 			ssize_t used = px_chunked_scan(&c->req_ch, v[i].iov_base, v[i].iov_len, &done, &why);
 			if (used < 0) {
-				if (n == 0 && c->requests <= 1 && c->rstate == RS_HEAD && c->bytes_up == 0) {
-					/* Nothing of the body went out yet. */
-				}
 				log_debug("bad chunked request body: %s", why);
 				return -1;
 			}
@@ -1541,7 +1531,6 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	event_base_gettimeofday_cached(srv->base, &c->started);
 	c->last_activity = c->started;
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
-	srv->stats.conns_total++;
 	px_stats_conn_open(srv->metrics, c->session);
 	if (++srv->nconns == cf_config_proxy(srv->cfg)->max_connections)
 		px_listeners_pause(srv, 1);

@@ -34,10 +34,7 @@ TAILQ_HEAD(px_listener_list, px_listener);
 TAILQ_HEAD(px_conn_list, px_conn);
 
 struct px_counters {
-	uint64_t conns_total;
-	uint64_t decisions[16];   /* by enum cf_reason */
-	uint64_t bytes_up, bytes_down;
-	uint64_t accept_backoffs;
+	uint64_t accept_backoffs; /* the rest is counted in stats.c */
 };
 
 struct px_stats;   /* counters for /metrics and /status (stats.c) */
