@@ -11,26 +11,7 @@
 world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 
-conf="$WORLD_DIR/conf.d/postern.ini"
-mkdir -p "$WORLD_DIR/conf.d"
-common() {
-	cat <<-EOF
-		[proxy]
-		listen = tcp:127.0.0.1:3128
-		admin = unix:$ADMIN_SOCK
-		log = $PROXY_LOG
-		dns_servers = $WORLD_DNS
-		max_connections = 2000
-		[defaults]
-		allow_hosts = allowed.test:7 private, allowed.test:80 private
-	EOF
-}
-{ common; echo "allow_hosts = other.test:7 private, other.test:80 private"; } >"$WORLD_DIR/a.ini"
-{ common; echo "allow_hosts = api.example.test:7 private, api.example.test:80 private"; } >"$WORLD_DIR/b.ini"
-cp "$WORLD_DIR/a.ini" "$conf"
-proxy_start "$conf" || die "no proxy"
-admin_wait || die "no admin socket"
-pid=$WORLD_PROXY_PID
+reload_pair_up
 
 fds() { ls "/proc/$pid/fd" | wc -l; }
 rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$pid/status"; }

@@ -106,3 +106,33 @@ write_in_place() {
 sha12() {
 	sha256sum "$1" | cut -c1-12
 }
+
+# reload_pair_up: write two allowlists, $WORLD_DIR/a.ini and b.ini, that
+# both permit allowed.test (echo port 7 and HTTP 80) and differ in one
+# host each (A: other.test, B: api.example.test); start the proxy on
+# $conf = $WORLD_DIR/conf.d/postern.ini holding A, wait for its admin
+# socket, and set $pid to the proxy's.  The load generator (load.py load)
+# alternates between the two.
+reload_pair_up() {
+	conf="$WORLD_DIR/conf.d/postern.ini"
+	mkdir -p "$WORLD_DIR/conf.d"
+	{ reload__common; echo "allow_hosts = other.test:7 private, other.test:80 private"; } >"$WORLD_DIR/a.ini"
+	{ reload__common; echo "allow_hosts = api.example.test:7 private, api.example.test:80 private"; } >"$WORLD_DIR/b.ini"
+	cp "$WORLD_DIR/a.ini" "$conf"
+	proxy_start "$conf" || die "no proxy"
+	admin_wait || die "no admin socket"
+	pid=$WORLD_PROXY_PID
+}
+
+reload__common() {
+	cat <<-EOF
+		[proxy]
+		listen = tcp:127.0.0.1:3128
+		admin = unix:$ADMIN_SOCK
+		log = $PROXY_LOG
+		dns_servers = $WORLD_DNS
+		max_connections = 2000
+		[defaults]
+		allow_hosts = allowed.test:7 private, allowed.test:80 private
+	EOF
+}
