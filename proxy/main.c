@@ -14,6 +14,7 @@
 #include "proxy/ctl.h"
 #include "proxy/engine.h"
 #include "proxy/explain.h"
+#include "proxy/mem.h"
 
 static void
 usage(FILE *f)
@@ -118,6 +119,7 @@ main(int argc, char **argv)
 	const char **allow = NULL, **listen = NULL;
 	size_t nallow = 0, nlisten = 0;
 
+	px_mem_init();
 	/* "postern-proxy ctl ..." is the admin socket's client, with options
 	 * of its own. */
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)

@@ -25,6 +25,7 @@
 
 #include "bridge/link.h"
 #include "conf/config.h"
+#include "proxy/mem.h"
 #include "sidecar/engine.h"
 #include "sidecar/log.h"
 #include "sidecar/pid1.h"
@@ -481,6 +482,7 @@ main(int argc, char **argv)
 	struct sc_run_opts ro;
 	int code;
 
+	px_mem_init();
 	if (sc_parse_args(argc, argv, &o) < 0)
 		return 2;
 	code = sc_resolve_uid(&o);
