@@ -11,6 +11,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/eventfd.h>
 #include <sys/un.h>
 
 #include <event2/buffer.h>
@@ -28,6 +32,7 @@
 #include "conf/config.h"
 #include "proxy/admin.h"
 #include "proxy/log.h"
+#include "proxy/loopcall.h"
 #include "proxy/server.h"
 #include "proxy/stats.h"
 
@@ -36,9 +41,18 @@
 #define ADMIN_MAX_BODY 4096
 #define ADMIN_TIMEOUT_S 10
 
+/* How long the admin thread waits for a busy loop before answering 503. */
+#define LOOP_TIMEOUT_MS 5000
+
 struct px_admin {
 	struct px_server *srv;
-	struct evhttp *http;
+	struct event_base *base;  /* the admin thread's own loop */
+	struct evhttp *http;	  /* on BASE */
+	struct event *stop_ev;	  /* on BASE: STOP_FD readable */
+	int stop_fd;
+	struct px_loopcall *lc;	  /* on the proxy's loop */
+	pthread_t thread;
+	int started;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int made_dir;
 };
@@ -439,19 +453,14 @@ refusal_code(const struct cf_diag *d)
 	return d->nerrors > 0 ? 409 : 422;
 }
 
-static void
-do_reload(struct px_admin *a, struct evhttp_request *req)
+/* On the loop: reload and describe the outcome in B; the HTTP status. */
+static int
+reload_into(struct px_server *srv, int text, struct evbuffer *b)
 {
-	struct px_server *srv = a->srv;
-	struct evbuffer *b = evbuffer_new();
 	struct cf_diag diag;
-	int code = 200, text = wants_text(req);
+	int code = 200;
 	size_t i;
 
-	if (b == NULL) {
-		evhttp_send_error(req, 500, "out of memory");
-		return;
-	}
 	memset(&diag, 0, sizeof(diag));
 	if (px_server_reload(srv, &diag, "admin") == 0) {
 		if (text)
@@ -479,11 +488,77 @@ do_reload(struct px_admin *a, struct evhttp_request *req)
 		}
 	}
 	cf_diag_free(&diag);
-	reply(req, code, code == 200 ? "OK" : code == 409 ? "Conflict" : "Unprocessable Entity",
-	    text ? "text/plain; charset=utf-8" : "application/json", b);
-	evbuffer_free(b);
+	return code;
 }
 
+/*
+ * What the admin thread asks of the loop: everything that reads or changes
+ * the server's state runs there (loopcall.h), never on the admin thread.
+ */
+enum job_kind { JOB_STATUS, JOB_METRICS, JOB_RELOAD };
+
+struct job {
+	struct px_server *srv;
+	enum job_kind kind;
+	int text;
+	struct evbuffer *b; /* the admin thread's; written only by the loop
+			     * while the job runs */
+	int code;
+};
+
+static void
+job_run(void *arg)
+{
+	struct job *j = arg;
+
+	j->code = 200;
+	switch (j->kind) {
+	case JOB_METRICS:
+		px_stats_metrics(j->srv->metrics, j->srv, j->b);
+		break;
+	case JOB_STATUS:
+		if (j->text)
+			status_text(j->srv, j->b);
+		else
+			status_json(j->srv, j->b);
+		break;
+	case JOB_RELOAD:
+		j->code = reload_into(j->srv, j->text, j->b);
+		break;
+	}
+}
+
+/* On the admin thread: have the loop do J and answer REQ with its result. */
+static void
+serve_job(struct px_admin *a, struct evhttp_request *req, struct job *j)
+{
+	const char *type;
+	int rc;
+
+	j->srv = a->srv;
+	j->text = wants_text(req);
+	if ((j->b = evbuffer_new()) == NULL) {
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
+	rc = px_loopcall_run(a->lc, job_run, j, LOOP_TIMEOUT_MS);
+	if (rc != 0) {
+		evbuffer_free(j->b);
+		reply_error(req, 503, rc == -ECANCELED ? "shutting down" :
+		    "the proxy's event loop did not answer in time", NULL);
+		return;
+	}
+	if (j->kind == JOB_METRICS)
+		/* The Prometheus text exposition format, version 0.0.4. */
+		type = "text/plain; version=0.0.4; charset=utf-8";
+	else
+		type = j->text ? "text/plain; charset=utf-8" : "application/json";
+	reply(req, j->code, j->code == 200 ? "OK" : j->code == 409 ? "Conflict" :
+	    "Unprocessable Entity", type, j->b);
+	evbuffer_free(j->b);
+}
+
+/* On the admin thread. */
 static void
 request_cb(struct evhttp_request *req, void *arg)
 {
@@ -492,8 +567,9 @@ request_cb(struct evhttp_request *req, void *arg)
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const char *path = u ? evhttp_uri_get_path(u) : NULL;
 	int get = cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD;
-	struct evbuffer *b;
+	struct job j;
 
+	memset(&j, 0, sizeof(j));
 	if (path == NULL) {
 		reply_error(req, 400, "Bad Request", NULL);
 		return;
@@ -503,23 +579,8 @@ request_cb(struct evhttp_request *req, void *arg)
 			reply_error(req, 405, "Method Not Allowed", "GET, HEAD");
 			return;
 		}
-		b = evbuffer_new();
-		if (b == NULL) {
-			evhttp_send_error(req, 500, "out of memory");
-			return;
-		}
-		if (path[1] == 'm') {
-			px_stats_metrics(a->srv->metrics, a->srv, b);
-			/* The Prometheus text exposition format, version 0.0.4. */
-			reply(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", b);
-		} else if (wants_text(req)) {
-			status_text(a->srv, b);
-			reply(req, 200, "OK", "text/plain; charset=utf-8", b);
-		} else {
-			status_json(a->srv, b);
-			reply(req, 200, "OK", "application/json", b);
-		}
-		evbuffer_free(b);
+		j.kind = path[1] == 'm' ? JOB_METRICS : JOB_STATUS;
+		serve_job(a, req, &j);
 		return;
 	}
 	if (strcmp(path, "/reload") == 0) {
@@ -527,10 +588,31 @@ request_cb(struct evhttp_request *req, void *arg)
 			reply_error(req, 405, "Method Not Allowed", "POST");
 			return;
 		}
-		do_reload(a, req);
+		j.kind = JOB_RELOAD;
+		serve_job(a, req, &j);
 		return;
 	}
 	reply_error(req, 404, "Not Found", NULL);
+}
+
+/* On the admin thread: px_admin_free() asks it to stop. */
+static void
+stop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_admin *a = arg;
+
+	(void)fd;
+	(void)what;
+	event_base_loopbreak(a->base);
+}
+
+static void *
+admin_main(void *arg)
+{
+	struct px_admin *a = arg;
+
+	event_base_dispatch(a->base);
+	return NULL;
 }
 
 /* ---- life cycle ---------------------------------------------------------- */
@@ -553,6 +635,7 @@ px_admin_new(struct px_server *srv)
 	if (a == NULL)
 		return NULL;
 	a->srv = srv;
+	a->stop_fd = -1;
 	memcpy(a->path, p->admin.path, sizeof(a->path));
 	a->path[sizeof(a->path) - 1] = '\0';
 	/* The proxy's own uid keeps the file (so that it can remove it after
@@ -568,7 +651,17 @@ px_admin_new(struct px_server *srv)
 		log_warn("cannot listen on the admin socket %s", a->path);
 		goto fail;
 	}
-	a->http = evhttp_new(srv->base);
+	errno = ENOMEM;
+	if ((a->lc = px_loopcall_new(srv->base)) == NULL)
+		goto fail;
+	if ((a->base = event_base_new()) == NULL)
+		goto fail;
+	if ((a->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+		goto fail;
+	a->stop_ev = event_new(a->base, a->stop_fd, EV_READ, stop_cb, a);
+	if (a->stop_ev == NULL || event_add(a->stop_ev, NULL) != 0)
+		goto fail;
+	a->http = evhttp_new(a->base);
 	if (a->http == NULL)
 		goto fail;
 	evhttp_set_allowed_methods(a->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
@@ -595,9 +688,36 @@ fail:
 		evhttp_free(a->http);
 		unlink(a->path);
 	}
+	if (a->stop_ev != NULL)
+		event_free(a->stop_ev);
+	if (a->stop_fd >= 0)
+		close(a->stop_fd);
+	if (a->base != NULL)
+		event_base_free(a->base);
+	px_loopcall_free(a->lc);
 	free(a);
 	errno = e;
 	return NULL;
+}
+
+int
+px_admin_start(struct px_admin *a)
+{
+	sigset_t all, old;
+	int e;
+
+	/* Signals are the loop's business (libevent's handlers write to its
+	 * own socket pair); the admin thread takes none. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&a->thread, NULL, admin_main, a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0) {
+		errno = e;
+		return -e;
+	}
+	a->started = 1;
+	return 0;
 }
 
 void
@@ -605,8 +725,23 @@ px_admin_free(struct px_admin *a)
 {
 	if (a == NULL)
 		return;
+	if (a->started) {
+		uint64_t one = 1;
+		ssize_t w;
+
+		/* A request waiting for the loop (which no longer runs) is
+		 * answered 503 first, so that the thread can see the stop. */
+		px_loopcall_close(a->lc);
+		w = write(a->stop_fd, &one, sizeof(one));
+		(void)w;
+		pthread_join(a->thread, NULL);
+	}
 	if (a->http != NULL)
 		evhttp_free(a->http);
+	event_free(a->stop_ev);
+	close(a->stop_fd);
+	event_base_free(a->base);
+	px_loopcall_free(a->lc);
 	if (unlink(a->path) != 0 && errno != ENOENT)
 		log_warn("cannot remove %s", a->path);
 	if (a->made_dir) {

@@ -11,7 +11,9 @@ struct px_server;
 
 /*
  * Bind the admin socket that SRV's current snapshot names in [proxy]
- * `admin`, and serve it on SRV's event loop.  The socket file is created
+ * `admin`, ready to be served by a thread of its own (px_admin_start()),
+ * so that a loop busy relaying never delays the admin socket; whatever a
+ * request reads or changes is still done on SRV's loop (loopcall.h).  The socket file is created
  * with mode 0600, or 0660 with group `admin_group` when that is set; when
  * `user` is set the file (and a directory made for it) is given to that
  * uid, so that it can still be removed after privileges are dropped.  A
@@ -24,8 +26,17 @@ struct px_server;
  */
 struct px_admin *px_admin_new(struct px_server *srv);
 
-/* Stop serving, close open admin connections, remove the socket file
- * created by px_admin_new(); NULL is a no-op. */
+/*
+ * Start A's thread; call once privileges are dropped (a thread made before
+ * would keep the capabilities the loop's thread gives up).  0, or a
+ * negative errno.
+ */
+int px_admin_start(struct px_admin *a);
+
+/* From SRV's loop thread, once the loop has stopped: stop A's thread (a
+ * request waiting for the loop is answered 503), close open admin
+ * connections, remove the socket file created by px_admin_new(); NULL is a
+ * no-op. */
 void px_admin_free(struct px_admin *a);
 
 /* The socket path A serves (owned by A). */

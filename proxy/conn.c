@@ -32,6 +32,8 @@
 #include "proxy/dns.h"
 #include "proxy/http.h"
 #include "proxy/log.h"
+#include "proxy/loopcall.h"
+#include "proxy/prio.h"
 #include "proxy/server.h"
 #include "proxy/sni.h"
 #include "proxy/splice.h"
@@ -755,6 +757,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, "out of memory");
 		return;
 	}
+	bufferevent_priority_set(c->up, PX_PRI_BULK);
 	audit_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL);
 	touch(c);
 	arm_timer(c, settings(c)->idle_timeout_ms);
@@ -1346,6 +1349,7 @@ cli_read_cb(struct bufferevent *bev, void *arg)
 	struct px_conn *c = arg;
 
 	(void)bev;
+	px_loopcall_check();
 	switch (c->state) {
 	case CS_HEAD:
 		handle_head(c);
@@ -1371,6 +1375,7 @@ cli_write_cb(struct bufferevent *bev, void *arg)
 	struct px_conn *c = arg;
 
 	(void)bev;
+	px_loopcall_check();
 	if (c->state == CS_CLOSING) {
 		if (evbuffer_get_length(bufferevent_get_output(c->cli)) == 0)
 			conn_free(c, NULL);
@@ -1398,6 +1403,7 @@ up_write_cb(struct bufferevent *bev, void *arg)
 	struct px_conn *c = arg;
 
 	(void)bev;
+	px_loopcall_check();
 	if (c->splice_pending) {
 		splice_retry(c);
 		return;
@@ -1419,6 +1425,7 @@ up_read_cb(struct bufferevent *bev, void *arg)
 	struct px_conn *c = arg;
 
 	(void)bev;
+	px_loopcall_check();
 	if (c->state == CS_TUNNEL || c->state == CS_SNI)
 		relay(c, c->up, c->cli, &c->bytes_down);
 	else if (c->state == CS_FWD)
@@ -1566,6 +1573,8 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 		conn_free(c, "out of memory");
 		return;
 	}
+	bufferevent_priority_set(c->cli, PX_PRI_BULK);
+	event_priority_set(c->timer, PX_PRI_BULK);
 	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
 	/* Writing is enabled from birth and the write event is added when
 	 * output arrives; enabling EV_WRITE on an empty buffer would only add

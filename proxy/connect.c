@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "proxy/connect.h"
+#include "proxy/prio.h"
 
 #define MAX_ATTEMPTS 16
 #define ATTEMPT_DELAY_MS 250
@@ -162,6 +163,8 @@ start_next(struct px_connector *c)
 		a->fd = fd;
 		a->c = c;
 		a->ev = event_new(c->base, fd, EV_WRITE, attempt_cb, a);
+		if (a->ev != NULL)
+			(void)event_priority_set(a->ev, PX_PRI_BULK);
 		if (a->ev == NULL || event_add(a->ev, NULL) != 0) {
 			c->last_err = ENOMEM;
 			attempt_close(a);
@@ -211,6 +214,9 @@ px_connect_start(struct event_base *base, const struct sockaddr_storage *addrs,
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* Fails only on a loop without priorities (unit tests). */
+	(void)event_priority_set(c->delay, PX_PRI_BULK);
+	(void)event_priority_set(c->timeout, PX_PRI_BULK);
 	tv.tv_sec = timeout_ms / 1000;
 	tv.tv_usec = (timeout_ms % 1000) * 1000;
 	event_add(c->timeout, &tv);

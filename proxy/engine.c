@@ -23,6 +23,7 @@
 #include "proxy/dns.h"
 #include "proxy/engine.h"
 #include "proxy/log.h"
+#include "proxy/prio.h"
 #include "proxy/server.h"
 #include "proxy/sni.h"
 #include "proxy/splice.h"
@@ -223,6 +224,19 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	px_server_reload(arg, NULL, "SIGHUP");
 }
 
+/* The loop, with the priorities of prio.h; NULL on failure. */
+static struct event_base *
+loop_new(void)
+{
+	struct event_base *base = event_base_new();
+
+	if (base != NULL && event_base_priority_init(base, PX_PRI_N) != 0) {
+		event_base_free(base);
+		base = NULL;
+	}
+	return base;
+}
+
 int
 px_engine_main(const struct px_engine_opts *opts)
 {
@@ -276,7 +290,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	}
 
 	signal(SIGPIPE, SIG_IGN);
-	srv.base = event_base_new();
+	srv.base = loop_new();
 	if (srv.base == NULL) {
 		log_warnx("cannot create the event loop");
 		goto out;
@@ -336,6 +350,10 @@ px_engine_main(const struct px_engine_opts *opts)
 		log_warnx("running as root: set user = UID in [proxy] to drop privileges");
 	}
 
+	if (srv.admin != NULL && px_admin_start(srv.admin) != 0) {
+		log_warn("cannot start the admin socket's thread");
+		goto out;
+	}
 	log_info("serving %s (sha256 %s), generation %lu", cf_config_path(srv.cfg),
 	    cf_config_hash(srv.cfg), srv.generation);
 	if (opts->ready_fd >= 0) {

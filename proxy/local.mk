@@ -8,7 +8,9 @@ libpostern_proxy_a_SOURCES = \
 	proxy/explain.c proxy/explain.h \
 	proxy/listen.c \
 	proxy/log.c proxy/log.h \
+	proxy/loopcall.c proxy/loopcall.h \
 	proxy/mem.c proxy/mem.h \
+	proxy/prio.h \
 	proxy/resolve.c proxy/resolve.h \
 	proxy/stats.c proxy/stats.h \
 	proxy/splice.c proxy/splice.h

@@ -18,6 +18,8 @@
 
 #include <event2/event.h>
 
+#include "proxy/loopcall.h"
+#include "proxy/prio.h"
 #include "proxy/splice.h"
 
 #define PIPE_WANT (256 * 1024) /* asked of F_SETPIPE_SZ; the default is 64 KiB */
@@ -163,6 +165,7 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	px_loopcall_check();
 	if (d->p.r < 0 && pipe_get(&d->p) != 0) {
 		finish(s, errno);
 		return;
@@ -208,6 +211,7 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	px_loopcall_check();
 	err = drain(d);
 	if (err != 0) {
 		finish(d->s, err);
@@ -244,6 +248,9 @@ px_splice_new(struct event_base *base, int a, int b, uint64_t *a_to_b, uint64_t 
 		d->wev = event_new(base, d->to, EV_WRITE, write_cb, d);
 		if (d->rev == NULL || d->wev == NULL)
 			goto fail;
+		/* Fails only on a loop without priorities (unit tests). */
+		(void)event_priority_set(d->rev, PX_PRI_BULK);
+		(void)event_priority_set(d->wev, PX_PRI_BULK);
 	}
 	event_add(s->d[0].rev, NULL);
 	event_add(s->d[1].rev, NULL);
