@@ -295,6 +295,7 @@ static void
 status_json(const struct px_server *srv, struct evbuffer *out)
 {
 	const struct cf_config *c = srv->cfg;
+	uint64_t rok, rfailed;
 	char when[32];
 	size_t i;
 
@@ -310,8 +311,9 @@ status_json(const struct px_server *srv, struct evbuffer *out)
 	json_str(out, srv->last_reload ? when : NULL);
 	evbuffer_add_printf(out, ",\"ok\":%s,\"errors\":", srv->last_reload_ok ? "true" : "false");
 	json_lines(out, srv->last_reload_errors);
+	px_stats_reloads(srv->metrics, &rok, &rfailed);
 	evbuffer_add_printf(out, "},\"reloads\":{\"ok\":%llu,\"failed\":%llu}",
-	    (unsigned long long)srv->reloads_ok, (unsigned long long)srv->reloads_failed);
+	    (unsigned long long)rok, (unsigned long long)rfailed);
 	evbuffer_add_printf(out, ",\"connections_open\":%u,\"sessions\":[", srv->nconns);
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
@@ -348,6 +350,7 @@ status_text(const struct px_server *srv, struct evbuffer *out)
 {
 	const struct cf_config *c = srv->cfg;
 	const char *e;
+	uint64_t rok, rfailed;
 	char when[32];
 	unsigned long up = uptime(srv);
 	size_t i;
@@ -368,8 +371,9 @@ status_text(const struct px_server *srv, struct evbuffer *out)
 		}
 		e = nl ? nl + 1 : NULL;
 	}
+	px_stats_reloads(srv->metrics, &rok, &rfailed);
 	evbuffer_add_printf(out, "reloads     %llu taken, %llu refused\n",
-	    (unsigned long long)srv->reloads_ok, (unsigned long long)srv->reloads_failed);
+	    (unsigned long long)rok, (unsigned long long)rfailed);
 	evbuffer_add_printf(out, "connections %u open\n", srv->nconns);
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);

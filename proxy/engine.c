@@ -187,7 +187,6 @@ px_server_reload(struct px_server *srv, struct cf_diag *diag_out, const char *tr
 		}
 		log_warnx("reload (%s) refused: generation %lu stays in force", trigger, srv->generation);
 		srv->last_reload_ok = 0;
-		srv->reloads_failed++;
 		px_stats_reload(srv->metrics, 0);
 		goto out;
 	}
@@ -204,7 +203,6 @@ px_server_reload(struct px_server *srv, struct cf_diag *diag_out, const char *tr
 	srv->cfg = nc;
 	srv->generation++;
 	srv->last_reload_ok = 1;
-	srv->reloads_ok++;
 	px_stats_reload(srv->metrics, 1);
 	log_info("reloaded %s (%s): generation %lu (sha256 %s)", cf_config_path(nc), trigger,
 	    srv->generation, cf_config_hash(nc));

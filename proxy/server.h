@@ -65,7 +65,6 @@ struct px_server {
 	time_t last_reload;
 	int last_reload_ok;
 	char *last_reload_errors;
-	uint64_t reloads_ok, reloads_failed;
 };
 
 /*

@@ -177,6 +177,13 @@ px_stats_reload(struct px_stats *s, int ok)
 }
 
 void
+px_stats_reloads(const struct px_stats *s, uint64_t *ok, uint64_t *failed)
+{
+	*ok = s ? s->reloads_ok : 0;
+	*failed = s ? s->reloads_failed : 0;
+}
+
+void
 px_stats_session(const struct px_stats *s, const char *session, uint64_t *open,
     uint64_t *total, uint64_t *up, uint64_t *down)
 {

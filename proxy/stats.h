@@ -32,6 +32,8 @@ void px_stats_decision(struct px_stats *s, const char *session, enum cf_reason r
     const struct cf_rule *rule);
 /* A reload was taken (OK nonzero) or refused. */
 void px_stats_reload(struct px_stats *s, int ok);
+/* How many reloads were taken and refused so far. */
+void px_stats_reloads(const struct px_stats *s, uint64_t *ok, uint64_t *failed);
 
 /* Open connections and totals of SESSION (zero when unknown). */
 void px_stats_session(const struct px_stats *s, const char *session, uint64_t *open,
