@@ -57,7 +57,8 @@ PY
 	[ "$f" -gt "$peak_fds" ] && peak_fds=$f
 	sleep 1
 done
-wait $lp || true
+lrc=0
+wait $lp || lrc=$?
 sleep 2
 rss1=$(rss); fds1=$(fds)
 echo "tunnels: $N for ${SECS}s; round trip p50/p99 (us): $(cat "$work/lat.out")"
@@ -65,3 +66,8 @@ echo "peak: RSS $peak_rss kB, $peak_fds fds; per tunnel $(( (peak_rss - rss0) * 
 sort -n "$work/status.ms" | awk '{a[NR]=$1} END {print "admin /status: " NR " samples, p50 " a[int(NR*0.5)+1] " ms, p99 " a[int(NR*0.99)+1] " ms, max " a[NR] " ms"}'
 echo "after: RSS $rss1 kB, $fds1 fds (before: $rss0 kB, $fds0 fds)"
 grep -c '"event":"decision"' "$work/audit.log" | sed 's/^/decisions logged: /'
+if [ $lrc -ne 0 ]; then
+	echo "FAILED: the load client exited $lrc (a tunnel died or could not be opened)"
+	exit 1
+fi
+echo "errors: none (every tunnel opened, and none died)"
