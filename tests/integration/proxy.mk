@@ -17,6 +17,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-limits.sh \
 	tests/integration/proxy-backpressure.sh \
 	tests/integration/proxy-faults.sh \
+	tests/integration/proxy-dns-hostile.sh \
 	tests/integration/proxy-restart.sh \
 	tests/integration/proxy-auditfull.sh
 TESTS += $(PROXY_SCENARIOS)
