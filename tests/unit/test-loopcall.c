@@ -58,6 +58,8 @@ caller(void *arg)
  * caller has its answer.  BUSY_CHECK says whether it looks at
  * px_loopcall_check() first, as the relay's do. */
 static int busy_check, busy_runs;
+static pthread_t busy_caller;
+static struct call *busy_call;
 
 static void
 busy_cb(evutil_socket_t fd, short what, void *arg)
@@ -68,7 +70,10 @@ busy_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (busy_check)
 		px_loopcall_check();
-	busy_runs++;
+	/* The call is made once the loop is inside the busy queue, so that
+	 * it cannot be taken before the loop got busy. */
+	if (busy_runs++ == 0)
+		pthread_create(&busy_caller, NULL, caller, busy_call);
 	if (!__atomic_load_n(&caller_done, __ATOMIC_ACQUIRE))
 		event_active(self, EV_TIMEOUT, 1);
 }
@@ -121,11 +126,11 @@ main(void)
 		c.timeout_ms = check ? 5000 : 300;
 		c.stop_loop = 1;
 		caller_done = 0;
-		pthread_create(&t, NULL, caller, &c);
+		busy_call = &c;
 		/* One turn of the loop: it stays in the busy queue until the
 		 * call is taken (with the check) or has timed out. */
 		event_base_loop(base, EVLOOP_ONCE);
-		pthread_join(t, NULL);
+		pthread_join(busy_caller, NULL);
 		event_free(busy);
 		if (check)
 			tap_ok(c.rc == 0 && c.ran == 1,
