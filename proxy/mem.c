@@ -23,6 +23,9 @@
 #include <sys/mman.h>
 
 #include <event2/event.h>
+#ifdef HAVE_VALGRIND_VALGRIND_H
+#include <valgrind/valgrind.h>
+#endif
 
 #include "proxy/mem.h"
 
@@ -149,6 +152,11 @@ void
 px_mem_init(void)
 {
 #ifndef MEM_PLAIN
+#ifdef RUNNING_ON_VALGRIND
+	/* memcheck should see every block libevent takes and frees. */
+	if (RUNNING_ON_VALGRIND)
+		return;
+#endif
 	event_set_mem_functions(px_mem_malloc, px_mem_realloc, px_mem_free);
 #endif
 }

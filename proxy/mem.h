@@ -18,7 +18,8 @@
  * Install the allocator with event_set_mem_functions().  Must be called
  * before any other libevent call in the process (a block that libevent
  * took from malloc() must never reach our free).  Does nothing in
- * sanitizer builds, so that AddressSanitizer sees every libevent block.
+ * sanitizer builds or under valgrind, so that AddressSanitizer and memcheck
+ * see every libevent block.
  */
 void px_mem_init(void);
 
