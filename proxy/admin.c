@@ -7,6 +7,11 @@
  * opens it to one group.  libevent's evhttp parses the requests; its
  * limits are set small because nothing legitimate sends more than a
  * request line and a few headers.
+ *
+ * evhttp runs on a thread and event base of its own, so that the relay
+ * loop, however busy, never delays the admin socket's I/O.  Everything a
+ * request reads or changes is the loop's, and is done there: the admin
+ * thread hands it over as a job (px_loopcall_run) and waits.
  */
 #include "config.h"
 
