@@ -11,7 +11,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +43,8 @@
 #define RELAY_HIGH (256 * 1024)
 #define SNI_MAX_BYTES (64 * 1024)
 #define POOL_MAX 4
+/* Seconds of no connection at all before freed heap is given back. */
+#define IDLE_TRIM_S 2
 
 enum conn_state {
 	CS_HEAD = 1,    /* reading a request head */
@@ -399,12 +400,12 @@ conn_free(struct px_conn *c, const char *why)
 	free(c);
 	if (srv->nconns-- == cf_config_proxy(srv->cfg)->max_connections)
 		px_listeners_pause(srv, 0);
-	if (srv->nconns == 0 && now.tv_sec - srv->last_trim >= 5) {
-		/* Idle again: give freed heap back to the system, so that RSS
-		 * after a burst of thousands of connections returns to its
-		 * start instead of staying at the peak (glibc keeps it). */
-		srv->last_trim = now.tv_sec;
-		malloc_trim(0);
+	if (srv->nconns == 0 && srv->idle_trim != NULL) {
+		/* Idle again: in a moment (libevent frees the bufferevents
+		 * on its next turn, and a new client may come), give freed
+		 * heap back to the system (engine.c). */
+		struct timeval tv = { IDLE_TRIM_S, 0 };
+		event_add(srv->idle_trim, &tv);
 	}
 }
 

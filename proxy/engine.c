@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -214,6 +215,23 @@ out:
 	return rc;
 }
 
+/*
+ * The proxy has had no connection for a moment (conn.c arms this): give
+ * freed heap back to the system, so that RSS after a burst of thousands of
+ * connections returns to its start instead of staying at the peak, which
+ * glibc would keep.
+ */
+static void
+idle_trim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_server *srv = arg;
+
+	(void)fd;
+	(void)what;
+	if (srv->nconns == 0)
+		malloc_trim(0);
+}
+
 static void
 hup_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -289,7 +307,7 @@ px_engine_main(const struct px_engine_opts *opts)
 
 	signal(SIGPIPE, SIG_IGN);
 	srv.base = loop_new();
-	if (srv.base == NULL) {
+	if (srv.base == NULL || (srv.idle_trim = evtimer_new(srv.base, idle_trim_cb, &srv)) == NULL) {
 		log_warnx("cannot create the event loop");
 		goto out;
 	}
@@ -374,6 +392,8 @@ out:
 			event_free(sigs[i]);
 	px_dns_free(srv.dns);
 	px_audit_free(srv.audit);
+	if (srv.idle_trim != NULL)
+		event_free(srv.idle_trim);
 	if (srv.base != NULL)
 		event_base_free(srv.base);
 	cf_config_free(srv.cfg);

@@ -55,7 +55,7 @@ struct px_server {
 	const struct cf_overrides *ov;
 	int stopping;
 	int human;                /* one plain stderr line per refusal */
-	time_t last_trim;         /* last malloc_trim() when idle */
+	struct event *idle_trim;  /* armed when the last connection closes */
 	struct px_stats *metrics; /* counters for /metrics (stats.c) */
 	struct px_admin *admin;
 	struct px_watch *watch;
