@@ -18,6 +18,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-backpressure.sh \
 	tests/integration/proxy-faults.sh \
 	tests/integration/proxy-dns-hostile.sh \
+	tests/integration/proxy-burst.sh \
 	tests/integration/proxy-restart.sh \
 	tests/integration/proxy-auditfull.sh
 TESTS += $(PROXY_SCENARIOS)
