@@ -25,7 +25,10 @@ expect_match "^GET /v6 HTTP/1.1" "$out" "an IPv6-only host is reached over IPv6"
 in_px curl -sS --max-time 10 -o "$WORLD_DIR/cut.out" -x http://127.0.0.1:3128 http://allowed.test/bytes/300000000 2>/dev/null &
 cp=$!
 sleep 0.5
-in_up pkill -f "world.py serve" 2>/dev/null || in_up sh -c 'kill $(pgrep -f world.py)'
+# Only this world's servers: pkill would match every world on the machine
+# (network namespaces do not hide processes), and cut the upstreams of
+# scenarios running beside this one.
+kill "$WORLD_SERVERS_PID"
 wait "$cp"
 rc=$?
 expect_ne 0 "$rc" "a transfer cut by the upstream is an error for the client (curl exit $rc)"
