@@ -10,6 +10,9 @@ world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
 
 N=3000
+# The proxy holds two descriptors per tunnel (it inherits this limit).
+ulimit -n $((2 * N + 200)) 2>/dev/null ||
+	skip "needs $((2 * N + 200)) descriptors; the hard limit is $(ulimit -Hn)"
 T="$top_srcdir/tests/integration/lib-proxy/tunnels.py"
 conf=$(proxy_conf "[defaults]" "allow_hosts = allowed.test:7 private")
 proxy_start "$conf" || die "no proxy"
