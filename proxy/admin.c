@@ -323,10 +323,13 @@ status_json(const struct px_server *srv, struct evbuffer *out)
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
 		const struct px_listener *l;
-		uint64_t open, total, up, down;
+		uint64_t open, total, up, down, oup, odown;
 		int first = 1;
 
 		px_stats_session(srv->metrics, s->name, &open, &total, &up, &down);
+		px_server_open_bytes(srv, s->name, &oup, &odown);
+		up += oup;
+		down += odown;
 		evbuffer_add_printf(out, "%s{\"name\":", i ? "," : "");
 		json_str(out, s->name);
 		evbuffer_add_printf(out, ",\"listeners\":[");
@@ -383,10 +386,13 @@ status_text(const struct px_server *srv, struct evbuffer *out)
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
 		const struct px_listener *l;
-		uint64_t open, total, bup, bdown;
+		uint64_t open, total, bup, bdown, oup, odown;
 		int any = 0;
 
 		px_stats_session(srv->metrics, s->name, &open, &total, &bup, &bdown);
+		px_server_open_bytes(srv, s->name, &oup, &odown);
+		bup += oup;
+		bdown += odown;
 		evbuffer_add_printf(out, "\nsession %s\n", s->name);
 		TAILQ_FOREACH(l, &srv->listeners, entry) {
 			if (strcmp(l->session, s->name) == 0) {
@@ -400,7 +406,7 @@ status_text(const struct px_server *srv, struct evbuffer *out)
 		    s->nallow + s->ndeny, s->nallow, s->ndeny);
 		evbuffer_add_printf(out, "  connections %u open, %llu total\n",
 		    px_server_session_conns(srv, s->name), (unsigned long long)total);
-		evbuffer_add_printf(out, "  bytes       %llu up, %llu down (closed connections)\n",
+		evbuffer_add_printf(out, "  bytes       %llu up, %llu down\n",
 		    (unsigned long long)bup, (unsigned long long)bdown);
 	}
 }

@@ -78,6 +78,10 @@ int px_server_reload(struct px_server *srv, struct cf_diag *diag, const char *tr
 
 /* Open connections of session NAME, for /status. */
 unsigned px_server_session_conns(const struct px_server *srv, const char *name);
+/* Bytes the open connections of session NAME (NULL: of every session) have
+ * relayed so far, each way; closed ones are in stats.c. */
+void px_server_open_bytes(const struct px_server *srv, const char *name, uint64_t *up,
+    uint64_t *down);
 
 /* Accept a new client socket FD from listener L (conn.c). */
 void px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int salen);

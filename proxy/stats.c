@@ -264,7 +264,16 @@ px_stats_metrics(const struct px_stats *s, const struct px_server *srv, struct e
 		label(out, s->rules[i].pattern);
 		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)s->rules[i].hits);
 	}
-	header(out, "postern_bytes_total", "counter", "Bytes relayed by closed connections, by direction.");
+	/* Open connections count what they have relayed so far: at its
+	 * close a connection's bytes move from their sum to the closed ones,
+	 * so the counter never goes down. */
+	if (srv != NULL) {
+		uint64_t oup, odown;
+		px_server_open_bytes(srv, NULL, &oup, &odown);
+		up += oup;
+		down += odown;
+	}
+	header(out, "postern_bytes_total", "counter", "Bytes relayed, by direction (open connections too).");
 	evbuffer_add_printf(out, "postern_bytes_total{direction=\"up\"} %llu\n", (unsigned long long)up);
 	evbuffer_add_printf(out, "postern_bytes_total{direction=\"down\"} %llu\n", (unsigned long long)down);
 	if (srv != NULL && srv->dns != NULL) {

@@ -77,6 +77,18 @@ down=$(st 's["sessions"][1]["bytes_down"]')
 up=$(st 's["sessions"][1]["bytes_up"]')
 [ "$up" -gt 0 ] && [ "$up" -lt 2000 ] && ok "status: agent: $up bytes up (2 request heads)" ||
 	fail "status: agent: $up bytes up"
+# The held tunnel keeps echoing: its bytes show while it is still open.
+up0=$(st 's["sessions"][0]["bytes_up"]')
+m0=$(admin_get /metrics | sed -n 's/^postern_bytes_total{direction="up"} //p')
+sleep 1
+admin_get /status >"$WORLD_DIR/status.json" || fail "GET /status"
+up1=$(st 's["sessions"][0]["bytes_up"]')
+m1=$(admin_get /metrics | sed -n 's/^postern_bytes_total{direction="up"} //p')
+expect_eq 1 "$(st 's["sessions"][0]["connections_open"]')" "status: the held tunnel is still open"
+[ "$up1" -gt "$up0" ] && ok "status: an open tunnel's bytes count as they go ($up0 -> $up1)" ||
+	fail "status: default's bytes_up stayed at $up0 -> $up1 while the open tunnel echoed"
+[ "${m1:-0}" -gt "${m0:-0}" ] && ok "metrics: postern_bytes_total rises with an open tunnel ($m0 -> $m1)" ||
+	fail "metrics: postern_bytes_total $m0 -> $m1 while the open tunnel echoed"
 
 # ---- /metrics
 admin_curl -D "$WORLD_DIR/metrics.head" -o "$WORLD_DIR/metrics.txt" http://postern/metrics ||
