@@ -42,6 +42,11 @@ done
 write_conf allowed.test allowed.test:7
 expect_eq 0 "$(ctl reload -c "$conf" >/dev/null; echo $?)" "reload to generation 2"
 h2=$(sha12 "$conf")
+# The watch may see the rewrite and reload it before ctl's reload comes in;
+# ctl's then makes one generation more of the same file.  The decisions
+# below are the generation in force now's.
+g2=$(generation)
+[ "$g2" -ge 2 ] && ok "generation $g2 is in force" || fail "generation $g2 after the reload"
 expect_eq 200 "$(curl_status -x http://127.0.0.1:3128 https://allowed.test/)" "generation 2: a tunnel"
 touch "$WORLD_DIR/keep.stop" "$WORLD_DIR/gone.stop"
 wait "$pid_keep"
@@ -76,9 +81,9 @@ for ev in decision close revoke; do
 	expect_eq 0 "$(lacking $ev config)" "every $ev line ($n) has its config hash"
 done
 expect_audit "generation 1's decisions name generation 1's hash" event=decision generation=1 "config=$h1"
-expect_audit "generation 2's decisions name generation 2's hash" event=decision generation=2 "config=$h2"
+expect_audit "generation $g2's decisions name its hash" event=decision generation=$g2 "config=$h2"
 expect_eq 0 "$(audit_count event=decision generation=1 "config!=$h1")" "no generation 1 decision with another hash"
-expect_eq 0 "$(audit_count event=decision generation=2 "config!=$h2")" "no generation 2 decision with another hash"
+expect_eq 0 "$(audit_count event=decision generation=$g2 "config!=$h2")" "no generation $g2 decision with another hash"
 expect_audit "the kept tunnel's close line names generation 1, which decided it" \
 	event=close host=allowed.test port=7 generation=1
 expect_audit "the revoke line names generation 2, which revoked it" event=revoke host=other.test generation=2
