@@ -1476,41 +1476,10 @@ ck_byte(struct px_chunked *c, uint8_t b)
 	return 0;
 }
 
-ssize_t
-px_chunked_scan(struct px_chunked *c, const char *buf, size_t len, int *done,
-    const char **why)
-{
-	size_t off = 0;
-
-	*done = c->state == CS_DONE;
-	if (c->state == CS_ERROR) {
-		*why = c->why;
-		return -1;
-	}
-	while (off < len && c->state != CS_DONE) {
-		if (c->state == CS_DATA) {
-			size_t n = len - off;
-
-			if ((uint64_t)n > c->remaining)
-				n = (size_t)c->remaining;
-			off += n;
-			c->remaining -= n;
-			if (c->remaining == 0)
-				c->state = CS_DATA_CR;
-			continue;
-		}
-		if (ck_byte(c, (uint8_t)buf[off]) != 0) {
-			*why = c->why;
-			return -1;
-		}
-		off++;
-	}
-	*done = c->state == CS_DONE;
-	return (ssize_t)off;
-}
-
-ssize_t
-px_chunked_decode(struct px_chunked *c, const char *buf, size_t len, struct evbuffer *data,
+/* The scan of px_chunked_scan(); with DATA, the chunk data is also appended
+ * there (px_chunked_decode). */
+static ssize_t
+chunked_run(struct px_chunked *c, const char *buf, size_t len, struct evbuffer *data,
     int *done, const char **why)
 {
 	size_t off = 0;
@@ -1526,7 +1495,7 @@ px_chunked_decode(struct px_chunked *c, const char *buf, size_t len, struct evbu
 
 			if ((uint64_t)n > c->remaining)
 				n = (size_t)c->remaining;
-			if (evbuffer_add(data, buf + off, n) != 0) {
+			if (data != NULL && evbuffer_add(data, buf + off, n) != 0) {
 				*why = "out of memory";
 				return -1;
 			}
@@ -1544,4 +1513,18 @@ px_chunked_decode(struct px_chunked *c, const char *buf, size_t len, struct evbu
 	}
 	*done = c->state == CS_DONE;
 	return (ssize_t)off;
+}
+
+ssize_t
+px_chunked_scan(struct px_chunked *c, const char *buf, size_t len, int *done,
+    const char **why)
+{
+	return chunked_run(c, buf, len, NULL, done, why);
+}
+
+ssize_t
+px_chunked_decode(struct px_chunked *c, const char *buf, size_t len, struct evbuffer *data,
+    int *done, const char **why)
+{
+	return chunked_run(c, buf, len, data, done, why);
 }
