@@ -8,19 +8,17 @@ world_up
 
 conf="$WORLD_DIR/postern.ini"
 write_conf() {
-	cat >"$conf" <<-EOF
-		[proxy]
-		listen = tcp:127.0.0.1:3128
-		admin = unix:$ADMIN_SOCK
-		log = $PROXY_LOG
-		dns_servers = $WORLD_DNS
-		[defaults]
-		allow_hosts = allowed.test private
-		[session build]
-		listen = tcp:127.0.0.1:3129
-		allow_hosts = other.test private
-		$1
-	EOF
+	{
+		admin_proxy_section
+		cat <<-EOF
+			[defaults]
+			allow_hosts = allowed.test private
+			[session build]
+			listen = tcp:127.0.0.1:3129
+			allow_hosts = other.test private
+			$1
+		EOF
+	} >"$conf"
 }
 write_conf ""
 

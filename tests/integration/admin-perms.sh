@@ -12,12 +12,7 @@ conf="$WORLD_DIR/postern.ini"
 # write_conf EXTRA...: a config with EXTRA lines in [proxy].
 write_conf() {
 	{
-		echo "[proxy]"
-		echo "listen = tcp:127.0.0.1:3128"
-		echo "admin = unix:$ADMIN_SOCK"
-		echo "log = $PROXY_LOG"
-		echo "dns_servers = $WORLD_DNS"
-		for l in "$@"; do echo "$l"; done
+		admin_proxy_section "$@"
 		echo "[defaults]"
 		echo "allow_hosts = allowed.test private"
 	} >"$conf"

@@ -7,12 +7,7 @@ world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 
 conf="$WORLD_DIR/postern.ini"
-cat >"$conf" <<EOF
-[proxy]
-listen = tcp:127.0.0.1:3128
-admin = unix:$ADMIN_SOCK
-log = $PROXY_LOG
-dns_servers = $WORLD_DNS
+{ admin_proxy_section; cat <<EOF; } >"$conf"
 [defaults]
 allow_hosts = allowed.test private
 allow_hosts = allowed.test:7 private

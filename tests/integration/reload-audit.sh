@@ -10,12 +10,7 @@ conf="$WORLD_DIR/postern.ini"
 # write_conf ALLOW...
 write_conf() {
 	{
-		echo "[proxy]"
-		echo "listen = tcp:127.0.0.1:3128"
-		echo "admin = unix:$ADMIN_SOCK"
-		echo "log = $PROXY_LOG"
-		echo "dns_servers = $WORLD_DNS"
-		echo "revoke = yes"
+		admin_proxy_section "revoke = yes"
 		echo "[defaults]"
 		for h in "$@"; do echo "allow_hosts = $h private"; done
 	} >"$conf"

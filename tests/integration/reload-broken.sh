@@ -11,12 +11,8 @@ world_up
 conf="$WORLD_DIR/etc/postern.ini"
 mkdir -p "$WORLD_DIR/etc"
 base_conf() {
+	admin_proxy_section
 	cat <<-EOF
-		[proxy]
-		listen = tcp:127.0.0.1:3128
-		admin = unix:$ADMIN_SOCK
-		log = $PROXY_LOG
-		dns_servers = $WORLD_DNS
 		[defaults]
 		allow_hosts = allowed.test private, allowed.test:7 private
 	EOF

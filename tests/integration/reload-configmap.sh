@@ -16,15 +16,8 @@ mkdir -p "$vol"
 rules() {
 	v=$1
 	shift
-	cat <<-EOF
-		; a ConfigMap volume
-		[proxy]
-		listen = tcp:127.0.0.1:3128
-		admin = unix:$ADMIN_SOCK
-		log = $PROXY_LOG
-		dns_servers = $WORLD_DNS
-		[defaults]
-	EOF
+	echo "; a ConfigMap volume"
+	admin_proxy_section "[defaults]"
 	for h in "$@"; do
 		echo "allow_hosts = $h private"
 	done

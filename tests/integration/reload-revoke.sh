@@ -15,12 +15,7 @@ write_conf() {
 	r=$1
 	shift
 	{
-		echo "[proxy]"
-		echo "listen = tcp:127.0.0.1:3128"
-		echo "admin = unix:$ADMIN_SOCK"
-		echo "log = $PROXY_LOG"
-		echo "dns_servers = $WORLD_DNS"
-		echo "revoke = $r"
+		admin_proxy_section "revoke = $r"
 		echo "[defaults]"
 		for h in "$@"; do echo "allow_hosts = $h private"; done
 	} >"$conf"

@@ -12,11 +12,7 @@ conf="$WORLD_DIR/postern.ini"
 # write_conf SESSION-LINES...: [proxy] and [defaults], then the lines.
 write_conf() {
 	{
-		echo "[proxy]"
-		echo "listen = tcp:127.0.0.1:3128"
-		echo "admin = unix:$ADMIN_SOCK"
-		echo "log = $PROXY_LOG"
-		echo "dns_servers = $WORLD_DNS"
+		admin_proxy_section
 		echo "[defaults]"
 		echo "allow_hosts = allowed.test private"
 		for l in "$@"; do echo "$l"; done

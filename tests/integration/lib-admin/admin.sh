@@ -11,6 +11,19 @@ ADMIN_LIB="$top_srcdir/tests/integration/lib-admin"
 ADMIN_SOCK="$WORLD_DIR/admin.sock"
 : "${POSTERN_PROXY:=$top_builddir/postern-proxy}"
 
+# admin_proxy_section [LINE...]: print the [proxy] section every admin
+# scenario starts from (TCP listener on 127.0.0.1:3128, the admin socket,
+# the audit log, the world's DNS), then each LINE.
+admin_proxy_section() {
+	local l
+	echo "[proxy]"
+	echo "listen = tcp:127.0.0.1:3128"
+	echo "admin = unix:$ADMIN_SOCK"
+	echo "log = $PROXY_LOG"
+	echo "dns_servers = $WORLD_DNS"
+	for l in "$@"; do echo "$l"; done
+}
+
 # admin_curl ARGS...: curl over the admin socket, 5 s limit.
 admin_curl() {
 	curl -sS --max-time 5 --unix-socket "$ADMIN_SOCK" "$@"
@@ -125,13 +138,8 @@ reload_pair_up() {
 }
 
 reload__common() {
+	admin_proxy_section "max_connections = 2000"
 	cat <<-EOF
-		[proxy]
-		listen = tcp:127.0.0.1:3128
-		admin = unix:$ADMIN_SOCK
-		log = $PROXY_LOG
-		dns_servers = $WORLD_DNS
-		max_connections = 2000
 		[defaults]
 		allow_hosts = allowed.test:7 private, allowed.test:80 private
 	EOF
