@@ -9,7 +9,6 @@ world_up
 
 conf=$(proxy_conf "[defaults]" "allow_hosts = allowed.test:80 private, allowed.test private")
 proxy_start "$conf" || die "no proxy"
-rss() { awk '/^VmRSS/{print $2}' /proc/"$WORLD_PROXY_PID"/status; }
 # AddressSanitizer's quarantine keeps freed memory resident, so RSS says
 # nothing about buffering there; the sanitizer build still runs the flow.
 bin="${POSTERN_PROXY:-$top_builddir/postern-proxy}"
@@ -24,12 +23,12 @@ judge() { # judge GREW_KB WHAT
 		fail "$2: memory grew by $1 kB"
 	fi
 }
-before=$(rss)
+before=$(proxy_rss_kb)
 in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/slowread.py" 127.0.0.1 3128 \
 	allowed.test:80 /bytes/500000000 1000000 4 >"$WORLD_DIR/slow1.out" &
 sp=$!
 sleep 3
-during=$(rss)
+during=$(proxy_rss_kb)
 wait "$sp"
 diag "tunnel: RSS before $before kB, while a 500 MB answer is read at 1 MB/s: $during kB; read $(cat "$WORLD_DIR/slow1.out") bytes"
 judge $((during - before)) "tunnel"
@@ -38,7 +37,7 @@ judge $((during - before)) "tunnel"
 in_px curl -sS --max-time 4 --limit-rate 1M -o /dev/null -x http://127.0.0.1:3128 http://allowed.test/bytes/500000000 2>/dev/null &
 cp=$!
 sleep 3
-during2=$(rss)
+during2=$(proxy_rss_kb)
 wait "$cp"
 judge $((during2 - before)) "forward path"
 proxy_alive && ok "the proxy still serves" || fail "the proxy died"

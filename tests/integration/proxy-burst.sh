@@ -16,9 +16,6 @@ ulimit -n $((2 * N + 200)) 2>/dev/null ||
 T="$top_srcdir/tests/integration/lib-proxy/tunnels.py"
 conf=$(proxy_conf "[defaults]" "allow_hosts = allowed.test:7 private")
 proxy_start "$conf" || die "no proxy"
-pid=$WORLD_PROXY_PID
-fds() { ls "/proc/$pid/fd" | wc -l; }
-rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$pid/status"; }
 # tunnels NAME COUNT: hold COUNT tunnels, then echo through each.
 tunnels() {
 	in_px sh -c "ulimit -n $((2 * $2 + 100)) && exec '$WORLD_PYTHON' '$T' 127.0.0.1 3128 allowed.test:7 $2 \
@@ -27,7 +24,7 @@ tunnels() {
 	i=0
 	while [ ! -s "$WORLD_DIR/$1.ready" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 	ready=$(cat "$WORLD_DIR/$1.ready" 2>/dev/null)
-	peak_fds=$(fds) peak_rss=$(rss_kb)
+	peak_fds=$(proxy_fds) peak_rss=$(proxy_rss_kb)
 	touch "$WORLD_DIR/$1.go"
 	wait "$tp"
 }
@@ -36,7 +33,7 @@ tunnels() {
 settled() {
 	last=-1 i=0
 	while [ $i -lt 60 ]; do
-		f=$(fds)
+		f=$(proxy_fds)
 		[ "$f" = "$last" ] && break
 		last=$f
 		sleep 0.5
@@ -49,7 +46,7 @@ settled() {
 # DNS cache entry, pooled pipes), then take the baseline.
 tunnels warm 20 || die "the warm-up tunnels failed: $(cat "$WORLD_DIR/warm.out")"
 settled
-fd0=$(fds) rss0=$(rss_kb)
+fd0=$(proxy_fds) rss0=$(proxy_rss_kb)
 diag "baseline: $fd0 descriptors, RSS $rss0 kB"
 
 tunnels burst $N
@@ -60,7 +57,7 @@ diag "peak: $peak_fds descriptors, RSS $peak_rss kB"
 [ "$peak_fds" -ge $((fd0 + 2 * N)) ] && ok "the proxy held two descriptors per tunnel at the peak" ||
 	fail "only $peak_fds descriptors at the peak"
 settled
-fd1=$(fds) rss1=$(rss_kb)
+fd1=$(proxy_fds) rss1=$(proxy_rss_kb)
 diag "after: $fd1 descriptors, RSS $rss1 kB"
 expect_eq "$fd0" "$fd1" "the descriptor count is back to its start"
 if grep -q __asan_init "${POSTERN_PROXY:-$top_builddir/postern-proxy}" 2>/dev/null; then

@@ -13,8 +13,6 @@ world_up
 
 reload_pair_up
 
-fds() { ls "/proc/$pid/fd" | wc -l; }
-rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$pid/status"; }
 # wait_idle: until the proxy has no client connection open (10 s at most).
 wait_idle() {
 	local i
@@ -34,8 +32,8 @@ in_px "$WORLD_PYTHON" "$ADMIN_LIB/load.py" load --proxy 127.0.0.1:3128 \
 	--tunnels 200 --rewrites 0 --min-seconds 2 --out "$WORLD_DIR/warmup.json" >/dev/null ||
 	die "the warm-up load failed"
 wait_idle || fail "connections left open after the warm-up"
-fd0=$(fds)
-rss0=$(rss_kb)
+fd0=$(proxy_fds)
+rss0=$(proxy_rss_kb)
 gen0=$(generation)
 diag "baseline: $fd0 descriptors, RSS $rss0 kB, generation $gen0"
 
@@ -81,8 +79,8 @@ expect_eq "$(sha12 "$conf")" "$(status_get 's["config"]["hash"]')" "the last con
 [ $((t1 - t0)) -le 60 ] && ok "the load took $((t1 - t0)) s" || fail "the load took $((t1 - t0)) s"
 
 wait_idle || fail "connections left open after the load"
-fd1=$(fds)
-rss1=$(rss_kb)
+fd1=$(proxy_fds)
+rss1=$(proxy_rss_kb)
 diag "after: $fd1 descriptors, RSS $rss1 kB"
 expect_eq "$fd0" "$fd1" "the descriptor count is back to its start"
 # Freed memory is not always returned to the system, so allow 10 % (at

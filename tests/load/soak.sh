@@ -15,8 +15,6 @@ world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 
 reload_pair_up
-fds() { ls "/proc/$pid/fd" | wc -l; }
-rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$pid/status"; }
 idle() { i=0; while [ $i -lt 200 ] && [ "$(status_get 's["connections_open"]')" != 0 ]; do sleep 0.05; i=$((i + 1)); done; }
 end=$(( $(date +%s) + MIN * 60 ))
 round=0 bad=0
@@ -40,7 +38,7 @@ keys = ("tunnel_open_failed", "tunnels_dropped", "failed_permitted", "failed_oth
 print(sum(d.get(k, 0) for k in keys), d["requests"])' "$WORLD_DIR/r.json")
 	mv "$WORLD_DIR/r.json" "$WORLD_DIR/r.json.kept"
 	idle
-	f=$(fds); r=$(rss_kb)
+	f=$(proxy_fds); r=$(proxy_rss_kb)
 	[ -z "$first_rss" ] && first_rss=$r first_fd=$f
 	echo "round $round: $(echo "$fails" | cut -d' ' -f2) requests, $(echo "$fails" | cut -d' ' -f1) failures; idle: $f fds, RSS $r kB, generation $(generation)"
 	if [ "$(echo "$fails" | cut -d' ' -f1)" != 0 ]; then

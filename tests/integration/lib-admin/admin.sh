@@ -124,7 +124,7 @@ sha12() {
 # both permit allowed.test (echo port 7 and HTTP 80) and differ in one
 # host each (A: other.test, B: api.example.test); start the proxy on
 # $conf = $WORLD_DIR/conf.d/postern.ini holding A, wait for its admin
-# socket, and set $pid to the proxy's.  The load generator (load.py load)
+# socket.  The load generator (load.py load)
 # alternates between the two.
 reload_pair_up() {
 	conf="$WORLD_DIR/conf.d/postern.ini"
@@ -134,7 +134,6 @@ reload_pair_up() {
 	cp "$WORLD_DIR/a.ini" "$conf"
 	proxy_start "$conf" || die "no proxy"
 	admin_wait || die "no admin socket"
-	pid=$WORLD_PROXY_PID
 }
 
 reload__common() {

@@ -793,6 +793,11 @@ px_relay() {
 		--tcp "127.0.0.1:$2" || fail "px_relay: socat is not listening on 127.0.0.1:$2"
 }
 
+# proxy_fds, proxy_rss_kb: how many descriptors the running proxy holds,
+# and its resident memory in kB.
+proxy_fds() { ls "/proc/$WORLD_PROXY_PID/fd" | wc -l; }
+proxy_rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$WORLD_PROXY_PID/status"; }
+
 # proxy_stop: SIGTERM the proxy, wait up to 5 s (then SIGKILL), and return
 # its exit status (also printed), so a scenario can check a clean exit:
 # proxy_stop; expect_eq 0 $? "proxy exits cleanly".
