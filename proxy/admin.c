@@ -324,10 +324,11 @@ status_json(const struct px_server *srv, struct evbuffer *out)
 		const struct cf_session *s = cf_config_session(c, i);
 		const struct px_listener *l;
 		uint64_t open, total, up, down, oup, odown;
+		unsigned nopen;
 		int first = 1;
 
 		px_stats_session(srv->metrics, s->name, &open, &total, &up, &down);
-		px_server_open_bytes(srv, s->name, &oup, &odown);
+		nopen = px_server_open_conns(srv, s->name, &oup, &odown);
 		up += oup;
 		down += odown;
 		evbuffer_add_printf(out, "%s{\"name\":", i ? "," : "");
@@ -346,8 +347,8 @@ status_json(const struct px_server *srv, struct evbuffer *out)
 		    s->nallow + s->ndeny, s->nallow, s->ndeny);
 		evbuffer_add_printf(out, ",\"connections_open\":%u,\"connections_total\":%llu"
 		    ",\"bytes_up\":%llu,\"bytes_down\":%llu}",
-		    px_server_session_conns(srv, s->name), (unsigned long long)total,
-		    (unsigned long long)up, (unsigned long long)down);
+		    nopen, (unsigned long long)total, (unsigned long long)up,
+		    (unsigned long long)down);
 	}
 	evbuffer_add_printf(out, "]}\n");
 }
@@ -387,10 +388,11 @@ status_text(const struct px_server *srv, struct evbuffer *out)
 		const struct cf_session *s = cf_config_session(c, i);
 		const struct px_listener *l;
 		uint64_t open, total, bup, bdown, oup, odown;
+		unsigned nopen;
 		int any = 0;
 
 		px_stats_session(srv->metrics, s->name, &open, &total, &bup, &bdown);
-		px_server_open_bytes(srv, s->name, &oup, &odown);
+		nopen = px_server_open_conns(srv, s->name, &oup, &odown);
 		bup += oup;
 		bdown += odown;
 		evbuffer_add_printf(out, "\nsession %s\n", s->name);
@@ -405,7 +407,7 @@ status_text(const struct px_server *srv, struct evbuffer *out)
 		evbuffer_add_printf(out, "  rules       %zu (%zu allow, %zu deny)\n",
 		    s->nallow + s->ndeny, s->nallow, s->ndeny);
 		evbuffer_add_printf(out, "  connections %u open, %llu total\n",
-		    px_server_session_conns(srv, s->name), (unsigned long long)total);
+		    nopen, (unsigned long long)total);
 		evbuffer_add_printf(out, "  bytes       %llu up, %llu down\n",
 		    (unsigned long long)bup, (unsigned long long)bdown);
 	}

@@ -1630,26 +1630,18 @@ px_conn_revoke(struct px_server *srv)
 }
 
 unsigned
-px_server_session_conns(const struct px_server *srv, const char *name)
+px_server_open_conns(const struct px_server *srv, const char *name, uint64_t *up, uint64_t *down)
 {
 	const struct px_conn *c;
 	unsigned n = 0;
-
-	TAILQ_FOREACH(c, &srv->conns, entry)
-		n += strcmp(c->session, name) == 0;
-	return n;
-}
-
-void
-px_server_open_bytes(const struct px_server *srv, const char *name, uint64_t *up, uint64_t *down)
-{
-	const struct px_conn *c;
 
 	*up = *down = 0;
 	TAILQ_FOREACH(c, &srv->conns, entry) {
 		if (name != NULL && strcmp(c->session, name) != 0)
 			continue;
+		n++;
 		*up += c->bytes_up;
 		*down += c->bytes_down;
 	}
+	return n;
 }

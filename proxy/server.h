@@ -76,11 +76,10 @@ struct px_server {
  */
 int px_server_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger);
 
-/* Open connections of session NAME, for /status. */
-unsigned px_server_session_conns(const struct px_server *srv, const char *name);
-/* Bytes the open connections of session NAME (NULL: of every session) have
- * relayed so far, each way; closed ones are in stats.c. */
-void px_server_open_bytes(const struct px_server *srv, const char *name, uint64_t *up,
+/* The open connections of session NAME (NULL: of every session): returns
+ * how many, and sets *UP and *DOWN to the bytes they have relayed so far
+ * (closed ones are counted in stats.c). */
+unsigned px_server_open_conns(const struct px_server *srv, const char *name, uint64_t *up,
     uint64_t *down);
 
 /* Accept a new client socket FD from listener L (conn.c). */

@@ -269,7 +269,7 @@ px_stats_metrics(const struct px_stats *s, const struct px_server *srv, struct e
 	 * so the counter never goes down. */
 	if (srv != NULL) {
 		uint64_t oup, odown;
-		px_server_open_bytes(srv, NULL, &oup, &odown);
+		(void)px_server_open_conns(srv, NULL, &oup, &odown);
 		up += oup;
 		down += odown;
 	}
