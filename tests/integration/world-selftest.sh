@@ -318,6 +318,9 @@ fail) fail "a deliberate failure" ;;
 die) die "a deliberate fatal error" ;;
 term) wait $! ;;
 hang) sleep 300 ;;
+# A hang the shell cannot be woken from by SIGTERM alone: a grandchild
+# that ignores it, behind a command substitution the shell waits for.
+deephang) x=$(sh -c 'trap "" TERM; sleep 300; echo late') ;;
 esac
 EOF
 # What a run killed with SIGKILL leaves (it cannot clean up), under the pid
@@ -329,7 +332,7 @@ stale_ns="pw-stale-$dead-px"
 stale_dir="${TMPDIR:-/tmp}/postern-world.$dead.stale"
 ip netns add "$stale_ns"
 mkdir "$stale_dir"
-for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh hang:/bin/sh; do
+for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh deephang:/bin/sh hang:/bin/sh; do
 	sh_=${mode#*:}
 	mode=${mode%%:*}
 	[ -x "$sh_" ] || continue
@@ -338,7 +341,7 @@ for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh hang:/bin/sh;
 	t0=$(date +%s%N)
 	# Only the hang world should meet its watchdog, even on a busy machine.
 	wt=60
-	[ "$mode" = hang ] && wt=3
+	case $mode in *hang) wt=3 ;; esac
 	WORLD_TIMEOUT=$wt NESTED_OUT=$nested_out "$sh_" "$WORLD_DIR/nested.sh" "$mode" \
 		>"$WORLD_DIR/nested-$mode.log" 2>&1 &
 	np=$!
@@ -352,8 +355,13 @@ for mode in fail:/bin/sh die:/bin/bash term:/bin/bash term:/bin/sh hang:/bin/sh;
 	set -- $(head -n 1 "$nested_out" 2>/dev/null)
 	nid=${1:-none} ndir=${2:-none}
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	case $mode in term | hang) want=143 ;; *) want=1 ;; esac
+	case $mode in term | *hang) want=143 ;; *) want=1 ;; esac
 	expect_eq "$want" "$rc" "a $mode world under $sh_ exits $want (after $ms ms)"
+	if [ "$mode" = deephang ]; then
+		# The watchdog's SIGTERM, 5 s of grace, then SIGKILL.
+		[ "$ms" -lt 20000 ] && ok "a deep hang ends soon after WORLD_TIMEOUT too (${ms} ms)" ||
+			fail "the deep hang took ${ms} ms"
+	fi
 	expect_eq "" "$(ip netns list | grep -F "$nid-")" "a $mode world leaves no namespace ($nid)"
 	# A process that has exited but waits for init to reap it (the world's
 	# servers are detached from the scenario shell) is gone for our

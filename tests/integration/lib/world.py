@@ -800,11 +800,39 @@ def children_of(pid):
     return kids
 
 
+def descendants_of(pid):
+    """Every process below PID, children first, grandchildren after."""
+    found, todo = [], [pid]
+    while todo:
+        kids = children_of(todo.pop())
+        found.extend(kids)
+        todo.extend(kids)
+    return found
+
+
+def signal_tree(pid, sig, also_root):
+    """Send SIG to every descendant of PID (and to PID when ALSO_ROOT);
+    returns how many processes were signalled."""
+    n = 0
+    targets = descendants_of(pid) + ([pid] if also_root else [])
+    for p in targets:
+        if p == os.getpid():
+            continue
+        try:
+            os.kill(p, sig)
+            n += 1
+        except ProcessLookupError:
+            pass
+    return n
+
+
 def cmd_watchdog(args):
     """End a scenario that hangs: after the timeout, SIGTERM the scenario
-    shell's children (so a foreground command that waits forever returns)
-    and then the shell itself, whose trap cleans the world up.  Exits by
-    itself as soon as the scenario shell is gone."""
+    shell and every process below it (so a foreground command that waits
+    forever returns, however deep it is), and the shell's trap cleans the
+    world up.  What still runs 5 s later gets SIGKILL, the shell last and
+    only if it is still there after 15 s more (its cleanup hung too).
+    Exits by itself as soon as the scenario shell is gone."""
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
         try:
@@ -818,13 +846,20 @@ def cmd_watchdog(args):
         os.kill(args.pid, signal.SIGTERM)
     except ProcessLookupError:
         return 0
-    time.sleep(0.1)
-    for kid in children_of(args.pid):
-        if kid != os.getpid():
-            try:
-                os.kill(kid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        try:
+            os.kill(args.pid, 0)
+        except ProcessLookupError:
+            return 0
+        left = end - time.monotonic()
+        # Only the descendants: the shell itself must live to run its
+        # trap (world_down), which needs the processes below it gone.
+        signal_tree(args.pid, signal.SIGTERM if left > 15 else signal.SIGKILL, False)
+        time.sleep(0.2)
+    print("# world: the scenario's cleanup did not finish either: killing it",
+          file=sys.stderr, flush=True)
+    signal_tree(args.pid, signal.SIGKILL, True)
     return 0
 
 
