@@ -22,7 +22,11 @@ expect_match "^GET /v6 HTTP/1.1" "$out" "an IPv6-only host is reached over IPv6"
 
 # Upstream resets in the middle of a large body: the client must not get a
 # complete-looking answer.
-in_px curl -sS --max-time 10 -o "$WORLD_DIR/cut.out" -x http://127.0.0.1:3128 http://allowed.test/bytes/300000000 2>/dev/null &
+# The client reads at 50 MB/s, so the 300 MB take 6 s and the kill below
+# always lands mid-transfer (unthrottled, loopback may finish in 0.5 s and
+# the check could not fail); --max-time stays far above those 6 s, so a
+# proxy that hid the cut would show as a success, not as a timeout.
+in_px curl -sS --limit-rate 50M --max-time 30 -o "$WORLD_DIR/cut.out" -x http://127.0.0.1:3128 http://allowed.test/bytes/300000000 2>/dev/null &
 cp=$!
 sleep 0.5
 # Only this world's servers: pkill would match every world on the machine
