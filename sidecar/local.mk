@@ -42,3 +42,12 @@ tests_fuzz_sidecar_rules_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-rules"'
 tests_fuzz_sidecar_rules_replay_LDADD = $(LIBNL_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sidecar-rules.c tests/fuzz/fuzz-sidecar-rules.srcs
+
+# Fuzz target for the /proc/net/unix parser (tests/fuzz/fuzz-unix-names.c).
+check_PROGRAMS += tests/fuzz/unix-names-replay
+TESTS += tests/fuzz/unix-names-replay
+tests_fuzz_unix_names_replay_SOURCES = tests/fuzz/fuzz-unix-names.c tests/fuzz/replay.c \
+	sidecar/unixnames.c
+tests_fuzz_unix_names_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/unix-names"'
+EXTRA_DIST += tests/fuzz/fuzz-unix-names.c tests/fuzz/fuzz-unix-names.srcs
