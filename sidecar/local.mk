@@ -5,11 +5,13 @@
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/engine.c sidecar/engine.h \
+	sidecar/jail.c sidecar/jail.h \
 	sidecar/log.c sidecar/log.h \
 	sidecar/pid1.c sidecar/pid1.h \
 	sidecar/probe.c sidecar/probe.h \
 	sidecar/rules.c sidecar/rules.h \
 	sidecar/run.c sidecar/run.h \
+	sidecar/unixnames.c sidecar/unixnames.h \
 	bridge/link.c bridge/link.h
 postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
@@ -17,11 +19,12 @@ postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 # Integration scenarios (real namespaces; skipped with 77 when not root).
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
-	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-ux.sh
+	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-ux.sh \
+	tests/integration/sidecar-run-jail.sh
 EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.sh \
 	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
-	tests/integration/sidecar-podman.sh
+	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-jail.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules
