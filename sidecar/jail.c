@@ -321,6 +321,14 @@ sc_jail_build(const struct sc_jail *j, const char *proxy_sock, const char *bridg
 		    SC_JAIL_DIR);
 		goto out;
 	}
+	/* A /dev/mqueue shows the message queues of the IPC namespace that
+	 * mounted it, the host's: show the command's own instead. */
+	if (lstat("/dev/mqueue", &st) == 0 && S_ISDIR(st.st_mode) &&
+	    mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		err = -errno;
+		sc_logerr(err, "cannot mount /dev/mqueue for the command's IPC namespace");
+		goto out;
+	}
 	/* The command's own processes only: no other process's environment,
 	 * no /proc/PID/ns/net of a process outside to join. */
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {

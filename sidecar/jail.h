@@ -13,7 +13,8 @@
  *   - each socket the user named (--socket PATH) is bound back in at its
  *     path, and the proxy's socket and the bridge binary at
  *     SC_JAIL_SOCK and SC_JAIL_BRIDGE;
- *   - a /proc of the command's own PID namespace over /proc.
+ *   - a /proc of the command's own PID namespace over /proc, and an mqueue
+ *     of its own IPC namespace over /dev/mqueue where there is one.
  */
 #ifndef POSTERN_SIDECAR_JAIL_H
 #define POSTERN_SIDECAR_JAIL_H
@@ -51,8 +52,9 @@ int sc_jail_keep(struct sc_jail *jail, const char *path);
 int sc_jail_scan(struct sc_jail *jail);
 
 /*
- * In the command child, in a mount namespace of its own and a PID namespace
- * whose PID 1 it is, with CAP_SYS_ADMIN over both: build the layout above,
+ * In the command child, in a mount namespace of its own, a PID namespace
+ * whose PID 1 it is and an IPC namespace, with CAP_SYS_ADMIN over all
+ * three: build the layout above,
  * binding PROXY_SOCK (the engine's socket, a host path) and BRIDGE (the
  * bridge binary) in, then re-enter the working directory by its path so
  * that it is looked up in the new layout (else "/", with a warning).

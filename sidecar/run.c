@@ -3,7 +3,7 @@
  *
  * The sidecar forks the proxy engine (listening only on DIR/proxy.sock in a
  * fresh 0700 directory), waits until it is ready, then clones the command
- * child into new network, mount and PID namespaces (and a user namespace
+ * child into new network, mount, PID and IPC namespaces (and a user namespace
  * when we are not root, so that an ordinary user gets CAP_NET_ADMIN and
  * CAP_SYS_ADMIN over the new namespaces only).  The child is PID 1 there:
  * it brings its loopback up, builds the mount namespace (sidecar/jail.h),
@@ -12,6 +12,10 @@
  * namespace is the proxy's UNIX socket: it is a file, and files cross
  * network namespaces; the jail makes it the only socket file CMD sees,
  * besides those the user names.
+ *
+ * The IPC namespace keeps the host's System V shared memory, semaphores and
+ * message queues (and POSIX message queues) out of reach, as the jail does
+ * for POSIX shared memory in /dev/shm.
  *
  * Started by root, the namespaces are made by real root, and only then
  * does the child enter a user namespace of its own that maps the command's
@@ -569,13 +573,14 @@ sc_run_main(const struct sc_run_opts *o)
 			goto out;
 		}
 		r.root = 1;
-		flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID;
+		flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
 	} else {
 		/* Read here: in its new user namespace, before its maps are
 		 * written, the child is the overflow uid to itself. */
 		r.cmd_uid = geteuid();
 		r.cmd_gid = getegid();
-		flags = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID;
+		flags = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID |
+		    CLONE_NEWIPC;
 	}
 	err = sc_make_dir(&r);
 	if (err < 0) {
@@ -688,7 +693,7 @@ sc_run_main(const struct sc_run_opts *o)
 				    "kernel.unprivileged_userns_clone, or an AppArmor/SELinux "
 				    "policy); run as root or ask the administrator to allow them");
 		} else {
-			sc_logerr(err, "cannot create the network, mount and PID namespaces");
+			sc_logerr(err, "cannot create the network, mount, PID and IPC namespaces");
 		}
 		r.child = 0;
 		goto out;

@@ -8,6 +8,8 @@
 #     its /proc, so nsenter --net=/proc/<launcher>/ns/net fails;
 #   - no environment of anyone else: a secret variable of the launcher is in
 #     no /proc/*/environ CMD can read, nor in its own;
+#   - no System V IPC of the host: a 0666 shared memory segment made
+#     outside is not there;
 #   - no host UNIX socket: listening stand-ins in /run, /tmp, /var/tmp, a
 #     home-like directory (one bound in the launcher's network namespace,
 #     one in the root one) and an abstract one are all refused, while the
@@ -26,7 +28,11 @@ RUNSOCK="/run/pw-jail-$WORLD_ID.sock"
 VARTMPSOCK="/var/tmp/pw-jail-$WORLD_ID.sock"
 ABSTRACT="@pw-jail-$WORLD_ID"
 SERVER_PIDS=
+SHMID=$(ipcmk -M 4096 -p 0666 2>/dev/null | awk '{print $NF}')
+[ -n "$SHMID" ] || die "ipcmk could not make a shared memory segment"
+ipcs -m | awk '{ print $2 }' | grep -qx "$SHMID" || die "ipcs does not list segment $SHMID"
 world_cleanup_hook() {
+	ipcrm -m "$SHMID" 2>/dev/null
 	for p in $SERVER_PIDS; do kill "$p" 2>/dev/null; done
 	rm -rf "$HOMELIKE"
 	rm -f "$RUNSOCK" "$VARTMPSOCK"
@@ -85,7 +91,7 @@ out=$(in_px "$WORLD_PYTHON" "$WORLD_DIR/probe.py" $HIDDEN $KEPT 2>&1)
 expect_eq 8 "$(echo "$out" | grep -c REACHED)" "outside the sandbox every stand-in answers"
 
 # What CMD reports about itself: $1 is the launcher's pid, $2 the file it
-# creates, the rest are sockets to try.
+# creates, $3 the secret, $4 the host's segment, the rest are sockets to try.
 CMD='echo "uid $(id -u)"
 grep -E "^Cap(Eff|Prm|Bnd|Amb):" /proc/self/status
 [ -e /proc/$1 ] && echo "launcher visible" || echo "launcher hidden"
@@ -96,8 +102,9 @@ for f in /proc/[0-9]*/environ; do
 	tr "\0" "\n" <"$f" 2>/dev/null | grep -q "$3" && { echo "secret in $f"; n=$((n + 1)); }
 done
 env | grep -q "$3" && echo "secret in own env"
+ipcs -m | awk "{ print \$2 }" | grep -qx "$4" && echo "host shm visible" || echo "host shm hidden"
 touch "$2" && echo "created"
-shift 3
+shift 4
 python3 /dev/fd/4 "$@"'
 
 # check WHO WANT_UID OUTPUT: the assertions shared by every run.
@@ -112,6 +119,7 @@ check() {
 	expect_match "^nsenter failed$" "$out" "$who: CMD cannot join the launcher's network namespace"
 	expect_match "^pid1 postern-bridge$" "$out" "$who: PID 1 of CMD's namespace is the bridge"
 	expect_no_match "^secret in" "$out" "$who: the launcher's secret is in no environment CMD can read"
+	expect_match "^host shm hidden$" "$out" "$who: the host's System V shared memory is out of reach"
 	expect_match "^created$" "$out" "$who: CMD created a file"
 	expect_eq "$want" "$(stat -c %u "$HOMELIKE/made" 2>/dev/null)" \
 		"$who: seen from outside, CMD's file belongs to kernel uid $want (not 0)"
@@ -122,7 +130,8 @@ check() {
 }
 
 run_probe() {
-	"$@" -- sh -c "$CMD" sh $$ "$HOMELIKE/made" "$SECRET" $HIDDEN $KEPT 2>&1 4<"$WORLD_DIR/probe.py"
+	"$@" -- sh -c "$CMD" sh $$ "$HOMELIKE/made" "$SECRET" "$SHMID" $HIDDEN $KEPT 2>&1 \
+		4<"$WORLD_DIR/probe.py"
 }
 
 # 1. Root, no --socket: the default identity, nobody.
