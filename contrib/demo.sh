@@ -38,8 +38,12 @@ echo "== the built-in default"
 
 echo
 echo "== allowed: postern-sidecar run --allow $up:$port -- curl http://$up:$port/"
-code=$("$sidecar" run --allow "$up:$port" -- curl -sS -o "$work/allowed.out" -w '%{http_code}' "http://$up:$port/")
-sed 's/^/  /' "$work/allowed.out"
+# The command runs as nobody with an empty /tmp of its own: its output
+# comes back on stdout, not through a file in our $work.
+"$sidecar" run --allow "$up:$port" -- curl -sS -w '\n%{http_code}\n' "http://$up:$port/" \
+	>"$work/allowed.out"
+code=$(tail -n 1 "$work/allowed.out")
+sed '$d; s/^/  /' "$work/allowed.out"
 echo "  -> HTTP $code"
 [ "$code" = 200 ] || { echo "demo: expected 200" >&2; exit 1; }
 
@@ -65,6 +69,12 @@ echo "== no way around it: direct TCP and DNS inside the sandbox"
 set +e
 "$sidecar" run -- sh -c 'curl -sS --noproxy "*" --max-time 3 http://'"$up:$port"'/ 2>&1; getent hosts example.com || echo "getent: no DNS"' 2>/dev/null | sed 's/^/  /'
 set -e
+
+echo
+echo "== who the command is: not root, its own processes only, no host socket"
+"$sidecar" run -- sh -c 'echo "uid $(id -u), $(grep CapEff /proc/self/status)"
+	echo "processes it sees: $(ls /proc | grep -c "^[0-9]")"
+	ls /run /tmp' 2>/dev/null | sed 's/^/  /'
 
 echo
 echo "== the model APIs are allowed by the built-in default (postern-proxy --explain, no lookup):"

@@ -5,11 +5,13 @@
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/engine.c sidecar/engine.h \
+	sidecar/jail.c sidecar/jail.h \
 	sidecar/log.c sidecar/log.h \
 	sidecar/pid1.c sidecar/pid1.h \
 	sidecar/probe.c sidecar/probe.h \
 	sidecar/rules.c sidecar/rules.h \
 	sidecar/run.c sidecar/run.h \
+	sidecar/unixnames.c sidecar/unixnames.h \
 	bridge/link.c bridge/link.h
 postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
@@ -17,11 +19,12 @@ postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 # Integration scenarios (real namespaces; skipped with 77 when not root).
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
-	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-ux.sh
+	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-ux.sh \
+	tests/integration/sidecar-run-jail.sh
 EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.sh \
 	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
-	tests/integration/sidecar-podman.sh
+	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-jail.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules
@@ -42,3 +45,12 @@ tests_fuzz_sidecar_rules_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-rules"'
 tests_fuzz_sidecar_rules_replay_LDADD = $(LIBNL_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sidecar-rules.c tests/fuzz/fuzz-sidecar-rules.srcs
+
+# Fuzz target for the /proc/net/unix parser (tests/fuzz/fuzz-unix-names.c).
+check_PROGRAMS += tests/fuzz/unix-names-replay
+TESTS += tests/fuzz/unix-names-replay
+tests_fuzz_unix_names_replay_SOURCES = tests/fuzz/fuzz-unix-names.c tests/fuzz/replay.c \
+	sidecar/unixnames.c
+tests_fuzz_unix_names_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/unix-names"'
+EXTRA_DIST += tests/fuzz/fuzz-unix-names.c tests/fuzz/fuzz-unix-names.srcs

@@ -57,6 +57,10 @@ struct sc_opts {
 	int has_probe_uid;
 	const char *bridge;
 	const char *session_name;
+	uid_t run_uid;        /* run: --uid */
+	int has_run_uid;
+	const char *sockets[SC_MAX_LIST];   /* run: --socket */
+	size_t n_sockets;
 	char *const *argv;
 };
 
@@ -70,7 +74,8 @@ sc_usage(FILE *f)
 	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
 	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME]\n"
-	    "                           [--bridge PATH] [--] CMD [ARGS...]\n"
+	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
+	    "                           [--] CMD [ARGS...]\n"
 	    "See postern-sidecar(8).\n");
 }
 
@@ -109,7 +114,8 @@ sc_push(const char **list, size_t *n, const char *v, const char *what)
 static int
 sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
-	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION };
+	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
+		O_RUN_UID, O_SOCKET };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -119,6 +125,8 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "probe-addr", required_argument, NULL, O_PROBE_ADDR },
 		{ "bridge", required_argument, NULL, O_BRIDGE },
 		{ "session-name", required_argument, NULL, O_SESSION },
+		{ "uid", required_argument, NULL, O_RUN_UID },
+		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -183,6 +191,29 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				return -1;
 			}
 			o->session_name = optarg;
+			break;
+		case O_RUN_UID:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--uid only applies to run (the proxy's uid is --user)");
+				return -1;
+			}
+			if (sc_parse_uid(optarg, &o->run_uid) < 0 || o->run_uid == 0) {
+				sc_logx("--uid: '%s' is not a numeric uid other than 0", optarg);
+				return -1;
+			}
+			o->has_run_uid = 1;
+			break;
+		case O_SOCKET:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--socket only applies to run");
+				return -1;
+			}
+			if (optarg[0] != '/') {
+				sc_logx("--socket: '%s' is not an absolute path", optarg);
+				return -1;
+			}
+			if (sc_push(o->sockets, &o->n_sockets, optarg, "--socket") < 0)
+				return -1;
 			break;
 		case O_VERSION:
 			printf("postern-sidecar %s\n", PACKAGE_VERSION);
@@ -251,6 +282,45 @@ sc_resolve_uid(struct sc_opts *o)
 	}
 	if (!o->has_probe_uid)
 		o->probe_uid = o->uid + 1 == UINT32_MAX ? o->uid - 1 : o->uid + 1;
+	return 0;
+}
+
+/*
+ * The identity a root caller's command runs as: --uid (gid the same
+ * number), else the user sudo(8) ran us for (SUDO_UID and SUDO_GID), so
+ * that `sudo postern-sidecar run` works on that user's files as that user,
+ * else nobody (65534:65534).  Never 0: a SUDO_UID of 0 counts as none.  An
+ * ordinary caller's command keeps the caller's ids, and --uid may only
+ * repeat them.  Returns 0 or exit status 2.
+ */
+static int
+sc_run_identity(const struct sc_opts *o, uid_t *uid, gid_t *gid)
+{
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	uid_t u, g;
+
+	if (geteuid() != 0) {
+		if (o->has_run_uid && o->run_uid != geteuid()) {
+			sc_logx("--uid needs root: run by uid %u, the command keeps uid %u",
+			    (unsigned)geteuid(), (unsigned)geteuid());
+			return 2;
+		}
+		*uid = geteuid();
+		*gid = getegid();
+		return 0;
+	}
+	if (o->has_run_uid) {
+		*uid = o->run_uid;
+		*gid = (gid_t)o->run_uid;
+		return 0;
+	}
+	if (su != NULL && sc_parse_uid(su, &u) == 0 && u != 0) {
+		*uid = u;
+		*gid = sg != NULL && sc_parse_uid(sg, &g) == 0 && g != 0 ? (gid_t)g : (gid_t)u;
+		return 0;
+	}
+	*uid = 65534;
+	*gid = 65534;
 	return 0;
 }
 
@@ -496,6 +566,11 @@ main(int argc, char **argv)
 		ro.n_allow = o.n_allow;
 		ro.bridge = o.bridge;
 		ro.session_name = o.session_name;
+		ro.sockets = o.sockets;
+		ro.n_sockets = o.n_sockets;
+		code = sc_run_identity(&o, &ro.uid, &ro.gid);
+		if (code != 0)
+			return code;
 		ro.argv = o.argv;
 		return sc_run_main(&ro);
 	case SC_MODE_UNLOCK:

@@ -2,12 +2,26 @@
  * sidecar/run.c: the one-command mode.
  *
  * The sidecar forks the proxy engine (listening only on DIR/proxy.sock in a
- * fresh 0700 directory), waits until it is ready, then forks the command
- * child, which unshares a network namespace (and a user namespace when we
- * are not root, so that an ordinary user gets CAP_NET_ADMIN over the new
- * namespace only), brings its loopback up and execs postern-bridge, which
- * runs CMD.  The only way out of the new namespace is the UNIX socket: it is
- * a file, and files cross network namespaces.
+ * fresh 0700 directory), waits until it is ready, then clones the command
+ * child into new network, mount, PID and IPC namespaces (and a user namespace
+ * when we are not root, so that an ordinary user gets CAP_NET_ADMIN and
+ * CAP_SYS_ADMIN over the new namespaces only).  The child is PID 1 there:
+ * it brings its loopback up, builds the mount namespace (sidecar/jail.h),
+ * becomes the command's unprivileged identity and execs postern-bridge,
+ * which stays PID 1 and runs CMD.  The only way out of the new network
+ * namespace is the proxy's UNIX socket: it is a file, and files cross
+ * network namespaces; the jail makes it the only socket file CMD sees,
+ * besides those the user names.
+ *
+ * The IPC namespace keeps the host's System V shared memory, semaphores and
+ * message queues (and POSIX message queues) out of reach, as the jail does
+ * for POSIX shared memory in /dev/shm.
+ *
+ * Started by root, the namespaces are made by real root, and only then
+ * does the child enter a user namespace of its own that maps the command's
+ * uid and gid (and nothing else) onto themselves: CMD is never kernel uid
+ * 0 and holds no capability over the network, mount or PID namespace it
+ * runs in, nor over any other.
  */
 #include "config.h"
 
@@ -22,7 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -32,6 +48,7 @@
 #include "bridge/link.h"
 #include "conf/config.h"
 #include "sidecar/engine.h"
+#include "sidecar/jail.h"
 #include "sidecar/log.h"
 #include "sidecar/pid1.h"
 #include "sidecar/run.h"
@@ -39,6 +56,9 @@
 /* The status of a run whose set-up failed before CMD could start, the
  * convention of env(1), chroot(1) and podman for "the wrapper failed". */
 #define SC_RUN_SETUP_FAILED 125
+
+/* A root caller's engine's uid when the config names none. */
+#define SC_RUN_ENGINE_UID 65532u
 
 /* How long the engine may take to bind and say it is ready. */
 #define SC_ENGINE_READY_MS 30000
@@ -52,6 +72,11 @@ struct sc_run {
 	char bridge[PATH_MAX];
 	int sigfd;
 	uid_t engine_uid;    /* 0: the engine keeps our uid */
+	int root;            /* started by root */
+	uid_t cmd_uid;       /* the command's ids, outside its user namespace */
+	gid_t cmd_gid;
+	struct sc_jail *jail;
+	int sync;            /* our end of the socket pair with the child */
 	pid_t engine, child;
 	int engine_status, child_status;
 	int engine_done, child_done;
@@ -87,8 +112,10 @@ sc_find_bridge(const char *given, char *out, size_t size)
 
 /*
  * For a root caller: the uid the engine runs as, the config's [proxy] user
- * or else nobody.  Returns 0, or exit status 2 after printing the config's
- * errors.
+ * or else 65532 (the container mode's default proxy uid).  Not nobody:
+ * that is the command's own default identity, and the two must differ,
+ * so that the command owns none of the engine's files.  Returns 0, or exit
+ * status 2 after printing the config's errors.
  */
 static int
 sc_engine_uid(const struct sc_run_opts *o, uid_t *uid)
@@ -97,7 +124,7 @@ sc_engine_uid(const struct sc_run_opts *o, uid_t *uid)
 	const struct cf_proxy_settings *p;
 	struct cf_config *cfg;
 
-	*uid = 65534;
+	*uid = SC_RUN_ENGINE_UID;
 	if (o->config_path == NULL)
 		return 0;
 	/* Judged with the overrides the engine will get (the listener is a
@@ -165,70 +192,195 @@ sc_remove_dir(struct sc_run *r)
 	r->dir[0] = '\0';
 }
 
-static void
+static int
 sc_write_file(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
 	ssize_t n;
 	size_t len = strlen(text);
 
 	if (fd < 0) {
-		sc_logerr(errno, "cannot open %s", path);
-		_exit(SC_RUN_SETUP_FAILED);
+		err = -errno;
+		sc_logerr(err, "cannot open %s", path);
+		return err;
 	}
 	n = write(fd, text, len);
 	if (n != (ssize_t)len) {
-		sc_logerr(n < 0 ? errno : EIO, "cannot write %s", path);
-		_exit(SC_RUN_SETUP_FAILED);
+		err = n < 0 ? -errno : -EIO;
+		sc_logerr(err, "cannot write %s", path);
 	}
 	close(fd);
+	return err;
 }
 
-/* The command child: never returns. */
-static void
-sc_command_child(struct sc_run *r, const struct sc_run_opts *o, pid_t parent)
+/* Write the id maps of PID (0: ourselves), a process in a user namespace
+ * of its own: UID and GID onto themselves, nothing else, and no
+ * setgroups(2) in there. */
+static int
+sc_write_maps(pid_t pid, uid_t uid, gid_t gid)
 {
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	char map[64];
+	char who[32], path[64], map[64];
+	int err;
+
+	if (pid == 0)
+		snprintf(who, sizeof(who), "self");
+	else
+		snprintf(who, sizeof(who), "%ld", (long)pid);
+	snprintf(path, sizeof(path), "/proc/%s/uid_map", who);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	err = sc_write_file(path, map);
+	if (err < 0)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%s/setgroups", who);
+	err = sc_write_file(path, "deny\n");
+	if (err < 0)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%s/gid_map", who);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	return sc_write_file(path, map);
+}
+
+/*
+ * fork(2) into new namespaces at once, as bubblewrap does: with
+ * CLONE_NEWPID the child is PID 1 of its namespace, with no process in
+ * between to supervise.  No stack is given, so the child runs on a copy of
+ * ours, as after fork().
+ */
+static pid_t
+sc_clone(int flags)
+{
+#if defined(__s390__) || defined(__CRIS__)
+	return (pid_t)syscall(SYS_clone, NULL, (long)(flags | SIGCHLD));
+#else
+	return (pid_t)syscall(SYS_clone, (long)(flags | SIGCHLD), NULL, NULL, NULL, NULL);
+#endif
+}
+
+/*
+ * The child cannot ask getppid() whether its parent is still there: in a
+ * PID namespace of its own its parent is outside, pid 0.  It asks the
+ * socket pair instead; our end closes when we die.  Exits when we are gone.
+ */
+static void
+sc_child_check_parent(int fd)
+{
+	char byte;
+	ssize_t n;
+
+	n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+		_exit(SC_RUN_SETUP_FAILED);
+}
+
+/* Send or wait for the one byte of the handshake with the parent. */
+static int
+sc_sync_send(int fd)
+{
+	ssize_t n;
+
+	do
+		n = send(fd, "x", 1, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -EPIPE;
+}
+
+static int
+sc_sync_wait(int fd)
+{
+	char byte;
+	ssize_t n;
+
+	do
+		n = recv(fd, &byte, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -EPIPE;
+}
+
+/* Empty the bounding set: nothing CMD runs can ever gain a capability,
+ * whatever file capabilities or set-uid bits it finds. */
+static int
+sc_drop_bounding_set(void)
+{
+	int cap;
+
+	for (cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL)
+			break;
+		return -errno;
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
+}
+
+/* The command child, PID 1 of its namespaces: never returns. */
+static void
+sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
+{
+	int root = r->root;
 	char **argv;
 	size_t n = 0, i;
 	int err;
 
 	/* SIGKILL: the bridge relays to a socket that is about to vanish, and
 	 * the bridge passes its own death on to CMD. */
-	sc_child_die_with_parent(parent, SIGKILL);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(SC_RUN_SETUP_FAILED);
+	sc_child_check_parent(fd);
 	sc_child_signals_reset();
-	if (uid == 0) {
-		if (unshare(CLONE_NEWNET) < 0) {
-			sc_logerr(errno, "cannot create a network namespace");
-			_exit(SC_RUN_SETUP_FAILED);
-		}
-	} else {
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
-			err = errno;
-			sc_logerr(err, "cannot create a user and network namespace");
-			if (err == EPERM || err == ENOSPC || err == EINVAL || err == EACCES)
-				sc_logx("unprivileged user namespaces are not allowed on this "
-				    "system (see user.max_user_namespaces, "
-				    "kernel.unprivileged_userns_clone, or an AppArmor/SELinux "
-				    "policy); run as root or ask the administrator to allow them");
-			_exit(SC_RUN_SETUP_FAILED);
-		}
+	if (!root) {
 		/* Map our own ids onto themselves, so CMD keeps its uid and
 		 * its files keep their owner; setgroups must be denied before
 		 * an unprivileged gid_map (user_namespaces(7)). */
-		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-		sc_write_file("/proc/self/uid_map", map);
-		sc_write_file("/proc/self/setgroups", "deny\n");
-		snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-		sc_write_file("/proc/self/gid_map", map);
+		if (sc_write_maps(0, r->cmd_uid, r->cmd_gid) < 0)
+			_exit(SC_RUN_SETUP_FAILED);
 	}
 	/* Bring lo up here, while we hold CAP_NET_ADMIN over the new
 	 * namespace: after exec as a non-root uid the bridge has none. */
 	err = br_link_up_lo(NULL);
 	if (err < 0) {
 		sc_logerr(err, "cannot bring the loopback interface up");
+		_exit(SC_RUN_SETUP_FAILED);
+	}
+	if (sc_jail_build(r->jail, r->sock, r->bridge) < 0)
+		_exit(SC_RUN_SETUP_FAILED);
+	if (root) {
+		/* Real root made every namespace so far, and owns them; the
+		 * user namespace comes last and holds nothing but CMD.  Its
+		 * maps must be written from outside: only there is the
+		 * CAP_SETUID that maps ids other than our own. */
+		if (setgroups(0, NULL) < 0) {
+			sc_logerr(errno, "cannot drop the supplementary groups");
+			_exit(SC_RUN_SETUP_FAILED);
+		}
+		if (unshare(CLONE_NEWUSER) < 0) {
+			sc_logerr(errno, "cannot create a user namespace");
+			_exit(SC_RUN_SETUP_FAILED);
+		}
+		if (sc_sync_send(fd) < 0 || sc_sync_wait(fd) < 0)
+			_exit(SC_RUN_SETUP_FAILED);
+	}
+	err = sc_drop_bounding_set();
+	if (err < 0) {
+		sc_logerr(err, "cannot empty the capability bounding set");
+		_exit(SC_RUN_SETUP_FAILED);
+	}
+	if (root) {
+		if (setresgid(r->cmd_gid, r->cmd_gid, r->cmd_gid) < 0 ||
+		    setresuid(r->cmd_uid, r->cmd_uid, r->cmd_uid) < 0) {
+			sc_logerr(errno, "cannot become uid %u gid %u", (unsigned)r->cmd_uid,
+			    (unsigned)r->cmd_gid);
+			_exit(SC_RUN_SETUP_FAILED);
+		}
+		/* A change of uid cleared the parent-death signal. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+			_exit(SC_RUN_SETUP_FAILED);
+		sc_child_check_parent(fd);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		sc_logerr(errno, "cannot set no_new_privs");
 		_exit(SC_RUN_SETUP_FAILED);
 	}
 	while (o->argv[n] != NULL)
@@ -238,11 +390,13 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, pid_t parent)
 		_exit(SC_RUN_SETUP_FAILED);
 	argv[0] = (char *)"postern-bridge";
 	argv[1] = (char *)"--connect";
-	argv[2] = r->sock;
+	argv[2] = (char *)SC_JAIL_SOCK;
 	argv[3] = (char *)"--";
 	for (i = 0; i < n; i++)
 		argv[4 + i] = o->argv[i];
-	execv(r->bridge, argv);
+	/* The bridge is PID 1 from here on: it reaps, and when it exits the
+	 * kernel ends every process left in the namespace. */
+	execv(SC_JAIL_BRIDGE, argv);
 	sc_logerr(errno, "cannot run %s", r->bridge);
 	_exit(errno == ENOENT ? 127 : 126);
 }
@@ -375,16 +529,31 @@ sc_run_main(const struct sc_run_opts *o)
 	struct sc_run r;
 	const char *listen[1];
 	pid_t self = getpid();
-	int pipefd[2] = { -1, -1 };
-	int err, code = SC_RUN_SETUP_FAILED;
+	int pipefd[2] = { -1, -1 }, sync[2] = { -1, -1 };
+	int err, flags, code = SC_RUN_SETUP_FAILED;
+	size_t i;
 
 	memset(&r, 0, sizeof(r));
 	r.sigfd = -1;
+	r.sync = -1;
+	r.jail = sc_jail_new();
+	if (r.jail == NULL) {
+		sc_logerr(errno, "out of memory");
+		return SC_RUN_SETUP_FAILED;
+	}
+	for (i = 0; i < o->n_sockets; i++) {
+		err = sc_jail_keep(r.jail, o->sockets[i]);
+		if (err < 0) {
+			sc_logerr(err, "--socket %s", o->sockets[i]);
+			code = 2;
+			goto out;
+		}
+	}
 	err = sc_find_bridge(o->bridge, r.bridge, sizeof(r.bridge));
 	if (err < 0) {
 		sc_logerr(err, "cannot find postern-bridge%s%s (give it with --bridge PATH)",
 		    r.bridge[0] ? " at " : "", r.bridge);
-		return SC_RUN_SETUP_FAILED;
+		goto out;
 	}
 	if (geteuid() == 0) {
 		err = sc_engine_uid(o, &r.engine_uid);
@@ -392,6 +561,26 @@ sc_run_main(const struct sc_run_opts *o)
 			code = err;
 			goto out;
 		}
+		r.cmd_uid = o->uid;
+		r.cmd_gid = o->gid;
+		/* Same uid, same files: CMD would own the engine's socket
+		 * directory, and every other session's of that uid. */
+		if (r.cmd_uid == r.engine_uid || r.cmd_uid == 0) {
+			sc_logx("the command cannot run as uid %u: %s; choose another with --uid",
+			    (unsigned)r.cmd_uid, r.cmd_uid == 0 ? "never as root" :
+			    "the proxy engine runs as that uid ([proxy] user)");
+			code = 2;
+			goto out;
+		}
+		r.root = 1;
+		flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
+	} else {
+		/* Read here: in its new user namespace, before its maps are
+		 * written, the child is the overflow uid to itself. */
+		r.cmd_uid = geteuid();
+		r.cmd_gid = getegid();
+		flags = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID |
+		    CLONE_NEWIPC;
 	}
 	err = sc_make_dir(&r);
 	if (err < 0) {
@@ -470,18 +659,59 @@ sc_run_main(const struct sc_run_opts *o)
 	code = sc_wait_ready(&r, pipefd[0]);
 	if (code != 0)
 		goto out;
+	code = SC_RUN_SETUP_FAILED;
+	if (r.engine_uid != 0) {
+		/* CMD's uid reaches the socket through its bind in CMD's
+		 * mount namespace, never through the directory, which stays
+		 * 0700: on the host only the engine and root get past it. */
+		if (chown(r.sock, r.engine_uid, r.cmd_gid) < 0 || chmod(r.sock, 0660) < 0) {
+			sc_logerr(errno, "cannot give %s to gid %u", r.sock, (unsigned)r.cmd_gid);
+			goto out;
+		}
+	}
+	/* The host's sockets, read in our network namespace: the child's
+	 * will have none. */
+	err = sc_jail_scan(r.jail);
+	if (err < 0) {
+		sc_logerr(err, "cannot read /proc/self/net/unix");
+		goto out;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0) {
+		sc_logerr(errno, "socketpair");
+		goto out;
+	}
 	fflush(stdout);
 	fflush(stderr);
-	r.child = fork();
+	r.child = sc_clone(flags);
 	if (r.child < 0) {
-		sc_logerr(errno, "fork");
-		code = SC_RUN_SETUP_FAILED;
+		err = errno;
+		if (flags & CLONE_NEWUSER) {
+			sc_logerr(err, "cannot create a user namespace and the namespaces it owns");
+			if (err == EPERM || err == ENOSPC || err == EINVAL || err == EACCES)
+				sc_logx("unprivileged user namespaces are not allowed on this "
+				    "system (see user.max_user_namespaces, "
+				    "kernel.unprivileged_userns_clone, or an AppArmor/SELinux "
+				    "policy); run as root or ask the administrator to allow them");
+		} else {
+			sc_logerr(err, "cannot create the network, mount, PID and IPC namespaces");
+		}
+		r.child = 0;
 		goto out;
 	}
 	if (r.child == 0) {
 		close(pipefd[0]);
-		sc_command_child(&r, o, self);
+		close(sync[0]);
+		sc_command_child(&r, o, sync[1]);
 	}
+	close(sync[1]);
+	sync[1] = -1;
+	r.sync = sync[0];
+	/* A root caller's child waits in its new user namespace for its ids,
+	 * which only we can give it.  When that fails, it has already said
+	 * why and exited, or it is waiting for maps that will not come. */
+	if (!(flags & CLONE_NEWUSER) && (sc_sync_wait(r.sync) < 0 ||
+	    sc_write_maps(r.child, r.cmd_uid, r.cmd_gid) < 0 || sc_sync_send(r.sync) < 0))
+		goto out;
 	sc_run_wait(&r, r.child, -1, NULL);
 	code = sc_exit_code(r.child_status);
 	/* The bridge ends what CMD left running; if the bridge itself was
@@ -501,5 +731,10 @@ out:
 		close(pipefd[1]);
 	if (r.sigfd >= 0)
 		close(r.sigfd);
+	if (r.sync >= 0)
+		close(r.sync);
+	if (sync[1] >= 0)
+		close(sync[1]);
+	sc_jail_free(r.jail);
 	return code;
 }

@@ -7,6 +7,7 @@
 #define POSTERN_SIDECAR_RUN_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct sc_run_opts {
 	const char *config_path;       /* NULL: the built-in default */
@@ -14,14 +15,28 @@ struct sc_run_opts {
 	size_t n_allow;
 	const char *bridge;            /* NULL: next to /proc/self/exe */
 	const char *session_name;      /* NULL: "default" */
+	uid_t uid;                     /* a root caller's command runs as */
+	gid_t gid;                     /*   uid:gid (never 0; see main.c) */
+	const char *const *sockets;    /* --socket: host sockets CMD may reach */
+	size_t n_sockets;
 	char *const *argv;             /* CMD and its arguments, NULL-ended */
 };
 
 /*
- * Run OPTS->argv as described above and return the exit status the sidecar
- * should exit with: CMD's (128 + N when a signal killed it), or the engine's
- * start-up status (1, or 2 for a config error), or 125 when the sidecar
- * itself could not set things up (no user namespaces, no bridge binary).
+ * Run OPTS->argv as described above, in namespaces of its own: network
+ * (only lo), PID (the bridge is its PID 1, with a /proc of its own), mount
+ * (sidecar/jail.h: no host UNIX socket but OPTS->sockets) and user.  A
+ * root caller's command runs as OPTS->uid and OPTS->gid in a user namespace
+ * mapping only those ids onto themselves; every other namespace is made by
+ * real root before that, so the command holds no capability over any of
+ * them.  An ordinary caller's command keeps the caller's ids (OPTS->uid is
+ * then ignored) in a user namespace that owns the others.  Either way the
+ * command starts with no capability at all (empty bounding set) and
+ * no_new_privs.  Returns the exit status the sidecar should exit with:
+ * CMD's (128 + N when a signal killed it), or the engine's start-up status
+ * (1, or 2 for a config error, a bad --socket, or a command uid that is the
+ * engine's), or 125 when the sidecar itself could not set things up (no
+ * user namespaces, no bridge binary).
  * On return no socket file, directory, namespace or child process of ours
  * is left, also after SIGINT, SIGTERM or SIGHUP (forwarded to CMD first).
  */

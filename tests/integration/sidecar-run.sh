@@ -5,13 +5,15 @@
 # --allow layers on the config; CMD's exit status (and 128+N for a signal)
 # comes back; SIGINT and SIGTERM to the sidecar stop CMD; nothing is left
 # behind (socket directory, processes, namespaces); an unprivileged user
-# can use it through a user namespace.
+# can use it through a user namespace.  CMD sees an empty /tmp (its jail),
+# so files of the test's world reach it as inherited descriptors
+# (/dev/fd/3), not by their path under /tmp.
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 sc_world_up
 [ -x "$top_builddir/postern-bridge" ] || skip "postern-bridge is not built"
 
 XDG="$WORLD_DIR/xdg"
-# 0711: a root caller's engine runs as nobody and must pass through.
+# 0711: a root caller's engine runs as another uid and must pass through.
 mkdir -m 0711 "$XDG"
 MARK=31415      # sleep MARK: a process CMD leaves behind, found by its argv
 # Named namespaces, other scenarios' (which come and go in parallel) left
@@ -32,7 +34,10 @@ left_behind() {
 	what=
 	[ -z "$(ls -A "$XDG")" ] || what="$what socket-dir:$(ls -A "$XDG")"
 	pgrep -f "^sleep $MARK" >/dev/null && what="$what process:sleep"
-	pgrep -f "postern-bridge --connect $XDG" >/dev/null && what="$what process:bridge"
+	# A bridge of ours: its jail has a socket of $XDG bound in.
+	for p in $(pgrep -f "^postern-bridge --connect /run/postern/proxy.sock"); do
+		grep -qs "${XDG#/tmp}/postern-run" /proc/$p/mountinfo && what="$what process:bridge"
+	done
 	[ -z "$(ip netns pids "$WORLD_NS_PX")" ] || what="$what px-processes:$(ip netns pids "$WORLD_NS_PX" | tr '\n' ' ')"
 	[ "$(netns_list)" = "$NETNS_BEFORE" ] || what="$what netns"
 	echo "${what# }"
@@ -40,10 +45,10 @@ left_behind() {
 
 # 1. The whole chain, with --allow on top of the built-in default.
 out=$(run --allow "allowed.test private" --allow "allowed.test:80 private" -- sh -c '
-	curl -sS --max-time 10 --cacert "$1" https://allowed.test/ | grep "^sni="
+	curl -sS --max-time 10 --cacert /dev/fd/3 https://allowed.test/ | grep "^sni="
 	curl -sS --max-time 10 -o /dev/null -w "forward %{http_code}\n" http://allowed.test/
 	curl -sS --max-time 10 -o /dev/null -w "denied %{http_code}\n" http://other.test/
-	curl -sS --max-time 10 -o /dev/null -w "connect %{http_connect}\n" --cacert "$1" https://other.test/
+	curl -sS --max-time 10 -o /dev/null -w "connect %{http_connect}\n" --cacert /dev/fd/3 https://other.test/
 	python3 -c "
 import socket
 try:
@@ -51,7 +56,7 @@ try:
 except OSError as e:
     print(\"direct\", e.errno)"
 	ip -o link show | wc -l
-	exit 7' sh "$WORLD_CA" "$WORLD_UP4" 2>&1)
+	exit 7' sh "$WORLD_CA" "$WORLD_UP4" 2>&1 3<"$WORLD_CA")
 rc=$?
 expect_eq 7 $rc "CMD's exit status comes back"
 expect_match "^sni=allowed.test$" "$out" "HTTPS to an allowed host through the chain"
@@ -132,10 +137,10 @@ else
 		env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --allow "allowed.test private" \
 		--allow "other.test:80 private" -- sh -c '
 		id -u
-		curl -sS --max-time 10 --cacert "$1" https://allowed.test/ | grep "^sni="
+		curl -sS --max-time 10 --cacert /dev/fd/3 https://allowed.test/ | grep "^sni="
 		curl -sS --max-time 10 -o /dev/null -w "forward %{http_code}\n" http://other.test/
 		curl -sS --max-time 10 -o /dev/null -w "denied %{http_code}\n" http://other.test:8080/
-		exit 5' sh "$WORLD_CA" 2>&1)
+		exit 5' sh 2>&1 3<"$WORLD_CA")
 	rc=$?
 	expect_eq 5 $rc "unprivileged: CMD's exit status comes back"
 	expect_match "^$AGENT_UID$" "$out" "unprivileged: CMD keeps the caller's uid"

@@ -1,0 +1,65 @@
+/*
+ * sidecar/jail.h: the mount namespace `run` gives its command.  What the
+ * command must not reach is decided outside, before its namespaces exist
+ * (the host's bound UNIX sockets are listed per network namespace); the
+ * layout is then built by the command child, in its own mount namespace,
+ * while it still holds CAP_SYS_ADMIN over that namespace:
+ *
+ *   - nothing it mounts propagates back to the host (everything private);
+ *   - fresh, empty tmpfs over /tmp, /var/tmp, /run and /dev/shm, the usual
+ *     homes of sockets (an ssh-agent, tmux, docker.sock, D-Bus, journald);
+ *   - every other pathname socket bound on the host when the command
+ *     starts is covered with a bind of /dev/null (connect: ECONNREFUSED);
+ *   - each socket the user named (--socket PATH) is bound back in at its
+ *     path, and the proxy's socket and the bridge binary at
+ *     SC_JAIL_SOCK and SC_JAIL_BRIDGE;
+ *   - a /proc of the command's own PID namespace over /proc, and an mqueue
+ *     of its own IPC namespace over /dev/mqueue where there is one.
+ */
+#ifndef POSTERN_SIDECAR_JAIL_H
+#define POSTERN_SIDECAR_JAIL_H
+
+#include <stddef.h>
+
+/* Where the command finds the proxy's socket and the bridge binary. */
+#define SC_JAIL_DIR "/run/postern"
+#define SC_JAIL_SOCK SC_JAIL_DIR "/proxy.sock"
+#define SC_JAIL_BRIDGE SC_JAIL_DIR "/postern-bridge"
+
+struct sc_jail;
+
+/* An empty plan; NULL with errno set when out of memory. */
+struct sc_jail *sc_jail_new(void);
+
+/* Free JAIL and everything it holds; NULL is a no-op. */
+void sc_jail_free(struct sc_jail *jail);
+
+/*
+ * Let the command reach the socket PATH (--socket): it must name an
+ * existing UNIX socket (symbolic links are resolved now, and the socket is
+ * bound in at its real path).  Returns 0, -ENOTSOCK when PATH is something
+ * else, or another negative errno (-ENAMETOOLONG, -ENOENT, -ENOMEM).
+ */
+int sc_jail_keep(struct sc_jail *jail, const char *path);
+
+/*
+ * Record every pathname socket bound in the caller's network namespace
+ * (/proc/self/net/unix) and, where it can be read, in PID 1's (the
+ * sidecar may itself run in a namespace of its own, under `ip netns
+ * exec`).  Call it before the command's network namespace is made.
+ * Returns 0 or a negative errno (the caller's own table could not be read).
+ */
+int sc_jail_scan(struct sc_jail *jail);
+
+/*
+ * In the command child, in a mount namespace of its own, a PID namespace
+ * whose PID 1 it is and an IPC namespace, with CAP_SYS_ADMIN over all
+ * three: build the layout above,
+ * binding PROXY_SOCK (the engine's socket, a host path) and BRIDGE (the
+ * bridge binary) in, then re-enter the working directory by its path so
+ * that it is looked up in the new layout (else "/", with a warning).
+ * Logs what failed; returns 0 or a negative errno.
+ */
+int sc_jail_build(const struct sc_jail *jail, const char *proxy_sock, const char *bridge);
+
+#endif
