@@ -22,14 +22,14 @@ sandbox() {
 i=0
 while [ $i -lt 50 ]; do
 	i=$((i + 1))
-	out=$(sandbox "$BRIDGE" --connect /run/postern.sock -- \
+	out=$(sandbox "$BRIDGE" --connect /run/postern.sock $BR_ROOT -- \
 		curl -sS --max-time 10 http://upstream.test/hello.txt 2>&1) ||
 		br_fail "run $i: bridge or curl failed: $out"
 	[ "$out" = "hello from upstream" ] || br_fail "run $i: got '$out'"
 done
 br_pass "50 first requests under bwrap --unshare-net"
 
-out=$(sandbox "$BRIDGE" --connect /run/postern.sock -- \
+out=$(sandbox "$BRIDGE" --connect /run/postern.sock $BR_ROOT -- \
 	curl -sS -p --max-time 10 http://upstream.test/hello.txt 2>&1) ||
 	br_fail "CONNECT tunnel: $out"
 [ "$out" = "hello from upstream" ] || br_fail "CONNECT tunnel: got '$out'"

@@ -40,6 +40,19 @@ br_ns() {
 	fi
 }
 
+# $BR_ROOT: "--allow-root" when the tests run as root.  There br_ns is a
+# plain "unshare -n" in the host's user namespace, where the bridge refuses
+# to run CMD as the host's uid 0; these tests are about relaying, signals
+# and processes, not identity (bridge-root.sh and the recipe tests are), so
+# they say --allow-root.  As a user, "unshare -rn" maps them to their own
+# uid and nothing is needed.
+if [ "$(id -u)" = 0 ]; then
+	BR_ROOT=--allow-root
+	export BR_ROOT
+else
+	BR_ROOT=
+fi
+
 # $BR_NS CMD...: br_ns as a command.  $BR_PIDNS CMD...: like br_ns, also in
 # a new PID namespace with its own /proc, so that CMD (the bridge) is PID 1
 # there.  Commands, not functions, so that they work after "env -i" and "sh
@@ -388,3 +401,4 @@ else:
     sys.exit("unknown command " + cmd)
 EOF
 }
+
