@@ -29,6 +29,7 @@ tests_unit_test_bridge_priv_SOURCES = tests/unit/test-bridge-priv.c \
 BRIDGE_IT = \
 	tests/integration/bridge-unshare.sh \
 	tests/integration/bridge-bwrap.sh \
+	tests/integration/bridge-unshare-recipe.sh \
 	tests/integration/bridge-root.sh \
 	tests/integration/bridge-concurrent.sh \
 	tests/integration/bridge-halfclose.sh \
