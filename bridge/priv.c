@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -143,11 +144,17 @@ read_overflow(const char *file)
 	return (long)v;
 }
 
-static void
-say(char *why, size_t len, const char *fmt, unsigned long id)
+/* Write a reason into WHY (LEN bytes), when there is a WHY. */
+__attribute__((format(printf, 3, 4))) static void
+say(char *why, size_t len, const char *fmt, ...)
 {
-	if (why != NULL)
-		snprintf(why, len, fmt, id);
+	va_list ap;
+
+	if (why == NULL || len == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
 }
 
 bool
@@ -172,14 +179,12 @@ br_priv_kernel_root(char *why, size_t len)
 	ovg = read_overflow("/proc/sys/kernel/overflowgid");
 	if (statfs(ROOT_OWNED, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC ||
 	    stat(ROOT_OWNED, &st) < 0 || ovu < 0 || ovg < 0) {
-		if (why != NULL)
-			snprintf(why, len, "cannot tell whether it would be the host's root: "
-			    "no procfs at /proc (mount one)");
+		say(why, len, "cannot tell whether it would be the host's root: "
+		    "no procfs at /proc (mount one)");
 		return true;
 	}
 	if (getresuid(&ruid, &euid, &suid) < 0 || getresgid(&rgid, &egid, &sgid) < 0) {
-		if (why != NULL)
-			snprintf(why, len, "cannot read its own uid and gid: %s", strerror(errno));
+		say(why, len, "cannot read its own uid and gid: %s", strerror(errno));
 		return true;
 	}
 	um = read_small("/proc/self/uid_map", uidmap, sizeof(uidmap)) < 0 ? NULL : uidmap;
@@ -200,9 +205,7 @@ br_priv_kernel_root(char *why, size_t len)
 	}
 	n = getgroups((int)(sizeof(groups) / sizeof(groups[0])), groups);
 	if (n < 0) {
-		if (why != NULL)
-			snprintf(why, len, "cannot read its supplementary groups: %s",
-			    strerror(errno));
+		say(why, len, "cannot read its supplementary groups: %s", strerror(errno));
 		return true;
 	}
 	for (i = 0; i < n; i++) {
@@ -216,7 +219,8 @@ br_priv_kernel_root(char *why, size_t len)
 		if ((unsigned long)groups[i] == (unsigned long)ovg)
 			continue;
 		if (br_priv_is_root(groups[i], st.st_gid, (unsigned long)ovg, gm)) {
-			say(why, len, "supplementary group %lu is the host's gid 0", (unsigned long)groups[i]);
+			say(why, len, "supplementary group %lu is the host's gid 0",
+			    (unsigned long)groups[i]);
 			return true;
 		}
 	}
