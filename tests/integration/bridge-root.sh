@@ -4,7 +4,8 @@
 # capability), before it changes anything, in one line that says why and
 # names --allow-root; it tells such a root from the root of a user namespace
 # mapped to an ordinary uid, also through bwrap's two nested namespaces;
-# --allow-root runs CMD anyway, still with no capability and no_new_privs.
+# --allow-root runs CMD anyway, still with no capability and no_new_privs;
+# a relay-only bridge started as root keeps no capability once it listens.
 . "$top_srcdir/tests/integration/lib-bridge.sh"
 br_init
 [ "$(id -u)" = 0 ] || br_skip "needs root to start the bridge as kernel uid 0 and as uid 1000"
@@ -85,6 +86,22 @@ out=$(as1000 unshare -rn "$B" --connect "$BR_T/proxy.sock" -- sh -c "id -u; $SHO
 [ "$out" = "0
 $NONE" ] || br_fail "unshare -r as uid 1000: $out"
 br_pass "uid 0 of a namespace mapped to uid 1000 runs, with no capability"
+
+# Relay only (no CMD, so no refusal): the bridge keeps no capability
+# itself once it listens, even as root.
+unshare -n "$B" --connect "$BR_T/proxy.sock" --listen 127.0.0.1:3199 &
+relay=$!
+BR_PIDS="$BR_PIDS $relay"
+i=0
+until grep -q ':0C7F ' /proc/$relay/net/tcp 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -gt 50 ] && br_fail "the relay-only bridge did not listen"
+	sleep 0.1
+done
+got=$(grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/$relay/status | tr -s '\t' ' ')
+kill $relay
+[ "$got" = "$NONE" ] || br_fail "the relay-only bridge as root kept: $got"
+br_pass "a relay-only bridge started as root keeps no capability once it listens"
 
 # --allow-root: CMD runs as root, but still with nothing.
 out=$(unshare -n "$B" --allow-root --connect "$BR_T/proxy.sock" -- sh -c "id -u; $SHOW" 2>&1) ||

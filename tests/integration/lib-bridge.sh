@@ -497,7 +497,7 @@ br_recipe_world() {
 # nonzero (after printing FAIL lines) when anything does not hold.  With
 # SOCKETS=yes the stand-in host sockets must be unreachable too.
 br_run_recipe() {
-	local name=$1 who=$2 recipe=$3 cmd out pid st f bad=0 secret
+	local name=$1 who=$2 recipe=$3 cmd out pid ppid st bst f bad=0 secret
 	secret="postern-secret-$$-$name"
 	case "$recipe" in
 	*"agent ..."*) ;;
@@ -536,11 +536,21 @@ br_run_recipe() {
 	# The kernel's view of CMD, from the initial namespaces.
 	pid=$(pgrep -f "^/usr/bin/python3 /usr/local/bin/postern-probe $name ")
 	st=$(grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' "/proc/$pid/status" 2>/dev/null)
+	# And of the bridge, CMD's parent: it kept nothing either.
+	ppid=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+	bst=$(grep -E '^(Name|Cap(Inh|Prm|Eff|Amb)|NoNewPrivs):' "/proc/$ppid/status" 2>/dev/null)
 	exec 3>&-
 	wait $f
 	echo "$st" | sed "s/^/$name: host view: /"
 	sed "s/^/$name: probe: /" "$out"
 	[ -n "$pid" ] && [ -n "$st" ] || { echo "FAIL: $name: CMD not found from outside"; return 1; }
+	echo "$bst" | sed "s/^/$name: bridge: /"
+	echo "$bst" | grep -q '^Name:[[:space:]]*postern-bridge$' ||
+		{ echo "FAIL: $name: CMD's parent is not the bridge"; bad=1; }
+	for f in CapInh CapPrm CapEff CapAmb; do
+		echo "$bst" | grep -q "^$f:[[:space:]]*0000000000000000$" ||
+			{ echo "FAIL: $name: the bridge's $f is not empty"; bad=1; }
+	done
 	for f in CapInh CapPrm CapEff CapBnd CapAmb; do
 		echo "$st" | grep -q "^$f:[[:space:]]*0000000000000000$" ||
 			{ echo "FAIL: $name: CMD's $f is not empty"; bad=1; }
