@@ -6,24 +6,31 @@ postern_bridge_SOURCES = \
 	bridge/addr.c bridge/addr.h \
 	bridge/env.c bridge/env.h \
 	bridge/link.c bridge/link.h \
+	bridge/priv.c bridge/priv.h \
 	bridge/relay.c bridge/relay.h
 postern_bridge_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_bridge_LDADD = $(LIBNL_LIBS)
 dist_man_MANS += bridge/postern-bridge.8
 
 # Unit tests of the pieces that need no namespace.
-check_PROGRAMS += tests/unit/test-bridge-addr tests/unit/test-bridge-env
-TESTS += tests/unit/test-bridge-addr tests/unit/test-bridge-env
+check_PROGRAMS += tests/unit/test-bridge-addr tests/unit/test-bridge-env \
+	tests/unit/test-bridge-priv
+TESTS += tests/unit/test-bridge-addr tests/unit/test-bridge-env \
+	tests/unit/test-bridge-priv
 tests_unit_test_bridge_addr_SOURCES = tests/unit/test-bridge-addr.c \
 	bridge/addr.c bridge/addr.h tests/unit/tap.h
 tests_unit_test_bridge_env_SOURCES = tests/unit/test-bridge-env.c \
 	bridge/env.c bridge/env.h tests/unit/tap.h
+tests_unit_test_bridge_priv_SOURCES = tests/unit/test-bridge-priv.c \
+	bridge/priv.c bridge/priv.h tests/unit/tap.h
 
 # Integration tests, in real network namespaces (skipped, exit 77, where
 # namespaces cannot be made).  One scenario per file.
 BRIDGE_IT = \
 	tests/integration/bridge-unshare.sh \
 	tests/integration/bridge-bwrap.sh \
+	tests/integration/bridge-unshare-recipe.sh \
+	tests/integration/bridge-root.sh \
 	tests/integration/bridge-concurrent.sh \
 	tests/integration/bridge-halfclose.sh \
 	tests/integration/bridge-bulk.sh \

@@ -1,8 +1,8 @@
 /*
  * bridge/main.c: postern-bridge, the sandbox's one way to the proxy.
  *
- * Options, the environment CMD gets, the child, its signals and its
- * descendants.  The relay itself is bridge/relay.c, bringing "lo" up is
+ * Options, the identity and environment CMD gets, the child, its signals
+ * and its descendants.  The relay itself is bridge/relay.c, bringing "lo" up is
  * bridge/link.c.  See postern-bridge(8) and DESIGN.md "The bridge's
  * behaviour".
  */
@@ -25,6 +25,7 @@
 #include "bridge/addr.h"
 #include "bridge/env.h"
 #include "bridge/link.h"
+#include "bridge/priv.h"
 #include "bridge/relay.h"
 
 #define MAX_LISTEN 16
@@ -63,18 +64,21 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: postern-bridge --connect SOCK [--listen ADDR:PORT]... [--env NAME]...\n"
-	    "                      [--no-env] [--] [CMD [ARG]...]\n"
+	    "                      [--no-env] [--allow-root] [--] [CMD [ARG]...]\n"
 	    "\n"
 	    "Relay loopback TCP (default 127.0.0.1:" DEFAULT_PORT ", and [::1]:" DEFAULT_PORT
 	    " when the\n"
 	    "namespace has IPv6) to the proxy's UNIX socket SOCK, one UNIX connection per\n"
 	    "TCP connection, and run CMD with a scrubbed environment and the proxy\n"
-	    "variables set.  Without CMD, relay until signalled.\n"
+	    "variables set, with no capabilities and no_new_privs.  Without CMD, relay\n"
+	    "until signalled.\n"
 	    "\n"
 	    "  -c, --connect SOCK     the proxy's UNIX socket (required)\n"
 	    "  -l, --listen ADDR:PORT listen here instead (repeatable; IPv6 as [::1]:PORT)\n"
 	    "  -e, --env NAME         also pass NAME from this environment to CMD\n"
 	    "  -n, --no-env           do not set HTTP_PROXY and the other proxy variables\n"
+	    "      --allow-root       run CMD even as uid or gid 0 of the host (refused\n"
+	    "                         otherwise: that identity owns the host's root files)\n"
 	    "  -h, --help             this text\n"
 	    "  -V, --version          the version\n");
 }
@@ -267,6 +271,19 @@ child_exec(char **argv, char **envp, const struct rlimit *nofile, pid_t bridge)
 	sigset_t none;
 	int err;
 
+	/*
+	 * The bridge gave up its capabilities once its listeners were up;
+	 * do it again here, right before exec, so that CMD provably starts
+	 * with none in any set and with no_new_privs, whatever happened in
+	 * between.
+	 */
+	err = br_priv_drop(NULL);
+	if (err < 0) {
+		fprintf(stderr, "postern-bridge: cannot drop every capability before running %s: %s\n",
+		    argv[0], strerror(-err));
+		_exit(EXIT_SETUP);
+	}
+
 	/* Undo what the bridge set up for itself. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -296,6 +313,7 @@ main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "no-env", no_argument, NULL, 'n' },
+		{ "allow-root", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -308,7 +326,8 @@ main(int argc, char **argv)
 	char url_host[BR_ADDR_TEXT_MAX];
 	struct br_env *env = NULL;
 	size_t nlisten = 0, nextra = 0, i, up = 0;
-	bool no_env = false, changed, have_url = false;
+	bool no_env = false, allow_root = false, changed, have_url = false;
+	char why_root[160];
 	pid_t parent;
 	int opt, err, sfd = -1;
 
@@ -350,6 +369,9 @@ main(int argc, char **argv)
 		case 'n':
 			no_env = true;
 			break;
+		case 'R':
+			allow_root = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -377,6 +399,21 @@ main(int argc, char **argv)
 			fprintf(stderr, "postern-bridge: --listen %s: %s\n", listen_spec[i], why);
 			return EXIT_SETUP;
 		}
+	}
+
+	/*
+	 * Kernel uid or gid 0 needs no capability to own the host: every
+	 * root-owned file, config and socket (another session's included) is
+	 * its own.  Dropping capabilities does not change that; only another
+	 * identity does, and that is the launcher's to give.
+	 */
+	if (!b.relay_only && !allow_root && br_priv_kernel_root(why_root, sizeof(why_root))) {
+		fprintf(stderr, "postern-bridge: refusing to run %s: %s; the host's uid and gid 0 "
+		    "own every root-owned file and socket even without capabilities: start the "
+		    "bridge as an ordinary uid (e.g. setpriv --reuid=UID --regid=GID "
+		    "--clear-groups ...) or in a user namespace that maps it to one, or pass "
+		    "--allow-root to run it as root anyway\n", argv[optind], why_root);
+		return EXIT_SETUP;
 	}
 
 	/* Signals are read from a signalfd in the relay's loop, never async. */
@@ -455,6 +492,18 @@ main(int argc, char **argv)
 	}
 	if (up == 0 || br_addr_format((struct sockaddr *)&url_addr, url_host, sizeof(url_host)) < 0) {
 		fprintf(stderr, "postern-bridge: no address to listen on\n");
+		goto out;
+	}
+
+	/*
+	 * Nothing below needs a capability: lo is up, the listeners are
+	 * bound, and SOCK is reached with the bridge's own uid and groups,
+	 * as CMD would reach it.  A bridge that keeps nothing is nothing
+	 * for CMD to take over.
+	 */
+	err = br_priv_drop(NULL);
+	if (err < 0) {
+		fprintf(stderr, "postern-bridge: cannot drop every capability: %s\n", strerror(-err));
 		goto out;
 	}
 

@@ -32,7 +32,7 @@ EOF2
   exec python3 "$BR_T/proxy.py" "$sock" "$UP_PORT" "$BR_T/proxy.log" ) &
 BR_PIDS="$BR_PIDS $!"
 
-br_ns "$BRIDGE" --connect "$sock" -- sh "$BR_T/cmd.sh" 2> "$BR_T/bridge.err" ||
+br_ns "$BRIDGE" --connect "$sock" $BR_ROOT -- sh "$BR_T/cmd.sh" 2> "$BR_T/bridge.err" ||
 	br_fail "bridge run failed: $(cat "$BR_T/bridge.err")"
 
 for r in r1 r2 r3; do echo "--- $r"; cat "$BR_T/$r"; done

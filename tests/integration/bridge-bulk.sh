@@ -11,7 +11,7 @@ mib=${BRIDGE_BULK_MIB:-1024}
 size=$((mib * 1048576))
 
 run() {
-	br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- python3 "$BR_T/client.py" "$@" 2>&1
+	br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- python3 "$BR_T/client.py" "$@" 2>&1
 }
 
 # Proxy -> client, with the first 3 seconds read slowly (64 KiB / 5 ms).

@@ -1,37 +1,59 @@
 #!/bin/sh
-# bridge-bwrap.sh: under "bwrap --unshare-net" (which brings lo up itself),
-# the bridge relays to the proxy's socket bind-mounted into the sandbox, and
-# curl's first request after start succeeds, 50 times in a row.
+# bridge-bwrap.sh: the bwrap recipe of README.md and postern-bridge(8), run
+# exactly as printed (only "agent ..." becomes the probe; the session socket
+# is at the printed /run/postern/s1.sock) by an ordinary user (uid 1000) and
+# by root (behind the printed setpriv prefix).  Either way CMD has no
+# capability in any set and no_new_privs, is not kernel uid or gid 0, sees
+# no process outside its network namespace and cannot nsenter the
+# launcher's, finds the launcher's secret in no /proc/*/environ, reaches no
+# host UNIX socket (stand-ins in /run, /tmp and a home), and its allowed
+# request goes through while a denied one gets 403.  Then the recipe's first
+# request after start succeeds, 20 times in a row, forward and CONNECT.
+#
+# The recipe is read from the documents: keep README.md and the man page in
+# sync (this test fails when they differ).
 . "$top_srcdir/tests/integration/lib-bridge.sh"
-br_init
-command -v curl >/dev/null || br_skip "curl is not installed"
 command -v bwrap >/dev/null || br_skip "bubblewrap is not installed"
-bwrap --unshare-net --dev-bind / / true 2>/dev/null ||
-	br_skip "bwrap cannot create a network namespace here"
-br_start_upstream
-br_start_proxy "$BR_T/proxy.sock"
+if [ "${BR_IN_MNTNS:-}" != 1 ] && [ "$(id -u)" = 0 ]; then
+	setpriv --reuid=1000 --regid=1000 --clear-groups \
+		bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null ||
+		br_skip "uid 1000 cannot create namespaces with bwrap here"
+fi
+br_recipe_world "$@"
 
-# The sandbox sees the socket at a fixed path of its own, as in DESIGN.md
-# deployment A; it has no network but loopback.
-sandbox() {
-	bwrap --unshare-net --unshare-pid --die-with-parent --dev-bind / / \
-		--tmpfs /run --bind "$BR_T/proxy.sock" /run/postern.sock \
-		--proc /proc -- "$@"
-}
+recipe=$(br_doc_recipe "$top_srcdir/README.md" bwrap)
+[ -n "$recipe" ] || br_fail "README.md prints no bwrap recipe"
+[ "$recipe" = "$(br_doc_recipe "$top_srcdir/bridge/postern-bridge.8" bwrap)" ] ||
+	br_fail "README.md and postern-bridge(8) print different bwrap recipes"
+# Root's way in is the printed setpriv prefix; a document that prints none
+# leaves root with the plain line.
+rootline=$(br_doc_recipe "$top_srcdir/README.md" setpriv)
+[ "$rootline" = "$(br_doc_recipe "$top_srcdir/bridge/postern-bridge.8" setpriv)" ] ||
+	br_fail "README.md and postern-bridge(8) print different root prefixes"
+prefix=""
+[ -n "$rootline" ] && prefix="${rootline%%unshare *}"
+
+fail=0
+SOCKETS=yes br_run_recipe bwrap-user user "$recipe" || fail=1
+SOCKETS=yes br_run_recipe bwrap-root root "$prefix$recipe" || fail=1
+[ $fail = 0 ] || br_fail "the bwrap recipe does not hold"
+br_pass "bwrap recipe, as uid 1000 and as root: no capability, not root, own PID namespace, no secret, no host socket, allow and deny"
 
 i=0
-while [ $i -lt 50 ]; do
+while [ $i -lt 20 ]; do
 	i=$((i + 1))
-	out=$(sandbox "$BRIDGE" --connect /run/postern.sock -- \
-		curl -sS --max-time 10 http://upstream.test/hello.txt 2>&1) ||
+	line=$(printf '%s\n' "$recipe" |
+		sed 's|agent \.\.\.|curl -sS --max-time 10 http://upstream.test/hello.txt|')
+	out=$(cd /home/agent && setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "$line" 2>&1) ||
 		br_fail "run $i: bridge or curl failed: $out"
 	[ "$out" = "hello from upstream" ] || br_fail "run $i: got '$out'"
 done
-br_pass "50 first requests under bwrap --unshare-net"
+br_pass "20 first requests through the recipe"
 
-out=$(sandbox "$BRIDGE" --connect /run/postern.sock -- \
-	curl -sS -p --max-time 10 http://upstream.test/hello.txt 2>&1) ||
+line=$(printf '%s\n' "$recipe" |
+	sed 's|agent \.\.\.|curl -sS -p --max-time 10 http://upstream.test/hello.txt|')
+out=$(cd /home/agent && setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "$line" 2>&1) ||
 	br_fail "CONNECT tunnel: $out"
 [ "$out" = "hello from upstream" ] || br_fail "CONNECT tunnel: got '$out'"
-br_pass "CONNECT tunnel under bwrap"
+br_pass "CONNECT tunnel through the recipe"
 exit 0

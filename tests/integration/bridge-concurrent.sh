@@ -6,7 +6,7 @@
 br_init
 br_start_proxy "$BR_T/proxy.sock"
 
-out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- \
 	python3 "$BR_T/client.py" ids 3 2>&1) || br_fail "client failed: $out"
 echo "$out"
 n=$(echo "$out" | grep -c '^conn=[0-9]*$')

@@ -2,7 +2,8 @@
 # bridge-env.sh: CMD's environment is built from the fixed list plus --env,
 # never inherited wholesale: a fake API key in the bridge's environment does
 # not reach CMD, not even through /proc/1/environ when the bridge is PID 1
-# (the bridge wipes its own environment block); the proxy variables are set,
+# (the bridge wipes its own environment block, as read from outside, and CMD,
+# with no capability, cannot read it at all); the proxy variables are set,
 # and --no-env leaves them out.
 . "$top_srcdir/tests/integration/lib-bridge.sh"
 br_init
@@ -13,11 +14,19 @@ KEY=sk-ant-fake-postern-test-0123456789
 
 cat > "$BR_T/show.sh" <<'EOF2'
 echo "comm=$(cat /proc/1/comm)"
-echo "environ_bytes=$(wc -c < /proc/1/environ)"
 env | sort
 echo ---
-tr '\0' '\n' < /proc/1/environ | grep -v '^$'
-echo "environ_read=$?"
+# CMD has no capability to read a non-dumpable bridge's environ.
+if cat /proc/1/environ >/dev/null 2>&1; then
+	echo "environ_readable=yes"
+else
+	echo "environ_readable=no"
+fi
+# With a directory: wait there, for the test to read the bridge from outside.
+if [ -n "${1:-}" ]; then
+	: > "$1/ready"
+	while [ ! -e "$1/go" ]; do sleep 0.05; done
+fi
 EOF2
 
 # The bridge as PID 1 of a new PID namespace, with its own /proc.
@@ -25,14 +34,27 @@ pid1() {
 	env -i PATH="$PATH" HOME=/root LC_ALL=C TERM=dumb \
 		POSTERN_TEST_API_KEY=$KEY ANTHROPIC_API_KEY=$KEY-2 \
 		KEEPME=kept HTTP_PROXY=http://launcher.invalid:1 \
-		$BR_PIDNS "$BRIDGE" --connect "$BR_T/proxy.sock" "$@"
+		$BR_PIDNS "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT "$@"
 }
 
-out=$(pid1 -- sh "$BR_T/show.sh" 2>&1) || br_fail "run failed: $out"
+pid1 -- sh "$BR_T/show.sh" "$BR_T" > "$BR_T/pid1.out" 2>&1 &
+runner=$!
+BR_PIDS="$BR_PIDS $runner"
+br_wait_file "$BR_T/ready" || br_fail "CMD did not start: $(cat "$BR_T/pid1.out")"
+# The bridge's own environment block, read from outside (where the test
+# may): the very bytes /proc/PID/environ shows, wiped.
+bpid=$(pgrep -f "^$BRIDGE --connect $BR_T/proxy.sock")
+environ=$(tr '\0' '\n' < "/proc/$bpid/environ" | grep -v '^$')
+bytes=$(wc -c < "/proc/$bpid/environ")
+: > "$BR_T/go"
+wait $runner || br_fail "run failed: $(cat "$BR_T/pid1.out")"
+out=$(cat "$BR_T/pid1.out")
 echo "$out"
+echo "bridge pid $bpid: environ_bytes=$bytes: $environ"
 echo "$out" | grep -q '^comm=postern-bridge$' || br_fail "the bridge is not PID 1"
-bytes=$(echo "$out" | sed -n 's/^environ_bytes=//p')
-[ "${bytes:-0}" -gt 100 ] || br_fail "/proc/1/environ was not readable, the test proves nothing"
+[ "${bytes:-0}" -gt 100 ] || br_fail "the bridge's environ was not readable, the test proves nothing"
+[ -z "$environ" ] || br_fail "the bridge's environment block is not wiped: $environ"
+echo "$out" | grep -q '^environ_readable=no$' || br_fail "CMD can read the bridge's environ"
 case "$out" in
 *"$KEY"*) br_fail "the fake API key reached CMD" ;;
 esac

@@ -10,7 +10,7 @@ br_init
 br_start_proxy "$BR_T/proxy.sock"
 
 run() {
-	br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- python3 "$BR_T/client.py" "$@" 2>&1
+	br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- python3 "$BR_T/client.py" "$@" 2>&1
 }
 
 for size in 10 1048576; do

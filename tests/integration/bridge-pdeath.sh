@@ -20,7 +20,7 @@ gone() { # PATTERN: true once no process matches, within 5 s
 }
 
 # 1. The launcher dies (SIGKILL, no chance to clean up).
-sh -c '$0 "$@" & wait' "$BR_NS" "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+sh -c '$0 "$@" & wait' "$BR_NS" "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- \
 	sh -c '"$0" 401 & exec "$1" 400' "$BR_T/grandchild-sleep" "$BR_T/cmd-sleep" &
 launcher=$!
 BR_PIDS="$BR_PIDS $launcher"
@@ -40,7 +40,7 @@ gone "$BR_T/grandchild-sleep" || br_fail "CMD's child outlived the bridge's pare
 br_pass "parent killed: bridge, CMD and CMD's child are gone"
 
 # 2. The bridge itself is killed outright: CMD (ignoring SIGTERM) follows.
-br_ns_bg "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+br_ns_bg "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- \
 	sh -c 'trap "" TERM; exec "$0" 402' "$BR_T/cmd-sleep"
 bridge=$BG_PID
 i=0

@@ -25,19 +25,19 @@ done
 echo "zombies=$z"
 EOF2
 
-out=$($BR_PIDNS "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+out=$($BR_PIDNS "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- \
 	sh "$BR_T/orphans.sh" 1 2>&1) || br_fail "PID-1 run failed: $out"
 [ "$out" = "zombies=0" ] || br_fail "as PID 1: $out"
 br_pass "as PID 1, orphaned grandchildren are reaped"
 
-out=$(br_ns sh -c 'exec "$0" --connect "$1" -- sh "$2" $$' "$BRIDGE" \
+out=$(br_ns sh -c 'exec "$0" --connect "$1" $BR_ROOT -- sh "$2" $$' "$BRIDGE" \
 	"$BR_T/proxy.sock" "$BR_T/orphans.sh" 2>&1) || br_fail "run failed: $out"
 [ "$out" = "zombies=0" ] || br_fail "not PID 1: $out"
 br_pass "not PID 1 (subreaper), orphaned grandchildren are reaped"
 
 # Leftovers: CMD leaves a background process, and one that ignores SIGTERM.
 start=$(date +%s)
-br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- sh -c \
+br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- sh -c \
 	'"$0" 300 & (trap "" TERM; exec "$0" 301) & sleep 0.2; exit 3' \
 	"$BR_T/leftover-sleep"
 rc=$?

@@ -7,7 +7,7 @@ br_init
 br_start_proxy "$BR_T/proxy.sock"
 
 run() {
-	br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- "$@"
+	br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- "$@"
 }
 
 # Exit status propagation.
@@ -41,7 +41,7 @@ EOF2
 # Started the way shells start background jobs and nohup-style launchers
 # do, with SIGINT and SIGQUIT ignored: the bridge must still forward them.
 br_ns_bg sh -c 'trap "" INT QUIT; exec "$@"' sh \
-	"$BRIDGE" --connect "$BR_T/proxy.sock" -- python3 "$BR_T/catch.py"
+	"$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- python3 "$BR_T/catch.py"
 bpid=$BG_PID
 br_wait_file "$BR_T/ready" || br_fail "CMD did not start"
 for s in INT HUP QUIT USR1 USR2 WINCH TERM; do
@@ -62,7 +62,7 @@ br_pass "7 signals forwarded once each; CMD's exit status 42 returned"
 # kernel drops signals that have no handler unless they are blocked.
 if $BR_PIDNS true 2>/dev/null && command -v pgrep >/dev/null; then
 	rm -f "$BR_T/got" "$BR_T/ready"
-	$BR_PIDNS "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+	$BR_PIDNS "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- \
 		python3 "$BR_T/catch.py" &
 	upid=$!
 	BR_PIDS="$BR_PIDS $upid"
@@ -84,7 +84,7 @@ if $BR_PIDNS true 2>/dev/null && command -v pgrep >/dev/null; then
 fi
 
 # Relay only: no CMD, runs until SIGTERM, exits 0.
-br_ns_bg "$BRIDGE" --connect "$BR_T/proxy.sock"
+br_ns_bg "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT
 bpid=$BG_PID
 sleep 0.3
 kill -0 $bpid 2>/dev/null || br_fail "relay-only bridge did not stay up"

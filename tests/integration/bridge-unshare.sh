@@ -17,14 +17,14 @@ i=0
 while [ $i -lt 50 ]; do
 	i=$((i + 1))
 	# No sleep, no retry: curl runs as CMD the moment the bridge starts it.
-	out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+	out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- \
 		curl -sS --max-time 10 http://upstream.test/hello.txt 2>&1) ||
 		br_fail "run $i: bridge or curl failed: $out"
 	[ "$out" = "hello from upstream" ] || br_fail "run $i: got '$out'"
 done
 br_pass "50 first requests through the forward path"
 
-out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- \
 	curl -sS -p --max-time 10 http://upstream.test/hello.txt 2>&1) ||
 	br_fail "CONNECT tunnel: $out"
 [ "$out" = "hello from upstream" ] || br_fail "CONNECT tunnel: got '$out'"
@@ -35,14 +35,14 @@ br_pass "CONNECT tunnel"
 # quietly and the bridge works (socat would die here).
 out=$(br_ns sh -c 'echo 1 > /proc/sys/net/ipv6/conf/lo/disable_ipv6 &&
 	echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6 && exec "$@"' sh \
-	"$BRIDGE" --connect "$BR_T/proxy.sock" -- \
+	"$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- \
 	sh -c 'cat /proc/net/if_inet6; curl -sS --max-time 10 http://upstream.test/hello.txt' 2>&1) ||
 	br_fail "without IPv6: $out"
 [ "$out" = "hello from upstream" ] || br_fail "without IPv6: got '$out'"
 br_pass "no IPv6 in the namespace: [::1] skipped, no error"
 
 # Several listeners, IPv6 among them, when the namespace has ::1.
-out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" --listen 127.0.0.1:3130 \
+out=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT --listen 127.0.0.1:3130 \
 	--listen '[::1]:3131' -- sh -c 'echo "$HTTPS_PROXY";
 	curl -sS --max-time 10 -x "http://[::1]:3131" http://upstream.test/hello.txt;
 	curl -sS --max-time 10 -x http://127.0.0.1:3130 http://upstream.test/hello.txt' 2>&1) ||
@@ -60,7 +60,7 @@ echo "$out" | grep -q '^rc=2$' || br_fail "bad --listen: $out"
 br_pass "a bad --listen exits 2 and leaves lo down"
 
 # "ip" is never needed: the bridge brings lo up itself, and says so.
-flags=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" -- python3 "$BR_T/loflags.py")
+flags=$(br_ns "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT -- python3 "$BR_T/loflags.py")
 [ $(( flags & 1 )) = 1 ] || br_fail "lo not up under the bridge: $flags"
 br_pass "lo brought up over netlink"
 exit 0

@@ -40,6 +40,19 @@ br_ns() {
 	fi
 }
 
+# $BR_ROOT: "--allow-root" when the tests run as root.  There br_ns is a
+# plain "unshare -n" in the host's user namespace, where the bridge refuses
+# to run CMD as the host's uid 0; these tests are about relaying, signals
+# and processes, not identity (bridge-root.sh and the recipe tests are), so
+# they say --allow-root.  As a user, "unshare -rn" maps them to their own
+# uid and nothing is needed.
+if [ "$(id -u)" = 0 ]; then
+	BR_ROOT=--allow-root
+	export BR_ROOT
+else
+	BR_ROOT=
+fi
+
 # $BR_NS CMD...: br_ns as a command.  $BR_PIDNS CMD...: like br_ns, also in
 # a new PID namespace with its own /proc, so that CMD (the bridge) is PID 1
 # there.  Commands, not functions, so that they work after "env -i" and "sh
@@ -75,6 +88,7 @@ br_init() {
 	trap br_cleanup EXIT
 	trap 'exit 1' INT TERM HUP
 	br_write_python
+	br_write_recipe_python
 }
 
 # br_wait_file PATH [TENTHS]: wait until PATH exists (default 5 s).
@@ -186,6 +200,10 @@ def handle(c, n):
         if lines is None:
             return
         method, target, _ = lines[0].split(" ", 2)
+        if "denied.test" in target:
+            # The one name this stand-in refuses, as postern-proxy would.
+            reply(c, n, b"refused\n", "403 Forbidden")
+            return
         if method == "CONNECT":
             u = socket.create_connection(("127.0.0.1", up_port))
             c.sendall(b"HTTP/1.1 200 Connection established\r\nX-Conn: %d\r\n\r\n" % n)
@@ -387,4 +405,282 @@ elif cmd == "upload":
 else:
     sys.exit("unknown command " + cmd)
 EOF
+}
+
+# ---------------------------------------------------------------------------
+# The printed recipes (bridge-bwrap.sh, bridge-unshare.sh).
+#
+# The README and postern-bridge(8) print how to start the bridge under bwrap
+# and unshare, for an ordinary user and for root.  These helpers take those
+# lines out of the documents themselves, so that the very text a reader
+# copies is what runs: KEEP THE README AND THE MAN PAGE IN SYNC (the tests
+# compare them), and keep the placeholders "/run/postern/s1.sock" (the
+# session's socket) and "agent ..." (the command) in every recipe.
+
+# br_doc_recipe FILE WORD: the first recipe in FILE (README.md, or a man page
+# whose roff escapes are undone) whose first line starts with WORD (after
+# indentation), its "\"-continued lines joined into one.  Prints nothing
+# when there is none.
+br_doc_recipe() {
+	sed -e 's/\\-/-/g' -e 's/\\e/\\/g' "$1" | awk -v word="$2" '
+		!found { sub(/^[ \t]+/, ""); if (index($0, word " ") != 1) next; found = 1 }
+		found {
+			sub(/^[ \t]+/, "")
+			if (sub(/[ \t]*\\$/, "")) { line = line $0 " "; next }
+			line = line $0
+			# A trailing shell comment is for the reader, not the shell.
+			sub(/[ \t]+#.*$/, "", line)
+			print line; exit
+		}'
+}
+
+# br_recipe_world: the test's own view of the host, in a private mount
+# namespace made once here (the script re-executes itself in it), so that
+# the recipes find what they name without changing the real host: the bridge
+# and the probe installed in /usr/local/bin (a tmpfs), a fresh /run holding
+# the session socket /run/postern/s1.sock and a stand-in host socket
+# /run/x.sock, a home-like /home/agent with another, and one in $BR_T under
+# /tmp.  Root only.  Sets BR_HOST_SOCKS.
+br_recipe_world() {
+	if [ "${BR_IN_MNTNS:-}" != 1 ]; then
+		[ "$(id -u)" = 0 ] ||
+			br_skip "runs each recipe as root and as uid 1000: needs root"
+		command -v setpriv >/dev/null || br_skip "setpriv (util-linux) is not installed"
+		command -v nsenter >/dev/null || br_skip "nsenter (util-linux) is not installed"
+		command -v curl >/dev/null || br_skip "curl is not installed"
+		unshare -m --propagation private true 2>/dev/null ||
+			br_skip "cannot make a private mount namespace"
+		BR_IN_MNTNS=1 exec unshare -m --propagation private sh "$0" "$@"
+	fi
+	br_init
+	mount -t tmpfs -o mode=755 postern-test /usr/local/bin || br_fail "tmpfs on /usr/local/bin"
+	mount -t tmpfs -o mode=755 postern-test /run || br_fail "tmpfs on /run"
+	mount -t tmpfs -o mode=755 postern-test /home || br_fail "tmpfs on /home"
+	# A copy uid 1000 can read wherever the build tree is.
+	cp "$BRIDGE" /usr/local/bin/postern-bridge || br_fail "install the bridge"
+	cp "$BR_T/probe.py" /usr/local/bin/postern-probe || br_fail "install the probe"
+	chmod 755 /usr/local/bin/postern-bridge /usr/local/bin/postern-probe
+	mkdir -p /run/postern /home/agent
+	chmod 755 /run/postern /home/agent
+	chown 1000:1000 /home/agent
+	br_start_upstream
+	br_start_proxy /run/postern/s1.sock
+	# The stand-in proxy cannot give its socket an owner and mode yet (the
+	# real proxy's listen options are another change): hand it to uid 1000
+	# by hand, the way a session socket would belong to its user.
+	chown 1000:1000 /run/postern/s1.sock && chmod 0660 /run/postern/s1.sock ||
+		br_fail "chown the session socket"
+	BR_HOST_SOCKS="/run/x.sock $BR_T/x.sock /home/agent/x.sock"
+	for s in $BR_HOST_SOCKS; do
+		python3 "$BR_T/listen.py" "$s" &
+		BR_PIDS="$BR_PIDS $!"
+	done
+	for s in $BR_HOST_SOCKS; do
+		br_wait_file "$s" || br_fail "stand-in socket $s did not appear"
+		# Open to anyone: only the sandbox may stand in the way.
+		chmod 0777 "$s"
+	done
+	# Reachable from outside a sandbox, as uid 1000: or the test proves nothing.
+	for s in $BR_HOST_SOCKS; do
+		setpriv --reuid=1000 --regid=1000 --clear-groups /usr/bin/python3 "$BR_T/connect.py" "$s" ||
+			br_fail "uid 1000 cannot reach the stand-in $s even outside a sandbox"
+	done
+}
+
+# br_run_recipe NAME LAUNCHER RECIPE: run RECIPE (one shell line whose
+# command is "agent ...") by "sh -c", started by LAUNCHER: "root", or
+# "user" (uid and gid 1000, no other group, HOME=/home/agent).  The launcher
+# holds POSTERN_TEST_SECRET in its environment.  "agent ..." becomes the
+# probe, which reports what CMD can do and then waits; while it waits, its
+# identity and capabilities are read from outside (the kernel's view).
+# Prints the probe's report into $BR_T/NAME.out and checks it; returns
+# nonzero (after printing FAIL lines) when anything does not hold.  With
+# SOCKETS=yes the stand-in host sockets must be unreachable too.
+br_run_recipe() {
+	local name=$1 who=$2 recipe=$3 cmd out pid ppid st bst f bad=0 secret
+	secret="postern-secret-$$-$name"
+	case "$recipe" in
+	*"agent ..."*) ;;
+	*) echo "FAIL: $name: the recipe has no 'agent ...': $recipe"; return 1 ;;
+	esac
+	cmd="postern-probe $name $secret \$\$ $BR_HOST_SOCKS"
+	recipe=$(printf '%s\n' "$recipe" | sed "s|agent \.\.\.|$cmd|")
+	echo "$name: $recipe"
+	out="$BR_T/$name.out"
+	rm -f "$BR_T/$name.go" "$out"
+	mkfifo "$BR_T/$name.go"
+	chmod 666 "$BR_T/$name.go"
+	if [ "$who" = root ]; then
+		(cd / && env POSTERN_TEST_SECRET="$secret" sh -c "$recipe") \
+			< "$BR_T/$name.go" > "$out" 2>&1 &
+	else
+		(cd /home/agent && setpriv --reuid=1000 --regid=1000 --clear-groups \
+			env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/home/agent \
+			USER=agent POSTERN_TEST_SECRET="$secret" sh -c "$recipe") \
+			< "$BR_T/$name.go" > "$out" 2>&1 &
+	fi
+	f=$!
+	exec 3> "$BR_T/$name.go"
+	i=0
+	until grep -q '^READY$' "$out" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 150 ] || ! kill -0 $f 2>/dev/null; then
+			exec 3>&-
+			wait $f
+			echo "FAIL: $name: the probe never got ready:"
+			cat "$out"
+			return 1
+		fi
+		sleep 0.1
+	done
+	# The kernel's view of CMD, from the initial namespaces.
+	pid=$(pgrep -f "^/usr/bin/python3 /usr/local/bin/postern-probe $name ")
+	st=$(grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' "/proc/$pid/status" 2>/dev/null)
+	# And of the bridge, CMD's parent: it kept nothing either.
+	ppid=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+	bst=$(grep -E '^(Name|Cap(Inh|Prm|Eff|Amb)|NoNewPrivs):' "/proc/$ppid/status" 2>/dev/null)
+	exec 3>&-
+	wait $f
+	echo "$st" | sed "s/^/$name: host view: /"
+	sed "s/^/$name: probe: /" "$out"
+	[ -n "$pid" ] && [ -n "$st" ] || { echo "FAIL: $name: CMD not found from outside"; return 1; }
+	echo "$bst" | sed "s/^/$name: bridge: /"
+	echo "$bst" | grep -q '^Name:[[:space:]]*postern-bridge$' ||
+		{ echo "FAIL: $name: CMD's parent is not the bridge"; bad=1; }
+	for f in CapInh CapPrm CapEff CapAmb; do
+		echo "$bst" | grep -q "^$f:[[:space:]]*0000000000000000$" ||
+			{ echo "FAIL: $name: the bridge's $f is not empty"; bad=1; }
+	done
+	for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+		echo "$st" | grep -q "^$f:[[:space:]]*0000000000000000$" ||
+			{ echo "FAIL: $name: CMD's $f is not empty"; bad=1; }
+	done
+	echo "$st" | grep -q '^NoNewPrivs:[[:space:]]*1$' || { echo "FAIL: $name: no no_new_privs"; bad=1; }
+	echo "$st" | grep -Eq '^Uid:([[:space:]]+[1-9][0-9]*){4}$' ||
+		{ echo "FAIL: $name: CMD runs as kernel uid 0"; bad=1; }
+	echo "$st" | grep -Eq '^Gid:([[:space:]]+[1-9][0-9]*){4}$' ||
+		{ echo "FAIL: $name: CMD runs as kernel gid 0"; bad=1; }
+	echo "$st" | grep -Eq '^Groups:.*[[:space:]]0([[:space:]]|$)' &&
+		{ echo "FAIL: $name: CMD has kernel group 0"; bad=1; }
+	grep -q '^environ_readable=[1-9]' "$out" ||
+		{ echo "FAIL: $name: the probe could not read even its own environ"; bad=1; }
+	grep -q '^secret_hits=0$' "$out" ||
+		{ echo "FAIL: $name: the launcher's secret is readable in $(grep '^secret_in=' "$out")"; bad=1; }
+	grep -q '^outside_pids=0$' "$out" ||
+		{ echo "FAIL: $name: CMD sees processes outside its sandbox"; bad=1; }
+	grep -q '^foreign_netns=0$' "$out" ||
+		{ echo "FAIL: $name: CMD sees processes outside its network namespace"; bad=1; }
+	grep -q '^nsenter_rc=0$' "$out" &&
+		{ echo "FAIL: $name: nsenter into the launcher's network namespace worked"; bad=1; }
+	grep -q '^allowed=hello from upstream$' "$out" ||
+		{ echo "FAIL: $name: the allowed request did not get through"; bad=1; }
+	grep -q '^denied=403$' "$out" ||
+		{ echo "FAIL: $name: the denied request was not refused"; bad=1; }
+	if [ "${SOCKETS:-no}" = yes ]; then
+		for s in $BR_HOST_SOCKS; do
+			# Refused is reached too: the path led to a socket.
+			grep -Eq "^socket $s=(ok|Connection refused)$" "$out" &&
+				{ echo "FAIL: $name: CMD reached the host socket $s"; bad=1; }
+			grep -q "^socket $s=" "$out" ||
+				{ echo "FAIL: $name: no socket result for $s"; bad=1; }
+		done
+	fi
+	return $bad
+}
+
+br_write_recipe_python() {
+	cat > "$BR_T/listen.py" <<'PY'
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(16)
+while True:
+    c, _ = s.accept()
+    try:
+        c.sendall(b"host socket\n")
+    except OSError:
+        pass
+    c.close()
+PY
+	cat > "$BR_T/connect.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(3)
+s.connect(sys.argv[1])
+sys.exit(0 if s.recv(64) == b"host socket\n" else 1)
+PY
+	cat > "$BR_T/probe.py" <<'PY'
+#!/usr/bin/python3
+# The hostile agent: what can CMD of a printed recipe reach?  Prints one
+# "key=value" line per finding, then READY, then waits for a line on stdin
+# (while the test reads its identity from outside).
+#   postern-probe NAME SECRET LAUNCHER_PID SOCKET...
+import os, socket, subprocess, sys
+name, secret, launcher = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
+socks = sys.argv[4:]
+out = []
+me = os.readlink("/proc/self/ns/net")
+readable = hits = foreign = 0
+where = []
+for p in os.listdir("/proc"):
+    if not p.isdigit():
+        continue
+    for sub in ["/proc/%s" % p] + ["/proc/%s/task/%s" % (p, t)
+            for t in (os.listdir("/proc/%s/task" % p) if os.path.isdir("/proc/%s/task" % p) else [])]:
+        try:
+            with open(sub + "/environ", "rb") as f:
+                data = f.read()
+            readable += 1
+            if secret in data:
+                hits += 1
+                where.append(sub)
+        except OSError:
+            pass
+    try:
+        if os.readlink("/proc/%s/ns/net" % p) != me:
+            foreign += 1
+    except OSError:
+        pass
+# Every process CMD can see but itself and the bridge as PID 1 is one
+# outside its sandbox.
+outside = []
+for p in os.listdir("/proc"):
+    if not p.isdigit() or int(p) == os.getpid():
+        continue
+    try:
+        with open("/proc/%s/cmdline" % p, "rb") as f:
+            argv0 = f.read().split(b"\0")[0]
+    except OSError:
+        argv0 = b""
+    if p == "1" and os.path.basename(argv0) == b"postern-bridge":
+        continue
+    outside.append(p)
+out.append("outside_pids=%d" % len(outside))
+out.append("environ_readable=%d" % readable)
+out.append("secret_hits=%d" % hits)
+out.append("secret_in=%s" % ",".join(where))
+out.append("foreign_netns=%d" % foreign)
+r = subprocess.run(["nsenter", "--net=/proc/%s/ns/net" % launcher, "true"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+out.append("nsenter_rc=%d" % r.returncode)
+for s in socks:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.settimeout(3)
+    try:
+        c.connect(s)
+        res = "ok"
+    except OSError as e:
+        res = os.strerror(e.errno) if e.errno else str(e)
+    c.close()
+    out.append("socket %s=%s" % (s, res))
+r = subprocess.run(["curl", "-sS", "--max-time", "10", "http://upstream.test/hello.txt"],
+                   capture_output=True, text=True)
+out.append("allowed=%s" % (r.stdout.strip() or r.stderr.strip()))
+r = subprocess.run(["curl", "-s", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}",
+                    "http://denied.test/"], capture_output=True, text=True)
+out.append("denied=%s" % r.stdout.strip())
+print("\n".join(out))
+print("READY", flush=True)
+sys.stdin.readline()
+PY
 }

@@ -1,0 +1,68 @@
+/*
+ * bridge/priv.h: what postern-bridge gives up before it runs CMD, and the
+ * identity it refuses to run CMD as.
+ *
+ * The bridge may start with capabilities (CAP_NET_ADMIN to bring lo up,
+ * often all of them as root of a fresh user namespace); CMD gets none, in
+ * any of the five sets, and no_new_privs, so that nothing it executes can
+ * give them back.  And CMD must not be uid or gid 0 of the initial user
+ * namespace: without a single capability, that identity still owns every
+ * root-owned file and socket on the host.
+ */
+#ifndef POSTERN_BRIDGE_PRIV_H
+#define POSTERN_BRIDGE_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Give up every capability of the calling thread: each one up to the
+ * kernel's last (/proc/sys/kernel/cap_last_cap, else probed) is dropped from
+ * the bounding set (PR_CAPBSET_DROP, which needs CAP_SETPCAP), the ambient
+ * set is cleared, the inheritable, permitted and effective sets are emptied
+ * with capset(2), and no_new_privs is set.  Then it checks: the three capset
+ * sets and the ambient set must read back empty and no_new_privs set.  A
+ * bounding set that cannot be emptied because the thread lacks CAP_SETPCAP
+ * is no error: with no_new_privs and empty permitted, inheritable and
+ * ambient sets, no execve(2) can raise a capability out of it (file
+ * capabilities and set-user-ID bits are not honoured).  *BSET_LEFT, when
+ * not NULL, is set to the number of capabilities left in the bounding set.
+ * Idempotent.  Returns 0, or a negative errno (-EPERM when a set did not
+ * read back empty).
+ */
+int br_priv_drop(int *bset_left);
+
+/*
+ * Whether this process's identity is, or may be, root outside every user
+ * namespace: its real, effective or saved uid is kernel uid 0, its real,
+ * effective or saved gid is kernel gid 0, or a supplementary group is
+ * kernel gid 0.  Decided from a file the kernel always owns as uid and gid
+ * 0 of the initial user namespace (/proc/sys/kernel/overflowuid, shown in
+ * this namespace through its maps, or as the overflow id when unmapped),
+ * falling back to /proc/self/uid_map and gid_map when that is ambiguous.
+ * Conservative: when it cannot tell (no procfs at /proc, an unmapped own
+ * id), the answer is true.  Returns true or false; when true and WHY is not
+ * NULL, writes a one-line reason (no trailing newline) into WHY (LEN bytes).
+ */
+bool br_priv_kernel_root(char *why, size_t len);
+
+/*
+ * Map ID through the text of a /proc/PID/uid_map or gid_map (lines of three
+ * decimal numbers: first id inside, first id outside, count).  Returns 0 and
+ * stores the outside id in *OUT, -ENOENT when no line covers ID, -EINVAL
+ * when the text is not such a map.
+ */
+int br_priv_map_outside(const char *map, unsigned long id, unsigned long *out);
+
+/*
+ * The decision behind br_priv_kernel_root() for one id, without I/O.  ID is
+ * the process's id as this namespace shows it; ROOT is how the namespace
+ * shows kernel id 0 (the owner of a sysctl file); OVERFLOW is the overflow
+ * id (shown for every unmapped id); MAP is the namespace's uid_map or
+ * gid_map text, or NULL when unreadable.  True when ID is, or may be,
+ * kernel id 0.
+ */
+bool br_priv_is_root(unsigned long id, unsigned long root,
+    unsigned long overflow, const char *map);
+
+#endif
