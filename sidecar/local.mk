@@ -6,6 +6,7 @@ bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/engine.c sidecar/engine.h \
 	sidecar/log.c sidecar/log.h \
+	sidecar/nft.c sidecar/nft.h \
 	sidecar/pid1.c sidecar/pid1.h \
 	sidecar/probe.c sidecar/probe.h \
 	sidecar/rules.c sidecar/rules.h \

@@ -28,6 +28,7 @@
 #include "proxy/mem.h"
 #include "sidecar/engine.h"
 #include "sidecar/log.h"
+#include "sidecar/nft.h"
 #include "sidecar/pid1.h"
 #include "sidecar/probe.h"
 #include "sidecar/rules.h"
@@ -259,6 +260,7 @@ static int
 sc_lockdown(const struct sc_opts *o)
 {
 	struct sc_probe_opts po;
+	struct sc_nft_ifaces ifs;
 	unsigned fams = 0;
 	int err;
 
@@ -277,6 +279,22 @@ sc_lockdown(const struct sc_opts *o)
 		return 1;
 	}
 	if (sc_rules_verify(o->uid, fams) < 0)
+		return 1;
+	/* Routing cannot say "drop": a socket bound to an interface, or one
+	 * sending to a broadcast or multicast address, is routed anyway.  The
+	 * filter is what holds; the rules above stay as a second layer that
+	 * gives an ordinary connect() a clear ENETUNREACH. */
+	err = sc_nft_ifaces_get(&ifs);
+	if (err < 0) {
+		sc_logerr(err, "check failed: cannot list the network interfaces");
+		return 1;
+	}
+	err = sc_nft_install(o->uid, &ifs);
+	if (err < 0) {
+		sc_logerr(err, "check failed: cannot install the nftables lock-down");
+		return 1;
+	}
+	if (sc_nft_verify(o->uid, &ifs, NULL, 0) < 0)
 		return 1;
 	memset(&po, 0, sizeof(po));
 	po.proxy_uid = o->uid;
@@ -499,9 +517,9 @@ main(int argc, char **argv)
 		ro.argv = o.argv;
 		return sc_run_main(&ro);
 	case SC_MODE_UNLOCK:
-		if (sc_rules_remove(SC_FAM_V4 | SC_FAM_V6) < 0)
+		if (sc_rules_remove(SC_FAM_V4 | SC_FAM_V6) < 0 || sc_nft_remove() < 0)
 			return 1;
-		sc_logx("lock-down rules removed");
+		sc_logx("lock-down rules and nftables tables removed");
 		return 0;
 	case SC_MODE_CHECK:
 		return sc_lockdown(&o);
