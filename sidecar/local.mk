@@ -5,6 +5,7 @@
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/engine.c sidecar/engine.h \
+	sidecar/escape.c sidecar/escape.h \
 	sidecar/log.c sidecar/log.h \
 	sidecar/nft.c sidecar/nft.h \
 	sidecar/pid1.c sidecar/pid1.h \

@@ -27,6 +27,7 @@
 #include "conf/config.h"
 #include "proxy/mem.h"
 #include "sidecar/engine.h"
+#include "sidecar/escape.h"
 #include "sidecar/log.h"
 #include "sidecar/nft.h"
 #include "sidecar/pid1.h"
@@ -260,8 +261,11 @@ static int
 sc_lockdown(const struct sc_opts *o)
 {
 	struct sc_probe_opts po;
+	struct sc_escape_opts eo;
 	struct sc_nft_ifaces ifs;
 	unsigned fams = 0;
+	size_t i;
+	int failed;
 	int err;
 
 	err = br_link_up_lo(NULL);
@@ -304,11 +308,28 @@ sc_lockdown(const struct sc_opts *o)
 	po.addrs = o->probe_addr;
 	po.n_addrs = o->n_probe_addr;
 	err = sc_probe_run(&po);
-	if (err < 0) {
-		if (err != -EPERM)
-			sc_logerr(err, "check failed: the probe could not run");
+	if (err < 0 && err != -EPERM) {
+		sc_logerr(err, "check failed: the probe could not run");
 		return 1;
 	}
+	/* The escape probe runs even when the routing probe failed, so that
+	 * one run shows every proof that does not hold. */
+	failed = err < 0;
+	memset(&eo, 0, sizeof(eo));
+	eo.proxy_uid = o->uid;
+	eo.probe_uid = o->probe_uid;
+	eo.probe_gid = (gid_t)o->probe_uid;
+	eo.families = fams;
+	eo.ifs = &ifs;
+	for (i = 0; i < o->n_probe_addr; i++) {
+		if (strchr(o->probe_addr[i], ':') == NULL && eo.addr4 == NULL)
+			eo.addr4 = o->probe_addr[i];
+		else if (strchr(o->probe_addr[i], ':') != NULL && eo.addr6 == NULL)
+			eo.addr6 = o->probe_addr[i];
+	}
+	err = sc_escape_run(&eo);
+	if (err < 0 || failed)
+		return 1;
 	sc_logx("lock-down proven: only uid %u may leave this network namespace",
 	    (unsigned)o->uid);
 	return 0;
