@@ -381,14 +381,14 @@ sc_try_do(struct sc_try *t, const char *ifname, int ifindex, const char *msg,
 		if (rc == 0 && (t->kind == T_BCAST_LIM || t->kind == T_BCAST_DIR))
 			rc = setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one));
 		if (rc == 0 && t->kind == T_UDP_UCIF) {
-			/* IP_UNICAST_IF takes the index in network byte order,
-			 * IPV6_UNICAST_IF in host order (ip(7), ipv6(7)). */
-			uint32_t v4 = htonl((uint32_t)ifindex);
-			int v6 = ifindex;
+			/* Both take the index in network byte order (the
+			 * kernel's ntohl() in do_ip_setsockopt() and
+			 * do_ipv6_setsockopt()). */
+			uint32_t v = htonl((uint32_t)ifindex);
 
 			rc = t->family == AF_INET ?
-			    setsockopt(fd, IPPROTO_IP, IP_UNICAST_IF, &v4, sizeof(v4)) :
-			    setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_IF, &v6, sizeof(v6));
+			    setsockopt(fd, IPPROTO_IP, IP_UNICAST_IF, &v, sizeof(v)) :
+			    setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_IF, &v, sizeof(v));
 		}
 		if (rc == 0 && t->kind == T_MCAST) {
 			if (t->family == AF_INET) {
