@@ -19,11 +19,12 @@ postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 # Integration scenarios (real namespaces; skipped with 77 when not root).
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
-	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-ux.sh
+	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-ux.sh \
+	tests/integration/sidecar-escape.sh
 EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.sh \
 	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
-	tests/integration/sidecar-podman.sh
+	tests/integration/sidecar-podman.sh tests/integration/sidecar-escape.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules
