@@ -45,3 +45,12 @@ tests_fuzz_sidecar_rules_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-rules"'
 tests_fuzz_sidecar_rules_replay_LDADD = $(LIBNL_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sidecar-rules.c tests/fuzz/fuzz-sidecar-rules.srcs
+
+# Fuzz target for the nf_tables dump parsers (tests/fuzz/fuzz-sidecar-nft.c).
+check_PROGRAMS += tests/fuzz/sidecar-nft-replay
+TESTS += tests/fuzz/sidecar-nft-replay
+tests_fuzz_sidecar_nft_replay_SOURCES = tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/replay.c \
+	sidecar/nft.c sidecar/log.c
+tests_fuzz_sidecar_nft_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
+EXTRA_DIST += tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/fuzz-sidecar-nft.srcs
