@@ -822,6 +822,15 @@ sc_escape_run(const struct sc_escape_opts *o)
 			    strerror(t->err), raw ? ", nothing left" : "");
 		}
 	}
+	/* Not a check, because no rule can make it pass: an AF_XDP socket
+	 * in copy mode transmits with __dev_direct_xmit(), past the egress
+	 * hook, tc and the taps alike (seen on Linux 6.18: a frame of uid
+	 * 1000 with CAP_NET_RAW arrived on the far side of a locked veth).
+	 * Only the agent's lack of CAP_NET_RAW holds against it. */
+	sc_logx("warning: NOT held by the lock-down: a process holding CAP_NET_RAW "
+	    "in this namespace can send raw frames through an AF_XDP socket, "
+	    "which no netfilter hook sees; the agent must run without NET_RAW "
+	    "(drop ALL capabilities)");
 	if (raw && !has_control)
 		sc_logx("note: no default gateway: the capture is not cross-checked by a "
 		    "datagram that does leave");

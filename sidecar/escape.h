@@ -18,6 +18,9 @@
  * egress hook, so a capture sees only what really left, and looks for the
  * nonce, the probe's TCP ports and its groups; a datagram of the proxy uid
  * to the default gateway checks that the capture sees what does leave.
+ *
+ * One door stays open and is only reported: an AF_XDP socket (CAP_NET_RAW)
+ * in copy mode transmits past every netfilter hook.
  */
 #ifndef POSTERN_SIDECAR_ESCAPE_H
 #define POSTERN_SIDECAR_ESCAPE_H

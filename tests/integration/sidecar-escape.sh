@@ -59,6 +59,8 @@ expect_eq 0 $? "lockdown-check succeeds"
 diag "$out"
 expect_match "lock-down proven" "$out" "lockdown-check says the lock-down is proven"
 expect_no_match "check failed" "$out" "no check failed"
+expect_match "warning: NOT held by the lock-down: .*AF_XDP" "$out" \
+	"lockdown-check says loudly what it cannot hold (AF_XDP with CAP_NET_RAW)"
 for what in "inet postern output drops every packet" "netdev postern egress on veth-up" \
 	"TCP bound to veth-up \(SO_BINDTODEVICE\) to $WORLD_UP4" \
 	"UDP with veth-up as unicast interface \(IP_UNICAST_IF\)" \
