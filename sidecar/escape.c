@@ -305,7 +305,10 @@ sc_plan(struct sc_shared *sh, const struct sc_escape_opts *o, int raw,
 				    sc_dst_text(&ss, text, sizeof(text)), name);
 			}
 		}
-		if (raw && ether) {
+		if (raw && ether && o->no_egress) {
+			sc_logx("note: no egress hook: no packet-socket frame is tried on %s "
+			    "(it would leave)", name);
+		} else if (raw && ether) {
 			for (i = 0; i < 2; i++) {
 				t = sc_try_add(sh, T_PACKET, AF_PACKET, k);
 				if (t == NULL)
@@ -531,7 +534,7 @@ sc_drops(const struct sc_escape_opts *o, uint64_t *sum)
 	struct sc_nft_counts c;
 	int err;
 
-	err = sc_nft_verify(o->proxy_uid, o->ifs, &c, 1);
+	err = sc_nft_verify(o->proxy_uid, o->nft_ifs, &c, 1);
 	if (err < 0)
 		return err;
 	*sum = c.output_drops + c.egress_drops;

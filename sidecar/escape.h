@@ -34,7 +34,9 @@ struct sc_escape_opts {
 	uid_t probe_uid;
 	gid_t probe_gid;
 	unsigned families;            /* SC_FAM_* bits */
-	const struct sc_nft_ifaces *ifs;
+	const struct sc_nft_ifaces *ifs;     /* the interfaces to probe */
+	const struct sc_nft_ifaces *nft_ifs; /* those with an egress chain */
+	int no_egress;                /* the kernel has no egress hook */
 	/* Unicast destinations: the default gateways when there are, else
 	 * these (numeric, may be NULL). */
 	const char *addr4, *addr6;

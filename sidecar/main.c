@@ -262,10 +262,10 @@ sc_lockdown(const struct sc_opts *o)
 {
 	struct sc_probe_opts po;
 	struct sc_escape_opts eo;
-	struct sc_nft_ifaces ifs;
+	struct sc_nft_ifaces ifs, all;
 	unsigned fams = 0;
 	size_t i;
-	int failed;
+	int failed, no_egress = 0;
 	int err;
 
 	err = br_link_up_lo(NULL);
@@ -294,6 +294,19 @@ sc_lockdown(const struct sc_opts *o)
 		return 1;
 	}
 	err = sc_nft_install(o->uid, &ifs);
+	if ((err == -EOPNOTSUPP || err == -ENOENT) && ifs.n > 0) {
+		/* A kernel without the netdev egress hook (before 5.16, or
+		 * without CONFIG_NETFILTER_EGRESS) refuses the egress chains.
+		 * The output chain still holds every IP socket; packet-socket
+		 * frames then go unchecked, which must be said, and the
+		 * probe does not pretend otherwise. */
+		sc_logx("warning: NOT held by the lock-down: this kernel has no netdev "
+		    "egress hook, so frames of AF_PACKET sockets (CAP_NET_RAW) are not "
+		    "stopped; the agent must run without NET_RAW");
+		ifs.n = 0;
+		no_egress = 1;
+		err = sc_nft_install(o->uid, &ifs);
+	}
 	if (err < 0) {
 		sc_logerr(err, "check failed: cannot install the nftables lock-down");
 		return 1;
@@ -320,7 +333,16 @@ sc_lockdown(const struct sc_opts *o)
 	eo.probe_uid = o->probe_uid;
 	eo.probe_gid = (gid_t)o->probe_uid;
 	eo.families = fams;
-	eo.ifs = &ifs;
+	/* The escape probe walks the interfaces themselves (the egress
+	 * chains may be missing, see above). */
+	err = sc_nft_ifaces_get(&all);
+	if (err < 0) {
+		sc_logerr(err, "check failed: cannot list the network interfaces");
+		return 1;
+	}
+	eo.ifs = &all;
+	eo.nft_ifs = &ifs;
+	eo.no_egress = no_egress;
 	for (i = 0; i < o->n_probe_addr; i++) {
 		if (strchr(o->probe_addr[i], ':') == NULL && eo.addr4 == NULL)
 			eo.addr4 = o->probe_addr[i];
