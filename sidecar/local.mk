@@ -46,6 +46,14 @@ tests_fuzz_sidecar_rules_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 tests_fuzz_sidecar_rules_replay_LDADD = $(LIBNL_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sidecar-rules.c tests/fuzz/fuzz-sidecar-rules.srcs
 
+# Unit test of the nf_tables read-back against recorded kernel messages.
+check_PROGRAMS += sidecar/test-nft
+TESTS += sidecar/test-nft
+sidecar_test_nft_SOURCES = sidecar/test-nft.c sidecar/nft.c sidecar/nft.h \
+	sidecar/log.c sidecar/log.h tests/unit/tap.h
+sidecar_test_nft_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
+
 # Fuzz target for the nf_tables dump parsers (tests/fuzz/fuzz-sidecar-nft.c).
 check_PROGRAMS += tests/fuzz/sidecar-nft-replay
 TESTS += tests/fuzz/sidecar-nft-replay
