@@ -939,6 +939,7 @@ struct sc_dump {
 	size_t n_chains;
 	struct sc_nft_rule rules[SC_NFT_MAX_RULES];
 	size_t n_rules;
+	struct sc_nft_rule scratch;
 	int overflow;
 };
 
@@ -1009,17 +1010,18 @@ sc_nft_dump(int fd, uint16_t msgtype, int family, struct sc_dump *d)
 						d->overflow = 1;
 				}
 			} else {
-				struct sc_nft_rule *r = &d->rules[d->n_rules];
-
-				if (d->n_rules >= SC_NFT_MAX_RULES) {
-					d->overflow = 1;
-					continue;
-				}
-				rc = sc_nft_parse_rule(nlh, r);
+				/* Parsed aside first: only rules of our table
+				 * count towards the bound, however many other
+				 * tables of the family hold. */
+				rc = sc_nft_parse_rule(nlh, &d->scratch);
 				if (rc < 0)
 					return rc;
-				if (rc == 1 && strcmp(r->table, SC_NFT_TABLE) == 0)
-					d->n_rules++;
+				if (rc != 1 || strcmp(d->scratch.table, SC_NFT_TABLE) != 0)
+					continue;
+				if (d->n_rules < SC_NFT_MAX_RULES)
+					d->rules[d->n_rules++] = d->scratch;
+				else
+					d->overflow = 1;
 			}
 		}
 	}
