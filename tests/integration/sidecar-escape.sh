@@ -106,6 +106,17 @@ for k in $KINDS; do
 	expect_ne 0 "$(far_seen "^nonce pn-proxy $k\$")" "proxy uid: $k reaches the far side"
 done
 
+# Without CAP_NET_RAW (the sidecar container may lack it) the sidecar still
+# proves the lock-down, by the drop counters alone, and says what it could
+# not try.
+out=$(in_px setpriv --inh-caps=-net_raw --bounding-set=-net_raw "$SIDECAR" lockdown-check \
+	--user $PROXY_UID --probe-addr 10.200.1.77 2>&1)
+expect_eq 0 $? "without CAP_NET_RAW: lockdown-check succeeds"
+expect_match "note: no CAP_NET_RAW" "$out" "without CAP_NET_RAW: it says so"
+expect_match "check passed: uid 65533: UDP to limited broadcast .*dropped by the filter \(1 packet\)\$" \
+	"$out" "without CAP_NET_RAW: the counters prove the broadcast was dropped"
+expect_no_match "AF_PACKET" "$out" "without CAP_NET_RAW: no packet-socket frame is claimed"
+
 # Running it again replaces the tables (no second copy), atomically.
 in_px "$SIDECAR" lockdown-check --user $PROXY_UID --probe-addr 10.200.1.77 >/dev/null 2>&1
 expect_eq 0 $? "lockdown-check again"
