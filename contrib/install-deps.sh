@@ -7,7 +7,7 @@ PACKAGES="
 autoconf automake libtool pkg-config make gcc libc6-dev
 clang libclang-rt-14-dev
 libevent-dev libssl-dev libnl-3-dev libnl-route-3-dev libc-ares-dev libinih-dev
-iproute2 dnsmasq-base curl openssl ca-certificates python3 procps psmisc util-linux
+iproute2 nftables dnsmasq-base curl openssl ca-certificates python3 procps psmisc util-linux
 bubblewrap socat git
 podman uidmap runc conmon
 tinyproxy squid wrk hyperfine

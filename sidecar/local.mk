@@ -5,8 +5,10 @@
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/engine.c sidecar/engine.h \
+	sidecar/escape.c sidecar/escape.h \
 	sidecar/jail.c sidecar/jail.h \
 	sidecar/log.c sidecar/log.h \
+	sidecar/nft.c sidecar/nft.h \
 	sidecar/pid1.c sidecar/pid1.h \
 	sidecar/probe.c sidecar/probe.h \
 	sidecar/rules.c sidecar/rules.h \
@@ -20,11 +22,12 @@ postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
 	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-ux.sh \
-	tests/integration/sidecar-run-jail.sh
+	tests/integration/sidecar-run-jail.sh tests/integration/sidecar-escape.sh
 EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.sh \
 	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
-	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-jail.sh
+	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-jail.sh \
+	tests/integration/sidecar-escape.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules
@@ -54,3 +57,20 @@ tests_fuzz_unix_names_replay_SOURCES = tests/fuzz/fuzz-unix-names.c tests/fuzz/r
 tests_fuzz_unix_names_replay_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/unix-names"'
 EXTRA_DIST += tests/fuzz/fuzz-unix-names.c tests/fuzz/fuzz-unix-names.srcs
+
+# Unit test of the nf_tables read-back against recorded kernel messages.
+check_PROGRAMS += sidecar/test-nft
+TESTS += sidecar/test-nft
+sidecar_test_nft_SOURCES = sidecar/test-nft.c sidecar/nft.c sidecar/nft.h \
+	sidecar/log.c sidecar/log.h tests/unit/tap.h
+sidecar_test_nft_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
+
+# Fuzz target for the nf_tables dump parsers (tests/fuzz/fuzz-sidecar-nft.c).
+check_PROGRAMS += tests/fuzz/sidecar-nft-replay
+TESTS += tests/fuzz/sidecar-nft-replay
+tests_fuzz_sidecar_nft_replay_SOURCES = tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/replay.c \
+	sidecar/nft.c sidecar/log.c
+tests_fuzz_sidecar_nft_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
+EXTRA_DIST += tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/fuzz-sidecar-nft.srcs

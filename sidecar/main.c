@@ -27,7 +27,9 @@
 #include "conf/config.h"
 #include "proxy/mem.h"
 #include "sidecar/engine.h"
+#include "sidecar/escape.h"
 #include "sidecar/log.h"
+#include "sidecar/nft.h"
 #include "sidecar/pid1.h"
 #include "sidecar/probe.h"
 #include "sidecar/rules.h"
@@ -329,7 +331,11 @@ static int
 sc_lockdown(const struct sc_opts *o)
 {
 	struct sc_probe_opts po;
+	struct sc_escape_opts eo;
+	struct sc_nft_ifaces ifs, all;
 	unsigned fams = 0;
+	size_t i;
+	int failed, no_egress = 0;
 	int err;
 
 	err = br_link_up_lo(NULL);
@@ -348,6 +354,35 @@ sc_lockdown(const struct sc_opts *o)
 	}
 	if (sc_rules_verify(o->uid, fams) < 0)
 		return 1;
+	/* Routing cannot say "drop": a socket bound to an interface, or one
+	 * sending to a broadcast or multicast address, is routed anyway.  The
+	 * filter is what holds; the rules above stay as a second layer that
+	 * gives an ordinary connect() a clear ENETUNREACH. */
+	err = sc_nft_ifaces_get(&ifs);
+	if (err < 0) {
+		sc_logerr(err, "check failed: cannot list the network interfaces");
+		return 1;
+	}
+	err = sc_nft_install(o->uid, &ifs);
+	if ((err == -EOPNOTSUPP || err == -ENOENT) && ifs.n > 0) {
+		/* A kernel without the netdev egress hook (before 5.16, or
+		 * without CONFIG_NETFILTER_EGRESS) refuses the egress chains.
+		 * The output chain still holds every IP socket; packet-socket
+		 * frames then go unchecked, which must be said, and the
+		 * probe does not pretend otherwise. */
+		sc_logx("warning: NOT held by the lock-down: this kernel has no netdev "
+		    "egress hook, so frames of AF_PACKET sockets (CAP_NET_RAW) are not "
+		    "stopped; the agent must run without NET_RAW");
+		ifs.n = 0;
+		no_egress = 1;
+		err = sc_nft_install(o->uid, &ifs);
+	}
+	if (err < 0) {
+		sc_logerr(err, "check failed: cannot install the nftables lock-down");
+		return 1;
+	}
+	if (sc_nft_verify(o->uid, &ifs, NULL, 0) < 0)
+		return 1;
 	memset(&po, 0, sizeof(po));
 	po.proxy_uid = o->uid;
 	po.probe_uid = o->probe_uid;
@@ -356,11 +391,37 @@ sc_lockdown(const struct sc_opts *o)
 	po.addrs = o->probe_addr;
 	po.n_addrs = o->n_probe_addr;
 	err = sc_probe_run(&po);
-	if (err < 0) {
-		if (err != -EPERM)
-			sc_logerr(err, "check failed: the probe could not run");
+	if (err < 0 && err != -EPERM) {
+		sc_logerr(err, "check failed: the probe could not run");
 		return 1;
 	}
+	/* The escape probe runs even when the routing probe failed, so that
+	 * one run shows every proof that does not hold. */
+	failed = err < 0;
+	memset(&eo, 0, sizeof(eo));
+	eo.proxy_uid = o->uid;
+	eo.probe_uid = o->probe_uid;
+	eo.probe_gid = (gid_t)o->probe_uid;
+	eo.families = fams;
+	/* The escape probe walks the interfaces themselves (the egress
+	 * chains may be missing, see above). */
+	err = sc_nft_ifaces_get(&all);
+	if (err < 0) {
+		sc_logerr(err, "check failed: cannot list the network interfaces");
+		return 1;
+	}
+	eo.ifs = &all;
+	eo.nft_ifs = &ifs;
+	eo.no_egress = no_egress;
+	for (i = 0; i < o->n_probe_addr; i++) {
+		if (strchr(o->probe_addr[i], ':') == NULL && eo.addr4 == NULL)
+			eo.addr4 = o->probe_addr[i];
+		else if (strchr(o->probe_addr[i], ':') != NULL && eo.addr6 == NULL)
+			eo.addr6 = o->probe_addr[i];
+	}
+	err = sc_escape_run(&eo);
+	if (err < 0 || failed)
+		return 1;
 	sc_logx("lock-down proven: only uid %u may leave this network namespace",
 	    (unsigned)o->uid);
 	return 0;
@@ -574,9 +635,9 @@ main(int argc, char **argv)
 		ro.argv = o.argv;
 		return sc_run_main(&ro);
 	case SC_MODE_UNLOCK:
-		if (sc_rules_remove(SC_FAM_V4 | SC_FAM_V6) < 0)
+		if (sc_rules_remove(SC_FAM_V4 | SC_FAM_V6) < 0 || sc_nft_remove() < 0)
 			return 1;
-		sc_logx("lock-down rules removed");
+		sc_logx("lock-down rules and nftables tables removed");
 		return 0;
 	case SC_MODE_CHECK:
 		return sc_lockdown(&o);

@@ -285,3 +285,25 @@ sc_probe_run(const struct sc_probe_opts *o)
 		return err;
 	return failed + err == 0 ? 0 : -EPERM;
 }
+
+int
+sc_probe_gateway(int family, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sc_target t[2];
+	unsigned has_default = 0;
+	size_t n = 0, i;
+	int err;
+
+	err = sc_find_gateways(family == AF_INET ? SC_FAM_V4 : SC_FAM_V6, t, &n, 2,
+	    &has_default);
+	if (err < 0)
+		return err;
+	for (i = 0; i < n; i++) {
+		if (t[i].ss.ss_family == family) {
+			*ss = t[i].ss;
+			*len = t[i].len;
+			return 1;
+		}
+	}
+	return 0;
+}

@@ -14,6 +14,7 @@
 #define POSTERN_SIDECAR_PROBE_H
 
 #include <stddef.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 /* The default "public" probe destinations: documentation addresses (RFC
@@ -47,5 +48,13 @@ int sc_probe_addr_valid(const char *s);
  * probe could not run (fork, netlink).
  */
 int sc_probe_run(const struct sc_probe_opts *opts);
+
+/*
+ * The main table's default gateway of FAMILY (AF_INET or AF_INET6) into *SS
+ * and *LEN (port 53; a link-local gateway carries its interface as scope).
+ * Returns 1 when there is one, 0 when there is none, or a negative errno.
+ */
+struct sockaddr_storage;
+int sc_probe_gateway(int family, struct sockaddr_storage *ss, socklen_t *len);
 
 #endif

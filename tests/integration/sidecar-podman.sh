@@ -127,6 +127,13 @@ wait_serving "$CTR"
 logs=$(pm logs "$CTR" 2>&1)
 expect_match "lock-down proven" "$logs" "the container proved the lock-down"
 expect_match "serving as uid 65532" "$logs" "and serves as 65532"
+# Without NET_RAW the nftables lock-down still holds and is proven by its
+# drop counters; the sidecar says what it could not try.
+expect_match "check passed: nftables: inet postern output drops" "$logs" \
+	"the container installed and read back the nftables tables"
+expect_match "check passed: uid 65533: UDP bound to veth-up \(SO_BINDTODEVICE\).*dropped by the filter" \
+	"$logs" "the container's escape probe: a device-bound datagram dropped"
+expect_match "note: no CAP_NET_RAW" "$logs" "without NET_RAW it says what it could not prove live"
 
 expect_eq ENETUNREACH "$(conn $AGENT_UID tcp "$WORLD_UP4" 443)" "agent: direct TCP is ENETUNREACH"
 expect_eq ENETUNREACH "$(conn $AGENT_UID udp "$WORLD_DNS" 53)" "agent: UDP DNS is ENETUNREACH"

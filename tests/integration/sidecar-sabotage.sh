@@ -3,7 +3,9 @@
 # which check failed, when the lock-down does not hold: a rule inserted
 # above ours that routes every uid, one at our own priority before ours, a
 # goto past the unreachable rule, and a live probe that gets through (the
-# probe uid set to the proxy uid, which the read-back alone cannot catch).
+# probe uid set to the proxy uid, which the read-back alone cannot catch);
+# an nftables table of our name that another process owns (ours cannot
+# replace it), and a probe whose escapes the capture sees leave.
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 sc_world_up
 
@@ -75,4 +77,46 @@ expect_eq 1 $? "a probe that gets through: lockdown-check fails"
 expect_match "check passed: IPv4 rules read back in order" "$out" "(the read-back passed)"
 expect_match "check failed: uid $PROXY_UID reached for default gateway $WORLD_UP4 \(tcp\)" \
 	"$out" "the failure names the probe that got through"
+# The escape probe runs too and sees its own frames leave (as the proxy
+# uid they are let out): the capture is a witness, not a formality.
+expect_match "check failed: uid $PROXY_UID: UDP bound to veth-up \(SO_BINDTODEVICE\) .*LEFT veth-up" \
+	"$out" "the escape probe saw a device-bound datagram leave"
+expect_match "check failed: uid $PROXY_UID: UDP to limited broadcast .*LEFT veth-up" \
+	"$out" "the escape probe saw a broadcast leave"
+
+# nftables: whatever is in our tables is replaced, so a table altered or
+# emptied before the start is repaired, not trusted...
+if command -v nft >/dev/null 2>&1; then
+	in_px nft delete rule inet postern output handle \
+		"$(in_px nft -a list chain inet postern output | sed -n 's/.*counter.*drop # handle //p' | tail -1)" ||
+		die "cannot delete our drop rule"
+	in_px nft add table inet postern '{ flags dormant; }' || die "cannot make the table dormant"
+	in_px nft delete table netdev postern || die "cannot delete the netdev table"
+	check >/dev/null
+	expect_eq 0 $? "an altered, dormant table and a missing one: repaired, and proven"
+	expect_no_match "dormant" "$(in_px nft list table inet postern)" "the table is active again"
+	expect_match "meta skuid != $PROXY_UID counter packets [0-9]+ bytes [0-9]+ drop" \
+		"$(in_px nft list chain inet postern output)" "the drop rule is back"
+	expect_match "hook egress device \"veth-up\"" "$(in_px nft list table netdev postern)" \
+		"the egress chain is back"
+	# ...but a table of our name that another process owns (NFT_TABLE_F_OWNER)
+	# cannot be replaced, and then nothing is served.
+	in_px "$SIDECAR" unlock >/dev/null 2>&1
+	mkfifo "$WORLD_DIR/nft.in"
+	in_px nft -i <"$WORLD_DIR/nft.in" >/dev/null 2>&1 &
+	nft_pid=$!
+	exec 7>"$WORLD_DIR/nft.in"
+	echo 'add table inet postern { flags owner; }' >&7
+	i=0
+	while ! in_px nft list tables | grep -q 'inet postern' && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	out=$(in_px "$SIDECAR" --user $PROXY_UID --probe-addr 10.200.1.77 2>&1)
+	expect_eq 1 $? "a table of our name owned by another process: the sidecar refuses"
+	expect_match "check failed: cannot install the nftables lock-down" "$out" "and says why"
+	expect_match "refusing to start the proxy" "$out" "and does not serve"
+	exec 7>&-
+	wait $nft_pid
+fi
 exit 0
