@@ -168,7 +168,21 @@ px_server_reload(struct px_server *srv, struct cf_diag *diag_out, const char *tr
 	int rc = -1;
 
 	memset(&local, 0, sizeof(local));
-	nc = cf_config_load(srv->config_path, srv->ov, diag);
+	if (srv->load_once) {
+		/* postern-sidecar run: the only one who could have changed the
+		 * file since the start is the command it seals. */
+		char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
+		if (nv != NULL) {
+			diag->errors = nv;
+			if (asprintf(&nv[diag->nerrors], "%s: this proxy reads its config once, at "
+			    "start, and never reloads it", srv->config_path ? srv->config_path :
+			    "<built-in>") >= 0)
+				diag->nerrors++;
+		}
+		nc = NULL;
+	} else {
+		nc = cf_config_load(srv->config_path, srv->ov, diag);
+	}
 	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
 		cf_config_free(nc);
 		nc = NULL;
@@ -282,6 +296,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	ov.default_name = opts->session_name;
 	srv.ov = &ov;
 	srv.human = opts->human;
+	srv.load_once = opts->load_once;
 	srv.config_path = opts->config_path;
 
 	memset(&diag, 0, sizeof(diag));
@@ -334,7 +349,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	}
 	/* Watching is a convenience (SIGHUP and POST /reload still work), so
 	 * a watch that cannot be set up is a warning, not a refusal. */
-	if (opts->config_path != NULL) {
+	if (opts->config_path != NULL && !opts->load_once) {
 		srv.watch = px_watch_new(&srv);
 		if (srv.watch == NULL)
 			log_warn("cannot watch %s for changes; reload with SIGHUP", opts->config_path);

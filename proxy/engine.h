@@ -33,6 +33,10 @@ struct px_engine_opts {
 	 * stderr, send it nowhere instead (postern-sidecar run, where stderr
 	 * is the terminal CMD shares). */
 	int human;
+	/* Nonzero: read the config once, at start, and never again: no
+	 * inotify watch, and SIGHUP and POST /reload are refused (postern-sidecar
+	 * run, where nobody but the command being sealed could edit the file). */
+	int load_once;
 	/* When >= 0: one byte is written to this descriptor once every
 	 * listener is bound and privileges are dropped, then it is closed. */
 	int ready_fd;

@@ -55,6 +55,7 @@ struct px_server {
 	const struct cf_overrides *ov;
 	int stopping;
 	int human;                /* one plain stderr line per refusal */
+	int load_once;            /* the config is never reloaded */
 	struct event *idle_trim;  /* armed when the last connection closes */
 	struct px_stats *metrics; /* counters for /metrics (stats.c) */
 	struct px_admin *admin;
@@ -71,7 +72,7 @@ struct px_server {
  * Reload the config file: parse and validate it completely; on success swap
  * the snapshot (generation + 1), rebind listeners whose set changed, and,
  * with revoke = yes, close tunnels the new rules refuse.  On failure the old
- * snapshot stays in force.  Every error is appended to DIAG (may be NULL)
+ * snapshot stays in force; with SRV->load_once every reload is refused.  Every error is appended to DIAG (may be NULL)
  * and logged.  Returns 0 when the new config was taken, -1 otherwise.
  */
 int px_server_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger);
