@@ -101,6 +101,15 @@ struct cf_overrides {
 	uid_t user;
 	const char *default_name;        /* name of the default session, or
 	                                  * NULL for "default" */
+	/* Nonzero: refuse a file that anyone but root or the proxy's own user
+	 * could change (sshd's StrictModes; see cf_config_load()).  The
+	 * proxy's own user is the caller's effective uid, USER when has_user
+	 * is set, and with trust_file_user also the [proxy] user the file
+	 * names (at start-up, before the privilege drop, never at a reload:
+	 * a file must not vouch for itself once the proxy runs as that
+	 * user). */
+	int strict_modes;
+	int trust_file_user;
 };
 
 /*
@@ -108,6 +117,14 @@ struct cf_overrides {
  * is NULL, with OV applied (may be NULL).  Returns a new snapshot with one
  * reference, or NULL when the file cannot be read or has any error; every
  * error is appended to DIAG (which may be NULL).  Warnings go to DIAG too.
+ *
+ * With OV->strict_modes, the file is also refused ("PATH: why") when the
+ * file it resolves to (symlinks followed), or any directory from it up to
+ * /, or the directory that holds PATH itself (where a symlink may be
+ * swapped) is owned by another uid than root or the proxy's own user, or
+ * is writable by its group or by others.  A sticky directory owned by
+ * root (/tmp) is accepted on the way, never as the one holding the file:
+ * there anyone may create the name once it is gone.
  */
 struct cf_config *cf_config_load(const char *path, const struct cf_overrides *ov,
     struct cf_diag *diag);

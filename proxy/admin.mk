@@ -25,6 +25,7 @@ ADMIN_SCENARIOS = \
 	tests/integration/reload-broken.sh \
 	tests/integration/reload-configmap.sh \
 	tests/integration/reload-load.sh \
+	tests/integration/reload-perms.sh \
 	tests/integration/reload-revoke.sh \
 	tests/integration/reload-sessions.sh
 TESTS += $(ADMIN_SCENARIOS)

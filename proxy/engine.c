@@ -294,6 +294,11 @@ px_engine_main(const struct px_engine_opts *opts)
 	ov.has_user = opts->has_user;
 	ov.user = opts->user;
 	ov.default_name = opts->session_name;
+	ov.strict_modes = opts->strict_modes;
+	/* At start the proxy may still be root, and the user it is about to
+	 * become is the one the file names; once it serves, that is its own
+	 * euid, and a new file's user = line must not vouch for the file. */
+	ov.trust_file_user = 1;
 	srv.ov = &ov;
 	srv.human = opts->human;
 	srv.load_once = opts->load_once;
@@ -311,6 +316,7 @@ px_engine_main(const struct px_engine_opts *opts)
 		return 2;
 	}
 	cf_diag_free(&diag);
+	ov.trust_file_user = 0;
 	srv.generation = 1;
 	srv.started_at = time(NULL);
 	srv.last_reload_ok = 1;
