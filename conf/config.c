@@ -442,13 +442,101 @@ parse_size(const char *s, size_t *out, const char **why)
 	return 0;
 }
 
+/* A uid or gid: decimal, 0 to 2^31-1, as the user key takes them. */
+static int
+parse_id(const char *s, size_t len, unsigned long long *v)
+{
+	if (len == 1 && s[0] == '0') {
+		*v = 0;
+		return 0;
+	}
+	return parse_uint(s, len, 0x7fffffff, v);
+}
+
+/* The options after a UNIX listener's path: "owner=UID group=GID
+ * mode=OCTAL", separated by blanks. */
+static int
+listen_options(const char *p, struct cf_listen *l, const char **why)
+{
+	for (;;) {
+		const char *w, *eq;
+		size_t n, klen;
+		unsigned long long v;
+		while (is_blank(*p))
+			p++;
+		if (*p == '\0')
+			return 0;
+		w = p;
+		while (*p != '\0' && !is_blank(*p))
+			p++;
+		n = (size_t)(p - w);
+		eq = memchr(w, '=', n);
+		klen = eq ? (size_t)(eq - w) : n;
+		if (eq != NULL && klen == 5 && memcmp(w, "owner", 5) == 0) {
+			if (l->has_owner) {
+				*why = "owner= is given twice";
+				return -EINVAL;
+			}
+			if (parse_id(eq + 1, n - 6, &v) != 0) {
+				*why = "owner= takes a numeric uid (there is no /etc/passwd in a scratch image)";
+				return -EINVAL;
+			}
+			l->has_owner = 1;
+			l->owner = (uid_t)v;
+		} else if (eq != NULL && klen == 5 && memcmp(w, "group", 5) == 0) {
+			if (l->has_group) {
+				*why = "group= is given twice";
+				return -EINVAL;
+			}
+			if (parse_id(eq + 1, n - 6, &v) != 0) {
+				*why = "group= takes a numeric gid (there is no /etc/group in a scratch image)";
+				return -EINVAL;
+			}
+			l->has_group = 1;
+			l->group = (gid_t)v;
+		} else if (eq != NULL && klen == 4 && memcmp(w, "mode", 4) == 0) {
+			const char *d = eq + 1;
+			size_t dn = n - 5, i;
+			unsigned m = 0;
+			if (l->has_mode) {
+				*why = "mode= is given twice";
+				return -EINVAL;
+			}
+			/* Three octal digits, or four with a leading 0: 0660, 660. */
+			for (i = 0; i < dn && i < 8; i++) {
+				if (d[i] < '0' || d[i] > '7') {
+					*why = "mode= takes three or four octal digits, like 0660";
+					return -EINVAL;
+				}
+				m = m * 8 + (unsigned)(d[i] - '0');
+			}
+			if (dn >= 8 || m > 0777) {
+				*why = "mode= takes permission bits only, at most 0777 (no setuid, setgid or sticky bit)";
+				return -EINVAL;
+			}
+			if (dn < 3 || dn > 4) {
+				*why = "mode= takes three or four octal digits, like 0660";
+				return -EINVAL;
+			}
+			l->has_mode = 1;
+			l->mode = (mode_t)m;
+		} else {
+			*why = "unknown listener option (a UNIX listener takes owner=UID, group=GID, mode=OCTAL)";
+			return -EINVAL;
+		}
+	}
+}
+
 int
 cf_listen_parse(const char *s, struct cf_listen *l, const char **why)
 {
 	memset(l, 0, sizeof(*l));
 	if (strncmp(s, "unix:", 5) == 0) {
 		const char *path = s + 5;
-		size_t n = strlen(path);
+		size_t n = 0;
+		/* The path ends at the first blank; what follows are options. */
+		while (path[n] != '\0' && !is_blank(path[n]))
+			n++;
 		if (n == 0 || path[0] != '/') {
 			*why = "a UNIX socket path must be absolute";
 			return -EINVAL;
@@ -458,10 +546,21 @@ cf_listen_parse(const char *s, struct cf_listen *l, const char **why)
 			return -EINVAL;
 		}
 		l->kind = CF_LISTEN_UNIX;
-		memcpy(l->path, path, n + 1);
+		memcpy(l->path, path, n);
+		l->path[n] = '\0';
+		l->mode = 0660;
+		if (listen_options(path + n, l, why) != 0)
+			return -EINVAL;
 	} else if (strncmp(s, "tcp:", 4) == 0) {
 		struct cf_host h;
 		uint16_t port = 0;
+		size_t n = 0;
+		while (s[4 + n] != '\0' && !is_blank(s[4 + n]))
+			n++;
+		if (s[4 + n] != '\0') {
+			*why = "owner=, group= and mode= apply to unix: listeners only";
+			return -EINVAL;
+		}
 		if (cf_authority_parse(s + 4, strlen(s + 4), 0, &h, &port, why) != 0)
 			return -EINVAL;
 		if (h.kind == CF_HOST_NAME) {
@@ -635,6 +734,10 @@ handler(void *user, const char *section, const char *key, const char *value)
 			if (add_listen(b, &one, &n, value) == 0) {
 				if (one[0].kind != CF_LISTEN_UNIX) {
 					err_at(b, b->line, "the admin socket must be unix:PATH (%s)", shown);
+					free(one[0].text);
+				} else if (one[0].has_owner || one[0].has_group || one[0].has_mode) {
+					err_at(b, b->line, "the admin socket takes no owner=, group= or mode= "
+					    "(it is 0600, or 0660 with admin_group) (%s)", shown);
 					free(one[0].text);
 				} else {
 					p->admin = one[0];

@@ -22,10 +22,17 @@ enum cf_listen_kind {
 
 struct cf_listen {
 	enum cf_listen_kind kind;
-	char *text;                   /* "unix:/run/x.sock" as written */
+	char *text;                   /* "unix:/run/x.sock mode=0600" as written */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct sockaddr_storage addr; /* TCP only */
 	socklen_t addrlen;
+	/* UNIX only: the socket file's owner, group and mode, applied at
+	 * every bind (owner=, group=, mode=).  Without owner= or group= the
+	 * file keeps the uid or gid of the process that binds it. */
+	int has_owner, has_group, has_mode;
+	uid_t owner;
+	gid_t group;
+	mode_t mode;                  /* 0660 unless mode= */
 	const char *file;
 	int line;
 };
@@ -198,8 +205,11 @@ void cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
     const struct cf_decision *allowed, const struct sockaddr *sa, struct cf_decision *d);
 
 /*
- * Parse a listen address "unix:PATH" or "tcp:ADDR:PORT" into L (the caller
- * frees L->text).  Returns 0 or -EINVAL with *WHY.
+ * Parse a listen address "unix:PATH [owner=UID] [group=GID] [mode=OCTAL]"
+ * or "tcp:ADDR:PORT" into L (the caller frees L->text).  PATH ends at the
+ * first blank; UID and GID are decimal (0-2147483647, no sign, no leading
+ * zero), OCTAL is three or four octal digits, at most 0777; each option at
+ * most once.  Returns 0 or -EINVAL with *WHY.
  */
 int cf_listen_parse(const char *s, struct cf_listen *l, const char **why);
 

@@ -21,6 +21,7 @@ ADMIN_SCENARIOS = \
 	tests/integration/admin-examples.sh \
 	tests/integration/admin-perms.sh \
 	tests/integration/admin-status.sh \
+	tests/integration/listen-perms.sh \
 	tests/integration/reload-audit.sh \
 	tests/integration/reload-broken.sh \
 	tests/integration/reload-configmap.sh \

@@ -114,6 +114,38 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 	struct px_listener *l, *next;
 	struct px_listener *first_new = TAILQ_LAST(&srv->listeners, px_listener_list);
 	size_t i, j;
+	int bad = 0;
+
+	/*
+	 * First, whether every socket file can have the owner, group and mode
+	 * NC gives it: after the privilege drop a new socket for another uid,
+	 * or a changed one the proxy does not own, needs a restart.  Nothing
+	 * is bound or changed unless all can.
+	 */
+	for (i = 0; i < cf_config_nsessions(nc); i++) {
+		const struct cf_session *s = cf_config_session(nc, i);
+		for (j = 0; j < s->nlisten; j++) {
+			struct px_listener *cur = NULL;
+			char why[256];
+			TAILQ_FOREACH(l, &srv->listeners, entry)
+				if (px_listener_is(l, &s->listen[j], s->name))
+					cur = l;
+			if (px_listener_perms_check(cur, &s->listen[j], why, sizeof(why)) == 0)
+				continue;
+			bad = 1;
+			if (diag != NULL) {
+				char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
+				if (nv != NULL) {
+					diag->errors = nv;
+					if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s: %s",
+					    s->listen[j].file, s->listen[j].line, s->listen[j].text, why) >= 0)
+						diag->nerrors++;
+				}
+			}
+		}
+	}
+	if (bad)
+		return -1;
 
 	for (i = 0; i < cf_config_nsessions(nc); i++) {
 		const struct cf_session *s = cf_config_session(nc, i);
@@ -154,6 +186,16 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 		if (!keep) {
 			log_info("reload: no longer listening on %s (session %s)", l->where.text, l->session);
 			px_listener_close(srv, l);
+		}
+	}
+	/* The listeners kept: the owner, group and mode NC gives them (the
+	 * check above said it can be done). */
+	TAILQ_FOREACH(l, &srv->listeners, entry) {
+		for (i = 0; i < cf_config_nsessions(nc); i++) {
+			const struct cf_session *s = cf_config_session(nc, i);
+			for (j = 0; j < s->nlisten; j++)
+				if (px_listener_is(l, &s->listen[j], s->name))
+					(void)px_listener_set_perms(l, &s->listen[j]);
 		}
 	}
 	return 0;
