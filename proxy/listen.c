@@ -192,8 +192,7 @@ bind_unix(struct px_listener *l, const struct cf_listen *w)
 		/* Make the directory if it is missing (one level, 0755). */
 		char dir[sizeof(sun.sun_path)];
 		char *slash;
-		strncpy(dir, path, sizeof(dir) - 1);
-		dir[sizeof(dir) - 1] = '\0';
+		snprintf(dir, sizeof(dir), "%s", path);
 		slash = strrchr(dir, '/');
 		if (slash != NULL && slash != dir) {
 			*slash = '\0';
