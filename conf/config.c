@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <ini.h>
 #include <openssl/evp.h>
@@ -1323,6 +1324,20 @@ who_writes(mode_t m)
 }
 
 /*
+ * Nonzero when PATH is on a read-only mount: nobody can write it through
+ * this view, whatever its mode says.  A Kubernetes ConfigMap volume's root
+ * is 0777 (the kubelet's emptyDir), mounted read-only into the container;
+ * only the kubelet, outside, writes it.
+ */
+static int
+read_only_mount(const char *path)
+{
+	struct statvfs sv;
+
+	return statvfs(path, &sv) == 0 && (sv.f_flag & ST_RDONLY) != 0;
+}
+
+/*
  * Check every directory from the one holding FILE (an absolute path with
  * no symlinks) up to /.  The first one holds the file itself; only above
  * it may a sticky root-owned directory be writable by all (/tmp), because
@@ -1356,6 +1371,8 @@ check_dirs(struct builder *b, const char *file, const struct trust *t)
 			err_at(b, 0, "directory %s is owned by uid %u, not by root or the proxy's own "
 			    "user: that uid could replace the config and widen the policy",
 			    dir, (unsigned)st.st_uid);
+		} else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && read_only_mount(dir)) {
+			/* Writable by its mode, but not on this mount. */
 		} else if (first && (st.st_mode & S_ISVTX) && (st.st_mode & (S_IWGRP | S_IWOTH))) {
 			err_at(b, 0, "directory %s is writable by %s (mode %04o, sticky): anyone may "
 			    "create the config's name there while it is gone; keep the config in a "
@@ -1393,7 +1410,7 @@ check_modes(struct builder *b, const char *path, const struct stat *fst, const s
 	if (!trusted(t, fst->st_uid))
 		err_at(b, 0, "owned by uid %u, not by root or the proxy's own user: that uid "
 		    "could widen the policy; chown it to root", (unsigned)fst->st_uid);
-	if ((fst->st_mode & (S_IWGRP | S_IWOTH)) != 0)
+	if ((fst->st_mode & (S_IWGRP | S_IWOTH)) != 0 && !read_only_mount(real))
 		err_at(b, 0, "writable by %s (mode %04o): they could widen the policy; chmod go-w %s",
 		    who_writes(fst->st_mode), (unsigned)(fst->st_mode & 07777), real);
 	check_dirs(b, real, t);

@@ -79,6 +79,26 @@ refused_at_start "a file right in a sticky directory, like /tmp" \
 	"directory $WORLD_DIR/sticky is writable by its group and by others \\(mode 1777, sticky\\)" \
 	"$WORLD_DIR/sticky/p.ini"
 
+# A Kubernetes ConfigMap as the kubelet mounts it: the volume's root is
+# 0777 (an emptyDir), the files live in a root-owned 0755 directory behind
+# ..data, and the container sees the volume read-only.  Writable, it is
+# refused; on a read-only mount (in a mount namespace of its own) it passes.
+cm="$WORLD_DIR/cm"
+mkdir -m 0777 "$cm"
+chmod 0777 "$cm"
+mkdir -m 0755 "$cm/..2026_1"
+base >"$cm/..2026_1/postern.ini"
+ln -s ..2026_1 "$cm/..data"
+ln -s ..data/postern.ini "$cm/postern.ini"
+"$POSTERN_PROXY" --check -c "$cm/postern.ini" >/dev/null 2>"$WORLD_DIR/check.out"
+expect_eq 2 $? "a ConfigMap layout in a writable 0777 directory is refused"
+expect_match "^$cm/postern.ini: directory $cm is writable" "$(cat "$WORLD_DIR/check.out")" \
+	"naming the volume's directory"
+out=$(unshare -m --propagation private sh -c 'mount --bind "$1" "$1" &&
+	mount -o remount,bind,ro "$1" && exec "$2" --check -c "$1/postern.ini"' sh "$cm" "$POSTERN_PROXY" 2>&1)
+expect_eq 0 $? "the same mounted read-only, as the kubelet mounts it, passes --check"
+expect_match "^$cm/postern.ini: ok" "$out" "and is summarised"
+
 # The proxy's own user may own it (a root-owned directory under /tmp, the
 # world's, is fine: /tmp is sticky and root's, and above the file's own).
 cat >"$D/own.ini" <<EOF
