@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,7 +132,12 @@ apply_perms(struct px_listener *l, const struct cf_listen *w)
 		log_warn("chown %s", w->path);
 		return -1;
 	}
-	if (chmod(w->path, w->mode) != 0) {
+	/* Never through a symlink that replaced the socket: as root, that
+	 * would change the mode of whatever file it names.  glibc does
+	 * AT_SYMLINK_NOFOLLOW through /proc; without /proc, chmod only what
+	 * is still a socket. */
+	if (fchmodat(AT_FDCWD, w->path, w->mode, AT_SYMLINK_NOFOLLOW) != 0 &&
+	    (lstat(w->path, &st) != 0 || !S_ISSOCK(st.st_mode) || chmod(w->path, w->mode) != 0)) {
 		log_warn("chmod %s", w->path);
 		return -1;
 	}
