@@ -137,8 +137,11 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 				char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
 				if (nv != NULL) {
 					diag->errors = nv;
-					if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s: %s",
-					    s->listen[j].file, s->listen[j].line, s->listen[j].text, why) >= 0)
+					/* It was bound as root at start; a restart
+					 * can do it again. */
+					if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s: %s; "
+					    "restart the proxy to apply it", s->listen[j].file,
+					    s->listen[j].line, s->listen[j].text, why) >= 0)
 						diag->nerrors++;
 				}
 			}

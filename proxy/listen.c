@@ -101,17 +101,15 @@ px_listener_perms_check(const struct px_listener *cur, const struct cf_listen *w
 	if (wu != euid || fu != euid) {
 		if (cur == NULL)
 			snprintf(why, size, "only root can make a socket owned by uid %u, and the proxy "
-			    "runs as uid %u now: restart it to apply this", (unsigned)wu, (unsigned)euid);
+			    "runs as uid %u", (unsigned)wu, (unsigned)euid);
 		else
-			snprintf(why, size, "the socket belongs to uid %u and the proxy runs as uid %u "
-			    "now: restart it to change its owner, group or mode", (unsigned)fu,
-			    (unsigned)euid);
+			snprintf(why, size, "the socket belongs to uid %u and the proxy runs as uid %u, "
+			    "so it cannot change its owner, group or mode", (unsigned)fu, (unsigned)euid);
 		return -EPERM;
 	}
 	if (wg != fg && !have_gid(wg)) {
 		snprintf(why, size, "only root can give the socket to gid %u, and the proxy runs "
-		    "as uid %u gid %u now: restart it to apply this", (unsigned)wg, (unsigned)euid,
-		    (unsigned)getegid());
+		    "as uid %u gid %u", (unsigned)wg, (unsigned)euid, (unsigned)getegid());
 		return -EPERM;
 	}
 	return 0;
@@ -280,7 +278,10 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 		char why[256];
 		int fd;
 		if (px_listener_perms_check(NULL, w, why, sizeof(why)) != 0) {
-			log_warnx("%s:%d: cannot listen on %s: %s", w->file, w->line, w->text, why);
+			if (w->line > 0)
+				log_warnx("%s:%d: cannot listen on %s: %s", w->file, w->line, w->text, why);
+			else
+				log_warnx("%s: cannot listen on %s: %s", w->file, w->text, why);
 			goto fail;
 		}
 		fd = bind_unix(l, w);

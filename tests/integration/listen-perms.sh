@@ -97,7 +97,7 @@ fi
 write_conf 0660
 code=$(admin_curl -o "$WORLD_DIR/r.body" -w '%{http_code}' -X POST http://postern/reload)
 expect_eq 409 "$code" "a new mode for a.sock after the drop: the reload is refused (409)"
-expect_match "\"$conf:10: cannot listen on unix:$S/a.sock owner=$A group=$A mode=0660: the socket belongs to uid $A and the proxy runs as uid 65532 now: restart it" \
+expect_match "\"$conf:10: cannot listen on unix:$S/a.sock owner=$A group=$A mode=0660: the socket belongs to uid $A and the proxy runs as uid 65532, so it cannot change its owner, group or mode; restart the proxy to apply it" \
 	"$(cat "$WORLD_DIR/r.body")" "with FILE:LINE and the need for a restart"
 expect_eq 1 "$(generation)" "the old config stays in force"
 expect_eq "600 $A $A" "$(perm "$S/a.sock")" "a.sock is unchanged"
@@ -106,7 +106,7 @@ expect_eq "600 $A $A" "$(perm "$S/a.sock")" "a.sock is unchanged"
 write_conf 0600 "[session c]" "listen = unix:$S2/c.sock owner=4103"
 code=$(admin_curl -o "$WORLD_DIR/r.body" -w '%{http_code}' -X POST http://postern/reload)
 expect_eq 409 "$code" "a new socket owned by 4103 after the drop: refused (409)"
-expect_match "$conf:14: cannot listen on unix:$S2/c.sock owner=4103: only root can make a socket owned by uid 4103" \
+expect_match "$conf:14: cannot listen on unix:$S2/c.sock owner=4103: only root can make a socket owned by uid 4103, and the proxy runs as uid 65532; restart the proxy" \
 	"$(cat "$WORLD_DIR/r.body")" "with FILE:LINE"
 [ ! -e "$S2/c.sock" ] && ok "c.sock was not made" || fail "c.sock was made"
 expect_eq 1 "$(generation)" "the old config still in force"
