@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <ini.h>
 #include <openssl/evp.h>
@@ -441,13 +443,101 @@ parse_size(const char *s, size_t *out, const char **why)
 	return 0;
 }
 
+/* A uid or gid: decimal, 0 to 2^31-1, as the user key takes them. */
+static int
+parse_id(const char *s, size_t len, unsigned long long *v)
+{
+	if (len == 1 && s[0] == '0') {
+		*v = 0;
+		return 0;
+	}
+	return parse_uint(s, len, 0x7fffffff, v);
+}
+
+/* The options after a UNIX listener's path: "owner=UID group=GID
+ * mode=OCTAL", separated by blanks. */
+static int
+listen_options(const char *p, struct cf_listen *l, const char **why)
+{
+	for (;;) {
+		const char *w, *eq;
+		size_t n, klen;
+		unsigned long long v;
+		while (is_blank(*p))
+			p++;
+		if (*p == '\0')
+			return 0;
+		w = p;
+		while (*p != '\0' && !is_blank(*p))
+			p++;
+		n = (size_t)(p - w);
+		eq = memchr(w, '=', n);
+		klen = eq ? (size_t)(eq - w) : n;
+		if (eq != NULL && klen == 5 && memcmp(w, "owner", 5) == 0) {
+			if (l->has_owner) {
+				*why = "owner= is given twice";
+				return -EINVAL;
+			}
+			if (parse_id(eq + 1, n - 6, &v) != 0) {
+				*why = "owner= takes a numeric uid (there is no /etc/passwd in a scratch image)";
+				return -EINVAL;
+			}
+			l->has_owner = 1;
+			l->owner = (uid_t)v;
+		} else if (eq != NULL && klen == 5 && memcmp(w, "group", 5) == 0) {
+			if (l->has_group) {
+				*why = "group= is given twice";
+				return -EINVAL;
+			}
+			if (parse_id(eq + 1, n - 6, &v) != 0) {
+				*why = "group= takes a numeric gid (there is no /etc/group in a scratch image)";
+				return -EINVAL;
+			}
+			l->has_group = 1;
+			l->group = (gid_t)v;
+		} else if (eq != NULL && klen == 4 && memcmp(w, "mode", 4) == 0) {
+			const char *d = eq + 1;
+			size_t dn = n - 5, i;
+			unsigned m = 0;
+			if (l->has_mode) {
+				*why = "mode= is given twice";
+				return -EINVAL;
+			}
+			/* Three octal digits, or four with a leading 0: 0660, 660. */
+			for (i = 0; i < dn && i < 8; i++) {
+				if (d[i] < '0' || d[i] > '7') {
+					*why = "mode= takes three or four octal digits, like 0660";
+					return -EINVAL;
+				}
+				m = m * 8 + (unsigned)(d[i] - '0');
+			}
+			if (dn >= 8 || m > 0777) {
+				*why = "mode= takes permission bits only, at most 0777 (no setuid, setgid or sticky bit)";
+				return -EINVAL;
+			}
+			if (dn < 3 || dn > 4) {
+				*why = "mode= takes three or four octal digits, like 0660";
+				return -EINVAL;
+			}
+			l->has_mode = 1;
+			l->mode = (mode_t)m;
+		} else {
+			*why = "unknown listener option (a UNIX listener takes owner=UID, group=GID, mode=OCTAL)";
+			return -EINVAL;
+		}
+	}
+}
+
 int
 cf_listen_parse(const char *s, struct cf_listen *l, const char **why)
 {
 	memset(l, 0, sizeof(*l));
 	if (strncmp(s, "unix:", 5) == 0) {
 		const char *path = s + 5;
-		size_t n = strlen(path);
+		size_t n = 0;
+		/* The path ends at the first blank; what follows are options. */
+		while (path[n] != '\0' && !is_blank(path[n]))
+			n++;
 		if (n == 0 || path[0] != '/') {
 			*why = "a UNIX socket path must be absolute";
 			return -EINVAL;
@@ -457,10 +547,21 @@ cf_listen_parse(const char *s, struct cf_listen *l, const char **why)
 			return -EINVAL;
 		}
 		l->kind = CF_LISTEN_UNIX;
-		memcpy(l->path, path, n + 1);
+		memcpy(l->path, path, n);
+		l->path[n] = '\0';
+		l->mode = 0660;
+		if (listen_options(path + n, l, why) != 0)
+			return -EINVAL;
 	} else if (strncmp(s, "tcp:", 4) == 0) {
 		struct cf_host h;
 		uint16_t port = 0;
+		size_t n = 0;
+		while (s[4 + n] != '\0' && !is_blank(s[4 + n]))
+			n++;
+		if (s[4 + n] != '\0') {
+			*why = "owner=, group= and mode= apply to unix: listeners only";
+			return -EINVAL;
+		}
 		if (cf_authority_parse(s + 4, strlen(s + 4), 0, &h, &port, why) != 0)
 			return -EINVAL;
 		if (h.kind == CF_HOST_NAME) {
@@ -634,6 +735,10 @@ handler(void *user, const char *section, const char *key, const char *value)
 			if (add_listen(b, &one, &n, value) == 0) {
 				if (one[0].kind != CF_LISTEN_UNIX) {
 					err_at(b, b->line, "the admin socket must be unix:PATH (%s)", shown);
+					free(one[0].text);
+				} else if (one[0].has_owner || one[0].has_group || one[0].has_mode) {
+					err_at(b, b->line, "the admin socket takes no owner=, group= or mode= "
+					    "(it is 0600, or 0660 with admin_group) (%s)", shown);
 					free(one[0].text);
 				} else {
 					p->admin = one[0];
@@ -1193,6 +1298,153 @@ cf_config_parse(const char *name, const char *text, size_t len, const struct cf_
 	return c;
 }
 
+/* ---- StrictModes ---------------------------------------------------------- */
+
+struct trust {
+	uid_t uid[4];
+	size_t n;
+};
+
+static int
+trusted(const struct trust *t, uid_t u)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->uid[i] == u)
+			return 1;
+	return 0;
+}
+
+static const char *
+who_writes(mode_t m)
+{
+	return (m & S_IWGRP) && (m & S_IWOTH) ? "its group and by others" :
+	    (m & S_IWGRP) ? "its group" : "others";
+}
+
+/*
+ * Nonzero when PATH is on a read-only mount: nobody can write it through
+ * this view, whatever its mode says.  A Kubernetes ConfigMap volume's root
+ * is 0777 (the kubelet's emptyDir), mounted read-only into the container;
+ * only the kubelet, outside, writes it.
+ */
+static int
+read_only_mount(const char *path)
+{
+	struct statvfs sv;
+
+	return statvfs(path, &sv) == 0 && (sv.f_flag & ST_RDONLY) != 0;
+}
+
+/*
+ * Check every directory from the one holding FILE (an absolute path with
+ * no symlinks) up to /.  The first one holds the file itself; only above
+ * it may a sticky root-owned directory be writable by all (/tmp), because
+ * there nobody but its owner can rename or remove the entry below.
+ */
+static void
+check_dirs(struct builder *b, const char *file, const struct trust *t)
+{
+	char dir[PATH_MAX], *slash;
+	struct stat st;
+	int first = 1;
+
+	if (strlen(file) >= sizeof(dir))
+		return;
+	strcpy(dir, file);
+	for (;;) {
+		slash = strrchr(dir, '/');
+		if (slash == NULL)
+			return;
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (lstat(dir, &st) != 0) {
+			err_at(b, 0, "cannot check directory %s: %s", dir, strerror(errno));
+			return;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			err_at(b, 0, "%s is not a directory", dir);
+		} else if (!trusted(t, st.st_uid)) {
+			err_at(b, 0, "directory %s is owned by uid %u, not by root or the proxy's own "
+			    "user: that uid could replace the config and widen the policy",
+			    dir, (unsigned)st.st_uid);
+		} else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && read_only_mount(dir)) {
+			/* Writable by its mode, but not on this mount. */
+		} else if (first && (st.st_mode & S_ISVTX) && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			err_at(b, 0, "directory %s is writable by %s (mode %04o, sticky): anyone may "
+			    "create the config's name there while it is gone; keep the config in a "
+			    "directory that only root may write", dir, who_writes(st.st_mode),
+			    (unsigned)(st.st_mode & 07777));
+		} else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+		    !(!first && (st.st_mode & S_ISVTX) && st.st_uid == 0)) {
+			err_at(b, 0, "directory %s is writable by %s (mode %04o): they could replace "
+			    "the config and widen the policy; chmod go-w %s", dir,
+			    who_writes(st.st_mode), (unsigned)(st.st_mode & 07777), dir);
+		}
+		if (strcmp(dir, "/") == 0)
+			return;
+		first = 0;
+	}
+}
+
+/* StrictModes for PATH, open with status FST (see cf_config_load()). */
+static void
+check_modes(struct builder *b, const char *path, const struct stat *fst, const struct trust *t)
+{
+	char *real = NULL, *pdir = NULL, *rdir = NULL, *slash;
+	struct stat st;
+	size_t n;
+
+	real = realpath(path, NULL);
+	if (real == NULL) {
+		err_at(b, 0, "cannot resolve: %s", strerror(errno));
+		goto out;
+	}
+	if (stat(real, &st) != 0 || st.st_dev != fst->st_dev || st.st_ino != fst->st_ino) {
+		err_at(b, 0, "changed while being checked; try again");
+		goto out;
+	}
+	if (!trusted(t, fst->st_uid))
+		err_at(b, 0, "owned by uid %u, not by root or the proxy's own user: that uid "
+		    "could widen the policy; chown it to root", (unsigned)fst->st_uid);
+	if ((fst->st_mode & (S_IWGRP | S_IWOTH)) != 0 && !read_only_mount(real))
+		err_at(b, 0, "writable by %s (mode %04o): they could widen the policy; chmod go-w %s",
+		    who_writes(fst->st_mode), (unsigned)(fst->st_mode & 07777), real);
+	check_dirs(b, real, t);
+	/* The directory that holds PATH's own entry, when PATH is a symlink
+	 * elsewhere (a ConfigMap's postern.ini -> ..data/postern.ini): whoever
+	 * may write there may point the link at another file. */
+	slash = strrchr(path, '/');
+	if (slash == NULL)
+		pdir = strdup(".");
+	else if (slash == path)
+		pdir = strdup("/");
+	else
+		pdir = strndup(path, (size_t)(slash - path));
+	if (pdir == NULL)
+		goto out;
+	rdir = realpath(pdir, NULL);
+	if (rdir == NULL) {
+		err_at(b, 0, "cannot resolve directory %s: %s", pdir, strerror(errno));
+		goto out;
+	}
+	slash = strrchr(real, '/');
+	n = slash == real ? 1 : (size_t)(slash - real);
+	if (strlen(rdir) != n || strncmp(rdir, slash == real ? "/" : real, n) != 0) {
+		char *f = NULL;
+		if (asprintf(&f, "%s/x", strcmp(rdir, "/") == 0 ? "" : rdir) >= 0)
+			check_dirs(b, f, t);
+		free(f);
+	}
+out:
+	free(real);
+	free(pdir);
+	free(rdir);
+}
+
 struct cf_config *
 cf_config_load(const char *path, const struct cf_overrides *ov, struct cf_diag *diag)
 {
@@ -1251,6 +1503,27 @@ cf_config_load(const char *path, const struct cf_overrides *ov, struct cf_diag *
 		}
 	}
 	c = cf_config_parse(path, buf, len, ov, diag);
+	/* A file with errors is refused anyway; its ownership is judged once
+	 * it is valid, when the user it names is known. */
+	if (c != NULL && ov != NULL && ov->strict_modes) {
+		struct builder b;
+		struct trust t;
+		memset(&b, 0, sizeof(b));
+		b.file = path;
+		b.diag = diag;
+		memset(&t, 0, sizeof(t));
+		t.uid[t.n++] = 0;
+		t.uid[t.n++] = geteuid();
+		if (ov->has_user)
+			t.uid[t.n++] = ov->user;
+		else if (ov->trust_file_user && c->proxy.has_user)
+			t.uid[t.n++] = c->proxy.user;
+		check_modes(&b, path, &st, &t);
+		if (b.nerrors > 0) {
+			cf_config_free(c);
+			c = NULL;
+		}
+	}
 out:
 	if (fd >= 0)
 		close(fd);

@@ -22,10 +22,17 @@ enum cf_listen_kind {
 
 struct cf_listen {
 	enum cf_listen_kind kind;
-	char *text;                   /* "unix:/run/x.sock" as written */
+	char *text;                   /* "unix:/run/x.sock mode=0600" as written */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct sockaddr_storage addr; /* TCP only */
 	socklen_t addrlen;
+	/* UNIX only: the socket file's owner, group and mode, applied at
+	 * every bind (owner=, group=, mode=).  Without owner= or group= the
+	 * file keeps the uid or gid of the process that binds it. */
+	int has_owner, has_group, has_mode;
+	uid_t owner;
+	gid_t group;
+	mode_t mode;                  /* 0660 unless mode= */
 	const char *file;
 	int line;
 };
@@ -101,6 +108,15 @@ struct cf_overrides {
 	uid_t user;
 	const char *default_name;        /* name of the default session, or
 	                                  * NULL for "default" */
+	/* Nonzero: refuse a file that anyone but root or the proxy's own user
+	 * could change (sshd's StrictModes; see cf_config_load()).  The
+	 * proxy's own user is the caller's effective uid, USER when has_user
+	 * is set, and with trust_file_user also the [proxy] user the file
+	 * names (at start-up, before the privilege drop, never at a reload:
+	 * a file must not vouch for itself once the proxy runs as that
+	 * user). */
+	int strict_modes;
+	int trust_file_user;
 };
 
 /*
@@ -108,6 +124,15 @@ struct cf_overrides {
  * is NULL, with OV applied (may be NULL).  Returns a new snapshot with one
  * reference, or NULL when the file cannot be read or has any error; every
  * error is appended to DIAG (which may be NULL).  Warnings go to DIAG too.
+ *
+ * With OV->strict_modes, the file is also refused ("PATH: why") when the
+ * file it resolves to (symlinks followed), or any directory from it up to
+ * /, or the directory that holds PATH itself (where a symlink may be
+ * swapped) is owned by another uid than root or the proxy's own user, or
+ * is writable by its group or by others.  A sticky directory owned by
+ * root (/tmp) is accepted on the way, never as the one holding the file:
+ * there anyone may create the name once it is gone.  Mode bits do not
+ * count on a read-only mount (a ConfigMap volume's 0777 root).
  */
 struct cf_config *cf_config_load(const char *path, const struct cf_overrides *ov,
     struct cf_diag *diag);
@@ -181,8 +206,11 @@ void cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
     const struct cf_decision *allowed, const struct sockaddr *sa, struct cf_decision *d);
 
 /*
- * Parse a listen address "unix:PATH" or "tcp:ADDR:PORT" into L (the caller
- * frees L->text).  Returns 0 or -EINVAL with *WHY.
+ * Parse a listen address "unix:PATH [owner=UID] [group=GID] [mode=OCTAL]"
+ * or "tcp:ADDR:PORT" into L (the caller frees L->text).  PATH ends at the
+ * first blank; UID and GID are decimal (0-2147483647, no sign, no leading
+ * zero), OCTAL is three or four octal digits, at most 0777; each option at
+ * most once.  Returns 0 or -EINVAL with *WHY.
  */
 int cf_listen_parse(const char *s, struct cf_listen *l, const char **why);
 

@@ -21,10 +21,12 @@ ADMIN_SCENARIOS = \
 	tests/integration/admin-examples.sh \
 	tests/integration/admin-perms.sh \
 	tests/integration/admin-status.sh \
+	tests/integration/listen-perms.sh \
 	tests/integration/reload-audit.sh \
 	tests/integration/reload-broken.sh \
 	tests/integration/reload-configmap.sh \
 	tests/integration/reload-load.sh \
+	tests/integration/reload-perms.sh \
 	tests/integration/reload-revoke.sh \
 	tests/integration/reload-sessions.sh
 TESTS += $(ADMIN_SCENARIOS)

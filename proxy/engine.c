@@ -114,6 +114,41 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 	struct px_listener *l, *next;
 	struct px_listener *first_new = TAILQ_LAST(&srv->listeners, px_listener_list);
 	size_t i, j;
+	int bad = 0;
+
+	/*
+	 * First, whether every socket file can have the owner, group and mode
+	 * NC gives it: after the privilege drop a new socket for another uid,
+	 * or a changed one the proxy does not own, needs a restart.  Nothing
+	 * is bound or changed unless all can.
+	 */
+	for (i = 0; i < cf_config_nsessions(nc); i++) {
+		const struct cf_session *s = cf_config_session(nc, i);
+		for (j = 0; j < s->nlisten; j++) {
+			struct px_listener *cur = NULL;
+			char why[256];
+			TAILQ_FOREACH(l, &srv->listeners, entry)
+				if (px_listener_is(l, &s->listen[j], s->name))
+					cur = l;
+			if (px_listener_perms_check(cur, &s->listen[j], why, sizeof(why)) == 0)
+				continue;
+			bad = 1;
+			if (diag != NULL) {
+				char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
+				if (nv != NULL) {
+					diag->errors = nv;
+					/* It was bound as root at start; a restart
+					 * can do it again. */
+					if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s: %s; "
+					    "restart the proxy to apply it", s->listen[j].file,
+					    s->listen[j].line, s->listen[j].text, why) >= 0)
+						diag->nerrors++;
+				}
+			}
+		}
+	}
+	if (bad)
+		return -1;
 
 	for (i = 0; i < cf_config_nsessions(nc); i++) {
 		const struct cf_session *s = cf_config_session(nc, i);
@@ -156,6 +191,16 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 			px_listener_close(srv, l);
 		}
 	}
+	/* The listeners kept: the owner, group and mode NC gives them (the
+	 * check above said it can be done). */
+	TAILQ_FOREACH(l, &srv->listeners, entry) {
+		for (i = 0; i < cf_config_nsessions(nc); i++) {
+			const struct cf_session *s = cf_config_session(nc, i);
+			for (j = 0; j < s->nlisten; j++)
+				if (px_listener_is(l, &s->listen[j], s->name))
+					(void)px_listener_set_perms(l, &s->listen[j]);
+		}
+	}
 	return 0;
 }
 
@@ -168,7 +213,21 @@ px_server_reload(struct px_server *srv, struct cf_diag *diag_out, const char *tr
 	int rc = -1;
 
 	memset(&local, 0, sizeof(local));
-	nc = cf_config_load(srv->config_path, srv->ov, diag);
+	if (srv->load_once) {
+		/* postern-sidecar run: the only one who could have changed the
+		 * file since the start is the command it seals. */
+		char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
+		if (nv != NULL) {
+			diag->errors = nv;
+			if (asprintf(&nv[diag->nerrors], "%s: this proxy reads its config once, at "
+			    "start, and never reloads it", srv->config_path ? srv->config_path :
+			    "<built-in>") >= 0)
+				diag->nerrors++;
+		}
+		nc = NULL;
+	} else {
+		nc = cf_config_load(srv->config_path, srv->ov, diag);
+	}
 	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
 		cf_config_free(nc);
 		nc = NULL;
@@ -280,8 +339,14 @@ px_engine_main(const struct px_engine_opts *opts)
 	ov.has_user = opts->has_user;
 	ov.user = opts->user;
 	ov.default_name = opts->session_name;
+	ov.strict_modes = opts->strict_modes;
+	/* At start the proxy may still be root, and the user it is about to
+	 * become is the one the file names; once it serves, that is its own
+	 * euid, and a new file's user = line must not vouch for the file. */
+	ov.trust_file_user = 1;
 	srv.ov = &ov;
 	srv.human = opts->human;
+	srv.load_once = opts->load_once;
 	srv.config_path = opts->config_path;
 
 	memset(&diag, 0, sizeof(diag));
@@ -296,6 +361,7 @@ px_engine_main(const struct px_engine_opts *opts)
 		return 2;
 	}
 	cf_diag_free(&diag);
+	ov.trust_file_user = 0;
 	srv.generation = 1;
 	srv.started_at = time(NULL);
 	srv.last_reload_ok = 1;
@@ -334,7 +400,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	}
 	/* Watching is a convenience (SIGHUP and POST /reload still work), so
 	 * a watch that cannot be set up is a warning, not a refusal. */
-	if (opts->config_path != NULL) {
+	if (opts->config_path != NULL && !opts->load_once) {
 		srv.watch = px_watch_new(&srv);
 		if (srv.watch == NULL)
 			log_warn("cannot watch %s for changes; reload with SIGHUP", opts->config_path);

@@ -33,6 +33,14 @@ struct px_engine_opts {
 	 * stderr, send it nowhere instead (postern-sidecar run, where stderr
 	 * is the terminal CMD shares). */
 	int human;
+	/* Nonzero: read the config once, at start, and never again: no
+	 * inotify watch, and SIGHUP and POST /reload are refused (postern-sidecar
+	 * run, where nobody but the command being sealed could edit the file). */
+	int load_once;
+	/* Nonzero: refuse, at start and at every reload, a config file that
+	 * anyone but root or the proxy's own user could change (see
+	 * cf_config_load()). */
+	int strict_modes;
 	/* When >= 0: one byte is written to this descriptor once every
 	 * listener is bound and privileges are dropped, then it is closed. */
 	int ready_fd;

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,14 +66,122 @@ accept_error_cb(struct evconnlistener *lev, void *arg)
 	log_warnx("%s: accept: %s", l->where.text, strerror(err));
 }
 
+/* Nonzero when GID is this process's effective or a supplementary gid. */
+static int
+have_gid(gid_t gid)
+{
+	gid_t groups[256];
+	int n, i;
+
+	if (gid == getegid())
+		return 1;
+	n = getgroups((int)(sizeof(groups) / sizeof(groups[0])), groups);
+	for (i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return 1;
+	return 0;
+}
+
+int
+px_listener_perms_check(const struct px_listener *cur, const struct cf_listen *w, char *why,
+    size_t size)
+{
+	uid_t euid = geteuid(), fu, wu;
+	gid_t fg, wg;
+
+	if (w->kind != CF_LISTEN_UNIX || euid == 0)
+		return 0;
+	/* A new file is born ours; a kept one is whoever's it is now. */
+	fu = cur != NULL ? cur->uid : euid;
+	fg = cur != NULL ? cur->gid : getegid();
+	wu = w->has_owner ? w->owner : fu;
+	wg = w->has_group ? w->group : fg;
+	if (cur != NULL && wu == cur->uid && wg == cur->gid && w->mode == cur->mode)
+		return 0;
+	if (wu != euid || fu != euid) {
+		if (cur == NULL)
+			snprintf(why, size, "only root can make a socket owned by uid %u, and the proxy "
+			    "runs as uid %u", (unsigned)wu, (unsigned)euid);
+		else
+			snprintf(why, size, "the socket belongs to uid %u and the proxy runs as uid %u, "
+			    "so it cannot change its owner, group or mode", (unsigned)fu, (unsigned)euid);
+		return -EPERM;
+	}
+	if (wg != fg && !have_gid(wg)) {
+		snprintf(why, size, "only root can give the socket to gid %u, and the proxy runs "
+		    "as uid %u gid %u", (unsigned)wg, (unsigned)euid, (unsigned)getegid());
+		return -EPERM;
+	}
+	return 0;
+}
+
 /*
- * Bind a UNIX socket at PATH with mode 0660.  A stale socket file (nobody
- * accepts on it) is replaced; a live one, or anything that is not a socket,
- * is an error: we never unlink what we cannot prove is ours to replace.
+ * Give the socket file at W->path the owner, group and mode W asks for
+ * (-1 leaves an id as it is), and record in L what it now has.
  */
 static int
-bind_unix(const char *path, int *made_dir)
+apply_perms(struct px_listener *l, const struct cf_listen *w)
 {
+	struct stat st;
+
+	if ((w->has_owner || w->has_group) &&
+	    lchown(w->path, w->has_owner ? w->owner : (uid_t)-1,
+	    w->has_group ? w->group : (gid_t)-1) != 0) {
+		log_warn("chown %s", w->path);
+		return -1;
+	}
+	/* Never through a symlink that replaced the socket: as root, that
+	 * would change the mode of whatever file it names.  glibc does
+	 * AT_SYMLINK_NOFOLLOW through /proc; without /proc, chmod only what
+	 * is still a socket. */
+	if (fchmodat(AT_FDCWD, w->path, w->mode, AT_SYMLINK_NOFOLLOW) != 0 &&
+	    (lstat(w->path, &st) != 0 || !S_ISSOCK(st.st_mode) || chmod(w->path, w->mode) != 0)) {
+		log_warn("chmod %s", w->path);
+		return -1;
+	}
+	if (lstat(w->path, &st) != 0) {
+		log_warn("stat %s", w->path);
+		return -1;
+	}
+	l->uid = st.st_uid;
+	l->gid = st.st_gid;
+	l->mode = st.st_mode & 0777;
+	return 0;
+}
+
+int
+px_listener_set_perms(struct px_listener *l, const struct cf_listen *w)
+{
+	char *text;
+
+	if (w->kind != CF_LISTEN_UNIX)
+		return 0;
+	if ((!w->has_owner || w->owner == l->uid) && (!w->has_group || w->group == l->gid) &&
+	    w->mode == l->mode)
+		return 0;
+	if (apply_perms(l, w) != 0)
+		return -1;
+	text = strdup(w->text);
+	if (text != NULL) {
+		free(l->where.text);
+		l->where.text = text;
+	}
+	log_info("reload: %s is now uid %u gid %u mode %04o", w->path, (unsigned)l->uid,
+	    (unsigned)l->gid, (unsigned)l->mode);
+	return 0;
+}
+
+/*
+ * Bind a UNIX socket at W->path, give it W's owner, group and mode (0660
+ * unless told), then listen.  A stale socket file (nobody accepts on it) is
+ * replaced; a live one, or anything that is not a socket, is an error: we
+ * never unlink what we cannot prove is ours to replace.
+ */
+static int
+bind_unix(struct px_listener *l, const struct cf_listen *w)
+{
+	const char *path = w->path;
+	int *made_dir = &l->made_dir;
 	struct sockaddr_un sun;
 	struct stat st;
 	int fd = -1, rc;
@@ -80,14 +189,14 @@ bind_unix(const char *path, int *made_dir)
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	strncpy(sun.sun_path, path, sizeof(sun.sun_path) - 1);
+	/* The parser keeps paths shorter than sun_path. */
+	memcpy(sun.sun_path, path, strnlen(path, sizeof(sun.sun_path) - 1));
 
 	{
 		/* Make the directory if it is missing (one level, 0755). */
 		char dir[sizeof(sun.sun_path)];
 		char *slash;
-		strncpy(dir, path, sizeof(dir) - 1);
-		dir[sizeof(dir) - 1] = '\0';
+		snprintf(dir, sizeof(dir), "%s", path);
 		slash = strrchr(dir, '/');
 		if (slash != NULL && slash != dir) {
 			*slash = '\0';
@@ -128,11 +237,21 @@ bind_unix(const char *path, int *made_dir)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	/* The socket file is born 0660: no window where others may connect. */
-	old = umask(0117);
+	/* The socket file is born 0600 and gets its owner, group and mode
+	 * before listen(2): until then nobody may connect, and nobody but
+	 * us could. */
+	old = umask(0177);
 	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
-	if (rc != 0 || chmod(path, 0660) != 0 || listen(fd, 1024) != 0) {
+	if (rc == 0 && (apply_perms(l, w) != 0 || listen(fd, 1024) != 0)) {
+		/* The file is ours: do not leave it behind. */
+		int e = errno;
+		unlink(path);
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (rc != 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
@@ -156,7 +275,16 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 	if (l->where.text == NULL || l->session == NULL)
 		goto fail;
 	if (w->kind == CF_LISTEN_UNIX) {
-		int fd = bind_unix(w->path, &l->made_dir);
+		char why[256];
+		int fd;
+		if (px_listener_perms_check(NULL, w, why, sizeof(why)) != 0) {
+			if (w->line > 0)
+				log_warnx("%s:%d: cannot listen on %s: %s", w->file, w->line, w->text, why);
+			else
+				log_warnx("%s: cannot listen on %s: %s", w->file, w->text, why);
+			goto fail;
+		}
+		fd = bind_unix(l, w);
 		if (fd < 0) {
 			log_warn("cannot listen on %s", w->text);
 			goto fail;

@@ -184,6 +184,9 @@ main(int argc, char **argv)
 		ov.extra_listen = listen;
 		ov.n_extra_listen = nlisten;
 		ov.replace_listen = nlisten > 0;
+		/* --check judges the file as the proxy would at start. */
+		ov.strict_modes = 1;
+		ov.trust_file_user = 1;
 		if (check)
 			rc = do_check(path, &ov);
 		else if (target != NULL)
@@ -197,6 +200,7 @@ main(int argc, char **argv)
 			eo.n_extra_listen = nlisten;
 			eo.replace_listen = nlisten > 0;
 			eo.ready_fd = -1;
+			eo.strict_modes = 1;
 			rc = px_engine_main(&eo);
 		}
 		free(allow);

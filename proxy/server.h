@@ -28,6 +28,9 @@ struct px_listener {
 	struct cf_listen where;   /* a copy; text owned here */
 	int unlink_on_close;      /* we created the UNIX socket file */
 	int made_dir;             /* and its directory */
+	uid_t uid;                /* the UNIX socket file's owner, group and */
+	gid_t gid;                /* mode, as last set (bind or reload) */
+	mode_t mode;
 	TAILQ_ENTRY(px_listener) entry;
 };
 TAILQ_HEAD(px_listener_list, px_listener);
@@ -55,6 +58,7 @@ struct px_server {
 	const struct cf_overrides *ov;
 	int stopping;
 	int human;                /* one plain stderr line per refusal */
+	int load_once;            /* the config is never reloaded */
 	struct event *idle_trim;  /* armed when the last connection closes */
 	struct px_stats *metrics; /* counters for /metrics (stats.c) */
 	struct px_admin *admin;
@@ -71,7 +75,7 @@ struct px_server {
  * Reload the config file: parse and validate it completely; on success swap
  * the snapshot (generation + 1), rebind listeners whose set changed, and,
  * with revoke = yes, close tunnels the new rules refuse.  On failure the old
- * snapshot stays in force.  Every error is appended to DIAG (may be NULL)
+ * snapshot stays in force; with SRV->load_once every reload is refused.  Every error is appended to DIAG (may be NULL)
  * and logged.  Returns 0 when the new config was taken, -1 otherwise.
  */
 int px_server_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger);
@@ -97,6 +101,18 @@ void px_listeners_close(struct px_server *srv);
 int px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *session);
 /* Close one listener, remove its socket file, unlink it from the list. */
 void px_listener_close(struct px_server *srv, struct px_listener *l);
+/*
+ * Whether this process can give the UNIX socket file of W the owner, group
+ * and mode W asks for: at a new bind when CUR is NULL, else on CUR, the
+ * listener bound there now.  Root always can; after the privilege drop,
+ * only for a file the proxy's uid owns and keeps, and a group it has.
+ * Returns 0 (also for TCP), or -EPERM with one sentence in WHY (SIZE).
+ */
+int px_listener_perms_check(const struct px_listener *cur, const struct cf_listen *w, char *why,
+    size_t size);
+/* Give L's socket file the owner, group and mode of W (a reload kept L);
+ * 0, or -1 (logged). */
+int px_listener_set_perms(struct px_listener *l, const struct cf_listen *w);
 /* Nonzero when L is bound where W says, for SESSION. */
 int px_listener_is(const struct px_listener *l, const struct cf_listen *w, const char *session);
 /* Stop/restart accepting on every listener (max_connections reached). */

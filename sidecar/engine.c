@@ -16,9 +16,9 @@ sc_engine_run(const struct px_engine_opts *opts)
 	return px_engine_main(opts);
 }
 
-struct cf_config *
-sc_config_load(const char *path, const char *const *allow, size_t nallow,
-    const char *const *listen, size_t nlisten)
+static struct cf_config *
+sc_load(const char *path, const char *const *allow, size_t nallow,
+    const char *const *listen, size_t nlisten, int strict, int has_user, uid_t user)
 {
 	struct cf_overrides ov;
 	struct cf_config *cfg;
@@ -31,6 +31,12 @@ sc_config_load(const char *path, const char *const *allow, size_t nallow,
 	ov.extra_listen = listen;
 	ov.n_extra_listen = nlisten;
 	ov.replace_listen = 1;
+	ov.strict_modes = strict;
+	ov.trust_file_user = strict && !has_user;
+	/* Only who may own the file: the uid itself is applied by the
+	 * caller, which also reads it from the snapshot. */
+	ov.has_user = has_user;
+	ov.user = user;
 	memset(&diag, 0, sizeof(diag));
 	cfg = cf_config_load(path, &ov, &diag);
 	if (cfg == NULL) {
@@ -40,4 +46,18 @@ sc_config_load(const char *path, const char *const *allow, size_t nallow,
 	}
 	cf_diag_free(&diag);
 	return cfg;
+}
+
+struct cf_config *
+sc_config_load(const char *path, const char *const *allow, size_t nallow,
+    const char *const *listen, size_t nlisten)
+{
+	return sc_load(path, allow, nallow, listen, nlisten, 0, 0, 0);
+}
+
+struct cf_config *
+sc_config_load_strict(const char *path, const char *const *allow, size_t nallow,
+    const char *const *listen, size_t nlisten, int has_user, uid_t user)
+{
+	return sc_load(path, allow, nallow, listen, nlisten, 1, has_user, user);
 }

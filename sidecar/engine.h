@@ -5,6 +5,8 @@
 #ifndef POSTERN_SIDECAR_ENGINE_H
 #define POSTERN_SIDECAR_ENGINE_H
 
+#include <sys/types.h>
+
 #include "proxy/engine.h"
 
 /*
@@ -27,5 +29,14 @@ struct cf_config;
  */
 struct cf_config *sc_config_load(const char *path, const char *const *allow, size_t nallow,
     const char *const *listen, size_t nlisten);
+
+/*
+ * The same for the container mode, where the file is also refused when
+ * anyone but root or the proxy's user could change it (StrictModes, see
+ * cf_config_load()): USER when HAS_USER (--user), else the file's own
+ * [proxy] user.
+ */
+struct cf_config *sc_config_load_strict(const char *path, const char *const *allow,
+    size_t nallow, const char *const *listen, size_t nlisten, int has_user, uid_t user);
 
 #endif

@@ -28,6 +28,9 @@ EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
 	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-jail.sh \
 	tests/integration/sidecar-escape.sh
+# run reads its config once (issue 11, item 3).
+TESTS += tests/integration/sidecar-run-once.sh
+EXTRA_DIST += tests/integration/sidecar-run-once.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules

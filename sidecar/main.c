@@ -270,7 +270,8 @@ sc_resolve_uid(struct sc_opts *o)
 	if (o->mode == SC_MODE_SERVE || (o->mode == SC_MODE_CHECK && o->config != NULL)) {
 		/* The overrides the engine will get, so the file is judged
 		 * exactly as it will be served. */
-		cfg = sc_config_load(o->config, o->allow, o->n_allow, o->listen, o->n_listen);
+		cfg = sc_config_load_strict(o->config, o->allow, o->n_allow, o->listen,
+		    o->n_listen, o->has_uid, o->uid);
 		if (cfg == NULL)
 			return 2;
 		p = cf_config_proxy(cfg);
@@ -565,6 +566,9 @@ sc_serve(const struct sc_opts *o)
 		eo.has_user = 1;
 		eo.user = o->uid;
 		eo.ready_fd = pipefd[1];
+		/* A ConfigMap edit reaches the engine by reload: only root (the
+		 * kubelet) and the proxy's uid may be able to make one. */
+		eo.strict_modes = 1;
 		_exit(sc_engine_run(&eo));
 	}
 	close(pipefd[1]);

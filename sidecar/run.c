@@ -637,6 +637,9 @@ sc_run_main(const struct sc_run_opts *o)
 		/* A person at a terminal: refusals as plain lines on stderr,
 		 * not JSON audit lines mixed into CMD's output. */
 		eo.human = 1;
+		/* Read once: the file may belong to the user CMD runs as, and
+		 * CMD must not be able to widen its own policy by editing it. */
+		eo.load_once = 1;
 		/* Never serve as root.  We drop here rather than let the
 		 * engine do it, because a change of uid clears the
 		 * parent-death signal; set again afterwards, it keeps a

@@ -15,6 +15,17 @@ not_ok() { n=$((n + 1)); nfail=$((nfail + 1)); echo "not ok $n - $*"; }
 
 [ -x "$bin" ] || { echo "FATAL: $bin is not built"; exit 1; }
 
+# The examples are judged in a private copy: the proxy refuses a config
+# that anyone but root or its own user could change (postern.ini(5)), and
+# the source tree may belong to another user than the one running this, or
+# sit in a group-writable directory.  What is tested here is their content.
+umask 022
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM HUP
+mkdir "$tmp/examples"
+cp "$ex"/*.ini "$tmp/examples/" || exit 1
+ex="$tmp/examples"
+
 count=0
 for f in "$ex"/*.ini; do
 	[ -e "$f" ] || continue
@@ -52,8 +63,6 @@ explain uploads.example.com:443 model deny
 # just built.
 unit="$top_srcdir/contrib/systemd/postern-proxy.service"
 if [ -f "$unit" ] && command -v systemd-analyze >/dev/null 2>&1; then
-	tmp=$(mktemp -d) || exit 1
-	trap 'rm -rf "$tmp"' EXIT INT TERM HUP
 	sed "s|/usr/local/bin/postern-proxy|$bin|g; s|/usr/bin/postern-proxy|$bin|g" "$unit" \
 		>"$tmp/postern-proxy.service"
 	if out=$(systemd-analyze verify --man=no "$tmp/postern-proxy.service" 2>&1) && [ -z "$out" ]; then

@@ -63,6 +63,41 @@ static const struct err_case err_cases[] = {
 	{ "deny with path", HEAD "[defaults]\ndeny_hosts = a.test/x/\n", "t.ini:4: a path prefix narrows an allow rule" },
 	{ "control byte in a key is shown escaped", HEAD "\001bad = 1\n", "t.ini:3: unknown key in [proxy] (\\x01bad)" },
 	{ "hash comment inline", HEAD "[defaults]\nallow_hosts = a.test # comment\n", "t.ini:4: unknown flag" },
+	/* A UNIX listener's owner=, group= and mode=. */
+	{ "mode not octal", HEAD "listen = unix:/r/a.sock mode=0999\n",
+	    "t.ini:3: mode= takes three or four octal digits, like 0660 (unix:/r/a.sock mode=0999)" },
+	{ "mode with the sticky bit", HEAD "listen = unix:/r/a.sock mode=01777\n",
+	    "t.ini:3: mode= takes permission bits only, at most 0777" },
+	{ "mode with setuid", HEAD "listen = unix:/r/a.sock mode=4660\n",
+	    "t.ini:3: mode= takes permission bits only" },
+	{ "mode with a sign", HEAD "listen = unix:/r/a.sock mode=+660\n",
+	    "t.ini:3: mode= takes three or four octal digits" },
+	{ "mode negative", HEAD "listen = unix:/r/a.sock mode=-1\n", "t.ini:3: mode= takes three or four" },
+	{ "mode empty", HEAD "listen = unix:/r/a.sock mode=\n", "t.ini:3: mode= takes three or four" },
+	{ "mode too short", HEAD "listen = unix:/r/a.sock mode=66\n", "t.ini:3: mode= takes three or four" },
+	{ "mode five digits", HEAD "listen = unix:/r/a.sock mode=00660\n", "t.ini:3: mode= takes three or four" },
+	{ "mode in hex", HEAD "listen = unix:/r/a.sock mode=0x1b0\n", "t.ini:3: mode= takes three or four" },
+	{ "mode overflow", HEAD "listen = unix:/r/a.sock mode=77777777777777777777\n",
+	    "t.ini:3: mode= takes permission bits only" },
+	{ "owner name", HEAD "listen = unix:/r/a.sock owner=root\n", "t.ini:3: owner= takes a numeric uid" },
+	{ "owner negative", HEAD "listen = unix:/r/a.sock owner=-1\n", "t.ini:3: owner= takes a numeric uid" },
+	{ "owner with a sign", HEAD "listen = unix:/r/a.sock owner=+1000\n", "t.ini:3: owner= takes a numeric uid" },
+	{ "owner leading zero", HEAD "listen = unix:/r/a.sock owner=01000\n", "t.ini:3: owner= takes a numeric uid" },
+	{ "owner too large", HEAD "listen = unix:/r/a.sock owner=4294967295\n", "t.ini:3: owner= takes a numeric uid" },
+	{ "owner empty", HEAD "listen = unix:/r/a.sock owner=\n", "t.ini:3: owner= takes a numeric uid" },
+	{ "group name", HEAD "listen = unix:/r/a.sock group=wheel\n", "t.ini:3: group= takes a numeric gid" },
+	{ "owner twice", HEAD "listen = unix:/r/a.sock owner=1 owner=2\n", "t.ini:3: owner= is given twice" },
+	{ "mode twice", HEAD "listen = unix:/r/a.sock mode=0600 mode=0660\n", "t.ini:3: mode= is given twice" },
+	{ "unknown listener option", HEAD "listen = unix:/r/a.sock perm=0600\n",
+	    "t.ini:3: unknown listener option (a UNIX listener takes owner=UID, group=GID, mode=OCTAL)" },
+	{ "a bare word after the path", HEAD "listen = unix:/r/a.sock 0600\n", "t.ini:3: unknown listener option" },
+	{ "option case", HEAD "listen = unix:/r/a.sock Mode=0600\n", "t.ini:3: unknown listener option" },
+	{ "options on tcp", HEAD "listen = tcp:127.0.0.1:3129 mode=0600\n",
+	    "t.ini:3: owner=, group= and mode= apply to unix: listeners only" },
+	{ "options on the admin socket", HEAD "admin = unix:/r/admin.sock mode=0666\n",
+	    "t.ini:3: the admin socket takes no owner=, group= or mode=" },
+	{ "session listener option", HEAD "[session a]\nlisten = unix:/r/a.sock owner=1000 mode=0o600\n",
+	    "t.ini:4: mode= takes three or four octal digits" },
 };
 
 static int
@@ -99,7 +134,7 @@ static const char valid[] =
 	"deny_hosts = uploads.example.com\n"
 	"\n"
 	"[session agent-1]\n"
-	"listen = unix:/run/postern/agent-1.sock\n"
+	"listen = unix:/run/postern/agent-1.sock owner=1000 group=0 mode=0600\n"
 	"allow_hosts = control.internal:8080 private ; the control host\n"
 	"allow_hosts = *.githubusercontent.com\n"
 	"  allow_hosts = indented.test\n";
@@ -170,8 +205,14 @@ main(void)
 			    s ? s->nallow : 0, s ? s->ndeny : 0);
 			tap_ok(s != NULL && s->allow[2]->private_ok && s->allow[2]->line == 24,
 			    "control.internal rule has private and its line");
+			tap_ok(s != NULL && strcmp(s->listen[0].path, "/run/postern/agent-1.sock") == 0 &&
+			    s->listen[0].has_owner && s->listen[0].owner == 1000 && s->listen[0].has_group &&
+			    s->listen[0].group == 0 && s->listen[0].has_mode && s->listen[0].mode == 0600,
+			    "agent-1's socket: owner 1000, group 0, mode 0600");
 			s = cf_config_find_session(c, "default");
 			tap_ok(s->nlisten == 2 && s->nallow == 2, "default session: 2 listeners, 2 rules");
+			tap_ok(!s->listen[0].has_owner && !s->listen[0].has_group && !s->listen[0].has_mode &&
+			    s->listen[0].mode == 0660, "a UNIX listener without options: mode 0660, the binder's ids");
 			tap_ok(p->has_user && p->user == 65532 && p->sni == CF_SNI_STRICT &&
 			    p->header_timeout_ms == 500 && p->idle_timeout_ms == 900000 &&
 			    p->max_header_bytes == 32768 && p->admin.kind == CF_LISTEN_UNIX &&
@@ -226,6 +267,36 @@ main(void)
 		c = cf_config_load(NULL, &ov, &d);
 		tap_ok(c == NULL && has_error(&d, "<command line>: a bare * would allow everything"),
 		    "a bad --allow is refused like a bad file line");
+		cf_diag_free(&d);
+	}
+	{
+		/* Listener options: three digits, any order, tabs; on --listen. */
+		static const char t[] = "[proxy]\nlisten = unix:/r/a.sock\tmode=660  owner=0\n";
+		const char *listen[] = { "unix:/tmp/x/p.sock group=4242 mode=0606" };
+		struct cf_overrides ov;
+		struct cf_diag d;
+		struct cf_config *c;
+		const struct cf_session *s;
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("t.ini", t, strlen(t), NULL, &d);
+		s = c ? cf_config_find_session(c, "default") : NULL;
+		tap_ok(s != NULL && s->listen[0].mode == 0660 && s->listen[0].has_owner &&
+		    s->listen[0].owner == 0 && !s->listen[0].has_group &&
+		    strcmp(s->listen[0].path, "/r/a.sock") == 0,
+		    "mode=660 owner=0 after a tab: path /r/a.sock, 0660, uid 0 (%s)",
+		    d.nerrors ? d.errors[0] : "ok");
+		cf_config_free(c);
+		cf_diag_free(&d);
+		memset(&ov, 0, sizeof(ov));
+		ov.extra_listen = listen;
+		ov.n_extra_listen = 1;
+		ov.replace_listen = 1;
+		c = cf_config_parse("t.ini", t, strlen(t), &ov, &d);
+		s = c ? cf_config_find_session(c, "default") : NULL;
+		tap_ok(s != NULL && s->nlisten == 1 && s->listen[0].mode == 0606 && s->listen[0].has_group &&
+		    s->listen[0].group == 4242 && !s->listen[0].has_owner,
+		    "--listen takes the same options");
+		cf_config_free(c);
 		cf_diag_free(&d);
 	}
 	{

@@ -288,6 +288,10 @@ world_up() {
 	fi
 
 	world__sweep
+	# The configs scenarios write must pass the proxy's StrictModes check
+	# (postern.ini(5)): never group- or world-writable, whatever the
+	# caller's umask.
+	umask 022
 	# The shell's pid in the name lets world__sweep tell a dead run's dir.
 	WORLD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/postern-world.$$.XXXXXX") || die "mktemp failed"
 	# Traversable by everyone: a proxy that drops to an unprivileged uid must
