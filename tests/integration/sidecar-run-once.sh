@@ -13,8 +13,11 @@ if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" = 0 ] ||
 	skip "unprivileged user namespaces are disabled here"
 fi
 
-XDG="$WORLD_DIR/xdg"
-mkdir -m 0700 "$XDG"
+# The user's home stand-in lives outside /tmp, /var/tmp, /run and
+# /dev/shm: run gives CMD empty ones of those, and CMD must see its file.
+XDG=$(mktemp -d /var/lib/postern-once.XXXXXX) || die "mktemp"
+world_cleanup_hook() { rm -rf "$XDG"; }
+chmod 0700 "$XDG"
 chown $AGENT_UID:$AGENT_UID "$XDG"
 CONF="$XDG/run.ini"
 ADMIN_SOCK="$XDG/admin.sock"
