@@ -1327,7 +1327,12 @@ who_writes(mode_t m)
  * Nonzero when PATH is on a read-only mount: nobody can write it through
  * this view, whatever its mode says.  A Kubernetes ConfigMap volume's root
  * is 0777 (the kubelet's emptyDir), mounted read-only into the container;
- * only the kubelet, outside, writes it.
+ * only the kubelet, outside, writes it.  Only directories get this
+ * allowance: another, writable mount of the same file system (a volume the
+ * agent's container shares) could still write a group- or world-writable
+ * file in place, and a ConfigMap's files are 0644 anyway.  What a writable
+ * directory would let another uid put there is a file of its own, which
+ * the owner check refuses.
  */
 static int
 read_only_mount(const char *path)
@@ -1410,7 +1415,7 @@ check_modes(struct builder *b, const char *path, const struct stat *fst, const s
 	if (!trusted(t, fst->st_uid))
 		err_at(b, 0, "owned by uid %u, not by root or the proxy's own user: that uid "
 		    "could widen the policy; chown it to root", (unsigned)fst->st_uid);
-	if ((fst->st_mode & (S_IWGRP | S_IWOTH)) != 0 && !read_only_mount(real))
+	if ((fst->st_mode & (S_IWGRP | S_IWOTH)) != 0)
 		err_at(b, 0, "writable by %s (mode %04o): they could widen the policy; chmod go-w %s",
 		    who_writes(fst->st_mode), (unsigned)(fst->st_mode & 07777), real);
 	check_dirs(b, real, t);

@@ -131,8 +131,9 @@ struct cf_overrides {
  * swapped) is owned by another uid than root or the proxy's own user, or
  * is writable by its group or by others.  A sticky directory owned by
  * root (/tmp) is accepted on the way, never as the one holding the file:
- * there anyone may create the name once it is gone.  Mode bits do not
- * count on a read-only mount (a ConfigMap volume's 0777 root).
+ * there anyone may create the name once it is gone.  A directory's mode
+ * bits do not count on a read-only mount (a ConfigMap volume's 0777 root);
+ * the file's always do.
  */
 struct cf_config *cf_config_load(const char *path, const struct cf_overrides *ov,
     struct cf_diag *diag);

@@ -98,6 +98,15 @@ out=$(unshare -m --propagation private sh -c 'mount --bind "$1" "$1" &&
 	mount -o remount,bind,ro "$1" && exec "$2" --check -c "$1/postern.ini"' sh "$cm" "$POSTERN_PROXY" 2>&1)
 expect_eq 0 $? "the same mounted read-only, as the kubelet mounts it, passes --check"
 expect_match "^$cm/postern.ini: ok" "$out" "and is summarised"
+# A file writable by others stays refused on a read-only mount: another,
+# writable mount of the same volume (one the agent's container shares)
+# could still rewrite it in place.
+chmod 0666 "$cm/..2026_1/postern.ini"
+out=$(unshare -m --propagation private sh -c 'mount --bind "$1" "$1" &&
+	mount -o remount,bind,ro "$1" && exec "$2" --check -c "$1/postern.ini"' sh "$cm" "$POSTERN_PROXY" 2>&1)
+expect_eq 2 $? "a world-writable config on a read-only mount is refused all the same"
+expect_match "writable by its group and by others \(mode 0666\)" "$out" "saying it is writable"
+chmod 0644 "$cm/..2026_1/postern.ini"
 
 # The proxy's own user may own it (a root-owned directory under /tmp, the
 # world's, is fine: /tmp is sticky and root's, and above the file's own).
