@@ -273,28 +273,38 @@ sc_child_check_parent(int fd)
 }
 
 /* Send or wait for the one byte of the handshake with the parent. */
+/* One byte between the command child and us over the socket pair. */
 static int
-sc_sync_send(int fd)
+sc_sync_send(int fd, char byte)
 {
 	ssize_t n;
 
 	do
-		n = send(fd, "x", 1, MSG_NOSIGNAL);
+		n = send(fd, &byte, 1, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	return n == 1 ? 0 : -EPIPE;
 }
 
 static int
-sc_sync_wait(int fd)
+sc_sync_wait(int fd, char *byte)
 {
-	char byte;
+	char got;
 	ssize_t n;
 
 	do
-		n = recv(fd, &byte, 1, 0);
+		n = recv(fd, &got, 1, 0);
 	while (n < 0 && errno == EINTR);
-	return n == 1 ? 0 : -EPIPE;
+	if (n != 1)
+		return -EPIPE;
+	if (byte != NULL)
+		*byte = got;
+	return 0;
 }
+
+/* What a root caller's child says once its namespaces are built: it
+ * entered a user namespace whose maps we must write, or it has none. */
+#define SC_SYNC_USERNS 'u'
+#define SC_SYNC_NO_USERNS 'n'
 
 /* Empty the bounding set: nothing CMD runs can ever gain a capability,
  * whatever file capabilities or set-uid bits it finds. */
@@ -320,7 +330,7 @@ static void
 sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 {
 	int root = r->root;
-	char **argv;
+	char userns, **argv;
 	size_t n = 0, i;
 	int err;
 
@@ -355,11 +365,26 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 			sc_logerr(errno, "cannot drop the supplementary groups");
 			_exit(SC_RUN_SETUP_FAILED);
 		}
+		userns = SC_SYNC_USERNS;
 		if (unshare(CLONE_NEWUSER) < 0) {
-			sc_logerr(errno, "cannot create a user namespace");
-			_exit(SC_RUN_SETUP_FAILED);
+			/*
+			 * The kernel refuses a user namespace to a chrooted
+			 * process, root too (a build root, a rescue shell),
+			 * and where they are switched off (ENOSPC: none
+			 * allowed; EINVAL: not built in).  CMD then runs
+			 * without one, as the same non-root uid, set below
+			 * by real root: that setresuid leaves no capability,
+			 * the bounding set is empty and no_new_privs is set,
+			 * and every namespace it runs in is real root's, so
+			 * CMD holds no more than it would with one.
+			 */
+			if (errno != EPERM && errno != ENOSPC && errno != EINVAL) {
+				sc_logerr(errno, "cannot create a user namespace");
+				_exit(SC_RUN_SETUP_FAILED);
+			}
+			userns = SC_SYNC_NO_USERNS;
 		}
-		if (sc_sync_send(fd) < 0 || sc_sync_wait(fd) < 0)
+		if (sc_sync_send(fd, userns) < 0 || sc_sync_wait(fd, NULL) < 0)
 			_exit(SC_RUN_SETUP_FAILED);
 	}
 	err = sc_drop_bounding_set();
@@ -531,6 +556,7 @@ sc_run_main(const struct sc_run_opts *o)
 	pid_t self = getpid();
 	int pipefd[2] = { -1, -1 }, sync[2] = { -1, -1 };
 	int err, flags, code = SC_RUN_SETUP_FAILED;
+	char userns = SC_SYNC_NO_USERNS;
 	size_t i;
 
 	memset(&r, 0, sizeof(r));
@@ -712,8 +738,10 @@ sc_run_main(const struct sc_run_opts *o)
 	/* A root caller's child waits in its new user namespace for its ids,
 	 * which only we can give it.  When that fails, it has already said
 	 * why and exited, or it is waiting for maps that will not come. */
-	if (!(flags & CLONE_NEWUSER) && (sc_sync_wait(r.sync) < 0 ||
-	    sc_write_maps(r.child, r.cmd_uid, r.cmd_gid) < 0 || sc_sync_send(r.sync) < 0))
+	if (!(flags & CLONE_NEWUSER) && (sc_sync_wait(r.sync, &userns) < 0 ||
+	    (userns == SC_SYNC_USERNS &&
+	    sc_write_maps(r.child, r.cmd_uid, r.cmd_gid) < 0) ||
+	    sc_sync_send(r.sync, 'x') < 0))
 		goto out;
 	sc_run_wait(&r, r.child, -1, NULL);
 	code = sc_exit_code(r.child_status);
