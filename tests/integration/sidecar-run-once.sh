@@ -8,9 +8,8 @@
 sc_world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 [ -x "$top_builddir/postern-bridge" ] || skip "postern-bridge is not built"
-if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" = 0 ] ||
-   [ "$(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null || echo 1)" = 0 ]; then
-	skip "unprivileged user namespaces are disabled here"
+if ! world_userns_ok $AGENT_UID; then
+	skip "uid $AGENT_UID cannot create a user namespace here"
 fi
 
 # The user's home stand-in lives outside /tmp, /var/tmp, /run and

@@ -166,6 +166,15 @@ expect_no_match() {
 
 # ---------------------------------------------------------------- namespaces
 
+# world_userns_ok UID: true when UID may create a user namespace here.  The
+# sysctls do not tell the whole story: the kernel refuses one to any
+# chrooted process (a fresh build root), and an LSM may refuse it too, so
+# this tries.
+world_userns_ok() {
+	setpriv --reuid "$1" --regid "$1" --clear-groups unshare -U true 2>/dev/null
+}
+
+
 # in_px CMD...: run CMD inside the px namespace (the proxy's and clients').
 in_px() { ip netns exec "$WORLD_NS_PX" "$@"; }
 
