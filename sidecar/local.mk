@@ -63,15 +63,17 @@ EXTRA_DIST += tests/fuzz/fuzz-unix-names.c tests/fuzz/fuzz-unix-names.srcs
 check_PROGRAMS += sidecar/test-nft
 TESTS += sidecar/test-nft
 sidecar_test_nft_SOURCES = sidecar/test-nft.c sidecar/nft.c sidecar/nft.h \
-	sidecar/log.c sidecar/log.h tests/unit/tap.h
-sidecar_test_nft_CPPFLAGS = $(AM_CPPFLAGS) \
+	sidecar/nlerr.c sidecar/nlerr.h sidecar/log.c sidecar/log.h tests/unit/tap.h
+sidecar_test_nft_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
+sidecar_test_nft_LDADD = $(LIBNL_LIBS)
 
 # Fuzz target for the nf_tables dump parsers (tests/fuzz/fuzz-sidecar-nft.c).
 check_PROGRAMS += tests/fuzz/sidecar-nft-replay
 TESTS += tests/fuzz/sidecar-nft-replay
 tests_fuzz_sidecar_nft_replay_SOURCES = tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/replay.c \
-	sidecar/nft.c sidecar/log.c
-tests_fuzz_sidecar_nft_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	sidecar/nft.c sidecar/nlerr.c sidecar/log.c
+tests_fuzz_sidecar_nft_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
+tests_fuzz_sidecar_nft_replay_LDADD = $(LIBNL_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/fuzz-sidecar-nft.srcs
