@@ -1,143 +1,105 @@
 /*
- * sidecar/nft.c: the nftables lock-down, spoken as raw nfnetlink.
+ * sidecar/nft.c: the nftables lock-down, spoken as nfnetlink through libnl.
  *
  * Messages are NLMSG headers, a struct nfgenmsg, and NFTA_* attributes
- * (<linux/netfilter/nf_tables.h>).  Changes go in one batch between
- * NFNL_MSG_BATCH_BEGIN and NFNL_MSG_BATCH_END, which the kernel applies as
- * one transaction or not at all.  Read-backs are dumps, parsed below with a
- * bounds check before every read (STYLE.md: a netlink reply is untrusted).
+ * (<linux/netfilter/nf_tables.h>), built and read with libnl-3's generic
+ * message and attribute API, as sidecar/rules.c does for RTM_*RULE (libnl
+ * has no nf_tables objects); nf_tables attributes are big-endian.  Changes
+ * go in one batch between NFNL_MSG_BATCH_BEGIN and NFNL_MSG_BATCH_END, which
+ * the kernel applies as one transaction or not at all.  Read-backs are
+ * dumps, each message parsed against nla_policy tables (STYLE.md: a netlink
+ * reply is untrusted).
  */
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <unistd.h>
-#include <linux/if_arp.h>
+#include <sys/uio.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
-#include <linux/netlink.h>
 #include <netinet/in.h>
+
+#include <netlink/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/handlers.h>
+#include <netlink/msg.h>
+#include <netlink/socket.h>
 
 #include "sidecar/log.h"
 #include "sidecar/nft.h"
+#include "sidecar/nlerr.h"
 
-#define SC_NFT_BUF 65536
 /* Bound on the rules and chains read back, so a hostile or runaway ruleset
  * cannot make the sidecar loop or allocate without limit. */
 #define SC_NFT_MAX_RULES 512
 #define SC_NFT_MAX_CHAINS (SC_NFT_MAX_IF + 8)
+/* The messages of the largest batch: begin and end, three per table, the
+ * output chain and its seven rules, and per interface a chain and two. */
+#define SC_NFT_MAX_MSGS (16 + 3 * SC_NFT_MAX_IF)
+/* libnl sizes a socket's buffers to 32 KiB; the kernel answers a batch with
+ * one ack datagram per message (over a hundred for SC_NFT_MAX_IF
+ * interfaces), which would overrun that.  The kernel caps the request at
+ * net.core.rmem_max and wmem_max. */
+#define SC_NFT_SOCKBUF (256 * 1024)
 
-/* ---------------------------------------------------------- message builder */
+/* ---------------------------------------------------------------- the batch */
 
-/* A growing batch of messages in one fixed buffer; an overflow sets FULL and
- * is reported once, when the batch is sent. */
+/* The messages of one batch, each an nl_msg of its own, sent together.  A
+ * failure to build one is kept in ERR and reported once, when the batch is
+ * sent. */
 struct sc_nb {
-	unsigned char buf[SC_NFT_BUF];
-	size_t len;
-	size_t msg;          /* offset of the message being built */
-	int full;
-	uint32_t seq;
+	struct nl_msg *m[SC_NFT_MAX_MSGS];
+	size_t n;
 	unsigned n_ack;      /* messages that asked for an ack */
+	int err;
 };
 
-static void *
-sc_nb_put(struct sc_nb *b, size_t len)
+/* Start a message of B: the netlink header and the struct nfgenmsg every
+ * nfnetlink message begins with.  NULL when it cannot be (recorded in B). */
+static struct nl_msg *
+sc_nb_msg(struct sc_nb *b, int type, int flags, int family, uint16_t res_id)
 {
-	size_t al = NLMSG_ALIGN(len);
-	void *p;
+	struct nfgenmsg nfg;
+	struct nl_msg *m;
 
-	if (b->full || al > sizeof(b->buf) - b->len) {
-		b->full = 1;
+	if (b->err < 0)
+		return NULL;
+	if (b->n == SC_NFT_MAX_MSGS) {
+		b->err = -E2BIG;
 		return NULL;
 	}
-	p = b->buf + b->len;
-	memset(p, 0, al);
-	b->len += al;
-	return p;
-}
-
-static void
-sc_nb_msg(struct sc_nb *b, uint16_t type, uint16_t flags, uint8_t family,
-    uint16_t res_id)
-{
-	struct nlmsghdr *nlh;
-	struct nfgenmsg *nfg;
-
-	b->msg = b->len;
-	nlh = sc_nb_put(b, NLMSG_HDRLEN);
-	nfg = sc_nb_put(b, sizeof(*nfg));
-	if (nlh == NULL || nfg == NULL)
-		return;
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = (uint16_t)(NLM_F_REQUEST | flags);
-	nlh->nlmsg_seq = ++b->seq;
-	nfg->nfgen_family = family;
-	nfg->version = NFNETLINK_V0;
-	nfg->res_id = htons(res_id);
+	memset(&nfg, 0, sizeof(nfg));
+	nfg.nfgen_family = (uint8_t)family;
+	nfg.version = NFNETLINK_V0;
+	nfg.res_id = htons(res_id);
+	m = nlmsg_alloc_simple(type, flags);
+	if (m == NULL || nlmsg_append(m, &nfg, sizeof(nfg), NLMSG_ALIGNTO) < 0) {
+		nlmsg_free(m);
+		b->err = -ENOMEM;
+		return NULL;
+	}
+	b->m[b->n++] = m;
 	if (flags & NLM_F_ACK)
 		b->n_ack++;
-}
-
-/* Close the message being built: its length is everything since. */
-static void
-sc_nb_end(struct sc_nb *b)
-{
-	struct nlmsghdr *nlh = (struct nlmsghdr *)(b->buf + b->msg);
-
-	if (!b->full)
-		nlh->nlmsg_len = (uint32_t)(b->len - b->msg);
+	return m;
 }
 
 static void
-sc_nb_attr(struct sc_nb *b, uint16_t type, const void *data, size_t len)
+sc_nb_free(struct sc_nb *b)
 {
-	struct nlattr *a = sc_nb_put(b, NLA_HDRLEN + len);
+	size_t i;
 
-	if (a == NULL)
-		return;
-	a->nla_type = type;
-	a->nla_len = (uint16_t)(NLA_HDRLEN + len);
-	if (len > 0)
-		memcpy((unsigned char *)a + NLA_HDRLEN, data, len);
-}
-
-static void
-sc_nb_str(struct sc_nb *b, uint16_t type, const char *s)
-{
-	sc_nb_attr(b, type, s, strlen(s) + 1);
-}
-
-static void
-sc_nb_be32(struct sc_nb *b, uint16_t type, uint32_t v)
-{
-	v = htonl(v);
-	sc_nb_attr(b, type, &v, sizeof(v));
-}
-
-static size_t
-sc_nb_nest(struct sc_nb *b, uint16_t type)
-{
-	size_t off = b->len;
-
-	sc_nb_attr(b, (uint16_t)(type | NLA_F_NESTED), NULL, 0);
-	return off;
-}
-
-static void
-sc_nb_nest_end(struct sc_nb *b, size_t off)
-{
-	struct nlattr *a = (struct nlattr *)(b->buf + off);
-
-	if (!b->full)
-		a->nla_len = (uint16_t)(b->len - off);
+	for (i = 0; i < b->n; i++)
+		nlmsg_free(b->m[i]);
+	b->n = 0;
 }
 
 /* ------------------------------------------------------------- the ruleset */
@@ -279,126 +241,236 @@ sc_nft_expected(const char *chain, uid_t proxy_uid, struct sc_nft_rule *r,
 	return n;
 }
 
-static void
-sc_nb_expr(struct sc_nb *b, const struct sc_nft_expr *e)
+/*
+ * Append expression E to M as one NFTA_LIST_ELEM.  The NLA_PUT_* macros of
+ * libnl jump to nla_put_failure when the message is full; nla_nest_end()
+ * fails only past 64 KiB, which a one-page message cannot reach.
+ */
+static int
+sc_put_expr(struct nl_msg *m, const struct sc_nft_expr *e)
 {
 	static const char *const names[] = {
 		[SC_NX_META] = "meta", [SC_NX_CMP] = "cmp", [SC_NX_IMM] = "immediate",
 		[SC_NX_COUNTER] = "counter", [SC_NX_PAYLOAD] = "payload",
 	};
-	size_t elem, data, inner, verd;
+	struct nlattr *elem, *data, *inner, *verd;
 
-	elem = sc_nb_nest(b, NFTA_LIST_ELEM);
-	sc_nb_str(b, NFTA_EXPR_NAME, names[e->kind]);
-	data = sc_nb_nest(b, NFTA_EXPR_DATA);
+	if ((elem = nla_nest_start(m, NFTA_LIST_ELEM)) == NULL)
+		goto nla_put_failure;
+	NLA_PUT_STRING(m, NFTA_EXPR_NAME, names[e->kind]);
+	if ((data = nla_nest_start(m, NFTA_EXPR_DATA)) == NULL)
+		goto nla_put_failure;
 	switch (e->kind) {
 	case SC_NX_META:
-		sc_nb_be32(b, NFTA_META_KEY, e->key);
-		sc_nb_be32(b, NFTA_META_DREG, e->reg);
+		NLA_PUT_U32(m, NFTA_META_KEY, htonl(e->key));
+		NLA_PUT_U32(m, NFTA_META_DREG, htonl(e->reg));
 		break;
 	case SC_NX_CMP:
-		sc_nb_be32(b, NFTA_CMP_SREG, e->reg);
-		sc_nb_be32(b, NFTA_CMP_OP, e->op);
-		inner = sc_nb_nest(b, NFTA_CMP_DATA);
-		sc_nb_attr(b, NFTA_DATA_VALUE, e->data, e->dlen);
-		sc_nb_nest_end(b, inner);
+		NLA_PUT_U32(m, NFTA_CMP_SREG, htonl(e->reg));
+		NLA_PUT_U32(m, NFTA_CMP_OP, htonl(e->op));
+		if ((inner = nla_nest_start(m, NFTA_CMP_DATA)) == NULL)
+			goto nla_put_failure;
+		NLA_PUT(m, NFTA_DATA_VALUE, (int)e->dlen, e->data);
+		nla_nest_end(m, inner);
 		break;
 	case SC_NX_IMM:
-		sc_nb_be32(b, NFTA_IMMEDIATE_DREG, e->reg);
-		inner = sc_nb_nest(b, NFTA_IMMEDIATE_DATA);
-		verd = sc_nb_nest(b, NFTA_DATA_VERDICT);
-		sc_nb_be32(b, NFTA_VERDICT_CODE, (uint32_t)e->verdict);
-		sc_nb_nest_end(b, verd);
-		sc_nb_nest_end(b, inner);
+		NLA_PUT_U32(m, NFTA_IMMEDIATE_DREG, htonl(e->reg));
+		if ((inner = nla_nest_start(m, NFTA_IMMEDIATE_DATA)) == NULL ||
+		    (verd = nla_nest_start(m, NFTA_DATA_VERDICT)) == NULL)
+			goto nla_put_failure;
+		NLA_PUT_U32(m, NFTA_VERDICT_CODE, htonl((uint32_t)e->verdict));
+		nla_nest_end(m, verd);
+		nla_nest_end(m, inner);
 		break;
 	case SC_NX_PAYLOAD:
-		sc_nb_be32(b, NFTA_PAYLOAD_DREG, e->reg);
-		sc_nb_be32(b, NFTA_PAYLOAD_BASE, e->base);
-		sc_nb_be32(b, NFTA_PAYLOAD_OFFSET, e->offset);
-		sc_nb_be32(b, NFTA_PAYLOAD_LEN, e->len);
+		NLA_PUT_U32(m, NFTA_PAYLOAD_DREG, htonl(e->reg));
+		NLA_PUT_U32(m, NFTA_PAYLOAD_BASE, htonl(e->base));
+		NLA_PUT_U32(m, NFTA_PAYLOAD_OFFSET, htonl(e->offset));
+		NLA_PUT_U32(m, NFTA_PAYLOAD_LEN, htonl(e->len));
 		break;
 	default: /* counter: starts at zero, no attributes needed */
 		break;
 	}
-	sc_nb_nest_end(b, data);
-	sc_nb_nest_end(b, elem);
+	/* A counter's NFTA_EXPR_DATA stays, empty, as nftables sends it. */
+	nla_nest_end_keep_empty(m, data);
+	nla_nest_end(m, elem);
+	return 0;
+nla_put_failure:
+	return -E2BIG;
 }
 
 static void
 sc_nb_rule(struct sc_nb *b, const struct sc_nft_rule *r)
 {
-	size_t list, i;
+	struct nlattr *list;
+	struct nl_msg *m;
+	size_t i;
 
-	sc_nb_msg(b, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWRULE,
-	    NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, (uint8_t)r->family, 0);
-	sc_nb_str(b, NFTA_RULE_TABLE, r->table);
-	sc_nb_str(b, NFTA_RULE_CHAIN, r->chain);
-	list = sc_nb_nest(b, NFTA_RULE_EXPRESSIONS);
-	for (i = 0; i < r->n; i++)
-		sc_nb_expr(b, &r->e[i]);
-	sc_nb_nest_end(b, list);
-	sc_nb_end(b);
+	m = sc_nb_msg(b, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWRULE,
+	    NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, r->family, 0);
+	if (m == NULL)
+		return;
+	NLA_PUT_STRING(m, NFTA_RULE_TABLE, r->table);
+	NLA_PUT_STRING(m, NFTA_RULE_CHAIN, r->chain);
+	if ((list = nla_nest_start(m, NFTA_RULE_EXPRESSIONS)) == NULL)
+		goto nla_put_failure;
+	for (i = 0; i < r->n; i++) {
+		if (sc_put_expr(m, &r->e[i]) < 0)
+			goto nla_put_failure;
+	}
+	nla_nest_end(m, list);
+	return;
+nla_put_failure:
+	b->err = -E2BIG;
 }
 
 static void
 sc_nb_chain(struct sc_nb *b, int family, const char *name, uint32_t hooknum,
     const char *dev)
 {
-	size_t hook;
+	struct nlattr *hook;
+	struct nl_msg *m;
 
-	sc_nb_msg(b, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWCHAIN,
-	    NLM_F_CREATE | NLM_F_ACK, (uint8_t)family, 0);
-	sc_nb_str(b, NFTA_CHAIN_TABLE, SC_NFT_TABLE);
-	sc_nb_str(b, NFTA_CHAIN_NAME, name);
-	hook = sc_nb_nest(b, NFTA_CHAIN_HOOK);
-	sc_nb_be32(b, NFTA_HOOK_HOOKNUM, hooknum);
-	sc_nb_be32(b, NFTA_HOOK_PRIORITY, (uint32_t)SC_NFT_PRIO);
+	m = sc_nb_msg(b, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWCHAIN,
+	    NLM_F_CREATE | NLM_F_ACK, family, 0);
+	if (m == NULL)
+		return;
+	NLA_PUT_STRING(m, NFTA_CHAIN_TABLE, SC_NFT_TABLE);
+	NLA_PUT_STRING(m, NFTA_CHAIN_NAME, name);
+	if ((hook = nla_nest_start(m, NFTA_CHAIN_HOOK)) == NULL)
+		goto nla_put_failure;
+	NLA_PUT_U32(m, NFTA_HOOK_HOOKNUM, htonl(hooknum));
+	NLA_PUT_U32(m, NFTA_HOOK_PRIORITY, htonl((uint32_t)SC_NFT_PRIO));
 	if (dev != NULL)
-		sc_nb_str(b, NFTA_HOOK_DEV, dev);
-	sc_nb_nest_end(b, hook);
-	sc_nb_be32(b, NFTA_CHAIN_POLICY, NF_ACCEPT);
-	sc_nb_str(b, NFTA_CHAIN_TYPE, "filter");
-	sc_nb_end(b);
+		NLA_PUT_STRING(m, NFTA_HOOK_DEV, dev);
+	nla_nest_end(m, hook);
+	NLA_PUT_U32(m, NFTA_CHAIN_POLICY, htonl(NF_ACCEPT));
+	NLA_PUT_STRING(m, NFTA_CHAIN_TYPE, "filter");
+	return;
+nla_put_failure:
+	b->err = -E2BIG;
 }
 
 static void
-sc_nb_table(struct sc_nb *b, uint16_t msgtype, int family)
+sc_nb_table(struct sc_nb *b, int msgtype, int family)
 {
-	sc_nb_msg(b, NFNL_SUBSYS_NFTABLES << 8 | msgtype,
+	struct nl_msg *m;
+
+	m = sc_nb_msg(b, NFNL_SUBSYS_NFTABLES << 8 | msgtype,
 	    msgtype == NFT_MSG_NEWTABLE ? NLM_F_CREATE | NLM_F_ACK : NLM_F_ACK,
-	    (uint8_t)family, 0);
-	sc_nb_str(b, NFTA_TABLE_NAME, SC_NFT_TABLE);
+	    family, 0);
+	if (m == NULL)
+		return;
+	NLA_PUT_STRING(m, NFTA_TABLE_NAME, SC_NFT_TABLE);
 	if (msgtype == NFT_MSG_NEWTABLE)
-		sc_nb_be32(b, NFTA_TABLE_FLAGS, 0);
-	sc_nb_end(b);
+		NLA_PUT_U32(m, NFTA_TABLE_FLAGS, 0);
+	return;
+nla_put_failure:
+	b->err = -E2BIG;
 }
 
 static void
-sc_nb_batch(struct sc_nb *b, uint16_t type)
+sc_nb_batch(struct sc_nb *b, int type)
 {
 	sc_nb_msg(b, type, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
-	sc_nb_end(b);
 }
 
 /* ------------------------------------------------------------ the socket */
 
+/* What a socket receives: the acks of a batch, or a dump into D.  ERR is
+ * the first failure; for a batch, the kernel's errno itself, not libnl's
+ * NLE_* for it: the caller tells EOPNOTSUPP and ENOENT (no egress hook)
+ * from other refusals. */
+struct sc_rx {
+	struct sc_dump *d;      /* NULL while a batch is answered */
+	unsigned acks;
+	int err;
+};
+
+static int sc_dump_keep(struct sc_dump *d, struct nlmsghdr *nlh);
+
+/* One object of a dump; one that does not parse ends the read-back: a rule
+ * we cannot understand is a rule we cannot vouch for. */
 static int
-sc_nft_open(void)
+sc_rx_valid(struct nl_msg *msg, void *arg)
+{
+	struct sc_rx *rx = arg;
+
+	if (rx->d == NULL)
+		return NL_OK;
+	rx->err = sc_dump_keep(rx->d, nlmsg_hdr(msg));
+	return rx->err < 0 ? NL_STOP : NL_OK;
+}
+
+/* An ack: a batch counts it; a dump asks for none. */
+static int
+sc_rx_ack(struct nl_msg *msg, void *arg)
+{
+	struct sc_rx *rx = arg;
+
+	(void)msg;
+	rx->acks++;
+	if (rx->d != NULL)
+		rx->err = -EBADMSG;
+	return rx->d != NULL ? NL_STOP : NL_OK;
+}
+
+/* An error: a batch counts it and reads on; a dump ends there. */
+static int
+sc_rx_nack(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	struct sc_rx *rx = arg;
+
+	(void)nla;
+	rx->acks++;
+	if (rx->err == 0 && e->error < 0)
+		rx->err = e->error;
+	if (rx->d == NULL)
+		return NL_SKIP;
+	if (rx->err == 0)
+		rx->err = -EBADMSG;
+	return NL_STOP;
+}
+
+/* A netfilter netlink socket whose answers go to RX. */
+static int
+sc_nft_open(struct nl_sock **out, struct sc_rx *rx)
 {
 	struct timeval tv = { 5, 0 };
-	int fd;
+	struct nl_sock *sk;
+	int err;
 
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-	if (fd < 0)
-		return -errno;
-	/* A kernel that never answers must not hang the sidecar's start. */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
+	*out = NULL;
+	sk = nl_socket_alloc();
+	if (sk == NULL)
+		return -ENOMEM;
+	/* Each message asks for its ack itself (nfnetlink acks no batch
+	 * begin or end); libnl must not add NLM_F_ACK to all. */
+	nl_socket_disable_auto_ack(sk);
+	err = nl_connect(sk, NETLINK_NETFILTER);
+	if (err >= 0)
+		err = nl_socket_set_buffer_size(sk, SC_NFT_SOCKBUF, SC_NFT_SOCKBUF);
+	if (err >= 0)
+		err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, sc_rx_valid, rx);
+	if (err >= 0)
+		err = nl_socket_modify_cb(sk, NL_CB_ACK, NL_CB_CUSTOM, sc_rx_ack, rx);
+	if (err >= 0)
+		err = nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, sc_rx_nack, rx);
+	if (err < 0) {
+		err = sc_nlerr(err);
+		goto fail;
 	}
-	return fd;
+	/* A kernel that never answers must not hang the sidecar's start. */
+	if (setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVTIMEO, &tv,
+	    sizeof(tv)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	*out = sk;
+	return 0;
+fail:
+	nl_socket_free(sk);
+	return err;
 }
 
 /*
@@ -406,72 +478,62 @@ sc_nft_open(void)
  * Returns 0 or the first error the kernel reported (negative errno).
  */
 static int
-sc_nft_talk(const struct sc_nb *b, const char *what)
+sc_nft_talk(struct sc_nb *b, const char *what)
 {
-	static unsigned char rbuf[SC_NFT_BUF];
-	unsigned seen = 0;
-	int fd, err = 0, first = 0;
-	ssize_t n;
+	struct iovec iov[SC_NFT_MAX_MSGS];
+	struct sc_rx rx = { NULL, 0, 0 };
+	struct nl_sock *sk = NULL;
+	size_t i;
+	int err;
 
-	if (b->full) {
-		sc_logx("nftables: %s: the batch does not fit in %d bytes", what, SC_NFT_BUF);
-		return -E2BIG;
+	if (b->err < 0) {
+		sc_logerr(b->err, "nftables: %s: cannot build the batch", what);
+		return b->err;
 	}
-	fd = sc_nft_open();
-	if (fd < 0) {
-		sc_logerr(fd, "nftables: %s: cannot open a netfilter netlink socket", what);
-		return fd;
+	err = sc_nft_open(&sk, &rx);
+	if (err < 0) {
+		sc_logerr(err, "nftables: %s: cannot open a netfilter netlink socket", what);
+		return err;
 	}
-	if (send(fd, b->buf, b->len, 0) != (ssize_t)b->len) {
-		err = errno ? -errno : -EIO;
+	for (i = 0; i < b->n; i++) {
+		nl_complete_msg(sk, b->m[i]);
+		iov[i].iov_base = nlmsg_hdr(b->m[i]);
+		iov[i].iov_len = nlmsg_hdr(b->m[i])->nlmsg_len;
+	}
+	/* One sendmsg(), so one datagram: nfnetlink takes a batch only whole
+	 * from one skb. */
+	err = nl_send_iovec(sk, b->m[0], iov, (unsigned)b->n);
+	if (err < 0) {
+		err = sc_nlerr(err);
 		sc_logerr(err, "nftables: %s: send", what);
 		goto out;
 	}
-	while (seen < b->n_ack) {
-		const struct nlmsghdr *nlh;
-		size_t left;
-
-		n = recv(fd, rbuf, sizeof(rbuf), 0);
-		if (n < 0) {
-			err = -errno;
+	while (rx.acks < b->n_ack) {
+		err = nl_recvmsgs_default(sk);
+		if (err < 0) {
+			err = sc_nlerr(err);
 			sc_logerr(err, "nftables: %s: no answer from the kernel", what);
 			goto out;
 		}
-		left = (size_t)n;
-		for (nlh = (const struct nlmsghdr *)rbuf; NLMSG_OK(nlh, left);
-		    nlh = NLMSG_NEXT(nlh, left)) {
-			const struct nlmsgerr *e;
-
-			if (nlh->nlmsg_type != NLMSG_ERROR)
-				continue;
-			if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e))) {
-				err = -EBADMSG;
-				goto out;
-			}
-			e = NLMSG_DATA(nlh);
-			seen++;
-			if (e->error < 0 && first == 0)
-				first = e->error;
-		}
 	}
-	err = first;
+	err = rx.err;
 	if (err < 0)
 		sc_logerr(err, "nftables: %s: the kernel refused the batch", what);
 out:
-	close(fd);
+	nl_socket_free(sk);
 	return err;
 }
 
 int
 sc_nft_install(uid_t proxy_uid, const struct sc_nft_ifaces *ifs)
 {
-	static struct sc_nb b;
+	struct sc_nb b;
 	struct sc_nft_rule r[16];
 	char chain[64];
 	size_t n, i, k;
+	int err;
 
 	memset(&b, 0, sizeof(b));
-	b.seq = (uint32_t)getpid() << 8;
 	sc_nb_batch(&b, NFNL_MSG_BATCH_BEGIN);
 	/* "add; delete; add": the table exists for the delete to succeed, and
 	 * the whole swap is one transaction, so a stale table of ours (another
@@ -494,23 +556,27 @@ sc_nft_install(uid_t proxy_uid, const struct sc_nft_ifaces *ifs)
 			sc_nb_rule(&b, &r[i]);
 	}
 	sc_nb_batch(&b, NFNL_MSG_BATCH_END);
-	return sc_nft_talk(&b, "install");
+	err = sc_nft_talk(&b, "install");
+	sc_nb_free(&b);
+	return err;
 }
 
 int
 sc_nft_remove(void)
 {
-	static struct sc_nb b;
+	struct sc_nb b;
+	int err;
 
 	memset(&b, 0, sizeof(b));
-	b.seq = (uint32_t)getpid() << 8;
 	sc_nb_batch(&b, NFNL_MSG_BATCH_BEGIN);
 	sc_nb_table(&b, NFT_MSG_NEWTABLE, NFPROTO_INET);
 	sc_nb_table(&b, NFT_MSG_DELTABLE, NFPROTO_INET);
 	sc_nb_table(&b, NFT_MSG_NEWTABLE, NFPROTO_NETDEV);
 	sc_nb_table(&b, NFT_MSG_DELTABLE, NFPROTO_NETDEV);
 	sc_nb_batch(&b, NFNL_MSG_BATCH_END);
-	return sc_nft_talk(&b, "remove");
+	err = sc_nft_talk(&b, "remove");
+	sc_nb_free(&b);
+	return err;
 }
 
 int
@@ -542,372 +608,344 @@ sc_nft_ifaces_get(struct sc_nft_ifaces *ifs)
 
 /* ------------------------------------------------------------ the parser */
 
-/* A bounds-checked walk over the attributes in [P, P+LEN). */
-struct sc_at {
-	const unsigned char *p;
-	size_t left;
+#define SC_FSIZE(type, field) sizeof(((type *)NULL)->field)
+#define SC_BIT(t) (1u << (t))
+/* Integers are exactly four or eight bytes, as nf_tables writes them: libnl
+ * checks the minimum of the type and the maximum given. */
+#define SC_BE32 { .type = NLA_U32, .maxlen = 4 }
+#define SC_BE64 { .type = NLA_U64, .maxlen = 8 }
+/* A NUL-terminated string that fits in N bytes. */
+#define SC_STR(n) { .type = NLA_STRING, .maxlen = (n) }
+#define SC_NEST { .type = NLA_NESTED }
+/* Room for the attributes of any expression the sidecar reads. */
+#define SC_EXPR_TB 16
+
+_Static_assert(NFTA_META_MAX < SC_EXPR_TB && NFTA_CMP_MAX < SC_EXPR_TB &&
+    NFTA_IMMEDIATE_MAX < SC_EXPR_TB && NFTA_COUNTER_MAX < SC_EXPR_TB &&
+    NFTA_PAYLOAD_MAX < SC_EXPR_TB, "an expression's attributes fit SC_EXPR_TB");
+
+static const struct nla_policy sc_table_policy[NFTA_TABLE_MAX + 1] = {
+	[NFTA_TABLE_NAME] = SC_STR(SC_FSIZE(struct sc_nft_table, name)),
+	[NFTA_TABLE_FLAGS] = SC_BE32,
+}, sc_chain_policy[NFTA_CHAIN_MAX + 1] = {
+	[NFTA_CHAIN_TABLE] = SC_STR(SC_FSIZE(struct sc_nft_chain, table)),
+	[NFTA_CHAIN_NAME] = SC_STR(SC_FSIZE(struct sc_nft_chain, name)),
+	[NFTA_CHAIN_TYPE] = SC_STR(SC_FSIZE(struct sc_nft_chain, type)),
+	[NFTA_CHAIN_POLICY] = SC_BE32, [NFTA_CHAIN_HOOK] = SC_NEST,
+}, sc_hook_policy[NFTA_HOOK_MAX + 1] = {
+	[NFTA_HOOK_HOOKNUM] = SC_BE32, [NFTA_HOOK_PRIORITY] = SC_BE32,
+	[NFTA_HOOK_DEV] = SC_STR(IFNAMSIZ), [NFTA_HOOK_DEVS] = SC_NEST,
+}, sc_device_policy[NFTA_DEVICE_MAX + 1] = {
+	[NFTA_DEVICE_NAME] = SC_STR(IFNAMSIZ),
+}, sc_rule_policy[NFTA_RULE_MAX + 1] = {
+	[NFTA_RULE_TABLE] = SC_STR(SC_FSIZE(struct sc_nft_rule, table)),
+	[NFTA_RULE_CHAIN] = SC_STR(SC_FSIZE(struct sc_nft_rule, chain)),
+	[NFTA_RULE_EXPRESSIONS] = SC_NEST,
+}, sc_expr_policy[NFTA_EXPR_MAX + 1] = {
+	[NFTA_EXPR_NAME] = SC_STR(32), [NFTA_EXPR_DATA] = SC_NEST,
+}, sc_meta_policy[NFTA_META_MAX + 1] = {
+	[NFTA_META_KEY] = SC_BE32, [NFTA_META_DREG] = SC_BE32,
+}, sc_cmp_policy[NFTA_CMP_MAX + 1] = {
+	[NFTA_CMP_SREG] = SC_BE32, [NFTA_CMP_OP] = SC_BE32, [NFTA_CMP_DATA] = SC_NEST,
+}, sc_imm_policy[NFTA_IMMEDIATE_MAX + 1] = {
+	[NFTA_IMMEDIATE_DREG] = SC_BE32, [NFTA_IMMEDIATE_DATA] = SC_NEST,
+}, sc_counter_policy[NFTA_COUNTER_MAX + 1] = {
+	[NFTA_COUNTER_PACKETS] = SC_BE64, [NFTA_COUNTER_BYTES] = SC_BE64,
+}, sc_payload_policy[NFTA_PAYLOAD_MAX + 1] = {
+	[NFTA_PAYLOAD_DREG] = SC_BE32, [NFTA_PAYLOAD_BASE] = SC_BE32,
+	[NFTA_PAYLOAD_OFFSET] = SC_BE32, [NFTA_PAYLOAD_LEN] = SC_BE32,
+}, sc_data_policy[NFTA_DATA_MAX + 1] = {
+	[NFTA_DATA_VALUE] = { .type = NLA_BINARY,
+	    .maxlen = SC_FSIZE(struct sc_nft_expr, data) },
+	[NFTA_DATA_VERDICT] = SC_NEST,
+}, sc_verdict_policy[NFTA_VERDICT_MAX + 1] = {
+	[NFTA_VERDICT_CODE] = SC_BE32,
 };
 
-/* Next attribute into *TYPE, *DATA, *DLEN; 1 when one was read, 0 at the
- * end, -EBADMSG when an attribute claims more than what is left. */
+/*
+ * What nla_parse() (libnl 3.7) leaves out, checked on the stream [HEAD,
+ * HEAD+LEN) it just parsed into TB.  The attributes must fill the stream:
+ * nla_parse() stops quietly at one that claims more bytes than are left,
+ * and a read-back that skipped the rest would vouch for what it never saw.
+ * An attribute POLICY names must appear once: the kernel writes each once,
+ * and of two, TB keeps only the last.  Returns -EBADMSG, else 1 when every
+ * attribute is of a type in KNOWN (bit N for type N), 0 when not.
+ */
 static int
-sc_at_next(struct sc_at *it, uint16_t *type, const unsigned char **data, size_t *dlen)
+sc_nla_check(struct nlattr **tb, int maxtype, struct nlattr *head, int len,
+    const struct nla_policy *policy, uint32_t known)
 {
-	struct nlattr a;
-	size_t al;
+	struct nlattr *a;
+	int rem, t, all = 1;
 
-	if (it->left == 0)
-		return 0;
-	if (it->left < NLA_HDRLEN)
-		return -EBADMSG;
-	memcpy(&a, it->p, sizeof(a));
-	if (a.nla_len < NLA_HDRLEN || a.nla_len > it->left)
-		return -EBADMSG;
-	*type = a.nla_type & NLA_TYPE_MASK;
-	*data = it->p + NLA_HDRLEN;
-	*dlen = a.nla_len - NLA_HDRLEN;
-	al = NLA_ALIGN(a.nla_len);
-	if (al > it->left)
-		al = it->left; /* the last attribute may lack its padding */
-	it->p += al;
-	it->left -= al;
-	return 1;
+	nla_for_each_attr(a, head, len, rem) {
+		t = nla_type(a);
+		if (t <= maxtype && policy[t].type != NLA_UNSPEC && tb[t] != a)
+			return -EBADMSG;
+		if (t >= 32 || !(known & SC_BIT(t)))
+			all = 0;
+	}
+	return rem > 0 ? -EBADMSG : all;
 }
 
 static int
-sc_at_be32(const unsigned char *d, size_t len, uint32_t *v)
+sc_parse_nested(struct nlattr **tb, int maxtype, struct nlattr *nest,
+    const struct nla_policy *policy, uint32_t known)
 {
-	if (len != 4)
+	if (nla_parse_nested(tb, maxtype, nest, policy) < 0)
 		return -EBADMSG;
-	memcpy(v, d, 4);
-	*v = ntohl(*v);
-	return 0;
+	return sc_nla_check(tb, maxtype, nla_data(nest), nla_len(nest), policy, known);
 }
 
-static int
-sc_at_be64(const unsigned char *d, size_t len, uint64_t *v)
+/* Attributes a policy has checked; absent ones read as 0 or "". */
+static uint32_t
+sc_be32(const struct nlattr *a)
 {
-	uint32_t hi, lo;
-
-	if (len != 8)
-		return -EBADMSG;
-	memcpy(&hi, d, 4);
-	memcpy(&lo, d + 4, 4);
-	*v = (uint64_t)ntohl(hi) << 32 | ntohl(lo);
-	return 0;
+	return a != NULL ? ntohl(nla_get_u32(a)) : 0;
 }
 
-/* A NUL-terminated string attribute that fits in SIZE bytes. */
-static int
-sc_at_str(const unsigned char *d, size_t len, char *out, size_t size)
+static void
+sc_str(char *out, size_t size, const struct nlattr *a)
 {
-	if (len == 0 || len > size || memchr(d, '\0', len) == NULL)
-		return -EBADMSG;
-	memcpy(out, d, len);
-	out[size - 1] = '\0';
-	return 0;
+	if (a != NULL)
+		nla_strlcpy(out, a, size);
 }
 
-/* The first attributes of a message of subsystem nf_tables and message
- * type WANT; 0 when it is another message. */
+/* The attributes of NLH, a message of subsystem nf_tables and type WANT,
+ * into TB; 1 when parsed, 0 when it is another message, or -EBADMSG. */
 static int
-sc_at_msg(const struct nlmsghdr *nlh, int want, struct sc_at *it, int *family)
+sc_msg_parse(struct nlmsghdr *nlh, int want, struct nlattr **tb, int maxtype,
+    const struct nla_policy *policy, int *family)
 {
-	struct nfgenmsg nfg;
+	const struct nfgenmsg *nfg;
 
 	if (nlh->nlmsg_len < NLMSG_HDRLEN)
 		return -EBADMSG;
 	if (nlh->nlmsg_type != (NFNL_SUBSYS_NFTABLES << 8 | want))
 		return 0;
-	if (nlh->nlmsg_len < NLMSG_SPACE(sizeof(nfg)))
+	if (nlmsg_parse(nlh, sizeof(*nfg), tb, maxtype, policy) < 0 ||
+	    sc_nla_check(tb, maxtype, nlmsg_attrdata(nlh, sizeof(*nfg)),
+	    nlmsg_attrlen(nlh, sizeof(*nfg)), policy, 0) < 0)
 		return -EBADMSG;
-	memcpy(&nfg, NLMSG_DATA(nlh), sizeof(nfg));
-	*family = nfg.nfgen_family;
-	it->p = (const unsigned char *)NLMSG_DATA(nlh) + NLMSG_ALIGN(sizeof(nfg));
-	it->left = nlh->nlmsg_len - NLMSG_SPACE(sizeof(nfg));
+	nfg = nlmsg_data(nlh);
+	*family = nfg->nfgen_family;
 	return 1;
 }
 
 /* NFTA_DATA_VALUE or NFTA_DATA_VERDICT inside a cmp or immediate. */
 static int
-sc_parse_data(const unsigned char *d, size_t len, struct sc_nft_expr *e)
+sc_parse_data(struct nlattr *nest, struct sc_nft_expr *e)
 {
-	struct sc_at it = { d, len }, v;
-	const unsigned char *x, *y;
-	size_t xl, yl;
-	uint16_t t, u;
-	uint32_t code;
-	int rc;
+	struct nlattr *tb[NFTA_DATA_MAX + 1], *v[NFTA_VERDICT_MAX + 1];
+	int rc, vrc = 1;
 
-	while ((rc = sc_at_next(&it, &t, &x, &xl)) == 1) {
-		if (t == NFTA_DATA_VALUE) {
-			if (xl > sizeof(e->data))
-				return -EBADMSG;
-			memcpy(e->data, x, xl);
-			e->dlen = (uint32_t)xl;
-		} else if (t == NFTA_DATA_VERDICT) {
-			v.p = x;
-			v.left = xl;
-			while ((rc = sc_at_next(&v, &u, &y, &yl)) == 1) {
-				if (u == NFTA_VERDICT_CODE) {
-					if (sc_at_be32(y, yl, &code) < 0)
-						return -EBADMSG;
-					e->verdict = (int32_t)code;
-					e->has_verdict = 1;
-				} else {
-					e->kind = SC_NX_OTHER; /* a jump target, ... */
-				}
-			}
-			if (rc < 0)
-				return rc;
-		} else {
-			e->kind = SC_NX_OTHER;
-		}
+	rc = sc_parse_nested(tb, NFTA_DATA_MAX, nest, sc_data_policy,
+	    SC_BIT(NFTA_DATA_VALUE) | SC_BIT(NFTA_DATA_VERDICT));
+	if (rc >= 0 && tb[NFTA_DATA_VERDICT] != NULL)
+		vrc = sc_parse_nested(v, NFTA_VERDICT_MAX, tb[NFTA_DATA_VERDICT],
+		    sc_verdict_policy, SC_BIT(NFTA_VERDICT_CODE));
+	if (rc < 0 || vrc < 0)
+		return -EBADMSG;
+	if (tb[NFTA_DATA_VALUE] != NULL) {
+		e->dlen = (uint32_t)nla_len(tb[NFTA_DATA_VALUE]);
+		memcpy(e->data, nla_data(tb[NFTA_DATA_VALUE]), e->dlen);
 	}
-	return rc;
+	if (tb[NFTA_DATA_VERDICT] != NULL && v[NFTA_VERDICT_CODE] != NULL) {
+		e->verdict = (int32_t)sc_be32(v[NFTA_VERDICT_CODE]);
+		e->has_verdict = 1;
+	}
+	if (rc == 0 || vrc == 0)
+		e->kind = SC_NX_OTHER; /* a jump target, ... */
+	return 0;
 }
 
 /* One NFTA_LIST_ELEM of NFTA_RULE_EXPRESSIONS. */
 static int
-sc_parse_expr(const unsigned char *d, size_t len, struct sc_nft_expr *e)
+sc_parse_expr(struct nlattr *elem, struct sc_nft_expr *e)
 {
-	struct sc_at it = { d, len }, in;
-	const unsigned char *x, *data = NULL, *y;
-	size_t xl, dl = 0, yl;
+	/* Per kind, the attributes we write: any other changes what the
+	 * expression does (deny by default), e.g. SREG, a "meta set", or for
+	 * payload SREG or a checksum, a payload write. */
+	static const struct {
+		const char *name;
+		int kind;
+		int maxtype;
+		const struct nla_policy *policy;
+		uint32_t known;
+	} kinds[] = {
+		{ "meta", SC_NX_META, NFTA_META_MAX, sc_meta_policy,
+		  SC_BIT(NFTA_META_KEY) | SC_BIT(NFTA_META_DREG) },
+		{ "cmp", SC_NX_CMP, NFTA_CMP_MAX, sc_cmp_policy,
+		  SC_BIT(NFTA_CMP_SREG) | SC_BIT(NFTA_CMP_OP) | SC_BIT(NFTA_CMP_DATA) },
+		{ "immediate", SC_NX_IMM, NFTA_IMMEDIATE_MAX, sc_imm_policy,
+		  SC_BIT(NFTA_IMMEDIATE_DREG) | SC_BIT(NFTA_IMMEDIATE_DATA) },
+		{ "counter", SC_NX_COUNTER, NFTA_COUNTER_MAX, sc_counter_policy,
+		  SC_BIT(NFTA_COUNTER_PACKETS) | SC_BIT(NFTA_COUNTER_BYTES) |
+		  SC_BIT(NFTA_COUNTER_PAD) },
+		{ "payload", SC_NX_PAYLOAD, NFTA_PAYLOAD_MAX, sc_payload_policy,
+		  SC_BIT(NFTA_PAYLOAD_DREG) | SC_BIT(NFTA_PAYLOAD_BASE) |
+		  SC_BIT(NFTA_PAYLOAD_OFFSET) | SC_BIT(NFTA_PAYLOAD_LEN) },
+	};
+	struct nlattr *tb[NFTA_EXPR_MAX + 1], *d[SC_EXPR_TB];
 	char name[32] = "";
-	uint16_t t, u;
+	size_t k;
 	int rc;
 
 	memset(e, 0, sizeof(*e));
-	while ((rc = sc_at_next(&it, &t, &x, &xl)) == 1) {
-		if (t == NFTA_EXPR_NAME) {
-			if (sc_at_str(x, xl, name, sizeof(name)) < 0)
-				return -EBADMSG;
-		} else if (t == NFTA_EXPR_DATA) {
-			data = x;
-			dl = xl;
-		}
+	if (sc_parse_nested(tb, NFTA_EXPR_MAX, elem, sc_expr_policy, 0) < 0)
+		return -EBADMSG;
+	sc_str(name, sizeof(name), tb[NFTA_EXPR_NAME]);
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		if (strcmp(name, kinds[k].name) == 0)
+			break;
 	}
-	if (rc < 0)
-		return rc;
-	e->kind = strcmp(name, "meta") == 0 ? SC_NX_META :
-	    strcmp(name, "cmp") == 0 ? SC_NX_CMP :
-	    strcmp(name, "immediate") == 0 ? SC_NX_IMM :
-	    strcmp(name, "counter") == 0 ? SC_NX_COUNTER :
-	    strcmp(name, "payload") == 0 ? SC_NX_PAYLOAD : SC_NX_OTHER;
-	if (e->kind == SC_NX_OTHER || data == NULL)
+	if (k == sizeof(kinds) / sizeof(kinds[0]))
+		return 0; /* SC_NX_OTHER */
+	e->kind = kinds[k].kind;
+	if (tb[NFTA_EXPR_DATA] == NULL)
 		return 0;
-	in.p = data;
-	in.left = dl;
-	while (e->kind != SC_NX_OTHER && (rc = sc_at_next(&in, &u, &y, &yl)) == 1) {
-		int known = 1;
-
-		switch (e->kind) {
-		case SC_NX_META:
-			if (u == NFTA_META_KEY)
-				rc = sc_at_be32(y, yl, &e->key);
-			else if (u == NFTA_META_DREG)
-				rc = sc_at_be32(y, yl, &e->reg);
-			else
-				known = 0; /* SREG: a "meta set", not ours */
-			break;
-		case SC_NX_CMP:
-			if (u == NFTA_CMP_SREG)
-				rc = sc_at_be32(y, yl, &e->reg);
-			else if (u == NFTA_CMP_OP)
-				rc = sc_at_be32(y, yl, &e->op);
-			else if (u == NFTA_CMP_DATA)
-				rc = sc_parse_data(y, yl, e);
-			else
-				known = 0;
-			break;
-		case SC_NX_IMM:
-			if (u == NFTA_IMMEDIATE_DREG)
-				rc = sc_at_be32(y, yl, &e->reg);
-			else if (u == NFTA_IMMEDIATE_DATA)
-				rc = sc_parse_data(y, yl, e);
-			else
-				known = 0;
-			break;
-		case SC_NX_COUNTER:
-			if (u == NFTA_COUNTER_PACKETS)
-				rc = sc_at_be64(y, yl, &e->packets);
-			else if (u == NFTA_COUNTER_BYTES)
-				rc = sc_at_be64(y, yl, &e->bytes);
-			else if (u != NFTA_COUNTER_PAD)
-				known = 0;
-			break;
-		case SC_NX_PAYLOAD:
-			if (u == NFTA_PAYLOAD_DREG)
-				rc = sc_at_be32(y, yl, &e->reg);
-			else if (u == NFTA_PAYLOAD_BASE)
-				rc = sc_at_be32(y, yl, &e->base);
-			else if (u == NFTA_PAYLOAD_OFFSET)
-				rc = sc_at_be32(y, yl, &e->offset);
-			else if (u == NFTA_PAYLOAD_LEN)
-				rc = sc_at_be32(y, yl, &e->len);
-			else
-				known = 0; /* SREG or checksum: a payload write */
-			break;
-		}
-		if (rc < 0)
-			return rc;
-		rc = 1;
-		/* An attribute we did not write changes what the expression
-		 * does (deny by default): the rule is not ours. */
-		if (!known)
-			e->kind = SC_NX_OTHER;
+	rc = sc_parse_nested(d, kinds[k].maxtype, tb[NFTA_EXPR_DATA], kinds[k].policy,
+	    kinds[k].known);
+	if (rc < 0)
+		return -EBADMSG;
+	switch (e->kind) {
+	case SC_NX_META:
+		e->key = sc_be32(d[NFTA_META_KEY]);
+		e->reg = sc_be32(d[NFTA_META_DREG]);
+		break;
+	case SC_NX_CMP:
+		e->reg = sc_be32(d[NFTA_CMP_SREG]);
+		e->op = sc_be32(d[NFTA_CMP_OP]);
+		if (d[NFTA_CMP_DATA] != NULL && sc_parse_data(d[NFTA_CMP_DATA], e) < 0)
+			return -EBADMSG;
+		break;
+	case SC_NX_IMM:
+		e->reg = sc_be32(d[NFTA_IMMEDIATE_DREG]);
+		if (d[NFTA_IMMEDIATE_DATA] != NULL &&
+		    sc_parse_data(d[NFTA_IMMEDIATE_DATA], e) < 0)
+			return -EBADMSG;
+		break;
+	case SC_NX_COUNTER:
+		/* nla_get_u64() reads an absent attribute as 0. */
+		e->packets = be64toh(nla_get_u64(d[NFTA_COUNTER_PACKETS]));
+		e->bytes = be64toh(nla_get_u64(d[NFTA_COUNTER_BYTES]));
+		break;
+	case SC_NX_PAYLOAD:
+		e->reg = sc_be32(d[NFTA_PAYLOAD_DREG]);
+		e->base = sc_be32(d[NFTA_PAYLOAD_BASE]);
+		e->offset = sc_be32(d[NFTA_PAYLOAD_OFFSET]);
+		e->len = sc_be32(d[NFTA_PAYLOAD_LEN]);
+		break;
 	}
-	return rc < 0 ? rc : 0;
+	if (rc == 0)
+		e->kind = SC_NX_OTHER;
+	return 0;
 }
 
 int
-sc_nft_parse_rule(const struct nlmsghdr *nlh, struct sc_nft_rule *r)
+sc_nft_parse_rule(struct nlmsghdr *nlh, struct sc_nft_rule *r)
 {
-	struct sc_at it, list;
-	const unsigned char *x, *y;
-	size_t xl, yl;
-	uint16_t t, u;
-	int rc;
+	struct nlattr *tb[NFTA_RULE_MAX + 1], *a;
+	int rc, rem;
 
 	memset(r, 0, sizeof(*r));
-	rc = sc_at_msg(nlh, NFT_MSG_NEWRULE, &it, &r->family);
+	rc = sc_msg_parse(nlh, NFT_MSG_NEWRULE, tb, NFTA_RULE_MAX, sc_rule_policy,
+	    &r->family);
 	if (rc <= 0)
 		return rc;
-	while ((rc = sc_at_next(&it, &t, &x, &xl)) == 1) {
-		switch (t) {
-		case NFTA_RULE_TABLE:
-			if (sc_at_str(x, xl, r->table, sizeof(r->table)) < 0)
-				return -EBADMSG;
-			break;
-		case NFTA_RULE_CHAIN:
-			if (sc_at_str(x, xl, r->chain, sizeof(r->chain)) < 0)
-				return -EBADMSG;
-			break;
-		case NFTA_RULE_EXPRESSIONS:
-			list.p = x;
-			list.left = xl;
-			while ((rc = sc_at_next(&list, &u, &y, &yl)) == 1) {
-				if (u != NFTA_LIST_ELEM)
-					return -EBADMSG;
-				if (r->n >= SC_NFT_MAX_EXPR) {
-					r->other = 1;
-					continue;
-				}
-				rc = sc_parse_expr(y, yl, &r->e[r->n]);
-				if (rc < 0)
-					return rc;
-				if (r->e[r->n].kind == SC_NX_OTHER)
-					r->other = 1;
-				r->n++;
-			}
-			if (rc < 0)
-				return rc;
-			break;
-		case NFTA_RULE_COMPAT:
-			r->other = 1; /* an xtables match: not ours */
-			break;
-		default:
-			break; /* handle, position, userdata, pad: descriptive */
+	sc_str(r->table, sizeof(r->table), tb[NFTA_RULE_TABLE]);
+	sc_str(r->chain, sizeof(r->chain), tb[NFTA_RULE_CHAIN]);
+	if (tb[NFTA_RULE_COMPAT] != NULL)
+		r->other = 1; /* an xtables match: not ours */
+	/* Handle, position, userdata, pad: descriptive. */
+	if (tb[NFTA_RULE_EXPRESSIONS] == NULL)
+		return 1;
+	nla_for_each_nested(a, tb[NFTA_RULE_EXPRESSIONS], rem) {
+		if (nla_type(a) != NFTA_LIST_ELEM)
+			return -EBADMSG;
+		if (r->n >= SC_NFT_MAX_EXPR) {
+			r->other = 1;
+			continue;
 		}
+		rc = sc_parse_expr(a, &r->e[r->n]);
+		if (rc < 0)
+			return rc;
+		if (r->e[r->n].kind == SC_NX_OTHER)
+			r->other = 1;
+		r->n++;
 	}
-	return rc < 0 ? rc : 1;
+	return rem > 0 ? -EBADMSG : 1;
+}
+
+/* A device list (NFTA_HOOK_DEVS): our chains have exactly one device, which
+ * is recorded; a list of more, of something else, or of another device than
+ * NFTA_HOOK_DEV reads as "*", which no check accepts. */
+static int
+sc_parse_devs(struct nlattr *devs, int has_dev, struct sc_nft_chain *c)
+{
+	struct nlattr *tb[NFTA_DEVICE_MAX + 1], *a;
+	int rem, n = 0;
+
+	nla_for_each_nested(a, devs, rem)
+		n++;
+	if (rem > 0 ||
+	    (n == 1 && sc_parse_nested(tb, NFTA_DEVICE_MAX, devs, sc_device_policy, 0) < 0))
+		return -EBADMSG;
+	if (n == 1 && tb[NFTA_DEVICE_NAME] != NULL &&
+	    (!has_dev || nla_strcmp(tb[NFTA_DEVICE_NAME], c->dev) == 0))
+		sc_str(c->dev, sizeof(c->dev), tb[NFTA_DEVICE_NAME]);
+	else if (n > 0)
+		snprintf(c->dev, sizeof(c->dev), "*");
+	return 0;
 }
 
 int
-sc_nft_parse_chain(const struct nlmsghdr *nlh, struct sc_nft_chain *c)
+sc_nft_parse_chain(struct nlmsghdr *nlh, struct sc_nft_chain *c)
 {
-	struct sc_at it, hk;
-	const unsigned char *x, *y;
-	size_t xl, yl;
-	uint16_t t, u;
-	uint32_t prio = 0;
+	struct nlattr *tb[NFTA_CHAIN_MAX + 1], *hk[NFTA_HOOK_MAX + 1];
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	rc = sc_at_msg(nlh, NFT_MSG_NEWCHAIN, &it, &c->family);
+	rc = sc_msg_parse(nlh, NFT_MSG_NEWCHAIN, tb, NFTA_CHAIN_MAX, sc_chain_policy,
+	    &c->family);
 	if (rc <= 0)
 		return rc;
-	while ((rc = sc_at_next(&it, &t, &x, &xl)) == 1) {
-		switch (t) {
-		case NFTA_CHAIN_TABLE:
-			rc = sc_at_str(x, xl, c->table, sizeof(c->table));
-			break;
-		case NFTA_CHAIN_NAME:
-			rc = sc_at_str(x, xl, c->name, sizeof(c->name));
-			break;
-		case NFTA_CHAIN_TYPE:
-			rc = sc_at_str(x, xl, c->type, sizeof(c->type));
-			break;
-		case NFTA_CHAIN_POLICY:
-			rc = sc_at_be32(x, xl, &c->policy);
-			c->has_policy = 1;
-			break;
-		case NFTA_CHAIN_HOOK:
-			c->has_hook = 1;
-			hk.p = x;
-			hk.left = xl;
-			while ((rc = sc_at_next(&hk, &u, &y, &yl)) == 1) {
-				if (u == NFTA_HOOK_HOOKNUM) {
-					rc = sc_at_be32(y, yl, &c->hooknum);
-				} else if (u == NFTA_HOOK_PRIORITY) {
-					rc = sc_at_be32(y, yl, &prio);
-					c->priority = (int32_t)prio;
-				} else if (u == NFTA_HOOK_DEV) {
-					rc = sc_at_str(y, yl, c->dev, sizeof(c->dev));
-				} else if (u == NFTA_HOOK_DEVS) {
-					/* A device list: our chains have exactly
-					 * one device; record the first. */
-					struct sc_at dv = { y, yl };
-					const unsigned char *z;
-					size_t zl;
-					uint16_t w;
-
-					rc = sc_at_next(&dv, &w, &z, &zl);
-					if (rc == 1)
-						rc = sc_at_str(z, zl, c->dev, sizeof(c->dev));
-					if (rc == 0 && dv.left != 0)
-						snprintf(c->dev, sizeof(c->dev), "*");
-				}
-				if (rc < 0)
-					return -EBADMSG;
-				rc = 1;
-			}
-			break;
-		default:
-			rc = 0;
-			break;
-		}
-		if (rc < 0)
-			return -EBADMSG;
+	sc_str(c->table, sizeof(c->table), tb[NFTA_CHAIN_TABLE]);
+	sc_str(c->name, sizeof(c->name), tb[NFTA_CHAIN_NAME]);
+	sc_str(c->type, sizeof(c->type), tb[NFTA_CHAIN_TYPE]);
+	if (tb[NFTA_CHAIN_POLICY] != NULL) {
+		c->policy = sc_be32(tb[NFTA_CHAIN_POLICY]);
+		c->has_policy = 1;
 	}
-	return rc < 0 ? rc : 1;
+	if (tb[NFTA_CHAIN_HOOK] == NULL)
+		return 1;
+	c->has_hook = 1;
+	if (sc_parse_nested(hk, NFTA_HOOK_MAX, tb[NFTA_CHAIN_HOOK], sc_hook_policy, 0) < 0)
+		return -EBADMSG;
+	c->hooknum = sc_be32(hk[NFTA_HOOK_HOOKNUM]);
+	c->priority = (int32_t)sc_be32(hk[NFTA_HOOK_PRIORITY]);
+	sc_str(c->dev, sizeof(c->dev), hk[NFTA_HOOK_DEV]);
+	/* The kernel sends both for one device. */
+	if (hk[NFTA_HOOK_DEVS] != NULL &&
+	    sc_parse_devs(hk[NFTA_HOOK_DEVS], hk[NFTA_HOOK_DEV] != NULL, c) < 0)
+		return -EBADMSG;
+	return 1;
 }
 
 int
-sc_nft_parse_table(const struct nlmsghdr *nlh, struct sc_nft_table *tb)
+sc_nft_parse_table(struct nlmsghdr *nlh, struct sc_nft_table *t)
 {
-	struct sc_at it;
-	const unsigned char *x;
-	size_t xl;
-	uint16_t t;
+	struct nlattr *tb[NFTA_TABLE_MAX + 1];
 	int rc;
 
-	memset(tb, 0, sizeof(*tb));
-	rc = sc_at_msg(nlh, NFT_MSG_NEWTABLE, &it, &tb->family);
+	memset(t, 0, sizeof(*t));
+	rc = sc_msg_parse(nlh, NFT_MSG_NEWTABLE, tb, NFTA_TABLE_MAX, sc_table_policy,
+	    &t->family);
 	if (rc <= 0)
 		return rc;
-	while ((rc = sc_at_next(&it, &t, &x, &xl)) == 1) {
-		if (t == NFTA_TABLE_NAME)
-			rc = sc_at_str(x, xl, tb->name, sizeof(tb->name));
-		else if (t == NFTA_TABLE_FLAGS)
-			rc = sc_at_be32(x, xl, &tb->flags);
-		else
-			rc = 0;
-		if (rc < 0)
-			return -EBADMSG;
-	}
-	return rc < 0 ? rc : 1;
+	sc_str(t->name, sizeof(t->name), tb[NFTA_TABLE_NAME]);
+	t->flags = sc_be32(tb[NFTA_TABLE_FLAGS]);
+	return 1;
 }
 
 int
@@ -941,91 +979,68 @@ struct sc_dump {
 	size_t n_rules;
 	struct sc_nft_rule scratch;
 	int overflow;
+	int msgtype;            /* of the dump under way */
 };
+
+/* Keep NLH, one message of a MSGTYPE dump, when it is of our table. */
+static int
+sc_dump_keep(struct sc_dump *d, struct nlmsghdr *nlh)
+{
+	int rc;
+
+	if (d->msgtype == NFT_MSG_GETTABLE) {
+		struct sc_nft_table t;
+
+		rc = sc_nft_parse_table(nlh, &t);
+		if (rc == 1 && strcmp(t.name, SC_NFT_TABLE) == 0) {
+			if (d->n_tables < 8)
+				d->tables[d->n_tables++] = t;
+			else
+				d->overflow = 1;
+		}
+	} else if (d->msgtype == NFT_MSG_GETCHAIN) {
+		struct sc_nft_chain c;
+
+		rc = sc_nft_parse_chain(nlh, &c);
+		if (rc == 1 && strcmp(c.table, SC_NFT_TABLE) == 0) {
+			if (d->n_chains < SC_NFT_MAX_CHAINS)
+				d->chains[d->n_chains++] = c;
+			else
+				d->overflow = 1;
+		}
+	} else {
+		/* Parsed aside first: only rules of our table count towards
+		 * the bound, however many other tables of the family hold. */
+		rc = sc_nft_parse_rule(nlh, &d->scratch);
+		if (rc == 1 && strcmp(d->scratch.table, SC_NFT_TABLE) == 0) {
+			if (d->n_rules < SC_NFT_MAX_RULES)
+				d->rules[d->n_rules++] = d->scratch;
+			else
+				d->overflow = 1;
+		}
+	}
+	return rc < 0 ? rc : 0;
+}
 
 /* Dump MSGTYPE objects of FAMILY and keep those of our table. */
 static int
-sc_nft_dump(int fd, uint16_t msgtype, int family, struct sc_dump *d)
+sc_nft_dump(struct nl_sock *sk, struct sc_rx *rx, int msgtype, int family)
 {
-	static unsigned char rbuf[SC_NFT_BUF];
-	struct {
-		struct nlmsghdr nlh;
-		struct nfgenmsg nfg;
-	} req;
-	ssize_t n;
-	int done = 0, rc;
+	struct nfgenmsg nfg;
+	int err;
 
-	memset(&req, 0, sizeof(req));
-	req.nlh.nlmsg_len = NLMSG_LENGTH(sizeof(req.nfg));
-	req.nlh.nlmsg_type = (uint16_t)(NFNL_SUBSYS_NFTABLES << 8 | msgtype);
-	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.nlh.nlmsg_seq = msgtype;
-	req.nfg.nfgen_family = (uint8_t)family;
-	req.nfg.version = NFNETLINK_V0;
-	if (send(fd, &req, req.nlh.nlmsg_len, 0) < 0)
-		return -errno;
-	while (!done) {
-		const struct nlmsghdr *nlh;
-		size_t left;
-
-		n = recv(fd, rbuf, sizeof(rbuf), 0);
-		if (n < 0)
-			return -errno;
-		left = (size_t)n;
-		for (nlh = (const struct nlmsghdr *)rbuf; NLMSG_OK(nlh, left);
-		    nlh = NLMSG_NEXT(nlh, left)) {
-			if (nlh->nlmsg_type == NLMSG_DONE) {
-				done = 1;
-				break;
-			}
-			if (nlh->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(nlh);
-
-				if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
-					return -EBADMSG;
-				return e->error < 0 ? e->error : -EBADMSG;
-			}
-			if (msgtype == NFT_MSG_GETTABLE) {
-				struct sc_nft_table t;
-
-				rc = sc_nft_parse_table(nlh, &t);
-				if (rc < 0)
-					return rc;
-				if (rc == 1 && strcmp(t.name, SC_NFT_TABLE) == 0) {
-					if (d->n_tables < 8)
-						d->tables[d->n_tables++] = t;
-					else
-						d->overflow = 1;
-				}
-			} else if (msgtype == NFT_MSG_GETCHAIN) {
-				struct sc_nft_chain c;
-
-				rc = sc_nft_parse_chain(nlh, &c);
-				if (rc < 0)
-					return rc;
-				if (rc == 1 && strcmp(c.table, SC_NFT_TABLE) == 0) {
-					if (d->n_chains < SC_NFT_MAX_CHAINS)
-						d->chains[d->n_chains++] = c;
-					else
-						d->overflow = 1;
-				}
-			} else {
-				/* Parsed aside first: only rules of our table
-				 * count towards the bound, however many other
-				 * tables of the family hold. */
-				rc = sc_nft_parse_rule(nlh, &d->scratch);
-				if (rc < 0)
-					return rc;
-				if (rc != 1 || strcmp(d->scratch.table, SC_NFT_TABLE) != 0)
-					continue;
-				if (d->n_rules < SC_NFT_MAX_RULES)
-					d->rules[d->n_rules++] = d->scratch;
-				else
-					d->overflow = 1;
-			}
-		}
-	}
-	return 0;
+	memset(&nfg, 0, sizeof(nfg));
+	nfg.nfgen_family = (uint8_t)family;
+	nfg.version = NFNETLINK_V0;
+	rx->d->msgtype = msgtype;
+	rx->err = 0;
+	err = nl_send_simple(sk, NFNL_SUBSYS_NFTABLES << 8 | msgtype, NLM_F_DUMP, &nfg,
+	    sizeof(nfg));
+	if (err >= 0)
+		err = nl_recvmsgs_default(sk);
+	if (rx->err < 0)
+		return rx->err;
+	return err < 0 ? sc_nlerr(err) : 0;
 }
 
 /* Check the chain NAME of FAMILY and its rules against what we install;
@@ -1096,24 +1111,26 @@ sc_nft_verify(uid_t proxy_uid, const struct sc_nft_ifaces *ifs,
 	struct sc_dump *d;
 	struct sc_nft_counts cnt = { 0, 0 };
 	char why[256], chain[64];
-	int fd, err, fam, i;
+	struct nl_sock *sk = NULL;
+	struct sc_rx rx = { NULL, 0, 0 };
+	int err, fam, i;
 	size_t k, t, n_ours;
 	static const int fams[] = { NFPROTO_INET, NFPROTO_NETDEV };
 
 	d = calloc(1, sizeof(*d));
 	if (d == NULL)
 		return -ENOMEM;
-	fd = sc_nft_open();
-	if (fd < 0) {
-		err = fd;
+	rx.d = d;
+	err = sc_nft_open(&sk, &rx);
+	if (err < 0) {
 		sc_logerr(err, "check failed: nftables: cannot open a netfilter netlink socket");
 		goto out;
 	}
 	for (i = 0; i < 2; i++) {
 		fam = fams[i];
-		if ((err = sc_nft_dump(fd, NFT_MSG_GETTABLE, fam, d)) < 0 ||
-		    (err = sc_nft_dump(fd, NFT_MSG_GETCHAIN, fam, d)) < 0 ||
-		    (err = sc_nft_dump(fd, NFT_MSG_GETRULE, fam, d)) < 0) {
+		if ((err = sc_nft_dump(sk, &rx, NFT_MSG_GETTABLE, fam)) < 0 ||
+		    (err = sc_nft_dump(sk, &rx, NFT_MSG_GETCHAIN, fam)) < 0 ||
+		    (err = sc_nft_dump(sk, &rx, NFT_MSG_GETRULE, fam)) < 0) {
 			sc_logerr(err, "check failed: nftables: cannot read the ruleset back");
 			goto out;
 		}
@@ -1175,8 +1192,7 @@ sc_nft_verify(uid_t proxy_uid, const struct sc_nft_ifaces *ifs,
 		*counts = cnt;
 	err = 0;
 out:
-	if (fd >= 0)
-		close(fd);
+	nl_socket_free(sk);
 	free(d);
 	return err;
 }

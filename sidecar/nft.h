@@ -29,8 +29,9 @@
  * egress chains see frames of AF_PACKET sockets (also with
  * PACKET_QDISC_BYPASS, Linux 5.17 and later), which never pass "output".
  *
- * The messages are built and parsed here, without libnftnl: libnftnl needs
- * libmnl, and Debian 12's libmnl-dev ships no static archive, so the
+ * The messages are built and parsed with libnl-3's generic message and
+ * attribute API (nlmsg_*, nla_*, nla_policy), not with libnftnl: libnftnl
+ * needs libmnl, and Debian 12's libmnl-dev ships no static archive, so the
  * FROM-scratch image could not link it.  nfnetlink is a small, stable
  * format (<linux/netfilter/nf_tables.h>).
  */
@@ -106,16 +107,18 @@ struct sc_nft_table {
 
 /*
  * Parse one nfnetlink message NLH (nlmsg_len within the caller's buffer;
- * everything inside untrusted) of a GETRULE, GETCHAIN or GETTABLE dump into
- * *R, *C or *T.  Every attribute length is checked before it is read; names
- * longer than their field, nesting past what nf_tables uses, and attributes
- * of the wrong size are -EBADMSG.  Returns 1 when filled, 0 when NLH is not
- * a message of that kind (skip it), -EBADMSG when malformed.
+ * everything inside untrusted; NLH is only read) of a GETRULE, GETCHAIN or
+ * GETTABLE dump into *R, *C or *T.  Every attribute length is checked
+ * before it is read; names longer than their field, nesting past what
+ * nf_tables uses, attributes of the wrong size, bytes left over after the
+ * last attribute, and an attribute read here that appears twice are
+ * -EBADMSG.  Returns 1 when filled, 0 when NLH is not a message of that
+ * kind (skip it), -EBADMSG when malformed.
  */
 struct nlmsghdr;
-int sc_nft_parse_rule(const struct nlmsghdr *nlh, struct sc_nft_rule *r);
-int sc_nft_parse_chain(const struct nlmsghdr *nlh, struct sc_nft_chain *c);
-int sc_nft_parse_table(const struct nlmsghdr *nlh, struct sc_nft_table *t);
+int sc_nft_parse_rule(struct nlmsghdr *nlh, struct sc_nft_rule *r);
+int sc_nft_parse_chain(struct nlmsghdr *nlh, struct sc_nft_chain *c);
+int sc_nft_parse_table(struct nlmsghdr *nlh, struct sc_nft_table *t);
 
 /* The network interfaces of the namespace but lo, as names. */
 struct sc_nft_ifaces {

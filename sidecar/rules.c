@@ -22,6 +22,7 @@
 #include <netlink/errno.h>
 
 #include "sidecar/log.h"
+#include "sidecar/nlerr.h"
 #include "sidecar/rules.h"
 
 /* Bound on the rules read back, so a hostile or runaway table cannot make
@@ -50,32 +51,6 @@ sc_attr_is_selector(int type)
 		return 0;
 	default:
 		return 1;
-	}
-}
-
-/* Translate a libnl error code once, where it occurs (STYLE.md). */
-static int
-sc_nlerr(int nle)
-{
-	switch (nle < 0 ? -nle : nle) {
-	case NLE_EXIST:
-		return -EEXIST;
-	case NLE_PERM:
-		return -EPERM;
-	case NLE_NOMEM:
-		return -ENOMEM;
-	case NLE_AF_NOSUPPORT:
-		return -EAFNOSUPPORT;
-	case NLE_OBJ_NOTFOUND:
-		return -ENOENT;
-	case NLE_OPNOTSUPP:
-		return -EOPNOTSUPP;
-	case NLE_INVAL:
-		return -EINVAL;
-	case NLE_RANGE:
-		return -ERANGE;
-	default:
-		return -EIO;
 	}
 }
 
