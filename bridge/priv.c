@@ -242,16 +242,13 @@ cap_last(void)
 }
 
 int
-br_priv_drop(int *bset_left)
+br_priv_drop_bounding(int *left)
 {
-	struct __user_cap_header_struct hdr;
-	struct __user_cap_data_struct data[2];
-	int last, cap, left = 0, i;
+	int last, cap, n = 0;
 
 	/*
-	 * The bounding set first: dropping from it needs CAP_SETPCAP, which
-	 * the capset below gives up.  Without /proc, probe upwards until the
-	 * kernel says the number is no capability.
+	 * Without /proc, probe upwards until the kernel says the number is
+	 * no capability.
 	 */
 	last = cap_last();
 	for (cap = 0; cap <= (last >= 0 ? last : CAP_PROBE_MAX); cap++) {
@@ -262,13 +259,31 @@ br_priv_drop(int *bset_left)
 		if (in == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
 			if (errno != EPERM)
 				return -errno;
-			left++;
+			n++;
 		}
 	}
 	/* EINVAL: a kernel before 4.3 has no ambient set to clear. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
 	    errno != EINVAL)
 		return -errno;
+	if (left != NULL)
+		*left = n;
+	return 0;
+}
+
+int
+br_priv_drop(int *bset_left)
+{
+	struct __user_cap_header_struct hdr;
+	struct __user_cap_data_struct data[2];
+	int last, cap, left = 0, i, err;
+
+	/* The bounding set first: dropping from it needs CAP_SETPCAP, which
+	 * the capset below gives up. */
+	err = br_priv_drop_bounding(&left);
+	if (err < 0)
+		return err;
+	last = cap_last();
 	memset(&hdr, 0, sizeof(hdr));
 	memset(data, 0, sizeof(data));
 	hdr.version = _LINUX_CAPABILITY_VERSION_3;

@@ -33,6 +33,16 @@
 int br_priv_drop(int *bset_left);
 
 /*
+ * The first step of br_priv_drop() on its own, for a caller that still
+ * needs its other capabilities for a while (postern-sidecar run's child,
+ * which changes uid after it): drop every capability from the bounding set
+ * and clear the ambient set.  *LEFT, when not NULL, is set to the number of
+ * capabilities the bounding set keeps because the thread lacks
+ * CAP_SETPCAP.  Returns 0 or a negative errno.
+ */
+int br_priv_drop_bounding(int *left);
+
+/*
  * Whether this process's identity is, or may be, root outside every user
  * namespace: its real, effective or saved uid is kernel uid 0, its real,
  * effective or saved gid is kernel gid 0, or a supplementary group is

@@ -1,7 +1,8 @@
 # sidecar/: postern-sidecar, the network-namespace owner (container mode,
 # lockdown-check, run).  It links the proxy engine and libnl-route-3; the
 # bridge is a separate binary that `run` execs; only the bridge's netlink
-# "link up" helper (bridge/link.c) is compiled in.
+# "link up" helper (bridge/link.c) and its capability drop (bridge/priv.c)
+# are compiled in.
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/engine.c sidecar/engine.h \
@@ -15,7 +16,7 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/rules.c sidecar/rules.h \
 	sidecar/run.c sidecar/run.h \
 	sidecar/unixnames.c sidecar/unixnames.h \
-	bridge/link.c bridge/link.h
+	bridge/link.c bridge/link.h bridge/priv.c bridge/priv.h
 postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 

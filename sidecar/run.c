@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "bridge/link.h"
+#include "bridge/priv.h"
 #include "conf/config.h"
 #include "sidecar/engine.h"
 #include "sidecar/jail.h"
@@ -306,25 +307,6 @@ sc_sync_wait(int fd, char *byte)
 #define SC_SYNC_USERNS 'u'
 #define SC_SYNC_NO_USERNS 'n'
 
-/* Empty the bounding set: nothing CMD runs can ever gain a capability,
- * whatever file capabilities or set-uid bits it finds. */
-static int
-sc_drop_bounding_set(void)
-{
-	int cap;
-
-	for (cap = 0; cap < 64; cap++) {
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
-			continue;
-		if (errno == EINVAL)
-			break;
-		return -errno;
-	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		return -errno;
-	return 0;
-}
-
 /* The command child, PID 1 of its namespaces: never returns. */
 static void
 sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
@@ -332,7 +314,7 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 	int root = r->root;
 	char userns, **argv;
 	size_t n = 0, i;
-	int err;
+	int err, left = 0;
 
 	/* SIGKILL: the bridge relays to a socket that is about to vanish, and
 	 * the bridge passes its own death on to CMD. */
@@ -387,7 +369,12 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 		if (sc_sync_send(fd, userns) < 0 || sc_sync_wait(fd, NULL) < 0)
 			_exit(SC_RUN_SETUP_FAILED);
 	}
-	err = sc_drop_bounding_set();
+	/* Empty the bounding set while we still hold CAP_SETPCAP: nothing
+	 * CMD runs can ever gain a capability, whatever file capabilities or
+	 * set-uid bits it finds. */
+	err = br_priv_drop_bounding(&left);
+	if (err == 0 && left != 0)
+		err = -EPERM;
 	if (err < 0) {
 		sc_logerr(err, "cannot empty the capability bounding set");
 		_exit(SC_RUN_SETUP_FAILED);
