@@ -79,9 +79,11 @@ expect_audit "the tunnel is in session a, peer uid $A" session=a uid=$A host=all
 if ! world_userns_ok $A; then
 	diag "uid $A cannot create a user namespace here: the recipe part is skipped"
 else
+	bins=$(world_bins_for $A "$top_builddir/postern-bridge") ||
+		die "cannot give uid $A the bridge"
 	recipe() {
 		in_px setpriv --reuid $A --regid $A --clear-groups unshare -rn \
-			"$top_builddir/postern-bridge" --connect "$1" -- \
+			"$bins/postern-bridge" --connect "$1" -- \
 			curl -sS --max-time 10 --cacert "$WORLD_CA" https://allowed.test/recipe 2>&1
 	}
 	expect_match "^sni=allowed\.test$" "$(recipe "$S/a.sock")" \

@@ -164,13 +164,8 @@ if ! world_userns_ok $AGENT_UID; then
 	diag "uid $AGENT_UID cannot create a user namespace here: the user part is skipped"
 	exit 0
 fi
-US="$SIDECAR"
-if ! setpriv --reuid $AGENT_UID --regid $AGENT_UID --clear-groups test -x "$SIDECAR" ||
-   ! setpriv --reuid $AGENT_UID --regid $AGENT_UID --clear-groups test -x "$BRIDGE"; then
-	mkdir -m 0755 "$WORLD_DIR/bin"
-	cp "$SIDECAR" "$BRIDGE" "$WORLD_DIR/bin/" || die "cannot copy the binaries"
-	US="$WORLD_DIR/bin/postern-sidecar"
-fi
+US=$(world_bins_for $AGENT_UID "$SIDECAR" "$BRIDGE") || die "cannot copy the binaries"
+US="$US/$(basename "$SIDECAR")"
 mkdir -m 0700 "$WORLD_DIR/xdg-user"
 chown $AGENT_UID:$AGENT_UID "$WORLD_DIR/xdg-user"
 out=$(run_probe in_px setpriv --reuid $AGENT_UID --regid $AGENT_UID --clear-groups \

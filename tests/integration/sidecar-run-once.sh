@@ -14,6 +14,8 @@ fi
 
 # The user's home stand-in lives outside /tmp, /var/tmp, /run and
 # /dev/shm: run gives CMD empty ones of those, and CMD must see its file.
+BINS=$(world_bins_for $AGENT_UID "$SIDECAR" "$top_builddir/postern-bridge") ||
+	die "cannot give uid $AGENT_UID the binaries"
 XDG=$(mktemp -d /var/lib/postern-once.XXXXXX) || die "mktemp"
 world_cleanup_hook() { rm -rf "$XDG"; }
 chmod 0700 "$XDG"
@@ -51,7 +53,7 @@ chmod 0600 "$CONF"
 outside=$!
 
 out=$(in_px setpriv --reuid $AGENT_UID --regid $AGENT_UID --clear-groups \
-	env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run -c "$CONF" -- sh -c '
+	env XDG_RUNTIME_DIR="$XDG" "$BINS/postern-sidecar" run -c "$CONF" -- sh -c '
 	curl -sS --max-time 10 -o /dev/null -w "before %{http_code}\n" http://other.test/
 	echo "allow_hosts = other.test:80 private" >>"$1" && echo appended
 	# Past the watch debounce (at most 800 ms), the SIGHUP and the POST.

@@ -131,9 +131,11 @@ rm -rf "$XDG"/postern-run.*
 if ! world_userns_ok $AGENT_UID; then
 	diag "uid $AGENT_UID cannot create a user namespace here: the unprivileged part is skipped"
 else
+	bins=$(world_bins_for $AGENT_UID "$SIDECAR" "$top_builddir/postern-bridge") ||
+		die "cannot give uid $AGENT_UID the binaries"
 	chown $AGENT_UID:$AGENT_UID "$XDG"
 	out=$(in_px setpriv --reuid $AGENT_UID --regid $AGENT_UID --clear-groups \
-		env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --allow "allowed.test private" \
+		env XDG_RUNTIME_DIR="$XDG" "$bins/postern-sidecar" run --allow "allowed.test private" \
 		--allow "other.test:80 private" -- sh -c '
 		id -u
 		curl -sS --max-time 10 --cacert /dev/fd/3 https://allowed.test/ | grep "^sni="
@@ -181,8 +183,10 @@ cat >"$WORLD_DIR/nouserns.py" <<-'PY'
 PY
 chown $AGENT_UID:$AGENT_UID "$XDG"
 if world_userns_ok 0; then
+	bins=$(world_bins_for $AGENT_UID "$SIDECAR" "$top_builddir/postern-bridge") ||
+		die "cannot give uid $AGENT_UID the binaries"
 	out=$(in_px "$WORLD_PYTHON" "$WORLD_DIR/nouserns.py" setpriv --reuid $AGENT_UID \
-		--regid $AGENT_UID --clear-groups env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run -- \
+		--regid $AGENT_UID --clear-groups env XDG_RUNTIME_DIR="$XDG" "$bins/postern-sidecar" run -- \
 		sh -c 'echo CMD-RAN' 2>&1)
 	rc=$?
 else

@@ -166,6 +166,29 @@ expect_no_match() {
 
 # ---------------------------------------------------------------- namespaces
 
+# world_bins_for UID BIN...: print a directory holding every BIN (give
+# their full paths) from which UID may run them: the BINs' own when UID can
+# reach them all, else a copy in the world's directory.  A checkout under
+# /root (mode 0700) is out of an ordinary uid's reach.  The BINs are copied
+# together, so a program that finds a sibling next to itself (run finds
+# postern-bridge so) still does.
+world_bins_for() {
+	local u b ok dir
+	u=$1
+	shift
+	ok=1
+	for b in "$@"; do
+		setpriv --reuid "$u" --regid "$u" --clear-groups test -x "$b" || ok=
+	done
+	if [ -n "$ok" ]; then
+		dirname "$1"
+		return 0
+	fi
+	dir="$WORLD_DIR/bin-$u"
+	mkdir -p "$dir" && chmod 0755 "$dir" && cp "$@" "$dir/" || return 1
+	echo "$dir"
+}
+
 # world_userns_ok UID: true when UID may create a user namespace here.  The
 # sysctls do not tell the whole story: the kernel refuses one to any
 # chrooted process (a fresh build root), and an LSM may refuse it too, so
