@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include <event2/event.h>
@@ -40,6 +41,7 @@ struct px_watch {
 	struct event *timer;      /* debounce */
 	struct timeval first;     /* first event of the current burst */
 	int pending;
+	int writing;              /* the file's inode was written, not yet closed */
 	char *dir;
 	char *name;               /* the config file's entry in DIR */
 };
@@ -104,6 +106,12 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 	w->pending = 0;
 	if (srv->stopping)
 		return;
+	/* A writer opened the file again after the close that armed us: its
+	 * own close will. */
+	if (w->writing) {
+		log_debug("%s is being written: waiting for its close", srv->config_path);
+		return;
+	}
 	/* An editor that touched the file without changing it, or a write
 	 * that put back the content in force, needs no reload (and no log
 	 * line, and no generation).  After a refused reload it does: the
@@ -117,11 +125,12 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * Restart the quiet period on every relevant event, so that a file written
- * in several steps (truncate, write, close) is read once, whole; but never
- * push the reload more than PX_WATCH_MAX_DELAY_MS past the first event, so
- * that a change is in force within a second even when something keeps
- * writing.
+ * Restart the quiet period on every event that completes a change, so
+ * that several arriving together (a rename and the chmod after it, the
+ * steps of a ConfigMap swap) are read once; but never push the reload more
+ * than PX_WATCH_MAX_DELAY_MS past the first, so that a change is in force
+ * within a second even when something keeps replacing the file.  A write
+ * still under way never gets here (see classify()).
  */
 static void
 schedule(struct px_watch *w)
@@ -144,15 +153,58 @@ schedule(struct px_watch *w)
 	event_add(w->timer, &tv);
 }
 
+/*
+ * What EV means for the config, and the writer state it leaves in W.
+ * Returns 1 when EV completes a change (schedule a reload), 0 otherwise.
+ *
+ * Only a complete file is ever read.  IN_MODIFY (truncate or write) marks
+ * the file as being written, and nothing reloads until that writer's
+ * IN_CLOSE_WRITE: a writer that stalls half-way, for however long, leaves
+ * the old config in force, never a valid prefix of the new one (which
+ * could lack a deny_hosts line or a session).  A rename into place
+ * (IN_MOVED_TO, the ConfigMap's ..data swap) brings a new inode that is
+ * complete by construction; so does a symlink or a hard link made in
+ * place (IN_CREATE of something that is not a fresh regular file, which
+ * its creator is still writing).  A removal reloads too: that reload fails
+ * and keeps the old rules, and says so.  A chmod or chown (IN_ATTRIB)
+ * counts only when no write is under way.
+ */
 static int
-relevant(const struct px_watch *w, const struct inotify_event *ev)
+classify(struct px_watch *w, const struct inotify_event *ev)
 {
+	struct stat st;
+	char path[PATH_MAX];
+
 	if (ev->mask & (IN_Q_OVERFLOW | IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
 		return 1;
 	if (ev->len == 0)
 		return 0;
 	/* ev->name is NUL-padded to ev->len by the kernel. */
-	return strcmp(ev->name, w->name) == 0 || strcmp(ev->name, "..data") == 0;
+	if (strcmp(ev->name, w->name) != 0 && strcmp(ev->name, "..data") != 0)
+		return 0;
+	if (ev->mask & IN_MODIFY) {
+		w->writing = 1;
+		return 0;
+	}
+	if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)) {
+		/* Closed, or not the inode that was being written any more. */
+		w->writing = 0;
+		return 1;
+	}
+	if (ev->mask & IN_CREATE) {
+		if (snprintf(path, sizeof(path), "%s/%s", w->dir, ev->name) < (int)sizeof(path) &&
+		    lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1) {
+			/* A new file: its creator holds it open and its
+			 * IN_CLOSE_WRITE follows. */
+			w->writing = 1;
+			return 0;
+		}
+		w->writing = 0;
+		return 1;
+	}
+	if (ev->mask & IN_ATTRIB)
+		return !w->writing;
+	return 0;
 }
 
 static void
@@ -183,7 +235,7 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 				    "picked up by themselves (SIGHUP still works)", w->dir);
 			if (ev->mask & IN_Q_OVERFLOW)
 				log_warnx("inotify queue overflow on %s: reloading to be sure", w->dir);
-			hit |= relevant(w, ev);
+			hit |= classify(w, ev);
 			off += rec;
 		}
 	}
@@ -228,9 +280,10 @@ px_watch_new(struct px_server *srv)
 	if (w->fd < 0)
 		goto fail;
 	/*
-	 * CLOSE_WRITE and MODIFY: an in-place write.  MOVED_TO: a rename over
-	 * the file, or the ConfigMap's new ..data.  CREATE: a new file or
-	 * symlink made in place.  DELETE and MOVED_FROM: the file went away
+	 * CLOSE_WRITE: an in-place write is complete.  MODIFY: one is under
+	 * way (it holds reloads back, see classify()).  MOVED_TO: a rename
+	 * over the file, or the ConfigMap's new ..data.  CREATE: a new file
+	 * or symlink made in place.  DELETE and MOVED_FROM: the file went away
 	 * (the reload then fails and says so; the old rules stay).  ATTRIB: a
 	 * chmod that makes an unreadable file readable again.
 	 */
