@@ -133,6 +133,7 @@ struct px_conn {
 	struct px_sni *sni;
 	size_t sni_fed;
 	int connect_answered;      /* the 200 is written */
+	struct timeval sni_deadline; /* the first flight is complete by then */
 	int cli_eof, up_eof;
 	int up_shut_pending, cli_shut_pending;
 
@@ -628,16 +629,30 @@ tunnel_start(struct px_conn *c)
 
 /* ---- the SNI check ------------------------------------------------------ */
 
+/* The first flight must be complete header_timeout after FROM. */
+static void
+sni_set_deadline(struct px_conn *c, const struct timeval *from)
+{
+	unsigned ms = settings(c)->header_timeout_ms;
+	struct timeval d = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
+
+	timeradd(from, &d, &c->sni_deadline);
+}
+
 /* Answer the CONNECT once (RFC 9110 §9.3.6: any 2xx means the tunnel is
- * open). */
+ * open), and start the SNI deadline there. */
 static void
 connect_answer(struct px_conn *c)
 {
+	struct timeval now;
+
 	if (c->connect_answered)
 		return;
 	c->connect_answered = 1;
 	evbuffer_add_printf(bufferevent_get_output(c->cli),
 	    "HTTP/1.1 200 Connection established\r\n\r\n");
+	event_base_gettimeofday_cached(c->srv->base, &now);
+	sni_set_deadline(c, &now);
 }
 
 static void
@@ -651,6 +666,15 @@ sni_step(struct px_conn *c)
 	const char *why = NULL;
 	int pass = 0;
 
+	if (len > c->sni_fed && c->sni_fed == 0) {
+		/* The first bytes: the deadline counts from the 200, or from
+		 * now when the client stayed silent past it (a silent tunnel
+		 * holds nothing; the idle timeout governs it). */
+		struct timeval now;
+		event_base_gettimeofday_cached(c->srv->base, &now);
+		if (ms_since(&c->sni_deadline, &now) >= 0)
+			sni_set_deadline(c, &now);
+	}
 	if (len > c->sni_fed && c->sni == NULL) {
 		c->sni = px_sni_new(SNI_MAX_BYTES);
 		if (c->sni == NULL) {
@@ -686,9 +710,18 @@ decide:
 			why = "the client closed in the middle of its ClientHello";
 			break;
 		}
-		/* Partial hello: it must complete within header_timeout. */
+		/* Partial hello: it must be complete by the one deadline set
+		 * at the 200.  The timer is armed for what is left of it, never
+		 * re-armed for a full header_timeout: a client feeding a byte at
+		 * a time must not hold its buffered bytes for ever. */
 		connect_answer(c);
-		arm_timer(c, settings(c)->header_timeout_ms);
+		{
+			struct timeval now;
+			long left;
+			event_base_gettimeofday_cached(c->srv->base, &now);
+			left = -ms_since(&c->sni_deadline, &now);
+			arm_timer(c, left > 0 ? (unsigned)left : 1);
+		}
 		bufferevent_disable(c->cli, EV_READ);
 		bufferevent_enable(c->cli, EV_READ);
 		return;

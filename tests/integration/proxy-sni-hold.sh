@@ -3,7 +3,8 @@
 # ClientHello for another name in a record whose version is not 3.x
 # (16 02 01: Go's crypto/tls accepts it) is judged as TLS and cut, never
 # passed as "not TLS"; a mismatching ClientHello pipelined with the CONNECT
-# gets a 403 with X-Postern-Reason: sni_mismatch.
+# gets a 403 with X-Postern-Reason: sni_mismatch; a ClientHello dripped a
+# byte a second is cut at one deadline, header_timeout after the 200.
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
@@ -60,6 +61,16 @@ out=$(tls allowed.test:443 allowed.test --pipeline --path /p2)
 expect_match "^sni=allowed\.test$" "$out" "a pipelined matching ClientHello passes"
 expect_eq 1 "$(upstream_count target=/p2)" "and its request reached upstream"
 
+# 2. One deadline, header_timeout (2 s) after the 200: a ClientHello
+# dripped a byte a second is cut then, not re-armed by each byte.  The
+# client gives up after 6 s (3x the deadline); without a deadline it would
+# have been open all that time (the hello needs minutes at that pace).
+out=$(tls allowed.test:443 allowed.test --drip 100 --drip-for 6)
+expect_match "^CLOSED after" "$out" "a dripped ClientHello is cut before 3x header_timeout"
+secs=$(printf '%s\n' "$out" | sed -n 's/^CLOSED after \([0-9]*\)\..*/\1/p')
+[ -n "$secs" ] && [ "$secs" -ge 1 ] && ok "not cut before the deadline ($out)" ||
+	fail "cut too early or not at all: $out"
+expect_audit "the cut is logged as sni_timeout" event=close why=sni_timeout
 proxy_alive && ok "the proxy still serves" || fail "the proxy died"
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
