@@ -282,6 +282,9 @@ status_text(int status)
 /*
  * Refuse the current request: STATUS with a text/plain body for a person
  * and an agent, X-Postern-Reason for machines, an audit line, and close.
+ * AUDITED: the caller has written the audit line and the human log line
+ * itself (the SNI check, whose line carries the server_name), so neither is
+ * written twice.
  */
 static void
 refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const struct cf_rule *rule,
