@@ -132,6 +132,8 @@ struct px_conn {
 	int splice_pending;        /* waiting for buffered bytes to go out */
 	struct px_sni *sni;
 	size_t sni_fed;
+	int connect_answered;      /* the 200 is written */
+	struct timeval sni_deadline; /* the first flight is complete by then */
 	int cli_eof, up_eof;
 	int up_shut_pending, cli_shut_pending;
 
@@ -280,16 +282,20 @@ status_text(int status)
 /*
  * Refuse the current request: STATUS with a text/plain body for a person
  * and an agent, X-Postern-Reason for machines, an audit line, and close.
+ * AUDITED: the caller has written the audit line and the human log line
+ * itself (the SNI check, whose line carries the server_name), so neither is
+ * written twice.
  */
 static void
-refuse(struct px_conn *c, int status, enum cf_reason reason, const struct cf_rule *rule,
-    const char *detail)
+refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const struct cf_rule *rule,
+    const char *detail, int audited)
 {
 	struct evbuffer *out = bufferevent_get_output(c->cli);
 	char body[2048], sugg[512], h[CF_HOST_TEXT_MAX], what[600];
 	int n;
 
-	audit_decision(c, 0, reason, rule, detail);
+	if (!audited)
+		audit_decision(c, 0, reason, rule, detail);
 	sugg[0] = '\0';
 	if (c->sess != NULL && c->host.kind != 0 &&
 	    (reason == CF_R_HOST_NOT_ALLOWED || reason == CF_R_PORT_NOT_ALLOWED ||
@@ -322,7 +328,7 @@ refuse(struct px_conn *c, int status, enum cf_reason reason, const struct cf_rul
 		n = 0;
 	if ((size_t)n >= sizeof(body))
 		n = sizeof(body) - 1;
-	if (c->srv->human) {
+	if (c->srv->human && !audited) {
 		/* For a person at a terminal: the pattern to pass to --allow. */
 		const char *pat = strstr(sugg, "allow_hosts = ");
 		if (pat != NULL && strncmp(sugg, "add to", 6) == 0)
@@ -343,6 +349,13 @@ refuse(struct px_conn *c, int status, enum cf_reason reason, const struct cf_rul
 	    status, status_text(status), n, cf_reason_code(reason));
 	evbuffer_add(out, body, (size_t)n);
 	close_after_write(c);
+}
+
+static void
+refuse(struct px_conn *c, int status, enum cf_reason reason, const struct cf_rule *rule,
+    const char *detail)
+{
+	refuse_ex(c, status, reason, rule, detail, 0);
 }
 
 static void
@@ -619,6 +632,32 @@ tunnel_start(struct px_conn *c)
 
 /* ---- the SNI check ------------------------------------------------------ */
 
+/* The first flight must be complete header_timeout after FROM. */
+static void
+sni_set_deadline(struct px_conn *c, const struct timeval *from)
+{
+	unsigned ms = settings(c)->header_timeout_ms;
+	struct timeval d = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
+
+	timeradd(from, &d, &c->sni_deadline);
+}
+
+/* Answer the CONNECT once (RFC 9110 §9.3.6: any 2xx means the tunnel is
+ * open), and start the SNI deadline there. */
+static void
+connect_answer(struct px_conn *c)
+{
+	struct timeval now;
+
+	if (c->connect_answered)
+		return;
+	c->connect_answered = 1;
+	evbuffer_add_printf(bufferevent_get_output(c->cli),
+	    "HTTP/1.1 200 Connection established\r\n\r\n");
+	event_base_gettimeofday_cached(c->srv->base, &now);
+	sni_set_deadline(c, &now);
+}
+
 static void
 sni_step(struct px_conn *c)
 {
@@ -630,6 +669,15 @@ sni_step(struct px_conn *c)
 	const char *why = NULL;
 	int pass = 0;
 
+	if (len > c->sni_fed && c->sni_fed == 0) {
+		/* The first bytes: the deadline counts from the 200, or from
+		 * now when the client stayed silent past it (a silent tunnel
+		 * holds nothing; the idle timeout governs it). */
+		struct timeval now;
+		event_base_gettimeofday_cached(c->srv->base, &now);
+		if (ms_since(&c->sni_deadline, &now) >= 0)
+			sni_set_deadline(c, &now);
+	}
 	if (len > c->sni_fed && c->sni == NULL) {
 		c->sni = px_sni_new(SNI_MAX_BYTES);
 		if (c->sni == NULL) {
@@ -655,6 +703,7 @@ sni_step(struct px_conn *c)
 	} else if (c->cli_eof) {
 		r = c->sni_fed == 0 ? PX_SNI_NOT_TLS : PX_SNI_BAD;
 	} else {
+		connect_answer(c);
 		return;
 	}
 decide:
@@ -664,8 +713,18 @@ decide:
 			why = "the client closed in the middle of its ClientHello";
 			break;
 		}
-		/* Partial hello: it must complete within header_timeout. */
-		arm_timer(c, settings(c)->header_timeout_ms);
+		/* Partial hello: it must be complete by the one deadline set
+		 * at the 200.  The timer is armed for what is left of it, never
+		 * re-armed for a full header_timeout: a client feeding a byte at
+		 * a time must not hold its buffered bytes for ever. */
+		connect_answer(c);
+		{
+			struct timeval now;
+			long left;
+			event_base_gettimeofday_cached(c->srv->base, &now);
+			left = -ms_since(&c->sni_deadline, &now);
+			arm_timer(c, left > 0 ? (unsigned)left : 1);
+		}
 		bufferevent_disable(c->cli, EV_READ);
 		bufferevent_enable(c->cli, EV_READ);
 		return;
@@ -719,12 +778,22 @@ decide:
 			log_notice("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h, c->port, why,
 			    got[0] ? ": " : "", got);
 		}
-		/* The held bytes never reach upstream: drop them with the tunnel. */
+		/* The held bytes never reach upstream: drop them with the tunnel.
+		 * When the whole ClientHello came before the proxy answered
+		 * (pipelined with the CONNECT), the client still reads HTTP:
+		 * answer 403 so it can tell a refusal from a crash. */
+		if (!c->connect_answered) {
+			px_sni_free(c->sni);
+			c->sni = NULL;
+			refuse_ex(c, 403, CF_R_SNI_MISMATCH, c->dec.rule, why, 1);
+			return;
+		}
 		conn_free(c, "sni_mismatch");
 		return;
 	}
 	px_sni_free(c->sni);
 	c->sni = NULL;
+	connect_answer(c);
 	arm_timer(c, settings(c)->idle_timeout_ms);
 	tunnel_start(c);
 }
@@ -763,10 +832,9 @@ connected_cb(int fd, int err, size_t index, void *arg)
 	touch(c);
 	arm_timer(c, settings(c)->idle_timeout_ms);
 	if (c->mode == CF_MODE_CONNECT) {
-		/* RFC 9110 §9.3.6: any 2xx means the tunnel is open. */
-		evbuffer_add_printf(bufferevent_get_output(c->cli),
-		    "HTTP/1.1 200 Connection established\r\n\r\n");
+		c->connect_answered = 0;
 		if (settings(c)->sni == CF_SNI_OFF) {
+			connect_answer(c);
 			tunnel_start(c);
 			return;
 		}
@@ -779,6 +847,8 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
 		bufferevent_enable(c->up, EV_READ);
 		bufferevent_enable(c->cli, EV_READ);
+		/* The 200 is written by sni_step(), unless a whole ClientHello
+		 * that fails the check is already here (pipelined): then 403. */
 		sni_step(c);
 		return;
 	}

@@ -67,12 +67,14 @@ sniff(const unsigned char *h, size_t n, const char **why)
 		return SNIFF_MORE;
 	switch (h[0]) {
 	case 0x16:
-		/* ContentType handshake(22) and ProtocolVersion major 3: every
-		 * TLS version, 1.3 included, writes 0x03 there in the record
-		 * header of the ClientHello (RFC 8446 §5.1, legacy_record_version). */
-		if (n < 2)
-			return SNIFF_MORE;
-		return h[1] == 0x03 ? SNIFF_TLS : SNIFF_NOT_TLS;
+		/* ContentType handshake(22): judged as TLS whatever the record
+		 * version bytes say.  Every TLS version writes 0x03 0x0x there
+		 * (RFC 8446 §5.1, legacy_record_version), but servers do not all
+		 * check: Go's crypto/tls takes any version below 0x1000 in the
+		 * first record.  Classing "16 02 01" as "not TLS" would wave a
+		 * ClientHello for another name through unchecked, so OpenSSL
+		 * parses it (and refuses the version, giving PX_SNI_BAD). */
+		return SNIFF_TLS;
 	case 0x14: /* change_cipher_spec */
 	case 0x15: /* alert */
 	case 0x17: /* application_data */
@@ -404,6 +406,8 @@ px_sni_feed(struct px_sni *s, const void *data, size_t len)
 	 * a bad record header or version, a message other than ClientHello,
 	 * interleaved records of another type, malformed or duplicate
 	 * extensions. */
+	if (s->head_len >= 2 && s->head[1] != 0x03)
+		return finish(s, PX_SNI_BAD, "TLS handshake record with a record version other than 3.x");
 	return finish(s, PX_SNI_BAD, "malformed TLS ClientHello");
 }
 

@@ -13,8 +13,10 @@
  * discarded, and the caller forwards the client's original bytes.
  *
  * Classification of the first bytes, before OpenSSL sees them:
- *  - 0x16 0x03: a TLS handshake record (RFC 8446 §5.1, RFC 5246 §6.2.1);
- *    handed to OpenSSL.
+ *  - 0x16: a TLS handshake record (RFC 8446 §5.1, RFC 5246 §6.2.1),
+ *    whatever its record version bytes say; handed to OpenSSL, which
+ *    refuses a version other than 3.x (PX_SNI_BAD).  A lenient server (Go's
+ *    crypto/tls) accepts "16 02 01", so such a stream is never "not TLS".
  *  - 0x14, 0x15, 0x17 or 0x18 followed by 0x03: a TLS record of another
  *    content type (change_cipher_spec, alert, application_data, heartbeat)
  *    before any ClientHello.  A client must open with a ClientHello

@@ -6,6 +6,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-literals.sh \
 	tests/integration/proxy-rebind.sh \
 	tests/integration/proxy-sni.sh \
+	tests/integration/proxy-sni-hold.sh \
 	tests/integration/proxy-http.sh \
 	tests/integration/proxy-smuggling.sh \
 	tests/integration/proxy-slowloris.sh \

@@ -651,7 +651,10 @@ test_not_tls(void)
 	check_raw("plain HTTP request", http, strlen(http), 1, PX_SNI_NOT_TLS);
 	check_raw("plain HTTP CONNECT", connect, strlen(connect), 1, PX_SNI_NOT_TLS);
 	check_raw("SSH banner", ssh, strlen(ssh), 1, PX_SNI_NOT_TLS);
-	check_raw("0x16 then not TLS", syn_ish, sizeof(syn_ish), 2, PX_SNI_NOT_TLS);
+	/* 0x16 opens a handshake record whatever follows: OpenSSL reads the
+	 * five-byte header and refuses the record version. */
+	check_raw("0x16 then a record version other than 3.x", syn_ish,
+	    sizeof(syn_ish), 5, PX_SNI_BAD);
 	check_raw("high bit, not an SSLv2 hello", v2_other, sizeof(v2_other), 3,
 	    PX_SNI_NOT_TLS);
 	check_raw("SSLv2-compatible ClientHello", v2_hello, sizeof(v2_hello), 4,
@@ -719,6 +722,60 @@ test_random(void)
 	    "random buffers not opening a record: NOT_TLS on the first byte (%d of %d)",
 	    at_once, tried);
 	tap_ok(ERR_peek_error() == 0, "OpenSSL error queue empty after random input");
+}
+
+/*
+ * Issue 12 item 1: a real ClientHello for other.test whose record header
+ * says a version other than 3.x ("16 02 01", "16 00 00", ...).  Go's
+ * crypto/tls accepts any record version below 0x1000 in the first record,
+ * so such a stream must be judged as TLS, never "not TLS": OpenSSL refuses
+ * the record version and the result is BAD.  Also in 50-byte records whose
+ * later records say 3.x, and with only a later record rewritten (OpenSSL
+ * refuses that one too).
+ */
+static void
+test_record_version(void)
+{
+	static const unsigned char vers[][2] = {
+		{ 0x02, 0x01 }, { 0x00, 0x00 }, { 0x01, 0x00 }, { 0x0f, 0xff },
+		{ 0x04, 0x03 }, { 0xfe, 0xfd },
+	};
+	struct hello_opts o = { "other.test", 0, NULL, 0 };
+	struct buf b, rf;
+	size_t i;
+	char label[128];
+
+	if (make_hello(&o, &b) != 0) {
+		tap_ok(0, "record version: make a ClientHello");
+		return;
+	}
+	for (i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
+		unsigned char v1 = b.p[1], v2 = b.p[2];
+
+		b.p[1] = vers[i][0];
+		b.p[2] = vers[i][1];
+		snprintf(label, sizeof(label), "ClientHello for other.test in a record of version %02x %02x",
+		    vers[i][0], vers[i][1]);
+		check(label, &b, MAX_DEFAULT, PX_SNI_BAD, NULL);
+		b.p[1] = v1;
+		b.p[2] = v2;
+	}
+	if (reframe(&b, 50, &rf) == 0) {
+		rf.p[1] = 0x02;
+		rf.p[2] = 0x01;
+		check("version 02 01 in the first of 50-byte records", &rf, MAX_DEFAULT,
+		    PX_SNI_BAD, NULL);
+		rf.p[1] = b.p[1];
+		rf.p[2] = b.p[2];
+		rf.p[55 + 1] = 0x02;
+		rf.p[55 + 2] = 0x01;
+		check("version 02 01 in the second of 50-byte records", &rf, MAX_DEFAULT,
+		    PX_SNI_BAD, NULL);
+		buf_free(&rf);
+	} else {
+		tap_ok(0, "record version: re-frame into 50-byte records");
+	}
+	buf_free(&b);
 }
 
 /* Other record types inside a fragmented ClientHello (RFC 8446 §5.1). */
@@ -847,6 +904,7 @@ main(void)
 	test_hand_made_server_name();
 	test_captured();
 	test_not_tls();
+	test_record_version();
 	test_random();
 	test_interleaved();
 	px_sni_cleanup();
