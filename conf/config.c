@@ -1687,6 +1687,30 @@ cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h
 	snprintf(d->detail, sizeof(d->detail), "no rule matches %s:%u in session %s", hbuf, port, s->name);
 }
 
+/* Do A and B name one IP address and port, IPv4-mapped forms unwrapped? */
+static int
+same_tcp_addr(const struct sockaddr *a, const struct sockaddr *b)
+{
+	struct sockaddr_in ta, tb;
+
+	a = cf_sockaddr_unmap(a, &ta);
+	b = cf_sockaddr_unmap(b, &tb);
+	if (a->sa_family != b->sa_family)
+		return 0;
+	if (a->sa_family == AF_INET) {
+		const struct sockaddr_in *x = (const struct sockaddr_in *)(const void *)a;
+		const struct sockaddr_in *y = (const struct sockaddr_in *)(const void *)b;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (a->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)(const void *)a;
+		const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)(const void *)b;
+		return x->sin6_port == y->sin6_port &&
+		    memcmp(&x->sin6_addr, &y->sin6_addr, 16) == 0;
+	}
+	return 0;
+}
+
 void
 cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
     const struct cf_decision *allowed, const struct sockaddr *sa, struct cf_decision *d)
@@ -1712,20 +1736,12 @@ cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
 		return;
 	}
 
-	/* The proxy must never be pointed at itself. */
+	/* The proxy must never be pointed at itself, under any spelling of
+	 * its address: ::ffff:127.0.0.1 reaches a listener on 127.0.0.1. */
 	for (i = 0; c != NULL && i < c->nlistens; i++) {
 		const struct cf_listen *l = &c->listens[i];
-		if (l->kind == CF_LISTEN_TCP && l->addr.ss_family == sa->sa_family &&
-		    ((sa->sa_family == AF_INET &&
-		    memcmp(&((const struct sockaddr_in *)(const void *)&l->addr)->sin_addr,
-		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4) == 0 &&
-		    ((const struct sockaddr_in *)(const void *)&l->addr)->sin_port ==
-		    ((const struct sockaddr_in *)(const void *)sa)->sin_port) ||
-		    (sa->sa_family == AF_INET6 &&
-		    memcmp(&((const struct sockaddr_in6 *)(const void *)&l->addr)->sin6_addr,
-		    &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16) == 0 &&
-		    ((const struct sockaddr_in6 *)(const void *)&l->addr)->sin6_port ==
-		    ((const struct sockaddr_in6 *)(const void *)sa)->sin6_port))) {
+		if (l->kind == CF_LISTEN_TCP &&
+		    same_tcp_addr((const struct sockaddr *)&l->addr, sa)) {
 			d->reason = CF_R_PRIVATE_ADDRESS;
 			snprintf(d->detail, sizeof(d->detail), "%s port %u is the proxy's own listener %s",
 			    abuf, port, l->text);

@@ -19,9 +19,29 @@
 const char *cf_range_v4(const struct in_addr *a);
 
 /*
- * Classify the IPv6 address A.  IPv4 embedded in IPv4-mapped
- * (::ffff:0:0/96), NAT64 (64:ff9b::/96), 6to4 (2002::/16) and Teredo
- * (2001::/32, the client address inverted) addresses is checked as IPv4.
+ * The IPv4 address the IPv6 address A stands for, the one a connection to A
+ * ends up at: IPv4-mapped ::ffff:0:0/96 (RFC 4291 2.5.5.2, which a
+ * dual-stack socket connects to as IPv4), the NAT64 well-known prefix
+ * 64:ff9b::/96 (RFC 6052 2.1, translated to IPv4 on the path) and the
+ * deprecated IPv4-compatible ::/96 (RFC 4291 2.5.5.1; :: and ::1 excepted).
+ * Stores it in *V4 and returns 1, or returns 0 when A stands for none.
+ * 6to4 and Teredo embed the address of a relay or a NAT, not of the peer,
+ * so they are not unwrapped here (cf_range_v6() still checks them).  The
+ * classifier, the address rules and the own-listener check all use this.
+ */
+int cf_addr_v4_of(const struct in6_addr *a, struct in_addr *v4);
+
+/*
+ * SA itself, or, when SA is an AF_INET6 address that cf_addr_v4_of()
+ * unwraps, *TMP filled with that IPv4 address and SA's port.
+ */
+const struct sockaddr *cf_sockaddr_unmap(const struct sockaddr *sa,
+    struct sockaddr_in *tmp);
+
+/*
+ * Classify the IPv6 address A.  The IPv4 address it stands for
+ * (cf_addr_v4_of()), and the IPv4 embedded in 6to4 (2002::/16) and Teredo
+ * (2001::/32, the client address inverted) addresses, is checked as IPv4.
  * Returns NULL or the name of the range, as cf_range_v4().
  */
 const char *cf_range_v6(const struct in6_addr *a);

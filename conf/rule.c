@@ -13,6 +13,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "conf/ranges.h"
 #include "conf/rule.h"
 
 static int
@@ -442,6 +443,11 @@ cf_rule_match_port(const struct cf_rule *r, enum cf_mode mode, uint16_t port)
 int
 cf_rule_match_sockaddr(const struct cf_rule *r, const struct sockaddr *sa)
 {
+	struct sockaddr_in tmp;
+
+	/* ::ffff:10.0.0.1 reaches 10.0.0.1: an IPv4 rule must see it as such. */
+	if (r->kind == CF_PAT_NET4 && sa->sa_family == AF_INET6)
+		sa = cf_sockaddr_unmap(sa, &tmp);
 	if (r->kind == CF_PAT_NET4 && sa->sa_family == AF_INET)
 		return net_contains4(r, &((const struct sockaddr_in *)(const void *)sa)->sin_addr);
 	if (r->kind == CF_PAT_NET6 && sa->sa_family == AF_INET6)

@@ -21,7 +21,11 @@ struct event_base;
 struct px_dns;       /* resolver + cache, owned by the proxy */
 struct px_dns_query; /* one outstanding lookup, owned by the resolver */
 
-/* At most this many addresses are returned for one name. */
+/*
+ * At most this many addresses are returned for one name.  When a name has
+ * more, its never-reachable ones are kept in preference to reachable ones,
+ * so that the caller's range check sees every never-reachable answer.
+ */
 #define PX_DNS_MAX_ADDRS 16
 
 /*

@@ -22,3 +22,6 @@ EXTRA_DIST += tests/integration/lib tests/integration/README.md
 
 TESTS += tests/integration/world-selftest.sh
 EXTRA_DIST += tests/integration/world-selftest.sh
+
+TESTS += tests/integration/proxy-mapped.sh
+EXTRA_DIST += tests/integration/proxy-mapped.sh

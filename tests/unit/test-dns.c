@@ -327,6 +327,7 @@ enum fake_mode {
 	FAKE_TC,         /* TC bit: c-ares must go to TCP, which is closed */
 	FAKE_HUGE_TTL,   /* TTL with the top bit set (RFC 2181 §8: zero) */
 	FAKE_MANY,       /* 28 A records, with duplicates, and 4 AAAA */
+	FAKE_MANY_PRIV,  /* 20 public A records, then 1 private one */
 	FAKE_CNAME_TTL,  /* CNAME TTL 7 in front of an A with TTL 100 */
 	FAKE_DROP_FIRST, /* ignore each query the first time: only c-ares'
 			  * retransmission, driven by its timer, is answered */
@@ -465,6 +466,18 @@ fake_read(evutil_socket_t fd, short what, void *arg)
 			for (int i = 0; i < 4; i++)
 				off = put_rr(r, off, 28, 60, (uint8_t)(1 + i));
 			an = 4;
+		}
+		break;
+	case FAKE_MANY_PRIV:
+		if (qtype == 1) {
+			/* 93.184.9.1-20, then 10.200.9.21. */
+			for (int i = 0; i < 20; i++) {
+				off = put_rr(r, off, 1, 60, (uint8_t)(1 + i));
+				r[off - 4] = 93;
+				r[off - 3] = 184;
+			}
+			off = put_rr(r, off, 1, 60, 21);
+			an = 21;
 		}
 		break;
 	case FAKE_DROP_FIRST:
@@ -1287,6 +1300,20 @@ test_hostile(void)
 		    family_at(&r.res, 9) == AF_INET,
 		    "32 records with duplicates: %d distinct v4 + %d v6, capped "
 		    "at %d, interleaved then the rest", v4, v6, PX_DNS_MAX_ADDRS);
+	}
+
+	fake_mode = FAKE_MANY_PRIV;
+	resolve_wait(d, "manypriv.fake", &r);
+	{
+		int found = 0;
+
+		for (size_t i = 0; i < r.res.naddrs; i++)
+			found |= addr_is(&r.res, i, "10.200.9.21");
+		tap_ok(r.status == 0 && r.res.naddrs == PX_DNS_MAX_ADDRS && found &&
+		    addr_is(&r.res, 0, "93.184.9.1"),
+		    "21 A records, the last private: the private one is kept "
+		    "for the range check, past the cap of %d (%d, %zu)",
+		    PX_DNS_MAX_ADDRS, r.status, r.res.naddrs);
 	}
 
 	fake_mode = FAKE_CNAME_TTL;

@@ -168,6 +168,18 @@ static const struct addr_case addr_cases[] = {
 	{ "privok.test", 443, "10.9.1.1", 0, "denied_by_rule" },
 	/* A literal inside the rule's own range is allowed without "private". */
 	{ "10.1.2.3", 8080, "10.1.2.3", 1, "allowed" },
+	/* IPv6 spellings of an IPv4 address meet the IPv4 rules (issue 12). */
+	{ "privok.test", 443, "::ffff:10.9.1.1", 0, "denied_by_rule" },
+	{ "rebind.test", 443, "::ffff:10.9.1.1", 0, "denied_by_rule" },
+	{ "privok.test", 443, "64:ff9b::a09:101", 0, "denied_by_rule" },
+	{ "privok.test", 443, "::ffff:10.8.1.1", 1, "allowed" },
+	{ "10.1.2.3", 8080, "::ffff:10.1.2.3", 1, "allowed" },
+	{ "privok.test", 3128, "::ffff:127.0.0.1", 0, "private_address" },
+	{ "privok.test", 3128, "64:ff9b::7f00:1", 0, "private_address" },
+	{ "privok.test", 3129, "::ffff:127.0.0.1", 1, "allowed" },
+	{ "rebind.test", 443, "64:ff9b:1::a9fe:a9fe", 0, "private_address" },
+	{ "rebind.test", 443, "::a9fe:a9fe", 0, "private_address" },
+	{ "rebind.test", 443, "fec0::1", 0, "private_address" },
 };
 
 int
