@@ -1,29 +1,19 @@
 #!/bin/sh
 # proxy-mapped: an IPv6 spelling of an IPv4 address is judged as that
-# address by the address rules and the own-listener check, and a name with
-# more addresses than the proxy dials is refused when any one of them is
-# never-reachable (issue 12, items 4 and 6).
-#
-# many.test: 19 public addresses, then the private 10.200.1.9.  Nothing is
-# sent to the public ones: the px namespace has no route to them (checked
-# below), so a proxy that dialled them would fail with 502, not reach them.
+# address by the address rules and the own-listener check (issue 12,
+# item 4).  Item 6 (a never-reachable 17th answer) is proved by test-dns:
+# here it would need 16 reachable, so public, answers, and the world uses
+# none.
 WORLD_DNS_EXTRA="mdeny.test=::ffff:10.200.1.3 mself.test=::ffff:127.0.0.1"
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
-
-[ -z "$(ip -n "$WORLD_NS_PX" route show default)" ] &&
-	[ -z "$(ip -n "$WORLD_NS_PX" -6 route show default)" ] ||
-	die "the px namespace has a default route: many.test could leave the world"
-world_dns_set many.test $(seq -f '11.0.0.%g' 1 19) 10.200.1.9
-expect_eq 20 "$(dns_query many.test A | wc -l)" "dnsmasq serves 20 A records for many.test"
 
 conf=$(proxy_conf "[defaults]" \
 	"allow_hosts = mdeny.test private" \
 	"allow_hosts = priv.test private" \
 	"allow_hosts = mself.test:3129 private" \
 	"allow_hosts = loop.test:3129 private" \
-	"allow_hosts = many.test" \
 	"deny_hosts = 10.200.1.3" \
 	"[session other]" \
 	"listen = tcp:127.0.0.1:3129" \
@@ -49,12 +39,6 @@ expect_match "own listener" "$out" "loop.test:3129 (127.0.0.1) is the proxy's ow
 out=$(connect mself.test:3129)
 expect_eq 403 "$(status_of "$out")" "mself.test:3129 (::ffff:127.0.0.1) is refused: 403"
 expect_match "own listener" "$out" "... as the proxy's own listener"
-
-# Twenty addresses, the last one private: refused, and for that address.
-out=$(connect many.test:443)
-expect_eq 403 "$(status_of "$out")" "many.test (20 addresses, the 20th private) is refused: 403"
-expect_eq private_address "$(reason_of "$out")" "... as private_address"
-expect_match "10\.200\.1\.9" "$out" "... naming the private address"
 
 expect_eq 0 "$(upstream_count)" "nothing reached any upstream"
 proxy_alive && ok "the proxy still serves" || fail "the proxy died"
