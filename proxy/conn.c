@@ -1248,7 +1248,7 @@ handle_head(struct px_conn *c)
 		const char *name = px_http_path_override(&req, &nl);
 
 		if (name != NULL) {
-			char d[256];
+			char d[sizeof(c->dec.detail)];
 			snprintf(d, sizeof(d),
 			    "the %.*s header can override the path, and allow_hosts = %s (%s:%d) admits only paths under %s",
 			    (int)(nl < 64 ? nl : 64), name, c->dec.rule->text, c->dec.rule->file,
