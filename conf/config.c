@@ -1647,8 +1647,13 @@ cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h
 		if (r->path != NULL && (mode == CF_MODE_CONNECT || !cf_rule_match_path(r, path, len)))
 			continue;
 		/* Prefer a rule that grants "private": it is the admin's most
-		 * explicit word about this host. */
-		if (best == NULL || (r->private_ok && !best->private_ok))
+		 * explicit word about this host.  Among equals, prefer one
+		 * without a path: a path rule narrows what the request may
+		 * carry (proxy/conn.c refuses path-override headers under
+		 * one), and a host rule that admits the request outright is
+		 * the one that decided. */
+		if (best == NULL || (r->private_ok && !best->private_ok) ||
+		    (r->private_ok == best->private_ok && best->path != NULL && r->path == NULL))
 			best = r;
 	}
 	if (best != NULL) {
@@ -1811,6 +1816,12 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 			path = "/";
 			len = 1;
 		}
+		/* No prefix admits a path with a dot segment, ';' or a
+		 * non-unreserved escape, and a path the rule already admits
+		 * was refused for a header: no prefix to suggest. */
+		if (!cf_rule_match_path(NULL, path, len) ||
+		    (d->rule != NULL && d->rule->path != NULL && cf_rule_match_path(d->rule, path, len)))
+			break;
 		while (n < len && path[n] != '/' && path[n] != '?')
 			n++;
 		if (n < len && path[n] == '/')

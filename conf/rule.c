@@ -126,7 +126,8 @@ parse_path(const char *s, size_t len, struct cf_rule *r, const char **why)
 		return fail(why, "path prefix must start with /");
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c <= 0x20 || c >= 0x7f || c == '%' || c == '\\' || c == '?' || c == '#')
+		if (c <= 0x20 || c >= 0x7f || c == '%' || c == '\\' || c == '?' || c == '#' ||
+		    c == ';')
 			return fail(why, "path prefix may hold only plain path characters");
 	}
 	if (cf_rule_match_path(NULL, s, len) == 0)
@@ -455,11 +456,47 @@ cf_rule_match_sockaddr(const struct cf_rule *r, const struct sockaddr *sa)
 	return 0;
 }
 
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* RFC 3986 §2.3 unreserved, less '.': the only bytes an escape may stand
+ * for in a path under a prefix rule ("%2e" is a dot, refused as one). */
+static int
+escape_is_plain(char a, char b)
+{
+	int hi = hexval(a), lo = hexval(b), c;
+
+	if (hi < 0 || lo < 0)
+		return 0;
+	c = hi * 16 + lo;
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '~';
+}
+
 /*
  * Is PATH free of anything an upstream could resolve outside a prefix?
  * RFC 3986 §5.2.4 removes "." and ".." segments; servers also decode %2e and
- * %2f, and some treat "\" as "/".  A path with any of them is never admitted
- * by a prefix rule (it is refused, not normalised: we forward bytes as sent).
+ * %2f, and some treat "\\" as "/".  Back ends go further, each its own way:
+ * Tomcat and Spring drop ";params" from a segment before resolving it, so
+ * "/hooks/..;/admin" is "/admin" there; servers that decode twice read
+ * "%252e" as "."; lenient UTF-8 decoders (IIS among them) read the overlong
+ * "%c0%ae" as "."; some normalise the full-width dot "%ef%bc%8e" (NFKC) to
+ * "."; "%00" ends the path for C back ends.  Rather than chase each decoder,
+ * the path part admits no ";" at all and no escape other than of an
+ * unreserved character (RFC 3986 §2.3: such an escape means the same as the
+ * bare character to every back end).  The query is the back end's business,
+ * not the path's, and is not looked at.  A path with any of these is never
+ * admitted by a prefix rule (it is refused, not normalised: we forward bytes
+ * as sent).
  */
 static int
 path_is_plain(const char *path, size_t len)
@@ -472,15 +509,10 @@ path_is_plain(const char *path, size_t len)
 			len = i;
 			c = '/';
 		}
-		if (c == '\\')
+		if (c == '\\' || c == ';')
 			return 0;
-		if (c == '%' && i + 2 < len) {
-			char a = path[i + 1], b = path[i + 2];
-			if (a == '2' && (b == 'e' || b == 'E' || b == 'f' || b == 'F'))
-				return 0;
-			if (a == '5' && (b == 'c' || b == 'C'))
-				return 0;
-		}
+		if (c == '%' && (i + 2 >= len || !escape_is_plain(path[i + 1], path[i + 2])))
+			return 0;
 		if (c == '/') {
 			size_t slen = i - seg;
 			if ((slen == 1 && path[seg] == '.') ||

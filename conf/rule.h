@@ -83,9 +83,12 @@ int cf_rule_match_sockaddr(const struct cf_rule *r, const struct sockaddr *sa);
 
 /*
  * Nonzero when the path prefix of an allow rule admits PATH (LEN bytes, the
- * request target's path and query).  A path containing dot segments,
- * %-encoded dots or slashes, or a backslash never matches a prefix rule:
- * the upstream might resolve it to somewhere outside the prefix.
+ * request target's path and query; only the path, up to the first '?' or
+ * '#', is judged).  A path containing a dot segment, a backslash, a ';'
+ * (Tomcat and Spring path parameters: "/hooks/..;/admin"), or any %-escape
+ * other than of an RFC 3986 unreserved character other than '.' (so no
+ * %2e, %2f, %00, %25, overlong or full-width UTF-8) never matches a prefix
+ * rule: some upstream might resolve it to somewhere outside the prefix.
  */
 int cf_rule_match_path(const struct cf_rule *r, const char *path, size_t len);
 

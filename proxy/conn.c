@@ -1305,6 +1305,28 @@ handle_head(struct px_conn *c)
 		refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
 	}
+	if (c->mode == CF_MODE_HTTP && c->dec.rule != NULL && c->dec.rule->path != NULL) {
+		/*
+		 * A path rule vouches for the request line's path only, and
+		 * some back ends take the path from a header instead
+		 * (X-Original-URL on IIS, Symfony...).  Refused, not stripped:
+		 * a stripped header silently sends a request other than the
+		 * one the client made, while a 403 tells the agent, and the
+		 * audit log, what was refused and why.
+		 */
+		size_t nl = 0;
+		const char *name = px_http_path_override(&req, &nl);
+
+		if (name != NULL) {
+			char d[sizeof(c->dec.detail)];
+			snprintf(d, sizeof(d),
+			    "the %.*s header can override the path, and allow_hosts = %s (%s:%d) admits only paths under %s",
+			    (int)(nl < 64 ? nl : 64), name, c->dec.rule->text, c->dec.rule->file,
+			    c->dec.rule->line, c->dec.rule->path);
+			refuse(c, 403, CF_R_PATH_NOT_ALLOWED, c->dec.rule, d);
+			return;
+		}
+	}
 
 	if (c->mode == CF_MODE_HTTP) {
 		if (c->pending == NULL)

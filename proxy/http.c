@@ -1166,6 +1166,28 @@ add_headers(struct evbuffer *out, const struct px_http_header *hdrs, size_t n,
 	return 0;
 }
 
+const char *
+px_http_path_override(const struct px_http_request *req, size_t *name_len)
+{
+	static const char *const names[] = {
+		"x-original-url", "x-rewrite-url", "x-original-uri", "x-forwarded-prefix",
+		"x-forwarded-path", "x-forwarded-uri", "x-envoy-original-path",
+	};
+	size_t i, k;
+
+	for (i = 0; i < req->nheaders; i++) {
+		const struct px_http_header *f = &req->headers[i];
+
+		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			if (ieq(f->name, f->name_len, names[k])) {
+				*name_len = f->name_len;
+				return f->name;
+			}
+		}
+	}
+	return NULL;
+}
+
 int
 px_http_build_upstream_head(const struct px_http_request *req,
     struct evbuffer *out)

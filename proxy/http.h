@@ -206,6 +206,17 @@ int px_http_parse_response(const char *buf, size_t len,
     struct px_http_response *resp, size_t *head_len, const char **why);
 
 /*
+ * The name of the first header of REQ that some back end takes as the
+ * request's path instead of the request line's (X-Original-URL and
+ * X-Rewrite-URL: IIS URL Rewrite, Symfony, Zend; X-Original-URI: nginx
+ * auth_request set-ups; X-Forwarded-Prefix, X-Forwarded-Path,
+ * X-Forwarded-Uri: Spring, Traefik, ASP.NET PathBase; X-Envoy-Original-Path),
+ * as it appears in the request (NAME_LEN bytes, not NUL-terminated), or NULL
+ * when there is none.  A path-prefix rule cannot vouch for such a request.
+ */
+const char *px_http_path_override(const struct px_http_request *req, size_t *name_len);
+
+/*
  * Append to OUT the head to send upstream for the absolute-form request REQ:
  * the origin-form request line "METHOD PATH HTTP/1.1", a Host header made
  * from the URI (RFC 9112 §3.2.2: a proxy regenerates Host), every other

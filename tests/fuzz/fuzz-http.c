@@ -154,6 +154,17 @@ check_request(const char *buf, size_t size, const struct px_http_limits *lim)
 		abort();
 	if (req.nheaders > lim->max_headers)
 		abort();
+	{
+		/* A reported path-override header is one of the request's. */
+		size_t nl = 0, i;
+		const char *o = px_http_path_override(&req, &nl);
+
+		for (i = 0; o != NULL && i < req.nheaders; i++)
+			if (req.headers[i].name == o && req.headers[i].name_len == nl)
+				break;
+		if (o != NULL && (i == req.nheaders || nl < 13))
+			abort();
+	}
 	px_http_request_init(&again, h2, NH);
 	rc = px_http_parse_request(buf, head_len - 1, lim, &again, &head2, &status, &why);
 	if (rc != PX_HTTP_INCOMPLETE)

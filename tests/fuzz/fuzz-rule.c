@@ -2,10 +2,13 @@
  * tests/fuzz/fuzz-rule.c: the host-pattern parser and matcher.  The input
  * is "PATTERN\nHOST": the pattern is parsed, the host normalised, and the
  * match computed; a wildcard or domain match must always be on a label
- * boundary of the normalised name.
+ * boundary of the normalised name.  The second line is also matched as a
+ * path: a path a prefix rule admits has, before its query, no ';' and no
+ * %-escape other than of an unreserved character other than '.'.
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,31 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	(void)cf_rule_match_path(&r, s, size);
+	if (nl != NULL && r.path != NULL && cf_rule_match_path(&r, nl + 1, size - plen - 1)) {
+		const char *p = nl + 1;
+		size_t n = size - plen - 1, i;
+
+		for (i = 0; i < n && p[i] != '?' && p[i] != '#'; i++) {
+			if (p[i] == ';')
+				abort();
+			if (p[i] == '%') {
+				char a, b, dec[3];
+				unsigned long v;
+
+				if (i + 2 >= n)
+					abort();
+				a = p[i + 1];
+				b = p[i + 2];
+				dec[0] = a;
+				dec[1] = b;
+				dec[2] = '\0';
+				v = strtoul(dec, NULL, 16);
+				if (!isxdigit((unsigned char)a) || !isxdigit((unsigned char)b) ||
+				    !(isalnum((int)v) || v == '-' || v == '_' || v == '~'))
+					abort();
+			}
+		}
+	}
 	cf_rule_clear(&r);
 	return 0;
 }

@@ -8,6 +8,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-sni.sh \
 	tests/integration/proxy-sni-hold.sh \
 	tests/integration/proxy-http.sh \
+	tests/integration/proxy-paths.sh \
 	tests/integration/proxy-smuggling.sh \
 	tests/integration/proxy-slowloris.sh \
 	tests/integration/proxy-idle.sh \

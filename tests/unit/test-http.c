@@ -885,6 +885,50 @@ test_chunked_limits(void)
 	tap_ok(got == 18 && c.remaining == INT64_MAX, "a 2^63-1 chunk is accepted and counted");
 }
 
+/* Path-override headers (issue 12 item 10): a path rule refuses these. */
+struct override_case {
+	const char *hdr;   /* one header line, or "" */
+	const char *name;  /* the name px_http_path_override() reports, or NULL */
+};
+
+static const struct override_case override_cases[] = {
+	{ "", NULL },
+	{ "X-Forwarded-For: 10.0.0.1\r\n", NULL },
+	{ "X-Original-URLs: /admin\r\n", NULL },
+	{ "X-Original-URL: /admin\r\n", "X-Original-URL" },
+	{ "x-original-url: /admin\r\n", "x-original-url" },
+	{ "X-Rewrite-URL: /admin\r\n", "X-Rewrite-URL" },
+	{ "X-Original-URI: /admin\r\n", "X-Original-URI" },
+	{ "X-Forwarded-Prefix: /admin\r\n", "X-Forwarded-Prefix" },
+	{ "X-Forwarded-Path: /admin\r\n", "X-Forwarded-Path" },
+	{ "X-FORWARDED-URI: /admin\r\n", "X-FORWARDED-URI" },
+	{ "X-Envoy-Original-Path: /admin\r\n", "X-Envoy-Original-Path" },
+	{ "X-Kept: 1\r\nX-Rewrite-URL:\r\n", "X-Rewrite-URL" },
+};
+
+static void
+test_path_override(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(override_cases) / sizeof(override_cases[0]); i++) {
+		const struct override_case *t = &override_cases[i];
+		struct px_http_request req;
+		char in[512];
+		size_t head_len = 0, nl = 0;
+		const char *name;
+
+		snprintf(in, sizeof(in), "GET http://h.test/hooks/x HTTP/1.1\r\nHost: h.test\r\n%s\r\n", t->hdr);
+		if (!parse_ok(in, &req, &head_len)) {
+			tap_ok(0, "override case %zu parses", i);
+			continue;
+		}
+		name = px_http_path_override(&req, &nl);
+		tap_ok(t->name == NULL ? name == NULL : span_eq(name, nl, t->name),
+		    "path override case %zu: %s", i, t->name ? t->name : "none");
+	}
+}
+
 int
 main(void)
 {
@@ -899,5 +943,6 @@ main(void)
 	test_build_client();
 	test_chunked();
 	test_chunked_limits();
+	test_path_override();
 	return tap_done();
 }

@@ -53,6 +53,7 @@ static const struct pat_case pat_cases[] = {
 	{ "b\xc3\xbc" "cher.test", 0 },
 	{ "example.com/../x", 0 },
 	{ "example.com/a%2e%2e/", 0 },
+	{ "example.com/a;b/", 0 },
 	{ "example.com.", 1 },
 	{ "example.com..", 0 },
 	{ "", 0 },
@@ -129,6 +130,31 @@ static const struct dec_case dec_cases[] = {
 	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..%2fadmin", 0, "path_not_allowed" },
 	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/a\\..\\b", 0, "path_not_allowed" },
 	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x?a=/../", 1, "allowed" },
+	/* Back-end-specific traversals (issue 12 item 10): Tomcat/Spring path
+	 * parameters, escapes of anything but unreserved characters. */
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..;/admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/.;/..;/admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x;jsessionid=1", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks;/../admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%c0%ae%c0%ae/admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%252e%252e/admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..%00/admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%ef%bc%8e%ef%bc%8e/admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%2E%2E/admin", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%5C", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%20x", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%3b", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%4", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%zz", 0, "path_not_allowed" },
+	/* Escapes of unreserved characters mean the bare character: kept. */
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%41%7a%30-%5f%7E", 1, "allowed" },
+	/* The query is not the path: ";" and escapes there are the back end's. */
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x?a=..;/b&c=%00%252e", 1, "allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x#..;/admin", 1, "allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks?/x/", 0, "path_not_allowed" },
+	/* A host rule without a path is not narrowed. */
+	{ "default", CF_MODE_HTTP, "api.anthropic.com", 80, "/a/..;/b%00", 1, "allowed" },
 	{ "default", CF_MODE_CONNECT, "control.internal", 8080, NULL, 0, "host_not_allowed" },
 	/* Addresses only when written so. */
 	{ "default", CF_MODE_CONNECT, "10.1.2.3", 8080, NULL, 1, "allowed" },
