@@ -80,4 +80,11 @@ char *cf_host_format(const struct cf_host *host, char *buf, size_t size);
 /* Nonzero when A and B are the same host in normal form. */
 int cf_host_equal(const struct cf_host *a, const struct cf_host *b);
 
+/*
+ * The value of C as a hexadecimal digit (0-9, a-f, A-F: RFC 3986 §2.1's
+ * HEXDIG, either case), or -1 when it is none.  The one hex digit reader of
+ * the name, path and chunk-size parsers.
+ */
+int cf_hex_value(unsigned char c);
+
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "conf/host.h"
 #include "conf/ranges.h"
 #include "conf/rule.h"
 
@@ -456,24 +457,12 @@ cf_rule_match_sockaddr(const struct cf_rule *r, const struct sockaddr *sa)
 	return 0;
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* RFC 3986 §2.3 unreserved, less '.': the only bytes an escape may stand
  * for in a path under a prefix rule ("%2e" is a dot, refused as one). */
 static int
 escape_is_plain(char a, char b)
 {
-	int hi = hexval(a), lo = hexval(b), c;
+	int hi = cf_hex_value((unsigned char)a), lo = cf_hex_value((unsigned char)b), c;
 
 	if (hi < 0 || lo < 0)
 		return 0;

@@ -21,6 +21,7 @@
 
 #include <event2/buffer.h>
 
+#include "conf/host.h"
 #include "proxy/http.h"
 
 /* ------------------------------------------------------------------ */
@@ -55,18 +56,6 @@ static int
 is_ows(uint8_t c)
 {
 	return c == ' ' || c == '\t';
-}
-
-static int
-hex_value(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static uint8_t
@@ -554,8 +543,8 @@ check_path(struct hp *h, const char *p, size_t len)
 		if (p[i] == '\\')
 			return fail(h, "backslash in request target");
 		if (p[i] == '%' && (i + 2 >= len ||
-		    hex_value((uint8_t)p[i + 1]) < 0 ||
-		    hex_value((uint8_t)p[i + 2]) < 0))
+		    cf_hex_value((uint8_t)p[i + 1]) < 0 ||
+		    cf_hex_value((uint8_t)p[i + 2]) < 0))
 			return fail(h, "malformed %-escape in request target");
 		if (p[i] == '?' && qpos == len)
 			qpos = i;
@@ -1340,14 +1329,14 @@ ck_byte(struct px_chunked *c, uint8_t b)
 
 	switch (c->state) {
 	case CS_SIZE_FIRST:
-		if ((v = hex_value(b)) < 0)
+		if ((v = cf_hex_value(b)) < 0)
 			return ck_fail(c, "chunk size is not hexadecimal");
 		c->remaining = (uint64_t)v;
 		c->ndigits = 1;
 		c->state = CS_SIZE;
 		return 0;
 	case CS_SIZE:
-		if ((v = hex_value(b)) >= 0) {
+		if ((v = cf_hex_value(b)) >= 0) {
 			/* 1*HEXDIG, but a size of 2^63 or more, or more than
 			 * 16 digits even with leading zeros, is an overflow
 			 * waiting to happen somewhere down the line. */
