@@ -9,10 +9,6 @@
 world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
 
-tls() {
-	in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/tlsclient.py" 127.0.0.1 3128 \
-		--cafile "$WORLD_CA" "$@"
-}
 # echo_closes: how many echo connections upstream has seen closed.
 echo_closes() {
 	upstream_events event=close kind=echo | grep -c . || :

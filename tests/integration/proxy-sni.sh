@@ -7,10 +7,6 @@
 world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
 
-tls() {
-	in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/tlsclient.py" 127.0.0.1 3128 \
-		--cafile "$WORLD_CA" "$@"
-}
 conf=$(proxy_conf "[defaults]" "allow_hosts = allowed.test private, other.test private" \
 	"allow_hosts = allowed.test:7 private")
 proxy_start "$conf" || die "no proxy"

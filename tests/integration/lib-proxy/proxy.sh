@@ -6,6 +6,13 @@ raw() {
 	in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/raw.py" "$@"
 }
 
+# tls [tlsclient.py options]: a TLS client through the proxy on
+# 127.0.0.1:3128 from px, trusting the world's CA (see tlsclient.py).
+tls() {
+	in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/tlsclient.py" 127.0.0.1 3128 \
+		--cafile "$WORLD_CA" "$@"
+}
+
 # proxy_conf [EXTRA LINES...]: write $WORLD_DIR/postern.ini with a TCP
 # listener on 127.0.0.1:3128, the audit log, the world's DNS, then the
 # lines given (each argument one line), and print its path.
