@@ -1692,28 +1692,69 @@ cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h
 	snprintf(d->detail, sizeof(d->detail), "no rule matches %s:%u in session %s", hbuf, port, s->name);
 }
 
-/* Do A and B name one IP address and port, IPv4-mapped forms unwrapped? */
+/* Is SA (unmapped, AF_INET or AF_INET6) the unspecified address? */
 static int
-same_tcp_addr(const struct sockaddr *a, const struct sockaddr *b)
+unspecified(const struct sockaddr *sa)
 {
-	struct sockaddr_in ta, tb;
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
+}
 
-	a = cf_sockaddr_unmap(a, &ta);
+static in_port_t
+port_of(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)(const void *)sa)->sin_port;
+	return ((const struct sockaddr_in6 *)(const void *)sa)->sin6_port;
+}
+
+/*
+ * Would a connection to B reach the proxy's listener bound to L, IPv4-mapped
+ * forms unwrapped?  Besides the very address and port:
+ *   - a connection to the unspecified address (0.0.0.0, ::) goes to the
+ *     host itself (Linux dials loopback for it), so it reaches a listener
+ *     on loopback or on the unspecified address of that family;
+ *   - a listener on the unspecified address (0.0.0.0; [::], which the proxy
+ *     binds dual-stack, takes IPv4 too) takes connections to every address
+ *     of the host, which the config cannot list: every never-reachable
+ *     address on its port counts (loopback, and the private addresses an
+ *     interface of the host is likely to have).  A public address of the
+ *     host is not caught; SECURITY.md says so.
+ */
+static int
+reaches_listener(const struct sockaddr *l, const struct sockaddr *b)
+{
+	struct sockaddr_in tl, tb;
+	int lany, bany;
+
+	l = cf_sockaddr_unmap(l, &tl);
 	b = cf_sockaddr_unmap(b, &tb);
-	if (a->sa_family != b->sa_family)
+	if ((l->sa_family != AF_INET && l->sa_family != AF_INET6) ||
+	    (b->sa_family != AF_INET && b->sa_family != AF_INET6))
 		return 0;
-	if (a->sa_family == AF_INET) {
-		const struct sockaddr_in *x = (const struct sockaddr_in *)(const void *)a;
+	if (port_of(l) != port_of(b))
+		return 0;
+	lany = unspecified(l);
+	bany = unspecified(b);
+	if (lany && (l->sa_family == b->sa_family || l->sa_family == AF_INET6) &&
+	    (bany || cf_range_sockaddr(b) != NULL))
+		return 1;
+	if (l->sa_family != b->sa_family)
+		return 0;
+	if (l->sa_family == AF_INET) {
+		const struct sockaddr_in *x = (const struct sockaddr_in *)(const void *)l;
 		const struct sockaddr_in *y = (const struct sockaddr_in *)(const void *)b;
-		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-	}
-	if (a->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)(const void *)a;
+		if (bany)
+			return (ntohl(x->sin_addr.s_addr) >> 24) == 127;
+		return x->sin_addr.s_addr == y->sin_addr.s_addr;
+	} else {
+		const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)(const void *)l;
 		const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)(const void *)b;
-		return x->sin6_port == y->sin6_port &&
-		    memcmp(&x->sin6_addr, &y->sin6_addr, 16) == 0;
+		if (bany)
+			return IN6_IS_ADDR_LOOPBACK(&x->sin6_addr);
+		return memcmp(&x->sin6_addr, &y->sin6_addr, 16) == 0;
 	}
-	return 0;
 }
 
 void
@@ -1746,7 +1787,7 @@ cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
 	for (i = 0; c != NULL && i < c->nlistens; i++) {
 		const struct cf_listen *l = &c->listens[i];
 		if (l->kind == CF_LISTEN_TCP &&
-		    same_tcp_addr((const struct sockaddr *)&l->addr, sa)) {
+		    reaches_listener((const struct sockaddr *)&l->addr, sa)) {
 			d->reason = CF_R_PRIVATE_ADDRESS;
 			snprintf(d->detail, sizeof(d->detail), "%s port %u is the proxy's own listener %s",
 			    abuf, port, l->text);
@@ -1831,6 +1872,10 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 		break;
 	}
 	case CF_R_PRIVATE_ADDRESS:
+		/* No allowing rule behind it: the proxy's own listener, or not
+		 * IP at all; "private" would change nothing. */
+		if (d->rule == NULL)
+			break;
 		snprintf(buf, size, "if this private address is intended, add to %s: allow_hosts = %s%s private",
 		    section, hbuf, portbuf);
 		break;

@@ -73,6 +73,8 @@ struct dec_case {
 static const char conf_text[] =
 	"[proxy]\n"
 	"listen = tcp:127.0.0.1:3128\n"
+	"listen = tcp:0.0.0.0:3130\n"
+	"listen = tcp:[::]:3131\n"
 	"[defaults]\n"
 	"allow_hosts = api.anthropic.com, *.example.com\n"
 	"allow_hosts = .apex.test\n"
@@ -203,6 +205,21 @@ static const struct addr_case addr_cases[] = {
 	{ "privok.test", 3128, "::ffff:127.0.0.1", 0, "private_address" },
 	{ "privok.test", 3128, "64:ff9b::7f00:1", 0, "private_address" },
 	{ "privok.test", 3129, "::ffff:127.0.0.1", 1, "allowed" },
+	/* The unspecified address is the host itself (issue 13, --forward). */
+	{ "privok.test", 3128, "0.0.0.0", 0, "private_address" },
+	{ "privok.test", 3128, "::ffff:0.0.0.0", 0, "private_address" },
+	{ "privok.test", 3129, "0.0.0.0", 1, "allowed" },
+	/* A wildcard listener takes every local address on its port. */
+	{ "privok.test", 3130, "127.0.0.1", 0, "private_address" },
+	{ "privok.test", 3130, "127.0.0.2", 0, "private_address" },
+	{ "privok.test", 3130, "10.200.1.3", 0, "private_address" },
+	{ "privok.test", 3130, "0.0.0.0", 0, "private_address" },
+	{ "privok.test", 3130, "::1", 1, "allowed" },
+	{ "privok.test", 3131, "127.0.0.1", 0, "private_address" },
+	{ "privok.test", 3131, "::1", 0, "private_address" },
+	{ "privok.test", 3131, "::", 0, "private_address" },
+	{ "privok.test", 3131, "fd00::5", 0, "private_address" },
+	{ "privok.test", 3132, "127.0.0.1", 1, "allowed" },
 	{ "rebind.test", 443, "64:ff9b:1::a9fe:a9fe", 0, "private_address" },
 	{ "rebind.test", 443, "::a9fe:a9fe", 0, "private_address" },
 	{ "rebind.test", 443, "fec0::1", 0, "private_address" },
