@@ -11,12 +11,8 @@
 
 #include "bridge/addr.h"
 
-/*
- * A port: 1-5 decimal digits, no sign, no leading zero (except "0" itself),
- * at most 65535, and the whole of [S, S+LEN).
- */
-static int
-port_parse(const char *s, size_t len, unsigned int *out)
+int
+br_addr_port_parse(const char *s, size_t len, unsigned int *out)
 {
 	unsigned int v = 0;
 	size_t i;
@@ -80,7 +76,7 @@ br_addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len,
 	}
 	memcpy(host, hs, hlen);
 	host[hlen] = '\0';
-	if (port_parse(colon + 1, slen - (size_t)(colon + 1 - s), &port) < 0) {
+	if (br_addr_port_parse(colon + 1, slen - (size_t)(colon + 1 - s), &port) < 0) {
 		w = "port is not a number from 0 to 65535";
 		goto out;
 	}

@@ -25,6 +25,13 @@ int br_addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len,
     const char **why);
 
 /*
+ * Parse the LEN bytes at S (the whole of them) as a port: 1-5 decimal
+ * digits, no sign, no leading zero (except "0" itself), at most 65535.
+ * Stores it in *OUT and returns 0, or returns -EINVAL.
+ */
+int br_addr_port_parse(const char *s, size_t len, unsigned int *out);
+
+/*
  * Write SA (an AF_INET or AF_INET6 address) as "A.B.C.D:PORT" or
  * "[X::Y]:PORT" into BUF of SIZE bytes, NUL-terminated.  Returns 0, -EINVAL
  * for another family, or -ENOSPC when SIZE is too small (BR_ADDR_TEXT_MAX

@@ -5,6 +5,7 @@ postern_bridge_SOURCES = \
 	bridge/main.c \
 	bridge/addr.c bridge/addr.h \
 	bridge/env.c bridge/env.h \
+	bridge/forward.c bridge/forward.h \
 	bridge/link.c bridge/link.h \
 	bridge/priv.c bridge/priv.h \
 	bridge/relay.c bridge/relay.h
@@ -14,15 +15,26 @@ dist_man_MANS += bridge/postern-bridge.8
 
 # Unit tests of the pieces that need no namespace.
 check_PROGRAMS += tests/unit/test-bridge-addr tests/unit/test-bridge-env \
-	tests/unit/test-bridge-priv
+	tests/unit/test-bridge-priv tests/unit/test-bridge-forward
 TESTS += tests/unit/test-bridge-addr tests/unit/test-bridge-env \
-	tests/unit/test-bridge-priv
+	tests/unit/test-bridge-priv tests/unit/test-bridge-forward
 tests_unit_test_bridge_addr_SOURCES = tests/unit/test-bridge-addr.c \
 	bridge/addr.c bridge/addr.h tests/unit/tap.h
 tests_unit_test_bridge_env_SOURCES = tests/unit/test-bridge-env.c \
 	bridge/env.c bridge/env.h tests/unit/tap.h
 tests_unit_test_bridge_priv_SOURCES = tests/unit/test-bridge-priv.c \
 	bridge/priv.c bridge/priv.h tests/unit/tap.h
+tests_unit_test_bridge_forward_SOURCES = tests/unit/test-bridge-forward.c \
+	bridge/forward.c bridge/forward.h bridge/addr.c bridge/addr.h tests/unit/tap.h
+
+# Fuzz target for the reader of the proxy's answer to a --forward CONNECT.
+check_PROGRAMS += tests/fuzz/bridge-forward-replay
+TESTS += tests/fuzz/bridge-forward-replay
+tests_fuzz_bridge_forward_replay_SOURCES = tests/fuzz/fuzz-bridge-forward.c tests/fuzz/replay.c \
+	bridge/forward.c bridge/addr.c
+tests_fuzz_bridge_forward_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/bridge-forward"'
+EXTRA_DIST += tests/fuzz/fuzz-bridge-forward.c tests/fuzz/fuzz-bridge-forward.srcs
 
 # Integration tests, in real network namespaces (skipped, exit 77, where
 # namespaces cannot be made).  One scenario per file.
@@ -39,7 +51,8 @@ BRIDGE_IT = \
 	tests/integration/bridge-signals.sh \
 	tests/integration/bridge-reap.sh \
 	tests/integration/bridge-pdeath.sh \
-	tests/integration/bridge-lo-error.sh
+	tests/integration/bridge-lo-error.sh \
+	tests/integration/bridge-forward.sh
 TESTS += $(BRIDGE_IT)
 EXTRA_DIST += $(BRIDGE_IT) tests/integration/lib-bridge.sh
 

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,11 +25,13 @@
 
 #include "bridge/addr.h"
 #include "bridge/env.h"
+#include "bridge/forward.h"
 #include "bridge/link.h"
 #include "bridge/priv.h"
 #include "bridge/relay.h"
 
 #define MAX_LISTEN 16
+#define MAX_FORWARD 16
 #define DEFAULT_PORT "3128"
 /* Exit status for a bridge that could not set itself up. */
 #define EXIT_SETUP 2
@@ -64,7 +67,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: postern-bridge --connect SOCK [--listen ADDR:PORT]... [--env NAME]...\n"
-	    "                      [--no-env] [--allow-root] [--] [CMD [ARG]...]\n"
+	    "                      [--forward PORT[:HOST:HPORT]]... [--no-env] [--allow-root]\n"
+	    "                      [--] [CMD [ARG]...]\n"
 	    "\n"
 	    "Relay loopback TCP (default 127.0.0.1:" DEFAULT_PORT ", and [::1]:" DEFAULT_PORT
 	    " when the\n"
@@ -76,6 +80,11 @@ usage(FILE *f)
 	    "  -c, --connect SOCK     the proxy's UNIX socket (required)\n"
 	    "  -l, --listen ADDR:PORT listen here instead (repeatable; IPv6 as [::1]:PORT)\n"
 	    "  -e, --env NAME         also pass NAME from this environment to CMD\n"
+	    "  -f, --forward PORT[:HOST:HPORT]\n"
+	    "                         listen on 127.0.0.1:PORT and [::1]:PORT too, and ask\n"
+	    "                         the proxy to CONNECT each connection to HOST:HPORT\n"
+	    "                         (default 127.0.0.1:PORT, the proxy host's loopback;\n"
+	    "                         allowed only by a rule for it; repeatable)\n"
 	    "  -n, --no-env           do not set HTTP_PROXY and the other proxy variables\n"
 	    "      --allow-root       run CMD even as uid or gid 0 of the host (refused\n"
 	    "                         otherwise: that identity owns the host's root files)\n"
@@ -312,6 +321,7 @@ main(int argc, char **argv)
 		{ "connect", required_argument, NULL, 'c' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "env", required_argument, NULL, 'e' },
+		{ "forward", required_argument, NULL, 'f' },
 		{ "no-env", no_argument, NULL, 'n' },
 		{ "allow-root", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -325,7 +335,9 @@ main(int argc, char **argv)
 	struct rlimit nofile, raised;
 	char url_host[BR_ADDR_TEXT_MAX];
 	struct br_env *env = NULL;
-	size_t nlisten = 0, nextra = 0, i, up = 0;
+	struct br_forward fwd[MAX_FORWARD];
+	const char *fwd_spec[MAX_FORWARD];
+	size_t nlisten = 0, nextra = 0, nfwd = 0, i, up = 0;
 	bool no_env = false, allow_root = false, changed, have_url = false;
 	char why_root[160];
 	pid_t parent;
@@ -343,7 +355,7 @@ main(int argc, char **argv)
 	if (prctl(PR_SET_PDEATHSIG, SIG_PARENT_DIED) < 0 || getppid() != parent)
 		return EXIT_SETUP;
 
-	while ((opt = getopt_long(argc, argv, "+c:l:e:nhV", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+c:l:e:f:nhV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			sock = optarg;
@@ -365,6 +377,17 @@ main(int argc, char **argv)
 				return EXIT_SETUP;
 			}
 			extra[nextra++] = optarg;
+			break;
+		case 'f':
+			if (nfwd == MAX_FORWARD) {
+				fprintf(stderr, "postern-bridge: at most %d --forward\n", MAX_FORWARD);
+				return EXIT_SETUP;
+			}
+			if (br_forward_parse(optarg, &fwd[nfwd], &why) < 0) {
+				fprintf(stderr, "postern-bridge: --forward %s: %s\n", optarg, why);
+				return EXIT_SETUP;
+			}
+			fwd_spec[nfwd++] = optarg;
 			break;
 		case 'n':
 			no_env = true;
@@ -493,6 +516,40 @@ main(int argc, char **argv)
 	if (up == 0 || br_addr_format((struct sockaddr *)&url_addr, url_host, sizeof(url_host)) < 0) {
 		fprintf(stderr, "postern-bridge: no address to listen on\n");
 		goto out;
+	}
+
+	/*
+	 * Each --forward on both loopback addresses, where NO_PROXY sends a
+	 * client straight (the address it would use outside, unchanged):
+	 * its connections reach the host only as CONNECTs the proxy decides.
+	 */
+	for (i = 0; i < nfwd; i++) {
+		struct sockaddr_in sin;
+		struct sockaddr_in6 sin6;
+
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons(fwd[i].port);
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		err = br_relay_forward(b.relay, (struct sockaddr *)&sin, sizeof(sin),
+		    fwd[i].target, NULL);
+		if (err < 0) {
+			fprintf(stderr, "postern-bridge: --forward %s: listen on 127.0.0.1:%u: %s\n",
+			    fwd_spec[i], fwd[i].port, strerror(-err));
+			goto out;
+		}
+		memset(&sin6, 0, sizeof(sin6));
+		sin6.sin6_family = AF_INET6;
+		sin6.sin6_port = htons(fwd[i].port);
+		sin6.sin6_addr = in6addr_loopback;
+		err = br_relay_forward(b.relay, (struct sockaddr *)&sin6, sizeof(sin6),
+		    fwd[i].target, NULL);
+		/* No IPv6 in the namespace: no ::1 to listen on, as above. */
+		if (err < 0 && err != -EADDRNOTAVAIL && err != -EAFNOSUPPORT) {
+			fprintf(stderr, "postern-bridge: --forward %s: listen on [::1]:%u: %s\n",
+			    fwd_spec[i], fwd[i].port, strerror(-err));
+			goto out;
+		}
 	}
 
 	/*

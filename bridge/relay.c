@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bridge/forward.h"
 #include "bridge/relay.h"
 
 /* Upper bound on one splice(2) call; the pipe's slots limit it further. */
@@ -55,6 +56,11 @@
  * hold; 1 MiB is the unprivileged maximum (/proc/sys/fs/pipe-max-size).
  */
 #define BULK_PIPE (1 << 20)
+/*
+ * A forwarded connection's CONNECT answer, head and (for a refusal) body:
+ * the proxy's are a few hundred bytes; more is not an answer to log.
+ */
+#define FWD_REPLY_MAX 4096
 
 enum handle_kind {
 	H_LISTENER,
@@ -68,10 +74,22 @@ struct handle {
 	enum handle_kind kind;
 };
 
+/*
+ * A --forward: what its listeners' connections ask the proxy to CONNECT
+ * to, and the last refusal said on stderr, so that a client retrying in a
+ * loop gets it said once, not once per attempt.
+ */
+struct fwd {
+	char *target;
+	char said[BR_REPLY_REASON_MAX + 8];
+	struct fwd *next;
+};
+
 struct listener {
 	struct handle h;
 	int fd;
 	bool paused;
+	struct fwd *fwd;    /* NULL: a proxy listener, bytes go as they are */
 	struct listener *next;
 };
 
@@ -86,6 +104,8 @@ struct watch {
 enum conn_state {
 	C_NEW,        /* accepted, UNIX connect not tried yet */
 	C_CONNECTING, /* UNIX backlog was full; retrying on a timer */
+	C_HANDSHAKE,  /* forward: CONNECT sent, reading the proxy's answer */
+	C_REFUSED,    /* forward: refused, reading the answer's body to log it */
 	C_RELAY,      /* splicing both ways */
 	C_DRAIN,      /* 503 sent, reading the client until its EOF */
 	C_DEAD,       /* closed, freed after the current batch of events */
@@ -123,6 +143,10 @@ struct conn {
 	struct dir up;   /* client -> proxy */
 	struct dir down; /* proxy -> client */
 	uint64_t deadline;
+	struct fwd *fwd;            /* the --forward it came in on, or NULL */
+	char *reply;                /* forward: the answer so far (FWD_REPLY_MAX) */
+	size_t nreply;
+	struct br_reply rep;        /* forward: the parsed head, once C_REFUSED */
 	bool queued;                /* on the timer queue */
 	struct conn *prev, *next;   /* all live connections */
 	struct conn *wprev, *wnext; /* connections waiting on the timer */
@@ -135,6 +159,7 @@ struct br_relay {
 	socklen_t sunlen;
 	struct listener *listeners;
 	struct watch *watches;
+	struct fwd *fwds;
 	struct conn *conns;
 	struct conn *waiting;
 	struct conn *dead;
@@ -231,6 +256,7 @@ br_relay_free(struct br_relay *r)
 {
 	struct listener *l, *ln;
 	struct watch *w, *wn;
+	struct fwd *f, *fn;
 
 	if (r == NULL)
 		return;
@@ -247,6 +273,11 @@ br_relay_free(struct br_relay *r)
 		close(w->fd);
 		free(w);
 	}
+	for (f = r->fwds; f != NULL; f = fn) {
+		fn = f->next;
+		free(f->target);
+		free(f);
+	}
 	while (r->npool > 0) {
 		r->npool--;
 		close(r->pool[r->npool][0]);
@@ -256,9 +287,9 @@ br_relay_free(struct br_relay *r)
 	free(r);
 }
 
-int
-br_relay_listen(struct br_relay *r, const struct sockaddr *sa, socklen_t len,
-    struct sockaddr_storage *bound)
+static int
+listener_add(struct br_relay *r, const struct sockaddr *sa, socklen_t len,
+    struct fwd *fwd, struct sockaddr_storage *bound)
 {
 	struct listener *l = NULL;
 	socklen_t blen;
@@ -299,6 +330,7 @@ br_relay_listen(struct br_relay *r, const struct sockaddr *sa, socklen_t len,
 	}
 	l->h.kind = H_LISTENER;
 	l->fd = fd;
+	l->fwd = fwd;
 	err = ep_add(r, fd, EPOLLIN, &l->h);
 	if (err < 0)
 		goto out;
@@ -312,6 +344,38 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return err;
+}
+
+int
+br_relay_listen(struct br_relay *r, const struct sockaddr *sa, socklen_t len,
+    struct sockaddr_storage *bound)
+{
+	return listener_add(r, sa, len, NULL, bound);
+}
+
+int
+br_relay_forward(struct br_relay *r, const struct sockaddr *sa, socklen_t len,
+    const char *target, struct sockaddr_storage *bound)
+{
+	struct fwd *f;
+
+	/* The IPv4 and IPv6 listeners of one --forward share what was said. */
+	for (f = r->fwds; f != NULL; f = f->next)
+		if (strcmp(f->target, target) == 0)
+			break;
+	if (f == NULL) {
+		f = calloc(1, sizeof(*f));
+		if (f == NULL)
+			return -ENOMEM;
+		f->target = strdup(target);
+		if (f->target == NULL) {
+			free(f);
+			return -ENOMEM;
+		}
+		f->next = r->fwds;
+		r->fwds = f;
+	}
+	return listener_add(r, sa, len, f, bound);
 }
 
 int
@@ -433,6 +497,8 @@ conn_close(struct conn *c)
 	close_fd(&c->unx.fd);
 	pipe_put(r, &c->up);
 	pipe_put(r, &c->down);
+	free(c->reply);
+	c->reply = NULL;
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -504,13 +570,24 @@ conn_refuse(struct conn *c, int err, bool local)
 
 	if (local && !r->starved) {
 		/* Our own limits, not the proxy's fault: say which. */
-		fprintf(stderr, "postern-bridge: cannot open a relay: %s; answering 503\n",
-		    strerror(err));
+		fprintf(stderr, "postern-bridge: cannot open a relay: %s; %s\n",
+		    strerror(err), c->fwd != NULL ? "closing the forwarded connection" :
+		    "answering 503");
 		r->starved = true;
 	} else if (!local && !r->upstream_down) {
-		fprintf(stderr, "postern-bridge: proxy socket %s: %s; answering 503 until it works\n",
-		    r->sun.sun_path, strerror(err));
+		fprintf(stderr, "postern-bridge: proxy socket %s: %s; %s until it works\n",
+		    r->sun.sun_path, strerror(err), c->fwd != NULL ?
+		    "closing forwarded connections" : "answering 503");
 		r->upstream_down = true;
+	}
+	if (c->fwd != NULL) {
+		/*
+		 * A forwarded port carries whatever its client speaks, not
+		 * necessarily HTTP: a 503 would be bytes of a protocol it
+		 * never asked for.  The close says "no", stderr says why.
+		 */
+		conn_close(c);
+		return;
 	}
 	name = strerrorname_np(err);
 	n = snprintf(body, sizeof(body), "postern-bridge: cannot %s the proxy's UNIX socket ",
@@ -550,6 +627,140 @@ fail:
 }
 
 static void conn_pump(struct conn *c);
+static void conn_start_relay(struct conn *c);
+
+/*
+ * Say on stderr why the proxy would not connect a forwarded connection:
+ * the status, the X-Postern-Reason and the answer's body, which names the
+ * rule that is missing (proxy/conn.c refuse_ex()).  Said once per forward
+ * and reason, so that a client retrying in a loop does not flood stderr;
+ * said again after a connection got through.  WHAT, when not NULL, stands
+ * for an answer that could not be read.
+ */
+static void
+fwd_report(struct conn *c, const char *what)
+{
+	struct fwd *f = c->fwd;
+	char key[sizeof(f->said)], line[512];
+	const char *p, *end, *nl;
+
+	if (what != NULL)
+		snprintf(key, sizeof(key), "%s", what);
+	else
+		snprintf(key, sizeof(key), "%d %s", c->rep.status, c->rep.reason);
+	if (strcmp(key, f->said) == 0)
+		return;
+	snprintf(f->said, sizeof(f->said), "%s", key);
+	if (what != NULL) {
+		fprintf(stderr, "postern-bridge: forward to %s: %s; closing the connection\n",
+		    f->target, what);
+		return;
+	}
+	fprintf(stderr, "postern-bridge: forward to %s: the proxy refused CONNECT %s: %d %s; "
+	    "closing the connection\n", f->target, f->target,
+	    c->rep.status, c->rep.reason[0] ? c->rep.reason : "(no reason given)");
+	p = c->reply + c->rep.head_len;
+	end = c->reply + c->nreply;
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			nl = end;
+		br_forward_escape(p, (size_t)(nl - p), line, sizeof(line));
+		if (line[0] != '\0')
+			fprintf(stderr, "postern-bridge:   %s\n", line);
+		p = nl + 1;
+	}
+}
+
+/*
+ * A forwarded connection reached the proxy: ask it for the tunnel
+ * (RFC 9110 §9.3.6), and read its answer before any byte of the client's
+ * is passed on, which stay in the kernel meanwhile.
+ */
+static void
+conn_send_connect(struct conn *c)
+{
+	char req[2 * BR_FORWARD_TARGET_MAX + 64];
+	int n;
+
+	n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n",
+	    c->fwd->target, c->fwd->target);
+	c->reply = malloc(FWD_REPLY_MAX);
+	if (n < 0 || (size_t)n >= sizeof(req) || c->reply == NULL) {
+		conn_close(c);
+		return;
+	}
+	/* A few hundred bytes into a fresh socket's send buffer: never short. */
+	if (send(c->unx.fd, req, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n ||
+	    ep_add(c->r, c->unx.fd, EPOLLIN | EPOLLRDHUP | EPOLLET, &c->unx.h) < 0) {
+		conn_close(c);
+		return;
+	}
+	c->state = C_HANDSHAKE;
+}
+
+/*
+ * Read the proxy's answer to a forwarded connection's CONNECT.  A 2xx
+ * starts the relay (bytes that came with it go to the client first); any
+ * other answer is a refusal, whose body is read to its end (the proxy
+ * closes after it) and said on stderr; then the client's connection is
+ * closed unanswered, which it sees as EOF or a reset.
+ */
+static void
+conn_handshake(struct conn *c)
+{
+	const char *what = NULL;
+	size_t extra;
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		if (c->nreply >= FWD_REPLY_MAX) {
+			if (c->state == C_HANDSHAKE)
+				what = "the proxy's answer has no end of head in 4096 bytes";
+			break;
+		}
+		n = recv(c->unx.fd, c->reply + c->nreply, FWD_REPLY_MAX - c->nreply, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			if (c->state == C_HANDSHAKE)
+				what = "the proxy closed the connection without an answer";
+			break;
+		}
+		c->nreply += (size_t)n;
+		if (c->state != C_HANDSHAKE)
+			continue;
+		rc = br_reply_parse(c->reply, c->nreply, &c->rep);
+		if (rc == 0)
+			continue;
+		if (rc < 0) {
+			what = "the proxy's answer is not an HTTP response";
+			break;
+		}
+		if (c->rep.status < 200 || c->rep.status > 299) {
+			/* 1xx included: RFC 9110 §9.3.6 has none before a 2xx. */
+			c->state = C_REFUSED;
+			continue;
+		}
+		extra = c->nreply - c->rep.head_len;
+		/* At most 4 KiB into a fresh socket's send buffer: never short. */
+		if (extra > 0 && send(c->tcp.fd, c->reply + c->rep.head_len, extra,
+		    MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)extra) {
+			conn_close(c);
+			return;
+		}
+		free(c->reply);
+		c->reply = NULL;
+		c->fwd->said[0] = '\0';
+		conn_start_relay(c);
+		return;
+	}
+	fwd_report(c, what);
+	conn_close(c);
+}
 
 /*
  * Open the pipes and register both sockets, edge-triggered, for reading
@@ -574,7 +785,14 @@ conn_start_relay(struct conn *c)
 	/* Both sockets are connected and their buffers empty: writable. */
 	c->tcp.wr = c->unx.wr = true;
 	err = ep_add(r, c->tcp.fd, EPOLLIN | EPOLLRDHUP | EPOLLET, &c->tcp.h);
-	if (err == 0)
+	/*
+	 * A forwarded connection's UNIX side is registered since its
+	 * CONNECT: modifying it re-arms the edge for bytes that came after
+	 * the proxy's answer.
+	 */
+	if (err == 0 && c->fwd != NULL)
+		ep_mod(r, c->unx.fd, EPOLLIN | EPOLLRDHUP | EPOLLET, &c->unx.h);
+	else if (err == 0)
 		err = ep_add(r, c->unx.fd, EPOLLIN | EPOLLRDHUP | EPOLLET, &c->unx.h);
 	if (err < 0) {
 		conn_close(c);
@@ -611,7 +829,10 @@ conn_connect(struct conn *c)
 	}
 	if (connect(c->unx.fd, (struct sockaddr *)&r->sun, r->sunlen) == 0) {
 		wait_del(c);
-		conn_start_relay(c);
+		if (c->fwd != NULL)
+			conn_send_connect(c);
+		else
+			conn_start_relay(c);
 		return;
 	}
 	err = errno;
@@ -627,7 +848,7 @@ conn_connect(struct conn *c)
 }
 
 static void
-conn_new(struct br_relay *r, int fd)
+conn_new(struct br_relay *r, int fd, struct fwd *fwd)
 {
 	struct conn *c;
 	int one = 1;
@@ -640,6 +861,7 @@ conn_new(struct br_relay *r, int fd)
 	}
 	c->r = r;
 	c->state = C_NEW;
+	c->fwd = fwd;
 	c->tcp.h.kind = H_TCP;
 	c->tcp.fd = fd;
 	c->unx.h.kind = H_UNIX;
@@ -847,6 +1069,8 @@ side_event(struct side *s, uint32_t ev)
 		conn_pump(c);
 	else if (c->state == C_DRAIN)
 		conn_drain(c);
+	else if ((c->state == C_HANDSHAKE || c->state == C_REFUSED) && s == &c->unx)
+		conn_handshake(c);
 }
 
 static void
@@ -871,7 +1095,7 @@ listener_event(struct br_relay *r, struct listener *l)
 	for (i = 0; i < ACCEPT_BATCH && !l->paused; i++) {
 		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
-			conn_new(r, fd);
+			conn_new(r, fd, l->fwd);
 			continue;
 		}
 		switch (errno) {

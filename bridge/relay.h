@@ -47,6 +47,18 @@ int br_relay_listen(struct br_relay *r, const struct sockaddr *sa,
     socklen_t len, struct sockaddr_storage *bound);
 
 /*
+ * Like br_relay_listen(), for a --forward: each connection accepted on SA
+ * is not relayed as it is but asked of the proxy as "CONNECT TARGET"
+ * (TARGET, "HOST:PORT", is copied), and its bytes flow only once the proxy
+ * answers 2xx.  Any other answer, or none, closes the client's connection
+ * unanswered (EOF or a reset) and is said on stderr, once per TARGET and
+ * reason.  Several listeners may share one TARGET (127.0.0.1 and ::1).
+ * Returns as br_relay_listen(), or -ENOMEM.
+ */
+int br_relay_forward(struct br_relay *r, const struct sockaddr *sa,
+    socklen_t len, const char *target, struct sockaddr_storage *bound);
+
+/*
  * Have br_relay_run() call CB(FD, ARG) whenever FD is readable (level
  * triggered).  R takes ownership of FD and closes it in br_relay_free().
  * Returns 0 or a negative errno (-ENOMEM, or from epoll_ctl(2)).
