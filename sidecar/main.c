@@ -23,6 +23,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "bridge/forward.h"
 #include "bridge/link.h"
 #include "conf/config.h"
 #include "proxy/mem.h"
@@ -63,6 +64,8 @@ struct sc_opts {
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
 	size_t n_sockets;
+	const char *forwards[SC_MAX_LIST];  /* run: --forward */
+	size_t n_forwards;
 	char *const *argv;
 };
 
@@ -77,7 +80,7 @@ sc_usage(FILE *f)
 	    "       postern-sidecar unlock\n"
 	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME]\n"
 	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
-	    "                           [--] CMD [ARGS...]\n"
+	    "                           [--forward PORT[:HOST:HPORT]]... [--] CMD [ARGS...]\n"
 	    "See postern-sidecar(8).\n");
 }
 
@@ -117,7 +120,7 @@ static int
 sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
-		O_RUN_UID, O_SOCKET };
+		O_RUN_UID, O_SOCKET, O_FORWARD };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -129,6 +132,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "session-name", required_argument, NULL, O_SESSION },
 		{ "uid", required_argument, NULL, O_RUN_UID },
 		{ "socket", required_argument, NULL, O_SOCKET },
+		{ "forward", required_argument, NULL, O_FORWARD },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -217,6 +221,23 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			if (sc_push(o->sockets, &o->n_sockets, optarg, "--socket") < 0)
 				return -1;
 			break;
+		case O_FORWARD: {
+			struct br_forward f;
+			const char *why;
+
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--forward only applies to run");
+				return -1;
+			}
+			/* The bridge checks it too, but only once all is set up. */
+			if (br_forward_parse(optarg, &f, &why) < 0) {
+				sc_logx("--forward: '%s': %s", optarg, why);
+				return -1;
+			}
+			if (sc_push(o->forwards, &o->n_forwards, optarg, "--forward") < 0)
+				return -1;
+			break;
+		}
 		case O_VERSION:
 			printf("postern-sidecar %s\n", PACKAGE_VERSION);
 			exit(0);
@@ -633,6 +654,8 @@ main(int argc, char **argv)
 		ro.session_name = o.session_name;
 		ro.sockets = o.sockets;
 		ro.n_sockets = o.n_sockets;
+		ro.forwards = o.forwards;
+		ro.n_forwards = o.n_forwards;
 		code = sc_run_identity(&o, &ro.uid, &ro.gid);
 		if (code != 0)
 			return code;

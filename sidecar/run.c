@@ -313,7 +313,7 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 {
 	int root = r->root;
 	char userns, **argv;
-	size_t n = 0, i;
+	size_t n = 0, i, k;
 	int err, left = 0;
 
 	/* SIGKILL: the bridge relays to a socket that is about to vanish, and
@@ -397,15 +397,21 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 	}
 	while (o->argv[n] != NULL)
 		n++;
-	argv = calloc(n + 5, sizeof(*argv));
+	argv = calloc(n + 5 + 2 * o->n_forwards, sizeof(*argv));
 	if (argv == NULL)
 		_exit(SC_RUN_SETUP_FAILED);
 	argv[0] = (char *)"postern-bridge";
 	argv[1] = (char *)"--connect";
 	argv[2] = (char *)SC_JAIL_SOCK;
-	argv[3] = (char *)"--";
+	k = 3;
+	/* The bridge listens for each, and asks the engine, like any client. */
+	for (i = 0; i < o->n_forwards; i++) {
+		argv[k++] = (char *)"--forward";
+		argv[k++] = (char *)o->forwards[i];
+	}
+	argv[k++] = (char *)"--";
 	for (i = 0; i < n; i++)
-		argv[4 + i] = o->argv[i];
+		argv[k + i] = o->argv[i];
 	/* The bridge is PID 1 from here on: it reaps, and when it exits the
 	 * kernel ends every process left in the namespace. */
 	execv(SC_JAIL_BRIDGE, argv);
