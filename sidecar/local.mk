@@ -1,8 +1,8 @@
 # sidecar/: postern-sidecar, the network-namespace owner (container mode,
 # lockdown-check, run).  It links the proxy engine and libnl-route-3; the
 # bridge is a separate binary that `run` execs; only the bridge's netlink
-# "link up" helper (bridge/link.c) and its capability drop (bridge/priv.c)
-# are compiled in.
+# "link up" helper (bridge/link.c), its capability drop (bridge/priv.c)
+# and its environment filter (bridge/env.c) are compiled in.
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/engine.c sidecar/engine.h \
@@ -16,7 +16,8 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/rules.c sidecar/rules.h \
 	sidecar/run.c sidecar/run.h \
 	sidecar/unixnames.c sidecar/unixnames.h \
-	bridge/link.c bridge/link.h bridge/priv.c bridge/priv.h
+	bridge/link.c bridge/link.h bridge/priv.c bridge/priv.h \
+	bridge/env.c bridge/env.h
 postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 
@@ -33,6 +34,9 @@ EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.
 # run reads its config once (issue 11, item 3).
 TESTS += tests/integration/sidecar-run-once.sh
 EXTRA_DIST += tests/integration/sidecar-run-once.sh
+# run --env, with the real Claude Code (issue 13, item 2).
+TESTS += tests/integration/sidecar-run-claude.sh
+EXTRA_DIST += tests/integration/sidecar-run-claude.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules

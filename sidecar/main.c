@@ -63,6 +63,8 @@ struct sc_opts {
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
 	size_t n_sockets;
+	const char *env[SC_MAX_LIST];       /* run: --env */
+	size_t n_env;
 	char *const *argv;
 };
 
@@ -76,7 +78,8 @@ sc_usage(FILE *f)
 	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
 	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME]\n"
-	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
+	    "                           [--uid UID] [--socket PATH]... [--env NAME]...\n"
+	    "                           [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
 	    "See postern-sidecar(8).\n");
 }
@@ -102,6 +105,22 @@ sc_parse_uid(const char *s, uid_t *out)
 	return 0;
 }
 
+/* A variable name: a letter or '_', then letters, digits and '_', fewer
+ * than 256 in all (the bridge's own limit). */
+static int
+sc_env_name_ok(const char *s)
+{
+	size_t i;
+
+	if ((s[0] < 'A' || s[0] > 'Z') && (s[0] < 'a' || s[0] > 'z') && s[0] != '_')
+		return 0;
+	for (i = 1; s[i] != '\0'; i++)
+		if (i >= 255 || ((s[i] < 'A' || s[i] > 'Z') && (s[i] < 'a' || s[i] > 'z') &&
+		    (s[i] < '0' || s[i] > '9') && s[i] != '_'))
+			return 0;
+	return 1;
+}
+
 static int
 sc_push(const char **list, size_t *n, const char *v, const char *what)
 {
@@ -117,7 +136,7 @@ static int
 sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
-		O_RUN_UID, O_SOCKET };
+		O_RUN_UID, O_SOCKET, O_ENV };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -129,6 +148,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "session-name", required_argument, NULL, O_SESSION },
 		{ "uid", required_argument, NULL, O_RUN_UID },
 		{ "socket", required_argument, NULL, O_SOCKET },
+		{ "env", required_argument, NULL, O_ENV },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -215,6 +235,22 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				return -1;
 			}
 			if (sc_push(o->sockets, &o->n_sockets, optarg, "--socket") < 0)
+				return -1;
+			break;
+		case O_ENV:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--env only applies to run");
+				return -1;
+			}
+			/* A name only: a value given here would show in every
+			 * process list (NAME=VALUE is refused as a name). */
+			if (!sc_env_name_ok(optarg)) {
+				sc_logx("--env: '%s' is not a variable name (letters, digits, '_'; "
+				    "the value comes from this environment, never the command line)",
+				    optarg);
+				return -1;
+			}
+			if (sc_push(o->env, &o->n_env, optarg, "--env") < 0)
 				return -1;
 			break;
 		case O_VERSION:
@@ -633,6 +669,8 @@ main(int argc, char **argv)
 		ro.session_name = o.session_name;
 		ro.sockets = o.sockets;
 		ro.n_sockets = o.n_sockets;
+		ro.env = o.env;
+		ro.n_env = o.n_env;
 		code = sc_run_identity(&o, &ro.uid, &ro.gid);
 		if (code != 0)
 			return code;

@@ -19,6 +19,8 @@ struct sc_run_opts {
 	gid_t gid;                     /*   uid:gid (never 0; see main.c) */
 	const char *const *sockets;    /* --socket: host sockets CMD may reach */
 	size_t n_sockets;
+	const char *const *env;        /* --env: variables CMD also gets */
+	size_t n_env;
 	char *const *argv;             /* CMD and its arguments, NULL-ended */
 };
 
