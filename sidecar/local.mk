@@ -37,6 +37,9 @@ EXTRA_DIST += tests/integration/sidecar-run-once.sh
 # run --env, with the real Claude Code (issue 13, item 2).
 TESTS += tests/integration/sidecar-run-claude.sh
 EXTRA_DIST += tests/integration/sidecar-run-claude.sh
+# run's summary of refusals (issue 13, item 7).
+TESTS += tests/integration/sidecar-run-summary.sh
+EXTRA_DIST += tests/integration/sidecar-run-summary.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules
