@@ -340,6 +340,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	ov.has_user = opts->has_user;
 	ov.user = opts->user;
 	ov.default_name = opts->session_name;
+	ov.serve_session = opts->serve_session;
 	ov.strict_modes = opts->strict_modes;
 	/* At start the proxy may still be root, and the user it is about to
 	 * become is the one the file names; once it serves, that is its own

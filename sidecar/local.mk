@@ -37,7 +37,7 @@ EXTRA_DIST += tests/integration/sidecar-run-once.sh
 # run --env, with the real Claude Code (issue 13, item 2).
 TESTS += tests/integration/sidecar-run-claude.sh
 EXTRA_DIST += tests/integration/sidecar-run-claude.sh
-# run's summary of refusals (issue 13, item 7).
+# run's summary of refusals, and run --session (issue 13, item 7).
 TESTS += tests/integration/sidecar-run-summary.sh
 EXTRA_DIST += tests/integration/sidecar-run-summary.sh
 

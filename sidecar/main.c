@@ -59,6 +59,7 @@ struct sc_opts {
 	int has_probe_uid;
 	const char *bridge;
 	const char *session_name;
+	const char *session;  /* run: --session */
 	uid_t run_uid;        /* run: --uid */
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
@@ -77,7 +78,8 @@ sc_usage(FILE *f)
 	    "       postern-sidecar lockdown-check [-c FILE] [--user UID] [--probe-uid UID]\n"
 	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
-	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME]\n"
+	    "       postern-sidecar run [-c FILE [--session NAME]] [--allow PATTERN]...\n"
+	    "                           [--session-name NAME]\n"
 	    "                           [--uid UID] [--socket PATH]... [--env NAME]...\n"
 	    "                           [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
@@ -136,7 +138,7 @@ static int
 sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
-		O_RUN_UID, O_SOCKET, O_ENV };
+		O_RUN_UID, O_SOCKET, O_ENV, O_SERVE_SESSION };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -146,6 +148,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "probe-addr", required_argument, NULL, O_PROBE_ADDR },
 		{ "bridge", required_argument, NULL, O_BRIDGE },
 		{ "session-name", required_argument, NULL, O_SESSION },
+		{ "session", required_argument, NULL, O_SERVE_SESSION },
 		{ "uid", required_argument, NULL, O_RUN_UID },
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "env", required_argument, NULL, O_ENV },
@@ -214,6 +217,13 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			}
 			o->session_name = optarg;
 			break;
+		case O_SERVE_SESSION:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--session only applies to run");
+				return -1;
+			}
+			o->session = optarg;
+			break;
 		case O_RUN_UID:
 			if (o->mode != SC_MODE_RUN) {
 				sc_logx("--uid only applies to run (the proxy's uid is --user)");
@@ -268,6 +278,18 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		if (optind >= argc) {
 			sc_logx("run: no command given");
 			sc_usage(stderr);
+			return -1;
+		}
+		/* --session picks a session of the file; --session-name
+		 * names the default one, which it does not serve. */
+		if (o->session != NULL && o->config == NULL) {
+			sc_logx("run: --session %s needs -c FILE, whose [session %s] it serves",
+			    o->session, o->session);
+			return -1;
+		}
+		if (o->session != NULL && o->session_name != NULL) {
+			sc_logx("run: --session and --session-name exclude each other (the "
+			    "session served is named by --session)");
 			return -1;
 		}
 		o->argv = argv + optind;
@@ -667,6 +689,7 @@ main(int argc, char **argv)
 		ro.n_allow = o.n_allow;
 		ro.bridge = o.bridge;
 		ro.session_name = o.session_name;
+		ro.session = o.session;
 		ro.sockets = o.sockets;
 		ro.n_sockets = o.n_sockets;
 		ro.env = o.env;

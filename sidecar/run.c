@@ -190,7 +190,7 @@ sc_engine_uid(const struct sc_run_opts *o, uid_t *uid)
 		return 0;
 	/* Judged with the overrides the engine will get (the listener is a
 	 * placeholder: nothing is bound here). */
-	cfg = sc_config_load(o->config_path, o->allow, o->n_allow, placeholder, 1);
+	cfg = sc_config_load(o->config_path, o->allow, o->n_allow, placeholder, 1, o->session);
 	if (cfg == NULL)
 		return 2;
 	p = cf_config_proxy(cfg);
@@ -727,6 +727,7 @@ sc_run_main(const struct sc_run_opts *o)
 		eo.replace_listen = 1;
 		eo.ready_fd = pipefd[1];
 		eo.session_name = o->session_name;
+		eo.serve_session = o->session;
 		/* A person at a terminal: refusals as plain lines on stderr,
 		 * not JSON audit lines mixed into CMD's output. */
 		eo.human = 1;
