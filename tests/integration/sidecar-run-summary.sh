@@ -47,7 +47,9 @@ expect_eq "postern: to allow them: --allow 'deny.test' --allow 'other.test'" "$(
 out=$(run --allow "allowed.test:80 private" -- \
 	curl -sS --max-time 5 -o /dev/null -w "%{http_code}\n" http://allowed.test/ 2>"$WORLD_DIR/err2")
 expect_eq 200 "$out" "an allowed request"
-expect_eq "" "$(cat "$WORLD_DIR/err2")" "no summary when nothing was refused"
+# (A checkout under /tmp gets a warning about the working directory.)
+expect_eq "" "$(grep -v 'warning: the working directory' "$WORLD_DIR/err2")" \
+	"no summary when nothing was refused"
 
 # 3. --session NAME serves that session of the file.
 HOSTSOCK="/run/pw-summary-$WORLD_ID.sock"
