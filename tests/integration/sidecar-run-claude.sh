@@ -8,7 +8,7 @@
 #   - the key arrives upstream in x-api-key, and the mock's answer is printed;
 #   - while CMD runs, the key is in CMD's environment and in no postern
 #     process's /proc/PID/cmdline or /proc/PID/environ (sidecar, engine,
-#     bridge);
+#     bridge), nor anywhere in their writable memory;
 #   - CMD gets NODE_USE_ENV_PROXY=1 beside the proxy variables, and the
 #     certificate-bundle variables, but not a variable not named by --env.
 # Skips when Claude Code is not installed (contrib/install-deps.sh installs
@@ -54,7 +54,7 @@ rest=${line#postern-sidecar run }
 renv() {
 	in_px env -i PATH="$PATH" HOME="$HOMEDIR" LANG=C.UTF-8 TERM=dumb \
 		ANTHROPIC_API_KEY="$KEY" NODE_EXTRA_CA_CERTS="$HOMEDIR/ca.pem" \
-		POSTERN_TEST_UNNAMED="$KEY" "$@"
+		POSTERN_TEST_UNNAMED="unnamed-$$" "$@"
 }
 
 # 1. The README's example, against the mock.
@@ -77,6 +77,23 @@ env | sort >"$HOME/env.out"
 i=0
 while [ ! -e "$HOME/go" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 EOF
+# memscan.py NEEDLE PID: print the writable mappings of PID that hold NEEDLE.
+cat >"$WORLD_DIR/memscan.py" <<'EOF'
+import sys
+needle, pid = sys.argv[1].encode(), sys.argv[2]
+with open("/proc/%s/maps" % pid) as maps, open("/proc/%s/mem" % pid, "rb", 0) as mem:
+    for line in maps:
+        f = line.split()
+        if "w" not in f[1]:
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        try:
+            mem.seek(lo)
+            if needle in mem.read(hi - lo):
+                print(f[5] if len(f) > 5 else f[0])
+        except (OSError, ValueError, OverflowError):
+            pass
+EOF
 renv "$SIDECAR" run --env ANTHROPIC_API_KEY -- sh "$HOMEDIR/show.sh" \
 	>"$WORLD_DIR/show.out" 2>&1 &
 jpid=$!
@@ -90,6 +107,13 @@ for p in $(pgrep -f "postern-(sidecar|bridge)"); do
 	for f in cmdline environ; do
 		grep -qa "$KEY" /proc/$p/$f 2>/dev/null && leaks="$leaks $p:$f"
 	done
+	for m in $("$WORLD_PYTHON" "$WORLD_DIR/memscan.py" "$KEY" $p); do
+		mleaks="${mleaks:-} $p:$m"
+	done
+done
+cmd_mem=
+for p in $(pgrep -f "^sh $HOMEDIR/show.sh"); do
+	cmd_mem=$("$WORLD_PYTHON" "$WORLD_DIR/memscan.py" "$KEY" $p)
 done
 for p in $(pgrep -f "^sh $HOMEDIR/show.sh"); do cmdpid=$p; done
 cmd_has=no
@@ -100,6 +124,8 @@ expect_eq 0 $? "the run exits 0"
 expect_eq 3 "$seen" "three postern processes found (sidecar, engine, bridge)"
 expect_eq yes "$cmd_has" "CMD's own environ holds the key (so the search works)"
 expect_eq "" "${leaks# }" "no postern process's cmdline or environ holds the key"
+expect_ne "" "$cmd_mem" "CMD's memory holds the key (so the memory search works)"
+expect_eq "" "${mleaks# }" "no postern process's memory holds the key"
 env_out=$(cat "$HOMEDIR/env.out")
 expect_match "^ANTHROPIC_API_KEY=$KEY$" "$env_out" "CMD got the --env variable"
 expect_no_match "POSTERN_TEST_UNNAMED" "$env_out" "CMD did not get a variable not named"
