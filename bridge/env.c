@@ -18,6 +18,13 @@
 static const char *const keep[] = {
 	"PATH", "HOME", "USER", "LOGNAME", "TERM", "LANG", "TZ", "TMPDIR",
 	"SHELL", "PWD",
+	/*
+	 * Where the certificate bundles are: paths, not secrets, and without
+	 * them a client behind a TLS-inspecting gateway, or one talking to
+	 * a private CA, fails its handshakes in the sandbox alone.
+	 */
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+	"CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "PIP_CERT",
 };
 
 static const char *const proxy_vars[] = {
@@ -26,6 +33,10 @@ static const char *const proxy_vars[] = {
 };
 
 static const char *const no_proxy_vars[] = { "NO_PROXY", "no_proxy" };
+
+/* Node.js (24 and later) reads the proxy variables only when this is 1;
+ * without it an agent written in Node goes straight out and fails. */
+#define NODE_PROXY_VAR "NODE_USE_ENV_PROXY"
 
 /* Loopback only: everything else goes through the proxy. */
 #define NO_PROXY_VALUE "localhost,127.0.0.1,::1"
@@ -125,7 +136,7 @@ br_env_new(char *const *src, const char *const *extra, size_t nextra,
 		/* Ours replace whatever proxy settings the launcher had. */
 		if (proxy != NULL &&
 		    (in_list(src[i], nlen, proxy_vars, sizeof(proxy_vars) / sizeof(proxy_vars[0])) ||
-		    in_list(src[i], nlen, no_proxy_vars, 2)))
+		    in_list(src[i], nlen, no_proxy_vars, 2) || name_is(src[i], nlen, NODE_PROXY_VAR)))
 			continue;
 		if (push(e, strdup(src[i])) < 0)
 			goto fail;
@@ -137,6 +148,8 @@ br_env_new(char *const *src, const char *const *extra, size_t nextra,
 		for (i = 0; i < 2; i++)
 			if (push_var(e, no_proxy_vars[i], "", NO_PROXY_VALUE) < 0)
 				goto fail;
+		if (push_var(e, NODE_PROXY_VAR, "", "1") < 0)
+			goto fail;
 	}
 	return e;
 fail:

@@ -14,12 +14,14 @@ struct br_env;
 /*
  * Build CMD's environment from SRC (a NULL-terminated "NAME=value" vector,
  * read only).  Kept: PATH, HOME, USER, LOGNAME, TERM, LANG, every LC_*, TZ,
- * TMPDIR, SHELL, PWD, and each of the NEXTRA names in EXTRA; the first
+ * TMPDIR, SHELL, PWD, the certificate-bundle paths SSL_CERT_FILE,
+ * SSL_CERT_DIR, NODE_EXTRA_CA_CERTS, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
+ * GIT_SSL_CAINFO and PIP_CERT, and each of the NEXTRA names in EXTRA; the first
  * occurrence of a name wins, entries without '=' are dropped.  When PROXY
  * is not NULL it is a "HOST:PORT" (e.g. "127.0.0.1:3128") and HTTP_PROXY,
  * HTTPS_PROXY, http_proxy, https_proxy, ALL_PROXY and all_proxy are set to
  * "http://PROXY", NO_PROXY and no_proxy to "localhost,127.0.0.1,::1",
- * replacing any kept value of those names.  Every string is copied, so SRC
+ * NODE_USE_ENV_PROXY to "1", replacing any kept value of those names.  Every string is copied, so SRC
  * may be wiped afterwards.  Returns the environment, or NULL with errno
  * ENOMEM.  Free it with br_env_free().
  */

@@ -597,6 +597,9 @@ main(int argc, char **argv)
 		}
 		if (b.child == 0)
 			child_exec(argv + optind, br_env_vector(env), &nofile, self);
+		/* CMD has its copy; we need none of it, so a key given with
+		 * --env stays in CMD alone. */
+		br_env_wipe(br_env_vector(env));
 	}
 
 	err = br_relay_run(b.relay);

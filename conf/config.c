@@ -1089,11 +1089,35 @@ warn_rules(const struct cf_session *s, struct cf_diag *diag)
 	}
 }
 
+/* NAME is not a [session] of the file: say so, and which ones it has. */
+static void
+err_no_session(struct builder *b, const char *name)
+{
+	char list[512], shown[80];
+	size_t i, used = 0;
+	int n;
+
+	list[0] = '\0';
+	for (i = 0; i < b->nsess && used < sizeof(list); i++) {
+		n = snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+		    b->sess[i].name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	show(shown, sizeof(shown), name);
+	if (b->nsess == 0)
+		err_at(b, 0, "no [session %s]: the file has no [session] sections", shown);
+	else
+		err_at(b, 0, "no [session %s]; its sessions: %s", shown, list);
+}
+
 static struct cf_config *
 build(struct builder *b, const char *path, const char *text, size_t len,
     const struct cf_overrides *ov)
 {
 	struct cf_config *c = NULL;
+	struct sess_build *served = NULL;
 	size_t i, j, k;
 	static const char cmdline[] = "<command line>";
 
@@ -1105,15 +1129,30 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 			add_rules(b, &b->defaults, CF_RULE_ALLOW, ov->extra_allow[i], cmdline, 0);
 			b->line = saved;
 		}
-		if (ov->replace_listen && ov->n_extra_listen > 0) {
+		if (ov->serve_session != NULL) {
+			served = find_sess(b, ov->serve_session);
+			if (served == NULL)
+				err_no_session(b, ov->serve_session);
+		}
+		if ((ov->replace_listen && ov->n_extra_listen > 0) || served != NULL) {
 			for (i = 0; i < b->nplisten; i++)
 				free(b->plisten[i].text);
 			b->nplisten = 0;
 		}
+		/* One session served, on our listeners alone: the file's own
+		 * listeners are another deployment's (a host proxy's). */
+		for (i = 0; served != NULL && i < b->nsess; i++) {
+			for (j = 0; j < b->sess[i].nlisten; j++)
+				free(b->sess[i].listen[j].text);
+			b->sess[i].nlisten = 0;
+		}
 		for (i = 0; i < ov->n_extra_listen; i++) {
 			int saved = b->line;
 			b->line = 0;
-			add_listen(b, &b->plisten, &b->nplisten, ov->extra_listen[i]);
+			if (served != NULL)
+				add_listen(b, &served->listen, &served->nlisten, ov->extra_listen[i]);
+			else
+				add_listen(b, &b->plisten, &b->nplisten, ov->extra_listen[i]);
 			b->line = saved;
 		}
 		if (ov->has_user) {
@@ -1131,9 +1170,10 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 		err_at(b, find_sess(b, ov->default_name)->line, "session %s already exists in the file",
 		    ov->default_name);
 	}
-	/* Every session needs a listener; no listener may serve two. */
+	/* Every session needs a listener (but those left unserved on
+	 * purpose); no listener may serve two. */
 	for (i = 0; i < b->nsess; i++)
-		if (b->sess[i].nlisten == 0)
+		if (b->sess[i].nlisten == 0 && (ov == NULL || ov->serve_session == NULL))
 			err_at(b, b->sess[i].line, "session %s has no listen address", b->sess[i].name);
 	{
 		struct {

@@ -108,6 +108,11 @@ struct cf_overrides {
 	uid_t user;
 	const char *default_name;        /* name of the default session, or
 	                                  * NULL for "default" */
+	/* Serve only [session NAME] of the file, on extra_listen: every
+	 * listener the file names (its [proxy]'s, each session's) is left
+	 * out; a NAME the file lacks is an error listing its sessions
+	 * (postern-sidecar run --session). */
+	const char *serve_session;
 	/* Nonzero: refuse a file that anyone but root or the proxy's own user
 	 * could change (sshd's StrictModes; see cf_config_load()).  The
 	 * proxy's own user is the caller's effective uid, USER when has_user

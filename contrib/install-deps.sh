@@ -13,6 +13,33 @@ podman uidmap runc conmon
 tinyproxy squid wrk hyperfine
 "
 
+# Claude Code, the real client of tests/integration/sidecar-run-claude.sh,
+# from the npm registry (one native binary, a few seconds).  Optional: when
+# npm or the registry is not there the test skips, so a failure here only
+# warns.  POSTERN_NO_CLAUDE=1 leaves it out.
+CLAUDE_CODE="@anthropic-ai/claude-code@2.1.197"
+
+install_claude() {
+	[ "${POSTERN_NO_CLAUDE:-0}" = 1 ] && return 0
+	if command -v claude >/dev/null 2>&1; then
+		echo "install-deps: claude present ($(claude --version 2>/dev/null | head -n 1))"
+		return 0
+	fi
+	command -v npm >/dev/null 2>&1 ||
+		apt-get install -y -q --no-install-recommends npm >/dev/null 2>&1 || :
+	if ! command -v npm >/dev/null 2>&1; then
+		echo "install-deps: warning: no npm, so no Claude Code (its test will skip)" >&2
+		return 0
+	fi
+	if npm install -g --no-fund --no-audit "$CLAUDE_CODE" >/dev/null 2>&1 &&
+	    claude --version >/dev/null 2>&1; then
+		echo "install-deps: installed $CLAUDE_CODE"
+	else
+		echo "install-deps: warning: npm install -g $CLAUDE_CODE failed (its test will skip)" >&2
+	fi
+	return 0
+}
+
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get install needs it)" >&2
 	exit 1
@@ -25,6 +52,7 @@ for p in $PACKAGES; do
 done
 if [ -z "$missing" ]; then
 	echo "install-deps: all packages present"
+	install_claude
 	exit 0
 fi
 
@@ -47,3 +75,4 @@ if ! apt-get install -y -q --no-install-recommends $missing; then
 	apt-get install -y -q --no-install-recommends $missing
 fi
 echo "install-deps: installed:$missing"
+install_claude

@@ -35,6 +35,7 @@
 #include "proxy/prio.h"
 #include "proxy/server.h"
 #include "proxy/sni.h"
+#include "proxy/tally.h"
 #include "proxy/splice.h"
 #include "proxy/stats.h"
 
@@ -329,14 +330,29 @@ refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const struct cf_
 	if ((size_t)n >= sizeof(body))
 		n = sizeof(body) - 1;
 	if (c->srv->human && !audited) {
-		/* For a person at a terminal: the pattern to pass to --allow. */
+		/* For a person at a terminal: the pattern to pass to --allow,
+		 * told once per host:port, reason and pattern (a client that
+		 * retries would fill the terminal); the summary at the end
+		 * counts the repeats (tally.h). */
 		const char *pat = strstr(sugg, "allow_hosts = ");
-		if (pat != NULL && strncmp(sugg, "add to", 6) == 0)
-			log_notice("refused %s: %s (%s); to allow it: --allow '%s'", what,
-			    cf_reason_code(reason), detail ? detail : "", pat + 14);
+		char where[CF_HOST_TEXT_MAX + 8];
+
+		if (pat == NULL || strncmp(sugg, "add to", 6) != 0)
+			pat = NULL;
 		else
-			log_notice("refused %s: %s (%s)%s%s", what, cf_reason_code(reason),
-			    detail ? detail : "", sugg[0] ? "; " : "", sugg);
+			pat += 14;
+		if (c->host.kind != 0)
+			snprintf(where, sizeof(where), "%s:%u", h, c->port);
+		else
+			snprintf(where, sizeof(where), "%s", what);
+		if (px_tally_add(c->srv->tally, where, cf_reason_code(reason), pat) == 1) {
+			if (pat != NULL)
+				log_notice("refused %s: %s (%s); to allow it: --allow '%s'", what,
+				    cf_reason_code(reason), detail ? detail : "", pat);
+			else
+				log_notice("refused %s: %s (%s)%s%s", what, cf_reason_code(reason),
+				    detail ? detail : "", sugg[0] ? "; " : "", sugg);
+		}
 	}
 	evbuffer_add_printf(out,
 	    "HTTP/1.1 %d %s\r\n"
@@ -773,10 +789,12 @@ decide:
 		px_json_str(&j, "config", cf_config_hash(c->cfg));
 		px_json_emit(&j, c->srv->audit);
 		if (c->srv->human) {
-			char h[CF_HOST_TEXT_MAX];
+			char h[CF_HOST_TEXT_MAX], where[CF_HOST_TEXT_MAX + 8];
 			host_text(c, h, sizeof(h));
-			log_notice("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h, c->port, why,
-			    got[0] ? ": " : "", got);
+			snprintf(where, sizeof(where), "%s:%u", h, c->port);
+			if (px_tally_add(c->srv->tally, where, "sni_mismatch", NULL) == 1)
+				log_notice("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h,
+				    c->port, why, got[0] ? ": " : "", got);
 		}
 		/* The held bytes never reach upstream: drop them with the tunnel.
 		 * When the whole ClientHello came before the proxy answered

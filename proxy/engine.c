@@ -29,6 +29,7 @@
 #include "proxy/sni.h"
 #include "proxy/splice.h"
 #include "proxy/stats.h"
+#include "proxy/tally.h"
 #include "proxy/watch.h"
 
 /*
@@ -339,6 +340,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	ov.has_user = opts->has_user;
 	ov.user = opts->user;
 	ov.default_name = opts->session_name;
+	ov.serve_session = opts->serve_session;
 	ov.strict_modes = opts->strict_modes;
 	/* At start the proxy may still be root, and the user it is about to
 	 * become is the one the file names; once it serves, that is its own
@@ -346,6 +348,9 @@ px_engine_main(const struct px_engine_opts *opts)
 	ov.trust_file_user = 1;
 	srv.ov = &ov;
 	srv.human = opts->human;
+	/* Without it (out of memory) every refusal is told, none summed. */
+	if (opts->human)
+		srv.tally = px_tally_new();
 	srv.load_once = opts->load_once;
 	srv.config_path = opts->config_path;
 
@@ -453,6 +458,10 @@ out:
 	px_admin_free(srv.admin);
 	px_conn_close_all(&srv);
 	px_listeners_close(&srv);
+	/* The run is over (the sidecar stops us once CMD has exited): what
+	 * was refused, how often, and the --allow that would allow it. */
+	px_tally_summary(srv.tally, stderr, "postern: ");
+	px_tally_free(srv.tally);
 	for (i = 0; i < 5; i++)
 		if (sigs[i] != NULL)
 			event_free(sigs[i]);

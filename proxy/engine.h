@@ -28,6 +28,9 @@ struct px_engine_opts {
 	/* The name of the default session in logs and refusals (NULL:
 	 * "default"); postern-sidecar run --session-name. */
 	const char *session_name;
+	/* Serve only this [session NAME] of the file, on extra_listen
+	 * (NULL: every session; postern-sidecar run --session). */
+	const char *serve_session;
 	/* Nonzero: also tell a person on stderr, in one plain line, what was
 	 * refused and how to allow it; and when the config's audit log is
 	 * stderr, send it nowhere instead (postern-sidecar run, where stderr

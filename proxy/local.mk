@@ -13,6 +13,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/prio.h \
 	proxy/resolve.c proxy/resolve.h \
 	proxy/stats.c proxy/stats.h \
+	proxy/tally.c proxy/tally.h \
 	proxy/splice.c proxy/splice.h
 libpostern_proxy_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(CARES_CFLAGS)
 PROXY_LIBS = libpostern_proxy.a $(CONF_LIBS) $(LIBEVENT_LIBS) $(CARES_LIBS) $(OPENSSL_LIBS)

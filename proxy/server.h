@@ -18,6 +18,7 @@ struct px_dns;
 struct px_audit;
 struct px_conn;
 struct px_server;
+struct px_tally;
 
 /* One bound listener; it serves the session named SESSION. */
 struct px_listener {
@@ -58,6 +59,7 @@ struct px_server {
 	const struct cf_overrides *ov;
 	int stopping;
 	int human;                /* one plain stderr line per refusal */
+	struct px_tally *tally;   /* human: the refusals so far (tally.h) */
 	int load_once;            /* the config is never reloaded */
 	struct event *idle_trim;  /* armed when the last connection closes */
 	struct px_stats *metrics; /* counters for /metrics (stats.c) */

@@ -18,7 +18,8 @@ sc_engine_run(const struct px_engine_opts *opts)
 
 static struct cf_config *
 sc_load(const char *path, const char *const *allow, size_t nallow,
-    const char *const *listen, size_t nlisten, int strict, int has_user, uid_t user)
+    const char *const *listen, size_t nlisten, int strict, int has_user, uid_t user,
+    const char *session)
 {
 	struct cf_overrides ov;
 	struct cf_config *cfg;
@@ -31,6 +32,7 @@ sc_load(const char *path, const char *const *allow, size_t nallow,
 	ov.extra_listen = listen;
 	ov.n_extra_listen = nlisten;
 	ov.replace_listen = 1;
+	ov.serve_session = session;
 	ov.strict_modes = strict;
 	ov.trust_file_user = strict && !has_user;
 	/* Only who may own the file: the uid itself is applied by the
@@ -50,14 +52,14 @@ sc_load(const char *path, const char *const *allow, size_t nallow,
 
 struct cf_config *
 sc_config_load(const char *path, const char *const *allow, size_t nallow,
-    const char *const *listen, size_t nlisten)
+    const char *const *listen, size_t nlisten, const char *session)
 {
-	return sc_load(path, allow, nallow, listen, nlisten, 0, 0, 0);
+	return sc_load(path, allow, nallow, listen, nlisten, 0, 0, 0, session);
 }
 
 struct cf_config *
 sc_config_load_strict(const char *path, const char *const *allow, size_t nallow,
     const char *const *listen, size_t nlisten, int has_user, uid_t user)
 {
-	return sc_load(path, allow, nallow, listen, nlisten, 1, has_user, user);
+	return sc_load(path, allow, nallow, listen, nlisten, 1, has_user, user, NULL);
 }

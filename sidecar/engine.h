@@ -22,13 +22,13 @@ struct cf_config;
 /*
  * Load the config PATH (NULL: the built-in default) with the overrides the
  * engine will be given (ALLOW items for [defaults], LISTEN replacing the
- * [proxy] listeners), so that the file is judged exactly as it will be
- * served.  Returns the snapshot (the caller frees it with
+ * [proxy] listeners, or those of [session SESSION] alone when SESSION is
+ * not NULL), so that the file is judged exactly as it will be served.  Returns the snapshot (the caller frees it with
  * cf_config_free()), or NULL after writing every FILE:LINE error and one
  * "config refused" line to stderr.
  */
 struct cf_config *sc_config_load(const char *path, const char *const *allow, size_t nallow,
-    const char *const *listen, size_t nlisten);
+    const char *const *listen, size_t nlisten, const char *session);
 
 /*
  * The same for the container mode, where the file is also refused when

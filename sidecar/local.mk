@@ -1,9 +1,9 @@
 # sidecar/: postern-sidecar, the network-namespace owner (container mode,
 # lockdown-check, run).  It links the proxy engine and libnl-route-3; the
 # bridge is a separate binary that `run` execs; only the bridge's netlink
-# "link up" helper (bridge/link.c), its capability drop (bridge/priv.c)
-# and its --forward syntax check (bridge/forward.c, for run --forward) are
-# compiled in.
+# "link up" helper (bridge/link.c), its capability drop (bridge/priv.c),
+# its --forward syntax check (bridge/forward.c, for run --forward) and its
+# environment filter (bridge/env.c) are compiled in.
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/engine.c sidecar/engine.h \
@@ -18,7 +18,8 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/run.c sidecar/run.h \
 	sidecar/unixnames.c sidecar/unixnames.h \
 	bridge/link.c bridge/link.h bridge/priv.c bridge/priv.h \
-	bridge/forward.c bridge/forward.h bridge/addr.c bridge/addr.h
+	bridge/forward.c bridge/forward.h bridge/addr.c bridge/addr.h \
+	bridge/env.c bridge/env.h
 postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
 
@@ -37,6 +38,12 @@ TESTS += tests/integration/sidecar-run-once.sh
 EXTRA_DIST += tests/integration/sidecar-run-once.sh
 TESTS += tests/integration/sidecar-run-forward.sh
 EXTRA_DIST += tests/integration/sidecar-run-forward.sh
+# run --env, with the real Claude Code (issue 13, item 2).
+TESTS += tests/integration/sidecar-run-claude.sh
+EXTRA_DIST += tests/integration/sidecar-run-claude.sh
+# run's summary of refusals, and run --session (issue 13, item 7).
+TESTS += tests/integration/sidecar-run-summary.sh
+EXTRA_DIST += tests/integration/sidecar-run-summary.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules

@@ -60,12 +60,15 @@ struct sc_opts {
 	int has_probe_uid;
 	const char *bridge;
 	const char *session_name;
+	const char *session;  /* run: --session */
 	uid_t run_uid;        /* run: --uid */
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
 	size_t n_sockets;
 	const char *forwards[SC_MAX_LIST];  /* run: --forward */
 	size_t n_forwards;
+	const char *env[SC_MAX_LIST];       /* run: --env */
+	size_t n_env;
 	char *const *argv;
 };
 
@@ -78,9 +81,11 @@ sc_usage(FILE *f)
 	    "       postern-sidecar lockdown-check [-c FILE] [--user UID] [--probe-uid UID]\n"
 	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
-	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME]\n"
-	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
-	    "                           [--forward PORT[:HOST:HPORT]]... [--] CMD [ARGS...]\n"
+	    "       postern-sidecar run [-c FILE [--session NAME]] [--allow PATTERN]...\n"
+	    "                           [--session-name NAME]\n"
+	    "                           [--uid UID] [--socket PATH]... [--env NAME]...\n"
+	    "                           [--forward PORT[:HOST:HPORT]]... [--bridge PATH]\n"
+	    "                           [--] CMD [ARGS...]\n"
 	    "See postern-sidecar(8).\n");
 }
 
@@ -105,6 +110,22 @@ sc_parse_uid(const char *s, uid_t *out)
 	return 0;
 }
 
+/* A variable name: a letter or '_', then letters, digits and '_', fewer
+ * than 256 in all (the bridge's own limit). */
+static int
+sc_env_name_ok(const char *s)
+{
+	size_t i;
+
+	if ((s[0] < 'A' || s[0] > 'Z') && (s[0] < 'a' || s[0] > 'z') && s[0] != '_')
+		return 0;
+	for (i = 1; s[i] != '\0'; i++)
+		if (i >= 255 || ((s[i] < 'A' || s[i] > 'Z') && (s[i] < 'a' || s[i] > 'z') &&
+		    (s[i] < '0' || s[i] > '9') && s[i] != '_'))
+			return 0;
+	return 1;
+}
+
 static int
 sc_push(const char **list, size_t *n, const char *v, const char *what)
 {
@@ -120,7 +141,7 @@ static int
 sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
-		O_RUN_UID, O_SOCKET, O_FORWARD };
+		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -130,9 +151,11 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "probe-addr", required_argument, NULL, O_PROBE_ADDR },
 		{ "bridge", required_argument, NULL, O_BRIDGE },
 		{ "session-name", required_argument, NULL, O_SESSION },
+		{ "session", required_argument, NULL, O_SERVE_SESSION },
 		{ "uid", required_argument, NULL, O_RUN_UID },
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "forward", required_argument, NULL, O_FORWARD },
+		{ "env", required_argument, NULL, O_ENV },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -198,6 +221,13 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			}
 			o->session_name = optarg;
 			break;
+		case O_SERVE_SESSION:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--session only applies to run");
+				return -1;
+			}
+			o->session = optarg;
+			break;
 		case O_RUN_UID:
 			if (o->mode != SC_MODE_RUN) {
 				sc_logx("--uid only applies to run (the proxy's uid is --user)");
@@ -238,6 +268,22 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				return -1;
 			break;
 		}
+		case O_ENV:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--env only applies to run");
+				return -1;
+			}
+			/* A name only: a value given here would show in every
+			 * process list (NAME=VALUE is refused as a name). */
+			if (!sc_env_name_ok(optarg)) {
+				sc_logx("--env: '%s' is not a variable name (letters, digits, '_'; "
+				    "the value comes from this environment, never the command line)",
+				    optarg);
+				return -1;
+			}
+			if (sc_push(o->env, &o->n_env, optarg, "--env") < 0)
+				return -1;
+			break;
 		case O_VERSION:
 			printf("postern-sidecar %s\n", PACKAGE_VERSION);
 			exit(0);
@@ -253,6 +299,18 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		if (optind >= argc) {
 			sc_logx("run: no command given");
 			sc_usage(stderr);
+			return -1;
+		}
+		/* --session picks a session of the file; --session-name
+		 * names the default one, which it does not serve. */
+		if (o->session != NULL && o->config == NULL) {
+			sc_logx("run: --session %s needs -c FILE, whose [session %s] it serves",
+			    o->session, o->session);
+			return -1;
+		}
+		if (o->session != NULL && o->session_name != NULL) {
+			sc_logx("run: --session and --session-name exclude each other (the "
+			    "session served is named by --session)");
 			return -1;
 		}
 		o->argv = argv + optind;
@@ -652,10 +710,13 @@ main(int argc, char **argv)
 		ro.n_allow = o.n_allow;
 		ro.bridge = o.bridge;
 		ro.session_name = o.session_name;
+		ro.session = o.session;
 		ro.sockets = o.sockets;
 		ro.n_sockets = o.n_sockets;
 		ro.forwards = o.forwards;
 		ro.n_forwards = o.n_forwards;
+		ro.env = o.env;
+		ro.n_env = o.n_env;
 		code = sc_run_identity(&o, &ro.uid, &ro.gid);
 		if (code != 0)
 			return code;

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bridge/env.h"
 #include "bridge/link.h"
 #include "bridge/priv.h"
 #include "conf/config.h"
@@ -66,6 +67,8 @@
 /* How long the engine may take to stop after SIGTERM before SIGKILL. */
 #define SC_ENGINE_STOP_MS 5000
 
+extern char **environ;
+
 struct sc_run {
 	char dir[PATH_MAX];
 	char sock[PATH_MAX];
@@ -82,6 +85,63 @@ struct sc_run {
 	int engine_status, child_status;
 	int engine_done, child_done;
 };
+
+/*
+ * Move the caller's environment off the block the kernel gave us into
+ * copies of our own, and overwrite that block with zero bytes.
+ * /proc/PID/environ reads those very bytes, for the whole life of the
+ * process and of the engine forked from it, so a value passed with --env
+ * (an API key) would otherwise stay readable there after CMD started.
+ * Returns 0 or -ENOMEM (the block is then left as it was).
+ */
+static int
+sc_env_take(void)
+{
+	char **copy, **orig = environ;
+	size_t n = 0, i;
+
+	while (orig != NULL && orig[n] != NULL)
+		n++;
+	copy = calloc(n + 1, sizeof(*copy));
+	if (copy == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		copy[i] = strdup(orig[i]);
+		if (copy[i] == NULL) {
+			while (i > 0)
+				free(copy[--i]);
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < n; i++)
+		explicit_bzero(orig[i], strlen(orig[i]));
+	environ = copy;
+	return 0;
+}
+
+/* Wipe and drop from our environment (sc_env_take's copy) each variable
+ * named in NAMES: once CMD has its copy, no process of ours keeps one. */
+static void
+sc_env_forget(const char *const *names, size_t n)
+{
+	size_t i, j, k, len;
+
+	for (i = 0, k = 0; environ != NULL && environ[i] != NULL; i++) {
+		len = strcspn(environ[i], "=");
+		for (j = 0; j < n; j++)
+			if (strlen(names[j]) == len && memcmp(environ[i], names[j], len) == 0)
+				break;
+		if (j < n) {
+			explicit_bzero(environ[i], strlen(environ[i]));
+			free(environ[i]);
+			continue;
+		}
+		environ[k++] = environ[i];
+	}
+	if (environ != NULL)
+		environ[k] = NULL;
+}
 
 static int
 sc_find_bridge(const char *given, char *out, size_t size)
@@ -130,7 +190,7 @@ sc_engine_uid(const struct sc_run_opts *o, uid_t *uid)
 		return 0;
 	/* Judged with the overrides the engine will get (the listener is a
 	 * placeholder: nothing is bound here). */
-	cfg = sc_config_load(o->config_path, o->allow, o->n_allow, placeholder, 1);
+	cfg = sc_config_load(o->config_path, o->allow, o->n_allow, placeholder, 1, o->session);
 	if (cfg == NULL)
 		return 2;
 	p = cf_config_proxy(cfg);
@@ -313,7 +373,8 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 {
 	int root = r->root;
 	char userns, **argv;
-	size_t n = 0, i, k;
+	struct br_env *env;
+	size_t n = 0, i, a;
 	int err, left = 0;
 
 	/* SIGKILL: the bridge relays to a socket that is about to vanish, and
@@ -397,24 +458,32 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 	}
 	while (o->argv[n] != NULL)
 		n++;
-	argv = calloc(n + 5 + 2 * o->n_forwards, sizeof(*argv));
-	if (argv == NULL)
+	argv = calloc(n + 5 + 2 * o->n_env + 2 * o->n_forwards, sizeof(*argv));
+	/* Only what the bridge would keep for CMD (bridge/env.h), --env's
+	 * names among it: the names travel in the bridge's argv, the values
+	 * only in its environment, which it wipes before it starts CMD. */
+	env = br_env_new(environ, o->env, o->n_env, NULL);
+	if (argv == NULL || env == NULL)
 		_exit(SC_RUN_SETUP_FAILED);
-	argv[0] = (char *)"postern-bridge";
-	argv[1] = (char *)"--connect";
-	argv[2] = (char *)SC_JAIL_SOCK;
-	k = 3;
+	a = 0;
+	argv[a++] = (char *)"postern-bridge";
+	argv[a++] = (char *)"--connect";
+	argv[a++] = (char *)SC_JAIL_SOCK;
+	for (i = 0; i < o->n_env; i++) {
+		argv[a++] = (char *)"--env";
+		argv[a++] = (char *)o->env[i];
+	}
 	/* The bridge listens for each, and asks the engine, like any client. */
 	for (i = 0; i < o->n_forwards; i++) {
-		argv[k++] = (char *)"--forward";
-		argv[k++] = (char *)o->forwards[i];
+		argv[a++] = (char *)"--forward";
+		argv[a++] = (char *)o->forwards[i];
 	}
-	argv[k++] = (char *)"--";
+	argv[a++] = (char *)"--";
 	for (i = 0; i < n; i++)
-		argv[k + i] = o->argv[i];
+		argv[a++] = o->argv[i];
 	/* The bridge is PID 1 from here on: it reaps, and when it exits the
 	 * kernel ends every process left in the namespace. */
-	execv(SC_JAIL_BRIDGE, argv);
+	execve(SC_JAIL_BRIDGE, argv, br_env_vector(env));
 	sc_logerr(errno, "cannot run %s", r->bridge);
 	_exit(errno == ENOENT ? 127 : 126);
 }
@@ -555,6 +624,14 @@ sc_run_main(const struct sc_run_opts *o)
 	memset(&r, 0, sizeof(r));
 	r.sigfd = -1;
 	r.sync = -1;
+	if (sc_env_take() < 0) {
+		sc_logx("out of memory");
+		return SC_RUN_SETUP_FAILED;
+	}
+	for (i = 0; i < o->n_env; i++)
+		if (getenv(o->env[i]) == NULL)
+			sc_logx("warning: --env %s: not set here, so the command does not get it",
+			    o->env[i]);
 	r.jail = sc_jail_new();
 	if (r.jail == NULL) {
 		sc_logerr(errno, "out of memory");
@@ -643,6 +720,8 @@ sc_run_main(const struct sc_run_opts *o)
 		sc_child_signals_reset();
 		close(pipefd[0]);
 		close(r.sigfd);
+		/* The proxy never needs what is meant for CMD. */
+		sc_env_forget(o->env, o->n_env);
 		memset(&eo, 0, sizeof(eo));
 		listen[0] = r.listen;
 		eo.config_path = o->config_path;
@@ -653,6 +732,7 @@ sc_run_main(const struct sc_run_opts *o)
 		eo.replace_listen = 1;
 		eo.ready_fd = pipefd[1];
 		eo.session_name = o->session_name;
+		eo.serve_session = o->session;
 		/* A person at a terminal: refusals as plain lines on stderr,
 		 * not JSON audit lines mixed into CMD's output. */
 		eo.human = 1;
@@ -728,6 +808,8 @@ sc_run_main(const struct sc_run_opts *o)
 	close(sync[1]);
 	sync[1] = -1;
 	r.sync = sync[0];
+	/* The child has its copy of the values; ours are no longer needed. */
+	sc_env_forget(o->env, o->n_env);
 	/* A root caller's child waits in its new user namespace for its ids,
 	 * which only we can give it.  When that fails, it has already said
 	 * why and exited, or it is waiting for maps that will not come. */

@@ -15,12 +15,15 @@ struct sc_run_opts {
 	size_t n_allow;
 	const char *bridge;            /* NULL: next to /proc/self/exe */
 	const char *session_name;      /* NULL: "default" */
+	const char *session;           /* --session: serve [session NAME] */
 	uid_t uid;                     /* a root caller's command runs as */
 	gid_t gid;                     /*   uid:gid (never 0; see main.c) */
 	const char *const *sockets;    /* --socket: host sockets CMD may reach */
 	size_t n_sockets;
 	const char *const *forwards;   /* --forward: passed on to the bridge */
 	size_t n_forwards;
+	const char *const *env;        /* --env: variables CMD also gets */
+	size_t n_env;
 	char *const *argv;             /* CMD and its arguments, NULL-ended */
 };
 

@@ -4,7 +4,8 @@
 # not reach CMD, not even through /proc/1/environ when the bridge is PID 1
 # (the bridge wipes its own environment block, as read from outside, and CMD,
 # with no capability, cannot read it at all); the proxy variables are set,
-# and --no-env leaves them out.
+# NODE_USE_ENV_PROXY=1 beside them, the certificate-bundle paths pass, and
+# --no-env leaves the proxy ones out.
 . "$top_srcdir/tests/integration/lib-bridge.sh"
 br_init
 $BR_PIDNS true 2>/dev/null ||
@@ -33,7 +34,10 @@ EOF2
 pid1() {
 	env -i PATH="$PATH" HOME=/root LC_ALL=C TERM=dumb \
 		POSTERN_TEST_API_KEY=$KEY ANTHROPIC_API_KEY=$KEY-2 \
-		KEEPME=kept HTTP_PROXY=http://launcher.invalid:1 \
+		KEEPME=kept HTTP_PROXY=http://launcher.invalid:1 NODE_USE_ENV_PROXY=0 \
+		SSL_CERT_FILE=/etc/pki/ca.pem SSL_CERT_DIR=/etc/pki NODE_EXTRA_CA_CERTS=/etc/pki/x.pem \
+		REQUESTS_CA_BUNDLE=/etc/pki/r.pem CURL_CA_BUNDLE=/etc/pki/c.pem \
+		GIT_SSL_CAINFO=/etc/pki/g.pem PIP_CERT=/etc/pki/p.pem \
 		$BR_PIDNS "$BRIDGE" --connect "$BR_T/proxy.sock" $BR_ROOT "$@"
 }
 
@@ -65,6 +69,12 @@ done
 for v in NO_PROXY no_proxy; do
 	echo "$out" | grep -qx "$v=localhost,127.0.0.1,::1" || br_fail "$v not set"
 done
+echo "$out" | grep -qx 'NODE_USE_ENV_PROXY=1' || br_fail "NODE_USE_ENV_PROXY not set to 1"
+for v in SSL_CERT_FILE=/etc/pki/ca.pem SSL_CERT_DIR=/etc/pki NODE_EXTRA_CA_CERTS=/etc/pki/x.pem \
+    REQUESTS_CA_BUNDLE=/etc/pki/r.pem CURL_CA_BUNDLE=/etc/pki/c.pem GIT_SSL_CAINFO=/etc/pki/g.pem \
+    PIP_CERT=/etc/pki/p.pem; do
+	echo "$out" | grep -qx "$v" || br_fail "certificate-bundle variable ${v%%=*} not kept"
+done
 echo "$out" | grep -qx 'LC_ALL=C' || br_fail "LC_ALL (an LC_* variable) not kept"
 echo "$out" | grep -qx "PATH=$PATH" || br_fail "PATH not kept"
 br_pass "fake key absent from CMD's environment and from /proc/1/environ"
@@ -78,6 +88,7 @@ br_pass "--env NAME passes exactly NAME"
 
 out=$(pid1 --no-env -- sh "$BR_T/show.sh" 2>&1) || br_fail "run failed: $out"
 echo "$out" | grep -qi '_proxy=' && br_fail "--no-env still set a proxy variable: $out"
+echo "$out" | grep -q '^NODE_USE_ENV_PROXY=' && br_fail "--no-env still set NODE_USE_ENV_PROXY: $out"
 br_pass "--no-env sets no proxy variable"
 
 out=$(pid1 --env "A=B" -- true 2>&1) && br_fail "--env with '=' accepted"

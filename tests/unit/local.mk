@@ -21,3 +21,9 @@ TESTS += tests/unit/test-loopcall
 tests_unit_test_loopcall_SOURCES = tests/unit/test-loopcall.c tests/unit/tap.h
 tests_unit_test_loopcall_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_loopcall_LDADD = $(PROXY_LIBS)
+
+# The refusals of one run (postern-sidecar run's summary).
+check_PROGRAMS += tests/unit/test-tally
+TESTS += tests/unit/test-tally
+tests_unit_test_tally_SOURCES = tests/unit/test-tally.c tests/unit/tap.h
+tests_unit_test_tally_LDADD = $(PROXY_LIBS)

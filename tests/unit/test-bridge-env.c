@@ -53,7 +53,8 @@ main(void)
 		"LD_PRELOAD=/evil.so", "HTTP_PROXY=http://launcher:1",
 		"https_proxy=http://launcher:2", "NO_PROXY=*", "KEEPME=1",
 		"PATH=/second/path", "=novalue", "NOEQUALS", "LC_=x",
-		"PATHX=/x", "PAT=/y", NULL,
+		"PATHX=/x", "PAT=/y", "SSL_CERT_FILE=/etc/pki/ca.pem",
+		"NODE_EXTRA_CA_CERTS=/etc/pki/x.pem", "NODE_USE_ENV_PROXY=0", NULL,
 	};
 	char wipe0[] = "SECRET=abc", wipe1[] = "X=1";
 	char *wipev[] = { wipe0, wipe1, NULL };
@@ -91,7 +92,11 @@ main(void)
 	    "NO_PROXY and no_proxy: loopback only, the launcher's replaced");
 	tap_ok(!has(v, "HTTP_PROXY=http://launcher:1") &&
 	    !has(v, "https_proxy=http://launcher:2"), "launcher's proxy settings replaced");
-	tap_ok(count(v) == 12 + 6 + 2, "exactly 20 entries (%zu)", count(v));
+	tap_ok(has(v, "SSL_CERT_FILE=/etc/pki/ca.pem") &&
+	    has(v, "NODE_EXTRA_CA_CERTS=/etc/pki/x.pem"), "certificate-bundle paths kept");
+	tap_ok(has(v, "NODE_USE_ENV_PROXY=1") && !has(v, "NODE_USE_ENV_PROXY=0"),
+	    "NODE_USE_ENV_PROXY=1, the launcher's replaced");
+	tap_ok(count(v) == 12 + 2 + 6 + 2 + 1, "exactly 23 entries (%zu)", count(v));
 	br_env_free(e);
 
 	e = br_env_new(src, extra, 2, "[::1]:8080");

@@ -300,6 +300,46 @@ main(void)
 		cf_diag_free(&d);
 	}
 	{
+		/* serve_session (run --session): that session alone, on the
+		 * given listener; every listener of the file left out. */
+		static const char t[] = "[proxy]\nlisten = unix:/r/host.sock\n"
+		    "[session s1]\nlisten = unix:/r/s1.sock\nallow_hosts = a.test\n"
+		    "[session s2]\nlisten = unix:/r/s2.sock\n";
+		const char *listen[] = { "unix:/tmp/x/run.sock" };
+		struct cf_overrides ov;
+		struct cf_diag d;
+		struct cf_config *c;
+		const struct cf_session *s;
+		size_t k, nl = 0;
+		memset(&ov, 0, sizeof(ov));
+		memset(&d, 0, sizeof(d));
+		ov.extra_listen = listen;
+		ov.n_extra_listen = 1;
+		ov.replace_listen = 1;
+		ov.serve_session = "s1";
+		c = cf_config_parse("t.ini", t, strlen(t), &ov, &d);
+		s = c ? cf_config_find_session(c, "s1") : NULL;
+		for (k = 0; c != NULL && k < cf_config_nsessions(c); k++)
+			nl += cf_config_session(c, k)->nlisten;
+		tap_ok(s != NULL && s->nlisten == 1 && strcmp(s->listen[0].path, "/tmp/x/run.sock") == 0 &&
+		    nl == 1, "serve_session: s1 on the given listener, no other bound (%s)",
+		    d.nerrors ? d.errors[0] : "ok");
+		cf_config_free(c);
+		cf_diag_free(&d);
+		memset(&d, 0, sizeof(d));
+		ov.serve_session = "s3";
+		c = cf_config_parse("t.ini", t, strlen(t), &ov, &d);
+		tap_ok(c == NULL && has_error(&d, "t.ini: no [session s3]; its sessions: s1, s2"),
+		    "serve_session: an unknown name lists the sessions");
+		cf_diag_free(&d);
+		memset(&d, 0, sizeof(d));
+		/* Its first two lines: [proxy] alone. */
+		c = cf_config_parse("t.ini", t, sizeof("[proxy]\nlisten = unix:/r/host.sock\n") - 1, &ov, &d);
+		tap_ok(c == NULL && has_error(&d, "t.ini: no [session s3]: the file has no [session] sections"),
+		    "serve_session: a file without sessions says so");
+		cf_diag_free(&d);
+	}
+	{
 		struct cf_diag d;
 		struct cf_config *c;
 		memset(&d, 0, sizeof(d));
