@@ -855,7 +855,11 @@ connected_cb(int fd, int err, size_t index, void *arg)
 	fwd_start(c);
 }
 
-/* Vet every address; refuse the host if any one is refused. */
+/*
+ * Vet every address, not only the first 16 that px_connect_start() dials;
+ * refuse the host if any one is refused.  proxy/dns.c hands over every
+ * answer or fails the name, so no address escapes this check.
+ */
 static int
 vet_and_connect(struct px_conn *c)
 {
