@@ -69,9 +69,24 @@ struct lookup {
 	size_t naddrs;
 };
 
+/* An upstream peer's address and port: 28 bytes, not a sockaddr_storage,
+ * since every tunnel keeps one for revoke = yes. */
+union peer_sa {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
+/*
+ * An idle upstream, with what vetted it: the snapshot (generation), and the
+ * allowing rule whose "private" flag or address decided the address check.
+ */
 struct pooled {
 	char key[CF_HOST_TEXT_MAX + 8];
 	char addr[INET6_ADDRSTRLEN + 8];
+	union peer_sa peer;
+	unsigned long generation;
+	const struct cf_rule *rule;
 	struct bufferevent *bev;
 };
 
@@ -105,6 +120,7 @@ struct px_conn {
 	char path[256];
 	char upkey[CF_HOST_TEXT_MAX + 8];
 	char addr[INET6_ADDRSTRLEN + 8];
+	union peer_sa up_peer;     /* the upstream's address, once connected */
 	struct cf_decision dec;
 	struct px_dns_query *dnsq;
 	struct px_connector *connector;
@@ -819,6 +835,9 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		return;
 	}
 	sa_text((const struct sockaddr *)&c->lk->addrs[index], c->addr, sizeof(c->addr));
+	memset(&c->up_peer, 0, sizeof(c->up_peer));
+	memcpy(&c->up_peer, &c->lk->addrs[index],
+	    c->lk->addrlens[index] < sizeof(c->up_peer) ? c->lk->addrlens[index] : sizeof(c->up_peer));
 	free(c->lk);
 	c->lk = NULL;
 	c->up = bufferevent_socket_new(c->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -965,6 +984,9 @@ pool_put(struct px_conn *c)
 		pool_drop(&c->pool[0]);
 	snprintf(c->pool[slot].key, sizeof(c->pool[slot].key), "%s", c->upkey);
 	snprintf(c->pool[slot].addr, sizeof(c->pool[slot].addr), "%s", c->addr);
+	c->pool[slot].peer = c->up_peer;
+	c->pool[slot].generation = c->generation;
+	c->pool[slot].rule = c->dec.rule;
 	c->pool[slot].bev = c->up;
 	bufferevent_setcb(c->up, pool_read_cb, NULL, pool_event_cb, &c->pool[slot]);
 	bufferevent_enable(c->up, EV_READ);
@@ -1391,9 +1413,28 @@ handle_head(struct px_conn *c)
 	}
 	if (c->mode == CF_MODE_HTTP) {
 		struct pooled *pp = pool_find(c, c->upkey);
+		struct cf_decision ad;
+
+		/*
+		 * Reuse this host's idle upstream only under the snapshot and
+		 * the rule that vetted every address of the host when it was
+		 * opened: then the full decision (name, port, each address,
+		 * "private") is the one made then.  After a reload, or under
+		 * another rule (a path rule without "private"), the upstream is
+		 * closed and the request takes the way of a new one: lookup,
+		 * every address vetted, a new connection.  The peer's own
+		 * address is checked again here all the same.
+		 */
 		if (pp != NULL) {
-			/* Reuse: this host's upstream, vetted when it was opened. */
+			cf_decide_addr(c->cfg, c->sess, &c->dec, &pp->peer.sa, &ad);
+			if (pp->generation != c->generation || pp->rule != c->dec.rule || !ad.allow) {
+				pool_drop(pp);
+				pp = NULL;
+			}
+		}
+		if (pp != NULL) {
 			c->up = pp->bev;
+			c->up_peer = pp->peer;
 			snprintf(c->addr, sizeof(c->addr), "%s", pp->addr);
 			pp->bev = NULL;
 			pool_drop(pp);
@@ -1683,8 +1724,12 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 
 /*
  * revoke = yes: after a reload, close every tunnel whose target the new
- * rules refuse (its session gone counts as refused), logging each.  Plain
- * HTTP connections need nothing: their next request is judged anew.
+ * rules refuse (its session gone counts as refused), logging each: the
+ * full decision, the name and port and then the address the tunnel is
+ * connected to (deny_hosts addresses, never-reachable ranges unless the
+ * allowing rule says "private", the proxy's own listeners).  Plain HTTP
+ * connections need nothing: their next request is judged anew, and an
+ * idle upstream vetted under an older snapshot is never reused.
  */
 void
 px_conn_revoke(struct px_server *srv)
@@ -1703,8 +1748,14 @@ px_conn_revoke(struct px_server *srv)
 		s = cf_config_find_session(srv->cfg, c->session);
 		if (s != NULL) {
 			cf_decide(s, CF_MODE_CONNECT, &c->host, c->port, NULL, 0, &d);
-			if (d.allow)
-				continue;
+			if (d.allow) {
+				struct cf_decision ad;
+
+				cf_decide_addr(srv->cfg, s, &d, &c->up_peer.sa, &ad);
+				if (ad.allow)
+					continue;
+				d = ad;
+			}
 		} else {
 			memset(&d, 0, sizeof(d));
 			d.reason = CF_R_HOST_NOT_ALLOWED;
