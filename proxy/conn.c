@@ -816,6 +816,52 @@ decide:
 
 /* ---- upstream connection ------------------------------------------------ */
 
+/*
+ * Judge the connected tunnel C by the server's current snapshot, on the full
+ * decision: the name and port, then the address it is connected to
+ * (deny_hosts address rules, the never-reachable ranges unless the allowing
+ * rule says "private", the proxy's own listeners).  A refused tunnel is
+ * logged as "revoke" and closed, after a 403 when ANSWER (the client still
+ * waits for the answer to its CONNECT): returns 1, and C is freed or
+ * closing.  Returns 0 when the tunnel may stay.
+ */
+static int
+revoke_tunnel(struct px_conn *c, int answer)
+{
+	struct px_server *srv = c->srv;
+	const struct cf_session *s;
+	struct cf_decision d, ad;
+	struct px_json j;
+
+	s = cf_config_find_session(srv->cfg, c->session);
+	if (s != NULL) {
+		cf_decide(s, CF_MODE_CONNECT, &c->host, c->port, NULL, 0, &d);
+		if (d.allow) {
+			cf_decide_addr(srv->cfg, s, &d, &c->up_peer.sa, &ad);
+			if (ad.allow)
+				return 0;
+			d = ad;
+		}
+	} else {
+		memset(&d, 0, sizeof(d));
+		d.reason = CF_R_HOST_NOT_ALLOWED;
+		snprintf(d.detail, sizeof(d.detail), "session %s was removed", c->session);
+	}
+	px_json_begin(&j, "revoke");
+	audit_common(c, &j);
+	px_json_str(&j, "address", c->addr);
+	px_json_str(&j, "reason", cf_reason_code(d.reason));
+	px_json_str(&j, "detail", d.detail);
+	px_json_num(&j, "generation", (int64_t)srv->generation);
+	px_json_str(&j, "config", cf_config_hash(srv->cfg));
+	px_json_emit(&j, srv->audit);
+	if (answer)
+		refuse_ex(c, 403, d.reason, d.rule, d.detail, 1);
+	else
+		conn_free(c, "revoked by reload");
+	return 1;
+}
+
 static void fwd_start(struct px_conn *c);
 
 static void
@@ -851,6 +897,14 @@ connected_cb(int fd, int err, size_t index, void *arg)
 	touch(c);
 	arm_timer(c, settings(c)->idle_timeout_ms);
 	if (c->mode == CF_MODE_CONNECT) {
+		/*
+		 * A reload with revoke = yes that landed while this tunnel was
+		 * being looked up or connected found nothing to revoke: judge
+		 * it now, before its first byte, as the revoke pass would have.
+		 */
+		if (c->generation != c->srv->generation && cf_config_proxy(c->srv->cfg)->revoke &&
+		    revoke_tunnel(c, 1))
+			return;
 		c->connect_answered = 0;
 		if (settings(c)->sni == CF_SNI_OFF) {
 			connect_answer(c);
@@ -1724,11 +1778,8 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 
 /*
  * revoke = yes: after a reload, close every tunnel whose target the new
- * rules refuse (its session gone counts as refused), logging each: the
- * full decision, the name and port and then the address the tunnel is
- * connected to (deny_hosts addresses, never-reachable ranges unless the
- * allowing rule says "private", the proxy's own listeners).  Plain HTTP
- * connections need nothing: their next request is judged anew, and an
+ * rules refuse (its session gone counts as refused), logging each.  Plain
+ * HTTP connections need nothing: their next request is judged anew, and an
  * idle upstream vetted under an older snapshot is never reused.
  */
 void
@@ -1737,42 +1788,12 @@ px_conn_revoke(struct px_server *srv)
 	struct px_conn *c, *next;
 
 	for (c = TAILQ_FIRST(&srv->conns); c != NULL; c = next) {
-		const struct cf_session *s;
-		struct cf_decision d;
-
 		next = TAILQ_NEXT(c, entry);
 		if (c->state != CS_TUNNEL && c->state != CS_SNI)
 			continue;
 		if (c->mode != CF_MODE_CONNECT)
 			continue;
-		s = cf_config_find_session(srv->cfg, c->session);
-		if (s != NULL) {
-			cf_decide(s, CF_MODE_CONNECT, &c->host, c->port, NULL, 0, &d);
-			if (d.allow) {
-				struct cf_decision ad;
-
-				cf_decide_addr(srv->cfg, s, &d, &c->up_peer.sa, &ad);
-				if (ad.allow)
-					continue;
-				d = ad;
-			}
-		} else {
-			memset(&d, 0, sizeof(d));
-			d.reason = CF_R_HOST_NOT_ALLOWED;
-			snprintf(d.detail, sizeof(d.detail), "session %s was removed", c->session);
-		}
-		{
-			struct px_json j;
-			px_json_begin(&j, "revoke");
-			audit_common(c, &j);
-			px_json_str(&j, "address", c->addr);
-			px_json_str(&j, "reason", cf_reason_code(d.reason));
-			px_json_str(&j, "detail", d.detail);
-			px_json_num(&j, "generation", (int64_t)srv->generation);
-			px_json_str(&j, "config", cf_config_hash(srv->cfg));
-			px_json_emit(&j, srv->audit);
-		}
-		conn_free(c, "revoked by reload");
+		(void)revoke_tunnel(c, 0);
 	}
 }
 

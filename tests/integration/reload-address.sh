@@ -5,7 +5,8 @@
 # that adds deny_hosts = the upstream's address is refused and never sent
 # on the pooled upstream; so is one under a rule without "private" after a
 # request under a rule with it; and with revoke = yes a tunnel to a newly
-# denied address is closed while one to another address stays.
+# denied address is closed while one to another address stays, and so is
+# one that was still being looked up when the reload landed.
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
@@ -21,6 +22,7 @@ write_conf() {
 		echo "[defaults]"
 		for l in "$@"; do echo "$l"; done
 	} >"$conf"
+	[ -z "${DNS:-}" ] || sed -i "s/^dns_servers = .*/dns_servers = $DNS/" "$conf"
 }
 reload() {
 	ctl reload -c "$conf" >/dev/null
@@ -138,5 +140,41 @@ expect_eq 1 $? "revoke = yes: the tunnel to $WORLD_UP4 was closed"
 finish t2
 expect_eq 0 $? "revoke = yes: the tunnel to priv.test ($WORLD_PRIV4) stayed up"
 expect_eq 0 "$(audit_count event=revoke host=priv.test)" "... and was not revoked"
+proxy_stop
+
+# ---- (c) revoke = yes: a tunnel still in its lookup when the reload lands
+# lib-proxy/dnsfake.py on 10.200.1.54 answers slow.test (10.200.1.2) after
+# 1 s; the reload comes while the proxy waits for it.
+FAKE=10.200.1.54
+ip -n "$WORLD_NS_UP" addr add "$FAKE/24" dev veth-px || die "cannot add $FAKE"
+in_up "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/dnsfake.py" "$FAKE" \
+	"$WORLD_DIR/dnsfake.log" >"$WORLD_DIR/dnsfake.out" 2>&1 &
+i=0
+while ! grep -q ready "$WORLD_DIR/dnsfake.out" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || die "dnsfake.py did not start: $(cat "$WORLD_DIR/dnsfake.out")"
+	sleep 0.1
+done
+DNS=$FAKE
+write_conf yes "allow_hosts = slow.test:7 private"
+proxy_start "$conf" || die "no proxy"
+admin_wait || die "no admin socket"
+printf 'CONNECT slow.test:7 HTTP/1.1\r\nHost: slow.test:7\r\n\r\nhi\n' |
+	in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/raw.py" 127.0.0.1 3128 --timeout 8 \
+	>"$WORLD_DIR/slow.out" 2>&1 &
+slow=$!
+i=0
+while ! grep -q "slow.test" "$WORLD_DIR/dnsfake.log" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.02
+	i=$((i + 1))
+done
+write_conf yes "allow_hosts = slow.test:7 private" "deny_hosts = $WORLD_UP4"
+expect_eq 0 "$(reload; echo $?)" "reload adding deny_hosts = $WORLD_UP4 during the lookup"
+wait "$slow"
+expect_match '^HTTP/1\.1 403 ' "$(head -1 "$WORLD_DIR/slow.out")" \
+	"the tunnel decided before the reload is refused once connected, not opened"
+expect_audit "... and logged as revoked, with the address rule" event=revoke \
+	host=slow.test port=7 reason=denied_by_rule address="$WORLD_UP4"
+expect_no_match '^hi$' "$(cat "$WORLD_DIR/slow.out")" "... and no byte went through it"
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
