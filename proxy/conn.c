@@ -817,8 +817,10 @@ decide:
 /* ---- upstream connection ------------------------------------------------ */
 
 /*
- * Judge the connected tunnel C by the server's current snapshot, on the full
- * decision: the name and port, then the address it is connected to
+ * Judge the connected tunnel C (a CONNECT, or a plain-HTTP request after its
+ * 101 Switching Protocols, judged with its path) by the server's current
+ * snapshot, on the full decision: the name and port, then the address it is
+ * connected to
  * (deny_hosts address rules, the never-reachable ranges unless the allowing
  * rule says "private", the proxy's own listeners).  A refused tunnel is
  * logged as "revoke" and closed, after a 403 when ANSWER (the client still
@@ -835,7 +837,8 @@ revoke_tunnel(struct px_conn *c, int answer)
 
 	s = cf_config_find_session(srv->cfg, c->session);
 	if (s != NULL) {
-		cf_decide(s, CF_MODE_CONNECT, &c->host, c->port, NULL, 0, &d);
+		cf_decide(s, c->mode, &c->host, c->port, c->mode == CF_MODE_HTTP ? c->path : NULL,
+		    c->mode == CF_MODE_HTTP ? strlen(c->path) : 0, &d);
 		if (d.allow) {
 			cf_decide_addr(srv->cfg, s, &d, &c->up_peer.sa, &ad);
 			if (ad.allow)
@@ -1778,7 +1781,8 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 
 /*
  * revoke = yes: after a reload, close every tunnel whose target the new
- * rules refuse (its session gone counts as refused), logging each.  Plain
+ * rules refuse (its session gone counts as refused), logging each; a
+ * WebSocket after its 101 is a tunnel too (RFC 9110 §7.8).  Other plain
  * HTTP connections need nothing: their next request is judged anew, and an
  * idle upstream vetted under an older snapshot is never reused.
  */
@@ -1790,8 +1794,6 @@ px_conn_revoke(struct px_server *srv)
 	for (c = TAILQ_FIRST(&srv->conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
 		if (c->state != CS_TUNNEL && c->state != CS_SNI)
-			continue;
-		if (c->mode != CF_MODE_CONNECT)
 			continue;
 		(void)revoke_tunnel(c, 0);
 	}

@@ -83,6 +83,43 @@ hold() {
 	while [ ! -e "$WORLD_DIR/$1.ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 	[ -e "$WORLD_DIR/$1.ready" ] || die "the tunnel $1 did not open"
 }
+# ws NAME: a WebSocket through the proxy to allowed.test/upgrade (the world
+# echoes raw bytes after its 101); touches NAME.ready once it echoes, then
+# at NAME.stop exits 0 if it still echoes, 1 if it was closed.
+ws() {
+	in_px "$WORLD_PYTHON" -c '
+import os, socket, sys, time
+s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+s.sendall(b"GET http://allowed.test/upgrade HTTP/1.1\r\nHost: allowed.test\r\n"
+          b"Connection: Upgrade\r\nUpgrade: websocket\r\n"
+          b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+buf = b""
+while b"\r\n\r\n" not in buf:
+    d = s.recv(4096)
+    if not d: sys.exit("closed before the 101")
+    buf += d
+if b" 101 " not in buf.split(b"\r\n")[0]: sys.exit("no 101: %r" % buf[:80])
+def echo(m):
+    try:
+        s.sendall(m)
+        got = b""
+        while len(got) < len(m):
+            d = s.recv(4096)
+            if not d: return False
+            got += d
+        return got == m
+    except OSError:
+        return False
+if not echo(b"one"): sys.exit("no echo")
+open(sys.argv[1] + ".ready", "w").close()
+while not os.path.exists(sys.argv[1] + ".stop"): time.sleep(0.05)
+sys.exit(0 if echo(b"two") else 1)
+' "$WORLD_DIR/$1" >"$WORLD_DIR/$1.out" 2>&1 &
+	eval "pid_$1=\$!"
+	i=0
+	while [ ! -e "$WORLD_DIR/$1.ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	[ -e "$WORLD_DIR/$1.ready" ] || die "the WebSocket $1 did not open: $(cat "$WORLD_DIR/$1.out")"
+}
 # finish NAME: stop the tunnel's checks; returns its exit status.
 finish() {
 	touch "$WORLD_DIR/$1.stop"
@@ -126,12 +163,14 @@ expect_eq "$c1" "$(upstream_get conn target=/r2)" "... and the second came on it
 proxy_stop
 
 # ---- (b) revoke = yes: a reload denies a tunnel's address
-write_conf yes "allow_hosts = allowed.test:7 private, priv.test:7 private"
+write_conf yes "allow_hosts = allowed.test:7 private, priv.test:7 private, allowed.test/upgrade private"
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"
 hold t1 allowed.test:7
 hold t2 priv.test:7
-write_conf yes "allow_hosts = allowed.test:7 private, priv.test:7 private" "deny_hosts = $WORLD_UP4"
+ws w1
+write_conf yes "allow_hosts = allowed.test:7 private, priv.test:7 private, allowed.test/upgrade private" \
+	"deny_hosts = $WORLD_UP4"
 expect_eq 0 "$(reload; echo $?)" "reload adding deny_hosts = $WORLD_UP4 (revoke = yes)"
 expect_audit "the revoked tunnel is logged with the address rule" event=revoke \
 	host=allowed.test port=7 reason=denied_by_rule address="$WORLD_UP4"
@@ -140,6 +179,10 @@ expect_eq 1 $? "revoke = yes: the tunnel to $WORLD_UP4 was closed"
 finish t2
 expect_eq 0 $? "revoke = yes: the tunnel to priv.test ($WORLD_PRIV4) stayed up"
 expect_eq 0 "$(audit_count event=revoke host=priv.test)" "... and was not revoked"
+expect_audit "the WebSocket after its 101 is revoked too" event=revoke \
+	host=allowed.test port=80 reason=denied_by_rule
+finish w1
+expect_eq 1 $? "revoke = yes: the WebSocket to $WORLD_UP4 was closed"
 proxy_stop
 
 # ---- (c) revoke = yes: a tunnel still in its lookup when the reload lands
