@@ -821,10 +821,10 @@ decide:
  * 101 Switching Protocols, judged with its path) by the server's current
  * snapshot, on the full decision: the name and port, then the address it is
  * connected to (deny_hosts address rules, the never-reachable ranges unless
- * the allowing rule says "private", the proxy's own listeners).  A refused tunnel is
- * logged as "revoke" and closed, after a 403 when ANSWER (the client still
- * waits for the answer to its CONNECT): returns 1, and C is freed or
- * closing.  Returns 0 when the tunnel may stay.
+ * the allowing rule says "private", the proxy's own listeners).  A refused
+ * tunnel is logged as "revoke" and closed, after a 403 when ANSWER (the
+ * client still waits for the answer to its CONNECT): returns 1, and C is
+ * freed or closing.  Returns 0 when the tunnel may stay.
  */
 static int
 revoke_tunnel(struct px_conn *c, int answer)

@@ -463,7 +463,8 @@ answer_from_ai(struct px_dns *d, const struct ares_addrinfo *ai,
 	 * and own-listener checks.
 	 */
 	if (full || n4 + n6 > PX_DNS_MAX_ADDRS) {
-		answer_fail(ans, PX_DNS_ERROR, "the name has more than " PX_DNS_MAX_ADDRS_TEXT " addresses, more than postern keeps and vets");
+		answer_fail(ans, PX_DNS_ERROR, "the name has more than "
+		    PX_DNS_MAX_ADDRS_TEXT " addresses, more than postern keeps and vets");
 		return;
 	}
 	if (n4 + n6 == 0) {
