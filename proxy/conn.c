@@ -938,7 +938,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 static int
 vet_and_connect(struct px_conn *c)
 {
-	size_t i;
+	size_t i, bad;
 	struct cf_decision ad;
 
 	for (i = 0; i < c->lk->naddrs; i++) {
@@ -947,12 +947,11 @@ vet_and_connect(struct px_conn *c)
 			((struct sockaddr_in *)(void *)sa)->sin_port = htons(c->port);
 		else
 			((struct sockaddr_in6 *)(void *)sa)->sin6_port = htons(c->port);
-		cf_decide_addr(c->cfg, c->sess, &c->dec, sa, &ad);
-		if (!ad.allow) {
-			sa_text(sa, c->addr, sizeof(c->addr));
-			refuse(c, 403, ad.reason, ad.rule, ad.detail);
-			return -1;
-		}
+	}
+	if (!cf_decide_addrs(c->cfg, c->sess, &c->dec, c->lk->addrs, c->lk->naddrs, &ad, &bad)) {
+		sa_text((const struct sockaddr *)&c->lk->addrs[bad], c->addr, sizeof(c->addr));
+		refuse(c, 403, ad.reason, ad.rule, ad.detail);
+		return -1;
 	}
 	if (c->lk->naddrs == 1)
 		sa_text((const struct sockaddr *)&c->lk->addrs[0], c->addr, sizeof(c->addr));
