@@ -1867,6 +1867,32 @@ cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
 	    range ? " (private, by the rule's flag or address)" : "");
 }
 
+int
+cf_decide_addrs(const struct cf_config *c, const struct cf_session *s,
+    const struct cf_decision *allowed, const struct sockaddr_storage *addrs, size_t n,
+    struct cf_decision *d, size_t *bad)
+{
+	size_t i;
+
+	if (bad != NULL)
+		*bad = 0;
+	if (n == 0) {
+		memset(d, 0, sizeof(*d));
+		d->reason = CF_R_PRIVATE_ADDRESS;
+		snprintf(d->detail, sizeof(d->detail), "no address");
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		cf_decide_addr(c, s, allowed, (const struct sockaddr *)&addrs[i], d);
+		if (!d->allow) {
+			if (bad != NULL)
+				*bad = i;
+			return 0;
+		}
+	}
+	return 1;
+}
+
 char *
 cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
     uint16_t port, const char *path, size_t len, const struct cf_decision *d,

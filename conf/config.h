@@ -212,6 +212,19 @@ void cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
     const struct cf_decision *allowed, const struct sockaddr *sa, struct cf_decision *d);
 
 /*
+ * Decide every address of ADDRS[0..N) (ports set: the request's) as
+ * cf_decide_addr() does one: a host is refused when any one of its
+ * addresses is, however many it has, so the caller must pass all of them,
+ * not only those it will dial.  Returns 1 when every one is allowed (D then
+ * holds the last one's decision), or 0 with D the decision on the first one
+ * refused and *BAD (when not NULL) its index; N == 0 is refused ("no
+ * address"), with *BAD 0.
+ */
+int cf_decide_addrs(const struct cf_config *c, const struct cf_session *s,
+    const struct cf_decision *allowed, const struct sockaddr_storage *addrs, size_t n,
+    struct cf_decision *d, size_t *bad);
+
+/*
  * Parse a listen address "unix:PATH [owner=UID] [group=GID] [mode=OCTAL]"
  * or "tcp:ADDR:PORT" into L (the caller frees L->text).  PATH ends at the
  * first blank; UID and GID are decimal (0-2147483647, no sign, no leading

@@ -29,6 +29,7 @@ ADMIN_SCENARIOS = \
 	tests/integration/reload-load.sh \
 	tests/integration/reload-perms.sh \
 	tests/integration/reload-revoke.sh \
+	tests/integration/reload-address.sh \
 	tests/integration/reload-sessions.sh
 TESTS += $(ADMIN_SCENARIOS)
 EXTRA_DIST += $(ADMIN_SCENARIOS) tests/integration/lib-admin

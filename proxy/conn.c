@@ -70,9 +70,24 @@ struct lookup {
 	size_t naddrs;
 };
 
+/* An upstream peer's address and port: 28 bytes, not a sockaddr_storage,
+ * since every tunnel keeps one for revoke = yes. */
+union peer_sa {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
+/*
+ * An idle upstream, with what vetted it: the snapshot (generation), and the
+ * allowing rule whose "private" flag or address decided the address check.
+ */
 struct pooled {
 	char key[CF_HOST_TEXT_MAX + 8];
 	char addr[INET6_ADDRSTRLEN + 8];
+	union peer_sa peer;
+	unsigned long generation;
+	const struct cf_rule *rule;
 	struct bufferevent *bev;
 };
 
@@ -106,6 +121,7 @@ struct px_conn {
 	char path[256];
 	char upkey[CF_HOST_TEXT_MAX + 8];
 	char addr[INET6_ADDRSTRLEN + 8];
+	union peer_sa up_peer;     /* the upstream's address, once connected */
 	struct cf_decision dec;
 	struct px_dns_query *dnsq;
 	struct px_connector *connector;
@@ -818,6 +834,54 @@ decide:
 
 /* ---- upstream connection ------------------------------------------------ */
 
+/*
+ * Judge the connected tunnel C (a CONNECT, or a plain-HTTP request after its
+ * 101 Switching Protocols, judged with its path) by the server's current
+ * snapshot, on the full decision: the name and port, then the address it is
+ * connected to (deny_hosts address rules, the never-reachable ranges unless
+ * the allowing rule says "private", the proxy's own listeners).  A refused
+ * tunnel is logged as "revoke" and closed, after a 403 when ANSWER (the
+ * client still waits for the answer to its CONNECT): returns 1, and C is
+ * freed or closing.  Returns 0 when the tunnel may stay.
+ */
+static int
+revoke_tunnel(struct px_conn *c, int answer)
+{
+	struct px_server *srv = c->srv;
+	const struct cf_session *s;
+	struct cf_decision d, ad;
+	struct px_json j;
+
+	s = cf_config_find_session(srv->cfg, c->session);
+	if (s != NULL) {
+		cf_decide(s, c->mode, &c->host, c->port, c->mode == CF_MODE_HTTP ? c->path : NULL,
+		    c->mode == CF_MODE_HTTP ? strlen(c->path) : 0, &d);
+		if (d.allow) {
+			cf_decide_addr(srv->cfg, s, &d, &c->up_peer.sa, &ad);
+			if (ad.allow)
+				return 0;
+			d = ad;
+		}
+	} else {
+		memset(&d, 0, sizeof(d));
+		d.reason = CF_R_HOST_NOT_ALLOWED;
+		snprintf(d.detail, sizeof(d.detail), "session %s was removed", c->session);
+	}
+	px_json_begin(&j, "revoke");
+	audit_common(c, &j);
+	px_json_str(&j, "address", c->addr);
+	px_json_str(&j, "reason", cf_reason_code(d.reason));
+	px_json_str(&j, "detail", d.detail);
+	px_json_num(&j, "generation", (int64_t)srv->generation);
+	px_json_str(&j, "config", cf_config_hash(srv->cfg));
+	px_json_emit(&j, srv->audit);
+	if (answer)
+		refuse_ex(c, 403, d.reason, d.rule, d.detail, 1);
+	else
+		conn_free(c, "revoked by reload");
+	return 1;
+}
+
 static void fwd_start(struct px_conn *c);
 
 static void
@@ -837,6 +901,9 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		return;
 	}
 	sa_text((const struct sockaddr *)&c->lk->addrs[index], c->addr, sizeof(c->addr));
+	memset(&c->up_peer, 0, sizeof(c->up_peer));
+	memcpy(&c->up_peer, &c->lk->addrs[index],
+	    c->lk->addrlens[index] < sizeof(c->up_peer) ? c->lk->addrlens[index] : sizeof(c->up_peer));
 	free(c->lk);
 	c->lk = NULL;
 	c->up = bufferevent_socket_new(c->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -850,6 +917,14 @@ connected_cb(int fd, int err, size_t index, void *arg)
 	touch(c);
 	arm_timer(c, settings(c)->idle_timeout_ms);
 	if (c->mode == CF_MODE_CONNECT) {
+		/*
+		 * A reload with revoke = yes that landed while this tunnel was
+		 * being looked up or connected found nothing to revoke: judge
+		 * it now, before its first byte, as the revoke pass would have.
+		 */
+		if (c->generation != c->srv->generation && cf_config_proxy(c->srv->cfg)->revoke &&
+		    revoke_tunnel(c, 1))
+			return;
 		c->connect_answered = 0;
 		if (settings(c)->sni == CF_SNI_OFF) {
 			connect_answer(c);
@@ -873,11 +948,15 @@ connected_cb(int fd, int err, size_t index, void *arg)
 	fwd_start(c);
 }
 
-/* Vet every address; refuse the host if any one is refused. */
+/*
+ * Vet every address, not only the first 16 that px_connect_start() dials;
+ * refuse the host if any one is refused.  proxy/dns.c hands over every
+ * answer or fails the name, so no address escapes this check.
+ */
 static int
 vet_and_connect(struct px_conn *c)
 {
-	size_t i;
+	size_t i, bad;
 	struct cf_decision ad;
 
 	for (i = 0; i < c->lk->naddrs; i++) {
@@ -886,12 +965,11 @@ vet_and_connect(struct px_conn *c)
 			((struct sockaddr_in *)(void *)sa)->sin_port = htons(c->port);
 		else
 			((struct sockaddr_in6 *)(void *)sa)->sin6_port = htons(c->port);
-		cf_decide_addr(c->cfg, c->sess, &c->dec, sa, &ad);
-		if (!ad.allow) {
-			sa_text(sa, c->addr, sizeof(c->addr));
-			refuse(c, 403, ad.reason, ad.rule, ad.detail);
-			return -1;
-		}
+	}
+	if (!cf_decide_addrs(c->cfg, c->sess, &c->dec, c->lk->addrs, c->lk->naddrs, &ad, &bad)) {
+		sa_text((const struct sockaddr *)&c->lk->addrs[bad], c->addr, sizeof(c->addr));
+		refuse(c, 403, ad.reason, ad.rule, ad.detail);
+		return -1;
 	}
 	if (c->lk->naddrs == 1)
 		sa_text((const struct sockaddr *)&c->lk->addrs[0], c->addr, sizeof(c->addr));
@@ -979,6 +1057,9 @@ pool_put(struct px_conn *c)
 		pool_drop(&c->pool[0]);
 	snprintf(c->pool[slot].key, sizeof(c->pool[slot].key), "%s", c->upkey);
 	snprintf(c->pool[slot].addr, sizeof(c->pool[slot].addr), "%s", c->addr);
+	c->pool[slot].peer = c->up_peer;
+	c->pool[slot].generation = c->generation;
+	c->pool[slot].rule = c->dec.rule;
 	c->pool[slot].bev = c->up;
 	bufferevent_setcb(c->up, pool_read_cb, NULL, pool_event_cb, &c->pool[slot]);
 	bufferevent_enable(c->up, EV_READ);
@@ -1405,9 +1486,28 @@ handle_head(struct px_conn *c)
 	}
 	if (c->mode == CF_MODE_HTTP) {
 		struct pooled *pp = pool_find(c, c->upkey);
+		struct cf_decision ad;
+
+		/*
+		 * Reuse this host's idle upstream only under the snapshot and
+		 * the rule that vetted every address of the host when it was
+		 * opened: then the full decision (name, port, each address,
+		 * "private") is the one made then.  After a reload, or under
+		 * another rule (a path rule without "private"), the upstream is
+		 * closed and the request takes the way of a new one: lookup,
+		 * every address vetted, a new connection.  The peer's own
+		 * address is checked again here all the same.
+		 */
 		if (pp != NULL) {
-			/* Reuse: this host's upstream, vetted when it was opened. */
+			cf_decide_addr(c->cfg, c->sess, &c->dec, &pp->peer.sa, &ad);
+			if (pp->generation != c->generation || pp->rule != c->dec.rule || !ad.allow) {
+				pool_drop(pp);
+				pp = NULL;
+			}
+		}
+		if (pp != NULL) {
 			c->up = pp->bev;
+			c->up_peer = pp->peer;
 			snprintf(c->addr, sizeof(c->addr), "%s", pp->addr);
 			pp->bev = NULL;
 			pool_drop(pp);
@@ -1697,8 +1797,10 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 
 /*
  * revoke = yes: after a reload, close every tunnel whose target the new
- * rules refuse (its session gone counts as refused), logging each.  Plain
- * HTTP connections need nothing: their next request is judged anew.
+ * rules refuse (its session gone counts as refused), logging each; a
+ * WebSocket after its 101 is a tunnel too (RFC 9110 §7.8).  Other plain
+ * HTTP connections need nothing: their next request is judged anew, and an
+ * idle upstream vetted under an older snapshot is never reused.
  */
 void
 px_conn_revoke(struct px_server *srv)
@@ -1706,36 +1808,10 @@ px_conn_revoke(struct px_server *srv)
 	struct px_conn *c, *next;
 
 	for (c = TAILQ_FIRST(&srv->conns); c != NULL; c = next) {
-		const struct cf_session *s;
-		struct cf_decision d;
-
 		next = TAILQ_NEXT(c, entry);
 		if (c->state != CS_TUNNEL && c->state != CS_SNI)
 			continue;
-		if (c->mode != CF_MODE_CONNECT)
-			continue;
-		s = cf_config_find_session(srv->cfg, c->session);
-		if (s != NULL) {
-			cf_decide(s, CF_MODE_CONNECT, &c->host, c->port, NULL, 0, &d);
-			if (d.allow)
-				continue;
-		} else {
-			memset(&d, 0, sizeof(d));
-			d.reason = CF_R_HOST_NOT_ALLOWED;
-			snprintf(d.detail, sizeof(d.detail), "session %s was removed", c->session);
-		}
-		{
-			struct px_json j;
-			px_json_begin(&j, "revoke");
-			audit_common(c, &j);
-			px_json_str(&j, "address", c->addr);
-			px_json_str(&j, "reason", cf_reason_code(d.reason));
-			px_json_str(&j, "detail", d.detail);
-			px_json_num(&j, "generation", (int64_t)srv->generation);
-			px_json_str(&j, "config", cf_config_hash(srv->cfg));
-			px_json_emit(&j, srv->audit);
-		}
-		conn_free(c, "revoked by reload");
+		(void)revoke_tunnel(c, 0);
 	}
 }
 

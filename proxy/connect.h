@@ -21,7 +21,7 @@ typedef void (*px_connect_cb)(int fd, int err, size_t index, void *arg);
 
 /*
  * Start connecting to ADDRS[0..N) (ports set, already vetted, in the order
- * to try: interleaved by family).  A new attempt starts every 250 ms
+ * to try: interleaved by family); only the first 16 are ever tried.  A new attempt starts every 250 ms
  * (RFC 8305 §5 "Connection Attempt Delay") or as soon as the previous one
  * fails; the first to succeed wins and the others are closed.  Gives up
  * after TIMEOUT_MS.  Returns NULL with errno on immediate failure.

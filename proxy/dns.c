@@ -34,7 +34,6 @@
 #include <event2/event.h>
 
 #include "conf/host.h"
-#include "conf/ranges.h"
 #include "proxy/dns.h"
 
 /* An address as kept in the cache: 17 bytes instead of a sockaddr_storage. */
@@ -393,17 +392,23 @@ answer_fail(struct dns_answer *ans, int status, const char *msg)
 	ans->errmsg = msg ? msg : px_dns_strerror(status);
 }
 
-/* Append A to LIST (of *N, at most PX_DNS_MAX_ADDRS) unless already there. */
-static void
+/*
+ * Append A to LIST (of *N, at most PX_DNS_MAX_ADDRS) unless already there.
+ * Returns -1 when A is new and the list is full: the caller must refuse the
+ * whole answer rather than drop an address its range check would not see.
+ */
+static int
 addr_add(struct dns_addr *list, size_t *n, const struct dns_addr *a)
 {
 	size_t i;
 
 	for (i = 0; i < *n; i++)
 		if (list[i].family == a->family && !memcmp(list[i].a, a->a, 16))
-			return;
-	if (*n < PX_DNS_MAX_ADDRS)
-		list[(*n)++] = *a;
+			return 0;
+	if (*n == PX_DNS_MAX_ADDRS)
+		return -1;
+	list[(*n)++] = *a;
+	return 0;
 }
 
 /*
@@ -416,64 +421,6 @@ ttl_of(int ttl)
 	return ttl < 0 ? 0 : (uint32_t)ttl;
 }
 
-/* The never-reachable range A falls in, or NULL (conf/ranges.h). */
-static const char *
-addr_range(const struct dns_addr *a)
-{
-	struct in_addr v4;
-	struct in6_addr v6;
-
-	if (a->family == AF_INET) {
-		memcpy(&v4, a->a, 4);
-		return cf_range_v4(&v4);
-	}
-	memcpy(&v6, a->a, 16);
-	return cf_range_v6(&v6);
-}
-
-/*
- * Make sure the never-reachable addresses among AI's answers are in ANS,
- * which holds at most PX_DNS_MAX_ADDRS: a host is refused when any of its
- * addresses is never-reachable, so one hidden past the bound must not be
- * dropped unseen.  Each such address replaces the last reachable one kept;
- * once every kept address is never-reachable the host is refused anyway.
- */
-static void
-keep_unreachable(const struct ares_addrinfo *ai, struct dns_answer *ans)
-{
-	const struct ares_addrinfo_node *n;
-	struct dns_addr a;
-	size_t i, j;
-
-	for (n = ai ? ai->nodes : NULL; n; n = n->ai_next) {
-		memset(&a, 0, sizeof(a));
-		if (n->ai_family == AF_INET && n->ai_addr &&
-		    n->ai_addrlen >= (ares_socklen_t)sizeof(struct sockaddr_in)) {
-			a.family = AF_INET;
-			memcpy(a.a, &((const struct sockaddr_in *)(const void *)n->ai_addr)->sin_addr, 4);
-		} else if (n->ai_family == AF_INET6 && n->ai_addr &&
-		    n->ai_addrlen >= (ares_socklen_t)sizeof(struct sockaddr_in6)) {
-			a.family = AF_INET6;
-			memcpy(a.a, &((const struct sockaddr_in6 *)(const void *)n->ai_addr)->sin6_addr, 16);
-		} else {
-			continue;
-		}
-		if (addr_range(&a) == NULL)
-			continue;
-		for (i = 0; i < ans->naddrs; i++)
-			if (ans->addrs[i].family == a.family && !memcmp(ans->addrs[i].a, a.a, 16))
-				break;
-		if (i < ans->naddrs)
-			continue;
-		for (j = ans->naddrs; j > 0; j--)
-			if (addr_range(&ans->addrs[j - 1]) == NULL)
-				break;
-		if (j == 0)
-			return;
-		ans->addrs[j - 1] = a;
-	}
-}
-
 /* Turn a successful ares_addrinfo into ANS (ordered, deduplicated). */
 static void
 answer_from_ai(struct px_dns *d, const struct ares_addrinfo *ai,
@@ -484,6 +431,7 @@ answer_from_ai(struct px_dns *d, const struct ares_addrinfo *ai,
 	const struct ares_addrinfo_node *n;
 	const struct ares_addrinfo_cname *c;
 	uint32_t ttl = d->opts.max_ttl;
+	int full = 0;
 
 	memset(ans, 0, sizeof(*ans));
 	for (n = ai ? ai->nodes : NULL; n; n = n->ai_next) {
@@ -494,19 +442,30 @@ answer_from_ai(struct px_dns *d, const struct ares_addrinfo *ai,
 
 			a.family = AF_INET;
 			memcpy(a.a, &sin->sin_addr, 4);
-			addr_add(v4, &n4, &a);
+			full |= addr_add(v4, &n4, &a) < 0;
 		} else if (n->ai_family == AF_INET6 && n->ai_addr &&
 		    n->ai_addrlen >= (ares_socklen_t)sizeof(struct sockaddr_in6)) {
 			const struct sockaddr_in6 *sin6 = (const void *)n->ai_addr;
 
 			a.family = AF_INET6;
 			memcpy(a.a, &sin6->sin6_addr, 16);
-			addr_add(v6, &n6, &a);
+			full |= addr_add(v6, &n6, &a) < 0;
 		} else {
 			continue;
 		}
 		if (ttl_of(n->ai_ttl) < ttl)
 			ttl = ttl_of(n->ai_ttl);
+	}
+	/*
+	 * Every answer is vetted by the caller, not only the ones it dials:
+	 * a name with more addresses than can be kept is refused, since an
+	 * address dropped here would escape the deny_hosts, never-reachable
+	 * and own-listener checks.
+	 */
+	if (full || n4 + n6 > PX_DNS_MAX_ADDRS) {
+		answer_fail(ans, PX_DNS_ERROR, "the name has more than "
+		    PX_DNS_MAX_ADDRS_TEXT " addresses, more than postern keeps and vets");
+		return;
 	}
 	if (n4 + n6 == 0) {
 		answer_fail(ans, PX_DNS_NODATA, NULL);
@@ -527,8 +486,6 @@ answer_from_ai(struct px_dns *d, const struct ares_addrinfo *ai,
 		if (i4 < n4 && ans->naddrs < PX_DNS_MAX_ADDRS)
 			ans->addrs[ans->naddrs++] = v4[i4++];
 	}
-	if (ans->naddrs == PX_DNS_MAX_ADDRS)
-		keep_unreachable(ai, ans);
 	ans->status = 0;
 	ans->ttl = ttl;
 }

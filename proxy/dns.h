@@ -22,11 +22,14 @@ struct px_dns;       /* resolver + cache, owned by the proxy */
 struct px_dns_query; /* one outstanding lookup, owned by the resolver */
 
 /*
- * At most this many addresses are returned for one name.  When a name has
- * more, its never-reachable ones are kept in preference to reachable ones,
- * so that the caller's range check sees every never-reachable answer.
+ * At most this many addresses are returned for one name, and the caller
+ * vets every one of them (proxy/conn.c refuses the host when any is
+ * refused, then dials at most the first 16).  A name with more distinct
+ * addresses fails with PX_DNS_ERROR ("more than 64 addresses") instead of
+ * being cut short: an address left out would escape the caller's checks.
  */
-#define PX_DNS_MAX_ADDRS 16
+#define PX_DNS_MAX_ADDRS 64
+#define PX_DNS_MAX_ADDRS_TEXT "64"
 
 /*
  * Failure statuses given to a px_dns_cb.  They are far below any negative

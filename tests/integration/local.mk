@@ -25,3 +25,5 @@ EXTRA_DIST += tests/integration/world-selftest.sh
 
 TESTS += tests/integration/proxy-mapped.sh
 EXTRA_DIST += tests/integration/proxy-mapped.sh
+TESTS += tests/integration/proxy-many-addrs.sh
+EXTRA_DIST += tests/integration/proxy-many-addrs.sh

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -225,6 +226,56 @@ static const struct addr_case addr_cases[] = {
 	{ "rebind.test", 443, "fec0::1", 0, "private_address" },
 };
 
+
+/* Fill SS with ADDR (IPv4 or IPv6 text) and PORT. */
+static void
+sa_fill(struct sockaddr_storage *ss, const char *addr, uint16_t port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (strchr(addr, ':') != NULL) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		inet_pton(AF_INET6, addr, &sin6->sin6_addr);
+	} else {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		inet_pton(AF_INET, addr, &sin->sin_addr);
+	}
+}
+
+/*
+ * A host with 20 addresses whose 17th (past the 16 the proxy dials) is
+ * ODD, under the rule that allows HOST: cf_decide_addrs() must see it.
+ */
+static void
+many_case(const struct cf_config *c, const char *host, const char *base, const char *odd,
+    uint16_t port, int allow, const char *reason, const char *detail_has)
+{
+	const struct cf_session *s = cf_config_find_session(c, "default");
+	struct sockaddr_storage addrs[20];
+	struct cf_decision d, ad;
+	struct cf_host h;
+	const char *why;
+	char a[64];
+	size_t i, bad = 99;
+	int ok;
+
+	cf_host_parse(host, strlen(host), 0, &h, &why);
+	cf_decide(s, CF_MODE_CONNECT, &h, 443, NULL, 0, &d);
+	for (i = 0; i < 20; i++) {
+		snprintf(a, sizeof(a), "%s%zu", base, i + 1);
+		sa_fill(&addrs[i], i == 16 && odd != NULL ? odd : a, port);
+	}
+	ok = d.allow && cf_decide_addrs(c, s, &d, addrs, 20, &ad, &bad);
+	tap_ok(d.allow && ok == allow && strcmp(cf_reason_code(ad.reason), reason) == 0 &&
+	    (allow ? bad == 0 : bad == 16) &&
+	    (detail_has == NULL || strstr(ad.detail, detail_has) != NULL),
+	    "%s, 20 addresses %s*, the 17th %s, port %u -> %s at %zu (%s)", host, base,
+	    odd ? odd : "like the rest", port, reason, bad, ad.detail);
+}
+
 int
 main(void)
 {
@@ -311,6 +362,24 @@ main(void)
 		cf_decide_addr(c, s, &d, (struct sockaddr *)&ss, &ad);
 		tap_ok(ad.allow == t->allow && strcmp(cf_reason_code(ad.reason), t->reason) == 0,
 		    "%s:%u resolved to %s -> %s (%s)", t->host, t->port, t->addr, t->reason, ad.detail);
+	}
+
+	/* Every address is decided, not only the 16 the proxy may dial. */
+	many_case(c, "privok.test", "10.200.3.", NULL, 443, 1, "allowed", NULL);
+	many_case(c, "privok.test", "10.200.3.", "10.9.0.17", 443, 0, "denied_by_rule", "deny_hosts = 10.9.0.0/16");
+	many_case(c, "privok.test", "10.200.3.", "127.0.0.1", 3128, 0, "private_address", "own listener");
+	many_case(c, "privok.test", "10.200.3.", "::ffff:127.0.0.1", 3128, 0, "private_address", "own listener");
+	many_case(c, "rebind.test", "93.184.9.", NULL, 443, 1, "allowed", NULL);
+	many_case(c, "rebind.test", "93.184.9.", "169.254.169.254", 443, 0, "private_address", "never-reachable");
+	{
+		const struct cf_session *s = cf_config_find_session(c, "default");
+		struct cf_decision d, ad;
+		size_t bad = 99;
+
+		memset(&d, 0, sizeof(d));
+		d.allow = 1;
+		tap_ok(cf_decide_addrs(c, s, &d, NULL, 0, &ad, &bad) == 0 && !ad.allow && bad == 0,
+		    "no address at all is refused (%s)", ad.detail);
 	}
 
 	cf_config_free(c);

@@ -13,6 +13,12 @@ its own way (A queries; any other type gets an empty NOERROR answer):
   other.test     a well-formed answer to another question (evil.test)
   short.test     an answer record cut off in the middle of its data
   fine.test      A 10.200.1.2, at once
+  many.test      20 A records in this order: 10.200.1.2, 10.200.3.1-18,
+                 10.200.4.20 (for proxy-many-addrs.sh)
+  self.test      the same, with 127.0.0.1 as the 20th
+  fine20.test    the same, with 10.200.4.21 as the 20th
+  toomany.test   71 A records, 10.200.1.2 then 10.200.5.1-70 (over UDP
+                 the TC bit, over TCP the answer)
 
 anything else: NXDOMAIN.  Every query is logged as "PROTO NAME" lines.
 """
@@ -68,6 +74,20 @@ def a_record(addr, name_ref=b"\xc0\x0c"):
     return name_ref + struct.pack("!HHIH", 1, 1, 30, 4) + addr
 
 
+def many(last):
+    """10.200.1.2, 10.200.3.1-18, then LAST: 20 addresses, in order."""
+    return [UP] + [bytes([10, 200, 3, i]) for i in range(1, 19)] + \
+        [socket.inet_aton(last)]
+
+
+MANY = {
+    "many.test": many("10.200.4.20"),
+    "self.test": many("127.0.0.1"),
+    "fine20.test": many("10.200.4.21"),
+    "toomany.test": [UP] + [bytes([10, 200, 5, i]) for i in range(1, 71)],
+}
+
+
 def answer(proto, q):
     """The reply to query Q over PROTO, None for no reply, or "close"."""
     p = parse_query(q)
@@ -79,6 +99,12 @@ def answer(proto, q):
         time.sleep(1.0)
     if qtype != 1 and name.endswith(".test"):
         return header(qid, 0, 0) + question
+    if name in MANY:
+        addrs = MANY[name]
+        r = header(qid, 0, len(addrs)) + question + b"".join(a_record(a) for a in addrs)
+        if proto == "udp" and len(r) > 512:
+            return header(qid, 0x0200, 0) + question
+        return r
     if name in ("slow.test", "fine.test"):
         return header(qid, 0, 1) + question + a_record(UP)
     if name in ("tc.test", "tcdead.test"):
