@@ -25,3 +25,7 @@ uninstall-local:
 
 TESTS += tests/integration/install-systemd.sh
 EXTRA_DIST += tests/integration/install-systemd.sh
+TESTS += tests/integration/k8s-schema.sh
+EXTRA_DIST += tests/integration/k8s-schema.sh tests/integration/lib-k8s
+TESTS += tests/integration/podman-kube.sh
+EXTRA_DIST += tests/integration/podman-kube.sh
