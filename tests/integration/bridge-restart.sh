@@ -141,7 +141,8 @@ else
 fi
 proxy_stop >/dev/null
 
-# postern-sidecar run: the engine dies under a live command.
+# postern-sidecar run: the engine dies under a live command (killed once
+# the command sleeps, past its first request; the sleep is this test's own).
 SIDECAR="${POSTERN_SIDECAR:-$top_builddir/postern-sidecar}"
 [ -x "$SIDECAR" ] || { diag "postern-sidecar is not built: run not checked"; exit 0; }
 BINS=$(world_bins_for 1000 "$SIDECAR" "$top_builddir/postern-bridge") ||
@@ -158,14 +159,14 @@ start=$(date +%s)
 out=$(ip netns exec "$WORLD_NS_PX" setpriv --reuid=1000 --regid=1000 --clear-groups \
 	env -i PATH=/usr/bin:/bin HOME=/ "$BINS/postern-sidecar" run -c "$WORLD_DIR/run.ini" -- sh -c '
 	curl -s --max-time 10 -o /dev/null -w "first %{http_code}\n" http://allowed.test/run/1
-	sleep 30
+	sleep "$1"
 	curl -s --max-time 10 -o /dev/null -w "late %{http_code}\n" http://allowed.test/run/2
-	' 2>&1 &
+	' sh "30.$$" 2>&1 &
 	spid=$!
 	i=0
 	while [ $i -lt 100 ]; do
 		epid=$(pgrep -P "$spid" -f "postern-sidecar run" | head -n 1)
-		[ -n "$epid" ] && pgrep -f "^sleep 30$" >/dev/null && break
+		[ -n "$epid" ] && pgrep -f "^sleep 30\.$$\$" >/dev/null && break
 		sleep 0.1
 		i=$((i + 1))
 	done
