@@ -42,6 +42,7 @@ BRIDGE_IT = \
 	tests/integration/bridge-unshare.sh \
 	tests/integration/bridge-bwrap.sh \
 	tests/integration/bridge-unshare-recipe.sh \
+	tests/integration/bridge-restart.sh \
 	tests/integration/bridge-root.sh \
 	tests/integration/bridge-concurrent.sh \
 	tests/integration/bridge-halfclose.sh \

@@ -9,7 +9,7 @@ clang libclang-rt-14-dev
 libevent-dev libssl-dev libnl-3-dev libnl-route-3-dev libc-ares-dev libinih-dev
 iproute2 nftables dnsmasq-base curl openssl ca-certificates python3 procps psmisc util-linux
 bubblewrap socat git
-podman uidmap runc conmon
+podman uidmap runc conmon catatonit
 tinyproxy squid wrk hyperfine
 "
 
@@ -50,9 +50,24 @@ for p in $PACKAGES; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
+# The offline schema check of contrib/k8s/ (tests/integration/k8s-schema.sh):
+# Kubernetes' JSON schemas and a validator, from npm, where npm is there
+# (a few MB; the test skips without them).
+K8S_NPM="kubernetes-models@5.1.0 js-yaml@4.1.0"
+k8s_npm() {
+	command -v npm >/dev/null 2>&1 || return 0
+	root=$(npm root -g 2>/dev/null) || return 0
+	[ -f "$root/kubernetes-models/v1/Pod.js" ] && [ -f "$root/js-yaml/index.js" ] && return 0
+	# shellcheck disable=SC2086
+	npm install -g --no-audit --no-fund $K8S_NPM >/dev/null 2>&1 &&
+		echo "install-deps: installed (npm): $K8S_NPM" ||
+		echo "install-deps: npm install $K8S_NPM failed; the k8s schema test will skip" >&2
+}
+
 if [ -z "$missing" ]; then
 	echo "install-deps: all packages present"
 	install_claude
+	k8s_npm
 	exit 0
 fi
 
@@ -75,4 +90,6 @@ if ! apt-get install -y -q --no-install-recommends $missing; then
 	apt-get install -y -q --no-install-recommends $missing
 fi
 echo "install-deps: installed:$missing"
+# Claude Code first: it installs npm when npm is missing.
 install_claude
+k8s_npm

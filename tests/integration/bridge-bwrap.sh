@@ -1,7 +1,7 @@
 #!/bin/sh
 # bridge-bwrap.sh: the bwrap recipe of README.md and postern-bridge(8), run
 # exactly as printed (only "agent ..." becomes the probe; the session socket
-# is at the printed /run/postern/s1.sock) by an ordinary user (uid 1000) and
+# is at the printed /run/postern/s1/proxy.sock) by an ordinary user (uid 1000) and
 # by root (behind the printed setpriv prefix).  Either way CMD has no
 # capability in any set and no_new_privs, is not kernel uid or gid 0, sees
 # no process outside its network namespace and cannot nsenter the

@@ -414,8 +414,8 @@ EOF
 # and unshare, for an ordinary user and for root.  These helpers take those
 # lines out of the documents themselves, so that the very text a reader
 # copies is what runs: KEEP THE README AND THE MAN PAGE IN SYNC (the tests
-# compare them), and keep the placeholders "/run/postern/s1.sock" (the
-# session's socket) and "agent ..." (the command) in every recipe.
+# compare them), and keep the placeholders "/run/postern/s1/proxy.sock"
+# (the session's socket, in a directory of its own) and "agent ..." (the command) in every recipe.
 
 # br_doc_recipe FILE WORD: the first recipe in FILE (README.md, or a man page
 # whose roff escapes are undone) whose first line starts with WORD (after
@@ -438,7 +438,7 @@ br_doc_recipe() {
 # namespace made once here (the script re-executes itself in it), so that
 # the recipes find what they name without changing the real host: the bridge
 # and the probe installed in /usr/local/bin (a tmpfs), a fresh /run holding
-# the session socket /run/postern/s1.sock and a stand-in host socket
+# the session socket /run/postern/s1/proxy.sock and a stand-in host socket
 # /run/x.sock, a home-like /home/agent with another, and one in $BR_T under
 # /tmp.  Root only.  Sets BR_HOST_SOCKS.
 br_recipe_world() {
@@ -460,15 +460,15 @@ br_recipe_world() {
 	cp "$BRIDGE" /usr/local/bin/postern-bridge || br_fail "install the bridge"
 	cp "$BR_T/probe.py" /usr/local/bin/postern-probe || br_fail "install the probe"
 	chmod 755 /usr/local/bin/postern-bridge /usr/local/bin/postern-probe
-	mkdir -p /run/postern /home/agent
-	chmod 755 /run/postern /home/agent
+	mkdir -p /run/postern/s1 /home/agent
+	chmod 755 /run/postern /run/postern/s1 /home/agent
 	chown 1000:1000 /home/agent
 	br_start_upstream
-	br_start_proxy /run/postern/s1.sock
+	br_start_proxy /run/postern/s1/proxy.sock
 	# The stand-in proxy cannot give its socket an owner and mode yet (the
 	# real proxy's listen options are another change): hand it to uid 1000
 	# by hand, the way a session socket would belong to its user.
-	chown 1000:1000 /run/postern/s1.sock && chmod 0660 /run/postern/s1.sock ||
+	chown 1000:1000 /run/postern/s1/proxy.sock && chmod 0660 /run/postern/s1/proxy.sock ||
 		br_fail "chown the session socket"
 	BR_HOST_SOCKS="/run/x.sock $BR_T/x.sock /home/agent/x.sock"
 	for s in $BR_HOST_SOCKS; do
