@@ -142,6 +142,13 @@ struct px_conn {
 	struct px_chunked resp_ch;
 	struct px_http_header *hdrs;
 	size_t nhdrs_cap;
+	/*
+	 * Where the parse of a head still incomplete stopped (proxy/http.h):
+	 * the next read resumes there.  Parsed again from its start on every
+	 * read, a head sent one byte at a time would cost CPU in the square
+	 * of its length.  Zero: no head in progress.
+	 */
+	struct px_http_resume req_rs, resp_rs;
 	struct pooled *pool;       /* POOL_MAX idle upstreams, made on first use */
 
 	/* Tunnel state. */
@@ -1164,10 +1171,16 @@ fwd_response(struct px_conn *c)
 			want = avail > lim.max_header_bytes + 1 ? lim.max_header_bytes + 1 : avail;
 			data = evbuffer_pullup(in, (ev_ssize_t)want);
 			px_http_response_init(&resp, c->hdrs, c->nhdrs_cap);
+			resp.resume = c->resp_rs;
 			rc = px_http_parse_response((const char *)data, want, &lim, c->req_is_head,
 			    &resp, &head_len, &why);
-			if (rc == PX_HTTP_INCOMPLETE)
+			if (rc == PX_HTTP_INCOMPLETE) {
+				c->resp_rs = resp.resume;
 				return;
+			}
+			/* Whatever follows (the body, the head after a 1xx) is
+			 * parsed from its own start. */
+			memset(&c->resp_rs, 0, sizeof(c->resp_rs));
 			if (rc != PX_HTTP_OK) {
 				if (c->bytes_down == 0) {
 					char d[200];
@@ -1280,6 +1293,7 @@ fwd_start(struct px_conn *c)
 {
 	c->state = CS_FWD;
 	c->rstate = RS_HEAD;
+	memset(&c->resp_rs, 0, sizeof(c->resp_rs));
 	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
 	bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
 	bufferevent_setwatermark(c->up, EV_WRITE, 0, 0);
@@ -1339,14 +1353,19 @@ handle_head(struct px_conn *c)
 		return;
 	}
 	px_http_request_init(&req, c->hdrs, c->nhdrs_cap);
+	req.resume = c->req_rs;
 	rc = px_http_parse_request((const char *)data, want, &lim, &req, &head_len, &status, &why);
 	if (rc == PX_HTTP_INCOMPLETE) {
+		c->req_rs = req.resume;
 		if (len > lim.max_header_bytes) {
 			c->host.kind = 0;
 			refuse(c, 431, CF_R_BAD_REQUEST, NULL, "request head larger than max_header_bytes");
 		}
 		return;
 	}
+	/* This head is done with: the next one on the connection is parsed
+	 * from its own start. */
+	memset(&c->req_rs, 0, sizeof(c->req_rs));
 
 	/* A new request: the current snapshot decides it. */
 	c->requests++;

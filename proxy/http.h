@@ -61,7 +61,12 @@ struct px_http_header {
  * stopped, so that the next call on the same, grown buffer checks only the
  * new bytes instead of starting over (feeding a 32 KiB head one byte at a
  * time must not cost 32 Ki full scans).  Lives in the caller's struct so
- * that nothing is allocated; the caller never touches it.
+ * that nothing is allocated; the caller never looks inside it.  Only this
+ * member carries over from one call to the next, so a caller that keeps its
+ * struct px_http_request (or _response) on the stack may keep just this
+ * between reads: copy it out after PX_HTTP_INCOMPLETE, and back in after
+ * px_http_request_init() before the next call (proxy/conn.c does, to keep
+ * a connection small).
  */
 struct px_http_resume {
 	size_t len;       /* bytes seen by the call that saved it; 0: none */
@@ -160,7 +165,8 @@ void px_http_request_init(struct px_http_request *req,
 /*
  * Parse a request head from BUF[0..LEN).  REQ must have been prepared with
  * px_http_request_init().  After PX_HTTP_INCOMPLETE the caller calls again
- * with the same REQ and the same bytes grown by what arrived since (the
+ * with the same REQ (or one given its resume, see struct px_http_resume)
+ * and the same bytes grown by what arrived since (the
  * buffer may have moved, e.g. by evbuffer_pullup(), but its first bytes must
  * be unchanged); the new call then checks only the new bytes.  To parse
  * anything else (the next request on the connection), call

@@ -20,6 +20,16 @@
 #                  close; 8 clients at once
 #   half-close     the client shuts down its write side; does the server's
 #                  answer still come back through the tunnel?
+#   head bytewise  postern only: its CPU for two 27 KB plain-HTTP request
+#                  heads and for twenty 2.7 KB ones, each written one byte
+#                  per write(2) with TCP_NODELAY on a keep-alive connection
+#                  (the same bytes, the same writes), and the ratio of the
+#                  two, which is about 1 when a head costs CPU in
+#                  proportion to its length and grows with the length when
+#                  every read parses the head again from its start
+#
+# BENCH_ONLY=head runs only the last case (no tinyproxy, squid or wrk
+# needed).
 #
 # Everything runs in a private network namespace (unshare -n) with only
 # loopback in it, so no byte can leave the machine, the TIME_WAIT sockets of
@@ -52,13 +62,19 @@ BYTES=${BENCH_BYTES:-1073741824}
 SECS=${BENCH_SECONDS:-2}
 IDLE=${BENCH_IDLE:-1000}
 LIMIT=${BENCH_LIMIT:-570}
+ONLY=${BENCH_ONLY:-}
 BULK_MAX=15		# seconds a bulk stream may take before it is cut
 HZ=$(getconf CLK_TCK)
 
 for x in "$LOAD" "$POSTERN"; do
 	[ -x "$x" ] || { echo "bench-proxy: $x is not built" >&2; exit 1; }
 done
-for c in squid tinyproxy wrk ip ss timeout; do
+case $ONLY in
+'') NEED="squid tinyproxy wrk ip ss timeout" ;;
+head) NEED="ip ss timeout" ;;
+*) echo "bench-proxy: BENCH_ONLY is empty or head" >&2; exit 1 ;;
+esac
+for c in $NEED; do
 	command -v $c >/dev/null || { echo "bench-proxy: $c is not installed" >&2; exit 1; }
 done
 
@@ -290,11 +306,17 @@ TARGETS="direct postern tinyproxy squid"
 echo "bench-proxy: $ROUNDS rounds; bulk $BYTES bytes each way; ${SECS}s per timed test; $IDLE idle tunnels"
 echo "bench-proxy: $(nproc) CPUs, kernel $(uname -r), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 rev=$(git -C "$top_srcdir" rev-parse --short HEAD 2>/dev/null || echo unknown)
-echo "bench-proxy: $("$POSTERN" --version 2>&1 | head -1) (tree at $rev); $(tinyproxy -v 2>&1 | head -1); $(squid -v | head -1)"
+if [ -z "$ONLY" ]; then
+	echo "bench-proxy: $("$POSTERN" --version 2>&1 | head -1) (tree at $rev); $(tinyproxy -v 2>&1 | head -1); $(squid -v | head -1)"
+else
+	echo "bench-proxy: $("$POSTERN" --version 2>&1 | head -1) (tree at $rev); only: $ONLY"
+fi
 START=$(date +%s)
 
 r=0
-while [ $r -lt "$ROUNDS" ]; do
+MAIN_ROUNDS=$ROUNDS
+[ -n "$ONLY" ] && MAIN_ROUNDS=0
+while [ $r -lt "$MAIN_ROUNDS" ]; do
 	r=$((r + 1))
 	echo "bench-proxy: round $r ($(($(date +%s) - START))s)"
 	start_proxies
@@ -364,6 +386,33 @@ while [ $r -lt "$ROUNDS" ]; do
 	done
 	stop_proxies
 done
+
+# Head one byte at a time: postern alone, afresh, ROUNDS rounds.  Two heads
+# of 27 KB and twenty of 2.7 KB are the same 55,296 bytes in as many
+# writes, so what differs is only how a head's cost grows with its length
+# (and twenty requests' fixed costs against two, which favours the big
+# heads' side of the ratio).
+"$POSTERN" -c "$T/postern.ini" 2>>"$T/postern.err" &
+PX_PID=$!
+PIDS="$SERVER_PID $PX_PID"
+wait_listen $PX_PORT postern $PX_PID
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	r=$((r + 1))
+	echo "bench-proxy: head bytewise round $r ($(($(date +%s) - START))s)"
+	c0=$(cpu_ticks $PX_PID)
+	run postern "head bytewise 2 x 27 KB" "$LOAD" slowhead "127.0.0.1:$PX_PORT" "$UP_HTTP" 2 27648 >/dev/null || continue
+	c1=$(cpu_ticks $PX_PID)
+	run postern "head bytewise 20 x 2.7 KB" "$LOAD" slowhead "127.0.0.1:$PX_PORT" "$UP_HTTP" 20 2765 >/dev/null || continue
+	c2=$(cpu_ticks $PX_PID)
+	awk -v t=$((c1 - c0)) -v hz="$HZ" 'BEGIN { printf "%.0f\n", t / hz * 1000 }' >> "$T/headbig.postern"
+	awk -v t=$((c2 - c1)) -v hz="$HZ" 'BEGIN { printf "%.0f\n", t / hz * 1000 }' >> "$T/headsmall.postern"
+	awk -v a=$((c1 - c0)) -v b=$((c2 - c1)) 'BEGIN { if (b == 0) print "-"; else printf "%.2f\n", a / b }' >> "$T/headratio.postern"
+	echo "bench-proxy: head bytewise round $r: $(tail -1 "$T/headbig.postern") ms, $(tail -1 "$T/headsmall.postern") ms, ratio $(tail -1 "$T/headratio.postern")"
+done
+for d in $(descendants "$PX_PID"); do kill "$d" 2>/dev/null; done
+wait "$PX_PID" 2>/dev/null
+PIDS=$SERVER_PID
 echo "bench-proxy: done in $(($(date +%s) - START))s, load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---------------------------------------------------------------------------
@@ -375,7 +424,8 @@ atmost() { awk -v v="$1" -v l="$2" 'BEGIN { if (v == "-") print "n/a"; else prin
 both() { if [ "$1" = met ] && [ "$2" = met ]; then echo met; elif [ "$1" = n/a ] || [ "$2" = n/a ]; then echo n/a; else echo "**missed**"; fi; }
 maxof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a + 0 > b + 0) ? a : b }'; }
 
-for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse cputps cpurps cpuref; do
+for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse cputps cpurps cpuref \
+	headbig headsmall headratio; do
 	for t in $TARGETS; do
 		v=-
 		[ -s "$T/$m.$t" ] && v=$(median "$T/$m.$t")
@@ -397,7 +447,9 @@ echo "reconnects after every response and counts each close as a read error."
 echo
 echo "| metric | direct | postern | tinyproxy | squid | ÷direct | ÷tinyproxy | ÷squid | target | |"
 echo "|---|--:|--:|--:|--:|--:|--:|--:|---|---|"
-for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half cputps cpurps cpuref; do
+ROWS="up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half cputps cpurps cpuref"
+[ -n "$ONLY" ] && ROWS=""
+for m in $ROWS headbig headsmall headratio; do
 	eval "d=\${M_${m}_direct:--} p=\$M_${m}_postern tp=\$M_${m}_tinyproxy sq=\$M_${m}_squid"
 	rd=$(ratio "$p" "$d"); rt=$(ratio "$p" "$tp"); rs=$(ratio "$p" "$sq")
 	best=$(maxof "$tp" "$sq")
@@ -429,6 +481,12 @@ for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half c
 	cputps) label="CPU µs per tunnel"; target=""; verdict="" ;;
 	cpurps) label="CPU µs per HTTP request"; target=""; verdict="" ;;
 	cpuref) label="CPU µs per refusal"; target=""; verdict="" ;;
+	headbig) label="head bytewise: CPU ms for 2 × 27 KB"; target=""; verdict="" ;;
+	headsmall) label="head bytewise: CPU ms for 20 × 2.7 KB"; target=""; verdict="" ;;
+	headratio)
+		label="head bytewise: CPU 2 × 27 KB ÷ 20 × 2.7 KB"
+		target="≤1.3 (postern)"
+		verdict=$(atmost "$p" 1.3) ;;
 	refuse)
 		label="refusals/s (8 clients)"
 		target="≥2× best peer"

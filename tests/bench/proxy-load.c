@@ -33,6 +33,13 @@
  *       CONNECT to a TARGET the proxy refuses, read the response head,
  *       close; CONNS at once; prints refusals/s.  Any status but 403 is an
  *       error.
+ *   proxy-load slowhead PROXY TARGET HEADS BYTES
+ *       On one keep-alive connection, HEADS plain-HTTP requests for
+ *       http://TARGET/, each a head of exactly BYTES bytes (padded with
+ *       X-Pad fields) written one byte per write(2) with TCP_NODELAY and
+ *       SLOW_GAP_US between writes, each answered with a 200 before the
+ *       next is sent; prints the seconds taken.  The CPU this costs the
+ *       proxy is what the script measures.
  *   proxy-load halfclose PROXY TARGET
  *       Send 5 bytes to the sink, shut down the write side, wait 3 s for
  *       the sink's count: prints "yes" when it comes back (the half-close
@@ -55,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -184,7 +192,8 @@ struct sconn {
 	size_t out_len, out_off;
 	bool close_after;	/* close once out is flushed */
 	bool want_out;		/* EPOLLOUT is armed */
-	char in[8192];		/* HTTP: the unparsed part of the input */
+	char in[40960];		/* HTTP: the unparsed part of the input (a
+				 * head up to postern's default 32 KiB cap) */
 	size_t in_len;
 };
 
@@ -1096,6 +1105,91 @@ cmd_lat(unsigned conns, double secs)
 	return 0;
 }
 
+/*
+ * slowhead: the cost of a head that arrives in pieces, one byte each.  The
+ * pause between writes is what makes each byte a read of its own: written
+ * back to back, the bytes pile up in the proxy's socket while it handles
+ * the previous read, and it reads them many at a time, which hides how the
+ * cost of one read grows with the head (a hostile client paces its bytes).
+ */
+#define SLOW_GAP_US 50
+static int
+cmd_slowhead(unsigned heads, size_t bytes)
+{
+	char *head = malloc(bytes + 1), *p;
+	size_t len, rest, nlines, i;
+	int fd = -1, rc = 1;
+	double t0;
+	unsigned k;
+
+	if (head == NULL)
+		die("malloc");
+	len = (size_t)snprintf(head, bytes + 1, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n",
+	    g_target, g_target);
+	/* Field lines of at most 1000 bytes ("X-Pad-NNN: " value CRLF), then
+	 * the empty line: exactly BYTES in all. */
+	rest = bytes - len - 2;
+	nlines = (rest + 999) / 1000;
+	if (len + 2 >= bytes || rest / nlines < 16 || nlines > 999) {
+		fprintf(stderr, "proxy-load: slowhead: %zu bytes is too short or too long\n", bytes);
+		exit(2);
+	}
+	p = head + len;
+	for (i = 0; i < nlines; i++) {
+		size_t line = rest / nlines + (i < rest % nlines ? 1 : 0);
+		p += sprintf(p, "X-Pad-%03zu: ", i);
+		memset(p, 'a' + (int)(i % 26), line - 13);
+		p += line - 13;
+		memcpy(p, "\r\n", 2);
+		p += 2;
+	}
+	memcpy(p, "\r\n", 2);
+	p += 2;
+	if ((size_t)(p - head) != bytes) {
+		fprintf(stderr, "proxy-load: slowhead: built %zu bytes, not %zu\n",
+		    (size_t)(p - head), bytes);
+		goto out;
+	}
+
+	/* Sleeps of SLOW_GAP_US, not 50 µs more of the default slack. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	t0 = now();
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		die("socket");
+	nodelay(fd);
+	if (connect(fd, (struct sockaddr *)&g_dst, sizeof(g_dst)) < 0) {
+		perror("proxy-load: connect");
+		goto out;
+	}
+	for (k = 0; k < heads; k++) {
+		char body[13];
+		int st;
+
+		for (i = 0; i < bytes; i++) {
+			struct timespec gap = { 0, SLOW_GAP_US * 1000L };
+
+			if (!write_all(fd, head + i, 1)) {
+				perror("proxy-load: slowhead: write");
+				goto out;
+			}
+			nanosleep(&gap, NULL);
+		}
+		st = read_head(fd);
+		if (st != 200 || !read_all(fd, body, sizeof(body))) {
+			fprintf(stderr, "proxy-load: slowhead: head %u: status %d\n", k + 1, st);
+			goto out;
+		}
+	}
+	printf("%.3f\n", now() - t0);
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(head);
+	return rc;
+}
+
 static void
 usage(void)
 {
@@ -1104,6 +1198,7 @@ usage(void)
 	    "       proxy-load up|down PROXY TARGET BYTES MAXSECS\n"
 	    "       proxy-load tps|lat|refuse PROXY TARGET CONNS SECONDS\n"
 	    "       proxy-load idle PROXY TARGET CONNS\n"
+	    "       proxy-load slowhead PROXY TARGET HEADS BYTES\n"
 	    "       proxy-load halfclose PROXY TARGET\n");
 	exit(2);
 }
@@ -1142,6 +1237,8 @@ main(int argc, char **argv)
 		return cmd_lat((unsigned)num(argv[4]), (double)num(argv[5]));
 	if (strcmp(argv[1], "idle") == 0 && argc == 5)
 		return cmd_idle((unsigned)num(argv[4]));
+	if (strcmp(argv[1], "slowhead") == 0 && argc == 6)
+		return cmd_slowhead((unsigned)num(argv[4]), (size_t)num(argv[5]));
 	if (strcmp(argv[1], "halfclose") == 0 && argc == 4)
 		return cmd_halfclose();
 	usage();

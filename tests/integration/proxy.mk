@@ -11,6 +11,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-paths.sh \
 	tests/integration/proxy-smuggling.sh \
 	tests/integration/proxy-slowloris.sh \
+	tests/integration/proxy-headsplit.sh \
 	tests/integration/proxy-idle.sh \
 	tests/integration/proxy-timeouts.sh \
 	tests/integration/proxy-tunnel.sh \

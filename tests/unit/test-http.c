@@ -412,6 +412,70 @@ test_incremental(void)
 	}
 }
 
+/*
+ * A caller may keep only the resume member between calls, as proxy/conn.c
+ * does: a fresh struct on every call, given the last call's resume, over a
+ * buffer that moves between calls, gets the head that one parse of the
+ * whole gets, with its pointers into the last buffer.
+ */
+static void
+test_resume_copied(void)
+{
+	static const char in[] = "POST http://a.test/p?q HTTP/1.1\r\nHost: a.test\r\n"
+	    "X-A: one\r\nContent-Length: 5\r\nX-B:  two \r\n\r\n";
+	static const char rin[] = "HTTP/1.1 200 OK\r\nX-C: three\r\nContent-Length: 7\r\n\r\n";
+	struct px_http_resume rs;
+	struct px_http_request req;
+	struct px_http_response resp;
+	const char *why = NULL;
+	char *buf = NULL, *nb;
+	size_t k, hl = 0;
+	int rc = PX_HTTP_INCOMPLETE, status = 0, early = 1;
+
+	memset(&rs, 0, sizeof(rs));
+	for (k = 1; k < sizeof(in); k++) {
+		/* Both alive while copying: the new one is elsewhere. */
+		if ((nb = malloc(k)) == NULL)
+			abort();
+		memcpy(nb, in, k);
+		free(buf);
+		buf = nb;
+		px_http_request_init(&req, hdrs, MAXH);
+		req.resume = rs;
+		rc = px_http_parse_request(buf, k, NULL, &req, &hl, &status, &why);
+		if (k + 1 < sizeof(in) && rc != PX_HTTP_INCOMPLETE)
+			early = 0;
+		rs = req.resume;
+	}
+	tap_ok(early && rc == PX_HTTP_OK && hl == sizeof(in) - 1 && req.content_length == 5 &&
+	    req.nheaders == 4 && span_eq(req.path, req.path_len, "/p?q") &&
+	    span_eq(req.headers[3].value, req.headers[3].value_len, "two") &&
+	    req.headers[3].value > buf && req.headers[3].value < buf + hl,
+	    "request: only resume kept between calls, the buffer moving: the same head");
+
+	memset(&rs, 0, sizeof(rs));
+	early = 1;
+	for (k = 1; k < sizeof(rin); k++) {
+		if ((nb = malloc(k)) == NULL)
+			abort();
+		memcpy(nb, rin, k);
+		free(buf);
+		buf = nb;
+		px_http_response_init(&resp, hdrs, MAXH);
+		resp.resume = rs;
+		rc = px_http_parse_response(buf, k, NULL, 0, &resp, &hl, &why);
+		if (k + 1 < sizeof(rin) && rc != PX_HTTP_INCOMPLETE)
+			early = 0;
+		rs = resp.resume;
+	}
+	tap_ok(early && rc == PX_HTTP_OK && hl == sizeof(rin) - 1 && resp.status == 200 &&
+	    resp.content_length == 7 && resp.nheaders == 2 &&
+	    span_eq(resp.headers[0].value, resp.headers[0].value_len, "three") &&
+	    resp.headers[0].value > buf && resp.headers[0].value < buf + hl,
+	    "response: only resume kept between calls, the buffer moving: the same head");
+	free(buf);
+}
+
 /* ------------------------------------------------------------------ */
 /* Limits                                                              */
 
@@ -937,6 +1001,7 @@ main(void)
 	test_valid_requests();
 	test_mismatch_fields();
 	test_incremental();
+	test_resume_copied();
 	test_limits();
 	test_responses();
 	test_build_upstream();
