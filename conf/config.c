@@ -695,6 +695,48 @@ static const char *const proxy_keys[] = {
 	"max_headers", "max_header_bytes", "revoke", NULL,
 };
 
+static const char *const session_keys[] = { "allow_hosts", "deny_hosts", "listen", NULL };
+
+/*
+ * The key of KNOWN nearest to KEY by edit distance (Levenshtein), when it
+ * is near enough to be a typo: at most 2 edits and fewer than half the
+ * key's length, so that "bogus" is not taken for "log".  NULL otherwise.
+ */
+static const char *
+nearest_key(const char *key, const char *const *known)
+{
+	size_t n = strlen(key), i, j, m;
+	unsigned row[64], prev, tmp, best_d = 3;
+	const char *best = NULL;
+
+	if (n == 0 || n >= sizeof(row) / sizeof(row[0]))
+		return NULL;
+	for (; *known != NULL; known++) {
+		m = strlen(*known);
+		for (j = 0; j <= n; j++)
+			row[j] = (unsigned)j;
+		for (i = 1; i <= m; i++) {
+			prev = row[0];
+			row[0] = (unsigned)i;
+			for (j = 1; j <= n; j++) {
+				unsigned cost = (*known)[i - 1] == key[j - 1] ? 0 : 1;
+				tmp = row[j];
+				row[j] = prev + cost;
+				if (tmp + 1 < row[j])
+					row[j] = tmp + 1;
+				if (row[j - 1] + 1 < row[j])
+					row[j] = row[j - 1] + 1;
+				prev = tmp;
+			}
+		}
+		if (row[n] < best_d && 2 * row[n] < n) {
+			best_d = row[n];
+			best = *known;
+		}
+	}
+	return best;
+}
+
 static int
 handler(void *user, const char *section, const char *key, const char *value)
 {
@@ -862,7 +904,9 @@ handler(void *user, const char *section, const char *key, const char *value)
 		} else if (strcmp(key, "allow_hosts") == 0 || strcmp(key, "deny_hosts") == 0) {
 			err_at(b, b->line, "%s belongs in [defaults] or a [session NAME], not in [proxy]", key);
 		} else {
-			err_at(b, b->line, "unknown key in [proxy] (%s)", key);
+			const char *near = nearest_key(key, proxy_keys);
+			err_at(b, b->line, "unknown key in [proxy] (%s)%s%s%s", key,
+			    near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
 		}
 		return 1;
 	}
@@ -886,8 +930,13 @@ handler(void *user, const char *section, const char *key, const char *value)
 					break;
 			if (*k != NULL)
 				err_at(b, b->line, "%s belongs in [proxy] (%s)", key, section);
-			else
-				err_at(b, b->line, "unknown key in [%s] (%s)", section, key);
+			else {
+				const char *near = nearest_key(key, session_keys);
+				if (near == NULL)
+					near = nearest_key(key, proxy_keys);
+				err_at(b, b->line, "unknown key in [%s] (%s)%s%s%s", section, key,
+				    near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+			}
 		}
 	}
 	return 1;

@@ -30,7 +30,7 @@ usage(FILE *f)
 	    "       postern-proxy ctl status|reload|metrics [--admin PATH] [-c FILE]\n"
 	    "                     talk to a running proxy's admin socket\n"
 	    "       postern-proxy --default-config          print the built-in default\n"
-	    "       postern-proxy --version\n");
+	    "       postern-proxy -V|--version\n");
 }
 
 static void
@@ -124,7 +124,7 @@ main(int argc, char **argv)
 	 * of its own. */
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
 		return px_ctl_main(argc - 1, argv + 1);
-	while ((ch = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			path = optarg;
