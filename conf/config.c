@@ -672,6 +672,15 @@ add_rules(struct builder *b, struct sess_build *s, enum cf_rule_type type, const
 		} else {
 			r.file = file;
 			r.line = line;
+			if (r.taken_as != NULL) {
+				char buf[120], tbuf[120];
+				show(buf, sizeof(buf), r.text);
+				show(tbuf, sizeof(tbuf), r.taken_as);
+				if (line > 0)
+					warn_cfg(b->diag, "%s:%d: %s taken as %s", file, line, buf, tbuf);
+				else
+					warn_cfg(b->diag, "%s: %s taken as %s", file, buf, tbuf);
+			}
 			vp = type == CF_RULE_ALLOW ? &s->allow : &s->deny;
 			np = type == CF_RULE_ALLOW ? &s->nallow : &s->ndeny;
 			nv = realloc(*vp, (*np + 1) * sizeof(*nv));

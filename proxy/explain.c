@@ -65,6 +65,10 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 		cf_diag_free(&diag);
 		return 2;
 	}
+	/* What the proxy would warn about at start (a URL taken as a
+	 * pattern, a shadowed rule), on stderr: stdout is the verdict. */
+	for (i = 0; i < diag.nwarnings; i++)
+		fprintf(stderr, "postern-proxy: warning: %s\n", diag.warnings[i]);
 	cf_diag_free(&diag);
 	s = cf_config_find_session(c, session);
 	if (s == NULL) {
@@ -91,8 +95,27 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 			fprintf(out, "note: a path must start with /; the proxy would see /%.*s\n",
 			    (int)upathlen, upath);
 		}
+	} else if (strncasecmp(target, "https://", 8) == 0) {
+		/* A pasted https:// URL is what a client sends as CONNECT
+		 * HOST:PORT (443 unless it names one); its path travels inside
+		 * TLS, where the proxy never sees it. */
+		const char *auth = target + 8, *rest;
+		size_t alen = strcspn(auth, "/?#");
+		mode = CF_MODE_CONNECT;
+		if (cf_authority_parse(auth, alen, 0, &h, &port, &why) != 0) {
+			rc = print_bad(out, why, target);
+			goto out;
+		}
+		if (port == 0)
+			port = 443;
+		cf_host_format(&h, hbuf, sizeof(hbuf));
+		fprintf(stderr, "postern-proxy: note: %s taken as CONNECT %s:%u\n", target, hbuf, port);
+		rest = auth + alen;
+		if (rest[0] != '\0' && strcmp(rest, "/") != 0)
+			fprintf(stderr, "postern-proxy: note: the path %s is inside TLS: the proxy never "
+			    "sees it, and decides on the host and port alone\n", rest);
 	} else if (strstr(target, "://") != NULL) {
-		rc = print_bad(out, "only http:// URLs (plain HTTP) or HOST:PORT (CONNECT) can be explained; https:// goes through CONNECT as HOST:443", target);
+		rc = print_bad(out, "only http:// and https:// URLs or HOST:PORT (CONNECT) can be explained", target);
 		goto out;
 	} else {
 		mode = CF_MODE_CONNECT;

@@ -54,3 +54,33 @@ expect_eq 2 $? "--check refuses the typos"
 expect_match "typo\.ini:3: unknown key in \[proxy\] \(conect_timeout\); did you mean connect_timeout\?$" "$out" "a [proxy] typo gets the key it resembles"
 expect_match "typo\.ini:6: unknown key in \[defaults\] \(allow_host\); did you mean allow_hosts\?$" "$out" "so does a [defaults] one"
 expect_match "typo\.ini:4: unknown key in \[proxy\] \(bogus\)$" "$out" "a word like no key gets no guess"
+
+# Pasted URLs where a host is expected: the scheme gives the port, and the
+# proxy says what the URL was taken as.
+conf="$WORLD_DIR/url.ini"
+printf '[proxy]\nlisten = tcp:127.0.0.1:3128\nlog = %s\ndns_servers = %s\n[defaults]\nallow_hosts = http://other.test/api/ private\n' \
+	"$PROXY_LOG" "$WORLD_DNS" >"$conf"
+proxy_start "$conf" --allow 'https://allowed.test private' || die "no proxy with --allow https://allowed.test"
+expect_match "warning: <command line>: https://allowed\.test private taken as allowed\.test:443$" \
+	"$(cat "$WORLD_DIR/proxy.out")" "--allow https://HOST says it is taken as HOST:443"
+expect_match "url\.ini:6: http://other\.test/api/ private taken as other\.test:80/api/$" \
+	"$(cat "$WORLD_DIR/proxy.out")" "a URL in the file says what it became, with FILE:LINE"
+out=$(curl_px -x http://127.0.0.1:3128 https://allowed.test/x)
+expect_match "^sni=allowed\.test$" "$out" "a CONNECT to the URL's host and port goes through"
+expect_eq 200 "$(curl_status -x http://127.0.0.1:3128 http://other.test/api/v1)" \
+	"an http:// URL with a path is a path rule: inside it is allowed"
+expect_eq 403 "$(curl_status -x http://127.0.0.1:3128 http://other.test/admin)" \
+	"and outside it refused"
+proxy_stop >/dev/null
+
+out=$(in_px "$P" --check -c "$conf" --allow https://allowed.test/org/repo 2>&1)
+expect_eq 2 $? "--allow https://HOST/PATH is refused"
+expect_match "the path is inside TLS, where the proxy never sees it" "$out" "saying a path cannot be enforced inside TLS"
+
+out=$(in_px "$P" --explain https://allowed.test/org/repo -c "$conf" --allow 'allowed.test private' 2>"$WORLD_DIR/explain.err")
+expect_eq 0 $? "--explain https://HOST/PATH explains the CONNECT it becomes"
+expect_match "^allow allowed\.test private" "$(printf '%s\n' "$out" | head -1)" "as an allow by the host rule"
+expect_match "note: https://allowed\.test/org/repo taken as CONNECT allowed\.test:443$" \
+	"$(cat "$WORLD_DIR/explain.err")" "and says what it was taken as"
+expect_match "note: the path /org/repo is inside TLS" "$(cat "$WORLD_DIR/explain.err")" \
+	"and that the path is not seen"
