@@ -1260,6 +1260,8 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 
 	c->sessions[0].name = strdup(ov != NULL && ov->default_name != NULL ? ov->default_name : "default");
 	c->sessions[0].is_default = 1;
+	for (i = 0; i <= b->nsess; i++)
+		c->sessions[i].cli_hints = ov != NULL && ov->cli_hints;
 	if (c->sessions[0].name == NULL)
 		goto fail;
 	c->sessions[0].file = NULL;
@@ -1850,10 +1852,14 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
     char *buf, size_t size)
 {
 	char hbuf[CF_HOST_TEXT_MAX], portbuf[16] = "";
-	char section[96];
+	char section[96], pat[CF_HOST_TEXT_MAX + 600];
 	uint16_t dflt = mode == CF_MODE_CONNECT ? 443 : 80;
+	/* A rule that needed "private" to reach its address: the one that
+	 * widens it to another port or path needs it too. */
+	const char *priv = d->rule != NULL && d->rule->private_ok ? " private" : "";
 
 	buf[0] = '\0';
+	pat[0] = '\0';
 	cf_host_format(h, hbuf, sizeof(hbuf));
 	if (port != dflt)
 		snprintf(portbuf, sizeof(portbuf), ":%u", port);
@@ -1865,7 +1871,7 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 	switch (d->reason) {
 	case CF_R_HOST_NOT_ALLOWED:
 	case CF_R_PORT_NOT_ALLOWED:
-		snprintf(buf, size, "add to %s: allow_hosts = %s%s", section, hbuf, portbuf);
+		snprintf(pat, sizeof(pat), "%s%s%s", hbuf, portbuf, priv);
 		break;
 	case CF_R_PATH_NOT_ALLOWED: {
 		/* Suggest the request's first path segment as the prefix. */
@@ -1884,13 +1890,16 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 			n++;
 		if (n < len && path[n] == '/')
 			n++;
-		snprintf(buf, size, "add to %s: allow_hosts = %s%s%.*s", section, hbuf, portbuf,
-		    (int)n, path);
+		snprintf(pat, sizeof(pat), "%s%s%.*s%s", hbuf, portbuf, (int)n, path, priv);
 		break;
 	}
 	case CF_R_PRIVATE_ADDRESS:
-		snprintf(buf, size, "if this private address is intended, add to %s: allow_hosts = %s%s private",
-		    section, hbuf, portbuf);
+		if (s->cli_hints)
+			snprintf(buf, size, "if this private address is intended, pass --allow '%s%s private'",
+			    hbuf, portbuf);
+		else
+			snprintf(buf, size, "if this private address is intended, add to %s: allow_hosts = %s%s private",
+			    section, hbuf, portbuf);
 		break;
 	case CF_R_DENIED_BY_RULE:
 		if (d->rule != NULL)
@@ -1899,6 +1908,12 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 		break;
 	default:
 		break;
+	}
+	if (pat[0] != '\0') {
+		if (s->cli_hints)
+			snprintf(buf, size, "pass --allow '%s'", pat);
+		else
+			snprintf(buf, size, "add to %s: allow_hosts = %s", section, pat);
 	}
 	return buf;
 }

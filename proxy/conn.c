@@ -330,10 +330,9 @@ refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const struct cf_
 		n = sizeof(body) - 1;
 	if (c->srv->human && !audited) {
 		/* For a person at a terminal: the pattern to pass to --allow. */
-		const char *pat = strstr(sugg, "allow_hosts = ");
-		if (pat != NULL && strncmp(sugg, "add to", 6) == 0)
-			log_notice("refused %s: %s (%s); to allow it: --allow '%s'", what,
-			    cf_reason_code(reason), detail ? detail : "", pat + 14);
+		if (strncmp(sugg, "pass --allow ", 13) == 0)
+			log_notice("refused %s: %s (%s); to allow it: %s", what,
+			    cf_reason_code(reason), detail ? detail : "", sugg + 5);
 		else
 			log_notice("refused %s: %s (%s)%s%s", what, cf_reason_code(reason),
 			    detail ? detail : "", sugg[0] ? "; " : "", sugg);

@@ -341,6 +341,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	ov.user = opts->user;
 	ov.default_name = opts->session_name;
 	ov.strict_modes = opts->strict_modes;
+	ov.cli_hints = opts->human;
 	/* At start the proxy may still be root, and the user it is about to
 	 * become is the one the file names; once it serves, that is its own
 	 * euid, and a new file's user = line must not vouch for the file. */

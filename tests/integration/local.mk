@@ -28,3 +28,6 @@ EXTRA_DIST += tests/integration/proxy-mapped.sh
 
 TESTS += tests/integration/proxy-errors.sh
 EXTRA_DIST += tests/integration/proxy-errors.sh
+
+TESTS += tests/integration/sidecar-run-hints.sh
+EXTRA_DIST += tests/integration/sidecar-run-hints.sh

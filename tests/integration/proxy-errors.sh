@@ -84,3 +84,12 @@ expect_match "note: https://allowed\.test/org/repo taken as CONNECT allowed\.tes
 	"$(cat "$WORLD_DIR/explain.err")" "and says what it was taken as"
 expect_match "note: the path /org/repo is inside TLS" "$(cat "$WORLD_DIR/explain.err")" \
 	"and that the path is not seen"
+
+# A suggestion widens a rule that needed "private": it keeps the flag, or
+# the rule it suggests would be refused at the address.
+out=$(in_px "$P" --explain allowed.test:8443 -c "$conf" --allow 'allowed.test private' 2>/dev/null)
+expect_match "^  add to \[defaults\]: allow_hosts = allowed\.test:8443 private$" "$out" \
+	"a port suggestion keeps the rule's private flag"
+out=$(in_px "$P" --explain http://other.test/admin -c "$conf" 2>/dev/null)
+expect_match "^  add to \[defaults\]: allow_hosts = other\.test/admin private$" "$out" \
+	"so does a path suggestion"
