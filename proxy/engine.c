@@ -98,7 +98,9 @@ usr1_cb(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	rc = px_audit_reopen(srv->audit);
 	if (rc != 0)
-		log_warnx("cannot reopen the audit log: %s", strerror(-rc));
+		log_warnx("cannot reopen the audit log %s: %s; still writing to the file it had open "
+		    "(rotate with logrotate's create, which keeps the proxy's uid as owner)",
+		    cf_config_proxy(srv->cfg)->log, strerror(-rc));
 	else
 		log_info("audit log reopened");
 }
@@ -424,6 +426,8 @@ px_engine_main(const struct px_engine_opts *opts)
 	if (cf_config_proxy(srv.cfg)->has_user) {
 		const struct cf_proxy_settings *p = cf_config_proxy(srv.cfg);
 		px_listeners_chown(&srv, p->user, p->group);
+		if (geteuid() == 0)
+			px_audit_chown(srv.audit, p->user, p->group);
 		if (drop_privileges(p->user, p->group) != 0) {
 			log_errx("refusing to serve with privileges it was told to drop");
 			goto out;
