@@ -42,6 +42,8 @@ struct cf_config {
 	size_t nrules;
 	struct cf_listen *listens;   /* every listener of every session */
 	size_t nlistens;
+	struct cf_pin *pins;         /* [hosts] */
+	size_t npins;
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -141,6 +143,9 @@ struct builder {
 	struct sess_build defaults;
 	struct sess_build *sess;
 	size_t nsess;
+	int hosts_line;
+	struct cf_pin *pins;
+	size_t npins;
 };
 
 __attribute__((format(printf, 3, 4))) static void
@@ -304,6 +309,8 @@ section_kind(const char *section, const char **name)
 		return "proxy";
 	if (strcmp(section, "defaults") == 0)
 		return "defaults";
+	if (strcmp(section, "hosts") == 0)
+		return "hosts";
 	if (strncmp(section, "session ", 8) == 0) {
 		*name = section + 8;
 		return "session";
@@ -704,6 +711,87 @@ static const char *const proxy_keys[] = {
 	"max_headers", "max_header_bytes", "revoke", NULL,
 };
 
+/*
+ * One [hosts] line, "NAME = ADDR[, ADDR]...": NAME a host name (never an
+ * address or a wildcard), each ADDR a canonical IPv4 or IPv6 literal (bare
+ * or bracketed, no zone).  A name given twice is an error, not a merge: the
+ * admin must see which line is in force.
+ */
+static void
+add_pin(struct builder *b, const char *key, const char *value, const char *shown)
+{
+	struct cf_host h;
+	struct cf_pin pin, *nv;
+	const char *why = NULL, *p = value;
+	char skey[120];
+	size_t i;
+
+	show(skey, sizeof(skey), key);
+	memset(&pin, 0, sizeof(pin));
+	if (cf_host_parse(key, strlen(key), CF_HOST_NO_IP, &h, &why) != 0 || h.kind != CF_HOST_NAME) {
+		err_at(b, b->line, "[hosts] pins a host name: %s (%s)", why ? why : "not a name", skey);
+		return;
+	}
+	memcpy(pin.name, h.name, sizeof(pin.name));
+	for (i = 0; i < b->npins; i++)
+		if (strcmp(b->pins[i].name, pin.name) == 0) {
+			err_at(b, b->line, "%s is pinned twice (first on line %d)", skey, b->pins[i].line);
+			return;
+		}
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		char tmp[INET6_ADDRSTRLEN + 3];
+		struct sockaddr_storage *ss;
+		while (len > 0 && is_blank(*p))
+			p++, len--;
+		while (len > 0 && is_blank(p[len - 1]))
+			len--;
+		if (len > 2 && p[0] == '[' && p[len - 1] == ']')
+			p++, len -= 2;
+		if (len == 0 || len >= sizeof(tmp)) {
+			err_at(b, b->line, "[hosts] %s = ADDRESS, ADDRESS, ...: an empty or overlong address (%s)",
+			    skey, shown);
+			return;
+		}
+		if (pin.naddrs == CF_PIN_MAX_ADDRS) {
+			err_at(b, b->line, "[hosts] pins at most %d addresses to a name (%s)", CF_PIN_MAX_ADDRS, skey);
+			return;
+		}
+		memcpy(tmp, p, len);
+		tmp[len] = '\0';
+		ss = &pin.addrs[pin.naddrs];
+		if (memchr(tmp, ':', len) != NULL) {
+			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+			if (inet_pton(AF_INET6, tmp, &sin6->sin6_addr) != 1) {
+				err_at(b, b->line, "[hosts] %s: not an IPv6 address (%s)", skey, shown);
+				return;
+			}
+			sin6->sin6_family = AF_INET6;
+		} else {
+			struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+			if (cf_host_parse(tmp, len, 0, &h, &why) != 0 || h.kind != CF_HOST_IPV4) {
+				err_at(b, b->line, "[hosts] %s: not a canonical IPv4 address (%s)", skey, shown);
+				return;
+			}
+			sin->sin_family = AF_INET;
+			sin->sin_addr = h.addr.v4;
+		}
+		pin.naddrs++;
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+	pin.line = b->line;
+	nv = realloc(b->pins, (b->npins + 1) * sizeof(*nv));
+	if (nv == NULL) {
+		err_at(b, b->line, "out of memory");
+		return;
+	}
+	nv[b->npins++] = pin;
+	b->pins = nv;
+}
+
 static const char *const session_keys[] = { "allow_hosts", "deny_hosts", "listen", NULL };
 
 /*
@@ -756,6 +844,10 @@ handler(void *user, const char *section, const char *key, const char *value)
 	int prev;
 
 	show(shown, sizeof(shown), value);
+	if (kind != NULL && strcmp(kind, "hosts") == 0) {
+		add_pin(b, key, value, shown);
+		return 1;
+	}
 	show(skey, sizeof(skey), key);
 	key = skey; /* only ever shown or compared from here on */
 	if (section[0] == '\0') {
@@ -978,7 +1070,12 @@ check_sections(struct builder *b)
 				show(shown, sizeof(shown), sect);
 				kind = section_kind(sect, &sname);
 				if (kind == NULL) {
-					err_at(b, line, "unknown section [%s] (known: [proxy], [defaults], [session NAME])", shown);
+					err_at(b, line, "unknown section [%s] (known: [proxy], [defaults], [session NAME], [hosts])", shown);
+				} else if (strcmp(kind, "hosts") == 0) {
+					if (b->hosts_line)
+						err_at(b, line, "[hosts] given twice (first on line %d)", b->hosts_line);
+					else
+						b->hosts_line = line;
 				} else if (strcmp(kind, "proxy") == 0) {
 					if (b->proxy_line)
 						err_at(b, line, "[proxy] given twice (first on line %d)", b->proxy_line);
@@ -1054,6 +1151,7 @@ builder_clear(struct builder *b)
 	for (i = 0; i < b->nsess; i++)
 		sess_build_clear(&b->sess[i]);
 	free(b->sess);
+	free(b->pins);
 	proxy_settings_clear(&b->proxy);
 }
 
@@ -1078,6 +1176,7 @@ config_destroy(struct cf_config *c)
 	for (i = 0; i < c->nlistens; i++)
 		free(c->listens[i].text);
 	free(c->listens);
+	free(c->pins);
 	proxy_settings_clear(&c->proxy);
 	free(c->path);
 	free(c);
@@ -1311,6 +1410,12 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 		else
 			c->listens[i].file = cmdline;
 	c->proxy.admin.file = c->path;
+	c->pins = b->pins;
+	c->npins = b->npins;
+	b->pins = NULL;
+	b->npins = 0;
+	for (i = 0; i < c->npins; i++)
+		c->pins[i].file = c->path;
 	for (i = 0; i < c->nsessions; i++) {
 		c->sessions[i].file = c->path;
 		warn_rules(&c->sessions[i], b->diag);
@@ -1616,6 +1721,23 @@ const char *cf_config_hash(const struct cf_config *c) { return c->hash; }
 const struct cf_proxy_settings *cf_config_proxy(const struct cf_config *c) { return &c->proxy; }
 size_t cf_config_nsessions(const struct cf_config *c) { return c->nsessions; }
 size_t cf_config_nrules(const struct cf_config *c) { return c->nrules; }
+
+const struct cf_pin *
+cf_config_pin(const struct cf_config *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->npins; i++)
+		if (strcmp(c->pins[i].name, name) == 0)
+			return &c->pins[i];
+	return NULL;
+}
+
+const struct cf_pin *
+cf_config_pin_at(const struct cf_config *c, size_t i)
+{
+	return i < c->npins ? &c->pins[i] : NULL;
+}
 
 const struct cf_session *
 cf_config_session(const struct cf_config *c, size_t i)

@@ -82,6 +82,20 @@ struct cf_session {
 	int line;
 };
 
+/*
+ * A name pinned in [hosts] ("NAME = ADDR, ADDR"): the proxy takes these
+ * addresses instead of asking DNS, and vets them exactly like a DNS answer
+ * (never-reachable ranges, "private", deny_hosts, its own listeners).
+ */
+#define CF_PIN_MAX_ADDRS 16
+struct cf_pin {
+	char name[CF_HOST_MAX];     /* normal form */
+	size_t naddrs;
+	struct sockaddr_storage addrs[CF_PIN_MAX_ADDRS]; /* port 0 */
+	const char *file;           /* owned by the config */
+	int line;
+};
+
 struct cf_config;
 
 /* Errors ("FILE:LINE: what is wrong (text)") and warnings, in file order. */
@@ -221,6 +235,11 @@ void cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
 int cf_listen_parse(const char *s, struct cf_listen *l, const char **why);
 
 
+
+/* The [hosts] pin for NAME (normal form), or NULL when it has none;
+ * cf_config_pin_at: the Ith pin in file order, NULL past the last. */
+const struct cf_pin *cf_config_pin(const struct cf_config *c, const char *name);
+const struct cf_pin *cf_config_pin_at(const struct cf_config *c, size_t i);
 
 /*
  * Write into BUF (SIZE bytes) the config line that would allow a request

@@ -26,6 +26,7 @@
 #include <event2/util.h>
 
 #include "conf/config.h"
+#include "conf/etchosts.h"
 #include "proxy/audit.h"
 #include "proxy/connect.h"
 #include "proxy/dns.h"
@@ -890,14 +891,20 @@ static void
 dns_cb(int status, const struct px_dns_result *res, const char *errmsg, void *arg)
 {
 	struct px_conn *c = arg;
-	char detail[300], h[CF_HOST_TEXT_MAX];
+	char detail[800], h[CF_HOST_TEXT_MAX];
 	size_t i;
 
 	c->dnsq = NULL;
 	if (status != 0) {
+		int listed;
 		host_text(c, h, sizeof(h));
-		snprintf(detail, sizeof(detail), "%s could not be resolved: %s", h,
-		    errmsg ? errmsg : px_dns_strerror(status));
+		/* The proxy asks DNS only; a name the admin knows from
+		 * /etc/hosts is the one case where that surprises. */
+		listed = cf_etchosts_file_lists("/etc/hosts", c->host.name);
+		snprintf(detail, sizeof(detail), "%s could not be resolved: %s%s%s%s", h,
+		    errmsg ? errmsg : px_dns_strerror(status),
+		    listed ? "; /etc/hosts lists it, but /etc/hosts is not read: pin it in [hosts] (" : "",
+		    listed ? h : "", listed ? " = ADDRESS)" : "");
 		refuse(c, status == PX_DNS_TIMEOUT ? 504 : 502, CF_R_DNS_FAILURE, c->dec.rule, detail);
 		return;
 	}
@@ -1427,6 +1434,22 @@ handle_head(struct px_conn *c)
 		c->lk->naddrs = 1;
 		vet_and_connect(c);
 		return;
+	}
+	{
+		/* A name pinned in [hosts] takes its addresses from there,
+		 * vetted below exactly like a DNS answer. */
+		const struct cf_pin *pin = cf_config_pin(c->cfg, c->host.name);
+		if (pin != NULL) {
+			size_t i;
+			for (i = 0; i < pin->naddrs && i < PX_DNS_MAX_ADDRS; i++) {
+				c->lk->addrs[i] = pin->addrs[i];
+				c->lk->addrlens[i] = pin->addrs[i].ss_family == AF_INET ?
+				    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+			}
+			c->lk->naddrs = i;
+			vet_and_connect(c);
+			return;
+		}
 	}
 	c->dnsq = px_dns_resolve(c->srv->dns, c->host.name, dns_cb, c);
 	if (c->dnsq == NULL)

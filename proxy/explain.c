@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 
 #include "conf/config.h"
+#include "conf/etchosts.h"
 #include "proxy/explain.h"
 #include "proxy/resolve.h"
 
@@ -166,6 +167,7 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 		size_t bodylen = 0;
 		FILE *bf = open_memstream(&body, &bodylen);
 		struct cf_decision final = d;
+		const struct cf_pin *pin = h.kind == CF_HOST_NAME ? cf_config_pin(c, h.name) : NULL;
 
 		if (bf == NULL) {
 			rc = 2;
@@ -178,17 +180,28 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 		rc = 0;
 		if (h.kind != CF_HOST_NAME) {
 			fprintf(bf, "  an IP literal: no DNS lookup\n");
-		} else if (!resolve) {
+		} else if (!resolve && pin == NULL) {
 			fprintf(bf, "  no DNS lookup was made; add --resolve to check the addresses it resolves to\n");
 		} else {
 			struct px_resolved res;
 			const char *err = NULL;
 			const struct cf_proxy_settings *p = cf_config_proxy(c);
-			if (px_resolve_sync(h.name, p->dns_servers, p->connect_timeout_ms, &res, &err) != 0) {
+			memset(&res, 0, sizeof(res));
+			if (pin != NULL) {
+				/* The proxy takes a pinned name's addresses without
+				 * DNS, and vets them like an answer. */
+				fprintf(bf, "  pinned in [hosts] (%s:%d): no DNS lookup\n", pin->file, pin->line);
+				for (i = 0; i < pin->naddrs && i < PX_DNS_MAX_ADDRS; i++)
+					res.addrs[i] = pin->addrs[i];
+				res.naddrs = i;
+			} else if (px_resolve_sync(h.name, p->dns_servers, p->connect_timeout_ms, &res, &err) != 0) {
+				int listed = cf_etchosts_file_lists("/etc/hosts", h.name);
 				final.allow = 0;
 				final.reason = CF_R_DNS_FAILURE;
-				snprintf(final.detail, sizeof(final.detail), "%s does not resolve: %s; the proxy answers 502",
-				    hbuf, err ? err : "lookup failed");
+				snprintf(final.detail, sizeof(final.detail), "%s does not resolve: %s; the proxy answers 502%s%s%s",
+				    hbuf, err ? err : "lookup failed",
+				    listed ? "; /etc/hosts lists it, but /etc/hosts is not read: pin it in [hosts] (" : "",
+				    listed ? hbuf : "", listed ? " = ADDRESS)" : "");
 				rc = 1;
 			}
 			for (i = 0; rc == 0 && i < res.naddrs; i++) {

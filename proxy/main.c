@@ -89,6 +89,22 @@ do_check(const char *path, const struct cf_overrides *ov)
 		print_rules("allow", s->allow, s->nallow);
 		print_rules("deny ", s->deny, s->ndeny);
 	}
+	for (i = 0; cf_config_pin_at(c, i) != NULL; i++) {
+		const struct cf_pin *pin = cf_config_pin_at(c, i);
+		char a[INET6_ADDRSTRLEN];
+		if (i == 0)
+			printf("hosts (pinned, no DNS; vetted like an answer)\n");
+		printf("  %s =", pin->name);
+		for (j = 0; j < pin->naddrs; j++) {
+			const struct sockaddr_storage *ss = &pin->addrs[j];
+			if (ss->ss_family == AF_INET)
+				inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, a, sizeof(a));
+			else
+				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, a, sizeof(a));
+			printf("%s %s", j ? "," : "", a);
+		}
+		printf("  %s:%d\n", pin->file, pin->line);
+	}
 	if (diag.nwarnings > 0) {
 		printf("warnings:\n");
 		for (i = 0; i < diag.nwarnings; i++)

@@ -34,3 +34,6 @@ EXTRA_DIST += tests/integration/sidecar-run-hints.sh
 
 TESTS += tests/integration/proxy-logrotate.sh
 EXTRA_DIST += tests/integration/proxy-logrotate.sh
+
+TESTS += tests/integration/proxy-hosts.sh
+EXTRA_DIST += tests/integration/proxy-hosts.sh

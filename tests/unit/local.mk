@@ -21,3 +21,8 @@ TESTS += tests/unit/test-loopcall
 tests_unit_test_loopcall_SOURCES = tests/unit/test-loopcall.c tests/unit/tap.h
 tests_unit_test_loopcall_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_loopcall_LDADD = $(PROXY_LIBS)
+
+check_PROGRAMS += tests/unit/test-etchosts
+TESTS += tests/unit/test-etchosts
+tests_unit_test_etchosts_SOURCES = tests/unit/test-etchosts.c tests/unit/tap.h
+tests_unit_test_etchosts_LDADD = $(CONF_LIBS)
