@@ -1,7 +1,7 @@
 #!/bin/sh
 # proxy-errors: what the three programs say when something is wrong.  A
 # condition that stops a start is "error:" and the last line says the
-# program is not starting; an unknown key gets the nearest known one;
+# program is not starting (proxy and bridge); an unknown key gets the nearest known one;
 # -V/--version work on every binary and "run --help" is run's own usage.
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
@@ -46,6 +46,12 @@ out=$(in_px timeout 10 unshare -m sh -c 'mount --bind /dev/null /etc/resolv.conf
 expect_eq 1 $? "no nameserver stops the start"
 expect_match "^postern-proxy: error: DNS: no dns_servers configured and /etc/resolv.conf lists no nameserver$" "$out" "as an error"
 expect_eq "postern-proxy: not starting" "$(printf '%s\n' "$out" | tail -1)" "and the last line says so"
+
+# The bridge's refusal to start says so the same way.
+out=$(in_px timeout 10 "$B" --connect "$WORLD_DIR/none.sock" -- true 2>&1)
+expect_eq 2 $? "the bridge refuses to run CMD as root"
+expect_match "^postern-bridge: error: refusing to run true: " "$out" "as an error"
+expect_eq "postern-bridge: not starting" "$(printf '%s\n' "$out" | tail -1)" "and its last line says it is not starting"
 
 # Unknown keys: the nearest known one, when it is near.
 printf '[proxy]\nlisten = tcp:127.0.0.1:3128\nconect_timeout = 5s\nbogus = 1\n[defaults]\nallow_host = allowed.test\n' >"$WORLD_DIR/typo.ini"
