@@ -1070,7 +1070,10 @@ check_sections(struct builder *b)
 				show(shown, sizeof(shown), sect);
 				kind = section_kind(sect, &sname);
 				if (kind == NULL) {
-					err_at(b, line, "unknown section [%s] (known: [proxy], [defaults], [session NAME], [hosts])", shown);
+					static const char *const sections[] = { "proxy", "defaults", "hosts", NULL };
+					const char *near = nearest_key(sect, sections);
+					err_at(b, line, "unknown section [%s] (known: [proxy], [defaults], [session NAME], [hosts])%s%s%s",
+					    shown, near ? "; did you mean [" : "", near ? near : "", near ? "]?" : "");
 				} else if (strcmp(kind, "hosts") == 0) {
 					if (b->hosts_line)
 						err_at(b, line, "[hosts] given twice (first on line %d)", b->hosts_line);

@@ -54,12 +54,13 @@ expect_match "^postern-bridge: error: refusing to run true: " "$out" "as an erro
 expect_eq "postern-bridge: not starting" "$(printf '%s\n' "$out" | tail -1)" "and its last line says it is not starting"
 
 # Unknown keys: the nearest known one, when it is near.
-printf '[proxy]\nlisten = tcp:127.0.0.1:3128\nconect_timeout = 5s\nbogus = 1\n[defaults]\nallow_host = allowed.test\n' >"$WORLD_DIR/typo.ini"
+printf '[proxy]\nlisten = tcp:127.0.0.1:3128\nconect_timeout = 5s\nbogus = 1\n[defaults]\nallow_host = allowed.test\n[hostss]\n' >"$WORLD_DIR/typo.ini"
 out=$(in_px "$P" --check -c "$WORLD_DIR/typo.ini" 2>&1)
 expect_eq 2 $? "--check refuses the typos"
 expect_match "typo\.ini:3: unknown key in \[proxy\] \(conect_timeout\); did you mean connect_timeout\?$" "$out" "a [proxy] typo gets the key it resembles"
 expect_match "typo\.ini:6: unknown key in \[defaults\] \(allow_host\); did you mean allow_hosts\?$" "$out" "so does a [defaults] one"
 expect_match "typo\.ini:4: unknown key in \[proxy\] \(bogus\)$" "$out" "a word like no key gets no guess"
+expect_match "typo\.ini:7: unknown section \[hostss\] .*; did you mean \[hosts\]\?$" "$out" "so does a section"
 
 # Pasted URLs where a host is expected: the scheme gives the port, and the
 # proxy says what the URL was taken as.
