@@ -303,15 +303,15 @@ parse_pattern(const char *s, size_t len, struct cf_rule *r, const char **why)
 
 /*
  * A URL pasted where a pattern is expected (https://github.com): its scheme
- * gives the port when it names none (443, 80), and a plain-HTTP path is the
- * rule's path prefix.  Writes the pattern it stands for to BUF and returns
+ * gives an allow rule the port when it names none (443, 80), and a
+ * plain-HTTP path is the rule's path prefix.  Writes the pattern it stands for to BUF and returns
  * 1; returns 0 when S is no URL, -EINVAL with *WHY when it is one that no
  * rule can mean.  An https:// URL with a path is refused: the path travels
  * inside TLS, where the proxy never sees it, so a rule that seemed to
  * allow only that path would allow the whole host.
  */
 static int
-url_to_pattern(const char *s, size_t len, char *buf, size_t size, const char **why)
+url_to_pattern(const char *s, size_t len, int deny, char *buf, size_t size, const char **why)
 {
 	const char *end = s + len, *auth, *aend, *host_end, *path;
 	size_t plen, hlen;
@@ -367,6 +367,13 @@ url_to_pattern(const char *s, size_t len, char *buf, size_t size, const char **w
 		return fail(why, "an https:// rule cannot have a path: the path is inside TLS, "
 		    "where the proxy never sees it (allow the host, or use http:// for plain HTTP)");
 	hlen = (size_t)(host_end - auth);
+	/* A deny rule is never narrowed by the scheme: without a port of
+	 * its own it denies every port, as a bare host does. */
+	if (deny && port == NULL) {
+		if ((size_t)snprintf(buf, size, "%.*s", (int)hlen, auth) >= size)
+			return fail(why, "URL too long");
+		return 1;
+	}
 	if ((size_t)snprintf(buf, size, "%.*s:%.*s%.*s", (int)hlen, auth,
 	    port ? (int)portlen : 3, port ? port : https ? "443" : "80", (int)plen, path) >= size)
 		return fail(why, "URL too long");
@@ -401,7 +408,7 @@ cf_rule_parse(const char *s, size_t len, enum cf_rule_type type, struct cf_rule 
 		p++;
 	{
 		char url[CF_HOST_MAX + 600];
-		rc = url_to_pattern(tok, (size_t)(p - tok), url, sizeof(url), why);
+		rc = url_to_pattern(tok, (size_t)(p - tok), type == CF_RULE_DENY, url, sizeof(url), why);
 		if (rc < 0)
 			goto out;
 		if (rc == 1) {

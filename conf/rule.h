@@ -67,7 +67,8 @@ struct cf_rule {
  * Returns 0, or -EINVAL with *WHY set to a static phrase.  file, line,
  * section and id are left for the caller to fill in.  A pasted URL
  * (https://HOST[:PORT][/], http://HOST[:PORT][/PATH]) stands for
- * HOST:PORT[/PATH], the scheme giving the port it does not name, and
+ * HOST:PORT[/PATH], the scheme giving an allow rule the port it does not
+ * name (a deny rule without one keeps denying every port), and
  * out->taken_as is that pattern; an https:// URL with a path is refused.
  */
 int cf_rule_parse(const char *s, size_t len, enum cf_rule_type type,

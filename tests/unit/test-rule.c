@@ -231,6 +231,15 @@ main(void)
 		    "a deny rule cannot have a path");
 		tap_ok(cf_rule_parse("x.test private", 14, CF_RULE_DENY, &r, &why) != 0,
 		    "a deny rule cannot say private");
+		memset(&r, 0, sizeof(r));
+		tap_ok(cf_rule_parse("https://x.test", 14, CF_RULE_DENY, &r, &why) == 0 &&
+		    !r.port_given && strcmp(r.taken_as, "x.test") == 0,
+		    "a deny URL without a port denies every port, not just 443");
+		cf_rule_clear(&r);
+		memset(&r, 0, sizeof(r));
+		tap_ok(cf_rule_parse("https://x.test:8443", 19, CF_RULE_DENY, &r, &why) == 0 &&
+		    r.port_given && r.port_lo == 8443, "a deny URL with a port denies that port");
+		cf_rule_clear(&r);
 	}
 
 	{
