@@ -35,6 +35,8 @@
 #define DEFAULT_PORT "3128"
 /* Exit status for a bridge that could not set itself up. */
 #define EXIT_SETUP 2
+
+static bool br_started;
 /* After CMD is gone: how long its leftovers get between SIGTERM and SIGKILL. */
 #define GRACE_MS 1000
 
@@ -314,8 +316,8 @@ child_exec(char **argv, char **envp, const struct rlimit *nofile, pid_t bridge)
 	_exit(err == ENOENT ? 127 : 126);
 }
 
-int
-main(int argc, char **argv)
+static int
+bridge_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "connect", required_argument, NULL, 'c' },
@@ -362,18 +364,18 @@ main(int argc, char **argv)
 			break;
 		case 'l':
 			if (nlisten == MAX_LISTEN) {
-				fprintf(stderr, "postern-bridge: at most %d --listen\n", MAX_LISTEN);
+				fprintf(stderr, "postern-bridge: error: at most %d --listen\n", MAX_LISTEN);
 				return EXIT_SETUP;
 			}
 			listen_spec[nlisten++] = optarg;
 			break;
 		case 'e':
 			if (!env_name_ok(optarg)) {
-				fprintf(stderr, "postern-bridge: --env %s: not a variable name (letters, digits, '_')\n", optarg);
+				fprintf(stderr, "postern-bridge: error: --env %s: not a variable name (letters, digits, '_')\n", optarg);
 				return EXIT_SETUP;
 			}
 			if (nextra == sizeof(extra) / sizeof(extra[0])) {
-				fprintf(stderr, "postern-bridge: too many --env\n");
+				fprintf(stderr, "postern-bridge: error: too many --env\n");
 				return EXIT_SETUP;
 			}
 			extra[nextra++] = optarg;
@@ -407,7 +409,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (sock == NULL) {
-		fprintf(stderr, "postern-bridge: --connect SOCK is required\n");
+		fprintf(stderr, "postern-bridge: error: --connect SOCK is required\n");
 		usage(stderr);
 		return EXIT_SETUP;
 	}
@@ -419,7 +421,7 @@ main(int argc, char **argv)
 	/* Every argument is checked before anything is changed. */
 	for (i = 0; i < nlisten; i++) {
 		if (br_addr_parse(listen_spec[i], &ss[i], &slen[i], &why) < 0) {
-			fprintf(stderr, "postern-bridge: --listen %s: %s\n", listen_spec[i], why);
+			fprintf(stderr, "postern-bridge: error: --listen %s: %s\n", listen_spec[i], why);
 			return EXIT_SETUP;
 		}
 	}
@@ -431,7 +433,7 @@ main(int argc, char **argv)
 	 * identity does, and that is the launcher's to give.
 	 */
 	if (!b.relay_only && !allow_root && br_priv_kernel_root(why_root, sizeof(why_root))) {
-		fprintf(stderr, "postern-bridge: refusing to run %s: %s; the host's uid and gid 0 "
+		fprintf(stderr, "postern-bridge: error: refusing to run %s: %s; the host's uid and gid 0 "
 		    "own every root-owned file and socket even without capabilities: start the "
 		    "bridge as an ordinary uid (e.g. setpriv --reuid=UID --regid=GID "
 		    "--clear-groups ...) or in a user namespace that maps it to one, or pass "
@@ -452,14 +454,14 @@ main(int argc, char **argv)
 	 * its disposition is SIG_IGN, and signalfd reads the queue.
 	 */
 	if (sigprocmask(SIG_BLOCK, &b.handled, NULL) < 0) {
-		perror("postern-bridge: sigprocmask");
+		perror("postern-bridge: error: sigprocmask");
 		goto out;
 	}
 	/* A peer that went away is an error from splice(2), not a death. */
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &b.handled, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0) {
-		perror("postern-bridge: signalfd");
+		perror("postern-bridge: error: signalfd");
 		goto out;
 	}
 	/* Orphans below us come to us, as they would to PID 1. */
@@ -471,7 +473,7 @@ main(int argc, char **argv)
 	 * take the hard limit.  CMD gets the original limit back.
 	 */
 	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0) {
-		perror("postern-bridge: getrlimit");
+		perror("postern-bridge: error: getrlimit");
 		goto out;
 	}
 	raised = nofile;
@@ -480,13 +482,13 @@ main(int argc, char **argv)
 
 	b.relay = br_relay_new(sock);
 	if (b.relay == NULL) {
-		fprintf(stderr, "postern-bridge: --connect %s: %s\n", sock, strerror(errno));
+		fprintf(stderr, "postern-bridge: error: --connect %s: %s\n", sock, strerror(errno));
 		goto out;
 	}
 
 	err = br_link_up_lo(&changed);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: the loopback interface lo is down and cannot be brought up: %s%s\n",
+		fprintf(stderr, "postern-bridge: error: the loopback interface lo is down and cannot be brought up: %s%s\n",
 		    strerror(-err),
 		    err == -EPERM ? " (needs CAP_NET_ADMIN in this network namespace)" : "");
 		goto out;
@@ -503,7 +505,7 @@ main(int argc, char **argv)
 		    (err == -EADDRNOTAVAIL || err == -EAFNOSUPPORT))
 			continue;
 		if (err < 0) {
-			fprintf(stderr, "postern-bridge: listen on %s: %s\n", listen_spec[i], strerror(-err));
+			fprintf(stderr, "postern-bridge: error: listen on %s: %s\n", listen_spec[i], strerror(-err));
 			goto out;
 		}
 		up++;
@@ -514,7 +516,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (up == 0 || br_addr_format((struct sockaddr *)&url_addr, url_host, sizeof(url_host)) < 0) {
-		fprintf(stderr, "postern-bridge: no address to listen on\n");
+		fprintf(stderr, "postern-bridge: error: no address to listen on\n");
 		goto out;
 	}
 
@@ -560,7 +562,7 @@ main(int argc, char **argv)
 	 */
 	err = br_priv_drop(NULL);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: cannot drop every capability: %s\n", strerror(-err));
+		fprintf(stderr, "postern-bridge: error: cannot drop every capability: %s\n", strerror(-err));
 		goto out;
 	}
 
@@ -571,7 +573,7 @@ main(int argc, char **argv)
 	 */
 	env = br_env_new(environ, extra, nextra, no_env ? NULL : url_host);
 	if (env == NULL) {
-		perror("postern-bridge: environment");
+		perror("postern-bridge: error: environment");
 		goto out;
 	}
 	br_env_wipe(environ);
@@ -581,7 +583,7 @@ main(int argc, char **argv)
 
 	err = br_relay_watch(b.relay, sfd, on_signal, &b);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: epoll: %s\n", strerror(-err));
+		fprintf(stderr, "postern-bridge: error: epoll: %s\n", strerror(-err));
 		goto out;
 	}
 	sfd = -1;
@@ -592,7 +594,7 @@ main(int argc, char **argv)
 		/* The listeners are up: CMD's first request cannot race us. */
 		b.child = fork();
 		if (b.child < 0) {
-			perror("postern-bridge: fork");
+			perror("postern-bridge: error: fork");
 			goto out;
 		}
 		if (b.child == 0)
@@ -602,6 +604,8 @@ main(int argc, char **argv)
 		br_env_wipe(br_env_vector(env));
 	}
 
+	/* From here on a failure is CMD's or the relay's, not the start's. */
+	br_started = true;
 	err = br_relay_run(b.relay);
 	if (err < 0)
 		fprintf(stderr, "postern-bridge: epoll_wait: %s\n", strerror(-err));
@@ -630,4 +634,16 @@ out:
 	br_relay_free(b.relay);
 	br_env_free(env);
 	return b.exit_code;
+}
+
+/* A start that fails says so in its last line, in the words of the proxy
+ * and the sidecar: "postern-bridge: not starting". */
+int
+main(int argc, char **argv)
+{
+	int rc = bridge_main(argc, argv);
+
+	if (!br_started && rc == EXIT_SETUP)
+		fprintf(stderr, "postern-bridge: not starting\n");
+	return rc;
 }

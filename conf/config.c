@@ -42,6 +42,8 @@ struct cf_config {
 	size_t nrules;
 	struct cf_listen *listens;   /* every listener of every session */
 	size_t nlistens;
+	struct cf_pin *pins;         /* [hosts] */
+	size_t npins;
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -141,6 +143,9 @@ struct builder {
 	struct sess_build defaults;
 	struct sess_build *sess;
 	size_t nsess;
+	int hosts_line;
+	struct cf_pin *pins;
+	size_t npins;
 };
 
 __attribute__((format(printf, 3, 4))) static void
@@ -304,6 +309,8 @@ section_kind(const char *section, const char **name)
 		return "proxy";
 	if (strcmp(section, "defaults") == 0)
 		return "defaults";
+	if (strcmp(section, "hosts") == 0)
+		return "hosts";
 	if (strncmp(section, "session ", 8) == 0) {
 		*name = section + 8;
 		return "session";
@@ -672,6 +679,15 @@ add_rules(struct builder *b, struct sess_build *s, enum cf_rule_type type, const
 		} else {
 			r.file = file;
 			r.line = line;
+			if (r.taken_as != NULL) {
+				char buf[120], tbuf[120];
+				show(buf, sizeof(buf), r.text);
+				show(tbuf, sizeof(tbuf), r.taken_as);
+				if (line > 0)
+					warn_cfg(b->diag, "%s:%d: %s taken as %s", file, line, buf, tbuf);
+				else
+					warn_cfg(b->diag, "%s: %s taken as %s", file, buf, tbuf);
+			}
 			vp = type == CF_RULE_ALLOW ? &s->allow : &s->deny;
 			np = type == CF_RULE_ALLOW ? &s->nallow : &s->ndeny;
 			nv = realloc(*vp, (*np + 1) * sizeof(*nv));
@@ -695,6 +711,129 @@ static const char *const proxy_keys[] = {
 	"max_headers", "max_header_bytes", "revoke", NULL,
 };
 
+/*
+ * One [hosts] line, "NAME = ADDR[, ADDR]...": NAME a host name (never an
+ * address or a wildcard), each ADDR a canonical IPv4 or IPv6 literal (bare
+ * or bracketed, no zone).  A name given twice is an error, not a merge: the
+ * admin must see which line is in force.
+ */
+static void
+add_pin(struct builder *b, const char *key, const char *value, const char *shown)
+{
+	struct cf_host h;
+	struct cf_pin pin, *nv;
+	const char *why = NULL, *p = value;
+	char skey[120];
+	size_t i;
+
+	show(skey, sizeof(skey), key);
+	memset(&pin, 0, sizeof(pin));
+	if (cf_host_parse(key, strlen(key), CF_HOST_NO_IP, &h, &why) != 0 || h.kind != CF_HOST_NAME) {
+		err_at(b, b->line, "[hosts] pins a host name: %s (%s)", why ? why : "not a name", skey);
+		return;
+	}
+	memcpy(pin.name, h.name, sizeof(pin.name));
+	for (i = 0; i < b->npins; i++)
+		if (strcmp(b->pins[i].name, pin.name) == 0) {
+			err_at(b, b->line, "%s is pinned twice (first on line %d)", skey, b->pins[i].line);
+			return;
+		}
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		char tmp[INET6_ADDRSTRLEN + 3];
+		struct sockaddr_storage *ss;
+		while (len > 0 && is_blank(*p))
+			p++, len--;
+		while (len > 0 && is_blank(p[len - 1]))
+			len--;
+		if (len > 2 && p[0] == '[' && p[len - 1] == ']')
+			p++, len -= 2;
+		if (len == 0 || len >= sizeof(tmp)) {
+			err_at(b, b->line, "[hosts] %s = ADDRESS, ADDRESS, ...: an empty or overlong address (%s)",
+			    skey, shown);
+			return;
+		}
+		if (pin.naddrs == CF_PIN_MAX_ADDRS) {
+			err_at(b, b->line, "[hosts] pins at most %d addresses to a name (%s)", CF_PIN_MAX_ADDRS, skey);
+			return;
+		}
+		memcpy(tmp, p, len);
+		tmp[len] = '\0';
+		ss = &pin.addrs[pin.naddrs];
+		if (memchr(tmp, ':', len) != NULL) {
+			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+			if (inet_pton(AF_INET6, tmp, &sin6->sin6_addr) != 1) {
+				err_at(b, b->line, "[hosts] %s: not an IPv6 address (%s)", skey, shown);
+				return;
+			}
+			sin6->sin6_family = AF_INET6;
+		} else {
+			struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+			if (cf_host_parse(tmp, len, 0, &h, &why) != 0 || h.kind != CF_HOST_IPV4) {
+				err_at(b, b->line, "[hosts] %s: not a canonical IPv4 address (%s)", skey, shown);
+				return;
+			}
+			sin->sin_family = AF_INET;
+			sin->sin_addr = h.addr.v4;
+		}
+		pin.naddrs++;
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+	pin.line = b->line;
+	nv = realloc(b->pins, (b->npins + 1) * sizeof(*nv));
+	if (nv == NULL) {
+		err_at(b, b->line, "out of memory");
+		return;
+	}
+	nv[b->npins++] = pin;
+	b->pins = nv;
+}
+
+static const char *const session_keys[] = { "allow_hosts", "deny_hosts", "listen", NULL };
+
+/*
+ * The key of KNOWN nearest to KEY by edit distance (Levenshtein), when it
+ * is near enough to be a typo: at most 2 edits and fewer than half the
+ * key's length, so that "bogus" is not taken for "log".  NULL otherwise.
+ */
+static const char *
+nearest_key(const char *key, const char *const *known)
+{
+	size_t n = strlen(key), i, j, m;
+	unsigned row[64], prev, tmp, best_d = 3;
+	const char *best = NULL;
+
+	if (n == 0 || n >= sizeof(row) / sizeof(row[0]))
+		return NULL;
+	for (; *known != NULL; known++) {
+		m = strlen(*known);
+		for (j = 0; j <= n; j++)
+			row[j] = (unsigned)j;
+		for (i = 1; i <= m; i++) {
+			prev = row[0];
+			row[0] = (unsigned)i;
+			for (j = 1; j <= n; j++) {
+				unsigned cost = (*known)[i - 1] == key[j - 1] ? 0 : 1;
+				tmp = row[j];
+				row[j] = prev + cost;
+				if (tmp + 1 < row[j])
+					row[j] = tmp + 1;
+				if (row[j - 1] + 1 < row[j])
+					row[j] = row[j - 1] + 1;
+				prev = tmp;
+			}
+		}
+		if (row[n] < best_d && 2 * row[n] < n) {
+			best_d = row[n];
+			best = *known;
+		}
+	}
+	return best;
+}
+
 static int
 handler(void *user, const char *section, const char *key, const char *value)
 {
@@ -705,6 +844,10 @@ handler(void *user, const char *section, const char *key, const char *value)
 	int prev;
 
 	show(shown, sizeof(shown), value);
+	if (kind != NULL && strcmp(kind, "hosts") == 0) {
+		add_pin(b, key, value, shown);
+		return 1;
+	}
 	show(skey, sizeof(skey), key);
 	key = skey; /* only ever shown or compared from here on */
 	if (section[0] == '\0') {
@@ -862,7 +1005,9 @@ handler(void *user, const char *section, const char *key, const char *value)
 		} else if (strcmp(key, "allow_hosts") == 0 || strcmp(key, "deny_hosts") == 0) {
 			err_at(b, b->line, "%s belongs in [defaults] or a [session NAME], not in [proxy]", key);
 		} else {
-			err_at(b, b->line, "unknown key in [proxy] (%s)", key);
+			const char *near = nearest_key(key, proxy_keys);
+			err_at(b, b->line, "unknown key in [proxy] (%s)%s%s%s", key,
+			    near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
 		}
 		return 1;
 	}
@@ -886,8 +1031,13 @@ handler(void *user, const char *section, const char *key, const char *value)
 					break;
 			if (*k != NULL)
 				err_at(b, b->line, "%s belongs in [proxy] (%s)", key, section);
-			else
-				err_at(b, b->line, "unknown key in [%s] (%s)", section, key);
+			else {
+				const char *near = nearest_key(key, session_keys);
+				if (near == NULL)
+					near = nearest_key(key, proxy_keys);
+				err_at(b, b->line, "unknown key in [%s] (%s)%s%s%s", section, key,
+				    near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+			}
 		}
 	}
 	return 1;
@@ -920,7 +1070,15 @@ check_sections(struct builder *b)
 				show(shown, sizeof(shown), sect);
 				kind = section_kind(sect, &sname);
 				if (kind == NULL) {
-					err_at(b, line, "unknown section [%s] (known: [proxy], [defaults], [session NAME])", shown);
+					static const char *const sections[] = { "proxy", "defaults", "hosts", NULL };
+					const char *near = nearest_key(sect, sections);
+					err_at(b, line, "unknown section [%s] (known: [proxy], [defaults], [session NAME], [hosts])%s%s%s",
+					    shown, near ? "; did you mean [" : "", near ? near : "", near ? "]?" : "");
+				} else if (strcmp(kind, "hosts") == 0) {
+					if (b->hosts_line)
+						err_at(b, line, "[hosts] given twice (first on line %d)", b->hosts_line);
+					else
+						b->hosts_line = line;
 				} else if (strcmp(kind, "proxy") == 0) {
 					if (b->proxy_line)
 						err_at(b, line, "[proxy] given twice (first on line %d)", b->proxy_line);
@@ -996,6 +1154,7 @@ builder_clear(struct builder *b)
 	for (i = 0; i < b->nsess; i++)
 		sess_build_clear(&b->sess[i]);
 	free(b->sess);
+	free(b->pins);
 	proxy_settings_clear(&b->proxy);
 }
 
@@ -1020,6 +1179,7 @@ config_destroy(struct cf_config *c)
 	for (i = 0; i < c->nlistens; i++)
 		free(c->listens[i].text);
 	free(c->listens);
+	free(c->pins);
 	proxy_settings_clear(&c->proxy);
 	free(c->path);
 	free(c);
@@ -1242,6 +1402,8 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 
 	c->sessions[0].name = strdup(ov != NULL && ov->default_name != NULL ? ov->default_name : "default");
 	c->sessions[0].is_default = 1;
+	for (i = 0; i <= b->nsess; i++)
+		c->sessions[i].cli_hints = ov != NULL && ov->cli_hints;
 	if (c->sessions[0].name == NULL)
 		goto fail;
 	c->sessions[0].file = NULL;
@@ -1291,6 +1453,12 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 		else
 			c->listens[i].file = cmdline;
 	c->proxy.admin.file = c->path;
+	c->pins = b->pins;
+	c->npins = b->npins;
+	b->pins = NULL;
+	b->npins = 0;
+	for (i = 0; i < c->npins; i++)
+		c->pins[i].file = c->path;
 	for (i = 0; i < c->nsessions; i++) {
 		c->sessions[i].file = c->path;
 		warn_rules(&c->sessions[i], b->diag);
@@ -1597,6 +1765,23 @@ const struct cf_proxy_settings *cf_config_proxy(const struct cf_config *c) { ret
 size_t cf_config_nsessions(const struct cf_config *c) { return c->nsessions; }
 size_t cf_config_nrules(const struct cf_config *c) { return c->nrules; }
 
+const struct cf_pin *
+cf_config_pin(const struct cf_config *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->npins; i++)
+		if (strcmp(c->pins[i].name, name) == 0)
+			return &c->pins[i];
+	return NULL;
+}
+
+const struct cf_pin *
+cf_config_pin_at(const struct cf_config *c, size_t i)
+{
+	return i < c->npins ? &c->pins[i] : NULL;
+}
+
 const struct cf_session *
 cf_config_session(const struct cf_config *c, size_t i)
 {
@@ -1899,10 +2084,14 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
     char *buf, size_t size)
 {
 	char hbuf[CF_HOST_TEXT_MAX], portbuf[16] = "";
-	char section[96];
+	char section[96], pat[CF_HOST_TEXT_MAX + 600];
 	uint16_t dflt = mode == CF_MODE_CONNECT ? 443 : 80;
+	/* A rule that needed "private" to reach its address: the one that
+	 * widens it to another port or path needs it too. */
+	const char *priv = d->rule != NULL && d->rule->private_ok ? " private" : "";
 
 	buf[0] = '\0';
+	pat[0] = '\0';
 	cf_host_format(h, hbuf, sizeof(hbuf));
 	if (port != dflt)
 		snprintf(portbuf, sizeof(portbuf), ":%u", port);
@@ -1914,7 +2103,7 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 	switch (d->reason) {
 	case CF_R_HOST_NOT_ALLOWED:
 	case CF_R_PORT_NOT_ALLOWED:
-		snprintf(buf, size, "add to %s: allow_hosts = %s%s", section, hbuf, portbuf);
+		snprintf(pat, sizeof(pat), "%s%s%s", hbuf, portbuf, priv);
 		break;
 	case CF_R_PATH_NOT_ALLOWED: {
 		/* Suggest the request's first path segment as the prefix. */
@@ -1933,8 +2122,7 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 			n++;
 		if (n < len && path[n] == '/')
 			n++;
-		snprintf(buf, size, "add to %s: allow_hosts = %s%s%.*s", section, hbuf, portbuf,
-		    (int)n, path);
+		snprintf(pat, sizeof(pat), "%s%s%.*s%s", hbuf, portbuf, (int)n, path, priv);
 		break;
 	}
 	case CF_R_PRIVATE_ADDRESS:
@@ -1942,8 +2130,12 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 		 * IP at all; "private" would change nothing. */
 		if (d->rule == NULL)
 			break;
-		snprintf(buf, size, "if this private address is intended, add to %s: allow_hosts = %s%s private",
-		    section, hbuf, portbuf);
+		if (s->cli_hints)
+			snprintf(buf, size, "if this private address is intended, pass --allow '%s%s private'",
+			    hbuf, portbuf);
+		else
+			snprintf(buf, size, "if this private address is intended, add to %s: allow_hosts = %s%s private",
+			    section, hbuf, portbuf);
 		break;
 	case CF_R_DENIED_BY_RULE:
 		if (d->rule != NULL)
@@ -1952,6 +2144,12 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 		break;
 	default:
 		break;
+	}
+	if (pat[0] != '\0') {
+		if (s->cli_hints)
+			snprintf(buf, size, "pass --allow '%s'", pat);
+		else
+			snprintf(buf, size, "add to %s: allow_hosts = %s", section, pat);
 	}
 	return buf;
 }

@@ -71,6 +71,7 @@ struct cf_proxy_settings {
 struct cf_session {
 	char *name;
 	int is_default;               /* the [defaults] session (index 0) */
+	int cli_hints;                /* cf_suggest says --allow (cf_overrides) */
 	struct cf_listen *listen;
 	size_t nlisten;
 	const struct cf_rule **allow;
@@ -78,6 +79,20 @@ struct cf_session {
 	const struct cf_rule **deny;
 	size_t ndeny;
 	const char *file;
+	int line;
+};
+
+/*
+ * A name pinned in [hosts] ("NAME = ADDR, ADDR"): the proxy takes these
+ * addresses instead of asking DNS, and vets them exactly like a DNS answer
+ * (never-reachable ranges, "private", deny_hosts, its own listeners).
+ */
+#define CF_PIN_MAX_ADDRS 16
+struct cf_pin {
+	char name[CF_HOST_MAX];     /* normal form */
+	size_t naddrs;
+	struct sockaddr_storage addrs[CF_PIN_MAX_ADDRS]; /* port 0 */
+	const char *file;           /* owned by the config */
 	int line;
 };
 
@@ -122,6 +137,10 @@ struct cf_overrides {
 	 * user). */
 	int strict_modes;
 	int trust_file_user;
+	/* Nonzero: the rules are given on a command line (postern-sidecar
+	 * run), so cf_suggest() says "--allow 'PATTERN'" rather than a line
+	 * to add to [defaults]. */
+	int cli_hints;
 };
 
 /*
@@ -235,11 +254,19 @@ int cf_listen_parse(const char *s, struct cf_listen *l, const char **why);
 
 
 
+/* The [hosts] pin for NAME (normal form), or NULL when it has none;
+ * cf_config_pin_at: the Ith pin in file order, NULL past the last. */
+const struct cf_pin *cf_config_pin(const struct cf_config *c, const char *name);
+const struct cf_pin *cf_config_pin_at(const struct cf_config *c, size_t i);
+
 /*
  * Write into BUF (SIZE bytes) the config line that would allow a request
  * refused with D (for host_not_allowed, port_not_allowed, path_not_allowed,
  * private_address) or what to remove (denied_by_rule), naming the section
- * of session S.  Returns BUF; an empty string when no config change helps.
+ * of session S, or with S->cli_hints the "--allow 'PATTERN'" to pass.  The
+ * pattern keeps the "private" flag of the rule D names, without which the
+ * new rule would be refused at the address.  Returns BUF; an empty string
+ * when no config change helps.
  */
 char *cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
     uint16_t port, const char *path, size_t len, const struct cf_decision *d,

@@ -10,7 +10,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <arpa/inet.h>
 
 #include "conf/host.h"
@@ -299,6 +301,85 @@ parse_pattern(const char *s, size_t len, struct cf_rule *r, const char **why)
 	return 0;
 }
 
+/*
+ * A URL pasted where a pattern is expected (https://github.com): its scheme
+ * gives an allow rule the port when it names none (443, 80), and a
+ * plain-HTTP path is the rule's path prefix.  Writes the pattern it stands for to BUF and returns
+ * 1; returns 0 when S is no URL, -EINVAL with *WHY when it is one that no
+ * rule can mean.  An https:// URL with a path is refused: the path travels
+ * inside TLS, where the proxy never sees it, so a rule that seemed to
+ * allow only that path would allow the whole host.
+ */
+static int
+url_to_pattern(const char *s, size_t len, int deny, char *buf, size_t size, const char **why)
+{
+	const char *end = s + len, *auth, *aend, *host_end, *path;
+	size_t plen, hlen;
+	int https;
+	const char *port = NULL;
+	size_t portlen = 0;
+
+	if (len >= 8 && strncasecmp(s, "https://", 8) == 0)
+		https = 1, auth = s + 8;
+	else if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
+		https = 0, auth = s + 7;
+	else {
+		const char *q;
+		for (q = s; q + 3 <= end; q++)
+			if (memcmp(q, "://", 3) == 0)
+				return fail(why, "only http:// and https:// URLs can stand for a host");
+		return 0;
+	}
+	for (aend = auth; aend < end && *aend != '/' && *aend != '?' && *aend != '#'; aend++)
+		if (*aend == '@')
+			return fail(why, "a URL with a user name cannot be a rule");
+	if (aend == auth)
+		return fail(why, "empty host in URL");
+	/* The port is after the last ':' past a bracketed IPv6 literal. */
+	host_end = aend;
+	{
+		const char *q = auth;
+		if (*q == '[') {
+			q = memchr(auth, ']', (size_t)(aend - auth));
+			if (q == NULL)
+				return fail(why, "unterminated [ in URL");
+			q++;
+		}
+		for (; q < aend; q++)
+			if (*q == ':')
+				host_end = q;
+	}
+	if (host_end < aend) {
+		port = host_end + 1;
+		portlen = (size_t)(aend - port);
+		if (portlen == 0)
+			return fail(why, "empty port in URL");
+	}
+	path = aend;
+	plen = (size_t)(end - path);
+	if (memchr(path, '#', plen) != NULL)
+		plen = (size_t)((const char *)memchr(path, '#', plen) - path);
+	if (memchr(path, '?', plen) != NULL)
+		return fail(why, "a URL with a query cannot be a rule (allow its path prefix)");
+	if (plen == 1)
+		plen = 0; /* "https://host/" is the host */
+	if (https && plen > 0)
+		return fail(why, "an https:// rule cannot have a path: the path is inside TLS, "
+		    "where the proxy never sees it (allow the host, or use http:// for plain HTTP)");
+	hlen = (size_t)(host_end - auth);
+	/* A deny rule is never narrowed by the scheme: without a port of
+	 * its own it denies every port, as a bare host does. */
+	if (deny && port == NULL) {
+		if ((size_t)snprintf(buf, size, "%.*s", (int)hlen, auth) >= size)
+			return fail(why, "URL too long");
+		return 1;
+	}
+	if ((size_t)snprintf(buf, size, "%.*s:%.*s%.*s", (int)hlen, auth,
+	    port ? (int)portlen : 3, port ? port : https ? "443" : "80", (int)plen, path) >= size)
+		return fail(why, "URL too long");
+	return 1;
+}
+
 int
 cf_rule_parse(const char *s, size_t len, enum cf_rule_type type, struct cf_rule *out,
     const char **why)
@@ -325,7 +406,21 @@ cf_rule_parse(const char *s, size_t len, enum cf_rule_type type, struct cf_rule 
 	tok = p;
 	while (p < end && !is_space(*p))
 		p++;
-	rc = parse_pattern(tok, (size_t)(p - tok), &r, why);
+	{
+		char url[CF_HOST_MAX + 600];
+		rc = url_to_pattern(tok, (size_t)(p - tok), type == CF_RULE_DENY, url, sizeof(url), why);
+		if (rc < 0)
+			goto out;
+		if (rc == 1) {
+			r.taken_as = strdup(url);
+			if (r.taken_as == NULL) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			rc = parse_pattern(url, strlen(url), &r, why);
+		} else
+			rc = parse_pattern(tok, (size_t)(p - tok), &r, why);
+	}
 	if (rc != 0)
 		goto out;
 
@@ -381,8 +476,10 @@ cf_rule_clear(struct cf_rule *r)
 		return;
 	free(r->path);
 	free(r->text);
+	free(r->taken_as);
 	r->path = NULL;
 	r->text = NULL;
+	r->taken_as = NULL;
 }
 
 static int

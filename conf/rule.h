@@ -54,6 +54,7 @@ struct cf_rule {
 	char *path;                /* plain-HTTP path prefix, or NULL */
 	int private_ok;            /* the "private" flag */
 	char *text;                /* the item as written, for people */
+	char *taken_as;            /* a URL item: the pattern it stood for, else NULL */
 	const char *file;          /* where it was written; owned by the config */
 	int line;
 	const char *section;       /* "defaults", or the session's name */
@@ -64,7 +65,11 @@ struct cf_rule {
  * Parse one allow_hosts or deny_hosts item, "PATTERN [FLAG]..." of LEN bytes
  * at S, into OUT (which the caller then owns: release with cf_rule_clear()).
  * Returns 0, or -EINVAL with *WHY set to a static phrase.  file, line,
- * section and id are left for the caller to fill in.
+ * section and id are left for the caller to fill in.  A pasted URL
+ * (https://HOST[:PORT][/], http://HOST[:PORT][/PATH]) stands for
+ * HOST:PORT[/PATH], the scheme giving an allow rule the port it does not
+ * name (a deny rule without one keeps denying every port), and
+ * out->taken_as is that pattern; an https:// URL with a path is refused.
  */
 int cf_rule_parse(const char *s, size_t len, enum cf_rule_type type,
     struct cf_rule *out, const char **why);

@@ -79,7 +79,7 @@ clear_stale(const struct sockaddr_un *sun)
 	if (lstat(sun->sun_path, &st) != 0)
 		return errno == ENOENT ? 0 : -1;
 	if (!S_ISSOCK(st.st_mode)) {
-		log_warnx("%s exists and is not a socket; refusing to replace it", sun->sun_path);
+		log_errx("%s exists and is not a socket; refusing to replace it", sun->sun_path);
 		errno = EEXIST;
 		return -1;
 	}
@@ -89,16 +89,16 @@ clear_stale(const struct sockaddr_un *sun)
 	rc = connect(probe, (const struct sockaddr *)sun, sizeof(*sun));
 	close(probe);
 	if (rc == 0) {
-		log_warnx("%s: another process is serving this socket", sun->sun_path);
+		log_errx("%s: another process is serving this socket", sun->sun_path);
 		errno = EADDRINUSE;
 		return -1;
 	}
 	if (errno != ECONNREFUSED) {
-		log_warn("%s: cannot tell whether the socket is stale", sun->sun_path);
+		log_err("%s: cannot tell whether the socket is stale", sun->sun_path);
 		return -1;
 	}
 	if (unlink(sun->sun_path) != 0) {
-		log_warn("unlink stale %s", sun->sun_path);
+		log_err("unlink stale %s", sun->sun_path);
 		return -1;
 	}
 	return 0;
@@ -130,7 +130,7 @@ bind_admin(struct px_admin *a, mode_t mode, uid_t uid, gid_t gid)
 		if (mkdir(dir, 0755) == 0)
 			a->made_dir = 1;
 		else if (errno != EEXIST)
-			log_warn("mkdir %s", dir);
+			log_err("mkdir %s", dir);
 	}
 	if (clear_stale(&sun) != 0)
 		return -1;
@@ -665,7 +665,7 @@ px_admin_new(struct px_server *srv)
 	}
 	fd = bind_admin(a, mode, uid, gid);
 	if (fd < 0) {
-		log_warn("cannot listen on the admin socket %s", a->path);
+		log_err("cannot listen on the admin socket %s", a->path);
 		goto fail;
 	}
 	errno = ENOMEM;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include "proxy/audit.h"
@@ -68,6 +69,35 @@ px_audit_reopen(struct px_audit *a)
 	close(a->fd);
 	a->fd = fd;
 	a->warned = 0;
+	return 0;
+}
+
+int
+px_audit_chown(struct px_audit *a, uid_t uid, gid_t gid)
+{
+	struct stat st;
+	char dir[4096], *slash;
+
+	if (a->path == NULL || fstat(a->fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if ((st.st_uid != uid || st.st_gid != gid) && fchown(a->fd, uid, gid) != 0) {
+		int e = errno;
+		log_warn("cannot give the audit log %s to uid %u; SIGUSR1 will not reopen it after rotation",
+		    a->path, (unsigned)uid);
+		return -e;
+	}
+	snprintf(dir, sizeof(dir), "%s", a->path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) == 0 && !(st.st_uid == uid && (st.st_mode & S_IXUSR)) &&
+	    !(st.st_gid == gid && (st.st_mode & S_IXGRP)) && !(st.st_mode & S_IXOTH))
+		log_warnx("%s cannot be searched by uid %u: SIGUSR1 will not reopen the audit log "
+		    "after rotation; make it at least 0711", dir, (unsigned)uid);
 	return 0;
 }
 

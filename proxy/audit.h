@@ -5,6 +5,8 @@
 #ifndef POSTERN_PROXY_AUDIT_H
 #define POSTERN_PROXY_AUDIT_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +21,16 @@ struct px_audit *px_audit_open(const char *target);
 /* Reopen the file (SIGUSR1, after rotation); keeps the old one on failure.
  * Returns 0 or -errno. */
 int px_audit_reopen(struct px_audit *a);
+
+/*
+ * Give the audit log file to UID:GID, at start, before the proxy drops to
+ * them: a rotator that renames the file and creates a new one with the old
+ * one's owner (logrotate's "create") then leaves one the proxy can reopen.
+ * Only a regular file is given away (never stderr, /dev/null, a pipe).
+ * Warns when UID could not search the file's directory, where a reopen
+ * would fail.  Returns 0 (nothing to do counts) or -errno.
+ */
+int px_audit_chown(struct px_audit *a, uid_t uid, gid_t gid);
 /* Close and free; NULL is a no-op. */
 void px_audit_free(struct px_audit *a);
 /* Lines that could not be written (disk full, file unwritable). */

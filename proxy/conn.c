@@ -26,6 +26,7 @@
 #include <event2/util.h>
 
 #include "conf/config.h"
+#include "conf/etchosts.h"
 #include "proxy/audit.h"
 #include "proxy/connect.h"
 #include "proxy/dns.h"
@@ -353,17 +354,26 @@ refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const struct cf_
 	if ((size_t)n >= sizeof(body))
 		n = sizeof(body) - 1;
 	if (c->srv->human && !audited) {
-		/* For a person at a terminal: the pattern to pass to --allow,
+		/* For a person at a terminal: the pattern to pass to --allow
+		 * (cf_suggest() words it "pass --allow 'PATTERN'" in run),
 		 * told once per host:port, reason and pattern (a client that
 		 * retries would fill the terminal); the summary at the end
 		 * counts the repeats (tally.h). */
-		const char *pat = strstr(sugg, "allow_hosts = ");
+		static const char lead[] = "pass --allow '";
+		char patbuf[CF_HOST_TEXT_MAX + 600];
+		const char *pat = NULL;
 		char where[CF_HOST_TEXT_MAX + 8];
 
-		if (pat == NULL || strncmp(sugg, "add to", 6) != 0)
-			pat = NULL;
-		else
-			pat += 14;
+		if (strncmp(sugg, lead, sizeof(lead) - 1) == 0) {
+			const char *p = sugg + sizeof(lead) - 1;
+			size_t k = strcspn(p, "'");
+
+			if (p[k] == '\'' && k < sizeof(patbuf)) {
+				memcpy(patbuf, p, k);
+				patbuf[k] = '\0';
+				pat = patbuf;
+			}
+		}
 		if (c->host.kind != 0)
 			snprintf(where, sizeof(where), "%s:%u", h, c->port);
 		else
@@ -994,14 +1004,20 @@ static void
 dns_cb(int status, const struct px_dns_result *res, const char *errmsg, void *arg)
 {
 	struct px_conn *c = arg;
-	char detail[300], h[CF_HOST_TEXT_MAX];
+	char detail[800], h[CF_HOST_TEXT_MAX];
 	size_t i;
 
 	c->dnsq = NULL;
 	if (status != 0) {
+		int listed;
 		host_text(c, h, sizeof(h));
-		snprintf(detail, sizeof(detail), "%s could not be resolved: %s", h,
-		    errmsg ? errmsg : px_dns_strerror(status));
+		/* The proxy asks DNS only; a name the admin knows from
+		 * /etc/hosts is the one case where that surprises. */
+		listed = cf_etchosts_file_lists("/etc/hosts", c->host.name);
+		snprintf(detail, sizeof(detail), "%s could not be resolved: %s%s%s%s", h,
+		    errmsg ? errmsg : px_dns_strerror(status),
+		    listed ? "; /etc/hosts lists it, but /etc/hosts is not read: pin it in [hosts] (" : "",
+		    listed ? h : "", listed ? " = ADDRESS)" : "");
 		refuse(c, status == PX_DNS_TIMEOUT ? 504 : 502, CF_R_DNS_FAILURE, c->dec.rule, detail);
 		return;
 	}
@@ -1565,6 +1581,22 @@ handle_head(struct px_conn *c)
 		c->lk->naddrs = 1;
 		vet_and_connect(c);
 		return;
+	}
+	{
+		/* A name pinned in [hosts] takes its addresses from there,
+		 * vetted below exactly like a DNS answer. */
+		const struct cf_pin *pin = cf_config_pin(c->cfg, c->host.name);
+		if (pin != NULL) {
+			size_t i;
+			for (i = 0; i < pin->naddrs && i < PX_DNS_MAX_ADDRS; i++) {
+				c->lk->addrs[i] = pin->addrs[i];
+				c->lk->addrlens[i] = pin->addrs[i].ss_family == AF_INET ?
+				    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+			}
+			c->lk->naddrs = i;
+			vet_and_connect(c);
+			return;
+		}
 	}
 	c->dnsq = px_dns_resolve(c->srv->dns, c->host.name, dns_cb, c);
 	if (c->dnsq == NULL)

@@ -44,35 +44,35 @@ drop_privileges(uid_t uid, gid_t gid)
 
 	if (geteuid() == 0) {
 		if (setgroups(0, NULL) != 0) {
-			log_warn("setgroups");
+			log_err("setgroups");
 			return -1;
 		}
 		if (setresgid(gid, gid, gid) != 0) {
-			log_warn("setresgid %u", (unsigned)gid);
+			log_err("setresgid %u", (unsigned)gid);
 			return -1;
 		}
 		if (setresuid(uid, uid, uid) != 0) {
-			log_warn("setresuid %u", (unsigned)uid);
+			log_err("setresuid %u", (unsigned)uid);
 			return -1;
 		}
 	} else if (geteuid() != uid) {
-		log_warnx("cannot change to uid %u: not running as root", (unsigned)uid);
+		log_errx("cannot change to uid %u: not running as root", (unsigned)uid);
 		return -1;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		log_warn("PR_SET_NO_NEW_PRIVS");
+		log_err("PR_SET_NO_NEW_PRIVS");
 		return -1;
 	}
 	memset(&hdr, 0, sizeof(hdr));
 	memset(data, 0, sizeof(data));
 	hdr.version = _LINUX_CAPABILITY_VERSION_3;
 	if (syscall(SYS_capget, &hdr, data) != 0) {
-		log_warn("capget");
+		log_err("capget");
 		return -1;
 	}
 	if (uid != 0 && (data[0].effective || data[0].permitted || data[1].effective ||
 	    data[1].permitted)) {
-		log_warnx("capabilities remain after dropping to uid %u", (unsigned)uid);
+		log_errx("capabilities remain after dropping to uid %u", (unsigned)uid);
 		return -1;
 	}
 	return 0;
@@ -99,7 +99,9 @@ usr1_cb(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	rc = px_audit_reopen(srv->audit);
 	if (rc != 0)
-		log_warnx("cannot reopen the audit log: %s", strerror(-rc));
+		log_warnx("cannot reopen the audit log %s: %s; still writing to the file it had open "
+		    "(rotate with logrotate's create, which keeps the proxy's uid as owner)",
+		    cf_config_proxy(srv->cfg)->log, strerror(-rc));
 	else
 		log_info("audit log reopened");
 }
@@ -327,6 +329,7 @@ px_engine_main(const struct px_engine_opts *opts)
 
 	log_init(opts->human ? "postern" : "postern-proxy", getenv("POSTERN_DEBUG") != NULL);
 	log_quiet(opts->human);
+	log_starting(1);
 	memset(&srv, 0, sizeof(srv));
 	memset(sigs, 0, sizeof(sigs));
 	TAILQ_INIT(&srv.listeners);
@@ -342,6 +345,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	ov.default_name = opts->session_name;
 	ov.serve_session = opts->serve_session;
 	ov.strict_modes = opts->strict_modes;
+	ov.cli_hints = opts->human;
 	/* At start the proxy may still be root, and the user it is about to
 	 * become is the one the file names; once it serves, that is its own
 	 * euid, and a new file's user = line must not vouch for the file. */
@@ -372,26 +376,26 @@ px_engine_main(const struct px_engine_opts *opts)
 	srv.last_reload_ok = 1;
 	srv.metrics = px_stats_new();
 	if (srv.metrics == NULL) {
-		log_warn("out of memory");
+		log_err("out of memory");
 		goto out;
 	}
 
 	signal(SIGPIPE, SIG_IGN);
 	srv.base = loop_new();
 	if (srv.base == NULL || (srv.idle_trim = evtimer_new(srv.base, idle_trim_cb, &srv)) == NULL) {
-		log_warnx("cannot create the event loop");
+		log_errx("cannot create the event loop");
 		goto out;
 	}
 	srv.audit = px_audit_open(opts->human && strcmp(cf_config_proxy(srv.cfg)->log, "stderr") == 0 ?
 	    "/dev/null" : cf_config_proxy(srv.cfg)->log);
 	if (srv.audit == NULL) {
-		log_warn("cannot open the audit log %s", cf_config_proxy(srv.cfg)->log);
+		log_err("cannot open the audit log %s", cf_config_proxy(srv.cfg)->log);
 		goto out;
 	}
 	px_dns_opts_init(&dopts);
 	srv.dns = px_dns_new(srv.base, cf_config_proxy(srv.cfg)->dns_servers, &dopts, errbuf, sizeof(errbuf));
 	if (srv.dns == NULL) {
-		log_warnx("DNS: %s", errbuf);
+		log_errx("DNS: %s", errbuf);
 		goto out;
 	}
 	if (px_listeners_open(&srv, srv.cfg) != 0)
@@ -418,7 +422,7 @@ px_engine_main(const struct px_engine_opts *opts)
 			    signums[i] == SIGUSR1 ? usr1_cb : stop_cb;
 			sigs[i] = evsignal_new(srv.base, signums[i], fn, &srv);
 			if (sigs[i] == NULL || event_add(sigs[i], NULL) != 0) {
-				log_warnx("cannot install signal handlers");
+				log_errx("cannot install signal handlers");
 				goto out;
 			}
 		}
@@ -427,8 +431,10 @@ px_engine_main(const struct px_engine_opts *opts)
 	if (cf_config_proxy(srv.cfg)->has_user) {
 		const struct cf_proxy_settings *p = cf_config_proxy(srv.cfg);
 		px_listeners_chown(&srv, p->user, p->group);
+		if (geteuid() == 0)
+			px_audit_chown(srv.audit, p->user, p->group);
 		if (drop_privileges(p->user, p->group) != 0) {
-			log_warnx("refusing to serve with privileges it was told to drop");
+			log_errx("refusing to serve with privileges it was told to drop");
 			goto out;
 		}
 		log_info("running as uid %u gid %u, no capabilities, no_new_privs",
@@ -438,7 +444,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	}
 
 	if (srv.admin != NULL && px_admin_start(srv.admin) != 0) {
-		log_warn("cannot start the admin socket's thread");
+		log_err("cannot start the admin socket's thread");
 		goto out;
 	}
 	log_info("serving %s (sha256 %s), generation %lu", cf_config_path(srv.cfg),
@@ -450,9 +456,13 @@ px_engine_main(const struct px_engine_opts *opts)
 		} while (w < 0 && errno == EINTR);
 		close(opts->ready_fd);
 	}
+	log_starting(0);
 	event_base_dispatch(srv.base);
 	rc = 0;
 out:
+	if (rc != 0)
+		log_not_starting();
+	log_starting(0);
 	srv.stopping = 1;
 	px_watch_free(srv.watch);
 	px_admin_free(srv.admin);

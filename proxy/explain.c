@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 
 #include "conf/config.h"
+#include "conf/etchosts.h"
 #include "proxy/explain.h"
 #include "proxy/resolve.h"
 
@@ -65,6 +66,10 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 		cf_diag_free(&diag);
 		return 2;
 	}
+	/* What the proxy would warn about at start (a URL taken as a
+	 * pattern, a shadowed rule), on stderr: stdout is the verdict. */
+	for (i = 0; i < diag.nwarnings; i++)
+		fprintf(stderr, "postern-proxy: warning: %s\n", diag.warnings[i]);
 	cf_diag_free(&diag);
 	s = cf_config_find_session(c, session);
 	if (s == NULL) {
@@ -91,8 +96,27 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 			fprintf(out, "note: a path must start with /; the proxy would see /%.*s\n",
 			    (int)upathlen, upath);
 		}
+	} else if (strncasecmp(target, "https://", 8) == 0) {
+		/* A pasted https:// URL is what a client sends as CONNECT
+		 * HOST:PORT (443 unless it names one); its path travels inside
+		 * TLS, where the proxy never sees it. */
+		const char *auth = target + 8, *rest;
+		size_t alen = strcspn(auth, "/?#");
+		mode = CF_MODE_CONNECT;
+		if (cf_authority_parse(auth, alen, 0, &h, &port, &why) != 0) {
+			rc = print_bad(out, why, target);
+			goto out;
+		}
+		if (port == 0)
+			port = 443;
+		cf_host_format(&h, hbuf, sizeof(hbuf));
+		fprintf(stderr, "postern-proxy: note: %s taken as CONNECT %s:%u\n", target, hbuf, port);
+		rest = auth + alen;
+		if (rest[0] != '\0' && strcmp(rest, "/") != 0)
+			fprintf(stderr, "postern-proxy: note: the path %s is inside TLS: the proxy never "
+			    "sees it, and decides on the host and port alone\n", rest);
 	} else if (strstr(target, "://") != NULL) {
-		rc = print_bad(out, "only http:// URLs (plain HTTP) or HOST:PORT (CONNECT) can be explained; https:// goes through CONNECT as HOST:443", target);
+		rc = print_bad(out, "only http:// and https:// URLs or HOST:PORT (CONNECT) can be explained", target);
 		goto out;
 	} else {
 		mode = CF_MODE_CONNECT;
@@ -143,6 +167,7 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 		size_t bodylen = 0;
 		FILE *bf = open_memstream(&body, &bodylen);
 		struct cf_decision final = d;
+		const struct cf_pin *pin = h.kind == CF_HOST_NAME ? cf_config_pin(c, h.name) : NULL;
 
 		if (bf == NULL) {
 			rc = 2;
@@ -155,17 +180,28 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 		rc = 0;
 		if (h.kind != CF_HOST_NAME) {
 			fprintf(bf, "  an IP literal: no DNS lookup\n");
-		} else if (!resolve) {
+		} else if (!resolve && pin == NULL) {
 			fprintf(bf, "  no DNS lookup was made; add --resolve to check the addresses it resolves to\n");
 		} else {
 			struct px_resolved res;
 			const char *err = NULL;
 			const struct cf_proxy_settings *p = cf_config_proxy(c);
-			if (px_resolve_sync(h.name, p->dns_servers, p->connect_timeout_ms, &res, &err) != 0) {
+			memset(&res, 0, sizeof(res));
+			if (pin != NULL) {
+				/* The proxy takes a pinned name's addresses without
+				 * DNS, and vets them like an answer. */
+				fprintf(bf, "  pinned in [hosts] (%s:%d): no DNS lookup\n", pin->file, pin->line);
+				for (i = 0; i < pin->naddrs && i < PX_DNS_MAX_ADDRS; i++)
+					res.addrs[i] = pin->addrs[i];
+				res.naddrs = i;
+			} else if (px_resolve_sync(h.name, p->dns_servers, p->connect_timeout_ms, &res, &err) != 0) {
+				int listed = cf_etchosts_file_lists("/etc/hosts", h.name);
 				final.allow = 0;
 				final.reason = CF_R_DNS_FAILURE;
-				snprintf(final.detail, sizeof(final.detail), "%s does not resolve: %s; the proxy answers 502",
-				    hbuf, err ? err : "lookup failed");
+				snprintf(final.detail, sizeof(final.detail), "%s does not resolve: %s; the proxy answers 502%s%s%s",
+				    hbuf, err ? err : "lookup failed",
+				    listed ? "; /etc/hosts lists it, but /etc/hosts is not read: pin it in [hosts] (" : "",
+				    listed ? hbuf : "", listed ? " = ADDRESS)" : "");
 				rc = 1;
 			}
 			for (i = 0; rc == 0 && i < res.naddrs; i++) {

@@ -127,7 +127,7 @@ apply_perms(struct px_listener *l, const struct cf_listen *w)
 	if ((w->has_owner || w->has_group) &&
 	    lchown(w->path, w->has_owner ? w->owner : (uid_t)-1,
 	    w->has_group ? w->group : (gid_t)-1) != 0) {
-		log_warn("chown %s", w->path);
+		log_err("chown %s", w->path);
 		return -1;
 	}
 	/* Never through a symlink that replaced the socket: as root, that
@@ -136,11 +136,11 @@ apply_perms(struct px_listener *l, const struct cf_listen *w)
 	 * is still a socket. */
 	if (fchmodat(AT_FDCWD, w->path, w->mode, AT_SYMLINK_NOFOLLOW) != 0 &&
 	    (lstat(w->path, &st) != 0 || !S_ISSOCK(st.st_mode) || chmod(w->path, w->mode) != 0)) {
-		log_warn("chmod %s", w->path);
+		log_err("chmod %s", w->path);
 		return -1;
 	}
 	if (lstat(w->path, &st) != 0) {
-		log_warn("stat %s", w->path);
+		log_err("stat %s", w->path);
 		return -1;
 	}
 	l->uid = st.st_uid;
@@ -203,14 +203,14 @@ bind_unix(struct px_listener *l, const struct cf_listen *w)
 			if (mkdir(dir, 0755) == 0)
 				*made_dir = 1;
 			else if (errno != EEXIST)
-				log_warn("mkdir %s", dir);
+				log_err("mkdir %s", dir);
 		}
 	}
 
 	if (lstat(path, &st) == 0) {
 		int probe;
 		if (!S_ISSOCK(st.st_mode)) {
-			log_warnx("%s exists and is not a socket; refusing to replace it", path);
+			log_errx("%s exists and is not a socket; refusing to replace it", path);
 			errno = EEXIST;
 			return -1;
 		}
@@ -220,16 +220,16 @@ bind_unix(struct px_listener *l, const struct cf_listen *w)
 		rc = connect(probe, (struct sockaddr *)&sun, sizeof(sun));
 		close(probe);
 		if (rc == 0) {
-			log_warnx("%s: another process is serving this socket", path);
+			log_errx("%s: another process is serving this socket", path);
 			errno = EADDRINUSE;
 			return -1;
 		}
 		if (errno != ECONNREFUSED) {
-			log_warn("%s: cannot tell whether the socket is stale", path);
+			log_err("%s: cannot tell whether the socket is stale", path);
 			return -1;
 		}
 		if (unlink(path) != 0) {
-			log_warn("unlink stale %s", path);
+			log_err("unlink stale %s", path);
 			return -1;
 		}
 	}
@@ -279,14 +279,14 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 		int fd;
 		if (px_listener_perms_check(NULL, w, why, sizeof(why)) != 0) {
 			if (w->line > 0)
-				log_warnx("%s:%d: cannot listen on %s: %s", w->file, w->line, w->text, why);
+				log_errx("%s:%d: cannot listen on %s: %s", w->file, w->line, w->text, why);
 			else
-				log_warnx("%s: cannot listen on %s: %s", w->file, w->text, why);
+				log_errx("%s: cannot listen on %s: %s", w->file, w->text, why);
 			goto fail;
 		}
 		fd = bind_unix(l, w);
 		if (fd < 0) {
-			log_warn("cannot listen on %s", w->text);
+			log_err("cannot listen on %s", w->text);
 			goto fail;
 		}
 		l->unlink_on_close = 1;
@@ -297,7 +297,7 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 		l->lev = evconnlistener_new_bind(srv->base, accept_cb, l,
 		    flags | LEV_OPT_REUSEABLE, 1024, (const struct sockaddr *)&w->addr, (int)w->addrlen);
 		if (l->lev == NULL)
-			log_warn("cannot listen on %s", w->text);
+			log_err("cannot listen on %s", w->text);
 	}
 	if (l->lev == NULL)
 		goto fail;

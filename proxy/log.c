@@ -14,6 +14,7 @@
 static const char *log_name = "postern";
 static int log_debug_on;
 static int log_quiet_on;
+static int log_starting_on;
 
 void
 log_quiet(int quiet)
@@ -74,6 +75,39 @@ log_warnx(const char *fmt, ...)
 }
 
 void
+log_starting(int on)
+{
+	log_starting_on = on;
+}
+
+void
+log_err(const char *fmt, ...)
+{
+	va_list ap;
+	const char *err = strerror(errno);
+
+	va_start(ap, fmt);
+	vlog(log_starting_on ? "error: " : "warning: ", fmt, ap, err);
+	va_end(ap);
+}
+
+void
+log_errx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(log_starting_on ? "error: " : "warning: ", fmt, ap, NULL);
+	va_end(ap);
+}
+
+void
+log_not_starting(void)
+{
+	fprintf(stderr, "%s: not starting\n", log_name);
+}
+
+void
 log_info(const char *fmt, ...)
 {
 	va_list ap;
@@ -104,8 +138,10 @@ fatal(const char *fmt, ...)
 	const char *err = strerror(errno);
 
 	va_start(ap, fmt);
-	vlog("fatal: ", fmt, ap, err);
+	vlog("error: ", fmt, ap, err);
 	va_end(ap);
+	if (log_starting_on)
+		log_not_starting();
 	exit(1);
 }
 
@@ -115,7 +151,9 @@ fatalx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("fatal: ", fmt, ap, NULL);
+	vlog("error: ", fmt, ap, NULL);
 	va_end(ap);
+	if (log_starting_on)
+		log_not_starting();
 	exit(1);
 }

@@ -26,11 +26,12 @@ usage(FILE *f)
 	    "                     [proxy] listeners (unix:PATH or tcp:ADDR:PORT)\n"
 	    "       postern-proxy --check [-c FILE]         validate and summarise a config\n"
 	    "       postern-proxy --explain TARGET [--session NAME] [--resolve] [-c FILE]\n"
-	    "                     TARGET is HOST:PORT (CONNECT) or http://HOST[:PORT]/PATH\n"
+	    "                     TARGET is HOST:PORT or https://HOST[:PORT] (CONNECT), or\n"
+	    "                     http://HOST[:PORT]/PATH (plain HTTP)\n"
 	    "       postern-proxy ctl status|reload|metrics [--admin PATH] [-c FILE]\n"
 	    "                     talk to a running proxy's admin socket\n"
 	    "       postern-proxy --default-config          print the built-in default\n"
-	    "       postern-proxy --version\n");
+	    "       postern-proxy -V|--version\n");
 }
 
 static void
@@ -88,6 +89,22 @@ do_check(const char *path, const struct cf_overrides *ov)
 		print_rules("allow", s->allow, s->nallow);
 		print_rules("deny ", s->deny, s->ndeny);
 	}
+	for (i = 0; cf_config_pin_at(c, i) != NULL; i++) {
+		const struct cf_pin *pin = cf_config_pin_at(c, i);
+		char a[INET6_ADDRSTRLEN];
+		if (i == 0)
+			printf("hosts (pinned, no DNS; vetted like an answer)\n");
+		printf("  %s =", pin->name);
+		for (j = 0; j < pin->naddrs; j++) {
+			const struct sockaddr_storage *ss = &pin->addrs[j];
+			if (ss->ss_family == AF_INET)
+				inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, a, sizeof(a));
+			else
+				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, a, sizeof(a));
+			printf("%s %s", j ? "," : "", a);
+		}
+		printf("  %s:%d\n", pin->file, pin->line);
+	}
 	if (diag.nwarnings > 0) {
 		printf("warnings:\n");
 		for (i = 0; i < diag.nwarnings; i++)
@@ -124,7 +141,7 @@ main(int argc, char **argv)
 	 * of its own. */
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
 		return px_ctl_main(argc - 1, argv + 1);
-	while ((ch = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			path = optarg;

@@ -89,6 +89,26 @@ sc_usage(FILE *f)
 	    "See postern-sidecar(8).\n");
 }
 
+/* "run --help": run's own options, not the whole program's. */
+static void
+sc_run_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME]\n"
+	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
+	    "                           [--] CMD [ARGS...]\n"
+	    "Runs CMD sealed: its only way out is a proxy started for it, which\n"
+	    "allows what -c FILE (default: the built-in config) and each --allow allow.\n"
+	    "  -c FILE              the proxy config (postern.ini(5))\n"
+	    "  --allow PATTERN      an allow_hosts item on top of it (repeatable)\n"
+	    "  --session-name NAME  the session's name in refusals and logs\n"
+	    "  --uid UID            (root) the uid CMD runs as (default SUDO_UID, else 65534)\n"
+	    "  --socket PATH        let CMD reach this host UNIX socket (repeatable)\n"
+	    "  --bridge PATH        the postern-bridge binary\n"
+	    "  -h, --help           this text\n"
+	    "See postern-sidecar(8).\n");
+}
+
 /* Decimal uid: digits only, no sign, no leading zero, below (uid_t)-1,
  * which the kernel reserves as "no uid". */
 static int
@@ -175,7 +195,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 	}
 	optind = first;
 	/* "+": stop at CMD, whose own options are not ours. */
-	while ((c = getopt_long(argc, argv, "+c:u:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:u:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config = optarg;
@@ -285,10 +305,14 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				return -1;
 			break;
 		case O_VERSION:
+		case 'V':
 			printf("postern-sidecar %s\n", PACKAGE_VERSION);
 			exit(0);
 		case 'h':
-			sc_usage(stdout);
+			if (o->mode == SC_MODE_RUN)
+				sc_run_usage(stdout);
+			else
+				sc_usage(stdout);
 			exit(0);
 		default:
 			sc_usage(stderr);
@@ -735,6 +759,7 @@ main(int argc, char **argv)
 	code = sc_lockdown(&o);
 	if (code != 0) {
 		sc_logx("refusing to start the proxy: the lock-down is not proven");
+		sc_logx("not starting");
 		return code;
 	}
 	return sc_serve(&o);

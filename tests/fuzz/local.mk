@@ -24,3 +24,9 @@ tests_fuzz_config_replay_LDADD = $(CONF_LIBS)
 tests_fuzz_rule_replay_SOURCES = tests/fuzz/fuzz-rule.c tests/fuzz/replay.c
 tests_fuzz_rule_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/rule"'
 tests_fuzz_rule_replay_LDADD = $(CONF_LIBS)
+
+check_PROGRAMS += tests/fuzz/etchosts-replay
+TESTS += tests/fuzz/etchosts-replay
+tests_fuzz_etchosts_replay_SOURCES = tests/fuzz/fuzz-etchosts.c tests/fuzz/replay.c
+tests_fuzz_etchosts_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/etchosts"'
+tests_fuzz_etchosts_replay_LDADD = $(CONF_LIBS)

@@ -16,9 +16,11 @@ out=$(unshare -n setpriv --reuid=65534 --regid=65534 --clear-groups \
 rc=$?
 echo "$out"
 [ $rc = 2 ] || br_fail "exit status $rc, not 2"
-[ "$(echo "$out" | wc -l)" = 1 ] || br_fail "not one line"
+# One line saying why, then the line every program ends a failed start with.
+[ "$(echo "$out" | wc -l)" = 2 ] || br_fail "not one line and the not-starting line"
+[ "$(echo "$out" | tail -1)" = "postern-bridge: not starting" ] || br_fail "the last line is not 'not starting'"
 echo "$out" | grep -q 'lo' || br_fail "does not name lo"
 echo "$out" | grep -q 'CAP_NET_ADMIN' || br_fail "does not name CAP_NET_ADMIN"
 case "$out" in *CMD-RAN*) br_fail "CMD ran anyway" ;; esac
-br_pass "lo down and no CAP_NET_ADMIN: one line, exit 2"
+br_pass "lo down and no CAP_NET_ADMIN: one line and not starting, exit 2"
 exit 0

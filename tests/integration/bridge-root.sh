@@ -2,7 +2,7 @@
 # bridge-root.sh: the bridge refuses to run CMD as uid or gid 0 of the host
 # (kernel root: it owns every root-owned file and socket even without a
 # capability), before it changes anything, in one line that says why and
-# names --allow-root; it tells such a root from the root of a user namespace
+# names --allow-root (then "postern-bridge: not starting"); it tells such a root from the root of a user namespace
 # mapped to an ordinary uid, also through bwrap's two nested namespaces;
 # --allow-root runs CMD anyway, still with no capability and no_new_privs;
 # a relay-only bridge started as root keeps no capability once it listens.
@@ -25,7 +25,7 @@ CapAmb: 0000000000000000
 NoNewPrivs: 1"
 
 # refused NAME CMD...: CMD (which starts the bridge with "sh -c 'echo
-# CMD-RAN'") must exit 2 with one line, naming WHAT and --allow-root.
+# CMD-RAN'") must exit 2 with one line naming WHAT and --allow-root, then "not starting".
 refused() {
 	local name=$1 what=$2 out rc
 	shift 2
@@ -34,7 +34,9 @@ refused() {
 	echo "$name: rc=$rc: $out"
 	[ $rc = 2 ] || br_fail "$name: exit status $rc, not 2"
 	case "$out" in *CMD-RAN*) br_fail "$name: CMD ran" ;; esac
-	[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || br_fail "$name: not one line"
+	[ "$(printf '%s\n' "$out" | wc -l)" = 2 ] || br_fail "$name: not one line and the not-starting line"
+	[ "$(printf '%s\n' "$out" | tail -1)" = "postern-bridge: not starting" ] ||
+		br_fail "$name: the last line is not 'not starting'"
 	printf '%s\n' "$out" | grep -q -- "$what" || br_fail "$name: does not say '$what'"
 	printf '%s\n' "$out" | grep -q -- '--allow-root' || br_fail "$name: does not name --allow-root"
 	printf '%s\n' "$out" | grep -q 'setpriv --reuid' || br_fail "$name: does not say what to do instead"

@@ -27,3 +27,15 @@ TESTS += tests/integration/proxy-mapped.sh
 EXTRA_DIST += tests/integration/proxy-mapped.sh
 TESTS += tests/integration/proxy-many-addrs.sh
 EXTRA_DIST += tests/integration/proxy-many-addrs.sh
+
+TESTS += tests/integration/proxy-errors.sh
+EXTRA_DIST += tests/integration/proxy-errors.sh
+
+TESTS += tests/integration/sidecar-run-hints.sh
+EXTRA_DIST += tests/integration/sidecar-run-hints.sh
+
+TESTS += tests/integration/proxy-logrotate.sh
+EXTRA_DIST += tests/integration/proxy-logrotate.sh
+
+TESTS += tests/integration/proxy-hosts.sh
+EXTRA_DIST += tests/integration/proxy-hosts.sh

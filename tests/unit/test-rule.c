@@ -299,6 +299,58 @@ main(void)
 		    "a deny rule cannot have a path");
 		tap_ok(cf_rule_parse("x.test private", 14, CF_RULE_DENY, &r, &why) != 0,
 		    "a deny rule cannot say private");
+		memset(&r, 0, sizeof(r));
+		tap_ok(cf_rule_parse("https://x.test", 14, CF_RULE_DENY, &r, &why) == 0 &&
+		    !r.port_given && strcmp(r.taken_as, "x.test") == 0,
+		    "a deny URL without a port denies every port, not just 443");
+		cf_rule_clear(&r);
+		memset(&r, 0, sizeof(r));
+		tap_ok(cf_rule_parse("https://x.test:8443", 19, CF_RULE_DENY, &r, &why) == 0 &&
+		    r.port_given && r.port_lo == 8443, "a deny URL with a port denies that port");
+		cf_rule_clear(&r);
+	}
+
+	{
+		/* A pasted URL: what it is taken as, or why it cannot be a rule. */
+		static const struct {
+			const char *item, *taken_as; /* NULL: refused */
+			int port_lo;
+			const char *path;
+		} url_cases[] = {
+			{ "https://github.com", "github.com:443", 443, NULL },
+			{ "https://github.com/", "github.com:443", 443, NULL },
+			{ "HTTPS://GitHub.com:8443", "GitHub.com:8443", 8443, NULL },
+			{ "https://[fd00::1]/", "[fd00::1]:443", 443, NULL },
+			{ "http://example.com", "example.com:80", 80, NULL },
+			{ "http://example.com:8080/api/", "example.com:8080/api/", 8080, "/api/" },
+			{ "http://example.com/api/#frag", "example.com:80/api/", 80, "/api/" },
+			{ "https://*.github.com private", "*.github.com:443", 443, NULL },
+			{ "https://github.com/org/repo", NULL, 0, NULL },
+			{ "https://github.com:", NULL, 0, NULL },
+			{ "https://", NULL, 0, NULL },
+			{ "https://user@github.com", NULL, 0, NULL },
+			{ "http://example.com/a?b=1", NULL, 0, NULL },
+			{ "ftp://example.com", NULL, 0, NULL },
+		};
+		for (i = 0; i < sizeof(url_cases) / sizeof(url_cases[0]); i++) {
+			struct cf_rule r;
+			const char *why = NULL, *item = url_cases[i].item;
+			int rc = cf_rule_parse(item, strlen(item), CF_RULE_ALLOW, &r, &why);
+			if (url_cases[i].taken_as == NULL) {
+				tap_ok(rc != 0, "URL '%s' refused (%s)", item, rc ? why : "accepted");
+				if (rc == 0)
+					cf_rule_clear(&r);
+				continue;
+			}
+			tap_ok(rc == 0 && r.taken_as != NULL && strcmp(r.taken_as, url_cases[i].taken_as) == 0 &&
+			    r.port_given && r.port_lo == url_cases[i].port_lo && r.port_hi == url_cases[i].port_lo &&
+			    (url_cases[i].path == NULL ? r.path == NULL :
+			    r.path != NULL && strcmp(r.path, url_cases[i].path) == 0),
+			    "URL '%s' taken as %s (%s)", item, url_cases[i].taken_as,
+			    rc ? why : r.taken_as ? r.taken_as : "not as a URL");
+			if (rc == 0)
+				cf_rule_clear(&r);
+		}
 	}
 
 	memset(&diag, 0, sizeof(diag));
