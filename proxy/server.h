@@ -10,6 +10,7 @@
 #include <sys/queue.h>
 
 #include "conf/config.h"
+#include "proxy/share.h"
 
 struct event_base;
 struct evconnlistener;
@@ -52,7 +53,9 @@ struct px_server {
 	struct px_audit *audit;
 	struct px_listener_list listeners;
 	struct px_conn_list conns;
-	unsigned nconns;
+	unsigned nconns;          /* counted against [proxy] max_connections */
+	struct px_share_list shares; /* per session and peer uid (share.c) */
+	unsigned nrefusing;       /* refused over a share, answer in flight */
 	struct px_counters stats;
 	const char *config_path;  /* NULL: built-in */
 	const struct cf_overrides *ov;

@@ -25,3 +25,6 @@ EXTRA_DIST += tests/integration/world-selftest.sh
 
 TESTS += tests/integration/proxy-mapped.sh
 EXTRA_DIST += tests/integration/proxy-mapped.sh
+
+TESTS += tests/integration/proxy-fairness.sh
+EXTRA_DIST += tests/integration/proxy-fairness.sh
