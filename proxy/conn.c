@@ -461,8 +461,10 @@ conn_free(struct px_conn *c, const char *why)
 	px_share_put(c->share_uid);
 	if (c->linger)
 		srv->nrefusing--;
-	if (c->counted && srv->nconns-- == cf_config_proxy(srv->cfg)->max_connections)
-		px_listeners_pause(srv, 0);
+	if (c->counted) {
+		srv->nconns--;
+		px_conn_limit_check(srv);
+	}
 	free(c);
 	if (srv->nconns == 0 && srv->idle_trim != NULL) {
 		/* Idle again: in a moment (libevent frees the bufferevents
@@ -470,6 +472,19 @@ conn_free(struct px_conn *c, const char *why)
 		 * heap back to the system (engine.c). */
 		struct timeval tv = { IDLE_TRIM_S, 0 };
 		event_add(srv->idle_trim, &tv);
+	}
+}
+
+/* By comparison, not equality: a reload may move the limit past nconns
+ * either way, and the listeners must follow. */
+void
+px_conn_limit_check(struct px_server *srv)
+{
+	int full = srv->nconns >= cf_config_proxy(srv->cfg)->max_connections;
+
+	if (full != srv->paused) {
+		srv->paused = full;
+		px_listeners_pause(srv, full);
 	}
 }
 
@@ -1719,8 +1734,8 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 		    &c->share_uid, &held);
 	if (over == 0) {
 		c->counted = 1;
-		if (++srv->nconns == cf_config_proxy(srv->cfg)->max_connections)
-			px_listeners_pause(srv, 1);
+		srv->nconns++;
+		px_conn_limit_check(srv);
 	} else if (srv->nrefusing < REFUSING_MAX) {
 		c->linger = 1;
 		srv->nrefusing++;

@@ -28,3 +28,5 @@ EXTRA_DIST += tests/integration/proxy-mapped.sh
 
 TESTS += tests/integration/proxy-fairness.sh
 EXTRA_DIST += tests/integration/proxy-fairness.sh
+TESTS += tests/integration/proxy-limits-reload.sh
+EXTRA_DIST += tests/integration/proxy-limits-reload.sh
