@@ -120,6 +120,12 @@ struct sess_build {
 	size_t nallow;
 	struct cf_rule *deny;
 	size_t ndeny;
+	/* max_connections and max_connections_per_uid as written (0: not
+	 * given) and their lines. */
+	unsigned max_conns, max_uid;
+	int max_conns_line, max_uid_line;
+	/* The shares in force, worked out in build(). */
+	unsigned eff_max, eff_uid;
 };
 
 struct builder {
@@ -792,7 +798,8 @@ add_pin(struct builder *b, const char *key, const char *value, const char *shown
 	b->pins = nv;
 }
 
-static const char *const session_keys[] = { "allow_hosts", "deny_hosts", "listen", NULL };
+static const char *const session_keys[] = { "allow_hosts", "deny_hosts", "listen",
+	"max_connections", "max_connections_per_uid", NULL };
 
 /*
  * The key of KNOWN nearest to KEY by edit distance (Levenshtein), when it
@@ -1002,7 +1009,8 @@ handler(void *user, const char *section, const char *key, const char *value)
 				p->revoke = 0;
 			else
 				err_at(b, b->line, "revoke is yes or no (%s)", shown);
-		} else if (strcmp(key, "allow_hosts") == 0 || strcmp(key, "deny_hosts") == 0) {
+		} else if (strcmp(key, "allow_hosts") == 0 || strcmp(key, "deny_hosts") == 0 ||
+		    strcmp(key, "max_connections_per_uid") == 0) {
 			err_at(b, b->line, "%s belongs in [defaults] or a [session NAME], not in [proxy]", key);
 		} else {
 			const char *near = nearest_key(key, proxy_keys);
@@ -1024,7 +1032,16 @@ handler(void *user, const char *section, const char *key, const char *value)
 			add_listen(b, &s->listen, &s->nlisten, value);
 		else if (strcmp(key, "listen") == 0)
 			err_at(b, b->line, "listen belongs in [proxy] or a [session NAME], not in [defaults]");
-		else {
+		else if (strcmp(key, "max_connections") == 0 ||
+		    strcmp(key, "max_connections_per_uid") == 0) {
+			unsigned long long v;
+			if (parse_uint(value, strlen(value), 1000000, &v) != 0 || v == 0)
+				err_at(b, b->line, "%s must be 1-1000000 (%s)", key, shown);
+			else if (key[15] == '\0')
+				s->max_conns = (unsigned)v, s->max_conns_line = b->line;
+			else
+				s->max_uid = (unsigned)v, s->max_uid_line = b->line;
+		} else {
 			const char *const *k;
 			for (k = proxy_keys; *k; k++)
 				if (strcmp(*k, key) == 0)
@@ -1272,6 +1289,36 @@ err_no_session(struct builder *b, const char *name)
 		err_at(b, 0, "no [session %s]; its sessions: %s", shown, list);
 }
 
+/*
+ * The connection shares of session NAME built from SB: its own
+ * max_connections and max_connections_per_uid, else those of [defaults]
+ * (DEF; NULL for the default session, which is [defaults]), else a quarter
+ * of [proxy] max_connections and half of that per uid.  A quarter, so that
+ * one session never holds every connection (the rest serve the others);
+ * half per uid, so that two sandboxes that share one socket under two uids
+ * never starve each other.  A share above the limit it is part of is an
+ * error rather than clamped: it would say that one session may take
+ * everything, which the file's writer should see.
+ */
+static void
+work_out_shares(struct builder *b, struct sess_build *sb, const struct sess_build *def,
+    const char *name)
+{
+	unsigned global = b->proxy.max_connections;
+	const struct sess_build *umax = sb->max_conns ? sb : def && def->max_conns ? def : NULL;
+	const struct sess_build *uuid = sb->max_uid ? sb : def && def->max_uid ? def : NULL;
+
+	sb->eff_max = umax ? umax->max_conns : global / 4 > 0 ? global / 4 : 1;
+	sb->eff_uid = uuid ? uuid->max_uid : sb->eff_max / 2 > 0 ? sb->eff_max / 2 : 1;
+	if (sb->max_conns > global)
+		err_at(b, sb->max_conns_line, "max_connections %u is more than [proxy] "
+		    "max_connections %u: one session could take every connection",
+		    sb->max_conns, global);
+	if (uuid != NULL && sb->eff_uid > sb->eff_max && sb->eff_max <= global)
+		err_at(b, uuid->max_uid_line, "max_connections_per_uid %u is more than the "
+		    "max_connections %u of session %s", sb->eff_uid, sb->eff_max, name);
+}
+
 static struct cf_config *
 build(struct builder *b, const char *path, const char *text, size_t len,
     const struct cf_overrides *ov)
@@ -1358,6 +1405,9 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 		if (n == 0 || (n == 1 && b->proxy.admin.kind != 0))
 			err_at(b, 0, "no listener: add listen = unix:PATH or tcp:ADDR:PORT to [proxy] or a [session NAME]");
 	}
+	work_out_shares(b, &b->defaults, NULL, "default");
+	for (i = 0; i < b->nsess; i++)
+		work_out_shares(b, &b->sess[i], &b->defaults, b->sess[i].name);
 	if (b->nerrors > 0)
 		return NULL;
 
@@ -1408,6 +1458,8 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 		goto fail;
 	c->sessions[0].file = NULL;
 	c->sessions[0].line = b->defaults_line;
+	c->sessions[0].max_connections = b->defaults.eff_max;
+	c->sessions[0].max_connections_per_uid = b->defaults.eff_uid;
 	c->sessions[0].listen = c->listens + c->nlistens;
 	c->sessions[0].nlisten = b->nplisten;
 	for (i = 0; i < b->nplisten; i++) {
@@ -1427,6 +1479,8 @@ build(struct builder *b, const char *path, const char *text, size_t len,
 		s->name = sb->name;
 		sb->name = NULL;
 		s->line = sb->line;
+		s->max_connections = sb->eff_max;
+		s->max_connections_per_uid = sb->eff_uid;
 		s->listen = c->listens + c->nlistens;
 		s->nlisten = sb->nlisten;
 		for (j = 0; j < sb->nlisten; j++) {
@@ -1823,6 +1877,8 @@ static const char *const reason_codes[] = {
 	[CF_R_TIMEOUT] = "timeout",
 	[CF_R_SNI_MISMATCH] = "sni_mismatch",
 	[CF_R_UNAVAILABLE] = "unavailable",
+	[CF_R_SESSION_CONNECTION_LIMIT] = "session_connection_limit",
+	[CF_R_UID_CONNECTION_LIMIT] = "uid_connection_limit",
 };
 
 const char *

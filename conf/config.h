@@ -78,6 +78,12 @@ struct cf_session {
 	size_t nallow;
 	const struct cf_rule **deny;
 	size_t ndeny;
+	/* Its share of [proxy] max_connections: what its peers together may
+	 * hold open, and what one peer uid of a UNIX listener may hold within
+	 * it (SO_PEERCRED), so that one session, or one sandbox among several
+	 * on a shared socket, cannot take every connection. */
+	unsigned max_connections;
+	unsigned max_connections_per_uid;
 	const char *file;
 	int line;
 };
@@ -200,6 +206,9 @@ enum cf_reason {
 	CF_R_TIMEOUT,
 	CF_R_SNI_MISMATCH,
 	CF_R_UNAVAILABLE,
+	CF_R_SESSION_CONNECTION_LIMIT,
+	CF_R_UID_CONNECTION_LIMIT,
+	CF_R_NREASONS /* not a reason: how many there are */
 };
 
 /* "allowed", "host_not_allowed", ... */

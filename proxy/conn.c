@@ -47,6 +47,14 @@
 #define POOL_MAX 4
 /* Seconds of no connection at all before freed heap is given back. */
 #define IDLE_TRIM_S 2
+/* A connection refused over its share at accept, before its request head
+ * was read, keeps reading (and discarding) for this long after its 503 is
+ * out, so that its request bytes arriving late do not make the kernel
+ * reset the connection and lose the answer.  At most REFUSING_MAX linger
+ * at a time; beyond that a refusal closes as soon as its answer is
+ * written. */
+#define LINGER_MS 1000
+#define REFUSING_MAX 256
 
 enum conn_state {
 	CS_HEAD = 1,    /* reading a request head */
@@ -108,6 +116,14 @@ struct px_conn {
 	char peer[96];
 	long pid, uid;
 	int is_unix;
+	/* What it holds of its session's and its uid's share (share.c),
+	 * whether it counts against [proxy] max_connections (a refusal over a
+	 * share does not: it must not fill the proxy for everyone else), and
+	 * whether it lingers after its refusal (1) or has shut down its
+	 * writing side and now only drains (2). */
+	struct px_share *share_sess, *share_uid;
+	int counted;
+	int linger;
 
 	/* The snapshot that decided the current request. */
 	struct cf_config *cfg;
@@ -270,19 +286,50 @@ audit_decision(struct px_conn *c, int allow, enum cf_reason reason, const struct
 
 /* ---- responses and closing ---------------------------------------------- */
 
+/* A lingering refusal: throw away whatever the client still sends. */
+static void
+linger_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	(void)arg;
+	evbuffer_drain(in, evbuffer_get_length(in));
+}
+
+/* The last bytes are out: close, or for a lingering refusal shut down
+ * writing and wait (at most LINGER_MS) for the client to close. */
+static void
+closing_flushed(struct px_conn *c)
+{
+	if (c->linger == 0) {
+		conn_free(c, NULL);
+		return;
+	}
+	if (c->linger == 1) {
+		c->linger = 2;
+		shutdown(bufferevent_getfd(c->cli), SHUT_WR);
+	}
+}
+
 static void
 close_after_write(struct px_conn *c)
 {
 	c->state = CS_CLOSING;
-	bufferevent_disable(c->cli, EV_READ);
 	if (c->up != NULL) {
 		bufferevent_free(c->up);
 		c->up = NULL;
 	}
 	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
-	bufferevent_setcb(c->cli, NULL, cli_write_cb, cli_event_cb, c);
+	if (c->linger) {
+		bufferevent_setcb(c->cli, linger_read_cb, cli_write_cb, cli_event_cb, c);
+		bufferevent_enable(c->cli, EV_READ);
+		arm_timer(c, LINGER_MS);
+	} else {
+		bufferevent_disable(c->cli, EV_READ);
+		bufferevent_setcb(c->cli, NULL, cli_write_cb, cli_event_cb, c);
+	}
 	if (evbuffer_get_length(bufferevent_get_output(c->cli)) == 0)
-		conn_free(c, NULL);
+		closing_flushed(c);
 	else
 		bufferevent_enable(c->cli, EV_WRITE);
 }
@@ -459,15 +506,34 @@ conn_free(struct px_conn *c, const char *why)
 	free(c->hdrs);
 	cf_config_free(c->cfg);
 	TAILQ_REMOVE(&srv->conns, c, entry);
+	px_share_put(c->share_sess);
+	px_share_put(c->share_uid);
+	if (c->linger)
+		srv->nrefusing--;
+	if (c->counted) {
+		srv->nconns--;
+		px_conn_limit_check(srv);
+	}
 	free(c);
-	if (srv->nconns-- == cf_config_proxy(srv->cfg)->max_connections)
-		px_listeners_pause(srv, 0);
 	if (srv->nconns == 0 && srv->idle_trim != NULL) {
 		/* Idle again: in a moment (libevent frees the bufferevents
 		 * on its next turn, and a new client may come), give freed
 		 * heap back to the system (engine.c). */
 		struct timeval tv = { IDLE_TRIM_S, 0 };
 		event_add(srv->idle_trim, &tv);
+	}
+}
+
+/* By comparison, not equality: a reload may move the limit past nconns
+ * either way, and the listeners must follow. */
+void
+px_conn_limit_check(struct px_server *srv)
+{
+	int full = srv->nconns >= cf_config_proxy(srv->cfg)->max_connections;
+
+	if (full != srv->paused) {
+		srv->paused = full;
+		px_listeners_pause(srv, full);
 	}
 }
 
@@ -1640,7 +1706,7 @@ cli_write_cb(struct bufferevent *bev, void *arg)
 	px_loopcall_check();
 	if (c->state == CS_CLOSING) {
 		if (evbuffer_get_length(bufferevent_get_output(c->cli)) == 0)
-			conn_free(c, NULL);
+			closing_flushed(c);
 		return;
 	}
 	if (c->splice_pending) {
@@ -1783,6 +1849,8 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 {
 	struct px_server *srv = l->srv;
 	struct px_conn *c;
+	unsigned held = 0;
+	int over = 0;
 
 	(void)salen;
 	c = calloc(1, sizeof(*c));
@@ -1801,8 +1869,6 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	c->last_activity = c->started;
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
 	px_stats_conn_open(srv->metrics, c->session);
-	if (++srv->nconns == cf_config_proxy(srv->cfg)->max_connections)
-		px_listeners_pause(srv, 1);
 
 	if (sa->sa_family == AF_UNIX) {
 		struct ucred cred;
@@ -1826,10 +1892,28 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 			    ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port));
 	}
 
+	/* The session's share, and the peer uid's within it, are checked
+	 * here, before the request head: a client over its share is answered
+	 * at once, so it never waits, and it never counts against
+	 * [proxy] max_connections, so refusing it never fills the proxy for
+	 * the other sessions. */
+	if (c->sess != NULL)
+		over = px_share_take(&srv->shares, c->session, c->is_unix ? c->uid : -1,
+		    c->sess->max_connections, c->sess->max_connections_per_uid, &c->share_sess,
+		    &c->share_uid, &held);
+	if (over == 0) {
+		c->counted = 1;
+		srv->nconns++;
+		px_conn_limit_check(srv);
+	} else if (srv->nrefusing < REFUSING_MAX) {
+		c->linger = 1;
+		srv->nrefusing++;
+	}
+
 	evutil_make_socket_nonblocking(fd);
 	c->cli = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(srv->base, timer_cb, c);
-	if (c->cli == NULL || c->timer == NULL) {
+	if (c->cli == NULL || c->timer == NULL || over == -ENOMEM) {
 		if (c->cli == NULL)
 			close(fd);
 		conn_free(c, "out of memory");
@@ -1837,6 +1921,19 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	}
 	bufferevent_priority_set(c->cli, PX_PRI_BULK);
 	event_priority_set(c->timer, PX_PRI_BULK);
+	if (over != 0) {
+		char detail[200];
+		if (over == -EDQUOT)
+			snprintf(detail, sizeof(detail), "session %s holds %u connections, its "
+			    "max_connections", c->session, held);
+		else
+			snprintf(detail, sizeof(detail), "uid %ld holds %u connections in session %s, "
+			    "its max_connections_per_uid", c->uid, held, c->session);
+		arm_timer(c, LINGER_MS);
+		refuse(c, 503, over == -EDQUOT ? CF_R_SESSION_CONNECTION_LIMIT :
+		    CF_R_UID_CONNECTION_LIMIT, NULL, detail);
+		return;
+	}
 	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
 	/* Writing is enabled from birth and the write event is added when
 	 * output arrives; enabling EV_WRITE on an empty buffer would only add

@@ -271,6 +271,11 @@ px_server_reload(struct px_server *srv, struct cf_diag *diag_out, const char *tr
 	    srv->generation, cf_config_hash(nc));
 	if (cf_config_proxy(nc)->revoke)
 		px_conn_revoke(srv);
+	/* The limit may have moved past what is open; listeners bound by
+	 * this reload must not accept while the proxy is full either. */
+	if (srv->paused)
+		px_listeners_pause(srv, 1);
+	px_conn_limit_check(srv);
 	rc = 0;
 out:
 	cf_diag_free(&local);

@@ -38,7 +38,8 @@ backoff_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (!l->srv->stopping)
+	/* Not while max_connections holds every listener. */
+	if (!l->srv->stopping && !l->srv->paused)
 		evconnlistener_enable(l->lev);
 }
 

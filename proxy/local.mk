@@ -12,6 +12,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/mem.c proxy/mem.h \
 	proxy/prio.h \
 	proxy/resolve.c proxy/resolve.h \
+	proxy/share.c proxy/share.h \
 	proxy/stats.c proxy/stats.h \
 	proxy/tally.c proxy/tally.h \
 	proxy/splice.c proxy/splice.h

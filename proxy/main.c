@@ -84,6 +84,8 @@ do_check(const char *path, const struct cf_overrides *ov)
 			printf("  (no listener)\n");
 		for (j = 0; j < s->nlisten; j++)
 			printf("  listen %s\n", s->listen[j].text);
+		printf("  max_connections %u, %u per peer uid\n", s->max_connections,
+		    s->max_connections_per_uid);
 		if (s->nallow == 0)
 			printf("  allows nothing\n");
 		print_rules("allow", s->allow, s->nallow);

@@ -10,6 +10,7 @@
 #include <sys/queue.h>
 
 #include "conf/config.h"
+#include "proxy/share.h"
 
 struct event_base;
 struct evconnlistener;
@@ -53,7 +54,10 @@ struct px_server {
 	struct px_audit *audit;
 	struct px_listener_list listeners;
 	struct px_conn_list conns;
-	unsigned nconns;
+	unsigned nconns;          /* counted against [proxy] max_connections */
+	int paused;               /* so the listeners do not accept */
+	struct px_share_list shares; /* per session and peer uid (share.c) */
+	unsigned nrefusing;       /* refused over a share, answer in flight */
 	struct px_counters stats;
 	const char *config_path;  /* NULL: built-in */
 	const struct cf_overrides *ov;
@@ -90,6 +94,11 @@ unsigned px_server_open_conns(const struct px_server *srv, const char *name, uin
 
 /* Accept a new client socket FD from listener L (conn.c). */
 void px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int salen);
+
+/* Stop accepting when SRV->nconns is at the current [proxy]
+ * max_connections, start again when it is below (after an accept, a close
+ * or a reload that moved the limit). */
+void px_conn_limit_check(struct px_server *srv);
 
 /* Close every connection (shutdown). */
 void px_conn_close_all(struct px_server *srv);

@@ -18,6 +18,9 @@
 #include "proxy/stats.h"
 
 #define NREASONS 16
+/* Every reason must have a counter: a new one past the last slot would
+ * silently drop out of /metrics. */
+_Static_assert(CF_R_NREASONS <= NREASONS, "raise NREASONS for the new reason codes");
 static const double buckets[] = { 0.1, 1, 10, 60, 300, 900, 3600, 14400 };
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
 

@@ -161,6 +161,7 @@ log = $T/postern-audit.log
 max_connections = 10000
 
 [defaults]
+max_connections = 10000
 allow_hosts = 127.0.0.1:$RAW, 127.0.0.1:$HTTP
 EOF
 

@@ -39,3 +39,8 @@ EXTRA_DIST += tests/integration/proxy-logrotate.sh
 
 TESTS += tests/integration/proxy-hosts.sh
 EXTRA_DIST += tests/integration/proxy-hosts.sh
+
+TESTS += tests/integration/proxy-fairness.sh
+EXTRA_DIST += tests/integration/proxy-fairness.sh
+TESTS += tests/integration/proxy-limits-reload.sh
+EXTRA_DIST += tests/integration/proxy-limits-reload.sh

@@ -14,7 +14,7 @@ N=3000
 ulimit -n $((2 * N + 200)) 2>/dev/null ||
 	skip "needs $((2 * N + 200)) descriptors; the hard limit is $(ulimit -Hn)"
 T="$top_srcdir/tests/integration/lib-proxy/tunnels.py"
-conf=$(proxy_conf "[defaults]" "allow_hosts = allowed.test:7 private")
+conf=$(proxy_conf "[defaults]" "max_connections = $N" "allow_hosts = allowed.test:7 private")
 proxy_start "$conf" || die "no proxy"
 # tunnels NAME COUNT: hold COUNT tunnels, then echo through each.
 tunnels() {

@@ -2,13 +2,14 @@
 # proxy-limits: max_connections is honoured by not accepting (clients wait
 # in the backlog) rather than failing; running out of file descriptors
 # pauses accepting instead of crashing or spinning, established tunnels keep
-# working, and the proxy recovers by itself when descriptors free up.
+# working, and the proxy recovers by itself when descriptors free up.  (The
+# session is given all of max_connections: its share is proxy-fairness's.)
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
 
 T="$top_srcdir/tests/integration/lib-proxy/tunnels.py"
-conf=$(proxy_conf "max_connections = 5" "[defaults]" "allow_hosts = allowed.test:7 private, allowed.test private")
+conf=$(proxy_conf "max_connections = 5" "[defaults]" "max_connections = 5" "allow_hosts = allowed.test:7 private, allowed.test private")
 proxy_start "$conf" || die "no proxy"
 in_px "$WORLD_PYTHON" "$T" 127.0.0.1 3128 allowed.test:7 5 "$WORLD_DIR/r1" "$WORLD_DIR/g1" --timeout 30 >"$WORLD_DIR/t1.out" 2>&1 &
 t1=$!

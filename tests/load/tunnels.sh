@@ -29,6 +29,7 @@ admin = unix:$work/admin.sock
 log = $work/audit.log
 max_connections = 20000
 [defaults]
+max_connections = 20000
 allow_hosts = 127.0.0.1:$raw
 CONF
 "$b/postern-proxy" -c "$work/p.ini" 2>"$work/proxy.err" & pp=$!; pids="$pids $pp"

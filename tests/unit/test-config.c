@@ -57,6 +57,21 @@ static const struct err_case err_cases[] = {
 	{ "max_header_bytes", HEAD "max_header_bytes = 10\n", "t.ini:3: max_header_bytes must be 1k-1m" },
 	{ "revoke", HEAD "revoke = maybe\n", "t.ini:3: revoke is yes or no" },
 	{ "no listener", "[defaults]\nallow_hosts = a.test\n", "t.ini: no listener" },
+	{ "session share over the proxy's", HEAD "max_connections = 8\n[session a]\nlisten = unix:/a\n"
+	    "max_connections = 9\n",
+	    "t.ini:6: max_connections 9 is more than [proxy] max_connections 8" },
+	{ "defaults share over the proxy's", HEAD "max_connections = 8\n[defaults]\nmax_connections = 9\n",
+	    "t.ini:5: max_connections 9 is more than [proxy] max_connections 8" },
+	{ "uid share over the session's", HEAD "[defaults]\nmax_connections = 4\nmax_connections_per_uid = 5\n",
+	    "t.ini:5: max_connections_per_uid 5 is more than the max_connections 4 of session default" },
+	{ "inherited uid share over a session's", HEAD "[defaults]\nmax_connections_per_uid = 5\n"
+	    "[session a]\nlisten = unix:/a\nmax_connections = 4\n",
+	    "t.ini:4: max_connections_per_uid 5 is more than the max_connections 4 of session a" },
+	{ "zero share", HEAD "[defaults]\nmax_connections = 0\n", "t.ini:4: max_connections must be 1-1000000 (0)" },
+	{ "uid share in proxy", HEAD "max_connections_per_uid = 2\n",
+	    "t.ini:3: max_connections_per_uid belongs in [defaults] or a [session NAME]" },
+	{ "duplicate share", HEAD "[defaults]\nmax_connections = 2\nmax_connections = 3\n",
+	    "t.ini:5: max_connections is given twice (first on line 4)" },
 	{ "bad session name", HEAD "[session a/b]\nlisten = unix:/x\n", "t.ini:3: bad session name" },
 	{ "section without ]", HEAD "[session a\n", "t.ini:3: section header without ]" },
 	{ "bad dns server", HEAD "dns_servers = dns.example\n", "t.ini:3: dns_servers is a list of IP addresses" },
@@ -219,6 +234,37 @@ main(void)
 			    strcmp(p->dns_servers, "10.96.0.10,[fd00::53]:5353") == 0,
 			    "[proxy] values parsed");
 			tap_ok(strlen(cf_config_hash(c)) == 12, "config hash %s", cf_config_hash(c));
+			tap_ok(s->max_connections == 2500 && s->max_connections_per_uid == 1250,
+			    "default shares: a quarter of max_connections, half of that per uid (%u, %u)",
+			    s->max_connections, s->max_connections_per_uid);
+		}
+		cf_config_free(c);
+		cf_diag_free(&d);
+	}
+	{
+		/* Shares: a session's own, else [defaults]', else the default. */
+		static const char t[] = "[proxy]\nlisten = tcp:127.0.0.1:3128\nmax_connections = 10\n"
+		    "[defaults]\nmax_connections_per_uid = 1\n"
+		    "[session a]\nlisten = unix:/a\nmax_connections = 10\nmax_connections_per_uid = 10\n"
+		    "[session b]\nlisten = unix:/b\n";
+		struct cf_diag d;
+		struct cf_config *c;
+		const struct cf_session *a, *b, *s0;
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("t.ini", t, strlen(t), NULL, &d);
+		tap_ok(c != NULL, "shares parse (%s)", d.nerrors ? d.errors[0] : "ok");
+		if (c != NULL) {
+			s0 = cf_config_find_session(c, "default");
+			a = cf_config_find_session(c, "a");
+			b = cf_config_find_session(c, "b");
+			tap_ok(s0->max_connections == 2 && s0->max_connections_per_uid == 1,
+			    "default session: a quarter of 10, [defaults]' per uid (%u, %u)",
+			    s0->max_connections, s0->max_connections_per_uid);
+			tap_ok(a->max_connections == 10 && a->max_connections_per_uid == 10,
+			    "a session may be given all of max_connections (%u, %u)",
+			    a->max_connections, a->max_connections_per_uid);
+			tap_ok(b->max_connections == 2 && b->max_connections_per_uid == 1,
+			    "b inherits (%u, %u)", b->max_connections, b->max_connections_per_uid);
 		}
 		cf_config_free(c);
 		cf_diag_free(&d);
