@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""tests/deps/cycles.py: the modules of postern, which way they depend, and
+whether any two depend on each other (ARCHITECTURE.md).
+
+A module is one source file (proxy/conn.c is "proxy/conn").  Module A
+depends on module B when A's object file uses a global symbol that B's
+defines.  The graph is read from the built objects with nm(1), not from the
+#include lines: a header shared by two modules hides which of them calls
+the other, and a cycle through it would not show in the include graph.
+
+Usage: cycles.py [--graph] BUILDDIR
+  prints every cycle (a strongly connected set of modules, with the symbols
+  that tie them) and exits 1 if there is one; with --graph, also prints
+  each module's dependencies.  Exits 77 when no object is built.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+DIRS = ("base", "conf", "proxy", "bridge", "sidecar")
+# automake names a per-target object PREFIX-STEM.o (subdir-objects).
+PER_TARGET = re.compile(r"^(?:lib\w+_a|postern_\w+)-(.+)$")
+
+
+def module_of(path, top):
+    d = os.path.relpath(os.path.dirname(path), top)
+    stem = os.path.basename(path)[:-2]
+    m = PER_TARGET.match(stem)
+    if m:
+        stem = m.group(1)
+    return "%s/%s" % (d, stem)
+
+
+def read_objects(top):
+    objs = []
+    for d in DIRS:
+        for p in sorted(glob.glob(os.path.join(top, d, "*.o"))):
+            # Test and fuzz programs compile some modules again.
+            if os.path.basename(p).startswith("tests_"):
+                continue
+            objs.append(p)
+    return objs
+
+
+def symbols(path):
+    out = subprocess.run(["nm", "-P", path], check=True, capture_output=True,
+                         text=True).stdout
+    defined, used = set(), set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) < 2:
+            continue
+        name, kind = f[0], f[1]
+        if kind == "U":
+            used.add(name)
+        elif kind in "TDBRCVWG" or kind in "S":
+            defined.add(name)
+    return defined, used
+
+
+def sccs(nodes, edges):
+    """Tarjan's strongly connected components, iteratively."""
+    index, low, onstack, stack, out = {}, {}, set(), [], []
+    counter = [0]
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        onstack.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    onstack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                    advanced = True
+                    break
+                if w in onstack:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    onstack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(sorted(comp))
+    return out
+
+
+def main(argv):
+    graph = "--graph" in argv
+    args = [a for a in argv if a != "--graph"]
+    top = args[0] if args else "."
+    objs = read_objects(top)
+    if not objs:
+        print("# no object files under %s: build first" % top)
+        return 77
+    owner = {}      # symbol -> module
+    uses = {}       # module -> set of symbols used
+    for p in objs:
+        mod = module_of(p, top)
+        d, u = symbols(p)
+        for s in d:
+            if s != "main":
+                owner.setdefault(s, mod)
+        uses.setdefault(mod, set()).update(u)
+    edges, why = {}, {}
+    for mod, used in uses.items():
+        for s in used:
+            dst = owner.get(s)
+            if dst is None or dst == mod:
+                continue
+            edges.setdefault(mod, set()).add(dst)
+            why.setdefault((mod, dst), set()).add(s)
+    nodes = sorted(uses)
+    if graph:
+        for m in nodes:
+            print("%s -> %s" % (m, " ".join(sorted(edges.get(m, ()))) or "(nothing)"))
+    bad = [c for c in sccs(nodes, edges) if len(c) > 1]
+    for c in bad:
+        print("cycle: %s" % " <-> ".join(c))
+        for a in c:
+            for b in c:
+                if (a, b) in why:
+                    syms = sorted(why[(a, b)])
+                    print("  %s uses %s: %s%s" % (a, b, ", ".join(syms[:6]),
+                                                  " ..." if len(syms) > 6 else ""))
+    print("# %d modules, %d dependencies, %d cycle%s" % (
+        len(nodes), sum(len(v) for v in edges.values()), len(bad),
+        "" if len(bad) == 1 else "s"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
