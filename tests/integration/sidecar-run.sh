@@ -15,7 +15,10 @@ sc_world_up
 XDG="$WORLD_DIR/xdg"
 # 0711: a root caller's engine runs as another uid and must pass through.
 mkdir -m 0711 "$XDG"
-MARK=31415      # sleep MARK: a process CMD leaves behind, found by its argv
+# sleep MARK: a process CMD leaves behind, found by its argv; unique to
+# this run, so that a scenario running beside it (another checkout, a
+# sanitizer build) is never taken for a leftover of ours.
+MARK=$((1000000 + $$))
 # Named namespaces, other scenarios' (which come and go in parallel) left
 # out.  run makes only anonymous ones, which die with their last process.
 netns_list() {
