@@ -1,5 +1,11 @@
 /*
  * proxy/engine.c: load, bind, drop privileges, serve (see engine.h).
+ *
+ * The engine builds the one struct px_server and wires the modules to each
+ * other: it hands the listeners px_conn_accept(), and the admin socket and
+ * the watch px_reload_cb(), so that none of them names another.  Besides
+ * conn.c, it is the one module that sets the server's fields: when it
+ * builds the server, and when a signal stops it.
  */
 #include "config.h"
 
@@ -98,11 +104,11 @@ usr1_cb(evutil_socket_t sig, short what, void *arg)
 
 	(void)sig;
 	(void)what;
-	rc = px_audit_reopen(srv->audit);
+	rc = px_audit_reopen(px_server_audit(srv));
 	if (rc != 0)
 		log_warnx("cannot reopen the audit log %s: %s; still writing to the file it had open "
 		    "(rotate with logrotate's create, which keeps the proxy's uid as owner)",
-		    cf_config_proxy(srv->cfg)->log, strerror(-rc));
+		    cf_config_proxy(px_server_config(srv))->log, strerror(-rc));
 	else
 		log_info("audit log reopened");
 }
@@ -120,7 +126,7 @@ idle_trim_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (srv->nconns == 0)
+	if (px_server_nconns(srv) == 0)
 		malloc_trim(0);
 }
 

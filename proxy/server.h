@@ -3,11 +3,12 @@
  * its owner, proxy/server.c.
  *
  * The engine (engine.c) builds one struct px_server per process; every
- * module but the connection code reads and changes it through the
- * accessors below, so that who changes what is written in one file.  The
- * connection code (conn.c) still reads the fields directly (issue 14: the
- * split of conn.c gives it accessors of its own); the struct stays visible
- * for it, and nothing else should name a field.
+ * other module reads and changes it through the accessors below, so that
+ * who changes what is written in one file.  Left (issue 14): the
+ * connection code (conn.c) still reads and writes the fields directly
+ * until its split gives it accessors of its own, so the struct stays
+ * visible; listen.c keeps its list in srv->listeners and lends it out with
+ * px_listeners_first() / px_listener_next().  Nothing else names a field.
  */
 #ifndef POSTERN_PROXY_SERVER_H
 #define POSTERN_PROXY_SERVER_H
