@@ -38,8 +38,9 @@
 #include "proxy/admin.h"
 #include "proxy/log.h"
 #include "proxy/loopcall.h"
+#include "proxy/reload.h"
 #include "proxy/server.h"
-#include "proxy/stats.h"
+#include "proxy/status.h"
 
 /* Nothing a client of the admin socket sends is larger than this. */
 #define ADMIN_MAX_HEADERS 8192
@@ -51,6 +52,8 @@
 
 struct px_admin {
 	struct px_server *srv;
+	px_reload_fn *reload;     /* POST /reload */
+	void *reload_arg;
 	struct event_base *base;  /* the admin thread's own loop */
 	struct evhttp *http;	  /* on BASE */
 	struct event *stop_ev;	  /* on BASE: STOP_FD readable */
@@ -167,252 +170,6 @@ fail:
 	return -1;
 }
 
-/* ---- JSON output ---------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at S (of N bytes), or 0. */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	unsigned cp;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (n < len)
-		return 0;
-	cp = s[0] & (0x7f >> len);
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
-/*
- * A JSON string (RFC 8259 section 7).  Paths and config errors are bytes
- * from a file, not necessarily UTF-8: invalid sequences become U+FFFD so
- * that the output is always valid JSON, control bytes are escaped.
- */
-static void
-json_str(struct evbuffer *out, const char *v)
-{
-	const unsigned char *s = (const unsigned char *)v;
-	size_t n;
-
-	if (v == NULL) {
-		evbuffer_add(out, "null", 4);
-		return;
-	}
-	n = strlen(v);
-	evbuffer_add(out, "\"", 1);
-	while (n > 0) {
-		size_t u;
-		if (*s == '"' || *s == '\\') {
-			evbuffer_add_printf(out, "\\%c", *s);
-		} else if (*s < 0x20 || *s == 0x7f) {
-			evbuffer_add_printf(out, "\\u%04x", *s);
-		} else if (*s < 0x80) {
-			evbuffer_add(out, s, 1);
-		} else if ((u = utf8_len(s, n)) > 0) {
-			evbuffer_add(out, s, u);
-			s += u;
-			n -= u;
-			continue;
-		} else {
-			evbuffer_add(out, "\\ufffd", 6);
-		}
-		s++;
-		n--;
-	}
-	evbuffer_add(out, "\"", 1);
-}
-
-/* The last reload's errors (joined by newlines in SRV), as a JSON array. */
-static void
-json_lines(struct evbuffer *out, const char *joined)
-{
-	const char *p = joined, *nl;
-	int first = 1;
-
-	evbuffer_add(out, "[", 1);
-	while (p != NULL && *p != '\0') {
-		char *one;
-		nl = strchr(p, '\n');
-		one = strndup(p, nl ? (size_t)(nl - p) : strlen(p));
-		if (one != NULL && *one != '\0') {
-			if (!first)
-				evbuffer_add(out, ",", 1);
-			json_str(out, one);
-			first = 0;
-		}
-		free(one);
-		p = nl ? nl + 1 : NULL;
-	}
-	evbuffer_add(out, "]", 1);
-}
-
-/*
- * N bytes of S as one line of text for a terminal: control bytes (a config
- * error may quote them from the file) become \xNN, so that what the
- * status shows can never move the cursor or end the line early.
- */
-static void
-text_line(struct evbuffer *out, const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f)
-			evbuffer_add_printf(out, "\\x%02x", c);
-		else
-			evbuffer_add(out, &s[i], 1);
-	}
-	evbuffer_add(out, "\n", 1);
-}
-
-static void
-iso_time(time_t t, char *buf, size_t size)
-{
-	struct tm tm;
-
-	if (t == 0 || gmtime_r(&t, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(buf, size, "never");
-}
-
-/* ---- /status ------------------------------------------------------------- */
-
-static unsigned long
-uptime(const struct px_server *srv)
-{
-	time_t now = time(NULL);
-
-	return now > srv->started_at ? (unsigned long)(now - srv->started_at) : 0;
-}
-
-static void
-status_json(const struct px_server *srv, struct evbuffer *out)
-{
-	const struct cf_config *c = srv->cfg;
-	uint64_t rok, rfailed;
-	char when[32];
-	size_t i;
-
-	evbuffer_add_printf(out, "{\"version\":");
-	json_str(out, PACKAGE_VERSION);
-	evbuffer_add_printf(out, ",\"pid\":%ld,\"uptime_seconds\":%lu", (long)getpid(), uptime(srv));
-	evbuffer_add_printf(out, ",\"config\":{\"path\":");
-	json_str(out, cf_config_path(c));
-	evbuffer_add_printf(out, ",\"generation\":%lu,\"hash\":", srv->generation);
-	json_str(out, cf_config_hash(c));
-	evbuffer_add_printf(out, "},\"last_reload\":{\"time\":");
-	iso_time(srv->last_reload, when, sizeof(when));
-	json_str(out, srv->last_reload ? when : NULL);
-	evbuffer_add_printf(out, ",\"ok\":%s,\"errors\":", srv->last_reload_ok ? "true" : "false");
-	json_lines(out, srv->last_reload_errors);
-	px_stats_reloads(srv->metrics, &rok, &rfailed);
-	evbuffer_add_printf(out, "},\"reloads\":{\"ok\":%llu,\"failed\":%llu}",
-	    (unsigned long long)rok, (unsigned long long)rfailed);
-	evbuffer_add_printf(out, ",\"connections_open\":%u,\"sessions\":[", srv->nconns);
-	for (i = 0; i < cf_config_nsessions(c); i++) {
-		const struct cf_session *s = cf_config_session(c, i);
-		const struct px_listener *l;
-		uint64_t open, total, up, down, oup, odown;
-		unsigned nopen;
-		int first = 1;
-
-		px_stats_session(srv->metrics, s->name, &open, &total, &up, &down);
-		nopen = px_server_open_conns(srv, s->name, &oup, &odown);
-		up += oup;
-		down += odown;
-		evbuffer_add_printf(out, "%s{\"name\":", i ? "," : "");
-		json_str(out, s->name);
-		evbuffer_add_printf(out, ",\"listeners\":[");
-		/* The listeners actually bound, not the ones the file names. */
-		TAILQ_FOREACH(l, &srv->listeners, entry) {
-			if (strcmp(l->session, s->name) != 0)
-				continue;
-			if (!first)
-				evbuffer_add(out, ",", 1);
-			json_str(out, l->where.text);
-			first = 0;
-		}
-		evbuffer_add_printf(out, "],\"rules\":%zu,\"allow_rules\":%zu,\"deny_rules\":%zu",
-		    s->nallow + s->ndeny, s->nallow, s->ndeny);
-		evbuffer_add_printf(out, ",\"connections_open\":%u,\"connections_total\":%llu"
-		    ",\"bytes_up\":%llu,\"bytes_down\":%llu}",
-		    nopen, (unsigned long long)total, (unsigned long long)up,
-		    (unsigned long long)down);
-	}
-	evbuffer_add_printf(out, "]}\n");
-}
-
-/* The same for a person (postern-proxy ctl status; Accept: text/plain). */
-static void
-status_text(const struct px_server *srv, struct evbuffer *out)
-{
-	const struct cf_config *c = srv->cfg;
-	const char *e;
-	uint64_t rok, rfailed;
-	char when[32];
-	unsigned long up = uptime(srv);
-	size_t i;
-
-	evbuffer_add_printf(out, "postern-proxy %s, pid %ld, up %lud %02lu:%02lu:%02lu\n",
-	    PACKAGE_VERSION, (long)getpid(), up / 86400, up / 3600 % 24, up / 60 % 60, up % 60);
-	evbuffer_add_printf(out, "config      %s\n", cf_config_path(c));
-	evbuffer_add_printf(out, "generation  %lu (sha256 %s)\n", srv->generation, cf_config_hash(c));
-	iso_time(srv->last_reload, when, sizeof(when));
-	evbuffer_add_printf(out, "last reload %s%s\n", when,
-	    srv->last_reload == 0 ? "" : srv->last_reload_ok ? ", taken" : ", REFUSED (the old config stays)");
-	for (e = srv->last_reload_errors; e != NULL && *e != '\0';) {
-		const char *nl = strchr(e, '\n');
-		size_t n = nl ? (size_t)(nl - e) : strlen(e);
-		if (n > 0) {
-			evbuffer_add_printf(out, "            ");
-			text_line(out, e, n);
-		}
-		e = nl ? nl + 1 : NULL;
-	}
-	px_stats_reloads(srv->metrics, &rok, &rfailed);
-	evbuffer_add_printf(out, "reloads     %llu taken, %llu refused\n",
-	    (unsigned long long)rok, (unsigned long long)rfailed);
-	evbuffer_add_printf(out, "connections %u open\n", srv->nconns);
-	for (i = 0; i < cf_config_nsessions(c); i++) {
-		const struct cf_session *s = cf_config_session(c, i);
-		const struct px_listener *l;
-		uint64_t open, total, bup, bdown, oup, odown;
-		unsigned nopen;
-		int any = 0;
-
-		px_stats_session(srv->metrics, s->name, &open, &total, &bup, &bdown);
-		nopen = px_server_open_conns(srv, s->name, &oup, &odown);
-		bup += oup;
-		bdown += odown;
-		evbuffer_add_printf(out, "\nsession %s\n", s->name);
-		TAILQ_FOREACH(l, &srv->listeners, entry) {
-			if (strcmp(l->session, s->name) == 0) {
-				evbuffer_add_printf(out, "  listen      %s\n", l->where.text);
-				any = 1;
-			}
-		}
-		if (!any)
-			evbuffer_add_printf(out, "  listen      (none)\n");
-		evbuffer_add_printf(out, "  rules       %zu (%zu allow, %zu deny)\n",
-		    s->nallow + s->ndeny, s->nallow, s->ndeny);
-		evbuffer_add_printf(out, "  connections %u open, %llu total\n",
-		    nopen, (unsigned long long)total);
-		evbuffer_add_printf(out, "  bytes       %llu up, %llu down\n",
-		    (unsigned long long)bup, (unsigned long long)bdown);
-	}
-}
-
 /* ---- requests ------------------------------------------------------------ */
 
 /* Nonzero when the client asked for text/plain (postern-proxy ctl does). */
@@ -447,7 +204,7 @@ reply_error(struct evhttp_request *req, int code, const char *reason, const char
 		return;
 	}
 	evbuffer_add_printf(b, "{\"error\":");
-	json_str(b, reason);
+	px_status_json_str(b, reason);
 	evbuffer_add_printf(b, "}\n");
 	reply(req, code, reason, "application/json", b);
 	evbuffer_free(b);
@@ -472,34 +229,37 @@ refusal_code(const struct cf_diag *d)
 
 /* On the loop: reload and describe the outcome in B; the HTTP status. */
 static int
-reload_into(struct px_server *srv, int text, struct evbuffer *b)
+reload_into(struct px_admin *a, int text, struct evbuffer *b)
 {
+	const struct px_server *srv = a->srv;
 	struct cf_diag diag;
 	int code = 200;
 	size_t i;
 
 	memset(&diag, 0, sizeof(diag));
-	if (px_server_reload(srv, &diag, "admin") == 0) {
+	/* The generation and hash are read after the reload: the new ones
+	 * when it was taken. */
+	if (a->reload(a->reload_arg, &diag, "admin") == 0) {
 		if (text)
-			evbuffer_add_printf(b, "taken: generation %lu (sha256 %s)\n", srv->generation,
-			    cf_config_hash(srv->cfg));
+			evbuffer_add_printf(b, "taken: generation %lu (sha256 %s)\n",
+			    px_server_generation(srv), cf_config_hash(px_server_config(srv)));
 		else
 			evbuffer_add_printf(b, "{\"taken\":true,\"generation\":%lu,\"hash\":\"%s\"}\n",
-			    srv->generation, cf_config_hash(srv->cfg));
+			    px_server_generation(srv), cf_config_hash(px_server_config(srv)));
 	} else {
 		code = refusal_code(&diag);
 		if (text) {
 			evbuffer_add_printf(b, "refused: generation %lu (sha256 %s) stays in force\n",
-			    srv->generation, cf_config_hash(srv->cfg));
+			    px_server_generation(srv), cf_config_hash(px_server_config(srv)));
 			for (i = 0; i < diag.nerrors; i++)
-				text_line(b, diag.errors[i], strlen(diag.errors[i]));
+				px_status_text_line(b, diag.errors[i], strlen(diag.errors[i]));
 		} else {
 			evbuffer_add_printf(b, "{\"taken\":false,\"generation\":%lu,\"errors\":[",
-			    srv->generation);
+			    px_server_generation(srv));
 			for (i = 0; i < diag.nerrors; i++) {
 				if (i > 0)
 					evbuffer_add(b, ",", 1);
-				json_str(b, diag.errors[i]);
+				px_status_json_str(b, diag.errors[i]);
 			}
 			evbuffer_add_printf(b, "]}\n");
 		}
@@ -515,7 +275,7 @@ reload_into(struct px_server *srv, int text, struct evbuffer *b)
 enum job_kind { JOB_STATUS, JOB_METRICS, JOB_RELOAD };
 
 struct job {
-	struct px_server *srv;
+	struct px_admin *a;
 	enum job_kind kind;
 	int text;
 	struct evbuffer *b; /* the admin thread's; written only by the loop
@@ -531,16 +291,16 @@ job_run(void *arg)
 	j->code = 200;
 	switch (j->kind) {
 	case JOB_METRICS:
-		px_stats_metrics(j->srv->metrics, j->srv, j->b);
+		px_status_metrics(j->a->srv, j->b);
 		break;
 	case JOB_STATUS:
 		if (j->text)
-			status_text(j->srv, j->b);
+			px_status_text(j->a->srv, j->b);
 		else
-			status_json(j->srv, j->b);
+			px_status_json(j->a->srv, j->b);
 		break;
 	case JOB_RELOAD:
-		j->code = reload_into(j->srv, j->text, j->b);
+		j->code = reload_into(j->a, j->text, j->b);
 		break;
 	}
 }
@@ -552,7 +312,7 @@ serve_job(struct px_admin *a, struct evhttp_request *req, struct job *j)
 	const char *type;
 	int rc;
 
-	j->srv = a->srv;
+	j->a = a;
 	j->text = wants_text(req);
 	if ((j->b = evbuffer_new()) == NULL) {
 		evhttp_send_error(req, 500, "out of memory");
@@ -635,9 +395,9 @@ admin_main(void *arg)
 /* ---- life cycle ---------------------------------------------------------- */
 
 struct px_admin *
-px_admin_new(struct px_server *srv)
+px_admin_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg)
 {
-	const struct cf_proxy_settings *p = cf_config_proxy(srv->cfg);
+	const struct cf_proxy_settings *p = cf_config_proxy(px_server_config(srv));
 	struct px_admin *a = NULL;
 	uid_t uid = (uid_t)-1;
 	gid_t gid = (gid_t)-1;
@@ -652,6 +412,8 @@ px_admin_new(struct px_server *srv)
 	if (a == NULL)
 		return NULL;
 	a->srv = srv;
+	a->reload = reload;
+	a->reload_arg = reload_arg;
 	a->stop_fd = -1;
 	memcpy(a->path, p->admin.path, sizeof(a->path));
 	a->path[sizeof(a->path) - 1] = '\0';
@@ -669,7 +431,7 @@ px_admin_new(struct px_server *srv)
 		goto fail;
 	}
 	errno = ENOMEM;
-	if ((a->lc = px_loopcall_new(srv->base)) == NULL)
+	if ((a->lc = px_loopcall_new(px_server_base(srv))) == NULL)
 		goto fail;
 	if ((a->base = event_base_new()) == NULL)
 		goto fail;

@@ -6,6 +6,8 @@
 #ifndef POSTERN_PROXY_ADMIN_H
 #define POSTERN_PROXY_ADMIN_H
 
+#include "proxy/reload.h"
+
 struct px_admin;
 struct px_server;
 
@@ -22,9 +24,10 @@ struct px_server;
  * and chown (before privileges are dropped).  Returns the admin server, or
  * NULL with errno set (ENOENT: the config has no admin socket, which is
  * not an error to report).  SRV must outlive it; px_admin_free() removes
- * the socket file again.
+ * the socket file again.  POST /reload calls RELOAD(RELOAD_ARG, ...) on
+ * SRV's loop; GET /status and /metrics are rendered there (status.h).
  */
-struct px_admin *px_admin_new(struct px_server *srv);
+struct px_admin *px_admin_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg);
 
 /*
  * Start A's thread; call once privileges are dropped (a thread made before

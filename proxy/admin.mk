@@ -3,6 +3,7 @@
 libpostern_proxy_a_SOURCES += \
 	proxy/admin.c proxy/admin.h \
 	proxy/ctl.c proxy/ctl.h \
+	proxy/status.c proxy/status.h \
 	proxy/watch.c proxy/watch.h
 # ctl reads the admin key with inih directly (see ctl.c).
 libpostern_proxy_a_CFLAGS += $(INIH_CFLAGS)

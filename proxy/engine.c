@@ -1,5 +1,11 @@
 /*
  * proxy/engine.c: load, bind, drop privileges, serve (see engine.h).
+ *
+ * The engine builds the one struct px_server and wires the modules to each
+ * other: it hands the listeners px_conn_accept(), and the admin socket and
+ * the watch px_reload_cb(), so that none of them names another.  Besides
+ * conn.c, it is the one module that sets the server's fields: when it
+ * builds the server, and when a signal stops it.
  */
 #include "config.h"
 
@@ -25,6 +31,7 @@
 #include "proxy/engine.h"
 #include "proxy/log.h"
 #include "proxy/prio.h"
+#include "proxy/reload.h"
 #include "proxy/server.h"
 #include "proxy/sni.h"
 #include "proxy/splice.h"
@@ -97,189 +104,13 @@ usr1_cb(evutil_socket_t sig, short what, void *arg)
 
 	(void)sig;
 	(void)what;
-	rc = px_audit_reopen(srv->audit);
+	rc = px_audit_reopen(px_server_audit(srv));
 	if (rc != 0)
 		log_warnx("cannot reopen the audit log %s: %s; still writing to the file it had open "
 		    "(rotate with logrotate's create, which keeps the proxy's uid as owner)",
-		    cf_config_proxy(srv->cfg)->log, strerror(-rc));
+		    cf_config_proxy(px_server_config(srv))->log, strerror(-rc));
 	else
 		log_info("audit log reopened");
-}
-
-/*
- * Bring the listeners in line with NC: open what is new first (so that a
- * listener that cannot be bound refuses the whole reload), then close what
- * NC no longer has.  Returns 0, or -1 with the new ones closed again.
- */
-static int
-sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag *diag)
-{
-	struct px_listener *l, *next;
-	struct px_listener *first_new = TAILQ_LAST(&srv->listeners, px_listener_list);
-	size_t i, j;
-	int bad = 0;
-
-	/*
-	 * First, whether every socket file can have the owner, group and mode
-	 * NC gives it: after the privilege drop a new socket for another uid,
-	 * or a changed one the proxy does not own, needs a restart.  Nothing
-	 * is bound or changed unless all can.
-	 */
-	for (i = 0; i < cf_config_nsessions(nc); i++) {
-		const struct cf_session *s = cf_config_session(nc, i);
-		for (j = 0; j < s->nlisten; j++) {
-			struct px_listener *cur = NULL;
-			char why[256];
-			TAILQ_FOREACH(l, &srv->listeners, entry)
-				if (px_listener_is(l, &s->listen[j], s->name))
-					cur = l;
-			if (px_listener_perms_check(cur, &s->listen[j], why, sizeof(why)) == 0)
-				continue;
-			bad = 1;
-			if (diag != NULL) {
-				char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
-				if (nv != NULL) {
-					diag->errors = nv;
-					/* It was bound as root at start; a restart
-					 * can do it again. */
-					if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s: %s; "
-					    "restart the proxy to apply it", s->listen[j].file,
-					    s->listen[j].line, s->listen[j].text, why) >= 0)
-						diag->nerrors++;
-				}
-			}
-		}
-	}
-	if (bad)
-		return -1;
-
-	for (i = 0; i < cf_config_nsessions(nc); i++) {
-		const struct cf_session *s = cf_config_session(nc, i);
-		for (j = 0; j < s->nlisten; j++) {
-			int have = 0;
-			TAILQ_FOREACH(l, &srv->listeners, entry)
-				have |= px_listener_is(l, &s->listen[j], s->name);
-			if (have)
-				continue;
-			if (px_listener_open(srv, &s->listen[j], s->name) != 0) {
-				if (diag != NULL) {
-					char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
-					if (nv != NULL) {
-						diag->errors = nv;
-						if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s",
-						    s->listen[j].file, s->listen[j].line, s->listen[j].text) >= 0)
-							diag->nerrors++;
-					}
-				}
-				/* Undo: close the listeners this reload opened. */
-				l = first_new ? TAILQ_NEXT(first_new, entry) : TAILQ_FIRST(&srv->listeners);
-				for (; l != NULL; l = next) {
-					next = TAILQ_NEXT(l, entry);
-					px_listener_close(srv, l);
-				}
-				return -1;
-			}
-		}
-	}
-	for (l = TAILQ_FIRST(&srv->listeners); l != NULL; l = next) {
-		int keep = 0;
-		next = TAILQ_NEXT(l, entry);
-		for (i = 0; i < cf_config_nsessions(nc) && !keep; i++) {
-			const struct cf_session *s = cf_config_session(nc, i);
-			for (j = 0; j < s->nlisten && !keep; j++)
-				keep = px_listener_is(l, &s->listen[j], s->name);
-		}
-		if (!keep) {
-			log_info("reload: no longer listening on %s (session %s)", l->where.text, l->session);
-			px_listener_close(srv, l);
-		}
-	}
-	/* The listeners kept: the owner, group and mode NC gives them (the
-	 * check above said it can be done). */
-	TAILQ_FOREACH(l, &srv->listeners, entry) {
-		for (i = 0; i < cf_config_nsessions(nc); i++) {
-			const struct cf_session *s = cf_config_session(nc, i);
-			for (j = 0; j < s->nlisten; j++)
-				if (px_listener_is(l, &s->listen[j], s->name))
-					(void)px_listener_set_perms(l, &s->listen[j]);
-		}
-	}
-	return 0;
-}
-
-int
-px_server_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger)
-{
-	struct cf_diag local, *diag = diag_out ? diag_out : &local;
-	struct cf_config *nc;
-	size_t i, len = 0;
-	int rc = -1;
-
-	memset(&local, 0, sizeof(local));
-	if (srv->load_once) {
-		/* postern-sidecar run: the only one who could have changed the
-		 * file since the start is the command it seals. */
-		char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
-		if (nv != NULL) {
-			diag->errors = nv;
-			if (asprintf(&nv[diag->nerrors], "%s: this proxy reads its config once, at "
-			    "start, and never reloads it", srv->config_path ? srv->config_path :
-			    "<built-in>") >= 0)
-				diag->nerrors++;
-		}
-		nc = NULL;
-	} else {
-		nc = cf_config_load(srv->config_path, srv->ov, diag);
-	}
-	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
-		cf_config_free(nc);
-		nc = NULL;
-	}
-	srv->last_reload = time(NULL);
-	free(srv->last_reload_errors);
-	srv->last_reload_errors = NULL;
-	if (nc == NULL) {
-		for (i = 0; i < diag->nerrors; i++) {
-			log_warnx("reload (%s) refused: %s", trigger, diag->errors[i]);
-			len += strlen(diag->errors[i]) + 1;
-		}
-		srv->last_reload_errors = calloc(1, len + 1);
-		for (i = 0; srv->last_reload_errors != NULL && i < diag->nerrors; i++) {
-			strcat(srv->last_reload_errors, diag->errors[i]);
-			strcat(srv->last_reload_errors, "\n");
-		}
-		log_warnx("reload (%s) refused: generation %lu stays in force", trigger, srv->generation);
-		srv->last_reload_ok = 0;
-		px_stats_reload(srv->metrics, 0);
-		goto out;
-	}
-	{
-		const struct cf_listen *oa = &cf_config_proxy(srv->cfg)->admin;
-		const struct cf_listen *na = &cf_config_proxy(nc)->admin;
-		if ((oa->kind != na->kind) || (oa->kind != 0 && strcmp(oa->text, na->text) != 0) ||
-		    cf_config_proxy(srv->cfg)->has_admin_group != cf_config_proxy(nc)->has_admin_group ||
-		    cf_config_proxy(srv->cfg)->admin_group != cf_config_proxy(nc)->admin_group)
-			log_warnx("reload (%s): a changed admin or admin_group takes effect at the next restart",
-			    trigger);
-	}
-	cf_config_free(srv->cfg);
-	srv->cfg = nc;
-	srv->generation++;
-	srv->last_reload_ok = 1;
-	px_stats_reload(srv->metrics, 1);
-	log_info("reloaded %s (%s): generation %lu (sha256 %s)", cf_config_path(nc), trigger,
-	    srv->generation, cf_config_hash(nc));
-	if (cf_config_proxy(nc)->revoke)
-		px_conn_revoke(srv);
-	/* The limit may have moved past what is open; listeners bound by
-	 * this reload must not accept while the proxy is full either. */
-	if (srv->paused)
-		px_listeners_pause(srv, 1);
-	px_conn_limit_check(srv);
-	rc = 0;
-out:
-	cf_diag_free(&local);
-	return rc;
 }
 
 /*
@@ -295,7 +126,7 @@ idle_trim_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (srv->nconns == 0)
+	if (px_server_nconns(srv) == 0)
 		malloc_trim(0);
 }
 
@@ -304,7 +135,7 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 {
 	(void)sig;
 	(void)what;
-	px_server_reload(arg, NULL, "SIGHUP");
+	px_reload(arg, NULL, "SIGHUP");
 }
 
 /* The loop, with the priorities of prio.h; NULL on failure. */
@@ -403,19 +234,21 @@ px_engine_main(const struct px_engine_opts *opts)
 		log_errx("DNS: %s", errbuf);
 		goto out;
 	}
-	if (px_listeners_open(&srv, srv.cfg) != 0)
+	/* The listeners hand their clients to the connection code; the
+	 * reload module gives the same to those a reload binds. */
+	if (px_listeners_open(&srv, srv.cfg, px_conn_accept) != 0)
 		goto out;
 	/* The admin socket is bound here, as root, like the listeners; a
 	 * config that asks for one and cannot have it does not start. */
 	if (cf_config_proxy(srv.cfg)->admin.kind != 0) {
-		srv.admin = px_admin_new(&srv);
+		srv.admin = px_admin_new(&srv, px_reload_cb, &srv);
 		if (srv.admin == NULL)
 			goto out;
 	}
 	/* Watching is a convenience (SIGHUP and POST /reload still work), so
 	 * a watch that cannot be set up is a warning, not a refusal. */
 	if (opts->config_path != NULL && !opts->load_once) {
-		srv.watch = px_watch_new(&srv);
+		srv.watch = px_watch_new(&srv, px_reload_cb, &srv);
 		if (srv.watch == NULL)
 			log_warn("cannot watch %s for changes; reload with SIGHUP", opts->config_path);
 	}

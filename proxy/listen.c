@@ -28,7 +28,7 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa, i
 	struct px_listener *l = arg;
 
 	(void)lev;
-	px_conn_accept(l, fd, sa, salen);
+	l->accept(l, fd, sa, salen);
 }
 
 static void
@@ -39,7 +39,7 @@ backoff_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	/* Not while max_connections holds every listener. */
-	if (!l->srv->stopping && !l->srv->paused)
+	if (!px_server_stopping(l->srv) && !px_server_paused(l->srv))
 		evconnlistener_enable(l->lev);
 }
 
@@ -57,7 +57,7 @@ accept_error_cb(struct evconnlistener *lev, void *arg)
 	struct timeval tv = { 0, BACKOFF_MS * 1000 };
 
 	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-		if (l->srv->stats.accept_backoffs++ % 100 == 0)
+		if (px_server_count_backoff(l->srv) % 100 == 0)
 			log_warnx("%s: cannot accept (%s); pausing this listener for %d ms",
 			    l->where.text, strerror(err), BACKOFF_MS);
 		evconnlistener_disable(lev);
@@ -262,7 +262,8 @@ bind_unix(struct px_listener *l, const struct cf_listen *w)
 }
 
 int
-px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *session)
+px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *session,
+    px_accept_fn *accept)
 {
 	struct px_listener *l = calloc(1, sizeof(*l));
 	unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC;
@@ -270,6 +271,7 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 	if (l == NULL)
 		return -ENOMEM;
 	l->srv = srv;
+	l->accept = accept;
 	l->where = *w;
 	l->where.text = strdup(w->text);
 	l->session = strdup(session);
@@ -291,18 +293,18 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 			goto fail;
 		}
 		l->unlink_on_close = 1;
-		l->lev = evconnlistener_new(srv->base, accept_cb, l, flags, -1, fd);
+		l->lev = evconnlistener_new(px_server_base(srv), accept_cb, l, flags, -1, fd);
 		if (l->lev == NULL)
 			close(fd);
 	} else {
-		l->lev = evconnlistener_new_bind(srv->base, accept_cb, l,
+		l->lev = evconnlistener_new_bind(px_server_base(srv), accept_cb, l,
 		    flags | LEV_OPT_REUSEABLE, 1024, (const struct sockaddr *)&w->addr, (int)w->addrlen);
 		if (l->lev == NULL)
 			log_err("cannot listen on %s", w->text);
 	}
 	if (l->lev == NULL)
 		goto fail;
-	l->backoff = evtimer_new(srv->base, backoff_cb, l);
+	l->backoff = evtimer_new(px_server_base(srv), backoff_cb, l);
 	if (l->backoff == NULL)
 		goto fail;
 	evconnlistener_set_error_cb(l->lev, accept_error_cb);
@@ -321,17 +323,41 @@ fail:
 }
 
 int
-px_listeners_open(struct px_server *srv, const struct cf_config *cfg)
+px_listeners_open(struct px_server *srv, const struct cf_config *cfg, px_accept_fn *accept)
 {
 	size_t i, j;
 
 	for (i = 0; i < cf_config_nsessions(cfg); i++) {
 		const struct cf_session *s = cf_config_session(cfg, i);
 		for (j = 0; j < s->nlisten; j++)
-			if (px_listener_open(srv, &s->listen[j], s->name) != 0)
+			if (px_listener_open(srv, &s->listen[j], s->name, accept) != 0)
 				return -1;
 	}
 	return 0;
+}
+
+struct px_listener *
+px_listeners_first(const struct px_server *srv)
+{
+	return TAILQ_FIRST(&srv->listeners);
+}
+
+struct px_listener *
+px_listener_next(const struct px_listener *l)
+{
+	return TAILQ_NEXT(l, entry);
+}
+
+const char *
+px_listener_session(const struct px_listener *l)
+{
+	return l->session;
+}
+
+const char *
+px_listener_text(const struct px_listener *l)
+{
+	return l->where.text;
 }
 
 void
@@ -374,7 +400,7 @@ px_listeners_pause(struct px_server *srv, int pause)
 	TAILQ_FOREACH(l, &srv->listeners, entry) {
 		if (pause)
 			evconnlistener_disable(l->lev);
-		else if (!srv->stopping)
+		else if (!px_server_stopping(srv))
 			evconnlistener_enable(l->lev);
 	}
 }

@@ -11,7 +11,9 @@ libpostern_proxy_a_SOURCES = \
 	proxy/loopcall.c proxy/loopcall.h \
 	proxy/mem.c proxy/mem.h \
 	proxy/prio.h \
+	proxy/reload.c proxy/reload.h \
 	proxy/resolve.c proxy/resolve.h \
+	proxy/server.c \
 	proxy/share.c proxy/share.h \
 	proxy/stats.c proxy/stats.h \
 	proxy/tally.c proxy/tally.h \

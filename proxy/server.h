@@ -1,5 +1,14 @@
 /*
- * proxy/server.h: the proxy engine's shared state, internal to proxy/.
+ * proxy/server.h: the proxy engine's shared state, internal to proxy/, and
+ * its owner, proxy/server.c.
+ *
+ * The engine (engine.c) builds one struct px_server per process; every
+ * other module reads and changes it through the accessors below, so that
+ * who changes what is written in one file.  Left (issue 14): the
+ * connection code (conn.c) still reads and writes the fields directly
+ * until its split gives it accessors of its own, so the struct stays
+ * visible; listen.c keeps its list in srv->listeners and lends it out with
+ * px_listeners_first() / px_listener_next().  Nothing else names a field.
  */
 #ifndef POSTERN_PROXY_SERVER_H
 #define POSTERN_PROXY_SERVER_H
@@ -21,10 +30,18 @@ struct px_conn;
 struct px_server;
 struct px_tally;
 
+struct sockaddr;
+struct px_listener;
+/* What a listener hands each accepted client socket to (px_conn_accept()
+ * for the proxy, given by the engine, as evconnlistener_new() is given
+ * its callback): the listener knows nothing of what happens next. */
+typedef void px_accept_fn(struct px_listener *l, int fd, const struct sockaddr *sa, int salen);
+
 /* One bound listener; it serves the session named SESSION. */
 struct px_listener {
 	struct px_server *srv;
 	struct evconnlistener *lev;
+	px_accept_fn *accept;     /* given each accepted client socket */
 	struct event *backoff;    /* re-enables accepting after EMFILE */
 	char *session;            /* session name, looked up per connection */
 	struct cf_listen where;   /* a copy; text owned here */
@@ -77,14 +94,48 @@ struct px_server {
 	char *last_reload_errors;
 };
 
-/*
- * Reload the config file: parse and validate it completely; on success swap
- * the snapshot (generation + 1), rebind listeners whose set changed, and,
- * with revoke = yes, close tunnels the new rules refuse.  On failure the old
- * snapshot stays in force; with SRV->load_once every reload is refused.  Every error is appended to DIAG (may be NULL)
- * and logged.  Returns 0 when the new config was taken, -1 otherwise.
- */
-int px_server_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger);
+/* ---- accessors (server.c) ------------------------------------------------ */
+
+/* SRV's event loop (the one thread that touches SRV). */
+struct event_base *px_server_base(const struct px_server *srv);
+/* The snapshot new decisions use; owned by SRV, valid until the next
+ * px_server_set_config(). */
+const struct cf_config *px_server_config(const struct px_server *srv);
+/* The snapshot's generation: 1 at start, + 1 per reload taken. */
+unsigned long px_server_generation(const struct px_server *srv);
+/* Take NC (owned by SRV from now on) as the snapshot in force, free the
+ * old one, and count a generation. */
+void px_server_set_config(struct px_server *srv, struct cf_config *nc);
+/* The config file (NULL: the built-in default), and the overrides every
+ * load of it applies; both owned by the engine. */
+const char *px_server_config_path(const struct px_server *srv);
+const struct cf_overrides *px_server_overrides(const struct px_server *srv);
+/* Nonzero when the config is read once and never reloaded. */
+int px_server_load_once(const struct px_server *srv);
+/* Nonzero once SRV is shutting down. */
+int px_server_stopping(const struct px_server *srv);
+/* Nonzero while max_connections holds every listener (conn.c sets it). */
+int px_server_paused(const struct px_server *srv);
+/* How many client connections are open. */
+unsigned px_server_nconns(const struct px_server *srv);
+/* SRV's counters (stats.h), DNS resolver (dns.h) and audit log (audit.h);
+ * owned by SRV. */
+struct px_stats *px_server_stats(const struct px_server *srv);
+struct px_dns *px_server_dns(const struct px_server *srv);
+struct px_audit *px_server_audit(const struct px_server *srv);
+/* When SRV started serving (wall clock). */
+time_t px_server_started_at(const struct px_server *srv);
+/* Record the outcome of a reload made now: OK nonzero when it was taken;
+ * ERRORS (taken by SRV, NULL when OK) its errors joined by newlines. */
+void px_server_reloaded(struct px_server *srv, int ok, char *errors);
+/* The last reload: sets *WHEN (0: none yet) and *OK, and returns its
+ * errors joined by newlines (NULL when it was taken; owned by SRV). */
+const char *px_server_last_reload(const struct px_server *srv, time_t *when, int *ok);
+/* Count one accept back-off (listen.c); returns how many came before, so
+ * that only one in a hundred is logged. */
+uint64_t px_server_count_backoff(struct px_server *srv);
+
+/* ---- the connection code (conn.c) ---------------------------------------- */
 
 /* The open connections of session NAME (NULL: of every session): returns
  * how many, and sets *UP and *DOWN to the bytes they have relayed so far
@@ -105,11 +156,24 @@ void px_conn_close_all(struct px_server *srv);
 /* revoke = yes: close tunnels that the current snapshot refuses. */
 void px_conn_revoke(struct px_server *srv);
 
-/* Listener management (listen.c). */
-int px_listeners_open(struct px_server *srv, const struct cf_config *cfg);
+/* ---- the listeners (listen.c) -------------------------------------------- */
+
+/* Bind every listener CFG names, each handing its clients to ACCEPT;
+ * 0, or -1 (logged). */
+int px_listeners_open(struct px_server *srv, const struct cf_config *cfg, px_accept_fn *accept);
 void px_listeners_close(struct px_server *srv);
-/* Bind one listener for SESSION and add it to SRV's list; 0 or -1. */
-int px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *session);
+/* Bind one listener for SESSION, handing its clients to ACCEPT, and add it
+ * to SRV's list; 0 or -1. */
+int px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *session,
+    px_accept_fn *accept);
+/* SRV's listeners in the order they were bound: the first (NULL: none),
+ * and the one after L (NULL: L was the last).  Owned by SRV; closing one
+ * (px_listener_close()) ends it, so take the next one first. */
+struct px_listener *px_listeners_first(const struct px_server *srv);
+struct px_listener *px_listener_next(const struct px_listener *l);
+/* L's session name and its address as the config wrote it (owned by L). */
+const char *px_listener_session(const struct px_listener *l);
+const char *px_listener_text(const struct px_listener *l);
 /* Close one listener, remove its socket file, unlink it from the list. */
 void px_listener_close(struct px_server *srv, struct px_listener *l);
 /*

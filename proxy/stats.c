@@ -1,5 +1,6 @@
 /*
- * proxy/stats.c: counters and their Prometheus rendering (see stats.h).
+ * proxy/stats.c: the proxy's counters (see stats.h); the admin socket
+ * renders them (status.c).
  *
  * Sessions and rules are few (tens, perhaps hundreds), so plain arrays with
  * linear lookups are enough and keep the code obvious.
@@ -10,11 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/buffer.h>
-
-#include "proxy/audit.h"
-#include "proxy/dns.h"
-#include "proxy/server.h"
 #include "proxy/stats.h"
 
 #define NREASONS 16
@@ -206,114 +202,66 @@ px_stats_session(const struct px_stats *s, const char *session, uint64_t *open,
 	}
 }
 
-/* A label value: backslash, double quote and newline escaped (the text
- * format's rules); other control bytes dropped. */
-static void
-label(struct evbuffer *out, const char *v)
+size_t
+px_stats_nsessions(const struct px_stats *s)
 {
-	for (; *v; v++) {
-		unsigned char c = (unsigned char)*v;
-		if (c == '\\' || c == '"')
-			evbuffer_add_printf(out, "\\%c", c);
-		else if (c == '\n')
-			evbuffer_add(out, "\\n", 2);
-		else if (c >= 0x20 && c < 0x7f)
-			evbuffer_add(out, v, 1);
-	}
+	return s ? s->nsess : 0;
 }
 
-static void
-header(struct evbuffer *out, const char *name, const char *type, const char *help)
+const char *
+px_stats_session_at(const struct px_stats *s, size_t i, uint64_t *open, uint64_t *total,
+    uint64_t *up, uint64_t *down)
 {
-	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	*open = s->sess[i].open;
+	*total = s->sess[i].total;
+	*up = s->sess[i].up;
+	*down = s->sess[i].down;
+	return s->sess[i].name;
+}
+
+uint64_t
+px_stats_decisions(const struct px_stats *s, size_t i, enum cf_reason reason)
+{
+	return (unsigned)reason < NREASONS ? s->sess[i].decisions[reason] : 0;
+}
+
+size_t
+px_stats_nrules(const struct px_stats *s)
+{
+	return s ? s->nrules : 0;
+}
+
+const char *
+px_stats_rule_at(const struct px_stats *s, size_t i, const char **type, const char **pattern,
+    uint64_t *hits)
+{
+	*type = s->rules[i].type;
+	*pattern = s->rules[i].pattern;
+	*hits = s->rules[i].hits;
+	return s->rules[i].at;
+}
+
+size_t
+px_stats_nbuckets(void)
+{
+	return NBUCKETS;
+}
+
+double
+px_stats_bucket_le(size_t i)
+{
+	return buckets[i];
+}
+
+uint64_t
+px_stats_bucket_count(const struct px_stats *s, size_t i)
+{
+	return s ? s->hist[i] : 0;
 }
 
 void
-px_stats_metrics(const struct px_stats *s, const struct px_server *srv, struct evbuffer *out)
+px_stats_tunnels(const struct px_stats *s, uint64_t *count, double *sum)
 {
-	size_t i, r;
-	uint64_t up = 0, down = 0, cum = 0;
-
-	header(out, "postern_connections_open", "gauge", "Client connections open now, by session.");
-	for (i = 0; s != NULL && i < s->nsess; i++) {
-		evbuffer_add_printf(out, "postern_connections_open{session=\"");
-		label(out, s->sess[i].name);
-		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)s->sess[i].open);
-	}
-	header(out, "postern_connections_total", "counter", "Client connections accepted, by session.");
-	for (i = 0; s != NULL && i < s->nsess; i++) {
-		evbuffer_add_printf(out, "postern_connections_total{session=\"");
-		label(out, s->sess[i].name);
-		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)s->sess[i].total);
-		up += s->sess[i].up;
-		down += s->sess[i].down;
-	}
-	header(out, "postern_decisions_total", "counter", "Decisions, by session and reason.");
-	for (i = 0; s != NULL && i < s->nsess; i++) {
-		for (r = 0; r < NREASONS; r++) {
-			if (s->sess[i].decisions[r] == 0)
-				continue;
-			evbuffer_add_printf(out, "postern_decisions_total{session=\"");
-			label(out, s->sess[i].name);
-			evbuffer_add_printf(out, "\",reason=\"%s\"} %llu\n", cf_reason_code((enum cf_reason)r),
-			    (unsigned long long)s->sess[i].decisions[r]);
-		}
-	}
-	header(out, "postern_rule_hits_total", "counter", "Decisions made by each rule.");
-	for (i = 0; s != NULL && i < s->nrules; i++) {
-		evbuffer_add_printf(out, "postern_rule_hits_total{rule=\"");
-		label(out, s->rules[i].at);
-		evbuffer_add_printf(out, "\",type=\"%s\",pattern=\"", s->rules[i].type);
-		label(out, s->rules[i].pattern);
-		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)s->rules[i].hits);
-	}
-	/* Open connections count what they have relayed so far: at its
-	 * close a connection's bytes move from their sum to the closed ones,
-	 * so the counter never goes down. */
-	if (srv != NULL) {
-		uint64_t oup, odown;
-		(void)px_server_open_conns(srv, NULL, &oup, &odown);
-		up += oup;
-		down += odown;
-	}
-	header(out, "postern_bytes_total", "counter", "Bytes relayed, by direction (open connections too).");
-	evbuffer_add_printf(out, "postern_bytes_total{direction=\"up\"} %llu\n", (unsigned long long)up);
-	evbuffer_add_printf(out, "postern_bytes_total{direction=\"down\"} %llu\n", (unsigned long long)down);
-	if (srv != NULL && srv->dns != NULL) {
-		struct px_dns_stats ds;
-		px_dns_stats(srv->dns, &ds);
-		header(out, "postern_dns_cache_hits_total", "counter", "Lookups answered from the cache.");
-		evbuffer_add_printf(out, "postern_dns_cache_hits_total %llu\n", (unsigned long long)ds.hits);
-		header(out, "postern_dns_cache_misses_total", "counter", "Lookups that needed a query.");
-		evbuffer_add_printf(out, "postern_dns_cache_misses_total %llu\n", (unsigned long long)ds.misses);
-		header(out, "postern_dns_failures_total", "counter", "Lookups that failed.");
-		evbuffer_add_printf(out, "postern_dns_failures_total %llu\n", (unsigned long long)ds.failures);
-	}
-	header(out, "postern_config_reloads_total", "counter", "Reloads taken.");
-	evbuffer_add_printf(out, "postern_config_reloads_total %llu\n",
-	    (unsigned long long)(s ? s->reloads_ok : 0));
-	header(out, "postern_config_reload_failures_total", "counter", "Reloads refused (the old config stayed).");
-	evbuffer_add_printf(out, "postern_config_reload_failures_total %llu\n",
-	    (unsigned long long)(s ? s->reloads_failed : 0));
-	if (srv != NULL) {
-		header(out, "postern_config_generation", "gauge", "Generation of the config in force.");
-		evbuffer_add_printf(out, "postern_config_generation %lu\n", srv->generation);
-		if (srv->audit != NULL) {
-			header(out, "postern_audit_lines_lost_total", "counter",
-			    "Audit lines that could not be written.");
-			evbuffer_add_printf(out, "postern_audit_lines_lost_total %llu\n",
-			    (unsigned long long)px_audit_lost(srv->audit));
-		}
-	}
-	header(out, "postern_tunnel_duration_seconds", "histogram", "Lifetime of CONNECT tunnels.");
-	for (i = 0; i < NBUCKETS; i++) {
-		cum += s ? s->hist[i] : 0;
-		evbuffer_add_printf(out, "postern_tunnel_duration_seconds_bucket{le=\"%g\"} %llu\n", buckets[i],
-		    (unsigned long long)cum);
-	}
-	evbuffer_add_printf(out, "postern_tunnel_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
-	    (unsigned long long)(s ? s->hist_count : 0));
-	evbuffer_add_printf(out, "postern_tunnel_duration_seconds_sum %.3f\n", s ? s->hist_sum : 0.0);
-	evbuffer_add_printf(out, "postern_tunnel_duration_seconds_count %llu\n",
-	    (unsigned long long)(s ? s->hist_count : 0));
+	*count = s ? s->hist_count : 0;
+	*sum = s ? s->hist_sum : 0.0;
 }

@@ -1,7 +1,8 @@
 /*
  * proxy/stats.h: the proxy's counters, for the admin socket's /metrics
- * (Prometheus text format) and /status.  Everything is counted in the one
- * event-loop thread; no locking.
+ * and /status, which render them (status.h).  This module only counts,
+ * and knows nothing of connections, the server or the output formats.
+ * Everything is counted in the one event-loop thread; no locking.
  */
 #ifndef POSTERN_PROXY_STATS_H
 #define POSTERN_PROXY_STATS_H
@@ -10,9 +11,9 @@
 
 #include "conf/config.h"
 
-struct evbuffer;
+#include <stddef.h>
+
 struct px_stats;
-struct px_server;
 
 /* A new, empty set of counters; NULL + errno on failure. */
 struct px_stats *px_stats_new(void);
@@ -39,16 +40,27 @@ void px_stats_reloads(const struct px_stats *s, uint64_t *ok, uint64_t *failed);
 void px_stats_session(const struct px_stats *s, const char *session, uint64_t *open,
     uint64_t *total, uint64_t *up, uint64_t *down);
 
-/*
- * Append the Prometheus text exposition (version 0.0.4) of every counter to
- * OUT: postern_connections_open / _total by session, postern_decisions_total
- * by session and reason, postern_rule_hits_total by rule (labelled
- * rule="FILE:LINE" and pattern), postern_bytes_total by direction,
- * postern_dns_cache_{hits,misses}_total, postern_config_reloads_total and
- * postern_config_reload_failures_total, postern_config_generation,
- * postern_audit_lines_lost_total, and the histogram
- * postern_tunnel_duration_seconds.  SRV supplies the DNS and audit figures.
- */
-void px_stats_metrics(const struct px_stats *s, const struct px_server *srv, struct evbuffer *out);
+/* The sessions counted so far (in the order first seen): how many (0 for
+ * a NULL S); the I-th one's name (owned by S) and its counters. */
+size_t px_stats_nsessions(const struct px_stats *s);
+const char *px_stats_session_at(const struct px_stats *s, size_t i, uint64_t *open,
+    uint64_t *total, uint64_t *up, uint64_t *down);
+/* The I-th session's decisions with REASON. */
+uint64_t px_stats_decisions(const struct px_stats *s, size_t i, enum cf_reason reason);
+
+/* The rules that decided so far (in the order first seen): how many (0
+ * for a NULL S); the I-th one's FILE:LINE as returned, its *TYPE ("allow"
+ * or "deny"), *PATTERN as written and *HITS; the strings owned by S. */
+size_t px_stats_nrules(const struct px_stats *s);
+const char *px_stats_rule_at(const struct px_stats *s, size_t i, const char **type,
+    const char **pattern, uint64_t *hits);
+
+/* The tunnel-duration histogram: how many bounds, the I-th upper bound in
+ * seconds, the tunnels that fell in bucket I (not cumulative; S may be
+ * NULL), and all tunnels with the sum of their durations. */
+size_t px_stats_nbuckets(void);
+double px_stats_bucket_le(size_t i);
+uint64_t px_stats_bucket_count(const struct px_stats *s, size_t i);
+void px_stats_tunnels(const struct px_stats *s, uint64_t *count, double *sum);
 
 #endif

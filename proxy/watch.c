@@ -20,12 +20,14 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include <event2/event.h>
 #include <openssl/evp.h>
 
 #include "conf/config.h"
 #include "proxy/log.h"
+#include "proxy/reload.h"
 #include "proxy/server.h"
 #include "proxy/watch.h"
 
@@ -35,6 +37,8 @@
 
 struct px_watch {
 	struct px_server *srv;
+	px_reload_fn *reload;     /* what a completed change asks for */
+	void *reload_arg;
 	int fd;
 	int wd;
 	struct event *ev;         /* inotify readable */
@@ -99,29 +103,33 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct px_watch *w = arg;
 	struct px_server *srv = w->srv;
+	time_t when;
+	int ok;
 	char h[13];
 
 	(void)fd;
 	(void)what;
 	w->pending = 0;
-	if (srv->stopping)
+	if (px_server_stopping(srv))
 		return;
 	/* A writer opened the file again after the close that armed us: its
 	 * own close will. */
 	if (w->writing) {
-		log_debug("%s is being written: waiting for its close", srv->config_path);
+		log_debug("%s is being written: waiting for its close", px_server_config_path(srv));
 		return;
 	}
 	/* An editor that touched the file without changing it, or a write
 	 * that put back the content in force, needs no reload (and no log
 	 * line, and no generation).  After a refused reload it does: the
 	 * status should say the file is fine again. */
-	if (srv->last_reload_ok && file_hash(srv->config_path, h) == 0 &&
-	    strcmp(h, cf_config_hash(srv->cfg)) == 0) {
-		log_debug("%s changed on disk, but not its content (sha256 %s)", srv->config_path, h);
+	(void)px_server_last_reload(srv, &when, &ok);
+	if (ok && file_hash(px_server_config_path(srv), h) == 0 &&
+	    strcmp(h, cf_config_hash(px_server_config(srv))) == 0) {
+		log_debug("%s changed on disk, but not its content (sha256 %s)",
+		    px_server_config_path(srv), h);
 		return;
 	}
-	px_server_reload(srv, NULL, "inotify");
+	w->reload(w->reload_arg, NULL, "inotify");
 }
 
 /*
@@ -138,7 +146,7 @@ schedule(struct px_watch *w)
 	struct timeval now, tv;
 	long waited_ms, delay_ms = PX_WATCH_DEBOUNCE_MS;
 
-	event_base_gettimeofday_cached(w->srv->base, &now);
+	event_base_gettimeofday_cached(px_server_base(w->srv), &now);
 	if (!w->pending) {
 		w->first = now;
 		w->pending = 1;
@@ -244,13 +252,13 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct px_watch *
-px_watch_new(struct px_server *srv)
+px_watch_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg)
 {
 	struct px_watch *w;
 	char *slash;
 	int e;
 
-	if (srv->config_path == NULL) {
+	if (px_server_config_path(srv) == NULL) {
 		errno = ENOENT;
 		return NULL;
 	}
@@ -258,8 +266,10 @@ px_watch_new(struct px_server *srv)
 	if (w == NULL)
 		return NULL;
 	w->srv = srv;
+	w->reload = reload;
+	w->reload_arg = reload_arg;
 	w->fd = -1;
-	w->dir = strdup(srv->config_path);
+	w->dir = strdup(px_server_config_path(srv));
 	if (w->dir == NULL)
 		goto fail;
 	slash = strrchr(w->dir, '/');
@@ -294,8 +304,8 @@ px_watch_new(struct px_server *srv)
 		log_warn("inotify on %s", w->dir);
 		goto fail;
 	}
-	w->ev = event_new(srv->base, w->fd, EV_READ | EV_PERSIST, read_cb, w);
-	w->timer = evtimer_new(srv->base, timer_cb, w);
+	w->ev = event_new(px_server_base(srv), w->fd, EV_READ | EV_PERSIST, read_cb, w);
+	w->timer = evtimer_new(px_server_base(srv), timer_cb, w);
 	if (w->ev == NULL || w->timer == NULL || event_add(w->ev, NULL) != 0)
 		goto fail;
 	log_info("watching %s for changes to %s", w->dir, w->name);

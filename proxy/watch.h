@@ -4,6 +4,8 @@
 #ifndef POSTERN_PROXY_WATCH_H
 #define POSTERN_PROXY_WATCH_H
 
+#include "proxy/reload.h"
+
 struct px_watch;
 struct px_server;
 
@@ -24,12 +26,12 @@ struct px_server;
  * triggers a reload, however long it stalls.  A completed change is acted
  * on once the directory has been quiet for PX_WATCH_DEBOUNCE_MS (never
  * later than PX_WATCH_MAX_DELAY_MS after the first, and never while a new
- * write is under way): px_server_reload(SRV, NULL, "inotify"), unless the
+ * write is under way): RELOAD(RELOAD_ARG, NULL, "inotify"), unless the
  * file's SHA-256 is that of the snapshot in force and the last reload was
  * taken.  Returns the watch, or NULL with errno set (ENOENT: SRV runs the
  * built-in default, there is no file to watch).  SRV must outlive it.
  */
-struct px_watch *px_watch_new(struct px_server *srv);
+struct px_watch *px_watch_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg);
 
 /* Stop watching and free W; NULL is a no-op. */
 void px_watch_free(struct px_watch *w);

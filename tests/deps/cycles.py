@@ -37,8 +37,9 @@ def read_objects(top):
     objs = []
     for d in DIRS:
         for p in sorted(glob.glob(os.path.join(top, d, "*.o"))):
-            # Test and fuzz programs compile some modules again.
-            if os.path.basename(p).startswith("tests_"):
+            # Test and fuzz programs compile some modules again
+            # (tests/... -> tests_*, sidecar/test-nft -> test_nft-*).
+            if os.path.basename(p).startswith(("tests_", "test_")):
                 continue
             objs.append(p)
     return objs

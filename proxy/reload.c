@@ -1,0 +1,200 @@
+/*
+ * proxy/reload.c: take a new config while serving (see reload.h).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf/config.h"
+#include "proxy/log.h"
+#include "proxy/reload.h"
+#include "proxy/server.h"
+#include "proxy/stats.h"
+
+/*
+ * Bring the listeners in line with NC: open what is new first (so that a
+ * listener that cannot be bound refuses the whole reload), then close what
+ * NC no longer has.  Returns 0, or -1 with the new ones closed again.
+ */
+static int
+sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag *diag)
+{
+	struct px_listener *l, *next;
+	struct px_listener *first_new = NULL;
+	size_t i, j;
+	int bad = 0;
+
+	/* The last listener bound before this reload: the undo below closes
+	 * those after it. */
+	for (l = px_listeners_first(srv); l != NULL; l = px_listener_next(l))
+		first_new = l;
+	/*
+	 * First, whether every socket file can have the owner, group and mode
+	 * NC gives it: after the privilege drop a new socket for another uid,
+	 * or a changed one the proxy does not own, needs a restart.  Nothing
+	 * is bound or changed unless all can.
+	 */
+	for (i = 0; i < cf_config_nsessions(nc); i++) {
+		const struct cf_session *s = cf_config_session(nc, i);
+		for (j = 0; j < s->nlisten; j++) {
+			struct px_listener *cur = NULL;
+			char why[256];
+			for (l = px_listeners_first(srv); l != NULL; l = px_listener_next(l))
+				if (px_listener_is(l, &s->listen[j], s->name))
+					cur = l;
+			if (px_listener_perms_check(cur, &s->listen[j], why, sizeof(why)) == 0)
+				continue;
+			bad = 1;
+			if (diag != NULL) {
+				char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
+				if (nv != NULL) {
+					diag->errors = nv;
+					/* It was bound as root at start; a restart
+					 * can do it again. */
+					if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s: %s; "
+					    "restart the proxy to apply it", s->listen[j].file,
+					    s->listen[j].line, s->listen[j].text, why) >= 0)
+						diag->nerrors++;
+				}
+			}
+		}
+	}
+	if (bad)
+		return -1;
+
+	for (i = 0; i < cf_config_nsessions(nc); i++) {
+		const struct cf_session *s = cf_config_session(nc, i);
+		for (j = 0; j < s->nlisten; j++) {
+			int have = 0;
+			for (l = px_listeners_first(srv); l != NULL; l = px_listener_next(l))
+				have |= px_listener_is(l, &s->listen[j], s->name);
+			if (have)
+				continue;
+			if (px_listener_open(srv, &s->listen[j], s->name, px_conn_accept) != 0) {
+				if (diag != NULL) {
+					char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
+					if (nv != NULL) {
+						diag->errors = nv;
+						if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s",
+						    s->listen[j].file, s->listen[j].line, s->listen[j].text) >= 0)
+							diag->nerrors++;
+					}
+				}
+				/* Undo: close the listeners this reload opened. */
+				l = first_new ? px_listener_next(first_new) : px_listeners_first(srv);
+				for (; l != NULL; l = next) {
+					next = px_listener_next(l);
+					px_listener_close(srv, l);
+				}
+				return -1;
+			}
+		}
+	}
+	for (l = px_listeners_first(srv); l != NULL; l = next) {
+		int keep = 0;
+		next = px_listener_next(l);
+		for (i = 0; i < cf_config_nsessions(nc) && !keep; i++) {
+			const struct cf_session *s = cf_config_session(nc, i);
+			for (j = 0; j < s->nlisten && !keep; j++)
+				keep = px_listener_is(l, &s->listen[j], s->name);
+		}
+		if (!keep) {
+			log_info("reload: no longer listening on %s (session %s)", px_listener_text(l), px_listener_session(l));
+			px_listener_close(srv, l);
+		}
+	}
+	/* The listeners kept: the owner, group and mode NC gives them (the
+	 * check above said it can be done). */
+	for (l = px_listeners_first(srv); l != NULL; l = px_listener_next(l)) {
+		for (i = 0; i < cf_config_nsessions(nc); i++) {
+			const struct cf_session *s = cf_config_session(nc, i);
+			for (j = 0; j < s->nlisten; j++)
+				if (px_listener_is(l, &s->listen[j], s->name))
+					(void)px_listener_set_perms(l, &s->listen[j]);
+		}
+	}
+	return 0;
+}
+
+int
+px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger)
+{
+	struct cf_diag local, *diag = diag_out ? diag_out : &local;
+	const struct cf_config *cur = px_server_config(srv);
+	const char *path = px_server_config_path(srv);
+	struct cf_config *nc;
+	char *errors = NULL;
+	size_t i, len = 0;
+	int rc = -1;
+
+	memset(&local, 0, sizeof(local));
+	if (px_server_load_once(srv)) {
+		/* postern-sidecar run: the only one who could have changed the
+		 * file since the start is the command it seals. */
+		char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
+		if (nv != NULL) {
+			diag->errors = nv;
+			if (asprintf(&nv[diag->nerrors], "%s: this proxy reads its config once, at "
+			    "start, and never reloads it", path ? path :
+			    "<built-in>") >= 0)
+				diag->nerrors++;
+		}
+		nc = NULL;
+	} else {
+		nc = cf_config_load(path, px_server_overrides(srv), diag);
+	}
+	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
+		cf_config_free(nc);
+		nc = NULL;
+	}
+	if (nc == NULL) {
+		for (i = 0; i < diag->nerrors; i++) {
+			log_warnx("reload (%s) refused: %s", trigger, diag->errors[i]);
+			len += strlen(diag->errors[i]) + 1;
+		}
+		errors = calloc(1, len + 1);
+		for (i = 0; errors != NULL && i < diag->nerrors; i++) {
+			strcat(errors, diag->errors[i]);
+			strcat(errors, "\n");
+		}
+		log_warnx("reload (%s) refused: generation %lu stays in force", trigger,
+		    px_server_generation(srv));
+		px_server_reloaded(srv, 0, errors);
+		px_stats_reload(px_server_stats(srv), 0);
+		goto out;
+	}
+	{
+		const struct cf_listen *oa = &cf_config_proxy(cur)->admin;
+		const struct cf_listen *na = &cf_config_proxy(nc)->admin;
+		if ((oa->kind != na->kind) || (oa->kind != 0 && strcmp(oa->text, na->text) != 0) ||
+		    cf_config_proxy(cur)->has_admin_group != cf_config_proxy(nc)->has_admin_group ||
+		    cf_config_proxy(cur)->admin_group != cf_config_proxy(nc)->admin_group)
+			log_warnx("reload (%s): a changed admin or admin_group takes effect at the next restart",
+			    trigger);
+	}
+	px_server_set_config(srv, nc);
+	px_server_reloaded(srv, 1, NULL);
+	px_stats_reload(px_server_stats(srv), 1);
+	log_info("reloaded %s (%s): generation %lu (sha256 %s)", cf_config_path(nc), trigger,
+	    px_server_generation(srv), cf_config_hash(nc));
+	if (cf_config_proxy(nc)->revoke)
+		px_conn_revoke(srv);
+	/* The limit may have moved past what is open; listeners bound by
+	 * this reload must not accept while the proxy is full either. */
+	if (px_server_paused(srv))
+		px_listeners_pause(srv, 1);
+	px_conn_limit_check(srv);
+	rc = 0;
+out:
+	cf_diag_free(&local);
+	return rc;
+}
+
+int
+px_reload_cb(void *arg, struct cf_diag *diag, const char *trigger)
+{
+	return px_reload(arg, diag, trigger);
+}

@@ -1,0 +1,38 @@
+/*
+ * proxy/reload.h: take a new config while serving (SIGHUP, POST /reload,
+ * the inotify watch).
+ *
+ * The admin socket and the watch do not know this module: the engine hands
+ * each a px_reload_fn, so that what asks for a reload and what does it
+ * depend on neither each other nor the engine.
+ */
+#ifndef POSTERN_PROXY_RELOAD_H
+#define POSTERN_PROXY_RELOAD_H
+
+struct cf_diag;
+struct px_server;
+
+/*
+ * How a module asks for a reload: ARG is what it was handed with the
+ * callback, TRIGGER names the asker in the log ("admin", "inotify"),
+ * errors are appended to DIAG (may be NULL).  Returns 0 when the new
+ * config was taken, -1 otherwise (px_reload()).
+ */
+typedef int px_reload_fn(void *arg, struct cf_diag *diag, const char *trigger);
+
+/*
+ * Reload SRV's config file: parse and validate it completely; on success
+ * swap the snapshot (generation + 1), rebind listeners whose set changed
+ * (new ones hand their clients to px_conn_accept()), and, with revoke =
+ * yes, close tunnels the new rules refuse.  On failure the old snapshot
+ * stays in force; when SRV reads its config once every reload is refused.
+ * Every error is appended to DIAG (may be NULL) and logged; the outcome is
+ * recorded in SRV (px_server_last_reload()) and counted (stats.h).
+ * Returns 0 when the new config was taken, -1 otherwise.
+ */
+int px_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger);
+
+/* px_reload() as a px_reload_fn: ARG is the struct px_server. */
+int px_reload_cb(void *arg, struct cf_diag *diag, const char *trigger);
+
+#endif

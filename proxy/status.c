@@ -1,0 +1,397 @@
+/*
+ * proxy/status.c: what the admin socket serves (see status.h).
+ *
+ * The pages read the server's state and counters through their accessors
+ * (server.h, stats.h); admin.c has them rendered on the proxy's loop.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "conf/config.h"
+#include "proxy/audit.h"
+#include "proxy/dns.h"
+#include "proxy/server.h"
+#include "proxy/stats.h"
+#include "proxy/status.h"
+
+/* ---- JSON and text output ------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at S (of N bytes), or 0. */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	unsigned cp;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (n < len)
+		return 0;
+	cp = s[0] & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/*
+ * A JSON string (RFC 8259 section 7).  Paths and config errors are bytes
+ * from a file, not necessarily UTF-8: invalid sequences become U+FFFD so
+ * that the output is always valid JSON, control bytes are escaped.
+ */
+void
+px_status_json_str(struct evbuffer *out, const char *v)
+{
+	const unsigned char *s = (const unsigned char *)v;
+	size_t n;
+
+	if (v == NULL) {
+		evbuffer_add(out, "null", 4);
+		return;
+	}
+	n = strlen(v);
+	evbuffer_add(out, "\"", 1);
+	while (n > 0) {
+		size_t u;
+		if (*s == '"' || *s == '\\') {
+			evbuffer_add_printf(out, "\\%c", *s);
+		} else if (*s < 0x20 || *s == 0x7f) {
+			evbuffer_add_printf(out, "\\u%04x", *s);
+		} else if (*s < 0x80) {
+			evbuffer_add(out, s, 1);
+		} else if ((u = utf8_len(s, n)) > 0) {
+			evbuffer_add(out, s, u);
+			s += u;
+			n -= u;
+			continue;
+		} else {
+			evbuffer_add(out, "\\ufffd", 6);
+		}
+		s++;
+		n--;
+	}
+	evbuffer_add(out, "\"", 1);
+}
+
+/* The last reload's errors (joined by newlines in SRV), as a JSON array. */
+static void
+json_lines(struct evbuffer *out, const char *joined)
+{
+	const char *p = joined, *nl;
+	int first = 1;
+
+	evbuffer_add(out, "[", 1);
+	while (p != NULL && *p != '\0') {
+		char *one;
+		nl = strchr(p, '\n');
+		one = strndup(p, nl ? (size_t)(nl - p) : strlen(p));
+		if (one != NULL && *one != '\0') {
+			if (!first)
+				evbuffer_add(out, ",", 1);
+			px_status_json_str(out, one);
+			first = 0;
+		}
+		free(one);
+		p = nl ? nl + 1 : NULL;
+	}
+	evbuffer_add(out, "]", 1);
+}
+
+/*
+ * N bytes of S as one line of text for a terminal: control bytes (a config
+ * error may quote them from the file) become \xNN, so that what the
+ * status shows can never move the cursor or end the line early.
+ */
+void
+px_status_text_line(struct evbuffer *out, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f)
+			evbuffer_add_printf(out, "\\x%02x", c);
+		else
+			evbuffer_add(out, &s[i], 1);
+	}
+	evbuffer_add(out, "\n", 1);
+}
+
+static void
+iso_time(time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+
+	if (t == 0 || gmtime_r(&t, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "never");
+}
+
+/* ---- /status ------------------------------------------------------------- */
+
+static unsigned long
+uptime(const struct px_server *srv)
+{
+	time_t now = time(NULL);
+
+	time_t start = px_server_started_at(srv);
+
+	return now > start ? (unsigned long)(now - start) : 0;
+}
+
+void
+px_status_json(const struct px_server *srv, struct evbuffer *out)
+{
+	const struct cf_config *c = px_server_config(srv);
+	const char *errors;
+	time_t last;
+	int ok;
+	uint64_t rok, rfailed;
+	char when[32];
+	size_t i;
+
+	evbuffer_add_printf(out, "{\"version\":");
+	px_status_json_str(out, PACKAGE_VERSION);
+	evbuffer_add_printf(out, ",\"pid\":%ld,\"uptime_seconds\":%lu", (long)getpid(), uptime(srv));
+	evbuffer_add_printf(out, ",\"config\":{\"path\":");
+	px_status_json_str(out, cf_config_path(c));
+	evbuffer_add_printf(out, ",\"generation\":%lu,\"hash\":", px_server_generation(srv));
+	px_status_json_str(out, cf_config_hash(c));
+	evbuffer_add_printf(out, "},\"last_reload\":{\"time\":");
+	errors = px_server_last_reload(srv, &last, &ok);
+	iso_time(last, when, sizeof(when));
+	px_status_json_str(out, last ? when : NULL);
+	evbuffer_add_printf(out, ",\"ok\":%s,\"errors\":", ok ? "true" : "false");
+	json_lines(out, errors);
+	px_stats_reloads(px_server_stats(srv), &rok, &rfailed);
+	evbuffer_add_printf(out, "},\"reloads\":{\"ok\":%llu,\"failed\":%llu}",
+	    (unsigned long long)rok, (unsigned long long)rfailed);
+	evbuffer_add_printf(out, ",\"connections_open\":%u,\"sessions\":[", px_server_nconns(srv));
+	for (i = 0; i < cf_config_nsessions(c); i++) {
+		const struct cf_session *s = cf_config_session(c, i);
+		const struct px_listener *l;
+		uint64_t open, total, up, down, oup, odown;
+		unsigned nopen;
+		int first = 1;
+
+		px_stats_session(px_server_stats(srv), s->name, &open, &total, &up, &down);
+		nopen = px_server_open_conns(srv, s->name, &oup, &odown);
+		up += oup;
+		down += odown;
+		evbuffer_add_printf(out, "%s{\"name\":", i ? "," : "");
+		px_status_json_str(out, s->name);
+		evbuffer_add_printf(out, ",\"listeners\":[");
+		/* The listeners actually bound, not the ones the file names. */
+		for (l = px_listeners_first(srv); l != NULL; l = px_listener_next(l)) {
+			if (strcmp(px_listener_session(l), s->name) != 0)
+				continue;
+			if (!first)
+				evbuffer_add(out, ",", 1);
+			px_status_json_str(out, px_listener_text(l));
+			first = 0;
+		}
+		evbuffer_add_printf(out, "],\"rules\":%zu,\"allow_rules\":%zu,\"deny_rules\":%zu",
+		    s->nallow + s->ndeny, s->nallow, s->ndeny);
+		evbuffer_add_printf(out, ",\"connections_open\":%u,\"connections_total\":%llu"
+		    ",\"bytes_up\":%llu,\"bytes_down\":%llu}",
+		    nopen, (unsigned long long)total, (unsigned long long)up,
+		    (unsigned long long)down);
+	}
+	evbuffer_add_printf(out, "]}\n");
+}
+
+/* The same for a person (postern-proxy ctl status; Accept: text/plain). */
+void
+px_status_text(const struct px_server *srv, struct evbuffer *out)
+{
+	const struct cf_config *c = px_server_config(srv);
+	const char *e;
+	time_t last;
+	int ok;
+	uint64_t rok, rfailed;
+	char when[32];
+	unsigned long up = uptime(srv);
+	size_t i;
+
+	evbuffer_add_printf(out, "postern-proxy %s, pid %ld, up %lud %02lu:%02lu:%02lu\n",
+	    PACKAGE_VERSION, (long)getpid(), up / 86400, up / 3600 % 24, up / 60 % 60, up % 60);
+	evbuffer_add_printf(out, "config      %s\n", cf_config_path(c));
+	evbuffer_add_printf(out, "generation  %lu (sha256 %s)\n", px_server_generation(srv),
+	    cf_config_hash(c));
+	e = px_server_last_reload(srv, &last, &ok);
+	iso_time(last, when, sizeof(when));
+	evbuffer_add_printf(out, "last reload %s%s\n", when,
+	    last == 0 ? "" : ok ? ", taken" : ", REFUSED (the old config stays)");
+	while (e != NULL && *e != '\0') {
+		const char *nl = strchr(e, '\n');
+		size_t n = nl ? (size_t)(nl - e) : strlen(e);
+		if (n > 0) {
+			evbuffer_add_printf(out, "            ");
+			px_status_text_line(out, e, n);
+		}
+		e = nl ? nl + 1 : NULL;
+	}
+	px_stats_reloads(px_server_stats(srv), &rok, &rfailed);
+	evbuffer_add_printf(out, "reloads     %llu taken, %llu refused\n",
+	    (unsigned long long)rok, (unsigned long long)rfailed);
+	evbuffer_add_printf(out, "connections %u open\n", px_server_nconns(srv));
+	for (i = 0; i < cf_config_nsessions(c); i++) {
+		const struct cf_session *s = cf_config_session(c, i);
+		const struct px_listener *l;
+		uint64_t open, total, bup, bdown, oup, odown;
+		unsigned nopen;
+		int any = 0;
+
+		px_stats_session(px_server_stats(srv), s->name, &open, &total, &bup, &bdown);
+		nopen = px_server_open_conns(srv, s->name, &oup, &odown);
+		bup += oup;
+		bdown += odown;
+		evbuffer_add_printf(out, "\nsession %s\n", s->name);
+		for (l = px_listeners_first(srv); l != NULL; l = px_listener_next(l)) {
+			if (strcmp(px_listener_session(l), s->name) == 0) {
+				evbuffer_add_printf(out, "  listen      %s\n", px_listener_text(l));
+				any = 1;
+			}
+		}
+		if (!any)
+			evbuffer_add_printf(out, "  listen      (none)\n");
+		evbuffer_add_printf(out, "  rules       %zu (%zu allow, %zu deny)\n",
+		    s->nallow + s->ndeny, s->nallow, s->ndeny);
+		evbuffer_add_printf(out, "  connections %u open, %llu total\n",
+		    nopen, (unsigned long long)total);
+		evbuffer_add_printf(out, "  bytes       %llu up, %llu down\n",
+		    (unsigned long long)bup, (unsigned long long)bdown);
+	}
+}
+
+
+/* ---- /metrics ------------------------------------------------------------ */
+
+/* A label value: backslash, double quote and newline escaped (the text
+ * format's rules); other control bytes dropped. */
+static void
+label(struct evbuffer *out, const char *v)
+{
+	for (; *v; v++) {
+		unsigned char c = (unsigned char)*v;
+		if (c == '\\' || c == '"')
+			evbuffer_add_printf(out, "\\%c", c);
+		else if (c == '\n')
+			evbuffer_add(out, "\\n", 2);
+		else if (c >= 0x20 && c < 0x7f)
+			evbuffer_add(out, v, 1);
+	}
+}
+
+static void
+header(struct evbuffer *out, const char *name, const char *type, const char *help)
+{
+	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void
+px_status_metrics(const struct px_server *srv, struct evbuffer *out)
+{
+	const struct px_stats *s = px_server_stats(srv);
+	size_t nsess = px_stats_nsessions(s), i, r;
+	uint64_t up = 0, down = 0, cum = 0, open, total, sup, sdown, oup, odown, hits, count;
+	const char *name, *type, *pattern, *at;
+	double sum;
+
+	header(out, "postern_connections_open", "gauge", "Client connections open now, by session.");
+	for (i = 0; i < nsess; i++) {
+		name = px_stats_session_at(s, i, &open, &total, &sup, &sdown);
+		evbuffer_add_printf(out, "postern_connections_open{session=\"");
+		label(out, name);
+		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)open);
+	}
+	header(out, "postern_connections_total", "counter", "Client connections accepted, by session.");
+	for (i = 0; i < nsess; i++) {
+		name = px_stats_session_at(s, i, &open, &total, &sup, &sdown);
+		evbuffer_add_printf(out, "postern_connections_total{session=\"");
+		label(out, name);
+		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)total);
+		up += sup;
+		down += sdown;
+	}
+	header(out, "postern_decisions_total", "counter", "Decisions, by session and reason.");
+	for (i = 0; i < nsess; i++) {
+		name = px_stats_session_at(s, i, &open, &total, &sup, &sdown);
+		for (r = 0; r < CF_R_NREASONS; r++) {
+			uint64_t n = px_stats_decisions(s, i, (enum cf_reason)r);
+			if (n == 0)
+				continue;
+			evbuffer_add_printf(out, "postern_decisions_total{session=\"");
+			label(out, name);
+			evbuffer_add_printf(out, "\",reason=\"%s\"} %llu\n", cf_reason_code((enum cf_reason)r),
+			    (unsigned long long)n);
+		}
+	}
+	header(out, "postern_rule_hits_total", "counter", "Decisions made by each rule.");
+	for (i = 0; i < px_stats_nrules(s); i++) {
+		at = px_stats_rule_at(s, i, &type, &pattern, &hits);
+		evbuffer_add_printf(out, "postern_rule_hits_total{rule=\"");
+		label(out, at);
+		evbuffer_add_printf(out, "\",type=\"%s\",pattern=\"", type);
+		label(out, pattern);
+		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)hits);
+	}
+	/* Open connections count what they have relayed so far: at its
+	 * close a connection's bytes move from their sum to the closed ones,
+	 * so the counter never goes down. */
+	(void)px_server_open_conns(srv, NULL, &oup, &odown);
+	up += oup;
+	down += odown;
+	header(out, "postern_bytes_total", "counter", "Bytes relayed, by direction (open connections too).");
+	evbuffer_add_printf(out, "postern_bytes_total{direction=\"up\"} %llu\n", (unsigned long long)up);
+	evbuffer_add_printf(out, "postern_bytes_total{direction=\"down\"} %llu\n", (unsigned long long)down);
+	if (px_server_dns(srv) != NULL) {
+		struct px_dns_stats ds;
+		px_dns_stats(px_server_dns(srv), &ds);
+		header(out, "postern_dns_cache_hits_total", "counter", "Lookups answered from the cache.");
+		evbuffer_add_printf(out, "postern_dns_cache_hits_total %llu\n", (unsigned long long)ds.hits);
+		header(out, "postern_dns_cache_misses_total", "counter", "Lookups that needed a query.");
+		evbuffer_add_printf(out, "postern_dns_cache_misses_total %llu\n", (unsigned long long)ds.misses);
+		header(out, "postern_dns_failures_total", "counter", "Lookups that failed.");
+		evbuffer_add_printf(out, "postern_dns_failures_total %llu\n", (unsigned long long)ds.failures);
+	}
+	px_stats_reloads(s, &hits, &count);
+	header(out, "postern_config_reloads_total", "counter", "Reloads taken.");
+	evbuffer_add_printf(out, "postern_config_reloads_total %llu\n", (unsigned long long)hits);
+	header(out, "postern_config_reload_failures_total", "counter", "Reloads refused (the old config stayed).");
+	evbuffer_add_printf(out, "postern_config_reload_failures_total %llu\n", (unsigned long long)count);
+	header(out, "postern_config_generation", "gauge", "Generation of the config in force.");
+	evbuffer_add_printf(out, "postern_config_generation %lu\n", px_server_generation(srv));
+	if (px_server_audit(srv) != NULL) {
+		header(out, "postern_audit_lines_lost_total", "counter",
+		    "Audit lines that could not be written.");
+		evbuffer_add_printf(out, "postern_audit_lines_lost_total %llu\n",
+		    (unsigned long long)px_audit_lost(px_server_audit(srv)));
+	}
+	header(out, "postern_tunnel_duration_seconds", "histogram", "Lifetime of CONNECT tunnels.");
+	for (i = 0; i < px_stats_nbuckets(); i++) {
+		cum += px_stats_bucket_count(s, i);
+		evbuffer_add_printf(out, "postern_tunnel_duration_seconds_bucket{le=\"%g\"} %llu\n",
+		    px_stats_bucket_le(i), (unsigned long long)cum);
+	}
+	px_stats_tunnels(s, &count, &sum);
+	evbuffer_add_printf(out, "postern_tunnel_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+	    (unsigned long long)count);
+	evbuffer_add_printf(out, "postern_tunnel_duration_seconds_sum %.3f\n", sum);
+	evbuffer_add_printf(out, "postern_tunnel_duration_seconds_count %llu\n",
+	    (unsigned long long)count);
+}
