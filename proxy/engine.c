@@ -151,61 +151,98 @@ loop_new(void)
 	return base;
 }
 
+/* The overrides OPTS stand for, the same at start and at every reload. */
+static void
+engine_overrides(const struct px_engine_opts *opts, struct cf_overrides *ov)
+{
+	memset(ov, 0, sizeof(*ov));
+	ov->extra_allow = opts->extra_allow;
+	ov->n_extra_allow = opts->n_extra_allow;
+	ov->extra_listen = opts->extra_listen;
+	ov->n_extra_listen = opts->n_extra_listen;
+	ov->replace_listen = opts->replace_listen;
+	ov->has_user = opts->has_user;
+	ov->user = opts->user;
+	ov->default_name = opts->session_name;
+	ov->serve_session = opts->serve_session;
+	ov->strict_modes = opts->strict_modes;
+	ov->cli_hints = opts->human;
+	/* At start the proxy may still be root, and the user it is about to
+	 * become is the one the file names; once it serves, that is its own
+	 * euid, and a new file's user = line must not vouch for the file. */
+	ov->trust_file_user = 1;
+}
+
+static void
+engine_log_init(const struct px_engine_opts *opts)
+{
+	log_init(opts->human ? "postern" : "postern-proxy", getenv("POSTERN_DEBUG") != NULL);
+	log_quiet(opts->human);
+}
+
+/* Load the start-up snapshot OPTS describe, telling its warnings and
+ * errors; NULL when it is refused. */
+static struct cf_config *
+engine_load(const struct px_engine_opts *opts, const struct cf_overrides *ov)
+{
+	struct cf_config *cfg;
+	struct cf_diag diag;
+	size_t k;
+
+	memset(&diag, 0, sizeof(diag));
+	cfg = cf_config_load(opts->config_path, ov, &diag);
+	for (k = 0; k < diag.nwarnings; k++)
+		log_warnx("%s", diag.warnings[k]);
+	if (cfg == NULL) {
+		for (k = 0; k < diag.nerrors; k++)
+			fprintf(stderr, "%s\n", diag.errors[k]);
+		fprintf(stderr, "postern-proxy: config refused, not starting\n");
+	}
+	cf_diag_free(&diag);
+	return cfg;
+}
+
+struct cf_config *
+px_engine_load(const struct px_engine_opts *opts)
+{
+	struct cf_overrides ov;
+
+	engine_log_init(opts);
+	engine_overrides(opts, &ov);
+	return engine_load(opts, &ov);
+}
+
 int
 px_engine_main(const struct px_engine_opts *opts)
 {
 	struct px_server srv;
 	struct cf_overrides ov;
-	struct cf_diag diag;
 	struct px_dns_opts dopts;
 	struct event *sigs[5];
 	char errbuf[256];
 	int rc = 1, i;
-	size_t k;
 
-	log_init(opts->human ? "postern" : "postern-proxy", getenv("POSTERN_DEBUG") != NULL);
-	log_quiet(opts->human);
+	engine_log_init(opts);
 	log_starting(1);
 	memset(&srv, 0, sizeof(srv));
 	memset(sigs, 0, sizeof(sigs));
 	TAILQ_INIT(&srv.listeners);
 	TAILQ_INIT(&srv.conns);
-	memset(&ov, 0, sizeof(ov));
-	ov.extra_allow = opts->extra_allow;
-	ov.n_extra_allow = opts->n_extra_allow;
-	ov.extra_listen = opts->extra_listen;
-	ov.n_extra_listen = opts->n_extra_listen;
-	ov.replace_listen = opts->replace_listen;
-	ov.has_user = opts->has_user;
-	ov.user = opts->user;
-	ov.default_name = opts->session_name;
-	ov.serve_session = opts->serve_session;
-	ov.strict_modes = opts->strict_modes;
-	ov.cli_hints = opts->human;
-	/* At start the proxy may still be root, and the user it is about to
-	 * become is the one the file names; once it serves, that is its own
-	 * euid, and a new file's user = line must not vouch for the file. */
-	ov.trust_file_user = 1;
+	engine_overrides(opts, &ov);
 	srv.ov = &ov;
 	srv.human = opts->human;
 	/* Without it (out of memory) every refusal is told, none summed. */
 	if (opts->human)
 		srv.tally = px_tally_new();
-	srv.load_once = opts->load_once;
+	/* A snapshot given is all there is: the file is not read again. */
+	srv.load_once = opts->load_once || opts->config != NULL;
 	srv.config_path = opts->config_path;
 
-	memset(&diag, 0, sizeof(diag));
-	srv.cfg = cf_config_load(opts->config_path, &ov, &diag);
-	for (k = 0; k < diag.nwarnings; k++)
-		log_warnx("%s", diag.warnings[k]);
+	srv.cfg = opts->config != NULL ? cf_config_ref(opts->config) : engine_load(opts, &ov);
 	if (srv.cfg == NULL) {
-		for (k = 0; k < diag.nerrors; k++)
-			fprintf(stderr, "%s\n", diag.errors[k]);
-		fprintf(stderr, "postern-proxy: config refused, not starting\n");
-		cf_diag_free(&diag);
+		px_tally_free(srv.tally);
 		return 2;
 	}
-	cf_diag_free(&diag);
 	ov.trust_file_user = 0;
 	srv.generation = 1;
 	srv.started_at = time(NULL);
@@ -247,7 +284,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	}
 	/* Watching is a convenience (SIGHUP and POST /reload still work), so
 	 * a watch that cannot be set up is a warning, not a refusal. */
-	if (opts->config_path != NULL && !opts->load_once) {
+	if (opts->config_path != NULL && !srv.load_once) {
 		srv.watch = px_watch_new(&srv, px_reload_cb, &srv);
 		if (srv.watch == NULL)
 			log_warn("cannot watch %s for changes; reload with SIGHUP", opts->config_path);

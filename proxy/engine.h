@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct cf_config;
+
 struct px_engine_opts {
 	/* The config file, or NULL for the built-in default. */
 	const char *config_path;
@@ -47,10 +49,26 @@ struct px_engine_opts {
 	/* When >= 0: one byte is written to this descriptor once every
 	 * listener is bound and privileges are dropped, then it is closed. */
 	int ready_fd;
+	/* When not NULL: serve this snapshot, which px_engine_load() made
+	 * from these same options, and never read config_path (it is only
+	 * the snapshot's name then; implies load_once).  postern-sidecar run
+	 * loads the file once and serves those bytes again in every engine
+	 * it starts, also one that replaces an engine that died. */
+	struct cf_config *config;
 };
 
 /*
- * Load the config (exiting with FILE:LINE errors on stderr if it is bad),
+ * Load the config OPTS names with the overrides they describe, exactly as
+ * px_engine_main() would at start, telling its warnings and errors on
+ * stderr as it would.  Returns the snapshot (free it with
+ * cf_config_free()), or NULL when the config is refused (the caller's
+ * exit status is then 2).
+ */
+struct cf_config *px_engine_load(const struct px_engine_opts *opts);
+
+/*
+ * Load the config, or take OPTS->config (exiting with FILE:LINE errors on
+ * stderr if it is bad),
  * bind every listener, drop privileges, and serve until SIGTERM or SIGINT.
  * Socket files the engine created are removed before it returns.  Returns
  * the process exit status: 0 after a clean stop, 2 for a config error, 1

@@ -225,7 +225,7 @@ sc_jail_is_kept(const struct sc_jail *j, const struct stat *st)
 }
 
 int
-sc_jail_build(const struct sc_jail *j, const char *proxy_sock, const char *bridge)
+sc_jail_build(const struct sc_jail *j, const char *engine_dir, const char *bridge)
 {
 	char cwd[PATH_MAX];
 	struct stat st;
@@ -248,10 +248,10 @@ sc_jail_build(const struct sc_jail *j, const char *proxy_sock, const char *bridg
 	}
 	for (i = 0; i < j->n_keep; i++)
 		keep_fd[i] = -1;
-	sock_fd = open_tree(AT_FDCWD, proxy_sock, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	sock_fd = open_tree(AT_FDCWD, engine_dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (sock_fd < 0) {
 		err = -errno;
-		sc_logerr(err, "cannot take %s", proxy_sock);
+		sc_logerr(err, "cannot take %s", engine_dir);
 		goto out;
 	}
 	bridge_fd = open_tree(AT_FDCWD, bridge, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
@@ -313,7 +313,12 @@ sc_jail_build(const struct sc_jail *j, const char *proxy_sock, const char *bridg
 		sc_logerr(err, "cannot create %s", SC_JAIL_DIR);
 		goto out;
 	}
-	err = sc_jail_attach(sock_fd, SC_JAIL_SOCK);
+	if (mkdir(SC_JAIL_ENGINE_DIR, 0755) < 0) {
+		err = -errno;
+		sc_logerr(err, "cannot create %s", SC_JAIL_ENGINE_DIR);
+		goto out;
+	}
+	err = sc_jail_attach(sock_fd, SC_JAIL_ENGINE_DIR);
 	if (err == 0)
 		err = sc_jail_attach(bridge_fd, SC_JAIL_BRIDGE);
 	if (err < 0) {

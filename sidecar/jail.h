@@ -11,8 +11,8 @@
  *   - every other pathname socket bound on the host when the command
  *     starts is covered with a bind of /dev/null (connect: ECONNREFUSED);
  *   - each socket the user named (--socket PATH) is bound back in at its
- *     path, and the proxy's socket and the bridge binary at
- *     SC_JAIL_SOCK and SC_JAIL_BRIDGE;
+ *     path, the directory of the proxy's socket at SC_JAIL_ENGINE_DIR
+ *     (the socket is SC_JAIL_SOCK) and the bridge binary at SC_JAIL_BRIDGE;
  *   - a /proc of the command's own PID namespace over /proc, and an mqueue
  *     of its own IPC namespace over /dev/mqueue where there is one.
  */
@@ -23,7 +23,11 @@
 
 /* Where the command finds the proxy's socket and the bridge binary. */
 #define SC_JAIL_DIR "/run/postern"
-#define SC_JAIL_SOCK SC_JAIL_DIR "/proxy.sock"
+/* The directory the engine's socket is in, not the socket file: an engine
+ * started after a crash binds a new socket there, which a bind of the old
+ * file would not show. */
+#define SC_JAIL_ENGINE_DIR SC_JAIL_DIR "/engine"
+#define SC_JAIL_SOCK SC_JAIL_ENGINE_DIR "/proxy.sock"
 #define SC_JAIL_BRIDGE SC_JAIL_DIR "/postern-bridge"
 
 struct sc_jail;
@@ -55,11 +59,11 @@ int sc_jail_scan(struct sc_jail *jail);
  * In the command child, in a mount namespace of its own, a PID namespace
  * whose PID 1 it is and an IPC namespace, with CAP_SYS_ADMIN over all
  * three: build the layout above,
- * binding PROXY_SOCK (the engine's socket, a host path) and BRIDGE (the
- * bridge binary) in, then re-enter the working directory by its path so
+ * binding ENGINE_DIR (the host directory the engine's socket proxy.sock is
+ * in) and BRIDGE (the bridge binary) in, then re-enter the working directory by its path so
  * that it is looked up in the new layout (else "/", with a warning).
  * Logs what failed; returns 0 or a negative errno.
  */
-int sc_jail_build(const struct sc_jail *jail, const char *proxy_sock, const char *bridge);
+int sc_jail_build(const struct sc_jail *jail, const char *engine_dir, const char *bridge);
 
 #endif

@@ -66,11 +66,16 @@
 #define SC_ENGINE_READY_MS 30000
 /* How long the engine may take to stop after SIGTERM before SIGKILL. */
 #define SC_ENGINE_STOP_MS 5000
+/* An engine that dies under CMD is started again, at most this many times
+ * in this many seconds; past that CMD is stopped as it was before. */
+#define SC_ENGINE_RESTARTS 5
+#define SC_ENGINE_RESTART_WINDOW_S 60
 
 extern char **environ;
 
 struct sc_run {
 	char dir[PATH_MAX];
+	char engdir[PATH_MAX]; /* DIR/engine: what CMD's jail binds in */
 	char sock[PATH_MAX];
 	char listen[PATH_MAX + 8];
 	char bridge[PATH_MAX];
@@ -84,6 +89,13 @@ struct sc_run {
 	pid_t engine, child;
 	int engine_status, child_status;
 	int engine_done, child_done;
+	pid_t self;
+	/* Loaded once, before CMD exists, and served by every engine. */
+	struct px_engine_opts eo;
+	const char *listen_list[1];
+	int supervise;       /* CMD runs: an engine's death is a crash */
+	struct timespec restarted[SC_ENGINE_RESTARTS]; /* the latest, a ring */
+	unsigned nrestarts;
 };
 
 /*
@@ -234,7 +246,8 @@ sc_make_dir(struct sc_run *r)
 		r->dir[0] = '\0';
 		return -errno;
 	}
-	if ((size_t)snprintf(r->sock, sizeof(r->sock), "%s/proxy.sock", r->dir) >=
+	snprintf(r->engdir, sizeof(r->engdir), "%s/engine", r->dir);
+	if ((size_t)snprintf(r->sock, sizeof(r->sock), "%s/proxy.sock", r->engdir) >=
 	    sizeof(sun.sun_path))
 		return -ENAMETOOLONG;
 	snprintf(r->listen, sizeof(r->listen), "unix:%s", r->sock);
@@ -248,6 +261,8 @@ sc_remove_dir(struct sc_run *r)
 		return;
 	if (unlink(r->sock) < 0 && errno != ENOENT)
 		sc_logerr(errno, "cannot remove %s", r->sock);
+	if (rmdir(r->engdir) < 0 && errno != ENOENT)
+		sc_logerr(errno, "cannot remove %s", r->engdir);
 	if (rmdir(r->dir) < 0)
 		sc_logerr(errno, "cannot remove %s", r->dir);
 	r->dir[0] = '\0';
@@ -397,7 +412,7 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 		sc_logerr(err, "cannot bring the loopback interface up");
 		_exit(SC_RUN_SETUP_FAILED);
 	}
-	if (sc_jail_build(r->jail, r->sock, r->bridge) < 0)
+	if (sc_jail_build(r->jail, r->engdir, r->bridge) < 0)
 		_exit(SC_RUN_SETUP_FAILED);
 	if (root) {
 		/* Real root made every namespace so far, and owns them; the
@@ -505,6 +520,9 @@ sc_run_wait(struct sc_run *r, pid_t want, int timeout_ms, int *got_signal)
 		if ((want == r->engine && r->engine_done) ||
 		    (want == r->child && r->child_done))
 			return 0;
+		/* The caller starts another engine, or gives up. */
+		if (want == r->child && r->supervise && r->engine_done)
+			return 0;
 		pfd.fd = r->sigfd;
 		pfd.events = POLLIN;
 		rc = poll(&pfd, 1, left);
@@ -525,11 +543,6 @@ sc_run_wait(struct sc_run *r, pid_t want, int timeout_ms, int *got_signal)
 			if (pid == r->engine) {
 				r->engine_done = 1;
 				r->engine_status = status;
-				if (!r->child_done && r->child > 0) {
-					sc_logx("the proxy engine stopped (status %d); stopping the command",
-					    sc_exit_code(status));
-					kill(r->child, SIGTERM);
-				}
 			} else if (pid == r->child) {
 				r->child_done = 1;
 				r->child_status = status;
@@ -609,14 +622,128 @@ sc_wait_ready(struct sc_run *r, int rfd)
 	}
 }
 
+/*
+ * Fork an engine serving R->eo (the snapshot loaded before CMD started) on
+ * R->sock and wait until it is ready.  Returns 0, or the exit status to
+ * give (see sc_wait_ready()).
+ */
+static int
+sc_engine_start(struct sc_run *r, const struct sc_run_opts *o)
+{
+	int pipefd[2], code;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		sc_logerr(errno, "pipe");
+		return SC_RUN_SETUP_FAILED;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	r->engine_done = 0;
+	r->engine_status = 0;
+	r->engine = fork();
+	if (r->engine < 0) {
+		sc_logerr(errno, "fork");
+		r->engine = 0;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return SC_RUN_SETUP_FAILED;
+	}
+	if (r->engine == 0) {
+		/* Its own session: a ^C at the terminal is for CMD, not for
+		 * the proxy it still needs; the sidecar stops the engine
+		 * itself once CMD is gone. */
+		setsid();
+		sc_child_die_with_parent(r->self, SIGTERM);
+		sc_child_signals_reset();
+		close(pipefd[0]);
+		close(r->sigfd);
+		if (r->sync >= 0)
+			close(r->sync);
+		/* The proxy never needs what is meant for CMD. */
+		sc_env_forget(o->env, o->n_env);
+		r->eo.ready_fd = pipefd[1];
+		/* Never serve as root.  We drop here rather than let the
+		 * engine do it, because a change of uid clears the
+		 * parent-death signal; set again afterwards, it keeps a
+		 * SIGKILLed sidecar from leaving a proxy behind.  The engine
+		 * then finds itself already the config's user. */
+		if (r->engine_uid != 0) {
+			if (setgroups(0, NULL) < 0 ||
+			    setresgid((gid_t)r->engine_uid, (gid_t)r->engine_uid,
+			    (gid_t)r->engine_uid) < 0 ||
+			    setresuid(r->engine_uid, r->engine_uid, r->engine_uid) < 0) {
+				sc_logerr(errno, "cannot drop to uid %u", (unsigned)r->engine_uid);
+				_exit(1);
+			}
+			sc_child_die_with_parent(r->self, SIGTERM);
+		}
+		_exit(sc_engine_run(&r->eo));
+	}
+	close(pipefd[1]);
+	code = sc_wait_ready(r, pipefd[0]);
+	close(pipefd[0]);
+	return code;
+}
+
+/* "signal 9" or "status 1": how the engine ended. */
+static void
+sc_status_text(int status, char *buf, size_t size)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, size, "signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, size, "status %d", WEXITSTATUS(status));
+}
+
+/*
+ * The engine died while CMD runs: start another from the same snapshot, on
+ * the same socket path, unless SC_ENGINE_RESTARTS were already started in
+ * the last SC_ENGINE_RESTART_WINDOW_S seconds.  CMD's bridge connects
+ * anew for each connection, through the directory its jail binds in, so
+ * its next connection reaches the new engine.  Returns 0 when one serves,
+ * -1 after saying why CMD must stop.
+ */
+static int
+sc_engine_restart(struct sc_run *r, const struct sc_run_opts *o)
+{
+	struct timespec now, *oldest;
+	unsigned i, recent = 0;
+	char how[32];
+	int code;
+
+	sc_status_text(r->engine_status, how, sizeof(how));
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (i = 0; i < SC_ENGINE_RESTARTS && i < r->nrestarts; i++)
+		if (now.tv_sec - r->restarted[i].tv_sec < SC_ENGINE_RESTART_WINDOW_S)
+			recent++;
+	oldest = &r->restarted[r->nrestarts % SC_ENGINE_RESTARTS];
+	if (recent >= SC_ENGINE_RESTARTS) {
+		sc_logx("the proxy engine died (%s), and it was restarted %d times in the "
+		    "last %d s already; stopping the command", how, SC_ENGINE_RESTARTS,
+		    SC_ENGINE_RESTART_WINDOW_S);
+		return -1;
+	}
+	*oldest = now;
+	r->nrestarts++;
+	/* What a killed engine leaves is its socket file; the new one
+	 * replaces it (a stale socket nobody accepts on). */
+	code = sc_engine_start(r, o);
+	if (code != 0) {
+		sc_logx("the proxy engine died (%s) and could not be restarted (status %d); "
+		    "stopping the command", how, code);
+		return -1;
+	}
+	sc_logx("the proxy engine died (%s); restarted it (%u of %d)", how, recent + 1,
+	    SC_ENGINE_RESTARTS);
+	return 0;
+}
+
 int
 sc_run_main(const struct sc_run_opts *o)
 {
-	struct px_engine_opts eo;
 	struct sc_run r;
-	const char *listen[1];
-	pid_t self = getpid();
-	int pipefd[2] = { -1, -1 }, sync[2] = { -1, -1 };
+	const struct cf_proxy_settings *p;
+	int sync[2] = { -1, -1 };
 	int err, flags, code = SC_RUN_SETUP_FAILED;
 	char userns = SC_SYNC_NO_USERNS;
 	size_t i;
@@ -624,6 +751,7 @@ sc_run_main(const struct sc_run_opts *o)
 	memset(&r, 0, sizeof(r));
 	r.sigfd = -1;
 	r.sync = -1;
+	r.self = getpid();
 	if (sc_env_take() < 0) {
 		sc_logx("out of memory");
 		return SC_RUN_SETUP_FAILED;
@@ -683,15 +811,53 @@ sc_run_main(const struct sc_run_opts *o)
 		sc_logerr(err, "cannot create the socket directory");
 		goto out;
 	}
-	if (r.engine_uid != 0) {
-		/* The engine creates and removes its socket as that uid; the
-		 * directory stays 0700, so only it (and root, running CMD)
-		 * can reach the socket. */
-		if (chown(r.dir, r.engine_uid, (gid_t)r.engine_uid) < 0) {
-			sc_logerr(errno, "cannot give %s to uid %u", r.dir,
-			    (unsigned)r.engine_uid);
-			goto out;
-		}
+	/* The engine creates, removes and (after a crash) replaces its socket
+	 * in DIR/engine as that uid; DIR stays 0700, so on the host only it
+	 * (and root, running CMD) can reach the socket.  CMD reaches it
+	 * through DIR/engine, which its jail binds in: a directory, not the
+	 * socket file, so that the socket of an engine started after a crash
+	 * is the one CMD finds.  Started by root, DIR/engine is CMD's group's
+	 * and set-group-ID, so that each socket the engine makes there (0660)
+	 * is born CMD's group's. */
+	if (mkdir(r.engdir, 0700) < 0) {
+		sc_logerr(errno, "cannot create %s", r.engdir);
+		goto out;
+	}
+	if (r.engine_uid != 0 &&
+	    (chown(r.dir, r.engine_uid, (gid_t)r.engine_uid) < 0 ||
+	    chown(r.engdir, r.engine_uid, r.cmd_gid) < 0 || chmod(r.engdir, 02750) < 0)) {
+		sc_logerr(errno, "cannot give %s to uid %u", r.dir, (unsigned)r.engine_uid);
+		goto out;
+	}
+	memset(&r.eo, 0, sizeof(r.eo));
+	r.listen_list[0] = r.listen;
+	r.eo.config_path = o->config_path;
+	r.eo.extra_allow = o->allow;
+	r.eo.n_extra_allow = o->n_allow;
+	r.eo.extra_listen = r.listen_list;
+	r.eo.n_extra_listen = 1;
+	r.eo.replace_listen = 1;
+	r.eo.ready_fd = -1;
+	r.eo.session_name = o->session_name;
+	r.eo.serve_session = o->session;
+	/* A person at a terminal: refusals as plain lines on stderr, not
+	 * JSON audit lines mixed into CMD's output. */
+	r.eo.human = 1;
+	/* Read once, here, and never again: the file may belong to the user
+	 * CMD runs as, and CMD must not be able to widen its own policy by
+	 * editing it, not even by then killing the engine (an engine started
+	 * after a crash serves this same snapshot). */
+	r.eo.load_once = 1;
+	r.eo.config = px_engine_load(&r.eo);
+	if (r.eo.config == NULL) {
+		code = 2;
+		goto out;
+	}
+	p = cf_config_proxy(r.eo.config);
+	if (r.root && (p->has_user && p->user != 0 ? p->user : SC_RUN_ENGINE_UID) != r.engine_uid) {
+		sc_logx("%s changed while run was starting; try again", o->config_path);
+		code = 2;
+		goto out;
 	}
 	/* Whatever CMD leaves behind comes back to us, not to init. */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -700,77 +866,10 @@ sc_run_main(const struct sc_run_opts *o)
 		sc_logerr(r.sigfd, "cannot set up signals");
 		goto out;
 	}
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		sc_logerr(errno, "pipe");
-		goto out;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	r.engine = fork();
-	if (r.engine < 0) {
-		sc_logerr(errno, "fork");
-		goto out;
-	}
-	if (r.engine == 0) {
-		/* Its own session: a ^C at the terminal is for CMD, not for
-		 * the proxy it still needs; the sidecar stops the engine
-		 * itself once CMD is gone. */
-		setsid();
-		sc_child_die_with_parent(self, SIGTERM);
-		sc_child_signals_reset();
-		close(pipefd[0]);
-		close(r.sigfd);
-		/* The proxy never needs what is meant for CMD. */
-		sc_env_forget(o->env, o->n_env);
-		memset(&eo, 0, sizeof(eo));
-		listen[0] = r.listen;
-		eo.config_path = o->config_path;
-		eo.extra_allow = o->allow;
-		eo.n_extra_allow = o->n_allow;
-		eo.extra_listen = listen;
-		eo.n_extra_listen = 1;
-		eo.replace_listen = 1;
-		eo.ready_fd = pipefd[1];
-		eo.session_name = o->session_name;
-		eo.serve_session = o->session;
-		/* A person at a terminal: refusals as plain lines on stderr,
-		 * not JSON audit lines mixed into CMD's output. */
-		eo.human = 1;
-		/* Read once: the file may belong to the user CMD runs as, and
-		 * CMD must not be able to widen its own policy by editing it. */
-		eo.load_once = 1;
-		/* Never serve as root.  We drop here rather than let the
-		 * engine do it, because a change of uid clears the
-		 * parent-death signal; set again afterwards, it keeps a
-		 * SIGKILLed sidecar from leaving a proxy behind.  The engine
-		 * then finds itself already the config's user. */
-		if (r.engine_uid != 0) {
-			if (setgroups(0, NULL) < 0 ||
-			    setresgid((gid_t)r.engine_uid, (gid_t)r.engine_uid,
-			    (gid_t)r.engine_uid) < 0 ||
-			    setresuid(r.engine_uid, r.engine_uid, r.engine_uid) < 0) {
-				sc_logerr(errno, "cannot drop to uid %u", (unsigned)r.engine_uid);
-				_exit(1);
-			}
-			sc_child_die_with_parent(self, SIGTERM);
-		}
-		_exit(sc_engine_run(&eo));
-	}
-	close(pipefd[1]);
-	pipefd[1] = -1;
-	code = sc_wait_ready(&r, pipefd[0]);
+	code = sc_engine_start(&r, o);
 	if (code != 0)
 		goto out;
 	code = SC_RUN_SETUP_FAILED;
-	if (r.engine_uid != 0) {
-		/* CMD's uid reaches the socket through its bind in CMD's
-		 * mount namespace, never through the directory, which stays
-		 * 0700: on the host only the engine and root get past it. */
-		if (chown(r.sock, r.engine_uid, r.cmd_gid) < 0 || chmod(r.sock, 0660) < 0) {
-			sc_logerr(errno, "cannot give %s to gid %u", r.sock, (unsigned)r.cmd_gid);
-			goto out;
-		}
-	}
 	/* The host's sockets, read in our network namespace: the child's
 	 * will have none. */
 	err = sc_jail_scan(r.jail);
@@ -801,7 +900,6 @@ sc_run_main(const struct sc_run_opts *o)
 		goto out;
 	}
 	if (r.child == 0) {
-		close(pipefd[0]);
 		close(sync[0]);
 		sc_command_child(&r, o, sync[1]);
 	}
@@ -818,23 +916,36 @@ sc_run_main(const struct sc_run_opts *o)
 	    sc_write_maps(r.child, r.cmd_uid, r.cmd_gid) < 0) ||
 	    sc_sync_send(r.sync, 'x') < 0))
 		goto out;
-	sc_run_wait(&r, r.child, -1, NULL);
+	/* CMD runs.  An engine that dies under it is replaced, within bounds;
+	 * past them, or when no engine can start, CMD is stopped. */
+	r.supervise = 1;
+	for (;;) {
+		sc_run_wait(&r, r.child, -1, NULL);
+		if (r.child_done)
+			break;
+		if (sc_engine_restart(&r, o) < 0) {
+			r.supervise = 0;
+			/* Not left waiting on 503s; reaped already when it
+			 * ended while we tried. */
+			if (!r.child_done)
+				kill(r.child, SIGTERM);
+		}
+	}
+	r.supervise = 0;
 	code = sc_exit_code(r.child_status);
 	/* The bridge ends what CMD left running; if the bridge itself was
 	 * killed, those orphans came to us (subreaper) and end here. */
 	if (sc_signal_children(SIGKILL, r.engine) > 0)
 		sc_run_wait(&r, -1, 200, NULL);
 out:
+	r.supervise = 0;
 	if (r.child > 0 && !r.child_done) {
 		kill(r.child, SIGKILL);
 		sc_run_wait(&r, r.child, -1, NULL);
 	}
 	sc_stop_engine(&r);
 	sc_remove_dir(&r);
-	if (pipefd[0] >= 0)
-		close(pipefd[0]);
-	if (pipefd[1] >= 0)
-		close(pipefd[1]);
+	cf_config_free(r.eo.config);
 	if (r.sigfd >= 0)
 		close(r.sigfd);
 	if (r.sync >= 0)

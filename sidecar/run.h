@@ -41,7 +41,10 @@ struct sc_run_opts {
  * CMD's (128 + N when a signal killed it), or the engine's start-up status
  * (1, or 2 for a config error, a bad --socket, or a command uid that is the
  * engine's), or 125 when the sidecar itself could not set things up (no
- * user namespaces, no bridge binary).
+ * user namespaces, no bridge binary).  The config is read once, before CMD
+ * starts; an engine that dies while CMD runs is replaced by one serving
+ * that same snapshot on the same socket, at most 5 times in 60 s, after
+ * which CMD is sent SIGTERM (its status, 143, is then returned).
  * On return no socket file, directory, namespace or child process of ours
  * is left, also after SIGINT, SIGTERM or SIGHUP (forwarded to CMD first).
  */

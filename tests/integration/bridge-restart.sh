@@ -12,10 +12,12 @@
 # shipped unit keeps it (RuntimeDirectoryPreserve=yes, checked here too;
 # systemd itself is not run).
 #
-# Under "postern-sidecar run" the proxy is run's own child, and its life is
-# the command's: an engine that dies is not restarted behind the command's
-# back; the command is stopped at once (not left waiting on 503s) and run
-# says so and fails.  Running run again is the restart.
+# Under "postern-sidecar run" the proxy is run's own child: an engine that
+# dies under the command is started again by run, from the config it read
+# once before the command started (never the file as it is now, which the
+# command's uid may own), on the same socket; the command's next request
+# gets its 200.  Past 5 restarts in 60 s the command is stopped and run
+# says so and fails.
 . "$top_srcdir/tests/integration/lib/world.sh"
 command -v bwrap >/dev/null || skip "bubblewrap is not installed"
 command -v curl >/dev/null || skip "curl is not installed"
@@ -141,12 +143,25 @@ else
 fi
 proxy_stop >/dev/null
 
-# postern-sidecar run: the engine dies under a live command (killed once
-# the command sleeps, past its first request; the sleep is this test's own).
+# postern-sidecar run: the engine dies under a live command (SIGKILL, a
+# crash) and run starts another from the config it read before the command
+# started: the command's next request goes through, and a host added to
+# the file meanwhile (by the command's own uid, who owns the file) is still
+# refused.  Past 5 restarts in 60 s run gives up: the command is stopped and
+# run fails, at once.
 SIDECAR="${POSTERN_SIDECAR:-$top_builddir/postern-sidecar}"
 [ -x "$SIDECAR" ] || { diag "postern-sidecar is not built: run not checked"; exit 0; }
 BINS=$(world_bins_for 1000 "$SIDECAR" "$top_builddir/postern-bridge") ||
 	die "cannot give uid 1000 the binaries"
+# One GET per line read ("N HOST"), its status printed.
+cat >/usr/local/bin/postern-ask-host <<'EOF'
+#!/bin/sh
+while read -r n host; do
+	code=$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' "http://$host/ask/$n")
+	echo "$n $code"
+done
+EOF
+chmod 755 /usr/local/bin/postern-ask-host
 cat >"$WORLD_DIR/run.ini" <<EOF
 [proxy]
 log = stderr
@@ -154,31 +169,105 @@ dns_servers = $WORLD_DNS
 [defaults]
 allow_hosts = allowed.test:80 private
 EOF
+chown 1000:1000 "$WORLD_DIR/run.ini"
 chmod 644 "$WORLD_DIR/run.ini"
-start=$(date +%s)
-out=$(ip netns exec "$WORLD_NS_PX" setpriv --reuid=1000 --regid=1000 --clear-groups \
-	env -i PATH=/usr/bin:/bin HOME=/ "$BINS/postern-sidecar" run -c "$WORLD_DIR/run.ini" -- sh -c '
-	curl -s --max-time 10 -o /dev/null -w "first %{http_code}\n" http://allowed.test/run/1
-	sleep "$1"
-	curl -s --max-time 10 -o /dev/null -w "late %{http_code}\n" http://allowed.test/run/2
-	' sh "30.$$" 2>&1 &
-	spid=$!
-	i=0
-	while [ $i -lt 100 ]; do
-		epid=$(pgrep -P "$spid" -f "postern-sidecar run" | head -n 1)
-		[ -n "$epid" ] && pgrep -f "^sleep 30\.$$\$" >/dev/null && break
+# run_start NAME [WHO...]: start "postern-sidecar run" (as WHO, a command
+# prefix; as root without one), its command a postern-ask-host fed by a FIFO
+# on fd 5, its output in $WORLD_DIR/NAME.out; $RUN is NAME from then on.
+run_start() {
+	RUN=$1
+	shift
+	mkfifo "$WORLD_DIR/$RUN.in"
+	(cd / && exec ip netns exec "$WORLD_NS_PX" "$@" \
+		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/ "$BINS/postern-sidecar" run \
+		-c "$WORLD_DIR/$RUN.ini" $RUN_ARGS -- postern-ask-host) \
+		<"$WORLD_DIR/$RUN.in" >"$WORLD_DIR/$RUN.out" 2>&1 5>&- &
+	run_pid=$!
+	exec 5>"$WORLD_DIR/$RUN.in"
+}
+# run_ask N HOST: have the command fetch http://HOST/ once; its status.
+run_ask() {
+	local i=0
+	echo "$1 $2" >&5
+	while ! grep -q "^$1 " "$WORLD_DIR/$RUN.out" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 150 ] && { echo "no answer"; return; }
+		sleep 0.1
+	done
+	sed -n "s/^$1 //p" "$WORLD_DIR/$RUN.out"
+}
+# run_engine: the pid of run's engine (its child that is still
+# postern-sidecar; the command's became postern-bridge).
+run_engine() {
+	local s
+	s=$(pgrep -o -f "postern-sidecar run -c $WORLD_DIR/$RUN\.ini") || return 1
+	pgrep -P "$s" -f "postern-sidecar run" | head -n 1
+}
+# run_kill_engine K: kill -9 the engine and wait until run tells of it
+# (its Kth restart, or that it gives up).
+run_kill_engine() {
+	local e i=0
+	e=$(run_engine)
+	[ -n "$e" ] || { diag "no engine to kill"; return 1; }
+	kill -KILL "$e"
+	while ! grep -Eq "engine died \(signal 9\)(; restarted it \($1 of 5\)|.*stopping the command)" \
+	    "$WORLD_DIR/$RUN.out" && [ $i -lt 100 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
-	[ -n "$epid" ] && kill -KILL "$epid"
-	wait "$spid"
-	echo "rc=$?")
+}
+
+RUN_ARGS=
+run_start run setpriv --reuid=1000 --regid=1000 --clear-groups
+
+expect_eq 200 "$(run_ask 1 allowed.test)" "run: the command's request goes through"
+expect_eq 403 "$(run_ask 2 other.test)" "run: a host the config lacks is refused"
+setpriv --reuid=1000 --regid=1000 --clear-groups \
+	sh -c 'echo "allow_hosts = other.test:80 private" >>"$1"' sh "$WORLD_DIR/run.ini" ||
+	die "uid 1000 cannot edit its config"
+run_kill_engine 1
+expect_match "the proxy engine died \(signal 9\); restarted it \(1 of 5\)$" \
+	"$(cat "$WORLD_DIR/run.out")" "run: the engine's death and its restart are told"
+expect_eq 200 "$(run_ask 3 allowed.test)" "run: a request after the engine was killed goes through"
+expect_eq 403 "$(run_ask 4 other.test)" \
+	"run: the restarted engine serves the config read at start, not the edited file"
+for k in 2 3 4 5; do
+	run_kill_engine $k
+done
+expect_eq 200 "$(run_ask 5 allowed.test)" "run: still served after 5 restarts"
+alive "$run_pid" && ok "run: the command outlived its engines" || fail "run: the command died"
+start=$(date +%s)
+run_kill_engine 6
+i=0
+while alive "$run_pid" && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 took=$(($(date +%s) - start))
+exec 5>&-
+wait "$run_pid"
+rc=$?
+out=$(cat "$WORLD_DIR/run.out")
 diag "$out"
-expect_match "^first 200$" "$out" "run: the command's request goes through"
-expect_match "proxy engine stopped" "$out" "run: the engine's death is reported"
-expect_no_match "^late " "$out" "run: the command is stopped with its proxy, not left on 503s"
-expect_no_match "^rc=0$" "$out" "run fails when its proxy died"
-[ "$took" -lt 20 ] && ok "run ended at once (${took}s), not after the command's 30 s" ||
-	fail "run took ${took}s"
+expect_match "restarted 5 times in the last 60 s already; stopping the command" "$out" \
+	"run: a 6th death in 60 s is told"
+expect_ne 0 "$rc" "run fails when it gave up on its engine"
+[ "$took" -lt 10 ] && ok "run ended at once (${took}s) when it gave up" ||
+	fail "run took ${took}s to give up"
+
+# Started by root, the engine runs as its own uid and the command as uid
+# 1000: the socket of the engine started after the crash is the command's
+# to reach too (DIR/engine is set-group-ID, the command's group's).
+cp "$WORLD_DIR/run.ini" "$WORLD_DIR/rootrun.ini"
+chown root:root "$WORLD_DIR/rootrun.ini"
+RUN_ARGS="--uid 1000"
+run_start rootrun
+expect_eq 200 "$(run_ask 1 allowed.test)" "run as root: the command's request goes through"
+run_kill_engine 1
+expect_eq 200 "$(run_ask 2 allowed.test)" \
+	"run as root: the command reaches the restarted engine's socket"
+exec 5>&-
+wait "$run_pid"
+expect_eq 0 $? "run as root: the command's status once its input ends"
+diag "$(cat "$WORLD_DIR/rootrun.out")"
 exit 0

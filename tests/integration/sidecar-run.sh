@@ -38,7 +38,7 @@ left_behind() {
 	[ -z "$(ls -A "$XDG")" ] || what="$what socket-dir:$(ls -A "$XDG")"
 	pgrep -f "^sleep $MARK" >/dev/null && what="$what process:sleep"
 	# A bridge of ours: its jail has a socket of $XDG bound in.
-	for p in $(pgrep -f "^postern-bridge --connect /run/postern/proxy.sock"); do
+	for p in $(pgrep -f "^postern-bridge --connect /run/postern/engine/proxy.sock"); do
 		grep -qs "${XDG#/tmp}/postern-run" /proc/$p/mountinfo && what="$what process:bridge"
 	done
 	[ -z "$(ip netns pids "$WORLD_NS_PX")" ] || what="$what px-processes:$(ip netns pids "$WORLD_NS_PX" | tr '\n' ' ')"
