@@ -5,6 +5,7 @@ libpostern_conf_a_SOURCES = \
 	conf/ranges.c conf/ranges.h \
 	conf/rule.c conf/rule.h \
 	conf/config.c conf/config.h \
+	conf/decide.c conf/decide.h \
 	conf/etchosts.c conf/etchosts.h \
 	conf/default.c
 libpostern_conf_a_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)
