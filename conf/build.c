@@ -174,6 +174,31 @@ cfb_find_sess(struct cf_build *b, const char *name)
 
 
 
+int
+cfb_seen_before(struct cf_build *b, const char *section, const char *key)
+{
+	size_t i;
+	struct cf_key_seen *nv;
+
+	for (i = 0; i < b->nseen; i++)
+		if (strcmp(b->seen[i].section, section) == 0 && strcmp(b->seen[i].key, key) == 0)
+			return b->seen[i].line;
+	nv = realloc(b->seen, (b->nseen + 1) * sizeof(*nv));
+	if (nv == NULL)
+		return 0;
+	b->seen = nv;
+	nv[b->nseen].section = strdup(section);
+	nv[b->nseen].key = strdup(key);
+	nv[b->nseen].line = b->line;
+	if (nv[b->nseen].section == NULL || nv[b->nseen].key == NULL) {
+		free(nv[b->nseen].section);
+		free(nv[b->nseen].key);
+		return 0;
+	}
+	b->nseen++;
+	return 0;
+}
+
 /*
  * The key of KNOWN nearest to KEY by edit distance (Levenshtein), when it
  * is near enough to be a typo: at most 2 edits and fewer than half the

@@ -98,6 +98,10 @@ int cfb_session_name_ok(const char *n);
 /* The session named NAME that B has read so far, or NULL. */
 struct cf_sess_build *cfb_find_sess(struct cf_build *b, const char *name);
 
+/* Note KEY of SECTION as seen on line B->line; returns the line it was
+ * seen on before, or 0 the first time (or when memory runs out). */
+int cfb_seen_before(struct cf_build *b, const char *section, const char *key);
+
 /*
  * The name in the NULL-terminated list KNOWN nearest to KEY by edit
  * distance when it is near enough to be a typo, else NULL: the "did you

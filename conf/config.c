@@ -416,13 +416,7 @@ cf_config_parse(const char *name, const char *text, size_t len, const struct cf_
 	b.diag = diag;
 	b.text = text;
 	b.len = len;
-	b.proxy.sni = CF_SNI_MATCH;
-	b.proxy.connect_timeout_ms = 10 * 1000;
-	b.proxy.idle_timeout_ms = 15 * 60 * 1000;
-	b.proxy.header_timeout_ms = 10 * 1000;
-	b.proxy.max_connections = 10000;
-	b.proxy.max_headers = 100;
-	b.proxy.max_header_bytes = 32 * 1024;
+	cfk_proxy_defaults(&b.proxy);
 
 	/* A NUL byte is reported by the reader with its line. */
 	cfr_sections(&b);

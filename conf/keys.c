@@ -17,32 +17,6 @@
 #include "conf/config.h"
 #include "conf/pins.h"
 
-/* Remember SECTION/KEY; returns the line of an earlier occurrence, or 0. */
-static int
-seen_before(struct cf_build *b, const char *section, const char *key)
-{
-	size_t i;
-	struct cf_key_seen *nv;
-
-	for (i = 0; i < b->nseen; i++)
-		if (strcmp(b->seen[i].section, section) == 0 && strcmp(b->seen[i].key, key) == 0)
-			return b->seen[i].line;
-	nv = realloc(b->seen, (b->nseen + 1) * sizeof(*nv));
-	if (nv == NULL)
-		return 0;
-	b->seen = nv;
-	nv[b->nseen].section = strdup(section);
-	nv[b->nseen].key = strdup(key);
-	nv[b->nseen].line = b->line;
-	if (nv[b->nseen].section == NULL || nv[b->nseen].key == NULL) {
-		free(nv[b->nseen].section);
-		free(nv[b->nseen].key);
-		return 0;
-	}
-	b->nseen++;
-	return 0;
-}
-
 /* ---- value parsers ------------------------------------------------------ */
 
 static int
@@ -390,10 +364,12 @@ struct key {
 	unsigned flags;
 	/* Bounds of a count or a size, inclusive. */
 	unsigned long long min, max;
-	/* The field it sets, in struct cf_proxy_settings for a [proxy] key,
-	 * in struct cf_sess_build for a session's; a session's count also
-	 * notes its line. */
-	size_t off, off_line;
+	/* The value in force when the file does not set it. */
+	unsigned long long dflt;
+	/* The field it sets (OFF, SIZE bytes), in struct cf_proxy_settings
+	 * for a [proxy] key, in struct cf_sess_build for a session's; a
+	 * session's count also notes its line at OFF_LINE. */
+	size_t off, size, off_line;
 	const struct choice *choices; /* the words it takes, NULL-ended */
 	int arg;                      /* the rule type of allow/deny_hosts */
 };
@@ -405,6 +381,19 @@ static char *
 field(struct cf_build *b, struct cf_sess_build *s, size_t off)
 {
 	return s != NULL ? (char *)s + off : (char *)&b->proxy + off;
+}
+
+/* Store V in the unsigned, int or size_t field F of SIZE bytes. */
+static void
+put(char *f, size_t size, unsigned long long v)
+{
+	if (size == sizeof(size_t)) {
+		size_t x = (size_t)v;
+		memcpy(f, &x, sizeof(x));
+	} else {
+		unsigned x = (unsigned)v;
+		memcpy(f, &x, sizeof(x));
+	}
 }
 
 static void
@@ -554,7 +543,7 @@ set_choice(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 
 	for (c = k->choices; c->word != NULL; c++)
 		if (strcmp(value, c->word) == 0) {
-			memcpy(field(b, s, k->off), &c->value, sizeof(int));
+			put(field(b, s, k->off), k->size, (unsigned long long)c->value);
 			return;
 		}
 	words[0] = '\0';
@@ -578,7 +567,7 @@ set_duration(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	if (parse_duration(value, &ms, &why) != 0)
 		cfb_err(b, b->line, "%s: %s (%s)", k->name, why, shown);
 	else
-		memcpy(field(b, s, k->off), &ms, sizeof(ms));
+		put(field(b, s, k->off), k->size, ms);
 }
 
 /* A count from K->min to K->max; a session's notes its line. */
@@ -587,14 +576,12 @@ set_count(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
     const char *value, const char *shown)
 {
 	unsigned long long v;
-	unsigned u;
 
 	if (parse_uint(value, strlen(value), k->max, &v) != 0 || v < k->min) {
 		cfb_err(b, b->line, "%s must be %llu-%llu (%s)", k->name, k->min, k->max, shown);
 		return;
 	}
-	u = (unsigned)v;
-	memcpy(field(b, s, k->off), &u, sizeof(u));
+	put(field(b, s, k->off), k->size, v);
 	if (s != NULL)
 		memcpy(field(b, s, k->off_line), &b->line, sizeof(b->line));
 }
@@ -625,7 +612,7 @@ set_size(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 		cfb_err(b, b->line, "%s must be %s-%s (%s)", k->name, lo, hi, shown);
 		return;
 	}
-	memcpy(field(b, s, k->off), &sz, sizeof(sz));
+	put(field(b, s, k->off), k->size, sz);
 }
 
 static void
@@ -643,39 +630,56 @@ static const struct choice sni_modes[] = {
 };
 static const struct choice yes_no[] = { { "yes", 1 }, { "no", 0 }, { NULL, 0 } };
 
-_Static_assert(sizeof(enum cf_sni_mode) == sizeof(int), "sni is set as an int");
+_Static_assert(sizeof(enum cf_sni_mode) == sizeof(unsigned), "put() stores sni as an unsigned");
 
-#define PX(f) offsetof(struct cf_proxy_settings, f)
-#define SB(f) offsetof(struct cf_sess_build, f)
+/* The field F of [proxy] or of a session, for the tables. */
+#define PX(f) .off = offsetof(struct cf_proxy_settings, f), \
+	.size = sizeof(((struct cf_proxy_settings *)0)->f)
+#define SB(f) .off = offsetof(struct cf_sess_build, f), \
+	.size = sizeof(((struct cf_sess_build *)0)->f), \
+	.off_line = offsetof(struct cf_sess_build, f##_line)
 
-/* [proxy], in the order "did you mean" weighs them. */
+/* [proxy], in the order "did you mean" weighs them.  Durations in ms. */
 static const struct key proxy_keys[] = {
-	{ "listen", set_listen, K_LIST, 0, 0, 0, 0, NULL, 0 },
-	{ "admin", set_admin, 0, 0, 0, 0, 0, NULL, 0 },
-	{ "admin_group", set_admin_group, 0, 0, 0, 0, 0, NULL, 0 },
-	{ "user", set_user, 0, 0, 0, 0, 0, NULL, 0 },
-	{ "log", set_log, 0, 0, 0, 0, 0, NULL, 0 },
-	{ "dns_servers", set_dns_servers, 0, 0, 0, 0, 0, NULL, 0 },
-	{ "sni", set_choice, 0, 0, 0, PX(sni), 0, sni_modes, 0 },
-	{ "connect_timeout", set_duration, 0, 0, 0, PX(connect_timeout_ms), 0, NULL, 0 },
-	{ "idle_timeout", set_duration, 0, 0, 0, PX(idle_timeout_ms), 0, NULL, 0 },
-	{ "header_timeout", set_duration, 0, 0, 0, PX(header_timeout_ms), 0, NULL, 0 },
-	{ "max_connections", set_count, 0, 1, 1000000, PX(max_connections), 0, NULL, 0 },
-	{ "max_headers", set_count, 0, 1, 10000, PX(max_headers), 0, NULL, 0 },
-	{ "max_header_bytes", set_size, 0, 1024, 1024 * 1024, PX(max_header_bytes), 0, NULL, 0 },
-	{ "revoke", set_choice, 0, 0, 0, PX(revoke), 0, yes_no, 0 },
-	{ NULL, NULL, 0, 0, 0, 0, 0, NULL, 0 },
+	{ .name = "listen", .set = set_listen, .flags = K_LIST },
+	{ .name = "admin", .set = set_admin },
+	{ .name = "admin_group", .set = set_admin_group },
+	{ .name = "user", .set = set_user },
+	{ .name = "log", .set = set_log },
+	{ .name = "dns_servers", .set = set_dns_servers },
+	{ .name = "sni", .set = set_choice, PX(sni), .choices = sni_modes, .dflt = CF_SNI_MATCH },
+	{ .name = "connect_timeout", .set = set_duration, PX(connect_timeout_ms), .dflt = 10 * 1000 },
+	{ .name = "idle_timeout", .set = set_duration, PX(idle_timeout_ms), .dflt = 15 * 60 * 1000 },
+	{ .name = "header_timeout", .set = set_duration, PX(header_timeout_ms), .dflt = 10 * 1000 },
+	{ .name = "max_connections", .set = set_count, PX(max_connections), .min = 1, .max = 1000000,
+	  .dflt = 10000 },
+	{ .name = "max_headers", .set = set_count, PX(max_headers), .min = 1, .max = 10000, .dflt = 100 },
+	{ .name = "max_header_bytes", .set = set_size, PX(max_header_bytes), .min = 1024,
+	  .max = 1024 * 1024, .dflt = 32 * 1024 },
+	{ .name = "revoke", .set = set_choice, PX(revoke), .choices = yes_no, .dflt = 0 },
+	{ .name = NULL },
 };
 
-/* [defaults] and [session NAME]. */
+/* [defaults] and [session NAME].  A share not given is worked out in
+ * config.c from [proxy] max_connections. */
 static const struct key session_keys[] = {
-	{ "allow_hosts", set_rules, K_LIST, 0, 0, 0, 0, NULL, CF_RULE_ALLOW },
-	{ "deny_hosts", set_rules, K_LIST, 0, 0, 0, 0, NULL, CF_RULE_DENY },
-	{ "listen", set_listen, K_LIST | K_NO_DEFAULTS, 0, 0, 0, 0, NULL, 0 },
-	{ "max_connections", set_count, 0, 1, 1000000, SB(max_conns), SB(max_conns_line), NULL, 0 },
-	{ "max_connections_per_uid", set_count, 0, 1, 1000000, SB(max_uid), SB(max_uid_line), NULL, 0 },
-	{ NULL, NULL, 0, 0, 0, 0, 0, NULL, 0 },
+	{ .name = "allow_hosts", .set = set_rules, .flags = K_LIST, .arg = CF_RULE_ALLOW },
+	{ .name = "deny_hosts", .set = set_rules, .flags = K_LIST, .arg = CF_RULE_DENY },
+	{ .name = "listen", .set = set_listen, .flags = K_LIST | K_NO_DEFAULTS },
+	{ .name = "max_connections", .set = set_count, SB(max_conns), .min = 1, .max = 1000000 },
+	{ .name = "max_connections_per_uid", .set = set_count, SB(max_uid), .min = 1, .max = 1000000 },
+	{ .name = NULL },
 };
+
+void
+cfk_proxy_defaults(struct cf_proxy_settings *p)
+{
+	const struct key *k;
+
+	for (k = proxy_keys; k->name != NULL; k++)
+		if (k->size != 0)
+			put((char *)p + k->off, k->size, k->dflt);
+}
 
 static const struct key *
 find_key(const struct key *t, const char *name)
@@ -750,7 +754,7 @@ cfk_handler(void *user, const char *section, const char *key, const char *value)
 	if (k == NULL || !(k->flags & K_LIST))
 		k = find_key(session_keys, key);
 	if (k == NULL || !(k->flags & K_LIST)) {
-		prev = seen_before(b, section, key);
+		prev = cfb_seen_before(b, section, key);
 		if (prev != 0) {
 			cfb_err(b, b->line, "%s is given twice (first on line %d)", key, prev);
 			return 1;

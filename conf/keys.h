@@ -15,6 +15,11 @@
 struct cf_build;
 struct cf_sess_build;
 struct cf_listen;
+struct cf_proxy_settings;
+
+/* Set every [proxy] setting that has a value by default to it (P is the
+ * caller's; the others are left as they are). */
+void cfk_proxy_defaults(struct cf_proxy_settings *p);
 
 /*
  * inih's handler: apply KEY = VALUE of SECTION (on line B->line) to the
