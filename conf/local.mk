@@ -5,6 +5,12 @@ libpostern_conf_a_SOURCES = \
 	conf/ranges.c conf/ranges.h \
 	conf/rule.c conf/rule.h \
 	conf/config.c conf/config.h \
+	conf/build.c conf/build.h \
+	conf/reader.c conf/reader.h \
+	conf/keys.c conf/keys.h \
+	conf/pins.c conf/pins.h \
+	conf/strict.c conf/strict.h \
+	conf/decide.c conf/decide.h \
 	conf/etchosts.c conf/etchosts.h \
 	conf/default.c
 libpostern_conf_a_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)

@@ -113,6 +113,24 @@ static const struct err_case err_cases[] = {
 	    "t.ini:3: the admin socket takes no owner=, group= or mode=" },
 	{ "session listener option", HEAD "[session a]\nlisten = unix:/r/a.sock owner=1000 mode=0o600\n",
 	    "t.ini:4: mode= takes three or four octal digits" },
+	/* What the tables of keys (conf/keys.c) say, word for word. */
+	{ "proxy key in a session", HEAD "[session a]\nlisten = unix:/a\nuser = 1000\n",
+	    "t.ini:5: user belongs in [proxy] (session a)" },
+	{ "proxy key in defaults", HEAD "[defaults]\nsni = off\n", "t.ini:4: sni belongs in [proxy] (defaults)" },
+	{ "did you mean, in proxy", HEAD "revok = yes\n",
+	    "t.ini:3: unknown key in [proxy] (revok); did you mean revoke?" },
+	{ "did you mean a proxy key, in defaults", HEAD "[defaults]\nidle_timout = 1s\n",
+	    "t.ini:4: unknown key in [defaults] (idle_timout); did you mean idle_timeout?" },
+	{ "did you mean a session key, in defaults", HEAD "[defaults]\nmax_connection = 5\n",
+	    "t.ini:4: unknown key in [defaults] (max_connection); did you mean max_connections?" },
+	{ "did you mean, in a session", HEAD "[session a]\nlisten = unix:/a\nmax_connections_per_id = 3\n",
+	    "t.ini:5: unknown key in [session a] (max_connections_per_id); did you mean max_connections_per_uid?" },
+	{ "admin_group", HEAD "admin_group = staff\n", "t.ini:3: admin_group must be a numeric gid (staff)" },
+	{ "log", HEAD "log = rel.log\n", "t.ini:3: log is \"stderr\" or an absolute file path (rel.log)" },
+	{ "max_headers bound", HEAD "max_headers = 10001\n", "t.ini:3: max_headers must be 1-10000 (10001)" },
+	{ "max_connections bound", HEAD "max_connections = 0\n", "t.ini:3: max_connections must be 1-1000000 (0)" },
+	{ "max_header_bytes bound", HEAD "max_header_bytes = 2m\n", "t.ini:3: max_header_bytes must be 1k-1m (2m)" },
+	{ "unknown key twice", HEAD "bogus = 1\nbogus = 2\n", "t.ini:4: bogus is given twice (first on line 3)" },
 };
 
 static int
@@ -167,6 +185,33 @@ main(void)
 		c = cf_config_parse("t.ini", err_cases[i].text, strlen(err_cases[i].text), NULL, &d);
 		tap_ok(c == NULL && has_error(&d, err_cases[i].expect), "%s: \"%s\"%s%s", err_cases[i].what,
 		    err_cases[i].expect, d.nerrors ? " got: " : " no error", d.nerrors ? d.errors[0] : "");
+		cf_config_free(c);
+		cf_diag_free(&d);
+	}
+
+	{
+		/* A key far from every known one gets no guess; one that may
+		 * be repeated (listen, allow_hosts, deny_hosts) is never
+		 * "given twice". */
+		static const char far[] = HEAD "bogus = 1\n";
+		static const char lists[] = HEAD "listen = unix:/r/b.sock\n[defaults]\n"
+		    "allow_hosts = a.test\nallow_hosts = b.test\ndeny_hosts = c.test\ndeny_hosts = d.test\n"
+		    "[session a]\nlisten = unix:/r/c.sock\nlisten = unix:/r/d.sock\n";
+		struct cf_diag d;
+		struct cf_config *c;
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("t.ini", far, strlen(far), NULL, &d);
+		tap_ok(c == NULL && d.nerrors == 1 &&
+		    strcmp(d.errors[0], "t.ini:3: unknown key in [proxy] (bogus)") == 0,
+		    "no guess for a far key (%s)", d.nerrors ? d.errors[0] : "no error");
+		cf_config_free(c);
+		cf_diag_free(&d);
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("t.ini", lists, strlen(lists), NULL, &d);
+		tap_ok(c != NULL && cf_config_session(c, 0)->nlisten == 2 &&
+		    cf_config_session(c, 0)->nallow == 2 && cf_config_session(c, 0)->ndeny == 2 &&
+		    cf_config_session(c, 1)->nlisten == 2,
+		    "list keys may be repeated (%s)", d.nerrors ? d.errors[0] : "ok");
 		cf_config_free(c);
 		cf_diag_free(&d);
 	}

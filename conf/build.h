@@ -1,0 +1,118 @@
+/*
+ * conf/build.h: the state of one parse of a config file, shared by the
+ * modules that fill it and not part of conf/'s interface: the line reader
+ * (reader.c), the table of keys (keys.c), StrictModes (strict.c) and the
+ * snapshot builder (config.c), which owns it for one cf_config_parse() or
+ * cf_config_load().  Only config.c creates one; the others fill it.
+ */
+#ifndef POSTERN_CONF_BUILD_H
+#define POSTERN_CONF_BUILD_H
+
+#include <stddef.h>
+
+#include "conf/config.h"
+
+/* A key seen once in a section, for "given twice". */
+struct cf_key_seen {
+	char *section;
+	char *key;
+	int line;
+};
+
+/* A [defaults] or [session NAME] as it is read. */
+struct cf_sess_build {
+	char *name;
+	int line;
+	struct cf_listen *listen;
+	size_t nlisten;
+	struct cf_rule *allow;
+	size_t nallow;
+	struct cf_rule *deny;
+	size_t ndeny;
+	/* max_connections and max_connections_per_uid as written (0: not
+	 * given) and their lines. */
+	unsigned max_conns, max_uid;
+	int max_conns_line, max_uid_line;
+	/* The shares in force, worked out in build(). */
+	unsigned eff_max, eff_uid;
+};
+
+/* One parse: where it reads, what it found, what went wrong. */
+struct cf_build {
+	const char *file;
+	struct cf_diag *diag;
+	int nerrors;
+	/* Reader state. */
+	const char *text;
+	size_t len, pos;
+	int line;
+	char cursect[128];
+	int cursect_ok;
+	/* Sections seen, for duplicates. */
+	int proxy_line, defaults_line;
+	struct cf_key_seen *seen;
+	size_t nseen;
+	/* Results. */
+	struct cf_proxy_settings proxy;
+	struct cf_listen *plisten;
+	size_t nplisten;
+	struct cf_sess_build defaults;
+	struct cf_sess_build *sess;
+	size_t nsess;
+	int hosts_line;
+	struct cf_pin *pins;
+	size_t npins;
+};
+
+/*
+ * Append "FILE:LINE: MESSAGE" (just "FILE: MESSAGE" when LINE is 0) to
+ * B's errors, B->file being the FILE.  Counts the error in B->nerrors even
+ * when B->diag is NULL or memory runs out, so that an error never goes
+ * unnoticed.
+ */
+__attribute__((format(printf, 3, 4)))
+void cfb_err(struct cf_build *b, int line, const char *fmt, ...);
+
+/* Append a warning, as given, to D; NULL D is a no-op. */
+__attribute__((format(printf, 2, 3)))
+void cfb_warn(struct cf_diag *d, const char *fmt, ...);
+
+/* Write untrusted S into OUT (SIZE bytes, at least 5) for a message:
+ * printable ASCII as is, every other byte as \xNN, "..." when cut. */
+void cfb_show(char *out, size_t size, const char *s);
+
+/* Blank inside a line: space, tab or CR. */
+int cfb_blank(char c);
+
+/*
+ * What SECTION (a header's text) is: "proxy", "defaults", "hosts" or
+ * "session" (then *NAME points at the name inside SECTION), or NULL for
+ * none of them (*NAME NULL).
+ */
+const char *cfb_section_kind(const char *section, const char **name);
+
+/* Nonzero when N may name a [session]: letters, digits, '-', '_', '.',
+ * 1-64 of them, and not "default". */
+int cfb_session_name_ok(const char *n);
+
+/* The session named NAME that B has read so far, or NULL. */
+struct cf_sess_build *cfb_find_sess(struct cf_build *b, const char *name);
+
+/* Note KEY of SECTION as seen on line B->line; returns the line it was
+ * seen on before, or 0 the first time (or when memory runs out). */
+int cfb_seen_before(struct cf_build *b, const char *section, const char *key);
+
+/*
+ * The name in the NULL-terminated list KNOWN nearest to KEY by edit
+ * distance when it is near enough to be a typo, else NULL: the "did you
+ * mean" of an unknown key or section.  Among equals the first wins.
+ */
+const char *cfb_nearest(const char *key, const char *const *known);
+
+/* Free what the [proxy] settings P own (not P itself). */
+void cfb_proxy_clear(struct cf_proxy_settings *p);
+
+/* Free everything B still owns (not B itself, nor B->diag). */
+void cfb_clear(struct cf_build *b);
+
+#endif

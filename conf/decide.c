@@ -1,0 +1,366 @@
+/*
+ * conf/decide.c: the decisions on a request and on its addresses, and the
+ * config line that would have allowed a refused one (see decide.h).  Only
+ * the snapshot's public accessors are used: the decisions read the config,
+ * the config never calls them.
+ */
+#include "conf/decide.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "conf/config.h"
+#include "conf/ranges.h"
+
+static const char *const reason_codes[] = {
+	[CF_R_ALLOWED] = "allowed",
+	[CF_R_HOST_NOT_ALLOWED] = "host_not_allowed",
+	[CF_R_PORT_NOT_ALLOWED] = "port_not_allowed",
+	[CF_R_PATH_NOT_ALLOWED] = "path_not_allowed",
+	[CF_R_DENIED_BY_RULE] = "denied_by_rule",
+	[CF_R_PRIVATE_ADDRESS] = "private_address",
+	[CF_R_BAD_REQUEST] = "bad_request",
+	[CF_R_HOST_MISMATCH] = "host_mismatch",
+	[CF_R_DNS_FAILURE] = "dns_failure",
+	[CF_R_CONNECT_FAILURE] = "connect_failure",
+	[CF_R_TIMEOUT] = "timeout",
+	[CF_R_SNI_MISMATCH] = "sni_mismatch",
+	[CF_R_UNAVAILABLE] = "unavailable",
+	[CF_R_SESSION_CONNECTION_LIMIT] = "session_connection_limit",
+	[CF_R_UID_CONNECTION_LIMIT] = "uid_connection_limit",
+};
+
+const char *
+cf_reason_code(enum cf_reason r)
+{
+	if ((size_t)r < sizeof(reason_codes) / sizeof(reason_codes[0]) && reason_codes[r])
+		return reason_codes[r];
+	return "unknown";
+}
+
+void
+cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h, uint16_t port,
+    const char *path, size_t len, struct cf_decision *d)
+{
+	const struct cf_rule *host_match = NULL, *port_match = NULL, *best = NULL;
+	char hbuf[CF_HOST_TEXT_MAX];
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	cf_host_format(h, hbuf, sizeof(hbuf));
+
+	/* Deny wins: any deny rule that covers host and port decides. */
+	for (i = 0; i < s->ndeny; i++) {
+		const struct cf_rule *r = s->deny[i];
+		if (cf_rule_match_host(r, h) && cf_rule_match_port(r, mode, port)) {
+			d->reason = CF_R_DENIED_BY_RULE;
+			d->rule = r;
+			snprintf(d->detail, sizeof(d->detail),
+			    "%s:%u is denied by deny_hosts = %s (%s:%d) in session %s",
+			    hbuf, port, r->text, r->file, r->line, s->name);
+			return;
+		}
+	}
+
+	for (i = 0; i < s->nallow; i++) {
+		const struct cf_rule *r = s->allow[i];
+		if (!cf_rule_match_host(r, h))
+			continue;
+		if (host_match == NULL)
+			host_match = r;
+		if (!cf_rule_match_port(r, mode, port))
+			continue;
+		if (port_match == NULL)
+			port_match = r;
+		/* CONNECT cannot be narrowed by path: a path rule never allows
+		 * a tunnel. */
+		if (r->path != NULL && (mode == CF_MODE_CONNECT || !cf_rule_match_path(r, path, len)))
+			continue;
+		/* Prefer a rule that grants "private": it is the admin's most
+		 * explicit word about this host.  Among equals, prefer one
+		 * without a path: a path rule narrows what the request may
+		 * carry (proxy/conn.c refuses path-override headers under
+		 * one), and a host rule that admits the request outright is
+		 * the one that decided. */
+		if (best == NULL || (r->private_ok && !best->private_ok) ||
+		    (r->private_ok == best->private_ok && best->path != NULL && r->path == NULL))
+			best = r;
+	}
+	if (best != NULL) {
+		d->allow = 1;
+		d->reason = CF_R_ALLOWED;
+		d->rule = best;
+		snprintf(d->detail, sizeof(d->detail), "allowed by allow_hosts = %s (%s:%d)",
+		    best->text, best->file, best->line);
+		return;
+	}
+	if (port_match != NULL) {
+		d->reason = CF_R_PATH_NOT_ALLOWED;
+		d->rule = port_match;
+		if (mode == CF_MODE_CONNECT)
+			snprintf(d->detail, sizeof(d->detail),
+			    "%s:%u is allowed only for plain-HTTP paths under %s (%s:%d); CONNECT cannot be narrowed by path",
+			    hbuf, port, port_match->path ? port_match->path : "/", port_match->file, port_match->line);
+		else
+			snprintf(d->detail, sizeof(d->detail),
+			    "%s:%u is allowed only for paths under %s (%s:%d) in session %s",
+			    hbuf, port, port_match->path ? port_match->path : "/", port_match->file,
+			    port_match->line, s->name);
+		if (mode == CF_MODE_CONNECT)
+			d->reason = CF_R_HOST_NOT_ALLOWED;
+		return;
+	}
+	if (host_match != NULL) {
+		d->reason = CF_R_PORT_NOT_ALLOWED;
+		d->rule = host_match;
+		snprintf(d->detail, sizeof(d->detail),
+		    "port %u of %s is not allowed in session %s (allow_hosts = %s at %s:%d covers other ports)",
+		    port, hbuf, s->name, host_match->text, host_match->file, host_match->line);
+		return;
+	}
+	d->reason = CF_R_HOST_NOT_ALLOWED;
+	snprintf(d->detail, sizeof(d->detail), "no rule matches %s:%u in session %s", hbuf, port, s->name);
+}
+
+/* Is SA (unmapped, AF_INET or AF_INET6) the unspecified address? */
+static int
+unspecified(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
+}
+
+static in_port_t
+port_of(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)(const void *)sa)->sin_port;
+	return ((const struct sockaddr_in6 *)(const void *)sa)->sin6_port;
+}
+
+/*
+ * Would a connection to B reach the proxy's listener bound to L, IPv4-mapped
+ * forms unwrapped?  Besides the very address and port:
+ *   - a connection to the unspecified address (0.0.0.0, ::) goes to the
+ *     host itself (Linux dials loopback for it), so it reaches a listener
+ *     on loopback or on the unspecified address of that family;
+ *   - a listener on the unspecified address (0.0.0.0; [::], which the proxy
+ *     binds dual-stack, takes IPv4 too) takes connections to every address
+ *     of the host, which the config cannot list: every never-reachable
+ *     address on its port counts (loopback, and the private addresses an
+ *     interface of the host is likely to have).  A public address of the
+ *     host is not caught; SECURITY.md says so.
+ */
+static int
+reaches_listener(const struct sockaddr *l, const struct sockaddr *b)
+{
+	struct sockaddr_in tl, tb;
+	int lany, bany;
+
+	l = cf_sockaddr_unmap(l, &tl);
+	b = cf_sockaddr_unmap(b, &tb);
+	if ((l->sa_family != AF_INET && l->sa_family != AF_INET6) ||
+	    (b->sa_family != AF_INET && b->sa_family != AF_INET6))
+		return 0;
+	if (port_of(l) != port_of(b))
+		return 0;
+	lany = unspecified(l);
+	bany = unspecified(b);
+	if (lany && (l->sa_family == b->sa_family || l->sa_family == AF_INET6) &&
+	    (bany || cf_range_sockaddr(b) != NULL))
+		return 1;
+	if (l->sa_family != b->sa_family)
+		return 0;
+	if (l->sa_family == AF_INET) {
+		const struct sockaddr_in *x = (const struct sockaddr_in *)(const void *)l;
+		const struct sockaddr_in *y = (const struct sockaddr_in *)(const void *)b;
+		if (bany)
+			return (ntohl(x->sin_addr.s_addr) >> 24) == 127;
+		return x->sin_addr.s_addr == y->sin_addr.s_addr;
+	} else {
+		const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)(const void *)l;
+		const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)(const void *)b;
+		if (bany)
+			return IN6_IS_ADDR_LOOPBACK(&x->sin6_addr);
+		return memcmp(&x->sin6_addr, &y->sin6_addr, 16) == 0;
+	}
+}
+
+void
+cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
+    const struct cf_decision *allowed, const struct sockaddr *sa, struct cf_decision *d)
+{
+	char abuf[INET6_ADDRSTRLEN];
+	const char *range;
+	uint16_t port = 0;
+	size_t i, j;
+
+	memset(d, 0, sizeof(*d));
+	abuf[0] = '\0';
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)sa;
+		inet_ntop(AF_INET, &sin->sin_addr, abuf, sizeof(abuf));
+		port = ntohs(sin->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)(const void *)sa;
+		inet_ntop(AF_INET6, &sin6->sin6_addr, abuf, sizeof(abuf));
+		port = ntohs(sin6->sin6_port);
+	} else {
+		d->reason = CF_R_PRIVATE_ADDRESS;
+		snprintf(d->detail, sizeof(d->detail), "not an IP address");
+		return;
+	}
+
+	/* The proxy must never be pointed at itself, under any spelling of
+	 * its address: ::ffff:127.0.0.1 reaches a listener on 127.0.0.1.
+	 * Every listener of the snapshot belongs to one of its sessions. */
+	for (i = 0; c != NULL && i < cf_config_nsessions(c); i++) {
+		const struct cf_session *ls = cf_config_session(c, i);
+		for (j = 0; j < ls->nlisten; j++) {
+			const struct cf_listen *l = &ls->listen[j];
+			if (l->kind == CF_LISTEN_TCP &&
+			    reaches_listener((const struct sockaddr *)&l->addr, sa)) {
+				d->reason = CF_R_PRIVATE_ADDRESS;
+				snprintf(d->detail, sizeof(d->detail),
+				    "%s port %u is the proxy's own listener %s", abuf, port, l->text);
+				return;
+			}
+		}
+	}
+
+	for (i = 0; i < s->ndeny; i++) {
+		const struct cf_rule *r = s->deny[i];
+		if (cf_rule_match_sockaddr(r, sa) &&
+		    cf_rule_match_port(r, CF_MODE_CONNECT, port)) {
+			d->reason = CF_R_DENIED_BY_RULE;
+			d->rule = r;
+			snprintf(d->detail, sizeof(d->detail),
+			    "address %s is denied by deny_hosts = %s (%s:%d)", abuf, r->text, r->file, r->line);
+			return;
+		}
+	}
+
+	d->rule = allowed ? allowed->rule : NULL;
+	range = cf_range_sockaddr(sa);
+	if (range != NULL) {
+		const struct cf_rule *r = d->rule;
+		int named = r != NULL && (r->kind == CF_PAT_NET4 || r->kind == CF_PAT_NET6) &&
+		    cf_rule_match_sockaddr(r, sa);
+		if (r == NULL || !(r->private_ok || named)) {
+			d->reason = CF_R_PRIVATE_ADDRESS;
+			snprintf(d->detail, sizeof(d->detail),
+			    "resolved to %s, in the never-reachable range %s; add the \"private\" flag to the rule to allow it",
+			    abuf, range);
+			return;
+		}
+	}
+	d->allow = 1;
+	d->reason = CF_R_ALLOWED;
+	snprintf(d->detail, sizeof(d->detail), "address %s is allowed%s", abuf,
+	    range ? " (private, by the rule's flag or address)" : "");
+}
+
+int
+cf_decide_addrs(const struct cf_config *c, const struct cf_session *s,
+    const struct cf_decision *allowed, const struct sockaddr_storage *addrs, size_t n,
+    struct cf_decision *d, size_t *bad)
+{
+	size_t i;
+
+	if (bad != NULL)
+		*bad = 0;
+	if (n == 0) {
+		memset(d, 0, sizeof(*d));
+		d->reason = CF_R_PRIVATE_ADDRESS;
+		snprintf(d->detail, sizeof(d->detail), "no address");
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		cf_decide_addr(c, s, allowed, (const struct sockaddr *)&addrs[i], d);
+		if (!d->allow) {
+			if (bad != NULL)
+				*bad = i;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+char *
+cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
+    uint16_t port, const char *path, size_t len, const struct cf_decision *d,
+    char *buf, size_t size)
+{
+	char hbuf[CF_HOST_TEXT_MAX], portbuf[16] = "";
+	char section[96], pat[CF_HOST_TEXT_MAX + 600];
+	uint16_t dflt = mode == CF_MODE_CONNECT ? 443 : 80;
+	/* A rule that needed "private" to reach its address: the one that
+	 * widens it to another port or path needs it too. */
+	const char *priv = d->rule != NULL && d->rule->private_ok ? " private" : "";
+
+	buf[0] = '\0';
+	pat[0] = '\0';
+	cf_host_format(h, hbuf, sizeof(hbuf));
+	if (port != dflt)
+		snprintf(portbuf, sizeof(portbuf), ":%u", port);
+	if (s->is_default)
+		snprintf(section, sizeof(section), "[defaults]");
+	else
+		snprintf(section, sizeof(section), "[session %s]", s->name);
+
+	switch (d->reason) {
+	case CF_R_HOST_NOT_ALLOWED:
+	case CF_R_PORT_NOT_ALLOWED:
+		snprintf(pat, sizeof(pat), "%s%s%s", hbuf, portbuf, priv);
+		break;
+	case CF_R_PATH_NOT_ALLOWED: {
+		/* Suggest the request's first path segment as the prefix. */
+		size_t n = 1;
+		if (path == NULL || len == 0) {
+			path = "/";
+			len = 1;
+		}
+		/* No prefix admits a path with a dot segment, ';' or a
+		 * non-unreserved escape, and a path the rule already admits
+		 * was refused for a header: no prefix to suggest. */
+		if (!cf_rule_match_path(NULL, path, len) ||
+		    (d->rule != NULL && d->rule->path != NULL && cf_rule_match_path(d->rule, path, len)))
+			break;
+		while (n < len && path[n] != '/' && path[n] != '?')
+			n++;
+		if (n < len && path[n] == '/')
+			n++;
+		snprintf(pat, sizeof(pat), "%s%s%.*s%s", hbuf, portbuf, (int)n, path, priv);
+		break;
+	}
+	case CF_R_PRIVATE_ADDRESS:
+		/* No allowing rule behind it: the proxy's own listener, or not
+		 * IP at all; "private" would change nothing. */
+		if (d->rule == NULL)
+			break;
+		if (s->cli_hints)
+			snprintf(buf, size, "if this private address is intended, pass --allow '%s%s private'",
+			    hbuf, portbuf);
+		else
+			snprintf(buf, size, "if this private address is intended, add to %s: allow_hosts = %s%s private",
+			    section, hbuf, portbuf);
+		break;
+	case CF_R_DENIED_BY_RULE:
+		if (d->rule != NULL)
+			snprintf(buf, size, "denied on purpose by deny_hosts = %s (%s:%d); deny wins over allow",
+			    d->rule->text, d->rule->file, d->rule->line);
+		break;
+	default:
+		break;
+	}
+	if (pat[0] != '\0') {
+		if (s->cli_hints)
+			snprintf(buf, size, "pass --allow '%s'", pat);
+		else
+			snprintf(buf, size, "add to %s: allow_hosts = %s", section, pat);
+	}
+	return buf;
+}

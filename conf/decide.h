@@ -1,0 +1,98 @@
+/*
+ * conf/decide.h: the decisions on one request, made against one session of
+ * a config snapshot (conf/config.h): the host, port and path before any
+ * lookup (cf_decide), then every address the name resolved to
+ * (cf_decide_addr, cf_decide_addrs), and the config line that would have
+ * allowed what was refused (cf_suggest).  They read the snapshot and never
+ * change it; they allocate nothing and never fail.
+ *
+ * conf/config.h includes this header, so a caller needs only that one.
+ */
+#ifndef POSTERN_CONF_DECIDE_H
+#define POSTERN_CONF_DECIDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "conf/host.h"
+#include "conf/rule.h"
+
+struct cf_config;
+struct cf_session;
+
+/* Stable machine-readable reason codes (X-Postern-Reason). */
+enum cf_reason {
+	CF_R_ALLOWED = 0,
+	CF_R_HOST_NOT_ALLOWED,
+	CF_R_PORT_NOT_ALLOWED,
+	CF_R_PATH_NOT_ALLOWED,
+	CF_R_DENIED_BY_RULE,
+	CF_R_PRIVATE_ADDRESS,
+	CF_R_BAD_REQUEST,
+	CF_R_HOST_MISMATCH,
+	CF_R_DNS_FAILURE,
+	CF_R_CONNECT_FAILURE,
+	CF_R_TIMEOUT,
+	CF_R_SNI_MISMATCH,
+	CF_R_UNAVAILABLE,
+	CF_R_SESSION_CONNECTION_LIMIT,
+	CF_R_UID_CONNECTION_LIMIT,
+	CF_R_NREASONS /* not a reason: how many there are */
+};
+
+/* "allowed", "host_not_allowed", ... */
+const char *cf_reason_code(enum cf_reason r);
+
+struct cf_decision {
+	int allow;
+	enum cf_reason reason;
+	const struct cf_rule *rule;   /* the rule that decided, or NULL */
+	char detail[512];             /* one sentence for people */
+};
+
+/*
+ * Decide a request in session S before any lookup: MODE, host H in normal
+ * form, PORT, and for plain HTTP the PATH (LEN bytes; NULL for CONNECT).
+ * Deny rules win over allow rules.  Fills D; never fails.
+ */
+void cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
+    uint16_t port, const char *path, size_t len, struct cf_decision *d);
+
+/*
+ * Decide one resolved (or literal) address SA for a request that cf_decide()
+ * allowed with ALLOWED: refused when it is one of the proxy's own TCP
+ * listeners in C, inside a deny rule's address range, or never-reachable
+ * (unless the allowing rule says "private" or names the range itself).
+ * Fills D.
+ */
+void cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
+    const struct cf_decision *allowed, const struct sockaddr *sa, struct cf_decision *d);
+
+/*
+ * Decide every address of ADDRS[0..N) (ports set: the request's) as
+ * cf_decide_addr() does one: a host is refused when any one of its
+ * addresses is, however many it has, so the caller must pass all of them,
+ * not only those it will dial.  Returns 1 when every one is allowed (D then
+ * holds the last one's decision), or 0 with D the decision on the first one
+ * refused and *BAD (when not NULL) its index; N == 0 is refused ("no
+ * address"), with *BAD 0.
+ */
+int cf_decide_addrs(const struct cf_config *c, const struct cf_session *s,
+    const struct cf_decision *allowed, const struct sockaddr_storage *addrs, size_t n,
+    struct cf_decision *d, size_t *bad);
+
+/*
+ * Write into BUF (SIZE bytes) the config line that would allow a request
+ * refused with D (for host_not_allowed, port_not_allowed, path_not_allowed,
+ * private_address) or what to remove (denied_by_rule), naming the section
+ * of session S, or with S->cli_hints the "--allow 'PATTERN'" to pass.  The
+ * pattern keeps the "private" flag of the rule D names, without which the
+ * new rule would be refused at the address.  Returns BUF; an empty string
+ * when no config change helps.
+ */
+char *cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
+    uint16_t port, const char *path, size_t len, const struct cf_decision *d,
+    char *buf, size_t size);
+
+#endif

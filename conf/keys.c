@@ -1,0 +1,784 @@
+/*
+ * conf/keys.c: the keys of a config file (see keys.h): the value parsers,
+ * the listeners, rules and [hosts] pins they build, and one table of keys
+ * per section that drives inih's handler.
+ */
+#include "conf/keys.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "conf/build.h"
+#include "conf/config.h"
+#include "conf/pins.h"
+
+/* ---- value parsers ------------------------------------------------------ */
+
+static int
+parse_uint(const char *s, size_t len, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	if (len == 0 || (len > 1 && s[0] == '0'))
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned long long)(s[i] - '0');
+		if (v > max)
+			return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+/* "500ms", "10s", "15m", "1h": a positive number with a unit, at most 30
+ * days. */
+static int
+parse_duration(const char *s, unsigned *ms, const char **why)
+{
+	size_t len = strlen(s), n = 0;
+	unsigned long long v, mult;
+
+	while (n < len && s[n] >= '0' && s[n] <= '9')
+		n++;
+	if (n == 0) {
+		*why = "a duration is a number with a unit: 500ms, 10s, 15m, 1h";
+		return -EINVAL;
+	}
+	if (strcmp(s + n, "ms") == 0)
+		mult = 1;
+	else if (strcmp(s + n, "s") == 0)
+		mult = 1000;
+	else if (strcmp(s + n, "m") == 0)
+		mult = 60 * 1000;
+	else if (strcmp(s + n, "h") == 0)
+		mult = 3600 * 1000;
+	else {
+		*why = s[n] == '\0' ? "a duration needs a unit: ms, s, m or h" :
+		    "unknown duration unit (ms, s, m, h)";
+		return -EINVAL;
+	}
+	if (parse_uint(s, n, 30ULL * 24 * 3600 * 1000, &v) != 0 || v == 0 ||
+	    v * mult > 30ULL * 24 * 3600 * 1000) {
+		*why = "duration must be above zero, at most 30 days, without leading zeros";
+		return -EINVAL;
+	}
+	*ms = (unsigned)(v * mult);
+	return 0;
+}
+
+/* "32768", "32k", "1m". */
+static int
+parse_size(const char *s, size_t *out, const char **why)
+{
+	size_t len = strlen(s), n = len;
+	unsigned long long v, mult = 1;
+
+	if (len > 0 && (s[len - 1] == 'k' || s[len - 1] == 'K')) {
+		mult = 1024;
+		n--;
+	} else if (len > 0 && (s[len - 1] == 'm' || s[len - 1] == 'M')) {
+		mult = 1024 * 1024;
+		n--;
+	}
+	if (parse_uint(s, n, 1ULL << 30, &v) != 0 || v == 0) {
+		*why = "a size is a positive number, optionally with k or m";
+		return -EINVAL;
+	}
+	*out = (size_t)(v * mult);
+	return 0;
+}
+
+/* A uid or gid: decimal, 0 to 2^31-1, as the user key takes them. */
+static int
+parse_id(const char *s, size_t len, unsigned long long *v)
+{
+	if (len == 1 && s[0] == '0') {
+		*v = 0;
+		return 0;
+	}
+	return parse_uint(s, len, 0x7fffffff, v);
+}
+
+/* The options after a UNIX listener's path: "owner=UID group=GID
+ * mode=OCTAL", separated by blanks. */
+static int
+listen_options(const char *p, struct cf_listen *l, const char **why)
+{
+	for (;;) {
+		const char *w, *eq;
+		size_t n, klen;
+		unsigned long long v;
+		while (cfb_blank(*p))
+			p++;
+		if (*p == '\0')
+			return 0;
+		w = p;
+		while (*p != '\0' && !cfb_blank(*p))
+			p++;
+		n = (size_t)(p - w);
+		eq = memchr(w, '=', n);
+		klen = eq ? (size_t)(eq - w) : n;
+		if (eq != NULL && klen == 5 && memcmp(w, "owner", 5) == 0) {
+			if (l->has_owner) {
+				*why = "owner= is given twice";
+				return -EINVAL;
+			}
+			if (parse_id(eq + 1, n - 6, &v) != 0) {
+				*why = "owner= takes a numeric uid (there is no /etc/passwd in a scratch image)";
+				return -EINVAL;
+			}
+			l->has_owner = 1;
+			l->owner = (uid_t)v;
+		} else if (eq != NULL && klen == 5 && memcmp(w, "group", 5) == 0) {
+			if (l->has_group) {
+				*why = "group= is given twice";
+				return -EINVAL;
+			}
+			if (parse_id(eq + 1, n - 6, &v) != 0) {
+				*why = "group= takes a numeric gid (there is no /etc/group in a scratch image)";
+				return -EINVAL;
+			}
+			l->has_group = 1;
+			l->group = (gid_t)v;
+		} else if (eq != NULL && klen == 4 && memcmp(w, "mode", 4) == 0) {
+			const char *d = eq + 1;
+			size_t dn = n - 5, i;
+			unsigned m = 0;
+			if (l->has_mode) {
+				*why = "mode= is given twice";
+				return -EINVAL;
+			}
+			/* Three octal digits, or four with a leading 0: 0660, 660. */
+			for (i = 0; i < dn && i < 8; i++) {
+				if (d[i] < '0' || d[i] > '7') {
+					*why = "mode= takes three or four octal digits, like 0660";
+					return -EINVAL;
+				}
+				m = m * 8 + (unsigned)(d[i] - '0');
+			}
+			if (dn >= 8 || m > 0777) {
+				*why = "mode= takes permission bits only, at most 0777 (no setuid, setgid or sticky bit)";
+				return -EINVAL;
+			}
+			if (dn < 3 || dn > 4) {
+				*why = "mode= takes three or four octal digits, like 0660";
+				return -EINVAL;
+			}
+			l->has_mode = 1;
+			l->mode = (mode_t)m;
+		} else {
+			*why = "unknown listener option (a UNIX listener takes owner=UID, group=GID, mode=OCTAL)";
+			return -EINVAL;
+		}
+	}
+}
+
+int
+cf_listen_parse(const char *s, struct cf_listen *l, const char **why)
+{
+	memset(l, 0, sizeof(*l));
+	if (strncmp(s, "unix:", 5) == 0) {
+		const char *path = s + 5;
+		size_t n = 0;
+		/* The path ends at the first blank; what follows are options. */
+		while (path[n] != '\0' && !cfb_blank(path[n]))
+			n++;
+		if (n == 0 || path[0] != '/') {
+			*why = "a UNIX socket path must be absolute";
+			return -EINVAL;
+		}
+		if (n >= sizeof(l->path)) {
+			*why = "UNIX socket path too long";
+			return -EINVAL;
+		}
+		l->kind = CF_LISTEN_UNIX;
+		memcpy(l->path, path, n);
+		l->path[n] = '\0';
+		l->mode = 0660;
+		if (listen_options(path + n, l, why) != 0)
+			return -EINVAL;
+	} else if (strncmp(s, "tcp:", 4) == 0) {
+		struct cf_host h;
+		uint16_t port = 0;
+		size_t n = 0;
+		while (s[4 + n] != '\0' && !cfb_blank(s[4 + n]))
+			n++;
+		if (s[4 + n] != '\0') {
+			*why = "owner=, group= and mode= apply to unix: listeners only";
+			return -EINVAL;
+		}
+		if (cf_authority_parse(s + 4, strlen(s + 4), 0, &h, &port, why) != 0)
+			return -EINVAL;
+		if (h.kind == CF_HOST_NAME) {
+			*why = "a TCP listener needs a numeric address (tcp:127.0.0.1:3128)";
+			return -EINVAL;
+		}
+		if (port == 0) {
+			*why = "a TCP listener needs a port";
+			return -EINVAL;
+		}
+		l->kind = CF_LISTEN_TCP;
+		if (h.kind == CF_HOST_IPV4) {
+			struct sockaddr_in *sin = (struct sockaddr_in *)&l->addr;
+			sin->sin_family = AF_INET;
+			sin->sin_port = htons(port);
+			sin->sin_addr = h.addr.v4;
+			l->addrlen = sizeof(*sin);
+		} else {
+			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&l->addr;
+			sin6->sin6_family = AF_INET6;
+			sin6->sin6_port = htons(port);
+			sin6->sin6_addr = h.addr.v6;
+			l->addrlen = sizeof(*sin6);
+		}
+	} else {
+		*why = "a listener is unix:PATH or tcp:ADDR:PORT";
+		return -EINVAL;
+	}
+	l->text = strdup(s);
+	if (l->text == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+int
+cfk_add_listen(struct cf_build *b, struct cf_listen **v, size_t *n, const char *value)
+{
+	struct cf_listen l, *nv;
+	const char *why = NULL;
+
+	if (cf_listen_parse(value, &l, &why) != 0) {
+		char buf[120];
+		cfb_show(buf, sizeof(buf), value);
+		cfb_err(b, b->line, "%s (%s)", why ? why : "bad listener", buf);
+		return -EINVAL;
+	}
+	l.file = b->file;
+	l.line = b->line;
+	nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (nv == NULL) {
+		free(l.text);
+		return -ENOMEM;
+	}
+	nv[(*n)++] = l;
+	*v = nv;
+	return 0;
+}
+
+/* A comma-separated list of items, each one rule. */
+void
+cfk_add_rules(struct cf_build *b, struct cf_sess_build *s, enum cf_rule_type type, const char *value,
+    const char *file, int line)
+{
+	const char *p = value;
+
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		struct cf_rule r, **vp, *nv;
+		size_t *np;
+		const char *why = NULL;
+		size_t i, nonblank = 0;
+
+		for (i = 0; i < len; i++)
+			nonblank += !cfb_blank(p[i]);
+		if (nonblank == 0) {
+			cfb_err(b, line, "empty item in list (%s)", value);
+		} else if (cf_rule_parse(p, len, type, &r, &why) != 0) {
+			char item[200], buf[120];
+			const char *q = p;
+			size_t n, qlen = len;
+			while (qlen > 0 && cfb_blank(*q))
+				q++, qlen--;
+			while (qlen > 0 && cfb_blank(q[qlen - 1]))
+				qlen--;
+			n = qlen < sizeof(item) - 1 ? qlen : sizeof(item) - 1;
+			memcpy(item, q, n);
+			item[n] = '\0';
+			cfb_show(buf, sizeof(buf), item);
+			if (file == b->file) {
+				cfb_err(b, line, "%s (%s)", why ? why : "bad pattern", buf);
+			} else {
+				const char *saved = b->file;
+				b->file = file;
+				cfb_err(b, line, "%s (%s)", why ? why : "bad pattern", buf);
+				b->file = saved;
+			}
+		} else {
+			r.file = file;
+			r.line = line;
+			if (r.taken_as != NULL) {
+				char buf[120], tbuf[120];
+				cfb_show(buf, sizeof(buf), r.text);
+				cfb_show(tbuf, sizeof(tbuf), r.taken_as);
+				if (line > 0)
+					cfb_warn(b->diag, "%s:%d: %s taken as %s", file, line, buf, tbuf);
+				else
+					cfb_warn(b->diag, "%s: %s taken as %s", file, buf, tbuf);
+			}
+			vp = type == CF_RULE_ALLOW ? &s->allow : &s->deny;
+			np = type == CF_RULE_ALLOW ? &s->nallow : &s->ndeny;
+			nv = realloc(*vp, (*np + 1) * sizeof(*nv));
+			if (nv == NULL) {
+				cf_rule_clear(&r);
+				cfb_err(b, line, "out of memory");
+				return;
+			}
+			nv[(*np)++] = r;
+			*vp = nv;
+		}
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+}
+
+/* ---- the setters, one per kind of value ---------------------------------- */
+
+struct key;
+
+/*
+ * Apply VALUE (SHOWN: escaped for messages) of key K to the [proxy]
+ * settings (S NULL) or to the session S, or report why not.
+ */
+typedef void key_set_fn(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown);
+
+/* A word a key takes, and the value it stands for. */
+struct choice {
+	const char *word;
+	int value;
+};
+
+struct key {
+	const char *name;
+	key_set_fn *set;
+	unsigned flags;
+	/* Bounds of a count or a size, inclusive. */
+	unsigned long long min, max;
+	/* The value in force when the file does not set it. */
+	unsigned long long dflt;
+	/* The field it sets (OFF, SIZE bytes), in struct cf_proxy_settings
+	 * for a [proxy] key, in struct cf_sess_build for a session's; a
+	 * session's count also notes its line at OFF_LINE. */
+	size_t off, size, off_line;
+	const struct choice *choices; /* the words it takes, NULL-ended */
+	int arg;                      /* the rule type of allow/deny_hosts */
+};
+
+#define K_LIST        1u /* each line adds to the list: never "given twice" */
+#define K_NO_DEFAULTS 2u /* in a [session NAME], not in [defaults] */
+
+static char *
+field(struct cf_build *b, struct cf_sess_build *s, size_t off)
+{
+	return s != NULL ? (char *)s + off : (char *)&b->proxy + off;
+}
+
+/* Store V in the unsigned, int or size_t field F of SIZE bytes. */
+static void
+put(char *f, size_t size, unsigned long long v)
+{
+	if (size == sizeof(size_t)) {
+		size_t x = (size_t)v;
+		memcpy(f, &x, sizeof(x));
+	} else {
+		unsigned x = (unsigned)v;
+		memcpy(f, &x, sizeof(x));
+	}
+}
+
+static void
+set_listen(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	(void)k;
+	(void)shown;
+	if (s == NULL)
+		cfk_add_listen(b, &b->plisten, &b->nplisten, value);
+	else
+		cfk_add_listen(b, &s->listen, &s->nlisten, value);
+}
+
+static void
+set_admin(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_listen *one = NULL;
+	size_t n = 0;
+
+	(void)k;
+	(void)s;
+	if (cfk_add_listen(b, &one, &n, value) == 0) {
+		if (one[0].kind != CF_LISTEN_UNIX) {
+			cfb_err(b, b->line, "the admin socket must be unix:PATH (%s)", shown);
+			free(one[0].text);
+		} else if (one[0].has_owner || one[0].has_group || one[0].has_mode) {
+			cfb_err(b, b->line, "the admin socket takes no owner=, group= or mode= "
+			    "(it is 0600, or 0660 with admin_group) (%s)", shown);
+			free(one[0].text);
+		} else {
+			b->proxy.admin = one[0];
+		}
+	}
+	free(one);
+}
+
+static void
+set_admin_group(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_proxy_settings *p = &b->proxy;
+	unsigned long long v = 0;
+
+	(void)k;
+	(void)s;
+	if (parse_uint(value, strlen(value), 0x7fffffff, &v) != 0 && strcmp(value, "0") != 0)
+		cfb_err(b, b->line, "admin_group must be a numeric gid (%s)", shown);
+	else {
+		p->has_admin_group = 1;
+		p->admin_group = strcmp(value, "0") == 0 ? 0 : (gid_t)v;
+	}
+}
+
+/* Numeric: there is no /etc/passwd in a scratch image. */
+static void
+set_user(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_proxy_settings *p = &b->proxy;
+	const char *colon = strchr(value, ':');
+	size_t ulen = colon ? (size_t)(colon - value) : strlen(value);
+	unsigned long long v = 0, g = 0;
+	int ok;
+
+	(void)k;
+	(void)s;
+	ok = parse_uint(value, ulen, 0x7fffffff, &v) == 0 ||
+	    (ulen == 1 && value[0] == '0' && (v = 0, 1));
+	if (ok && colon != NULL)
+		ok = parse_uint(colon + 1, strlen(colon + 1), 0x7fffffff, &g) == 0 ||
+		    (strcmp(colon + 1, "0") == 0 && (g = 0, 1));
+	else
+		g = v;
+	if (!ok)
+		cfb_err(b, b->line, "user must be a numeric uid or uid:gid (%s)", shown);
+	else {
+		p->has_user = 1;
+		p->user = (uid_t)v;
+		p->group = (gid_t)g;
+	}
+}
+
+static void
+set_log(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	(void)k;
+	(void)s;
+	if (strcmp(value, "stderr") != 0 && value[0] != '/')
+		cfb_err(b, b->line, "log is \"stderr\" or an absolute file path (%s)", shown);
+	else {
+		free(b->proxy.log);
+		b->proxy.log = strdup(value);
+	}
+}
+
+/* Each server: an IP literal with an optional port, handed to c-ares as
+ * is (blanks dropped) after this check. */
+static void
+set_dns_servers(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	const char *q = value, *why = NULL, *r;
+	char *csv, *o;
+
+	(void)k;
+	(void)s;
+	for (;;) {
+		const char *comma = strchr(q, ',');
+		size_t len = comma ? (size_t)(comma - q) : strlen(q);
+		struct cf_host h;
+		uint16_t port;
+		while (len > 0 && cfb_blank(*q))
+			q++, len--;
+		while (len > 0 && cfb_blank(q[len - 1]))
+			len--;
+		if (cf_authority_parse(q, len, 0, &h, &port, &why) != 0 || h.kind == CF_HOST_NAME) {
+			cfb_err(b, b->line, "dns_servers is a list of IP addresses with optional ports (%s)",
+			    shown);
+			return;
+		}
+		if (comma == NULL)
+			break;
+		q = comma + 1;
+	}
+	csv = malloc(strlen(value) + 1);
+	if (csv != NULL) {
+		for (o = csv, r = value; *r; r++)
+			if (!cfb_blank(*r))
+				*o++ = *r;
+		*o = '\0';
+	}
+	free(b->proxy.dns_servers);
+	b->proxy.dns_servers = csv;
+}
+
+/* One of K->choices; the error lists them: "is a, b or c". */
+static void
+set_choice(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	const struct choice *c;
+	char words[120];
+	size_t used = 0;
+
+	for (c = k->choices; c->word != NULL; c++)
+		if (strcmp(value, c->word) == 0) {
+			put(field(b, s, k->off), k->size, (unsigned long long)c->value);
+			return;
+		}
+	words[0] = '\0';
+	for (c = k->choices; c->word != NULL && used < sizeof(words); c++) {
+		int n = snprintf(words + used, sizeof(words) - used, "%s%s",
+		    c == k->choices ? "" : c[1].word == NULL ? " or " : ", ", c->word);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	cfb_err(b, b->line, "%s is %s (%s)", k->name, words, shown);
+}
+
+static void
+set_duration(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	const char *why = NULL;
+	unsigned ms;
+
+	if (parse_duration(value, &ms, &why) != 0)
+		cfb_err(b, b->line, "%s: %s (%s)", k->name, why, shown);
+	else
+		put(field(b, s, k->off), k->size, ms);
+}
+
+/* A count from K->min to K->max; a session's notes its line. */
+static void
+set_count(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	unsigned long long v;
+
+	if (parse_uint(value, strlen(value), k->max, &v) != 0 || v < k->min) {
+		cfb_err(b, b->line, "%s must be %llu-%llu (%s)", k->name, k->min, k->max, shown);
+		return;
+	}
+	put(field(b, s, k->off), k->size, v);
+	if (s != NULL)
+		memcpy(field(b, s, k->off_line), &b->line, sizeof(b->line));
+}
+
+/* A size in bytes as written in the file: 1024 as "1k", 1048576 as "1m". */
+static void
+size_text(char *buf, size_t size, unsigned long long n)
+{
+	if (n > 0 && n % (1024 * 1024) == 0)
+		snprintf(buf, size, "%llum", n / (1024 * 1024));
+	else if (n > 0 && n % 1024 == 0)
+		snprintf(buf, size, "%lluk", n / 1024);
+	else
+		snprintf(buf, size, "%llu", n);
+}
+
+static void
+set_size(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	const char *why = NULL;
+	char lo[24], hi[24];
+	size_t sz;
+
+	if (parse_size(value, &sz, &why) != 0 || sz < k->min || sz > k->max) {
+		size_text(lo, sizeof(lo), k->min);
+		size_text(hi, sizeof(hi), k->max);
+		cfb_err(b, b->line, "%s must be %s-%s (%s)", k->name, lo, hi, shown);
+		return;
+	}
+	put(field(b, s, k->off), k->size, sz);
+}
+
+static void
+set_rules(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	(void)shown;
+	cfk_add_rules(b, s, (enum cf_rule_type)k->arg, value, b->file, b->line);
+}
+
+/* ---- the tables ------------------------------------------------------------ */
+
+static const struct choice sni_modes[] = {
+	{ "match", CF_SNI_MATCH }, { "strict", CF_SNI_STRICT }, { "off", CF_SNI_OFF }, { NULL, 0 },
+};
+static const struct choice yes_no[] = { { "yes", 1 }, { "no", 0 }, { NULL, 0 } };
+
+_Static_assert(sizeof(enum cf_sni_mode) == sizeof(unsigned), "put() stores sni as an unsigned");
+
+/* The field F of [proxy] or of a session, for the tables. */
+#define PX(f) .off = offsetof(struct cf_proxy_settings, f), \
+	.size = sizeof(((struct cf_proxy_settings *)0)->f)
+#define SB(f) .off = offsetof(struct cf_sess_build, f), \
+	.size = sizeof(((struct cf_sess_build *)0)->f), \
+	.off_line = offsetof(struct cf_sess_build, f##_line)
+
+/* [proxy], in the order "did you mean" weighs them.  Durations in ms. */
+static const struct key proxy_keys[] = {
+	{ .name = "listen", .set = set_listen, .flags = K_LIST },
+	{ .name = "admin", .set = set_admin },
+	{ .name = "admin_group", .set = set_admin_group },
+	{ .name = "user", .set = set_user },
+	{ .name = "log", .set = set_log },
+	{ .name = "dns_servers", .set = set_dns_servers },
+	{ .name = "sni", .set = set_choice, PX(sni), .choices = sni_modes, .dflt = CF_SNI_MATCH },
+	{ .name = "connect_timeout", .set = set_duration, PX(connect_timeout_ms), .dflt = 10 * 1000 },
+	{ .name = "idle_timeout", .set = set_duration, PX(idle_timeout_ms), .dflt = 15 * 60 * 1000 },
+	{ .name = "header_timeout", .set = set_duration, PX(header_timeout_ms), .dflt = 10 * 1000 },
+	{ .name = "max_connections", .set = set_count, PX(max_connections), .min = 1, .max = 1000000,
+	  .dflt = 10000 },
+	{ .name = "max_headers", .set = set_count, PX(max_headers), .min = 1, .max = 10000, .dflt = 100 },
+	{ .name = "max_header_bytes", .set = set_size, PX(max_header_bytes), .min = 1024,
+	  .max = 1024 * 1024, .dflt = 32 * 1024 },
+	{ .name = "revoke", .set = set_choice, PX(revoke), .choices = yes_no, .dflt = 0 },
+	{ .name = NULL },
+};
+
+/* [defaults] and [session NAME].  A share not given is worked out in
+ * config.c from [proxy] max_connections. */
+static const struct key session_keys[] = {
+	{ .name = "allow_hosts", .set = set_rules, .flags = K_LIST, .arg = CF_RULE_ALLOW },
+	{ .name = "deny_hosts", .set = set_rules, .flags = K_LIST, .arg = CF_RULE_DENY },
+	{ .name = "listen", .set = set_listen, .flags = K_LIST | K_NO_DEFAULTS },
+	{ .name = "max_connections", .set = set_count, SB(max_conns), .min = 1, .max = 1000000 },
+	{ .name = "max_connections_per_uid", .set = set_count, SB(max_uid), .min = 1, .max = 1000000 },
+	{ .name = NULL },
+};
+
+void
+cfk_proxy_defaults(struct cf_proxy_settings *p)
+{
+	const struct key *k;
+
+	for (k = proxy_keys; k->name != NULL; k++)
+		if (k->size != 0)
+			put((char *)p + k->off, k->size, k->dflt);
+}
+
+static const struct key *
+find_key(const struct key *t, const char *name)
+{
+	for (; t->name != NULL; t++)
+		if (strcmp(t->name, name) == 0)
+			return t;
+	return NULL;
+}
+
+/* The nearest key of table T to NAME, for "did you mean". */
+static const char *
+nearest_in(const struct key *t, const char *name)
+{
+	const char *names[32];
+	size_t n = 0;
+
+	for (; t->name != NULL && n + 1 < sizeof(names) / sizeof(names[0]); t++)
+		names[n++] = t->name;
+	names[n] = NULL;
+	return cfb_nearest(name, names);
+}
+
+/*
+ * KEY is known but not in SECTION: say where it belongs.  A [proxy] key in
+ * a session is "belongs in [proxy] (SECTION)"; the others "belongs in
+ * PLACES, not in [SECTION]".
+ */
+static void
+misplaced(struct cf_build *b, const char *section, int in_proxy, const char *key)
+{
+	const struct key *pk = find_key(proxy_keys, key), *sk = find_key(session_keys, key);
+	char places[96];
+
+	snprintf(places, sizeof(places), "%s%s%s%s%s",
+	    pk ? "[proxy]" : "",
+	    pk && sk ? " or " : "",
+	    sk && !(sk->flags & K_NO_DEFAULTS) ? "[defaults]" : "",
+	    sk && !(sk->flags & K_NO_DEFAULTS) ? " or " : "",
+	    sk ? "a [session NAME]" : "");
+	if (!in_proxy && sk == NULL)
+		cfb_err(b, b->line, "%s belongs in %s (%s)", key, places, section);
+	else
+		cfb_err(b, b->line, "%s belongs in %s, not in [%s]", key, places, section);
+}
+
+int
+cfk_handler(void *user, const char *section, const char *key, const char *value)
+{
+	struct cf_build *b = user;
+	const char *sname = NULL, *kind = cfb_section_kind(section, &sname);
+	const struct key *k, *table;
+	struct cf_sess_build *s = NULL;
+	char shown[120], skey[80];
+	int prev, in_proxy;
+
+	cfb_show(shown, sizeof(shown), value);
+	if (kind != NULL && strcmp(kind, "hosts") == 0) {
+		cfh_add_pin(b, key, value, shown);
+		return 1;
+	}
+	cfb_show(skey, sizeof(skey), key);
+	key = skey; /* only ever shown or compared from here on */
+	if (section[0] == '\0') {
+		cfb_err(b, b->line, "key outside any section (%s)", key);
+		return 1;
+	}
+	if (kind == NULL)
+		return 1; /* reported once at the section header */
+
+	k = find_key(proxy_keys, key);
+	if (k == NULL || !(k->flags & K_LIST))
+		k = find_key(session_keys, key);
+	if (k == NULL || !(k->flags & K_LIST)) {
+		prev = cfb_seen_before(b, section, key);
+		if (prev != 0) {
+			cfb_err(b, b->line, "%s is given twice (first on line %d)", key, prev);
+			return 1;
+		}
+	}
+
+	in_proxy = strcmp(kind, "proxy") == 0;
+	if (!in_proxy) {
+		s = strcmp(kind, "defaults") == 0 ? &b->defaults : cfb_find_sess(b, sname);
+		if (s == NULL)
+			return 1; /* the section header was refused */
+	}
+	table = in_proxy ? proxy_keys : session_keys;
+	k = find_key(table, key);
+	if (k != NULL && !(s == &b->defaults && (k->flags & K_NO_DEFAULTS))) {
+		k->set(b, k, s, value, shown);
+	} else if (k != NULL || find_key(in_proxy ? session_keys : proxy_keys, key) != NULL) {
+		misplaced(b, section, in_proxy, key);
+	} else {
+		const char *near = nearest_in(table, key);
+		if (near == NULL && !in_proxy)
+			near = nearest_in(proxy_keys, key);
+		cfb_err(b, b->line, "unknown key in [%s] (%s)%s%s%s", section, key,
+		    near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+	}
+	return 1;
+}
