@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cursor.h"
 #include "bridge/addr.h"
 #include "bridge/env.h"
 #include "bridge/forward.h"
@@ -186,8 +188,8 @@ list_children(pid_t *pids, int max)
 	FILE *f;
 	size_t len;
 	int n = 0;
-	long v;
-	char *p;
+	uint64_t v;
+	struct bs_cursor c;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
 	f = fopen(path, "re");
@@ -197,16 +199,13 @@ list_children(pid_t *pids, int max)
 	fclose(f);
 	buf[len] = '\0';
 	/* The kernel's own text: decimal pids separated by single spaces. */
-	p = buf;
-	while (*p != '\0' && n < max) {
-		v = 0;
-		if (*p < '0' || *p > '9') {
-			p++;
-			continue;
-		}
-		while (*p >= '0' && *p <= '9' && v < 1L << 30)
-			v = v * 10 + (*p++ - '0');
-		pids[n++] = (pid_t)v;
+	bs_cur_init(&c, buf, len);
+	while (bs_cur_left(&c) > 0 && n < max) {
+		bs_cur_skip_until(&c, "0123456789");
+		if (bs_cur_num(&c, 1u << 30, &v) == 0)
+			pids[n++] = (pid_t)v;
+		else
+			bs_cur_skip(&c, "0123456789");
 	}
 	return n;
 }

@@ -21,7 +21,7 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	bridge/forward.c bridge/forward.h bridge/addr.c bridge/addr.h \
 	bridge/env.c bridge/env.h
 postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
-postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
+postern_sidecar_LDADD = $(PROXY_LIBS) $(BASE_LIBS) $(LIBNL_LIBS)
 
 # Integration scenarios (real namespaces; skipped with 77 when not root).
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \

@@ -23,6 +23,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "base/cursor.h"
 #include "bridge/forward.h"
 #include "bridge/link.h"
 #include "conf/config.h"
@@ -114,18 +115,12 @@ sc_run_usage(FILE *f)
 static int
 sc_parse_uid(const char *s, uid_t *out)
 {
-	uint64_t v = 0;
-	size_t i;
+	uint64_t v;
+	int rc;
 
-	if (s[0] == '\0' || (s[0] == '0' && s[1] != '\0'))
-		return -EINVAL;
-	for (i = 0; s[i] != '\0'; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v >= UINT32_MAX)
-			return -ERANGE;
-	}
+	rc = bs_num_parse(s, strlen(s), UINT32_MAX - 1, 0, &v);
+	if (rc < 0)
+		return rc;
 	*out = (uid_t)v;
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/cursor.h"
 #include "sidecar/pid1.h"
 
 static const int sc_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD };
@@ -123,16 +124,10 @@ sc_exit_code(int status)
 static pid_t
 sc_parse_pid(const char *s, size_t len)
 {
-	long v = 0;
-	size_t i;
+	uint64_t v;
 
-	if (len == 0 || len > 9)
+	if (len > 9 || bs_num_parse(s, len, 999999999, BS_NUM_ZEROS, &v) < 0)
 		return -1;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
 	return (pid_t)v;
 }
 

@@ -1,0 +1,22 @@
+# base/: the small utilities all three binaries share (the number parser
+# and cursor, the log, ...).  libc only, since the bridge links it and may
+# link nothing but libnl and libc.
+noinst_LIBRARIES += libpostern_base.a
+libpostern_base_a_SOURCES = \
+	base/cursor.c base/cursor.h
+BASE_LIBS = libpostern_base.a
+
+# Unit test of the number parser and the cursor (pure; runs everywhere).
+check_PROGRAMS += tests/unit/test-base-cursor
+TESTS += tests/unit/test-base-cursor
+tests_unit_test_base_cursor_SOURCES = tests/unit/test-base-cursor.c tests/unit/tap.h
+tests_unit_test_base_cursor_LDADD = $(BASE_LIBS)
+
+# Fuzz target of the number parser and the cursor.
+check_PROGRAMS += tests/fuzz/base-cursor-replay
+TESTS += tests/fuzz/base-cursor-replay
+tests_fuzz_base_cursor_replay_SOURCES = tests/fuzz/fuzz-base-cursor.c tests/fuzz/replay.c
+tests_fuzz_base_cursor_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/base-cursor"'
+tests_fuzz_base_cursor_replay_LDADD = $(BASE_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-base-cursor.c tests/fuzz/fuzz-base-cursor.srcs
