@@ -3,7 +3,8 @@
 # link nothing but libnl and libc.
 noinst_LIBRARIES += libpostern_base.a
 libpostern_base_a_SOURCES = \
-	base/cursor.c base/cursor.h
+	base/cursor.c base/cursor.h \
+	base/log.c base/log.h
 BASE_LIBS = libpostern_base.a
 
 # Unit test of the number parser and the cursor (pure; runs everywhere).

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "base/cursor.h"
+#include "base/log.h"
 #include "bridge/addr.h"
 #include "bridge/env.h"
 #include "bridge/forward.h"
@@ -271,7 +272,7 @@ end_descendants(void)
 {
 	if (end_round(SIGTERM, GRACE_MS) || end_round(SIGKILL, GRACE_MS))
 		return;
-	fprintf(stderr, "postern-bridge: processes left by CMD could not be ended%s\n",
+	log_notice("processes left by CMD could not be ended%s",
 	    getpid() != 1 && list_children(NULL, 0) < 0 ? " (no /proc to find them)" : "");
 }
 
@@ -289,8 +290,8 @@ child_exec(char **argv, char **envp, const struct rlimit *nofile, pid_t bridge)
 	 */
 	err = br_priv_drop(NULL);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: cannot drop every capability before running %s: %s\n",
-		    argv[0], strerror(-err));
+		log_notice_errno(-err, "cannot drop every capability before running %s",
+		    argv[0]);
 		_exit(EXIT_SETUP);
 	}
 
@@ -311,7 +312,7 @@ child_exec(char **argv, char **envp, const struct rlimit *nofile, pid_t bridge)
 	environ = envp;
 	execvp(argv[0], argv);
 	err = errno;
-	fprintf(stderr, "postern-bridge: cannot run %s: %s\n", argv[0], strerror(err));
+	log_notice_errno(err, "cannot run %s", argv[0]);
 	_exit(err == ENOENT ? 127 : 126);
 }
 
@@ -363,29 +364,29 @@ bridge_main(int argc, char **argv)
 			break;
 		case 'l':
 			if (nlisten == MAX_LISTEN) {
-				fprintf(stderr, "postern-bridge: error: at most %d --listen\n", MAX_LISTEN);
+				log_errx("at most %d --listen", MAX_LISTEN);
 				return EXIT_SETUP;
 			}
 			listen_spec[nlisten++] = optarg;
 			break;
 		case 'e':
 			if (!env_name_ok(optarg)) {
-				fprintf(stderr, "postern-bridge: error: --env %s: not a variable name (letters, digits, '_')\n", optarg);
+				log_errx("--env %s: not a variable name (letters, digits, '_')", optarg);
 				return EXIT_SETUP;
 			}
 			if (nextra == sizeof(extra) / sizeof(extra[0])) {
-				fprintf(stderr, "postern-bridge: error: too many --env\n");
+				log_errx("too many --env");
 				return EXIT_SETUP;
 			}
 			extra[nextra++] = optarg;
 			break;
 		case 'f':
 			if (nfwd == MAX_FORWARD) {
-				fprintf(stderr, "postern-bridge: at most %d --forward\n", MAX_FORWARD);
+				log_notice("at most %d --forward", MAX_FORWARD);
 				return EXIT_SETUP;
 			}
 			if (br_forward_parse(optarg, &fwd[nfwd], &why) < 0) {
-				fprintf(stderr, "postern-bridge: --forward %s: %s\n", optarg, why);
+				log_notice("--forward %s: %s", optarg, why);
 				return EXIT_SETUP;
 			}
 			fwd_spec[nfwd++] = optarg;
@@ -408,7 +409,7 @@ bridge_main(int argc, char **argv)
 		}
 	}
 	if (sock == NULL) {
-		fprintf(stderr, "postern-bridge: error: --connect SOCK is required\n");
+		log_errx("--connect SOCK is required");
 		usage(stderr);
 		return EXIT_SETUP;
 	}
@@ -420,7 +421,7 @@ bridge_main(int argc, char **argv)
 	/* Every argument is checked before anything is changed. */
 	for (i = 0; i < nlisten; i++) {
 		if (br_addr_parse(listen_spec[i], &ss[i], &slen[i], &why) < 0) {
-			fprintf(stderr, "postern-bridge: error: --listen %s: %s\n", listen_spec[i], why);
+			log_errx("--listen %s: %s", listen_spec[i], why);
 			return EXIT_SETUP;
 		}
 	}
@@ -432,11 +433,11 @@ bridge_main(int argc, char **argv)
 	 * identity does, and that is the launcher's to give.
 	 */
 	if (!b.relay_only && !allow_root && br_priv_kernel_root(why_root, sizeof(why_root))) {
-		fprintf(stderr, "postern-bridge: error: refusing to run %s: %s; the host's uid and gid 0 "
+		log_errx("refusing to run %s: %s; the host's uid and gid 0 "
 		    "own every root-owned file and socket even without capabilities: start the "
 		    "bridge as an ordinary uid (e.g. setpriv --reuid=UID --regid=GID "
 		    "--clear-groups ...) or in a user namespace that maps it to one, or pass "
-		    "--allow-root to run it as root anyway\n", argv[optind], why_root);
+		    "--allow-root to run it as root anyway", argv[optind], why_root);
 		return EXIT_SETUP;
 	}
 
@@ -453,14 +454,14 @@ bridge_main(int argc, char **argv)
 	 * its disposition is SIG_IGN, and signalfd reads the queue.
 	 */
 	if (sigprocmask(SIG_BLOCK, &b.handled, NULL) < 0) {
-		perror("postern-bridge: error: sigprocmask");
+		log_err("sigprocmask");
 		goto out;
 	}
 	/* A peer that went away is an error from splice(2), not a death. */
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &b.handled, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0) {
-		perror("postern-bridge: error: signalfd");
+		log_err("signalfd");
 		goto out;
 	}
 	/* Orphans below us come to us, as they would to PID 1. */
@@ -472,7 +473,7 @@ bridge_main(int argc, char **argv)
 	 * take the hard limit.  CMD gets the original limit back.
 	 */
 	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0) {
-		perror("postern-bridge: error: getrlimit");
+		log_err("getrlimit");
 		goto out;
 	}
 	raised = nofile;
@@ -481,13 +482,13 @@ bridge_main(int argc, char **argv)
 
 	b.relay = br_relay_new(sock);
 	if (b.relay == NULL) {
-		fprintf(stderr, "postern-bridge: error: --connect %s: %s\n", sock, strerror(errno));
+		log_err("--connect %s", sock);
 		goto out;
 	}
 
 	err = br_link_up_lo(&changed);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: error: the loopback interface lo is down and cannot be brought up: %s%s\n",
+		log_errx("the loopback interface lo is down and cannot be brought up: %s%s",
 		    strerror(-err),
 		    err == -EPERM ? " (needs CAP_NET_ADMIN in this network namespace)" : "");
 		goto out;
@@ -504,7 +505,7 @@ bridge_main(int argc, char **argv)
 		    (err == -EADDRNOTAVAIL || err == -EAFNOSUPPORT))
 			continue;
 		if (err < 0) {
-			fprintf(stderr, "postern-bridge: error: listen on %s: %s\n", listen_spec[i], strerror(-err));
+			log_err_errno(-err, "listen on %s", listen_spec[i]);
 			goto out;
 		}
 		up++;
@@ -515,7 +516,7 @@ bridge_main(int argc, char **argv)
 		}
 	}
 	if (up == 0 || br_addr_format((struct sockaddr *)&url_addr, url_host, sizeof(url_host)) < 0) {
-		fprintf(stderr, "postern-bridge: error: no address to listen on\n");
+		log_errx("no address to listen on");
 		goto out;
 	}
 
@@ -535,8 +536,8 @@ bridge_main(int argc, char **argv)
 		err = br_relay_forward(b.relay, (struct sockaddr *)&sin, sizeof(sin),
 		    fwd[i].target, NULL);
 		if (err < 0) {
-			fprintf(stderr, "postern-bridge: --forward %s: listen on 127.0.0.1:%u: %s\n",
-			    fwd_spec[i], fwd[i].port, strerror(-err));
+			log_notice_errno(-err, "--forward %s: listen on 127.0.0.1:%u",
+			    fwd_spec[i], fwd[i].port);
 			goto out;
 		}
 		memset(&sin6, 0, sizeof(sin6));
@@ -547,8 +548,8 @@ bridge_main(int argc, char **argv)
 		    fwd[i].target, NULL);
 		/* No IPv6 in the namespace: no ::1 to listen on, as above. */
 		if (err < 0 && err != -EADDRNOTAVAIL && err != -EAFNOSUPPORT) {
-			fprintf(stderr, "postern-bridge: --forward %s: listen on [::1]:%u: %s\n",
-			    fwd_spec[i], fwd[i].port, strerror(-err));
+			log_notice_errno(-err, "--forward %s: listen on [::1]:%u",
+			    fwd_spec[i], fwd[i].port);
 			goto out;
 		}
 	}
@@ -561,7 +562,7 @@ bridge_main(int argc, char **argv)
 	 */
 	err = br_priv_drop(NULL);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: error: cannot drop every capability: %s\n", strerror(-err));
+		log_err_errno(-err, "cannot drop every capability");
 		goto out;
 	}
 
@@ -572,7 +573,7 @@ bridge_main(int argc, char **argv)
 	 */
 	env = br_env_new(environ, extra, nextra, no_env ? NULL : url_host);
 	if (env == NULL) {
-		perror("postern-bridge: error: environment");
+		log_err("environment");
 		goto out;
 	}
 	br_env_wipe(environ);
@@ -582,7 +583,7 @@ bridge_main(int argc, char **argv)
 
 	err = br_relay_watch(b.relay, sfd, on_signal, &b);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: error: epoll: %s\n", strerror(-err));
+		log_err_errno(-err, "epoll");
 		goto out;
 	}
 	sfd = -1;
@@ -593,7 +594,7 @@ bridge_main(int argc, char **argv)
 		/* The listeners are up: CMD's first request cannot race us. */
 		b.child = fork();
 		if (b.child < 0) {
-			perror("postern-bridge: error: fork");
+			log_err("fork");
 			goto out;
 		}
 		if (b.child == 0)
@@ -605,9 +606,10 @@ bridge_main(int argc, char **argv)
 
 	/* From here on a failure is CMD's or the relay's, not the start's. */
 	br_started = true;
+	log_starting(0);
 	err = br_relay_run(b.relay);
 	if (err < 0)
-		fprintf(stderr, "postern-bridge: epoll_wait: %s\n", strerror(-err));
+		log_notice_errno(-err, "epoll_wait");
 
 	if (b.relay_only && !b.parent_died) {
 		b.exit_code = err < 0 ? 1 : 0;
@@ -640,9 +642,14 @@ out:
 int
 main(int argc, char **argv)
 {
-	int rc = bridge_main(argc, argv);
+	int rc;
+
+	/* Until the bridge serves, what stops it is an "error: ". */
+	log_init("postern-bridge", 0);
+	log_starting(1);
+	rc = bridge_main(argc, argv);
 
 	if (!br_started && rc == EXIT_SETUP)
-		fprintf(stderr, "postern-bridge: not starting\n");
+		log_not_starting();
 	return rc;
 }

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "bridge/forward.h"
 #include "bridge/relay.h"
 
@@ -570,12 +571,12 @@ conn_refuse(struct conn *c, int err, bool local)
 
 	if (local && !r->starved) {
 		/* Our own limits, not the proxy's fault: say which. */
-		fprintf(stderr, "postern-bridge: cannot open a relay: %s; %s\n",
+		log_notice("cannot open a relay: %s; %s",
 		    strerror(err), c->fwd != NULL ? "closing the forwarded connection" :
 		    "answering 503");
 		r->starved = true;
 	} else if (!local && !r->upstream_down) {
-		fprintf(stderr, "postern-bridge: proxy socket %s: %s; %s until it works\n",
+		log_notice("proxy socket %s: %s; %s until it works",
 		    r->sun.sun_path, strerror(err), c->fwd != NULL ?
 		    "closing forwarded connections" : "answering 503");
 		r->upstream_down = true;
@@ -652,12 +653,12 @@ fwd_report(struct conn *c, const char *what)
 		return;
 	snprintf(f->said, sizeof(f->said), "%s", key);
 	if (what != NULL) {
-		fprintf(stderr, "postern-bridge: forward to %s: %s; closing the connection\n",
+		log_notice("forward to %s: %s; closing the connection",
 		    f->target, what);
 		return;
 	}
-	fprintf(stderr, "postern-bridge: forward to %s: the proxy refused CONNECT %s: %d %s; "
-	    "closing the connection\n", f->target, f->target,
+	log_notice("forward to %s: the proxy refused CONNECT %s: %d %s; "
+	    "closing the connection", f->target, f->target,
 	    c->rep.status, c->rep.reason[0] ? c->rep.reason : "(no reason given)");
 	p = c->reply + c->rep.head_len;
 	end = c->reply + c->nreply;
@@ -667,7 +668,7 @@ fwd_report(struct conn *c, const char *what)
 			nl = end;
 		br_forward_escape(p, (size_t)(nl - p), line, sizeof(line));
 		if (line[0] != '\0')
-			fprintf(stderr, "postern-bridge:   %s\n", line);
+			log_notice("  %s", line);
 		p = nl + 1;
 	}
 }
@@ -774,7 +775,7 @@ conn_start_relay(struct conn *c)
 	int err;
 
 	if (r->upstream_down) {
-		fprintf(stderr, "postern-bridge: proxy socket %s: reachable again\n",
+		log_notice("proxy socket %s: reachable again",
 		    r->sun.sun_path);
 		r->upstream_down = false;
 	}
@@ -1110,7 +1111,7 @@ listener_event(struct br_relay *r, struct listener *l)
 			 * moment instead of spinning on a listener that stays
 			 * readable.  The clients wait in the backlog.
 			 */
-			fprintf(stderr, "postern-bridge: accept: %s; pausing %d ms\n",
+			log_notice("accept: %s; pausing %d ms",
 			    strerror(errno), PAUSE_MS);
 			listeners_pause(r, true);
 			return;
