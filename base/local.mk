@@ -4,7 +4,8 @@
 noinst_LIBRARIES += libpostern_base.a
 libpostern_base_a_SOURCES = \
 	base/cursor.c base/cursor.h \
-	base/log.c base/log.h
+	base/log.c base/log.h \
+	base/super.c base/super.h
 BASE_LIBS = libpostern_base.a
 
 # Unit test of the number parser and the cursor (pure; runs everywhere).
@@ -21,3 +22,9 @@ tests_fuzz_base_cursor_replay_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/base-cursor"'
 tests_fuzz_base_cursor_replay_LDADD = $(BASE_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-base-cursor.c tests/fuzz/fuzz-base-cursor.srcs
+
+# Unit test of the supervision module (forks; runs everywhere).
+check_PROGRAMS += tests/unit/test-base-super
+TESTS += tests/unit/test-base-super
+tests_unit_test_base_super_SOURCES = tests/unit/test-base-super.c tests/unit/tap.h
+tests_unit_test_base_super_LDADD = $(BASE_LIBS)

@@ -26,6 +26,7 @@
 
 #include "base/cursor.h"
 #include "base/log.h"
+#include "base/super.h"
 #include "bridge/addr.h"
 #include "bridge/env.h"
 #include "bridge/forward.h"
@@ -129,7 +130,7 @@ reap(struct bridge *b)
 	int st;
 
 	for (;;) {
-		pid = waitpid(-1, &st, WNOHANG);
+		pid = bs_reap_one(&st);
 		if (pid <= 0)
 			return;
 		if (pid == b->child) {
@@ -146,7 +147,7 @@ on_signal(int fd, void *arg)
 	struct signalfd_siginfo si;
 	int sig;
 
-	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+	while (bs_sigfd_read(fd, &si) == 1) {
 		sig = (int)si.ssi_signo;
 		if (sig == SIGCHLD) {
 			reap(b);
@@ -248,9 +249,9 @@ end_round(int sig, int ms)
 	pid_t pid;
 
 	for (waited = 0;; waited += 10) {
-		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+		while ((pid = bs_reap_one(NULL)) > 0)
 			;
-		if (pid < 0 && errno == ECHILD)
+		if (pid == -ECHILD)
 			return true;
 		if (waited >= ms)
 			return false;
@@ -304,8 +305,7 @@ child_exec(char **argv, char **envp, const struct rlimit *nofile, pid_t bridge)
 	 * A backstop for the bridge being killed outright: CMD must not
 	 * outlive the only way it has to the network.
 	 */
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != bridge) {
+	if (bs_child_die_with_parent(bridge, SIGKILL) == -ESRCH) {
 		/* The bridge died between fork() and prctl(). */
 		_exit(EXIT_SETUP);
 	}
@@ -354,7 +354,7 @@ bridge_main(int argc, char **argv)
 	 * before the request took effect.
 	 */
 	parent = getppid();
-	if (prctl(PR_SET_PDEATHSIG, SIG_PARENT_DIED) < 0 || getppid() != parent)
+	if (bs_child_die_with_parent(parent, SIG_PARENT_DIED) < 0)
 		return EXIT_SETUP;
 
 	while ((opt = getopt_long(argc, argv, "+c:l:e:f:nhV", opts, NULL)) != -1) {
@@ -614,12 +614,7 @@ bridge_main(int argc, char **argv)
 	if (b.relay_only && !b.parent_died) {
 		b.exit_code = err < 0 ? 1 : 0;
 	} else if (b.child_done) {
-		if (WIFEXITED(b.status))
-			b.exit_code = WEXITSTATUS(b.status);
-		else if (WIFSIGNALED(b.status))
-			b.exit_code = 128 + WTERMSIG(b.status);
-		else
-			b.exit_code = 1;
+		b.exit_code = bs_exit_code(b.status);
 	} else {
 		/* The parent died, or the loop failed, with CMD still running. */
 		b.exit_code = 128 + SIGTERM;

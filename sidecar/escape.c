@@ -28,6 +28,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 
+#include "base/super.h"
 #include "sidecar/escape.h"
 #include "sidecar/log.h"
 #include "sidecar/probe.h"
@@ -507,12 +508,13 @@ sc_become(uid_t uid, gid_t gid, int keep_raw)
 {
 	struct __user_cap_header_struct hdr;
 	struct __user_cap_data_struct data[2];
+	int err;
 
 	if (keep_raw && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return -errno;
-	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-	    setresuid(uid, uid, uid) < 0)
-		return -errno;
+	err = bs_become(uid, gid);
+	if (err < 0)
+		return err;
 	memset(&hdr, 0, sizeof(hdr));
 	memset(data, 0, sizeof(data));
 	hdr.version = _LINUX_CAPABILITY_VERSION_3;

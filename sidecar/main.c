@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "base/cursor.h"
+#include "base/super.h"
 #include "bridge/forward.h"
 #include "bridge/link.h"
 #include "conf/config.h"
@@ -596,9 +597,10 @@ sc_prepare_socket_dirs(const struct sc_opts *o)
 static int
 sc_drop_privileges(uid_t uid)
 {
-	if (setgroups(0, NULL) < 0 || setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) < 0 ||
-	    setresuid(uid, uid, uid) < 0)
-		return -errno;
+	int err = bs_become(uid, (gid_t)uid);
+
+	if (err < 0)
+		return err;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
 	return 0;
@@ -696,14 +698,14 @@ sc_serve(const struct sc_opts *o)
 				sc_logx("serving as uid %u", (unsigned)o->uid);
 			close(pipefd[0]);
 		}
-		while (sc_sigfd_read(sigfd, &si) == 1) {
+		while (bs_sigfd_read(sigfd, &si) == 1) {
 			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT ||
 			    si.ssi_signo == SIGHUP)
 				kill(engine, (int)si.ssi_signo);
 		}
-		while ((pid = sc_reap_one(&status)) > 0) {
+		while ((pid = bs_reap_one(&status)) > 0) {
 			if (pid == engine)
-				return failed ? 1 : sc_exit_code(status);
+				return failed ? 1 : bs_exit_code(status);
 		}
 	}
 }
