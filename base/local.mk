@@ -5,6 +5,7 @@ noinst_LIBRARIES += libpostern_base.a
 libpostern_base_a_SOURCES = \
 	base/cursor.c base/cursor.h \
 	base/log.c base/log.h \
+	base/pump.c base/pump.h \
 	base/super.c base/super.h
 BASE_LIBS = libpostern_base.a
 
@@ -28,3 +29,10 @@ check_PROGRAMS += tests/unit/test-base-super
 TESTS += tests/unit/test-base-super
 tests_unit_test_base_super_SOURCES = tests/unit/test-base-super.c tests/unit/tap.h
 tests_unit_test_base_super_LDADD = $(BASE_LIBS)
+
+# Unit test of the splice pump and its pipe pool (socket pairs; runs
+# everywhere).
+check_PROGRAMS += tests/unit/test-base-pump
+TESTS += tests/unit/test-base-pump
+tests_unit_test_base_pump_SOURCES = tests/unit/test-base-pump.c tests/unit/tap.h
+tests_unit_test_base_pump_LDADD = $(BASE_LIBS)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/pump.h"
 #include "bridge/forward.h"
 #include "bridge/relay.h"
 
@@ -44,12 +45,6 @@
 /* Out of descriptors: how long the listeners pause before accepting again. */
 #define PAUSE_MS 100
 #define MAX_EVENTS 128
-/*
- * Empty pipes kept for the next connections: creating and destroying two
- * pipes is six system calls and two inodes per connection, a tenth of the
- * bridge's cost for a short one.  Only a pipe known to be empty goes back.
- */
-#define POOL_MAX 64
 /*
  * A direction whose pipe fills up is moving bulk data: its pipe grows from
  * the kernel's default (16 slots) to this many bytes, so each splice(2) moves
@@ -129,7 +124,7 @@ struct side {
 /* One direction: SRC -> pipe -> DST. */
 struct dir {
 	struct side *src, *dst;
-	int pr, pw;    /* the pipe's read and write ends */
+	struct bs_pipe p; /* the pipe (-1 when none) */
 	size_t inpipe; /* bytes spliced in and not yet out */
 	bool grown;    /* the pipe was enlarged to BULK_PIPE (or tried) */
 	bool eof;      /* SRC said EOF */
@@ -164,8 +159,12 @@ struct br_relay {
 	struct conn *conns;
 	struct conn *waiting;
 	struct conn *dead;
-	int pool[POOL_MAX][2];
-	size_t npool;
+	/*
+	 * Empty pipes kept for the next connections: creating and destroying
+	 * two pipes is six system calls and two inodes per connection, a
+	 * tenth of the bridge's cost for a short one.
+	 */
+	struct bs_pipe_pool pool;
 	bool stop;
 	bool paused;
 	uint64_t resume_at;
@@ -279,11 +278,7 @@ br_relay_free(struct br_relay *r)
 		free(f->target);
 		free(f);
 	}
-	while (r->npool > 0) {
-		r->npool--;
-		close(r->pool[r->npool][0]);
-		close(r->pool[r->npool][1]);
-	}
+	bs_pipe_pool_clear(&r->pool);
 	close(r->ep);
 	free(r);
 }
@@ -448,39 +443,21 @@ wait_del(struct conn *c)
 static int
 pipe_get(struct br_relay *r, struct dir *d)
 {
-	int p[2];
-
-	if (r->npool > 0) {
-		r->npool--;
-		d->pr = r->pool[r->npool][0];
-		d->pw = r->pool[r->npool][1];
-		return 0;
-	}
-	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
-		return -1;
-	d->pr = p[0];
-	d->pw = p[1];
-	return 0;
+	return bs_pipe_get(&r->pool, &d->p, 0);
 }
 
 /*
  * Give D's pipe back, or close it.  A pipe is reused only when every byte
  * spliced into it has been spliced out again, so no byte of one connection
- * can ever reach another.
+ * can ever reach another, and only at the kernel's default size.
  */
 static void
 pipe_put(struct br_relay *r, struct dir *d)
 {
-	if (d->pr >= 0 && d->pw >= 0 && d->inpipe == 0 && !d->grown &&
-	    r->npool < POOL_MAX) {
-		r->pool[r->npool][0] = d->pr;
-		r->pool[r->npool][1] = d->pw;
-		r->npool++;
-		d->pr = d->pw = -1;
-		return;
-	}
-	close_fd(&d->pr);
-	close_fd(&d->pw);
+	if (d->inpipe == 0 && !d->grown)
+		bs_pipe_put(&r->pool, &d->p);
+	else
+		bs_pipe_close(&d->p);
 }
 
 /* --- connection life --- */
@@ -867,7 +844,7 @@ conn_new(struct br_relay *r, int fd, struct fwd *fwd)
 	c->tcp.fd = fd;
 	c->unx.h.kind = H_UNIX;
 	c->unx.fd = -1;
-	c->up.pr = c->up.pw = c->down.pr = c->down.pw = -1;
+	c->up.p.r = c->up.p.w = c->down.p.r = c->down.p.w = -1;
 	c->up.src = &c->tcp;
 	c->up.dst = &c->unx;
 	c->down.src = &c->unx;
@@ -908,15 +885,14 @@ dir_pump(struct dir *d)
 	do {
 		progress = false;
 		if (!d->eof && d->src->rd) {
-			n = splice(d->src->fd, NULL, d->pw, NULL, SPLICE_CHUNK,
-			    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			n = bs_pump_in(d->src->fd, &d->p, SPLICE_CHUNK);
 			if (n > 0) {
 				d->inpipe += (size_t)n;
 				progress = true;
 			} else if (n == 0) {
 				d->eof = true;
 				progress = true;
-			} else if (errno == EAGAIN) {
+			} else if (n == -EAGAIN) {
 				if (d->inpipe == 0) {
 					d->src->rd = false;
 				} else if (!d->grown) {
@@ -926,23 +902,22 @@ dir_pump(struct dir *d)
 					 * only leaves it at its size.
 					 */
 					d->grown = true;
-					if (fcntl(d->pw, F_SETPIPE_SZ, BULK_PIPE) > 0)
+					if (fcntl(d->p.w, F_SETPIPE_SZ, BULK_PIPE) > 0)
 						progress = true;
 				}
-			} else if (errno != EINTR) {
+			} else {
 				d->eof = true;
 				progress = true;
 			}
 		}
 		if (d->inpipe > 0 && d->dst->wr) {
-			n = splice(d->pr, NULL, d->dst->fd, NULL, d->inpipe,
-			    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			n = bs_pump_out(&d->p, d->dst->fd, d->inpipe);
 			if (n > 0) {
 				d->inpipe -= (size_t)n;
 				progress = true;
-			} else if (n < 0 && errno == EAGAIN) {
+			} else if (n == -EAGAIN) {
 				d->dst->wr = false;
-			} else if (n < 0 && errno != EINTR) {
+			} else if (n < 0) {
 				return PUMP_DST_GONE;
 			}
 		}
