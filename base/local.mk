@@ -6,7 +6,8 @@ libpostern_base_a_SOURCES = \
 	base/cursor.c base/cursor.h \
 	base/log.c base/log.h \
 	base/pump.c base/pump.h \
-	base/super.c base/super.h
+	base/super.c base/super.h \
+	base/text.c base/text.h
 BASE_LIBS = libpostern_base.a
 
 # Unit test of the number parser and the cursor (pure; runs everywhere).
@@ -36,3 +37,9 @@ check_PROGRAMS += tests/unit/test-base-pump
 TESTS += tests/unit/test-base-pump
 tests_unit_test_base_pump_SOURCES = tests/unit/test-base-pump.c tests/unit/tap.h
 tests_unit_test_base_pump_LDADD = $(BASE_LIBS)
+
+# Unit test of the escaper and hex (pure; runs everywhere).
+check_PROGRAMS += tests/unit/test-base-text
+TESTS += tests/unit/test-base-text
+tests_unit_test_base_text_SOURCES = tests/unit/test-base-text.c tests/unit/tap.h
+tests_unit_test_base_text_LDADD = $(BASE_LIBS)

@@ -30,6 +30,7 @@
 
 #include "base/log.h"
 #include "base/pump.h"
+#include "base/text.h"
 #include "bridge/forward.h"
 #include "bridge/relay.h"
 
@@ -504,31 +505,6 @@ reap_dead(struct br_relay *r)
 }
 
 /*
- * Append SRC to BUF at *OFF with control and non-ASCII bytes written as
- * \xNN, so that a strange socket path cannot break the 503 response.
- */
-static void
-append_escaped(char *buf, size_t size, size_t *off, const char *src)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)src; *p != '\0'; p++) {
-		if (*off + 5 >= size)
-			return;
-		if (*p < 0x20 || *p >= 0x7f || *p == '\\') {
-			buf[(*off)++] = '\\';
-			buf[(*off)++] = 'x';
-			buf[(*off)++] = hex[*p >> 4];
-			buf[(*off)++] = hex[*p & 15];
-		} else {
-			buf[(*off)++] = (char)*p;
-		}
-	}
-	buf[*off] = '\0';
-}
-
-/*
  * The proxy cannot be reached: answer the client with a 503 that names the
  * socket and the error, instead of resetting it (RFC 9110 §15.6.4: the
  * server is unable to handle the request; a reset would leave an agent
@@ -573,7 +549,10 @@ conn_refuse(struct conn *c, int err, bool local)
 	if (n < 0)
 		goto fail;
 	blen = (size_t)n;
-	append_escaped(body, sizeof(body), &blen, r->sun.sun_path);
+	/* Control and non-ASCII bytes as \xNN, so that a strange socket
+	 * path cannot break the 503 response. */
+	blen += bs_escape(r->sun.sun_path, strlen(r->sun.sun_path), body + blen,
+	    sizeof(body) - blen, 0);
 	n = snprintf(body + blen, sizeof(body) - blen, ": %s (%s)\n",
 	    strerror(err), name != NULL ? name : "?");
 	if (n < 0 || (size_t)n >= sizeof(body) - blen)

@@ -29,6 +29,7 @@
 #include <linux/if_packet.h>
 
 #include "base/super.h"
+#include "base/text.h"
 #include "sidecar/escape.h"
 #include "sidecar/log.h"
 #include "sidecar/probe.h"
@@ -192,13 +193,14 @@ sc_plan(struct sc_shared *sh, const struct sc_escape_opts *o, int raw,
 	struct ifaddrs *ifa = NULL, *p;
 	char text[INET6_ADDRSTRLEN];
 	unsigned char rnd[8];
+	char hex[2 * sizeof(rnd) + 1];
 	struct sc_try *t;
 	size_t k, i, u;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return -EIO;
-	snprintf(sh->tag, sizeof(sh->tag), "postern-probe-%02x%02x%02x%02x%02x%02x%02x%02x",
-	    rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	bs_hex(rnd, sizeof(rnd), hex);
+	snprintf(sh->tag, sizeof(sh->tag), "postern-probe-%s", hex);
 	for (f = 0; f < 2; f++) {
 		fam = f == 0 ? AF_INET : AF_INET6;
 		if (!(o->families & (f == 0 ? SC_FAM_V4 : SC_FAM_V6)))
