@@ -10,7 +10,7 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/escape.c sidecar/escape.h \
 	sidecar/jail.c sidecar/jail.h \
 	sidecar/log.h \
-	sidecar/nlerr.c sidecar/nlerr.h \
+	bridge/nlerr.c bridge/nlerr.h \
 	sidecar/nft.c sidecar/nft.h \
 	sidecar/pid1.c sidecar/pid1.h \
 	sidecar/probe.c sidecar/probe.h \
@@ -49,7 +49,7 @@ EXTRA_DIST += tests/integration/sidecar-run-summary.sh
 check_PROGRAMS += sidecar/test-rules
 TESTS += sidecar/test-rules
 sidecar_test_rules_SOURCES = sidecar/test-rules.c sidecar/rules.c sidecar/rules.h \
-	sidecar/nlerr.c sidecar/nlerr.h sidecar/log.h tests/unit/tap.h
+	bridge/nlerr.c bridge/nlerr.h sidecar/log.h tests/unit/tap.h
 sidecar_test_rules_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 sidecar_test_rules_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 dist_man_MANS += sidecar/postern-sidecar.8
@@ -59,7 +59,7 @@ dist_man_MANS += sidecar/postern-sidecar.8
 check_PROGRAMS += tests/fuzz/sidecar-rules-replay
 TESTS += tests/fuzz/sidecar-rules-replay
 tests_fuzz_sidecar_rules_replay_SOURCES = tests/fuzz/fuzz-sidecar-rules.c tests/fuzz/replay.c \
-	sidecar/rules.c sidecar/nlerr.c
+	sidecar/rules.c bridge/nlerr.c
 tests_fuzz_sidecar_rules_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-rules"'
 tests_fuzz_sidecar_rules_replay_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
@@ -78,7 +78,7 @@ EXTRA_DIST += tests/fuzz/fuzz-unix-names.c tests/fuzz/fuzz-unix-names.srcs
 check_PROGRAMS += sidecar/test-nft
 TESTS += sidecar/test-nft
 sidecar_test_nft_SOURCES = sidecar/test-nft.c sidecar/nft.c sidecar/nft.h \
-	sidecar/nlerr.c sidecar/nlerr.h sidecar/log.h tests/unit/tap.h
+	bridge/nlerr.c bridge/nlerr.h sidecar/log.h tests/unit/tap.h
 sidecar_test_nft_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
 sidecar_test_nft_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
@@ -87,7 +87,7 @@ sidecar_test_nft_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 check_PROGRAMS += tests/fuzz/sidecar-nft-replay
 TESTS += tests/fuzz/sidecar-nft-replay
 tests_fuzz_sidecar_nft_replay_SOURCES = tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/replay.c \
-	sidecar/nft.c sidecar/nlerr.c
+	sidecar/nft.c bridge/nlerr.c
 tests_fuzz_sidecar_nft_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
 tests_fuzz_sidecar_nft_replay_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
