@@ -31,6 +31,7 @@
 #include "base/log.h"
 #include "base/pump.h"
 #include "base/text.h"
+#include "base/unix.h"
 #include "bridge/forward.h"
 #include "bridge/relay.h"
 
@@ -221,24 +222,24 @@ struct br_relay *
 br_relay_new(const char *path)
 {
 	struct br_relay *r = NULL;
-	size_t plen;
-	int saved;
+	struct sockaddr_un sun;
+	socklen_t sunlen;
+	int saved, err;
 
 	if (path == NULL || path[0] == '\0') {
 		errno = EINVAL;
 		return NULL;
 	}
-	plen = strlen(path);
-	if (plen >= sizeof(r->sun.sun_path)) {
-		errno = ENAMETOOLONG;
+	err = bs_unix_addr(&sun, &sunlen, path);
+	if (err < 0) {
+		errno = -err;
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return NULL;
-	r->sun.sun_family = AF_UNIX;
-	memcpy(r->sun.sun_path, path, plen + 1);
-	r->sunlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1);
+	r->sun = sun;
+	r->sunlen = sunlen;
 	r->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (r->ep < 0) {
 		saved = errno;
