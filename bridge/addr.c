@@ -9,24 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/cursor.h"
 #include "bridge/addr.h"
 
 int
 br_addr_port_parse(const char *s, size_t len, unsigned int *out)
 {
-	unsigned int v = 0;
-	size_t i;
+	uint16_t v;
 
-	if (len == 0 || len > 5)
-		return -EINVAL;
-	if (s[0] == '0' && len > 1)
-		return -EINVAL;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned int)(s[i] - '0');
-	}
-	if (v > 65535)
+	if (bs_port_parse(s, len, &v) < 0)
 		return -EINVAL;
 	*out = v;
 	return 0;

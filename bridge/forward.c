@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "bridge/addr.h"
 #include "bridge/forward.h"
 
@@ -189,27 +190,5 @@ br_reply_parse(const char *buf, size_t len, struct br_reply *out)
 size_t
 br_forward_escape(const char *src, size_t len, char *buf, size_t size)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o = 0;
-	unsigned char ch;
-
-	for (i = 0; i < len; i++) {
-		ch = (unsigned char)src[i];
-		if (ch == '\t')
-			ch = ' ';
-		if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
-			if (o + 1 >= size)
-				break;
-			buf[o++] = (char)ch;
-		} else {
-			if (o + 4 >= size)
-				break;
-			buf[o++] = '\\';
-			buf[o++] = 'x';
-			buf[o++] = hex[ch >> 4];
-			buf[o++] = hex[ch & 15];
-		}
-	}
-	buf[o] = '\0';
-	return o;
+	return bs_escape(src, len, buf, size, BS_ESC_TAB_SPACE);
 }

@@ -13,31 +13,23 @@
 #include <netlink/socket.h>
 
 #include "bridge/link.h"
+#include "bridge/nlerr.h"
 
 /*
- * libnl reports its own NLE_* codes; translate them once, here, into the
- * errno values the rest of postern speaks.  Only the codes a link lookup or
- * change can produce get their own errno; the rest are an I/O failure.
+ * libnl's codes as errno (bridge/nlerr.h), in a link's words: an object
+ * that is not there is no such device, and a refusal is always the
+ * missing CAP_NET_ADMIN (EPERM), which the caller names.
  */
 static int
 nl_to_errno(int nlerr)
 {
-	if (nlerr < 0)
-		nlerr = -nlerr;
-	switch (nlerr) {
-	case NLE_PERM:
-	case NLE_NOACCESS:
+	int err = br_nlerr(nlerr);
+
+	if (err == -EACCES)
 		return -EPERM;
-	case NLE_NOMEM:
-		return -ENOMEM;
-	case NLE_OBJ_NOTFOUND:
-	case NLE_NODEV:
+	if (err == -ENOENT)
 		return -ENODEV;
-	case NLE_INVAL:
-		return -EINVAL;
-	default:
-		return -EIO;
-	}
+	return err;
 }
 
 /* Read the link's flags afresh from the kernel into *FLAGS. */

@@ -7,10 +7,11 @@ postern_bridge_SOURCES = \
 	bridge/env.c bridge/env.h \
 	bridge/forward.c bridge/forward.h \
 	bridge/link.c bridge/link.h \
+	bridge/nlerr.c bridge/nlerr.h \
 	bridge/priv.c bridge/priv.h \
 	bridge/relay.c bridge/relay.h
 postern_bridge_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
-postern_bridge_LDADD = $(LIBNL_LIBS)
+postern_bridge_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 dist_man_MANS += bridge/postern-bridge.8
 
 # Unit tests of the pieces that need no namespace.
@@ -26,12 +27,17 @@ tests_unit_test_bridge_priv_SOURCES = tests/unit/test-bridge-priv.c \
 	bridge/priv.c bridge/priv.h tests/unit/tap.h
 tests_unit_test_bridge_forward_SOURCES = tests/unit/test-bridge-forward.c \
 	bridge/forward.c bridge/forward.h bridge/addr.c bridge/addr.h tests/unit/tap.h
+tests_unit_test_bridge_addr_LDADD = $(BASE_LIBS)
+tests_unit_test_bridge_env_LDADD = $(BASE_LIBS)
+tests_unit_test_bridge_priv_LDADD = $(BASE_LIBS)
+tests_unit_test_bridge_forward_LDADD = $(BASE_LIBS)
 
 # Fuzz target for the reader of the proxy's answer to a --forward CONNECT.
 check_PROGRAMS += tests/fuzz/bridge-forward-replay
 TESTS += tests/fuzz/bridge-forward-replay
 tests_fuzz_bridge_forward_replay_SOURCES = tests/fuzz/fuzz-bridge-forward.c tests/fuzz/replay.c \
 	bridge/forward.c bridge/addr.c
+tests_fuzz_bridge_forward_replay_LDADD = $(BASE_LIBS)
 tests_fuzz_bridge_forward_replay_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/bridge-forward"'
 EXTRA_DIST += tests/fuzz/fuzz-bridge-forward.c tests/fuzz/fuzz-bridge-forward.srcs

@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cursor.h"
+#include "base/log.h"
+#include "base/super.h"
 #include "bridge/addr.h"
 #include "bridge/env.h"
 #include "bridge/forward.h"
@@ -126,7 +130,7 @@ reap(struct bridge *b)
 	int st;
 
 	for (;;) {
-		pid = waitpid(-1, &st, WNOHANG);
+		pid = bs_reap_one(&st);
 		if (pid <= 0)
 			return;
 		if (pid == b->child) {
@@ -143,7 +147,7 @@ on_signal(int fd, void *arg)
 	struct signalfd_siginfo si;
 	int sig;
 
-	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+	while (bs_sigfd_read(fd, &si) == 1) {
 		sig = (int)si.ssi_signo;
 		if (sig == SIGCHLD) {
 			reap(b);
@@ -186,8 +190,8 @@ list_children(pid_t *pids, int max)
 	FILE *f;
 	size_t len;
 	int n = 0;
-	long v;
-	char *p;
+	uint64_t v;
+	struct bs_cursor c;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
 	f = fopen(path, "re");
@@ -197,16 +201,13 @@ list_children(pid_t *pids, int max)
 	fclose(f);
 	buf[len] = '\0';
 	/* The kernel's own text: decimal pids separated by single spaces. */
-	p = buf;
-	while (*p != '\0' && n < max) {
-		v = 0;
-		if (*p < '0' || *p > '9') {
-			p++;
-			continue;
-		}
-		while (*p >= '0' && *p <= '9' && v < 1L << 30)
-			v = v * 10 + (*p++ - '0');
-		pids[n++] = (pid_t)v;
+	bs_cur_init(&c, buf, len);
+	while (bs_cur_left(&c) > 0 && n < max) {
+		bs_cur_skip_until(&c, "0123456789");
+		if (bs_cur_num(&c, 1u << 30, &v) == 0)
+			pids[n++] = (pid_t)v;
+		else
+			bs_cur_skip(&c, "0123456789");
 	}
 	return n;
 }
@@ -248,9 +249,9 @@ end_round(int sig, int ms)
 	pid_t pid;
 
 	for (waited = 0;; waited += 10) {
-		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+		while ((pid = bs_reap_one(NULL)) > 0)
 			;
-		if (pid < 0 && errno == ECHILD)
+		if (pid == -ECHILD)
 			return true;
 		if (waited >= ms)
 			return false;
@@ -272,7 +273,7 @@ end_descendants(void)
 {
 	if (end_round(SIGTERM, GRACE_MS) || end_round(SIGKILL, GRACE_MS))
 		return;
-	fprintf(stderr, "postern-bridge: processes left by CMD could not be ended%s\n",
+	log_notice("processes left by CMD could not be ended%s",
 	    getpid() != 1 && list_children(NULL, 0) < 0 ? " (no /proc to find them)" : "");
 }
 
@@ -290,8 +291,8 @@ child_exec(char **argv, char **envp, const struct rlimit *nofile, pid_t bridge)
 	 */
 	err = br_priv_drop(NULL);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: cannot drop every capability before running %s: %s\n",
-		    argv[0], strerror(-err));
+		log_notice_errno(-err, "cannot drop every capability before running %s",
+		    argv[0]);
 		_exit(EXIT_SETUP);
 	}
 
@@ -304,15 +305,14 @@ child_exec(char **argv, char **envp, const struct rlimit *nofile, pid_t bridge)
 	 * A backstop for the bridge being killed outright: CMD must not
 	 * outlive the only way it has to the network.
 	 */
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != bridge) {
+	if (bs_child_die_with_parent(bridge, SIGKILL) == -ESRCH) {
 		/* The bridge died between fork() and prctl(). */
 		_exit(EXIT_SETUP);
 	}
 	environ = envp;
 	execvp(argv[0], argv);
 	err = errno;
-	fprintf(stderr, "postern-bridge: cannot run %s: %s\n", argv[0], strerror(err));
+	log_notice_errno(err, "cannot run %s", argv[0]);
 	_exit(err == ENOENT ? 127 : 126);
 }
 
@@ -354,7 +354,7 @@ bridge_main(int argc, char **argv)
 	 * before the request took effect.
 	 */
 	parent = getppid();
-	if (prctl(PR_SET_PDEATHSIG, SIG_PARENT_DIED) < 0 || getppid() != parent)
+	if (bs_child_die_with_parent(parent, SIG_PARENT_DIED) < 0)
 		return EXIT_SETUP;
 
 	while ((opt = getopt_long(argc, argv, "+c:l:e:f:nhV", opts, NULL)) != -1) {
@@ -364,29 +364,29 @@ bridge_main(int argc, char **argv)
 			break;
 		case 'l':
 			if (nlisten == MAX_LISTEN) {
-				fprintf(stderr, "postern-bridge: error: at most %d --listen\n", MAX_LISTEN);
+				log_errx("at most %d --listen", MAX_LISTEN);
 				return EXIT_SETUP;
 			}
 			listen_spec[nlisten++] = optarg;
 			break;
 		case 'e':
 			if (!env_name_ok(optarg)) {
-				fprintf(stderr, "postern-bridge: error: --env %s: not a variable name (letters, digits, '_')\n", optarg);
+				log_errx("--env %s: not a variable name (letters, digits, '_')", optarg);
 				return EXIT_SETUP;
 			}
 			if (nextra == sizeof(extra) / sizeof(extra[0])) {
-				fprintf(stderr, "postern-bridge: error: too many --env\n");
+				log_errx("too many --env");
 				return EXIT_SETUP;
 			}
 			extra[nextra++] = optarg;
 			break;
 		case 'f':
 			if (nfwd == MAX_FORWARD) {
-				fprintf(stderr, "postern-bridge: at most %d --forward\n", MAX_FORWARD);
+				log_notice("at most %d --forward", MAX_FORWARD);
 				return EXIT_SETUP;
 			}
 			if (br_forward_parse(optarg, &fwd[nfwd], &why) < 0) {
-				fprintf(stderr, "postern-bridge: --forward %s: %s\n", optarg, why);
+				log_notice("--forward %s: %s", optarg, why);
 				return EXIT_SETUP;
 			}
 			fwd_spec[nfwd++] = optarg;
@@ -409,7 +409,7 @@ bridge_main(int argc, char **argv)
 		}
 	}
 	if (sock == NULL) {
-		fprintf(stderr, "postern-bridge: error: --connect SOCK is required\n");
+		log_errx("--connect SOCK is required");
 		usage(stderr);
 		return EXIT_SETUP;
 	}
@@ -421,7 +421,7 @@ bridge_main(int argc, char **argv)
 	/* Every argument is checked before anything is changed. */
 	for (i = 0; i < nlisten; i++) {
 		if (br_addr_parse(listen_spec[i], &ss[i], &slen[i], &why) < 0) {
-			fprintf(stderr, "postern-bridge: error: --listen %s: %s\n", listen_spec[i], why);
+			log_errx("--listen %s: %s", listen_spec[i], why);
 			return EXIT_SETUP;
 		}
 	}
@@ -433,11 +433,11 @@ bridge_main(int argc, char **argv)
 	 * identity does, and that is the launcher's to give.
 	 */
 	if (!b.relay_only && !allow_root && br_priv_kernel_root(why_root, sizeof(why_root))) {
-		fprintf(stderr, "postern-bridge: error: refusing to run %s: %s; the host's uid and gid 0 "
+		log_errx("refusing to run %s: %s; the host's uid and gid 0 "
 		    "own every root-owned file and socket even without capabilities: start the "
 		    "bridge as an ordinary uid (e.g. setpriv --reuid=UID --regid=GID "
 		    "--clear-groups ...) or in a user namespace that maps it to one, or pass "
-		    "--allow-root to run it as root anyway\n", argv[optind], why_root);
+		    "--allow-root to run it as root anyway", argv[optind], why_root);
 		return EXIT_SETUP;
 	}
 
@@ -454,14 +454,14 @@ bridge_main(int argc, char **argv)
 	 * its disposition is SIG_IGN, and signalfd reads the queue.
 	 */
 	if (sigprocmask(SIG_BLOCK, &b.handled, NULL) < 0) {
-		perror("postern-bridge: error: sigprocmask");
+		log_err("sigprocmask");
 		goto out;
 	}
 	/* A peer that went away is an error from splice(2), not a death. */
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &b.handled, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0) {
-		perror("postern-bridge: error: signalfd");
+		log_err("signalfd");
 		goto out;
 	}
 	/* Orphans below us come to us, as they would to PID 1. */
@@ -473,7 +473,7 @@ bridge_main(int argc, char **argv)
 	 * take the hard limit.  CMD gets the original limit back.
 	 */
 	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0) {
-		perror("postern-bridge: error: getrlimit");
+		log_err("getrlimit");
 		goto out;
 	}
 	raised = nofile;
@@ -482,13 +482,13 @@ bridge_main(int argc, char **argv)
 
 	b.relay = br_relay_new(sock);
 	if (b.relay == NULL) {
-		fprintf(stderr, "postern-bridge: error: --connect %s: %s\n", sock, strerror(errno));
+		log_err("--connect %s", sock);
 		goto out;
 	}
 
 	err = br_link_up_lo(&changed);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: error: the loopback interface lo is down and cannot be brought up: %s%s\n",
+		log_errx("the loopback interface lo is down and cannot be brought up: %s%s",
 		    strerror(-err),
 		    err == -EPERM ? " (needs CAP_NET_ADMIN in this network namespace)" : "");
 		goto out;
@@ -505,7 +505,7 @@ bridge_main(int argc, char **argv)
 		    (err == -EADDRNOTAVAIL || err == -EAFNOSUPPORT))
 			continue;
 		if (err < 0) {
-			fprintf(stderr, "postern-bridge: error: listen on %s: %s\n", listen_spec[i], strerror(-err));
+			log_err_errno(-err, "listen on %s", listen_spec[i]);
 			goto out;
 		}
 		up++;
@@ -516,7 +516,7 @@ bridge_main(int argc, char **argv)
 		}
 	}
 	if (up == 0 || br_addr_format((struct sockaddr *)&url_addr, url_host, sizeof(url_host)) < 0) {
-		fprintf(stderr, "postern-bridge: error: no address to listen on\n");
+		log_errx("no address to listen on");
 		goto out;
 	}
 
@@ -536,8 +536,8 @@ bridge_main(int argc, char **argv)
 		err = br_relay_forward(b.relay, (struct sockaddr *)&sin, sizeof(sin),
 		    fwd[i].target, NULL);
 		if (err < 0) {
-			fprintf(stderr, "postern-bridge: --forward %s: listen on 127.0.0.1:%u: %s\n",
-			    fwd_spec[i], fwd[i].port, strerror(-err));
+			log_notice_errno(-err, "--forward %s: listen on 127.0.0.1:%u",
+			    fwd_spec[i], fwd[i].port);
 			goto out;
 		}
 		memset(&sin6, 0, sizeof(sin6));
@@ -548,8 +548,8 @@ bridge_main(int argc, char **argv)
 		    fwd[i].target, NULL);
 		/* No IPv6 in the namespace: no ::1 to listen on, as above. */
 		if (err < 0 && err != -EADDRNOTAVAIL && err != -EAFNOSUPPORT) {
-			fprintf(stderr, "postern-bridge: --forward %s: listen on [::1]:%u: %s\n",
-			    fwd_spec[i], fwd[i].port, strerror(-err));
+			log_notice_errno(-err, "--forward %s: listen on [::1]:%u",
+			    fwd_spec[i], fwd[i].port);
 			goto out;
 		}
 	}
@@ -562,7 +562,7 @@ bridge_main(int argc, char **argv)
 	 */
 	err = br_priv_drop(NULL);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: error: cannot drop every capability: %s\n", strerror(-err));
+		log_err_errno(-err, "cannot drop every capability");
 		goto out;
 	}
 
@@ -573,7 +573,7 @@ bridge_main(int argc, char **argv)
 	 */
 	env = br_env_new(environ, extra, nextra, no_env ? NULL : url_host);
 	if (env == NULL) {
-		perror("postern-bridge: error: environment");
+		log_err("environment");
 		goto out;
 	}
 	br_env_wipe(environ);
@@ -583,7 +583,7 @@ bridge_main(int argc, char **argv)
 
 	err = br_relay_watch(b.relay, sfd, on_signal, &b);
 	if (err < 0) {
-		fprintf(stderr, "postern-bridge: error: epoll: %s\n", strerror(-err));
+		log_err_errno(-err, "epoll");
 		goto out;
 	}
 	sfd = -1;
@@ -594,7 +594,7 @@ bridge_main(int argc, char **argv)
 		/* The listeners are up: CMD's first request cannot race us. */
 		b.child = fork();
 		if (b.child < 0) {
-			perror("postern-bridge: error: fork");
+			log_err("fork");
 			goto out;
 		}
 		if (b.child == 0)
@@ -606,19 +606,15 @@ bridge_main(int argc, char **argv)
 
 	/* From here on a failure is CMD's or the relay's, not the start's. */
 	br_started = true;
+	log_starting(0);
 	err = br_relay_run(b.relay);
 	if (err < 0)
-		fprintf(stderr, "postern-bridge: epoll_wait: %s\n", strerror(-err));
+		log_notice_errno(-err, "epoll_wait");
 
 	if (b.relay_only && !b.parent_died) {
 		b.exit_code = err < 0 ? 1 : 0;
 	} else if (b.child_done) {
-		if (WIFEXITED(b.status))
-			b.exit_code = WEXITSTATUS(b.status);
-		else if (WIFSIGNALED(b.status))
-			b.exit_code = 128 + WTERMSIG(b.status);
-		else
-			b.exit_code = 1;
+		b.exit_code = bs_exit_code(b.status);
 	} else {
 		/* The parent died, or the loop failed, with CMD still running. */
 		b.exit_code = 128 + SIGTERM;
@@ -641,9 +637,14 @@ out:
 int
 main(int argc, char **argv)
 {
-	int rc = bridge_main(argc, argv);
+	int rc;
+
+	/* Until the bridge serves, what stops it is an "error: ". */
+	log_init("postern-bridge", 0);
+	log_starting(1);
+	rc = bridge_main(argc, argv);
 
 	if (!br_started && rc == EXIT_SETUP)
-		fprintf(stderr, "postern-bridge: not starting\n");
+		log_not_starting();
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -16,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/cursor.h"
 #include "bridge/priv.h"
 
 #ifndef PROC_SUPER_MAGIC
@@ -61,20 +63,15 @@ read_small(const char *path, char *buf, size_t size)
 static int
 parse_ulong(const char **p, unsigned long *out)
 {
-	const char *s = *p;
-	unsigned long v = 0;
+	struct bs_cursor c;
+	uint64_t v;
 
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (*s < '0' || *s > '9')
+	bs_cur_init(&c, *p, strlen(*p));
+	bs_cur_skip(&c, " \t");
+	if (bs_cur_num(&c, 0xffffffffUL, &v) < 0)
 		return -EINVAL;
-	while (*s >= '0' && *s <= '9') {
-		if (v > (0xffffffffUL - (unsigned long)(*s - '0')) / 10)
-			return -EINVAL;
-		v = v * 10 + (unsigned long)(*s++ - '0');
-	}
-	*p = s;
-	*out = v;
+	*p += c.off;
+	*out = (unsigned long)v;
 	return 0;
 }
 

@@ -28,6 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
+#include "base/pump.h"
+#include "base/text.h"
+#include "base/unix.h"
 #include "bridge/forward.h"
 #include "bridge/relay.h"
 
@@ -43,12 +47,6 @@
 /* Out of descriptors: how long the listeners pause before accepting again. */
 #define PAUSE_MS 100
 #define MAX_EVENTS 128
-/*
- * Empty pipes kept for the next connections: creating and destroying two
- * pipes is six system calls and two inodes per connection, a tenth of the
- * bridge's cost for a short one.  Only a pipe known to be empty goes back.
- */
-#define POOL_MAX 64
 /*
  * A direction whose pipe fills up is moving bulk data: its pipe grows from
  * the kernel's default (16 slots) to this many bytes, so each splice(2) moves
@@ -128,7 +126,7 @@ struct side {
 /* One direction: SRC -> pipe -> DST. */
 struct dir {
 	struct side *src, *dst;
-	int pr, pw;    /* the pipe's read and write ends */
+	struct bs_pipe p; /* the pipe (-1 when none) */
 	size_t inpipe; /* bytes spliced in and not yet out */
 	bool grown;    /* the pipe was enlarged to BULK_PIPE (or tried) */
 	bool eof;      /* SRC said EOF */
@@ -163,8 +161,12 @@ struct br_relay {
 	struct conn *conns;
 	struct conn *waiting;
 	struct conn *dead;
-	int pool[POOL_MAX][2];
-	size_t npool;
+	/*
+	 * Empty pipes kept for the next connections: creating and destroying
+	 * two pipes is six system calls and two inodes per connection, a
+	 * tenth of the bridge's cost for a short one.
+	 */
+	struct bs_pipe_pool pool;
 	bool stop;
 	bool paused;
 	uint64_t resume_at;
@@ -220,24 +222,24 @@ struct br_relay *
 br_relay_new(const char *path)
 {
 	struct br_relay *r = NULL;
-	size_t plen;
-	int saved;
+	struct sockaddr_un sun;
+	socklen_t sunlen;
+	int saved, err;
 
 	if (path == NULL || path[0] == '\0') {
 		errno = EINVAL;
 		return NULL;
 	}
-	plen = strlen(path);
-	if (plen >= sizeof(r->sun.sun_path)) {
-		errno = ENAMETOOLONG;
+	err = bs_unix_addr(&sun, &sunlen, path);
+	if (err < 0) {
+		errno = -err;
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return NULL;
-	r->sun.sun_family = AF_UNIX;
-	memcpy(r->sun.sun_path, path, plen + 1);
-	r->sunlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1);
+	r->sun = sun;
+	r->sunlen = sunlen;
 	r->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (r->ep < 0) {
 		saved = errno;
@@ -278,11 +280,7 @@ br_relay_free(struct br_relay *r)
 		free(f->target);
 		free(f);
 	}
-	while (r->npool > 0) {
-		r->npool--;
-		close(r->pool[r->npool][0]);
-		close(r->pool[r->npool][1]);
-	}
+	bs_pipe_pool_clear(&r->pool);
 	close(r->ep);
 	free(r);
 }
@@ -447,39 +445,21 @@ wait_del(struct conn *c)
 static int
 pipe_get(struct br_relay *r, struct dir *d)
 {
-	int p[2];
-
-	if (r->npool > 0) {
-		r->npool--;
-		d->pr = r->pool[r->npool][0];
-		d->pw = r->pool[r->npool][1];
-		return 0;
-	}
-	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
-		return -1;
-	d->pr = p[0];
-	d->pw = p[1];
-	return 0;
+	return bs_pipe_get(&r->pool, &d->p, 0);
 }
 
 /*
  * Give D's pipe back, or close it.  A pipe is reused only when every byte
  * spliced into it has been spliced out again, so no byte of one connection
- * can ever reach another.
+ * can ever reach another, and only at the kernel's default size.
  */
 static void
 pipe_put(struct br_relay *r, struct dir *d)
 {
-	if (d->pr >= 0 && d->pw >= 0 && d->inpipe == 0 && !d->grown &&
-	    r->npool < POOL_MAX) {
-		r->pool[r->npool][0] = d->pr;
-		r->pool[r->npool][1] = d->pw;
-		r->npool++;
-		d->pr = d->pw = -1;
-		return;
-	}
-	close_fd(&d->pr);
-	close_fd(&d->pw);
+	if (d->inpipe == 0 && !d->grown)
+		bs_pipe_put(&r->pool, &d->p);
+	else
+		bs_pipe_close(&d->p);
 }
 
 /* --- connection life --- */
@@ -526,31 +506,6 @@ reap_dead(struct br_relay *r)
 }
 
 /*
- * Append SRC to BUF at *OFF with control and non-ASCII bytes written as
- * \xNN, so that a strange socket path cannot break the 503 response.
- */
-static void
-append_escaped(char *buf, size_t size, size_t *off, const char *src)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)src; *p != '\0'; p++) {
-		if (*off + 5 >= size)
-			return;
-		if (*p < 0x20 || *p >= 0x7f || *p == '\\') {
-			buf[(*off)++] = '\\';
-			buf[(*off)++] = 'x';
-			buf[(*off)++] = hex[*p >> 4];
-			buf[(*off)++] = hex[*p & 15];
-		} else {
-			buf[(*off)++] = (char)*p;
-		}
-	}
-	buf[*off] = '\0';
-}
-
-/*
  * The proxy cannot be reached: answer the client with a 503 that names the
  * socket and the error, instead of resetting it (RFC 9110 §15.6.4: the
  * server is unable to handle the request; a reset would leave an agent
@@ -570,12 +525,12 @@ conn_refuse(struct conn *c, int err, bool local)
 
 	if (local && !r->starved) {
 		/* Our own limits, not the proxy's fault: say which. */
-		fprintf(stderr, "postern-bridge: cannot open a relay: %s; %s\n",
+		log_notice("cannot open a relay: %s; %s",
 		    strerror(err), c->fwd != NULL ? "closing the forwarded connection" :
 		    "answering 503");
 		r->starved = true;
 	} else if (!local && !r->upstream_down) {
-		fprintf(stderr, "postern-bridge: proxy socket %s: %s; %s until it works\n",
+		log_notice("proxy socket %s: %s; %s until it works",
 		    r->sun.sun_path, strerror(err), c->fwd != NULL ?
 		    "closing forwarded connections" : "answering 503");
 		r->upstream_down = true;
@@ -595,7 +550,10 @@ conn_refuse(struct conn *c, int err, bool local)
 	if (n < 0)
 		goto fail;
 	blen = (size_t)n;
-	append_escaped(body, sizeof(body), &blen, r->sun.sun_path);
+	/* Control and non-ASCII bytes as \xNN, so that a strange socket
+	 * path cannot break the 503 response. */
+	blen += bs_escape(r->sun.sun_path, strlen(r->sun.sun_path), body + blen,
+	    sizeof(body) - blen, 0);
 	n = snprintf(body + blen, sizeof(body) - blen, ": %s (%s)\n",
 	    strerror(err), name != NULL ? name : "?");
 	if (n < 0 || (size_t)n >= sizeof(body) - blen)
@@ -652,12 +610,12 @@ fwd_report(struct conn *c, const char *what)
 		return;
 	snprintf(f->said, sizeof(f->said), "%s", key);
 	if (what != NULL) {
-		fprintf(stderr, "postern-bridge: forward to %s: %s; closing the connection\n",
+		log_notice("forward to %s: %s; closing the connection",
 		    f->target, what);
 		return;
 	}
-	fprintf(stderr, "postern-bridge: forward to %s: the proxy refused CONNECT %s: %d %s; "
-	    "closing the connection\n", f->target, f->target,
+	log_notice("forward to %s: the proxy refused CONNECT %s: %d %s; "
+	    "closing the connection", f->target, f->target,
 	    c->rep.status, c->rep.reason[0] ? c->rep.reason : "(no reason given)");
 	p = c->reply + c->rep.head_len;
 	end = c->reply + c->nreply;
@@ -667,7 +625,7 @@ fwd_report(struct conn *c, const char *what)
 			nl = end;
 		br_forward_escape(p, (size_t)(nl - p), line, sizeof(line));
 		if (line[0] != '\0')
-			fprintf(stderr, "postern-bridge:   %s\n", line);
+			log_notice("  %s", line);
 		p = nl + 1;
 	}
 }
@@ -774,7 +732,7 @@ conn_start_relay(struct conn *c)
 	int err;
 
 	if (r->upstream_down) {
-		fprintf(stderr, "postern-bridge: proxy socket %s: reachable again\n",
+		log_notice("proxy socket %s: reachable again",
 		    r->sun.sun_path);
 		r->upstream_down = false;
 	}
@@ -866,7 +824,7 @@ conn_new(struct br_relay *r, int fd, struct fwd *fwd)
 	c->tcp.fd = fd;
 	c->unx.h.kind = H_UNIX;
 	c->unx.fd = -1;
-	c->up.pr = c->up.pw = c->down.pr = c->down.pw = -1;
+	c->up.p.r = c->up.p.w = c->down.p.r = c->down.p.w = -1;
 	c->up.src = &c->tcp;
 	c->up.dst = &c->unx;
 	c->down.src = &c->unx;
@@ -907,15 +865,14 @@ dir_pump(struct dir *d)
 	do {
 		progress = false;
 		if (!d->eof && d->src->rd) {
-			n = splice(d->src->fd, NULL, d->pw, NULL, SPLICE_CHUNK,
-			    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			n = bs_pump_in(d->src->fd, &d->p, SPLICE_CHUNK);
 			if (n > 0) {
 				d->inpipe += (size_t)n;
 				progress = true;
 			} else if (n == 0) {
 				d->eof = true;
 				progress = true;
-			} else if (errno == EAGAIN) {
+			} else if (n == -EAGAIN) {
 				if (d->inpipe == 0) {
 					d->src->rd = false;
 				} else if (!d->grown) {
@@ -925,23 +882,22 @@ dir_pump(struct dir *d)
 					 * only leaves it at its size.
 					 */
 					d->grown = true;
-					if (fcntl(d->pw, F_SETPIPE_SZ, BULK_PIPE) > 0)
+					if (fcntl(d->p.w, F_SETPIPE_SZ, BULK_PIPE) > 0)
 						progress = true;
 				}
-			} else if (errno != EINTR) {
+			} else {
 				d->eof = true;
 				progress = true;
 			}
 		}
 		if (d->inpipe > 0 && d->dst->wr) {
-			n = splice(d->pr, NULL, d->dst->fd, NULL, d->inpipe,
-			    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			n = bs_pump_out(&d->p, d->dst->fd, d->inpipe);
 			if (n > 0) {
 				d->inpipe -= (size_t)n;
 				progress = true;
-			} else if (n < 0 && errno == EAGAIN) {
+			} else if (n == -EAGAIN) {
 				d->dst->wr = false;
-			} else if (n < 0 && errno != EINTR) {
+			} else if (n < 0) {
 				return PUMP_DST_GONE;
 			}
 		}
@@ -1110,7 +1066,7 @@ listener_event(struct br_relay *r, struct listener *l)
 			 * moment instead of spinning on a listener that stays
 			 * readable.  The clients wait in the backlog.
 			 */
-			fprintf(stderr, "postern-bridge: accept: %s; pausing %d ms\n",
+			log_notice("accept: %s; pausing %d ms",
 			    strerror(errno), PAUSE_MS);
 			listeners_pause(r, true);
 			return;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "base/cursor.h"
 #include "conf/host.h"
 
 static int
@@ -62,8 +63,8 @@ fail(const char **why, const char *msg)
 int
 cf_port_parse(const char *s, size_t len, uint16_t *out, const char **why)
 {
-	unsigned long v = 0;
-	size_t i;
+	uint16_t v;
+	int rc;
 
 	if (len == 0)
 		return fail(why, "empty port");
@@ -73,14 +74,12 @@ cf_port_parse(const char *s, size_t len, uint16_t *out, const char **why)
 	 * another parser; refuse it, and "0" is not a port. */
 	if (s[0] == '0')
 		return fail(why, "port with a leading zero or port 0");
-	for (i = 0; i < len; i++) {
-		if (!is_digit((unsigned char)s[i]))
-			return fail(why, "port is not plain decimal digits");
-		v = v * 10 + (unsigned long)(s[i] - '0');
-	}
-	if (v < 1 || v > 65535)
+	rc = bs_port_parse(s, len, &v);
+	if (rc == -EINVAL)
+		return fail(why, "port is not plain decimal digits");
+	if (rc < 0 || v < 1)
 		return fail(why, "port out of range 1-65535");
-	*out = (uint16_t)v;
+	*out = v;
 	return 0;
 }
 

@@ -14,4 +14,4 @@ libpostern_conf_a_SOURCES = \
 	conf/etchosts.c conf/etchosts.h \
 	conf/default.c
 libpostern_conf_a_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)
-CONF_LIBS = libpostern_conf.a $(INIH_LIBS) $(OPENSSL_LIBS)
+CONF_LIBS = libpostern_conf.a $(BASE_LIBS) $(INIH_LIBS) $(OPENSSL_LIBS)

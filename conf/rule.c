@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <arpa/inet.h>
 
+#include "base/cursor.h"
 #include "conf/host.h"
 #include "conf/ranges.h"
 #include "conf/rule.h"
@@ -71,21 +72,19 @@ parse_portspec(const char *s, size_t len, struct cf_rule *r, const char **why)
 static int
 parse_prefix(const char *s, size_t len, int max, int *out, const char **why)
 {
-	int v = 0;
-	size_t i;
+	uint64_t v;
+	int rc;
 
 	if (len == 0 || len > 3)
 		return fail(why, "bad prefix length");
 	if (len > 1 && s[0] == '0')
 		return fail(why, "prefix length with a leading zero");
-	for (i = 0; i < len; i++) {
-		if (!is_digit(s[i]))
-			return fail(why, "bad prefix length");
-		v = v * 10 + (s[i] - '0');
-	}
-	if (v > max)
+	rc = bs_num_parse(s, len, (uint64_t)max, 0, &v);
+	if (rc == -ERANGE)
 		return fail(why, "prefix length too long for the address family");
-	*out = v;
+	if (rc < 0)
+		return fail(why, "bad prefix length");
+	*out = (int)v;
 	return 0;
 }
 

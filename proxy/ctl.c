@@ -23,6 +23,7 @@
 
 #include <ini.h>
 
+#include "base/unix.h"
 #include "conf/config.h"
 #include "proxy/ctl.h"
 
@@ -144,11 +145,9 @@ exchange(const char *path, const char *req, char **resp, size_t *len)
 
 	*resp = NULL;
 	*len = 0;
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, path, strlen(path));
+	rc = bs_unix_addr(&sun, NULL, path);
+	if (rc < 0)
+		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += CTL_TIMEOUT_MS / 1000;
 

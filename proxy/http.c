@@ -21,6 +21,7 @@
 
 #include <event2/buffer.h>
 
+#include "base/cursor.h"
 #include "conf/host.h"
 #include "proxy/http.h"
 
@@ -234,23 +235,13 @@ list_next(const char *v, size_t len, size_t *pos, const char **tok,
 static int
 parse_content_length(const char *v, size_t len, int64_t *out)
 {
-	int64_t n = 0;
-	size_t i;
+	uint64_t n;
 
-	if (len == 0)
+	/* Leading zeros are allowed (RFC 9110 §8.6 is 1*DIGIT); the cap
+	 * keeps every later sum of lengths far from overflow. */
+	if (bs_num_parse(v, len, (uint64_t)1 << 62, BS_NUM_ZEROS, &n) < 0)
 		return -1;
-	for (i = 0; i < len; i++) {
-		int d = v[i] - '0';
-
-		if (d < 0 || d > 9)
-			return -1;
-		/* Checked before the multiplication, which must not
-		 * overflow. */
-		if (n > ((((int64_t)1 << 62) - d) / 10))
-			return -1;
-		n = n * 10 + d;
-	}
-	*out = n;
+	*out = (int64_t)n;
 	return 0;
 }
 

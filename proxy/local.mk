@@ -7,7 +7,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/engine.c proxy/engine.h \
 	proxy/explain.c proxy/explain.h \
 	proxy/listen.c \
-	proxy/log.c proxy/log.h \
+	proxy/log.h \
 	proxy/loopcall.c proxy/loopcall.h \
 	proxy/mem.c proxy/mem.h \
 	proxy/prio.h \

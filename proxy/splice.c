@@ -18,64 +18,19 @@
 
 #include <event2/event.h>
 
+#include "base/pump.h"
 #include "proxy/loopcall.h"
 #include "proxy/prio.h"
 #include "proxy/splice.h"
 
 #define PIPE_WANT (256 * 1024) /* asked of F_SETPIPE_SZ; the default is 64 KiB */
-#define POOL_MAX 64
 
-struct pipe_pair {
-	int r, w;
-	size_t cap;
-};
-
-static struct pipe_pair pool[POOL_MAX];
-static size_t npool;
-
-static int
-pipe_get(struct pipe_pair *p)
-{
-	int fds[2], sz;
-
-	if (npool > 0) {
-		*p = pool[--npool];
-		return 0;
-	}
-	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
-		return -1;
-	p->r = fds[0];
-	p->w = fds[1];
-	/* A bigger pipe when the system allows it; the default otherwise. */
-	(void)fcntl(p->w, F_SETPIPE_SZ, PIPE_WANT);
-	sz = fcntl(p->w, F_GETPIPE_SZ);
-	p->cap = sz > 0 ? (size_t)sz : 65536;
-	return 0;
-}
-
-/* Only an empty pipe goes back to the pool. */
-static void
-pipe_put(struct pipe_pair *p)
-{
-	if (p->r < 0)
-		return;
-	if (npool < POOL_MAX) {
-		pool[npool++] = *p;
-	} else {
-		close(p->r);
-		close(p->w);
-	}
-	p->r = p->w = -1;
-}
+static struct bs_pipe_pool pool;
 
 void
 px_splice_cleanup(void)
 {
-	while (npool > 0) {
-		npool--;
-		close(pool[npool].r);
-		close(pool[npool].w);
-	}
+	bs_pipe_pool_clear(&pool);
 }
 
 struct dir {
@@ -83,7 +38,7 @@ struct dir {
 	int from, to;
 	struct event *rev;  /* FROM readable */
 	struct event *wev;  /* TO writable, while the pipe cannot drain */
-	struct pipe_pair p;
+	struct bs_pipe p;
 	size_t inpipe;
 	int eof, shut;
 	uint64_t *count;
@@ -117,22 +72,19 @@ static int
 drain(struct dir *d)
 {
 	while (d->inpipe > 0) {
-		ssize_t n = splice(d->p.r, NULL, d->to, NULL, d->inpipe,
-		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		ssize_t n = bs_pump_out(&d->p, d->to, d->inpipe);
 		if (n > 0) {
 			d->inpipe -= (size_t)n;
 			continue;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
+		if (n == -EAGAIN) {
 			event_add(d->wev, NULL);
 			return 0;
 		}
-		return n < 0 ? errno : EPIPE;
+		return n < 0 ? (int)-n : EPIPE;
 	}
 	event_del(d->wev);
-	pipe_put(&d->p);
+	bs_pipe_put(&pool, &d->p);
 	return 0;
 }
 
@@ -166,7 +118,7 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	px_loopcall_check();
-	if (d->p.r < 0 && pipe_get(&d->p) != 0) {
+	if (d->p.r < 0 && bs_pipe_get(&pool, &d->p, PIPE_WANT) != 0) {
 		finish(s, errno);
 		return;
 	}
@@ -176,7 +128,7 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 
 		if (room == 0)
 			break;
-		n = splice(d->from, NULL, d->p.w, NULL, room, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		n = bs_pump_in(d->from, &d->p, room);
 		if (n > 0) {
 			d->inpipe += (size_t)n;
 			*d->count += (uint64_t)n;
@@ -188,11 +140,9 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 			d->eof = 1;
 			break;
 		}
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN)
+		if (n == -EAGAIN)
 			break;
-		finish(s, errno);
+		finish(s, (int)-n);
 		return;
 	}
 	err = drain(d);
@@ -280,12 +230,10 @@ px_splice_free(struct px_splice *s)
 		event_free(d->wev);
 		if (d->p.r >= 0) {
 			/* Bytes still in flight die with the tunnel. */
-			if (d->inpipe > 0) {
-				close(d->p.r);
-				close(d->p.w);
-			} else {
-				pipe_put(&d->p);
-			}
+			if (d->inpipe > 0)
+				bs_pipe_close(&d->p);
+			else
+				bs_pipe_put(&pool, &d->p);
 		}
 	}
 	close(s->a);

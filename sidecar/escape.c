@@ -28,6 +28,8 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 
+#include "base/super.h"
+#include "base/text.h"
 #include "sidecar/escape.h"
 #include "sidecar/log.h"
 #include "sidecar/probe.h"
@@ -191,13 +193,14 @@ sc_plan(struct sc_shared *sh, const struct sc_escape_opts *o, int raw,
 	struct ifaddrs *ifa = NULL, *p;
 	char text[INET6_ADDRSTRLEN];
 	unsigned char rnd[8];
+	char hex[2 * sizeof(rnd) + 1];
 	struct sc_try *t;
 	size_t k, i, u;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return -EIO;
-	snprintf(sh->tag, sizeof(sh->tag), "postern-probe-%02x%02x%02x%02x%02x%02x%02x%02x",
-	    rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	bs_hex(rnd, sizeof(rnd), hex);
+	snprintf(sh->tag, sizeof(sh->tag), "postern-probe-%s", hex);
 	for (f = 0; f < 2; f++) {
 		fam = f == 0 ? AF_INET : AF_INET6;
 		if (!(o->families & (f == 0 ? SC_FAM_V4 : SC_FAM_V6)))
@@ -507,12 +510,13 @@ sc_become(uid_t uid, gid_t gid, int keep_raw)
 {
 	struct __user_cap_header_struct hdr;
 	struct __user_cap_data_struct data[2];
+	int err;
 
 	if (keep_raw && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return -errno;
-	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-	    setresuid(uid, uid, uid) < 0)
-		return -errno;
+	err = bs_become(uid, gid);
+	if (err < 0)
+		return err;
 	memset(&hdr, 0, sizeof(hdr));
 	memset(data, 0, sizeof(data));
 	hdr.version = _LINUX_CAPABILITY_VERSION_3;

@@ -9,8 +9,8 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/engine.c sidecar/engine.h \
 	sidecar/escape.c sidecar/escape.h \
 	sidecar/jail.c sidecar/jail.h \
-	sidecar/log.c sidecar/log.h \
-	sidecar/nlerr.c sidecar/nlerr.h \
+	sidecar/log.h \
+	bridge/nlerr.c bridge/nlerr.h \
 	sidecar/nft.c sidecar/nft.h \
 	sidecar/pid1.c sidecar/pid1.h \
 	sidecar/probe.c sidecar/probe.h \
@@ -21,7 +21,7 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	bridge/forward.c bridge/forward.h bridge/addr.c bridge/addr.h \
 	bridge/env.c bridge/env.h
 postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
-postern_sidecar_LDADD = $(PROXY_LIBS) $(LIBNL_LIBS)
+postern_sidecar_LDADD = $(PROXY_LIBS) $(BASE_LIBS) $(LIBNL_LIBS)
 
 # Integration scenarios (real namespaces; skipped with 77 when not root).
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
@@ -49,9 +49,9 @@ EXTRA_DIST += tests/integration/sidecar-run-summary.sh
 check_PROGRAMS += sidecar/test-rules
 TESTS += sidecar/test-rules
 sidecar_test_rules_SOURCES = sidecar/test-rules.c sidecar/rules.c sidecar/rules.h \
-	sidecar/nlerr.c sidecar/nlerr.h sidecar/log.c sidecar/log.h tests/unit/tap.h
+	bridge/nlerr.c bridge/nlerr.h sidecar/log.h tests/unit/tap.h
 sidecar_test_rules_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
-sidecar_test_rules_LDADD = $(LIBNL_LIBS)
+sidecar_test_rules_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 dist_man_MANS += sidecar/postern-sidecar.8
 
 # Fuzz target for the netlink rule parser (tests/fuzz/fuzz-sidecar-rules.c):
@@ -59,10 +59,10 @@ dist_man_MANS += sidecar/postern-sidecar.8
 check_PROGRAMS += tests/fuzz/sidecar-rules-replay
 TESTS += tests/fuzz/sidecar-rules-replay
 tests_fuzz_sidecar_rules_replay_SOURCES = tests/fuzz/fuzz-sidecar-rules.c tests/fuzz/replay.c \
-	sidecar/rules.c sidecar/nlerr.c sidecar/log.c
+	sidecar/rules.c bridge/nlerr.c
 tests_fuzz_sidecar_rules_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-rules"'
-tests_fuzz_sidecar_rules_replay_LDADD = $(LIBNL_LIBS)
+tests_fuzz_sidecar_rules_replay_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sidecar-rules.c tests/fuzz/fuzz-sidecar-rules.srcs
 
 # Fuzz target for the /proc/net/unix parser (tests/fuzz/fuzz-unix-names.c).
@@ -78,17 +78,17 @@ EXTRA_DIST += tests/fuzz/fuzz-unix-names.c tests/fuzz/fuzz-unix-names.srcs
 check_PROGRAMS += sidecar/test-nft
 TESTS += sidecar/test-nft
 sidecar_test_nft_SOURCES = sidecar/test-nft.c sidecar/nft.c sidecar/nft.h \
-	sidecar/nlerr.c sidecar/nlerr.h sidecar/log.c sidecar/log.h tests/unit/tap.h
+	bridge/nlerr.c bridge/nlerr.h sidecar/log.h tests/unit/tap.h
 sidecar_test_nft_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
-sidecar_test_nft_LDADD = $(LIBNL_LIBS)
+sidecar_test_nft_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 
 # Fuzz target for the nf_tables dump parsers (tests/fuzz/fuzz-sidecar-nft.c).
 check_PROGRAMS += tests/fuzz/sidecar-nft-replay
 TESTS += tests/fuzz/sidecar-nft-replay
 tests_fuzz_sidecar_nft_replay_SOURCES = tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/replay.c \
-	sidecar/nft.c sidecar/nlerr.c sidecar/log.c
+	sidecar/nft.c bridge/nlerr.c
 tests_fuzz_sidecar_nft_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
-tests_fuzz_sidecar_nft_replay_LDADD = $(LIBNL_LIBS)
+tests_fuzz_sidecar_nft_replay_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/fuzz-sidecar-nft.srcs

@@ -23,6 +23,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "base/cursor.h"
+#include "base/super.h"
 #include "bridge/forward.h"
 #include "bridge/link.h"
 #include "conf/config.h"
@@ -114,18 +116,12 @@ sc_run_usage(FILE *f)
 static int
 sc_parse_uid(const char *s, uid_t *out)
 {
-	uint64_t v = 0;
-	size_t i;
+	uint64_t v;
+	int rc;
 
-	if (s[0] == '\0' || (s[0] == '0' && s[1] != '\0'))
-		return -EINVAL;
-	for (i = 0; s[i] != '\0'; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v >= UINT32_MAX)
-			return -ERANGE;
-	}
+	rc = bs_num_parse(s, strlen(s), UINT32_MAX - 1, 0, &v);
+	if (rc < 0)
+		return rc;
 	*out = (uid_t)v;
 	return 0;
 }
@@ -601,9 +597,10 @@ sc_prepare_socket_dirs(const struct sc_opts *o)
 static int
 sc_drop_privileges(uid_t uid)
 {
-	if (setgroups(0, NULL) < 0 || setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) < 0 ||
-	    setresuid(uid, uid, uid) < 0)
-		return -errno;
+	int err = bs_become(uid, (gid_t)uid);
+
+	if (err < 0)
+		return err;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
 	return 0;
@@ -701,14 +698,14 @@ sc_serve(const struct sc_opts *o)
 				sc_logx("serving as uid %u", (unsigned)o->uid);
 			close(pipefd[0]);
 		}
-		while (sc_sigfd_read(sigfd, &si) == 1) {
+		while (bs_sigfd_read(sigfd, &si) == 1) {
 			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT ||
 			    si.ssi_signo == SIGHUP)
 				kill(engine, (int)si.ssi_signo);
 		}
-		while ((pid = sc_reap_one(&status)) > 0) {
+		while ((pid = bs_reap_one(&status)) > 0) {
 			if (pid == engine)
-				return failed ? 1 : sc_exit_code(status);
+				return failed ? 1 : bs_exit_code(status);
 		}
 	}
 }

@@ -33,9 +33,9 @@
 #include <netlink/msg.h>
 #include <netlink/socket.h>
 
+#include "bridge/nlerr.h"
 #include "sidecar/log.h"
 #include "sidecar/nft.h"
-#include "sidecar/nlerr.h"
 
 /* Bound on the rules and chains read back, so a hostile or runaway ruleset
  * cannot make the sidecar loop or allocate without limit. */
@@ -457,7 +457,7 @@ sc_nft_open(struct nl_sock **out, struct sc_rx *rx)
 	if (err >= 0)
 		err = nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, sc_rx_nack, rx);
 	if (err < 0) {
-		err = sc_nlerr(err);
+		err = br_nlerr(err);
 		goto fail;
 	}
 	/* A kernel that never answers must not hang the sidecar's start. */
@@ -504,14 +504,14 @@ sc_nft_talk(struct sc_nb *b, const char *what)
 	 * from one skb. */
 	err = nl_send_iovec(sk, b->m[0], iov, (unsigned)b->n);
 	if (err < 0) {
-		err = sc_nlerr(err);
+		err = br_nlerr(err);
 		sc_logerr(err, "nftables: %s: send", what);
 		goto out;
 	}
 	while (rx.acks < b->n_ack) {
 		err = nl_recvmsgs_default(sk);
 		if (err < 0) {
-			err = sc_nlerr(err);
+			err = br_nlerr(err);
 			sc_logerr(err, "nftables: %s: no answer from the kernel", what);
 			goto out;
 		}
@@ -1040,7 +1040,7 @@ sc_nft_dump(struct nl_sock *sk, struct sc_rx *rx, int msgtype, int family)
 		err = nl_recvmsgs_default(sk);
 	if (rx->err < 0)
 		return rx->err;
-	return err < 0 ? sc_nlerr(err) : 0;
+	return err < 0 ? br_nlerr(err) : 0;
 }
 
 /* Check the chain NAME of FAMILY and its rules against what we install;

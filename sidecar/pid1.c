@@ -1,189 +1,31 @@
 /*
- * sidecar/pid1.c: signals and children, as PID 1 or as any supervisor.
+ * sidecar/pid1.c: the sidecar's signals and children (see pid1.h).
  */
 #include "config.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sidecar/pid1.h"
 
 static const int sc_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD };
-
-static void
-sc_signal_noop(int sig)
-{
-	(void)sig;
-}
+#define SC_NSIGNALS (sizeof(sc_signals) / sizeof(sc_signals[0]))
 
 int
 sc_sigfd_open(void)
 {
-	struct sigaction sa;
-	sigset_t set;
-	size_t i;
-	int fd;
-
-	/* A handler, though the signals stay blocked and are read from the
-	 * signalfd: the kernel drops signals sent to the init of a PID
-	 * namespace when their disposition is SIG_DFL, and that is us in a
-	 * container. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sc_signal_noop;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&set);
-	for (i = 0; i < sizeof(sc_signals) / sizeof(sc_signals[0]); i++) {
-		sigaddset(&set, sc_signals[i]);
-		if (sc_signals[i] != SIGCHLD)
-			sigaction(sc_signals[i], &sa, NULL);
-	}
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -errno;
-	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	return fd;
-}
-
-int
-sc_sigfd_read(int fd, struct signalfd_siginfo *info)
-{
-	ssize_t n;
-
-	do
-		n = read(fd, info, sizeof(*info));
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return errno == EAGAIN ? 0 : -errno;
-	if (n != (ssize_t)sizeof(*info))
-		return -EIO;
-	return 1;
+	return bs_sigfd_open(sc_signals, SC_NSIGNALS, BS_SIG_CATCH);
 }
 
 void
 sc_child_signals_reset(void)
 {
-	struct sigaction sa;
-	sigset_t set;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(sc_signals) / sizeof(sc_signals[0]); i++)
-		sigaction(sc_signals[i], &sa, NULL);
-	sigemptyset(&set);
-	sigprocmask(SIG_SETMASK, &set, NULL);
+	bs_child_signals_reset(sc_signals, SC_NSIGNALS);
 }
 
 void
 sc_child_die_with_parent(pid_t parent, int sig)
 {
-	if (prctl(PR_SET_PDEATHSIG, sig) < 0)
+	if (bs_child_die_with_parent(parent, sig) < 0)
 		_exit(127);
-	/* The parent may have died between fork() and prctl(): then nobody
-	 * would ever send SIG, so go now. */
-	if (getppid() != parent)
-		_exit(127);
-}
-
-pid_t
-sc_reap_one(int *status)
-{
-	pid_t pid;
-
-	do
-		pid = waitpid(-1, status, WNOHANG);
-	while (pid < 0 && errno == EINTR);
-	if (pid < 0)
-		return -errno;
-	return pid;
-}
-
-int
-sc_exit_code(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
-}
-
-/* Parse a decimal pid of LEN bytes at S; -1 when it is not one. */
-static pid_t
-sc_parse_pid(const char *s, size_t len)
-{
-	long v = 0;
-	size_t i;
-
-	if (len == 0 || len > 9)
-		return -1;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	return (pid_t)v;
-}
-
-/* The parent pid in /proc/PID/stat: "pid (comm) state ppid ...", where comm
- * may itself hold spaces and parentheses, so the last ')' is the anchor. */
-static pid_t
-sc_read_ppid(const char *pid)
-{
-	char path[64], buf[512];
-	const char *p, *end, *q;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	end = buf + n;
-	p = strrchr(buf, ')');
-	/* ") S 1234 " */
-	if (p == NULL || end - p < 5 || p[1] != ' ' || p[3] != ' ')
-		return -1;
-	p += 4;
-	for (q = p; q < end && *q != ' '; q++)
-		;
-	return sc_parse_pid(p, (size_t)(q - p));
-}
-
-int
-sc_signal_children(int sig, pid_t except)
-{
-	pid_t self = getpid(), pid;
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
-
-	d = opendir("/proc");
-	if (d == NULL)
-		return -errno;
-	while ((de = readdir(d)) != NULL) {
-		pid = sc_parse_pid(de->d_name, strlen(de->d_name));
-		if (pid <= 0 || pid == except || pid == self)
-			continue;
-		if (sc_read_ppid(de->d_name) == self && kill(pid, sig) == 0)
-			n++;
-	}
-	closedir(d);
-	return n;
 }

@@ -1,64 +1,38 @@
 /*
- * sidecar/pid1.h: the duties of a process that supervises its children,
- * PID 1 of a container in particular: signals are taken synchronously
- * through a signalfd, forwarded only to the children we started, and every
- * child that dies, ours or re-parented to us, is reaped so that no zombie
- * accumulates in the container's PID namespace.
+ * sidecar/pid1.h: the sidecar's policy over the shared supervision module
+ * (base/super.h): which signals it takes as PID 1 of a container, and
+ * that a child whose parent is gone exits 127.
  */
 #ifndef POSTERN_SIDECAR_PID1_H
 #define POSTERN_SIDECAR_PID1_H
 
-#include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/types.h>
 
+#include "base/super.h"
+
 /*
- * Block SIGTERM, SIGINT, SIGHUP, SIGQUIT and SIGCHLD and return a
- * close-on-exec, non-blocking signalfd that receives them; call it before
- * forking so that no signal is lost between fork() and the first read.
- * Returns the descriptor or a negative errno.
+ * Block SIGTERM, SIGINT, SIGHUP, SIGQUIT and SIGCHLD, with a no-op handler
+ * for all but SIGCHLD (BS_SIG_CATCH), and return a signalfd for them, as
+ * bs_sigfd_open().
  */
 int sc_sigfd_open(void);
 
-/*
- * Read one signal from FD (from sc_sigfd_open()) into *INFO.  Returns 1 when
- * a signal was read, 0 when none is pending, or a negative errno.
- */
-int sc_sigfd_read(int fd, struct signalfd_siginfo *info);
-
-/*
- * In a freshly forked child: unblock every signal and restore the default
- * disposition of those sc_sigfd_open() took, so that an exec'd program (or
- * the proxy engine, which installs its own handlers) starts clean.
- */
+/* In a freshly forked child: bs_child_signals_reset() for those signals. */
 void sc_child_signals_reset(void);
 
 /*
- * In a freshly forked child: ask the kernel for SIG when the parent dies, and
- * exit at once if the parent (PARENT, its pid before the fork) is already
- * gone.  Keeps a killed sidecar from leaving a proxy or a command behind.
+ * In a freshly forked child: SIG when the parent dies; _exit(127) at once
+ * if the parent (PARENT, its pid before the fork) is already gone or the
+ * kernel refuses.  Keeps a killed sidecar from leaving a proxy or a
+ * command behind.
  */
 void sc_child_die_with_parent(pid_t parent, int sig);
 
-/*
- * Reap one exited child without blocking.  Returns its pid and stores its
- * wait status in *STATUS, 0 when no child has exited, or a negative errno
- * (-ECHILD when there are no children at all).
- */
-pid_t sc_reap_one(int *status);
-
-/*
- * Send SIG to every child of the calling process (found by scanning /proc)
- * except EXCEPT.  For a subreaper (PR_SET_CHILD_SUBREAPER) or PID 1 this
- * includes the orphans handed to it.  Returns how many were signalled, or a
- * negative errno when /proc cannot be read.
- */
-int sc_signal_children(int sig, pid_t except);
-
-/*
- * The shell convention for a wait status: the exit code, or 128 + the
- * signal number for a child killed by a signal.
- */
-int sc_exit_code(int status);
+/* The old names of the shared functions, for sidecar/run.c, which another
+ * branch is changing; they go once it calls the bs_ names. */
+#define sc_sigfd_read bs_sigfd_read
+#define sc_reap_one bs_reap_one
+#define sc_signal_children bs_signal_children
+#define sc_exit_code bs_exit_code
 
 #endif

@@ -20,6 +20,7 @@
 #include <netlink/route/route.h>
 #include <netlink/route/nexthop.h>
 
+#include "base/super.h"
 #include "sidecar/log.h"
 #include "sidecar/probe.h"
 #include "sidecar/rules.h"
@@ -213,13 +214,13 @@ sc_probe_as(uid_t uid, gid_t gid, const struct sc_target *t, size_t n,
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		int failed;
+		int failed, err;
 
 		/* setuid() from root to another uid clears every capability
 		 * set, so the probe socket is an ordinary user's socket. */
-		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-		    setresuid(uid, uid, uid) < 0) {
-			sc_logerr(errno, "check failed: probe cannot become uid %u",
+		err = bs_become(uid, gid);
+		if (err < 0) {
+			sc_logerr(err, "check failed: probe cannot become uid %u",
 			    (unsigned)uid);
 			_exit(100);
 		}

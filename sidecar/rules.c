@@ -21,8 +21,8 @@
 #include <netlink/attr.h>
 #include <netlink/errno.h>
 
+#include "bridge/nlerr.h"
 #include "sidecar/log.h"
-#include "sidecar/nlerr.h"
 #include "sidecar/rules.h"
 
 /* Bound on the rules read back, so a hostile or runaway table cannot make
@@ -74,7 +74,7 @@ sc_nl_open(struct nl_sock **out)
 	if (err < 0) {
 		sc_logx("netlink: cannot connect: %s", nl_geterror(err));
 		nl_socket_free(sk);
-		return sc_nlerr(err);
+		return br_nlerr(err);
 	}
 	*out = sk;
 	return 0;
@@ -128,7 +128,7 @@ sc_rule_send(struct nl_sock *sk, int type, int nlflags, const struct sc_rule *r)
 	err = 0;
 	goto out;
 nlfail:
-	err = sc_nlerr(err);
+	err = br_nlerr(err);
 out:
 	nlmsg_free(msg);
 	return err;
@@ -243,14 +243,14 @@ sc_rules_dump(int family, struct sc_rule **out, size_t *n)
 		goto out;
 	err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, sc_dump_cb, &ctx);
 	if (err < 0) {
-		err = sc_nlerr(err);
+		err = br_nlerr(err);
 		goto out;
 	}
 	memset(&frh, 0, sizeof(frh));
 	frh.family = (uint8_t)family;
 	err = nl_send_simple(sk, RTM_GETRULE, NLM_F_DUMP, &frh, sizeof(frh));
 	if (err < 0) {
-		err = sc_nlerr(err);
+		err = br_nlerr(err);
 		goto out;
 	}
 	err = nl_recvmsgs_default(sk);
@@ -259,7 +259,7 @@ sc_rules_dump(int family, struct sc_rule **out, size_t *n)
 		goto out;
 	}
 	if (err < 0) {
-		err = sc_nlerr(err);
+		err = br_nlerr(err);
 		goto out;
 	}
 	*out = ctx.v;

@@ -1,5 +1,5 @@
 /*
- * sidecar/nlerr.c: libnl's error codes as errno (see nlerr.h).
+ * bridge/nlerr.c: libnl's error codes as errno (see nlerr.h).
  */
 #include "config.h"
 
@@ -7,10 +7,10 @@
 
 #include <netlink/errno.h>
 
-#include "sidecar/nlerr.h"
+#include "bridge/nlerr.h"
 
 int
-sc_nlerr(int nle)
+br_nlerr(int nle)
 {
 	switch (nle < 0 ? -nle : nle) {
 	case NLE_EXIST:
@@ -29,6 +29,8 @@ sc_nlerr(int nle)
 		return -EPROTONOSUPPORT; /* no such netlink family in this kernel */
 	case NLE_OBJ_NOTFOUND:
 		return -ENOENT;
+	case NLE_NODEV:
+		return -ENODEV;
 	case NLE_OPNOTSUPP:
 		return -EOPNOTSUPP;
 	case NLE_INVAL:

@@ -1,0 +1,76 @@
+/*
+ * tests/unit/test-base-pump.c: the shared splice(2) pump and pipe pool
+ * (base/pump.h), over UNIX socket pairs.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/pump.h"
+#include "tests/unit/tap.h"
+
+int
+main(void)
+{
+	struct bs_pipe_pool pool;
+	struct bs_pipe p, q;
+	int a[2], b[2], rfd, wfd;
+	char buf[16];
+	ssize_t n;
+
+	signal(SIGPIPE, SIG_IGN);
+	memset(&pool, 0, sizeof(pool));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b) < 0) {
+		tap_diag("socketpair: %s", strerror(errno));
+		return 1;
+	}
+	tap_ok(bs_pipe_get(&pool, &p, 0) == 0 && p.r >= 0 && p.w >= 0 && p.cap == 0,
+	    "a new pipe at the default size");
+	n = bs_pipe_get(&pool, &q, 128 * 1024);
+	tap_ok(n == 0 && q.cap >= 65536, "a new pipe asked to be bigger knows its size (%zu)",
+	    q.cap);
+	tap_ok(bs_pump_in(a[1], &p, 1024) == -EAGAIN, "empty source: -EAGAIN");
+	(void)write(a[0], "hello", 5);
+	n = bs_pump_in(a[1], &p, 1024);
+	tap_ok(n == 5, "five bytes into the pipe (%zd)", n);
+	n = bs_pump_out(&p, b[0], 5);
+	tap_ok(n == 5 && read(b[1], buf, sizeof(buf)) == 5 && memcmp(buf, "hello", 5) == 0,
+	    "and out to the destination");
+	shutdown(a[0], SHUT_WR);
+	tap_ok(bs_pump_in(a[1], &p, 1024) == 0, "EOF: 0");
+	/* A destination whose peer is gone refuses the bytes. */
+	close(b[1]);
+	{
+		int c[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, c) == 0) {
+			(void)write(c[0], "abc", 3);
+			n = bs_pump_in(c[1], &p, 3);
+			tap_ok(n == 3, "three more bytes in");
+			n = bs_pump_out(&p, b[0], 3);
+			tap_ok(n == -EPIPE, "a closed destination: -EPIPE (%zd)", n);
+			close(c[0]);
+			close(c[1]);
+		}
+	}
+	/* The pool: what goes back comes out again, a closed pipe never. */
+	rfd = q.r;
+	wfd = q.w;
+	bs_pipe_put(&pool, &q);
+	tap_ok(q.r == -1 && q.w == -1 && pool.n == 1, "put: the pipe is in the pool");
+	tap_ok(bs_pipe_get(&pool, &q, 0) == 0 && q.r == rfd && q.w == wfd && pool.n == 0,
+	    "get: the pooled pipe comes back");
+	bs_pipe_close(&p);
+	tap_ok(p.r == -1 && p.w == -1, "close: the pipe is gone");
+	bs_pipe_put(&pool, &p);
+	tap_ok(pool.n == 0, "putting no pipe is a no-op");
+	bs_pipe_put(&pool, &q);
+	bs_pipe_pool_clear(&pool);
+	tap_ok(pool.n == 0 && write(wfd, "", 0) < 0 && errno == EBADF, "clear empties the pool");
+	return tap_done();
+}
