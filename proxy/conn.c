@@ -140,6 +140,12 @@ struct px_conn {
 	char addr[INET6_ADDRSTRLEN + 8];
 	union peer_sa up_peer;     /* the upstream's address, once connected */
 	struct cf_decision dec;
+	/* Its decision line is written (record_decision()), or waits for the
+	 * SNI check (allow_pending); a failure after it is told in the close
+	 * line instead: close_why, close_detail. */
+	int decided, allow_pending;
+	const char *close_why;
+	char close_detail[256];
 	struct px_dns_query *dnsq;
 	struct px_connector *connector;
 	struct lookup *lk;         /* addresses, only while connecting */
@@ -238,50 +244,114 @@ host_text(const struct px_conn *c, char *buf, size_t size)
 	cf_host_format(&c->host, buf, size);
 }
 
-static void
-audit_common(struct px_conn *c, struct px_json *j)
-{
-	char h[CF_HOST_TEXT_MAX];
+/* ---- the audit record --------------------------------------------------- */
 
-	px_json_str(j, "session", c->session);
-	px_json_str(j, "peer", c->peer);
+/*
+ * One audit record, by name (smokescreen's one decision line): every line
+ * the proxy writes for a connection is built here, by record(), from the
+ * connection and these fields, so that a decision, a revoke and a close
+ * name the same things the same way.  NULL and zero fields are left out.
+ */
+struct rec {
+	const char *event;         /* "decision", "revoke" or "close" */
+	const char *decision;      /* decision: "allow" or "deny" */
+	int has_reason;
+	enum cf_reason reason;     /* decision, revoke */
+	const struct cf_rule *rule;
+	const char *sni;           /* the ClientHello's server_name */
+	const char *detail;
+	const char *why;           /* close: why it closed, NULL for a plain end */
+	int current;               /* judged by the server's current snapshot */
+};
+
+static void
+record(struct px_conn *c, const struct rec *r)
+{
+	struct px_server *srv = c->srv;
+	struct px_json j;
+	char h[CF_HOST_TEXT_MAX];
+	int is_close = strcmp(r->event, "close") == 0;
+
+	px_json_begin(&j, r->event);
+	px_json_str(&j, "session", c->session);
+	px_json_str(&j, "peer", c->peer);
 	if (c->is_unix) {
-		px_json_num(j, "pid", c->pid);
-		px_json_num(j, "uid", c->uid);
+		px_json_num(&j, "pid", c->pid);
+		px_json_num(&j, "uid", c->uid);
 	}
-	px_json_str(j, "method", c->method[0] ? c->method : NULL);
+	px_json_str(&j, "method", c->method[0] ? c->method : NULL);
 	if (c->host.kind != 0) {
 		host_text(c, h, sizeof(h));
-		px_json_str(j, "host", h);
-		px_json_num(j, "port", c->port);
+		px_json_str(&j, "host", h);
+		px_json_num(&j, "port", c->port);
 	}
-}
-
-static void
-audit_decision(struct px_conn *c, int allow, enum cf_reason reason, const struct cf_rule *rule,
-    const char *detail)
-{
-	struct px_json j;
-
-	px_stats_decision(c->srv->metrics, c->session, reason, rule);
-	px_json_begin(&j, "decision");
-	audit_common(c, &j);
 	if (c->mode == CF_MODE_HTTP && c->path[0])
 		px_json_str(&j, "path", c->path);
 	px_json_str(&j, "address", c->addr[0] ? c->addr : NULL);
-	px_json_str(&j, "decision", allow ? "allow" : "deny");
-	px_json_str(&j, "reason", cf_reason_code(reason));
-	if (rule != NULL) {
+	if (r->decision != NULL)
+		px_json_str(&j, "decision", r->decision);
+	if (r->has_reason)
+		px_json_str(&j, "reason", cf_reason_code(r->reason));
+	if (r->rule != NULL) {
 		char at[300];
-		snprintf(at, sizeof(at), "%s:%d", rule->file, rule->line);
-		px_json_str(&j, "rule", rule->text);
+		snprintf(at, sizeof(at), "%s:%d", r->rule->file, r->rule->line);
+		px_json_str(&j, "rule", r->rule->text);
 		px_json_str(&j, "rule_at", at);
 	}
-	if (detail != NULL && detail[0])
-		px_json_str(&j, "detail", detail);
-	px_json_num(&j, "generation", (int64_t)c->generation);
-	px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : c->srv->cfg));
-	px_json_emit(&j, c->srv->audit);
+	if (r->sni != NULL && r->sni[0])
+		px_json_str(&j, "sni", r->sni);
+	if (is_close) {
+		struct timeval now;
+
+		event_base_gettimeofday_cached(srv->base, &now);
+		px_json_num(&j, "requests", c->requests);
+		px_json_num(&j, "bytes_up", (int64_t)c->bytes_up);
+		px_json_num(&j, "bytes_down", (int64_t)c->bytes_down);
+		px_json_num(&j, "duration_ms", ms_since(&c->started, &now));
+		if (r->why != NULL)
+			px_json_str(&j, "why", r->why);
+	}
+	if (r->detail != NULL && r->detail[0])
+		px_json_str(&j, "detail", r->detail);
+	if (r->current) {
+		px_json_num(&j, "generation", (int64_t)srv->generation);
+		px_json_str(&j, "config", cf_config_hash(srv->cfg));
+	} else {
+		px_json_num(&j, "generation", (int64_t)c->generation);
+		px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : srv->cfg));
+	}
+	px_json_emit(&j, srv->audit);
+}
+
+/*
+ * The one decision line of the current request, and its count in
+ * /metrics: written once, when the request is allowed (its upstream is
+ * connected, and for a checked tunnel its ClientHello passed) or refused.
+ * A failure after the allow (the upstream times out or answers badly) is
+ * no second decision: it is the close line's "why".
+ */
+static void
+record_decision(struct px_conn *c, int allow, enum cf_reason reason, const struct cf_rule *rule,
+    const char *detail, const char *sni)
+{
+	struct rec r = { .event = "decision", .decision = allow ? "allow" : "deny", .has_reason = 1,
+		.reason = reason, .rule = rule, .detail = detail, .sni = sni };
+
+	if (c->decided)
+		return;
+	c->decided = 1;
+	c->allow_pending = 0;
+	px_stats_decision(c->srv->metrics, c->session, reason, rule);
+	record(c, &r);
+}
+
+/* A tunnel held for the SNI check is allowed once its first flight
+ * passes; closed or revoked before that, it was allowed as it stood. */
+static void
+record_pending_allow(struct px_conn *c)
+{
+	if (c->allow_pending)
+		record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
 }
 
 /* ---- responses and closing ---------------------------------------------- */
@@ -366,8 +436,15 @@ refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const struct cf_
 	char body[2048], sugg[512], h[CF_HOST_TEXT_MAX], what[600];
 	int n;
 
-	if (!audited)
-		audit_decision(c, 0, reason, rule, detail);
+	if (!audited) {
+		if (c->decided) {
+			/* Allowed, then failed upstream: the close line says so. */
+			c->close_why = cf_reason_code(reason);
+			snprintf(c->close_detail, sizeof(c->close_detail), "%s", detail ? detail : "");
+		} else {
+			record_decision(c, 0, reason, rule, detail, NULL);
+		}
+	}
 	sugg[0] = '\0';
 	if (c->sess != NULL && c->host.kind != 0 &&
 	    (reason == CF_R_HOST_NOT_ALLOWED || reason == CF_R_PORT_NOT_ALLOWED ||
@@ -466,23 +543,17 @@ static void
 conn_free(struct px_conn *c, const char *why)
 {
 	struct px_server *srv = c->srv;
-	struct px_json j;
+	struct rec r = { .event = "close", .why = why };
 	struct timeval now;
 	size_t i;
 
+	record_pending_allow(c);
+	if (why == NULL && c->close_why != NULL) {
+		r.why = c->close_why;
+		r.detail = c->close_detail;
+	}
+	record(c, &r);
 	event_base_gettimeofday_cached(srv->base, &now);
-	px_json_begin(&j, "close");
-	audit_common(c, &j);
-	px_json_str(&j, "address", c->addr[0] ? c->addr : NULL);
-	px_json_num(&j, "requests", c->requests);
-	px_json_num(&j, "bytes_up", (int64_t)c->bytes_up);
-	px_json_num(&j, "bytes_down", (int64_t)c->bytes_down);
-	px_json_num(&j, "duration_ms", ms_since(&c->started, &now));
-	if (why != NULL)
-		px_json_str(&j, "why", why);
-	px_json_num(&j, "generation", (int64_t)c->generation);
-	px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : srv->cfg));
-	px_json_emit(&j, srv->audit);
 
 	px_stats_conn_close(srv->metrics, c->session, c->bytes_up, c->bytes_down,
 	    ms_since(&c->started, &now) / 1000.0, c->mode == CF_MODE_CONNECT && c->addr[0]);
@@ -781,6 +852,7 @@ sni_step(struct px_conn *c)
 	enum px_sni_result r;
 	enum cf_sni_mode mode = settings(c)->sni;
 	struct cf_host name;
+	char got_name[CF_HOST_TEXT_MAX];
 	const char *why = NULL;
 	int pass = 0;
 
@@ -870,23 +942,13 @@ decide:
 		break;
 	}
 	if (!pass) {
-		struct px_json j;
 		char got[CF_HOST_TEXT_MAX];
 
 		got[0] = '\0';
 		if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
 			cf_host_format(&name, got, sizeof(got));
-		px_stats_decision(c->srv->metrics, c->session, CF_R_SNI_MISMATCH, c->dec.rule);
-		px_json_begin(&j, "decision");
-		audit_common(c, &j);
-		px_json_str(&j, "address", c->addr);
-		px_json_str(&j, "decision", "deny");
-		px_json_str(&j, "reason", "sni_mismatch");
-		px_json_str(&j, "sni", got[0] ? got : NULL);
-		px_json_str(&j, "detail", why);
-		px_json_num(&j, "generation", (int64_t)c->generation);
-		px_json_str(&j, "config", cf_config_hash(c->cfg));
-		px_json_emit(&j, c->srv->audit);
+		c->allow_pending = 0;
+		record_decision(c, 0, CF_R_SNI_MISMATCH, c->dec.rule, why, got);
 		if (c->srv->human) {
 			char h[CF_HOST_TEXT_MAX], where[CF_HOST_TEXT_MAX + 8];
 			host_text(c, h, sizeof(h));
@@ -908,6 +970,10 @@ decide:
 		conn_free(c, "sni_mismatch");
 		return;
 	}
+	got_name[0] = '\0';
+	if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
+		cf_host_format(&name, got_name, sizeof(got_name));
+	record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, got_name);
 	px_sni_free(c->sni);
 	c->sni = NULL;
 	connect_answer(c);
@@ -933,7 +999,7 @@ revoke_tunnel(struct px_conn *c, int answer)
 	struct px_server *srv = c->srv;
 	const struct cf_session *s;
 	struct cf_decision d, ad;
-	struct px_json j;
+	struct rec r = { .event = "revoke", .has_reason = 1, .current = 1 };
 
 	s = cf_config_find_session(srv->cfg, c->session);
 	if (s != NULL) {
@@ -947,17 +1013,13 @@ revoke_tunnel(struct px_conn *c, int answer)
 		}
 	} else {
 		memset(&d, 0, sizeof(d));
-		d.reason = CF_R_HOST_NOT_ALLOWED;
+		d.reason = CF_R_SESSION_REMOVED;
 		snprintf(d.detail, sizeof(d.detail), "session %s was removed", c->session);
 	}
-	px_json_begin(&j, "revoke");
-	audit_common(c, &j);
-	px_json_str(&j, "address", c->addr);
-	px_json_str(&j, "reason", cf_reason_code(d.reason));
-	px_json_str(&j, "detail", d.detail);
-	px_json_num(&j, "generation", (int64_t)srv->generation);
-	px_json_str(&j, "config", cf_config_hash(srv->cfg));
-	px_json_emit(&j, srv->audit);
+	record_pending_allow(c);
+	r.reason = d.reason;
+	r.detail = d.detail;
+	record(c, &r);
 	if (answer)
 		refuse_ex(c, 403, d.reason, d.rule, d.detail, 1);
 	else
@@ -996,7 +1058,6 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		return;
 	}
 	bufferevent_priority_set(c->up, PX_PRI_BULK);
-	audit_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL);
 	touch(c);
 	arm_timer(c, settings(c)->idle_timeout_ms);
 	if (c->mode == CF_MODE_CONNECT) {
@@ -1010,6 +1071,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 			return;
 		c->connect_answered = 0;
 		if (settings(c)->sni == CF_SNI_OFF) {
+			record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
 			connect_answer(c);
 			tunnel_start(c);
 			return;
@@ -1017,6 +1079,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		/* The inspector (an OpenSSL object of several KiB) is made when
 		 * the client's first bytes arrive, so an idle tunnel stays small. */
 		c->state = CS_SNI;
+		c->allow_pending = 1;
 		/* Upstream may speak first (SMTP, SSH servers): its bytes flow
 		 * to the client; only the client's are held for the check. */
 		bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
@@ -1028,6 +1091,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		sni_step(c);
 		return;
 	}
+	record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
 	fwd_start(c);
 }
 
@@ -1220,6 +1284,8 @@ fwd_finish(struct px_conn *c)
 	/* Next request on this keep-alive connection, judged on its own. */
 	c->state = CS_HEAD;
 	c->head_timer_armed = 0;
+	c->decided = 0;
+	c->close_why = NULL;
 	c->host.kind = 0;
 	c->addr[0] = '\0';
 	arm_timer(c, settings(c)->idle_timeout_ms);
@@ -1267,7 +1333,7 @@ fwd_response(struct px_conn *c)
 				if (c->bytes_down == 0) {
 					char d[200];
 					snprintf(d, sizeof(d), "upstream sent a malformed response: %s", why ? why : "?");
-					refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, d);
+					refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule, d);
 				} else {
 					conn_free(c, "bad upstream response");
 				}
@@ -1451,6 +1517,7 @@ handle_head(struct px_conn *c)
 
 	/* A new request: the current snapshot decides it. */
 	c->requests++;
+	c->decided = 0;
 	c->host.kind = 0;
 	c->method[0] = '\0';
 	c->path[0] = '\0';
@@ -1480,7 +1547,7 @@ handle_head(struct px_conn *c)
 		return;
 	}
 	if (c->sess == NULL) {
-		refuse(c, 403, CF_R_HOST_NOT_ALLOWED, NULL,
+		refuse(c, 403, CF_R_SESSION_REMOVED, NULL,
 		    "this listener's session was removed from the config");
 		return;
 	}
@@ -1612,7 +1679,7 @@ handle_head(struct px_conn *c)
 			snprintf(c->addr, sizeof(c->addr), "%s", pp->addr);
 			pp->bev = NULL;
 			pool_drop(pp);
-			audit_decision(c, 1, CF_R_ALLOWED, c->dec.rule, "reused upstream connection");
+			record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, "reused upstream connection", NULL);
 			arm_timer(c, p->idle_timeout_ms);
 			fwd_start(c);
 			return;
@@ -1801,7 +1868,7 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 	(void)bev;
 	if (what & BEV_EVENT_ERROR) {
 		if (c->state == CS_FWD && c->rstate == RS_HEAD && c->bytes_down == 0) {
-			refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, "upstream failed before answering");
+			refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule, "upstream failed before answering");
 			return;
 		}
 		conn_free(c, "upstream error");
@@ -1831,7 +1898,7 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 			c->cli_keep_alive = 0;
 			fwd_finish(c);
 		} else if (c->rstate == RS_HEAD && c->bytes_down == 0) {
-			refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule,
+			refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
 			    "upstream closed the connection without answering");
 		} else {
 			conn_free(c, "upstream closed mid-response");
