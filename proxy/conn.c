@@ -100,11 +100,41 @@ struct pooled {
 	struct bufferevent *bev;
 };
 
+/*
+ * One direction of a connection (relayd's se_in/se_out): its bufferevent
+ * (NULL once the splice relay owns the socket), whether it has sent EOF,
+ * whether its write half is to be shut once its output is flushed (the
+ * other side sent EOF), and the bytes read from it and passed on.
+ */
+struct conn_side {
+	struct bufferevent *bev;
+	int eof;
+	int shut_pending;
+	uint64_t bytes;
+};
+
+/* One HTTP message of the forward path, request or response. */
+struct conn_msg {
+	/*
+	 * Where the parse of a head still incomplete stopped (proxy/http.h):
+	 * the next read resumes there.  Parsed again from its start on every
+	 * read, a head sent one byte at a time would cost CPU in the square
+	 * of its length.  Zero: no head in progress.
+	 */
+	struct px_http_resume rs;
+	int keep_alive;
+	int chunked;
+	struct px_chunked ch;
+	int64_t left;              /* Content-Length bytes still to pass */
+	int close_delimited;       /* response: the body ends at EOF */
+	int done;                  /* request: the body is all passed */
+};
+
 struct px_conn {
 	TAILQ_ENTRY(px_conn) entry;
 	struct px_server *srv;
-	struct bufferevent *cli;
-	struct bufferevent *up;
+	struct conn_side cli;      /* the client's half */
+	struct conn_side up;       /* the upstream's half, once connected */
 	enum conn_state state;
 	struct event *timer;
 	int head_timer_armed;
@@ -152,26 +182,14 @@ struct px_conn {
 	struct evbuffer *pending;  /* the upstream head, built at parse time */
 	unsigned requests;
 
-	/* Forward path state. */
-	int req_keep_alive, req_is_head, req_upgrade, req_minor;
+	/* Forward path state: the request and the response, one struct each. */
+	struct conn_msg req, resp;
+	int req_is_head, req_upgrade, req_minor;
 	int resp_dechunk;          /* decode a chunked answer for HTTP/1.0 */
-	int64_t req_left;          /* Content-Length bytes still to pass */
-	int req_chunked;
-	struct px_chunked req_ch;
-	int req_done;
 	enum resp_state rstate;
-	int64_t resp_left;
-	int resp_chunked, resp_close_delimited, resp_keep_alive, cli_keep_alive;
-	struct px_chunked resp_ch;
+	int cli_keep_alive;
 	struct px_http_header *hdrs;
 	size_t nhdrs_cap;
-	/*
-	 * Where the parse of a head still incomplete stopped (proxy/http.h):
-	 * the next read resumes there.  Parsed again from its start on every
-	 * read, a head sent one byte at a time would cost CPU in the square
-	 * of its length.  Zero: no head in progress.
-	 */
-	struct px_http_resume req_rs, resp_rs;
 	struct pooled *pool;       /* POOL_MAX idle upstreams, made on first use */
 
 	/* Tunnel state. */
@@ -181,10 +199,6 @@ struct px_conn {
 	size_t sni_fed;
 	int connect_answered;      /* the 200 is written */
 	struct timeval sni_deadline; /* the first flight is complete by then */
-	int cli_eof, up_eof;
-	int up_shut_pending, cli_shut_pending;
-
-	uint64_t bytes_up, bytes_down;
 };
 
 static void conn_free(struct px_conn *c, const char *why);
@@ -305,8 +319,8 @@ record(struct px_conn *c, const struct rec *r)
 
 		event_base_gettimeofday_cached(srv->base, &now);
 		px_json_num(&j, "requests", c->requests);
-		px_json_num(&j, "bytes_up", (int64_t)c->bytes_up);
-		px_json_num(&j, "bytes_down", (int64_t)c->bytes_down);
+		px_json_num(&j, "bytes_up", (int64_t)c->cli.bytes);
+		px_json_num(&j, "bytes_down", (int64_t)c->up.bytes);
 		px_json_num(&j, "duration_ms", ms_since(&c->started, &now));
 		if (r->why != NULL)
 			px_json_str(&j, "why", r->why);
@@ -377,7 +391,7 @@ closing_flushed(struct px_conn *c)
 	}
 	if (c->linger == 1) {
 		c->linger = 2;
-		shutdown(bufferevent_getfd(c->cli), SHUT_WR);
+		shutdown(bufferevent_getfd(c->cli.bev), SHUT_WR);
 	}
 }
 
@@ -385,23 +399,23 @@ static void
 close_after_write(struct px_conn *c)
 {
 	c->state = CS_CLOSING;
-	if (c->up != NULL) {
-		bufferevent_free(c->up);
-		c->up = NULL;
+	if (c->up.bev != NULL) {
+		bufferevent_free(c->up.bev);
+		c->up.bev = NULL;
 	}
-	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
+	bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
 	if (c->linger) {
-		bufferevent_setcb(c->cli, linger_read_cb, cli_write_cb, cli_event_cb, c);
-		bufferevent_enable(c->cli, EV_READ);
+		bufferevent_setcb(c->cli.bev, linger_read_cb, cli_write_cb, cli_event_cb, c);
+		bufferevent_enable(c->cli.bev, EV_READ);
 		arm_timer(c, LINGER_MS);
 	} else {
-		bufferevent_disable(c->cli, EV_READ);
-		bufferevent_setcb(c->cli, NULL, cli_write_cb, cli_event_cb, c);
+		bufferevent_disable(c->cli.bev, EV_READ);
+		bufferevent_setcb(c->cli.bev, NULL, cli_write_cb, cli_event_cb, c);
 	}
-	if (evbuffer_get_length(bufferevent_get_output(c->cli)) == 0)
+	if (evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0)
 		closing_flushed(c);
 	else
-		bufferevent_enable(c->cli, EV_WRITE);
+		bufferevent_enable(c->cli.bev, EV_WRITE);
 }
 
 static const char *
@@ -432,7 +446,7 @@ static void
 refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const struct cf_rule *rule,
     const char *detail, int audited)
 {
-	struct evbuffer *out = bufferevent_get_output(c->cli);
+	struct evbuffer *out = bufferevent_get_output(c->cli.bev);
 	char body[2048], sugg[512], h[CF_HOST_TEXT_MAX], what[600];
 	int n;
 
@@ -555,7 +569,7 @@ conn_free(struct px_conn *c, const char *why)
 	record(c, &r);
 	event_base_gettimeofday_cached(srv->base, &now);
 
-	px_stats_conn_close(srv->metrics, c->session, c->bytes_up, c->bytes_down,
+	px_stats_conn_close(srv->metrics, c->session, c->cli.bytes, c->up.bytes,
 	    ms_since(&c->started, &now) / 1000.0, c->mode == CF_MODE_CONNECT && c->addr[0]);
 
 	px_dns_cancel(c->dnsq);
@@ -564,10 +578,10 @@ conn_free(struct px_conn *c, const char *why)
 	px_sni_free(c->sni);
 	if (c->timer != NULL)
 		event_free(c->timer);
-	if (c->cli != NULL)
-		bufferevent_free(c->cli);
-	if (c->up != NULL)
-		bufferevent_free(c->up);
+	if (c->cli.bev != NULL)
+		bufferevent_free(c->cli.bev);
+	if (c->up.bev != NULL)
+		bufferevent_free(c->up.bev);
 	for (i = 0; c->pool != NULL && i < POOL_MAX; i++)
 		pool_drop(&c->pool[i]);
 	free(c->pool);
@@ -634,7 +648,7 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 	case CS_HEAD:
 		if (c->head_timer_armed || c->requests == 0) {
 			/* Slowloris: the head did not arrive in header_timeout. */
-			if (evbuffer_get_length(bufferevent_get_input(c->cli)) > 0) {
+			if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0) {
 				c->host.kind = 0;
 				c->method[0] = '\0';
 				refuse(c, 408, CF_R_TIMEOUT, NULL,
@@ -656,7 +670,7 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		if (idle >= (long)p->idle_timeout_ms) {
 			if (c->state == CS_FWD && c->rstate == RS_HEAD &&
-			    evbuffer_get_length(bufferevent_get_output(c->cli)) == 0) {
+			    evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0) {
 				/* Upstream accepted the request and never answered. */
 				refuse(c, 504, CF_R_TIMEOUT, c->dec.rule,
 				    "upstream did not answer within idle_timeout");
@@ -704,17 +718,17 @@ relay(struct px_conn *c, struct bufferevent *src, struct bufferevent *dst, uint6
 static void
 maybe_shutdown(struct px_conn *c)
 {
-	if (c->up != NULL && c->cli_eof && c->up_shut_pending &&
-	    evbuffer_get_length(bufferevent_get_output(c->up)) == 0) {
-		c->up_shut_pending = 0;
-		shutdown(bufferevent_getfd(c->up), SHUT_WR);
+	if (c->up.bev != NULL && c->cli.eof && c->up.shut_pending &&
+	    evbuffer_get_length(bufferevent_get_output(c->up.bev)) == 0) {
+		c->up.shut_pending = 0;
+		shutdown(bufferevent_getfd(c->up.bev), SHUT_WR);
 	}
-	if (c->up_eof && c->cli_shut_pending &&
-	    evbuffer_get_length(bufferevent_get_output(c->cli)) == 0) {
-		c->cli_shut_pending = 0;
-		shutdown(bufferevent_getfd(c->cli), SHUT_WR);
+	if (c->up.eof && c->cli.shut_pending &&
+	    evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0) {
+		c->cli.shut_pending = 0;
+		shutdown(bufferevent_getfd(c->cli.bev), SHUT_WR);
 	}
-	if (c->cli_eof && c->up_eof && !c->up_shut_pending && !c->cli_shut_pending)
+	if (c->cli.eof && c->up.eof && !c->up.shut_pending && !c->cli.shut_pending)
 		conn_free(c, NULL);
 }
 
@@ -738,27 +752,27 @@ tunnel_to_splice(struct px_conn *c)
 {
 	int cfd, ufd;
 
-	if (c->cli_eof || c->up_eof)
+	if (c->cli.eof || c->up.eof)
 		return -1;
-	if (evbuffer_get_length(bufferevent_get_input(c->cli)) > 0 ||
-	    evbuffer_get_length(bufferevent_get_input(c->up)) > 0 ||
-	    evbuffer_get_length(bufferevent_get_output(c->cli)) > 0 ||
-	    evbuffer_get_length(bufferevent_get_output(c->up)) > 0)
+	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_input(c->up.bev)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c->cli.bev)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c->up.bev)) > 0)
 		return 1;
-	cfd = bufferevent_getfd(c->cli);
-	ufd = bufferevent_getfd(c->up);
+	cfd = bufferevent_getfd(c->cli.bev);
+	ufd = bufferevent_getfd(c->up.bev);
 	if (cfd < 0 || ufd < 0)
 		return -1;
-	c->spl = px_splice_new(c->srv->base, cfd, ufd, &c->bytes_up, &c->bytes_down,
+	c->spl = px_splice_new(c->srv->base, cfd, ufd, &c->cli.bytes, &c->up.bytes,
 	    &c->last_activity, splice_done_cb, c);
 	if (c->spl == NULL)
 		return -1;
 	/* The relay owns the sockets now: the bufferevents let go of them. */
-	bufferevent_setfd(c->cli, -1);
-	bufferevent_setfd(c->up, -1);
-	bufferevent_free(c->cli);
-	bufferevent_free(c->up);
-	c->cli = c->up = NULL;
+	bufferevent_setfd(c->cli.bev, -1);
+	bufferevent_setfd(c->up.bev, -1);
+	bufferevent_free(c->cli.bev);
+	bufferevent_free(c->up.bev);
+	c->cli.bev = c->up.bev = NULL;
 	c->splice_pending = 0;
 	return 0;
 }
@@ -772,8 +786,8 @@ splice_retry(struct px_conn *c)
 	if (rc <= 0 && c->splice_pending && c->spl == NULL) {
 		/* Stay on bufferevents for good. */
 		c->splice_pending = 0;
-		bufferevent_enable(c->cli, EV_READ);
-		bufferevent_enable(c->up, EV_READ);
+		bufferevent_enable(c->cli.bev, EV_READ);
+		bufferevent_enable(c->up.bev, EV_READ);
 	}
 }
 
@@ -783,35 +797,35 @@ tunnel_start(struct px_conn *c)
 	int rc;
 
 	c->state = CS_TUNNEL;
-	if (!c->cli_eof && !c->up_eof) {
+	if (!c->cli.eof && !c->up.eof) {
 		/* Pass on what is buffered, reading nothing more meanwhile;
 		 * the write callbacks switch to splice once it is out. */
-		c->bytes_up += evbuffer_get_length(bufferevent_get_input(c->cli));
-		c->bytes_down += evbuffer_get_length(bufferevent_get_input(c->up));
-		evbuffer_add_buffer(bufferevent_get_output(c->up), bufferevent_get_input(c->cli));
-		evbuffer_add_buffer(bufferevent_get_output(c->cli), bufferevent_get_input(c->up));
+		c->cli.bytes += evbuffer_get_length(bufferevent_get_input(c->cli.bev));
+		c->up.bytes += evbuffer_get_length(bufferevent_get_input(c->up.bev));
+		evbuffer_add_buffer(bufferevent_get_output(c->up.bev), bufferevent_get_input(c->cli.bev));
+		evbuffer_add_buffer(bufferevent_get_output(c->cli.bev), bufferevent_get_input(c->up.bev));
 		rc = tunnel_to_splice(c);
 		if (rc == 0)
 			return;
 		if (rc == 1) {
 			c->splice_pending = 1;
-			bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
-			bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
-			bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
-			bufferevent_setwatermark(c->up, EV_WRITE, 0, 0);
-			bufferevent_disable(c->cli, EV_READ);
-			bufferevent_disable(c->up, EV_READ);
-			bufferevent_enable(c->cli, EV_WRITE);
-			bufferevent_enable(c->up, EV_WRITE);
+			bufferevent_setcb(c->cli.bev, cli_read_cb, cli_write_cb, cli_event_cb, c);
+			bufferevent_setcb(c->up.bev, up_read_cb, up_write_cb, up_event_cb, c);
+			bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
+			bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
+			bufferevent_disable(c->cli.bev, EV_READ);
+			bufferevent_disable(c->up.bev, EV_READ);
+			bufferevent_enable(c->cli.bev, EV_WRITE);
+			bufferevent_enable(c->up.bev, EV_WRITE);
 			return;
 		}
 	}
-	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
-	bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
-	bufferevent_enable(c->cli, EV_READ);
-	bufferevent_enable(c->up, EV_READ);
-	if (!c->cli_eof)
-		relay(c, c->cli, c->up, &c->bytes_up);
+	bufferevent_setcb(c->cli.bev, cli_read_cb, cli_write_cb, cli_event_cb, c);
+	bufferevent_setcb(c->up.bev, up_read_cb, up_write_cb, up_event_cb, c);
+	bufferevent_enable(c->cli.bev, EV_READ);
+	bufferevent_enable(c->up.bev, EV_READ);
+	if (!c->cli.eof)
+		relay(c, c->cli.bev, c->up.bev, &c->cli.bytes);
 	else
 		maybe_shutdown(c);
 }
@@ -838,7 +852,7 @@ connect_answer(struct px_conn *c)
 	if (c->connect_answered)
 		return;
 	c->connect_answered = 1;
-	evbuffer_add_printf(bufferevent_get_output(c->cli),
+	evbuffer_add_printf(bufferevent_get_output(c->cli.bev),
 	    "HTTP/1.1 200 Connection established\r\n\r\n");
 	event_base_gettimeofday_cached(c->srv->base, &now);
 	sni_set_deadline(c, &now);
@@ -847,7 +861,7 @@ connect_answer(struct px_conn *c)
 static void
 sni_step(struct px_conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->cli);
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
 	size_t len = evbuffer_get_length(in);
 	enum px_sni_result r;
 	enum cf_sni_mode mode = settings(c)->sni;
@@ -887,7 +901,7 @@ sni_step(struct px_conn *c)
 		r = px_sni_feed(c->sni, data + c->sni_fed, want - c->sni_fed);
 		c->sni_fed = want;
 		touch(c);
-	} else if (c->cli_eof) {
+	} else if (c->cli.eof) {
 		r = c->sni_fed == 0 ? PX_SNI_NOT_TLS : PX_SNI_BAD;
 	} else {
 		connect_answer(c);
@@ -896,7 +910,7 @@ sni_step(struct px_conn *c)
 decide:
 	switch (r) {
 	case PX_SNI_NEED_MORE:
-		if (c->cli_eof) {
+		if (c->cli.eof) {
 			why = "the client closed in the middle of its ClientHello";
 			break;
 		}
@@ -912,8 +926,8 @@ decide:
 			left = -ms_since(&c->sni_deadline, &now);
 			arm_timer(c, left > 0 ? (unsigned)left : 1);
 		}
-		bufferevent_disable(c->cli, EV_READ);
-		bufferevent_enable(c->cli, EV_READ);
+		bufferevent_disable(c->cli.bev, EV_READ);
+		bufferevent_enable(c->cli.bev, EV_READ);
 		return;
 	case PX_SNI_HELLO:
 		if (px_sni_name(c->sni, &name) == 1) {
@@ -1051,13 +1065,13 @@ connected_cb(int fd, int err, size_t index, void *arg)
 	    c->lk->addrlens[index] < sizeof(c->up_peer) ? c->lk->addrlens[index] : sizeof(c->up_peer));
 	free(c->lk);
 	c->lk = NULL;
-	c->up = bufferevent_socket_new(c->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (c->up == NULL) {
+	c->up.bev = bufferevent_socket_new(c->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->up.bev == NULL) {
 		close(fd);
 		refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, "out of memory");
 		return;
 	}
-	bufferevent_priority_set(c->up, PX_PRI_BULK);
+	bufferevent_priority_set(c->up.bev, PX_PRI_BULK);
 	touch(c);
 	arm_timer(c, settings(c)->idle_timeout_ms);
 	if (c->mode == CF_MODE_CONNECT) {
@@ -1082,10 +1096,10 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		c->allow_pending = 1;
 		/* Upstream may speak first (SMTP, SSH servers): its bytes flow
 		 * to the client; only the client's are held for the check. */
-		bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
-		bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
-		bufferevent_enable(c->up, EV_READ);
-		bufferevent_enable(c->cli, EV_READ);
+		bufferevent_setcb(c->cli.bev, cli_read_cb, cli_write_cb, cli_event_cb, c);
+		bufferevent_setcb(c->up.bev, up_read_cb, up_write_cb, up_event_cb, c);
+		bufferevent_enable(c->up.bev, EV_READ);
+		bufferevent_enable(c->cli.bev, EV_READ);
 		/* The 200 is written by sni_step(), unless a whole ClientHello
 		 * that fails the check is already here (pipelined): then 403. */
 		sni_step(c);
@@ -1197,8 +1211,8 @@ pool_put(struct px_conn *c)
 	size_t i, slot = 0;
 
 	if (c->pool == NULL && (c->pool = calloc(POOL_MAX, sizeof(*c->pool))) == NULL) {
-		bufferevent_free(c->up);
-		c->up = NULL;
+		bufferevent_free(c->up.bev);
+		c->up.bev = NULL;
 		return;
 	}
 	for (i = 0; i < POOL_MAX; i++)
@@ -1213,10 +1227,10 @@ pool_put(struct px_conn *c)
 	c->pool[slot].peer = c->up_peer;
 	c->pool[slot].generation = c->generation;
 	c->pool[slot].rule = c->dec.rule;
-	c->pool[slot].bev = c->up;
-	bufferevent_setcb(c->up, pool_read_cb, NULL, pool_event_cb, &c->pool[slot]);
-	bufferevent_enable(c->up, EV_READ);
-	c->up = NULL;
+	c->pool[slot].bev = c->up.bev;
+	bufferevent_setcb(c->up.bev, pool_read_cb, NULL, pool_event_cb, &c->pool[slot]);
+	bufferevent_enable(c->up.bev, EV_READ);
+	c->up.bev = NULL;
 }
 
 /* Pass request-body bytes from the client to upstream, as far as framing
@@ -1224,19 +1238,19 @@ pool_put(struct px_conn *c)
 static int
 fwd_request_body(struct px_conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->cli);
-	struct evbuffer *out = bufferevent_get_output(c->up);
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
+	struct evbuffer *out = bufferevent_get_output(c->up.bev);
 	size_t avail = evbuffer_get_length(in), n = 0;
 
-	if (c->req_done || avail == 0)
+	if (c->req.done || avail == 0)
 		return 0;
 	touch(c);
-	if (c->req_chunked) {
+	if (c->req.chunked) {
 		struct evbuffer_iovec v[8];
 		int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
 		const char *why = NULL;
 		for (i = 0; i < nv && i < 8 && !done; i++) {
-			ssize_t used = px_chunked_scan(&c->req_ch, v[i].iov_base, v[i].iov_len, &done, &why);
+			ssize_t used = px_chunked_scan(&c->req.ch, v[i].iov_base, v[i].iov_len, &done, &why);
 			if (used < 0) {
 				log_debug("bad chunked request body: %s", why);
 				return -1;
@@ -1244,23 +1258,23 @@ fwd_request_body(struct px_conn *c)
 			n += (size_t)used;
 		}
 		if (done)
-			c->req_done = 1;
+			c->req.done = 1;
 	} else {
-		n = avail < (uint64_t)c->req_left ? avail : (size_t)c->req_left;
-		c->req_left -= (int64_t)n;
-		if (c->req_left == 0)
-			c->req_done = 1;
+		n = avail < (uint64_t)c->req.left ? avail : (size_t)c->req.left;
+		c->req.left -= (int64_t)n;
+		if (c->req.left == 0)
+			c->req.done = 1;
 	}
 	if (n > 0) {
 		evbuffer_remove_buffer(in, out, n);
-		c->bytes_up += n;
+		c->cli.bytes += n;
 	}
 	if (evbuffer_get_length(out) >= RELAY_HIGH) {
-		bufferevent_disable(c->cli, EV_READ);
-		bufferevent_setwatermark(c->up, EV_WRITE, RELAY_HIGH / 2, 0);
+		bufferevent_disable(c->cli.bev, EV_READ);
+		bufferevent_setwatermark(c->up.bev, EV_WRITE, RELAY_HIGH / 2, 0);
 	}
-	if (c->req_done)
-		bufferevent_disable(c->cli, EV_READ);
+	if (c->req.done)
+		bufferevent_disable(c->cli.bev, EV_READ);
 	return 0;
 }
 
@@ -1268,16 +1282,16 @@ static void
 fwd_finish(struct px_conn *c)
 {
 	/* Response complete. */
-	if (c->up != NULL) {
-		if (c->resp_keep_alive && c->req_done && !c->up_eof &&
-		    evbuffer_get_length(bufferevent_get_input(c->up)) == 0)
+	if (c->up.bev != NULL) {
+		if (c->resp.keep_alive && c->req.done && !c->up.eof &&
+		    evbuffer_get_length(bufferevent_get_input(c->up.bev)) == 0)
 			pool_put(c);
 		else {
-			bufferevent_free(c->up);
-			c->up = NULL;
+			bufferevent_free(c->up.bev);
+			c->up.bev = NULL;
 		}
 	}
-	if (!c->cli_keep_alive || !c->req_done || c->cli_eof) {
+	if (!c->cli_keep_alive || !c->req.done || c->cli.eof) {
 		close_after_write(c);
 		return;
 	}
@@ -1289,17 +1303,17 @@ fwd_finish(struct px_conn *c)
 	c->host.kind = 0;
 	c->addr[0] = '\0';
 	arm_timer(c, settings(c)->idle_timeout_ms);
-	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
-	bufferevent_enable(c->cli, EV_READ);
-	if (evbuffer_get_length(bufferevent_get_input(c->cli)) > 0)
+	bufferevent_setcb(c->cli.bev, cli_read_cb, cli_write_cb, cli_event_cb, c);
+	bufferevent_enable(c->cli.bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0)
 		handle_head(c);
 }
 
 static void
 fwd_response(struct px_conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->up);
-	struct evbuffer *out = bufferevent_get_output(c->cli);
+	struct evbuffer *in = bufferevent_get_input(c->up.bev);
+	struct evbuffer *out = bufferevent_get_output(c->cli.bev);
 
 	while (c->rstate != RS_DONE) {
 		size_t avail = evbuffer_get_length(in);
@@ -1319,18 +1333,18 @@ fwd_response(struct px_conn *c)
 			want = avail > lim.max_header_bytes + 1 ? lim.max_header_bytes + 1 : avail;
 			data = evbuffer_pullup(in, (ev_ssize_t)want);
 			px_http_response_init(&resp, c->hdrs, c->nhdrs_cap);
-			resp.resume = c->resp_rs;
+			resp.resume = c->resp.rs;
 			rc = px_http_parse_response((const char *)data, want, &lim, c->req_is_head,
 			    &resp, &head_len, &why);
 			if (rc == PX_HTTP_INCOMPLETE) {
-				c->resp_rs = resp.resume;
+				c->resp.rs = resp.resume;
 				return;
 			}
 			/* Whatever follows (the body, the head after a 1xx) is
 			 * parsed from its own start. */
-			memset(&c->resp_rs, 0, sizeof(c->resp_rs));
+			memset(&c->resp.rs, 0, sizeof(c->resp.rs));
 			if (rc != PX_HTTP_OK) {
-				if (c->bytes_down == 0) {
+				if (c->up.bytes == 0) {
 					char d[200];
 					snprintf(d, sizeof(d), "upstream sent a malformed response: %s", why ? why : "?");
 					refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule, d);
@@ -1346,17 +1360,17 @@ fwd_response(struct px_conn *c)
 				evbuffer_drain(in, head_len);
 				continue;
 			}
-			c->cli_keep_alive = c->req_keep_alive && !resp.close_delimited && !resp.upgrade_websocket;
-			c->resp_keep_alive = resp.keep_alive;
+			c->cli_keep_alive = c->req.keep_alive && !resp.close_delimited && !resp.upgrade_websocket;
+			c->resp.keep_alive = resp.keep_alive;
 			if (resp.upgrade_websocket && c->req_upgrade) {
 				px_http_build_client_head(&resp, 1, out);
 				evbuffer_drain(in, head_len);
-				c->bytes_down += head_len;
+				c->up.bytes += head_len;
 				/* RFC 9110 §7.8: after 101 the connection is a tunnel. */
-				c->req_done = 1;
+				c->req.done = 1;
 				tunnel_start(c);
 				if (c->spl == NULL)
-					relay(c, c->up, c->cli, &c->bytes_down);
+					relay(c, c->up.bev, c->cli.bev, &c->up.bytes);
 				return;
 			}
 			c->resp_dechunk = 0;
@@ -1374,15 +1388,15 @@ fwd_response(struct px_conn *c)
 			}
 			px_http_build_client_head(&resp, c->cli_keep_alive, out);
 			evbuffer_drain(in, head_len);
-			c->bytes_down += head_len;
-			c->resp_chunked = resp.chunked;
-			c->resp_close_delimited = resp.close_delimited;
-			c->resp_left = resp.content_length > 0 ? resp.content_length : 0;
+			c->up.bytes += head_len;
+			c->resp.chunked = resp.chunked;
+			c->resp.close_delimited = resp.close_delimited;
+			c->resp.left = resp.content_length > 0 ? resp.content_length : 0;
 			if (resp.chunked) {
 				struct px_http_limits l2 = lim;
-				px_chunked_init(&c->resp_ch, &l2);
+				px_chunked_init(&c->resp.ch, &l2);
 			}
-			if (resp.no_body || (!resp.chunked && !resp.close_delimited && c->resp_left == 0))
+			if (resp.no_body || (!resp.chunked && !resp.close_delimited && c->resp.left == 0))
 				c->rstate = RS_DONE;
 			else
 				c->rstate = RS_BODY;
@@ -1393,18 +1407,18 @@ fwd_response(struct px_conn *c)
 		if (avail == 0)
 			break;
 		touch(c);
-		if (c->resp_close_delimited) {
-			c->bytes_down += avail;
+		if (c->resp.close_delimited) {
+			c->up.bytes += avail;
 			evbuffer_add_buffer(out, in);
-		} else if (c->resp_chunked) {
+		} else if (c->resp.chunked) {
 			struct evbuffer_iovec v[8];
 			int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
 			size_t n = 0;
 			const char *why = NULL;
 			for (i = 0; i < nv && i < 8 && !done; i++) {
 				ssize_t used = c->resp_dechunk ?
-				    px_chunked_decode(&c->resp_ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
-				    px_chunked_scan(&c->resp_ch, v[i].iov_base, v[i].iov_len, &done, &why);
+				    px_chunked_decode(&c->resp.ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
+				    px_chunked_scan(&c->resp.ch, v[i].iov_base, v[i].iov_len, &done, &why);
 				if (used < 0) {
 					conn_free(c, "bad chunked response");
 					return;
@@ -1415,20 +1429,20 @@ fwd_response(struct px_conn *c)
 				evbuffer_drain(in, n);
 			else
 				evbuffer_remove_buffer(in, out, n);
-			c->bytes_down += n;
+			c->up.bytes += n;
 			if (done)
 				c->rstate = RS_DONE;
 		} else {
-			size_t n = avail < (uint64_t)c->resp_left ? avail : (size_t)c->resp_left;
+			size_t n = avail < (uint64_t)c->resp.left ? avail : (size_t)c->resp.left;
 			evbuffer_remove_buffer(in, out, n);
-			c->bytes_down += n;
-			c->resp_left -= (int64_t)n;
-			if (c->resp_left == 0)
+			c->up.bytes += n;
+			c->resp.left -= (int64_t)n;
+			if (c->resp.left == 0)
 				c->rstate = RS_DONE;
 		}
 		if (evbuffer_get_length(out) >= RELAY_HIGH) {
-			bufferevent_disable(c->up, EV_READ);
-			bufferevent_setwatermark(c->cli, EV_WRITE, RELAY_HIGH / 2, 0);
+			bufferevent_disable(c->up.bev, EV_READ);
+			bufferevent_setwatermark(c->cli.bev, EV_WRITE, RELAY_HIGH / 2, 0);
 			return;
 		}
 	}
@@ -1441,22 +1455,22 @@ fwd_start(struct px_conn *c)
 {
 	c->state = CS_FWD;
 	c->rstate = RS_HEAD;
-	memset(&c->resp_rs, 0, sizeof(c->resp_rs));
-	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
-	bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
-	bufferevent_setwatermark(c->up, EV_WRITE, 0, 0);
-	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
-	c->bytes_up += evbuffer_get_length(c->pending);
-	evbuffer_add_buffer(bufferevent_get_output(c->up), c->pending);
-	bufferevent_enable(c->up, EV_READ);
-	if (!c->req_done) {
-		bufferevent_enable(c->cli, EV_READ);
+	memset(&c->resp.rs, 0, sizeof(c->resp.rs));
+	bufferevent_setcb(c->cli.bev, cli_read_cb, cli_write_cb, cli_event_cb, c);
+	bufferevent_setcb(c->up.bev, up_read_cb, up_write_cb, up_event_cb, c);
+	bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
+	bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
+	c->cli.bytes += evbuffer_get_length(c->pending);
+	evbuffer_add_buffer(bufferevent_get_output(c->up.bev), c->pending);
+	bufferevent_enable(c->up.bev, EV_READ);
+	if (!c->req.done) {
+		bufferevent_enable(c->cli.bev, EV_READ);
 		if (fwd_request_body(c) != 0) {
 			conn_free(c, "bad request body");
 			return;
 		}
 	} else {
-		bufferevent_disable(c->cli, EV_READ);
+		bufferevent_disable(c->cli.bev, EV_READ);
 	}
 }
 
@@ -1465,7 +1479,7 @@ fwd_start(struct px_conn *c)
 static void
 handle_head(struct px_conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->cli);
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
 	const struct cf_proxy_settings *p = settings(c);
 	struct px_http_request req;
 	struct px_http_limits lim;
@@ -1501,10 +1515,10 @@ handle_head(struct px_conn *c)
 		return;
 	}
 	px_http_request_init(&req, c->hdrs, c->nhdrs_cap);
-	req.resume = c->req_rs;
+	req.resume = c->req.rs;
 	rc = px_http_parse_request((const char *)data, want, &lim, &req, &head_len, &status, &why);
 	if (rc == PX_HTTP_INCOMPLETE) {
-		c->req_rs = req.resume;
+		c->req.rs = req.resume;
 		if (len > lim.max_header_bytes) {
 			c->host.kind = 0;
 			refuse(c, 431, CF_R_BAD_REQUEST, NULL, "request head larger than max_header_bytes");
@@ -1513,7 +1527,7 @@ handle_head(struct px_conn *c)
 	}
 	/* This head is done with: the next one on the connection is parsed
 	 * from its own start. */
-	memset(&c->req_rs, 0, sizeof(c->req_rs));
+	memset(&c->req.rs, 0, sizeof(c->req.rs));
 
 	/* A new request: the current snapshot decides it. */
 	c->requests++;
@@ -1602,13 +1616,13 @@ handle_head(struct px_conn *c)
 			conn_free(c, "out of memory");
 			return;
 		}
-		c->req_keep_alive = req.keep_alive;
+		c->req.keep_alive = req.keep_alive;
 		c->req_minor = req.minor;
 		c->req_is_head = req.is_head;
 		c->req_upgrade = req.upgrade_websocket;
-		c->req_chunked = req.chunked;
-		c->req_left = req.content_length > 0 ? req.content_length : 0;
-		c->req_done = !req.chunked && c->req_left == 0;
+		c->req.chunked = req.chunked;
+		c->req.left = req.content_length > 0 ? req.content_length : 0;
+		c->req.done = !req.chunked && c->req.left == 0;
 		if (req.chunked) {
 			/*
 			 * The chunk framing that arrived with the head is checked
@@ -1624,8 +1638,8 @@ handle_head(struct px_conn *c)
 			int nv, k, done = 0;
 			const char *cwhy = NULL;
 
-			px_chunked_init(&c->req_ch, &lim);
-			probe = c->req_ch;
+			px_chunked_init(&c->req.ch, &lim);
+			probe = c->req.ch;
 			if (evbuffer_ptr_set(in, &pos, head_len, EVBUFFER_PTR_SET) == 0) {
 				nv = evbuffer_peek(in, -1, &pos, v, 8);
 				for (k = 0; k < nv && k < 8 && !done; k++) {
@@ -1643,7 +1657,7 @@ handle_head(struct px_conn *c)
 	/* The head is consumed; any bytes after it are the body, a pipelined
 	 * request, or (CONNECT) the client's first flight. */
 	evbuffer_drain(in, head_len);
-	bufferevent_disable(c->cli, EV_READ);
+	bufferevent_disable(c->cli.bev, EV_READ);
 	c->state = CS_LOOKUP;
 	arm_timer(c, p->connect_timeout_ms + 30000);
 
@@ -1674,7 +1688,7 @@ handle_head(struct px_conn *c)
 			}
 		}
 		if (pp != NULL) {
-			c->up = pp->bev;
+			c->up.bev = pp->bev;
 			c->up_peer = pp->peer;
 			snprintf(c->addr, sizeof(c->addr), "%s", pp->addr);
 			pp->bev = NULL;
@@ -1753,7 +1767,7 @@ cli_read_cb(struct bufferevent *bev, void *arg)
 		sni_step(c);
 		break;
 	case CS_TUNNEL:
-		relay(c, c->cli, c->up, &c->bytes_up);
+		relay(c, c->cli.bev, c->up.bev, &c->cli.bytes);
 		break;
 	case CS_FWD:
 		if (fwd_request_body(c) != 0)
@@ -1772,7 +1786,7 @@ cli_write_cb(struct bufferevent *bev, void *arg)
 	(void)bev;
 	px_loopcall_check();
 	if (c->state == CS_CLOSING) {
-		if (evbuffer_get_length(bufferevent_get_output(c->cli)) == 0)
+		if (evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0)
 			closing_flushed(c);
 		return;
 	}
@@ -1781,10 +1795,10 @@ cli_write_cb(struct bufferevent *bev, void *arg)
 		return;
 	}
 	/* The client drained: resume reading upstream. */
-	if (c->up != NULL && evbuffer_get_length(bufferevent_get_output(c->cli)) < RELAY_HIGH) {
-		bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
-		if (!c->up_eof)
-			bufferevent_enable(c->up, EV_READ);
+	if (c->up.bev != NULL && evbuffer_get_length(bufferevent_get_output(c->cli.bev)) < RELAY_HIGH) {
+		bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
+		if (!c->up.eof)
+			bufferevent_enable(c->up.bev, EV_READ);
 		if (c->state == CS_FWD)
 			fwd_response(c);
 	}
@@ -1803,12 +1817,12 @@ up_write_cb(struct bufferevent *bev, void *arg)
 		splice_retry(c);
 		return;
 	}
-	if (evbuffer_get_length(bufferevent_get_output(c->up)) < RELAY_HIGH) {
-		bufferevent_setwatermark(c->up, EV_WRITE, 0, 0);
-		if (!c->cli_eof && c->state == CS_TUNNEL)
-			bufferevent_enable(c->cli, EV_READ);
-		if (c->state == CS_FWD && !c->req_done && !c->cli_eof)
-			bufferevent_enable(c->cli, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(c->up.bev)) < RELAY_HIGH) {
+		bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
+		if (!c->cli.eof && c->state == CS_TUNNEL)
+			bufferevent_enable(c->cli.bev, EV_READ);
+		if (c->state == CS_FWD && !c->req.done && !c->cli.eof)
+			bufferevent_enable(c->cli.bev, EV_READ);
 	}
 	if (c->state == CS_TUNNEL)
 		maybe_shutdown(c);
@@ -1822,7 +1836,7 @@ up_read_cb(struct bufferevent *bev, void *arg)
 	(void)bev;
 	px_loopcall_check();
 	if (c->state == CS_TUNNEL || c->state == CS_SNI)
-		relay(c, c->up, c->cli, &c->bytes_down);
+		relay(c, c->up.bev, c->cli.bev, &c->up.bytes);
 	else if (c->state == CS_FWD)
 		fwd_response(c);
 }
@@ -1839,18 +1853,18 @@ cli_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (!(what & BEV_EVENT_EOF))
 		return;
-	c->cli_eof = 1;
+	c->cli.eof = 1;
 	switch (c->state) {
 	case CS_TUNNEL:
-		relay(c, c->cli, c->up, &c->bytes_up);
-		c->up_shut_pending = 1;
+		relay(c, c->cli.bev, c->up.bev, &c->cli.bytes);
+		c->up.shut_pending = 1;
 		maybe_shutdown(c);
 		break;
 	case CS_SNI:
 		sni_step(c);
 		break;
 	case CS_FWD:
-		if (!c->req_done)
+		if (!c->req.done)
 			conn_free(c, "client closed during the request body");
 		break;
 	case CS_CLOSING:
@@ -1867,7 +1881,7 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	if (what & BEV_EVENT_ERROR) {
-		if (c->state == CS_FWD && c->rstate == RS_HEAD && c->bytes_down == 0) {
+		if (c->state == CS_FWD && c->rstate == RS_HEAD && c->up.bytes == 0) {
 			refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule, "upstream failed before answering");
 			return;
 		}
@@ -1876,16 +1890,16 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (!(what & BEV_EVENT_EOF))
 		return;
-	c->up_eof = 1;
+	c->up.eof = 1;
 	switch (c->state) {
 	case CS_TUNNEL:
 	case CS_SNI:
-		relay(c, c->up, c->cli, &c->bytes_down);
-		c->cli_shut_pending = 1;
-		if (c->state == CS_SNI && !c->cli_eof) {
+		relay(c, c->up.bev, c->cli.bev, &c->up.bytes);
+		c->cli.shut_pending = 1;
+		if (c->state == CS_SNI && !c->cli.eof) {
 			/* Upstream is gone before the client spoke: nothing to check. */
-			c->cli_eof = 1;
-			c->up_shut_pending = 0;
+			c->cli.eof = 1;
+			c->up.shut_pending = 0;
 		}
 		maybe_shutdown(c);
 		break;
@@ -1893,11 +1907,11 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		fwd_response(c);
 		if (c->state != CS_FWD)
 			return;
-		if (c->rstate == RS_BODY && c->resp_close_delimited) {
+		if (c->rstate == RS_BODY && c->resp.close_delimited) {
 			c->rstate = RS_DONE;
 			c->cli_keep_alive = 0;
 			fwd_finish(c);
-		} else if (c->rstate == RS_HEAD && c->bytes_down == 0) {
+		} else if (c->rstate == RS_HEAD && c->up.bytes == 0) {
 			refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
 			    "upstream closed the connection without answering");
 		} else {
@@ -1978,15 +1992,15 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	}
 
 	evutil_make_socket_nonblocking(fd);
-	c->cli = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->cli.bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(srv->base, timer_cb, c);
-	if (c->cli == NULL || c->timer == NULL || over == -ENOMEM) {
-		if (c->cli == NULL)
+	if (c->cli.bev == NULL || c->timer == NULL || over == -ENOMEM) {
+		if (c->cli.bev == NULL)
 			close(fd);
 		conn_free(c, "out of memory");
 		return;
 	}
-	bufferevent_priority_set(c->cli, PX_PRI_BULK);
+	bufferevent_priority_set(c->cli.bev, PX_PRI_BULK);
 	event_priority_set(c->timer, PX_PRI_BULK);
 	if (over != 0) {
 		char detail[200];
@@ -2001,11 +2015,11 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 		    CF_R_UID_CONNECTION_LIMIT, NULL, detail);
 		return;
 	}
-	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
+	bufferevent_setcb(c->cli.bev, cli_read_cb, cli_write_cb, cli_event_cb, c);
 	/* Writing is enabled from birth and the write event is added when
 	 * output arrives; enabling EV_WRITE on an empty buffer would only add
 	 * and remove an epoll registration for nothing. */
-	bufferevent_enable(c->cli, EV_READ);
+	bufferevent_enable(c->cli.bev, EV_READ);
 	c->head_timer_armed = 1;
 	arm_timer(c, cf_config_proxy(srv->cfg)->header_timeout_ms);
 }
@@ -2041,8 +2055,8 @@ px_server_open_conns(const struct px_server *srv, const char *name, uint64_t *up
 		if (name != NULL && strcmp(c->session, name) != 0)
 			continue;
 		n++;
-		*up += c->bytes_up;
-		*down += c->bytes_down;
+		*up += c->cli.bytes;
+		*down += c->up.bytes;
 	}
 	return n;
 }
