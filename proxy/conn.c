@@ -208,7 +208,8 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 		if (c->decided) {
 			/* Allowed, then failed upstream: the close line says so. */
 			c->close_why = cf_reason_code(reason);
-			snprintf(c->close_detail, sizeof(c->close_detail), "%s", detail ? detail : "");
+			free(c->close_detail);
+			c->close_detail = detail != NULL ? strdup(detail) : NULL;
 		} else {
 			px_record_decision(c, 0, reason, rule, detail, NULL);
 		}
@@ -343,6 +344,7 @@ px_conn_free(struct px_conn *c, const char *why)
 	if (c->pending != NULL)
 		evbuffer_free(c->pending);
 	free(c->hdrs);
+	free(c->close_detail);
 	cf_config_free(c->cfg);
 	TAILQ_REMOVE(&srv->conns, c, entry);
 	px_share_put(c->share_sess);

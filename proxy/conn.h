@@ -176,10 +176,11 @@ struct px_conn {
 	struct cf_decision dec;
 	/* Its decision line is written (px_record_decision()), or waits for
 	 * the SNI check (allow_pending); a failure after it is told in the
-	 * close line instead: close_why, close_detail. */
+	 * close line instead: close_why, close_detail (made only then: an
+	 * idle tunnel should stay small). */
 	int decided, allow_pending;
 	const char *close_why;
-	char close_detail[256];
+	char *close_detail;
 	struct px_dns_query *dnsq;
 	struct px_connector *connector;
 	struct lookup *lk;         /* addresses, only while connecting */
