@@ -30,6 +30,8 @@ static const char *const reason_codes[] = {
 	[CF_R_UNAVAILABLE] = "unavailable",
 	[CF_R_SESSION_CONNECTION_LIMIT] = "session_connection_limit",
 	[CF_R_UID_CONNECTION_LIMIT] = "uid_connection_limit",
+	[CF_R_SESSION_REMOVED] = "session_removed",
+	[CF_R_BAD_UPSTREAM_RESPONSE] = "bad_upstream_response",
 };
 
 const char *

@@ -38,6 +38,8 @@ enum cf_reason {
 	CF_R_UNAVAILABLE,
 	CF_R_SESSION_CONNECTION_LIMIT,
 	CF_R_UID_CONNECTION_LIMIT,
+	CF_R_SESSION_REMOVED,        /* the listener's session left the config */
+	CF_R_BAD_UPSTREAM_RESPONSE,  /* upstream closed, failed or sent a bad head */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

@@ -1,8 +1,13 @@
 # proxy/: the allowlist proxy engine and postern-proxy.
 noinst_LIBRARIES += libpostern_proxy.a
 libpostern_proxy_a_SOURCES = \
+	proxy/accept.c \
 	proxy/audit.c proxy/audit.h \
-	proxy/conn.c proxy/server.h \
+	proxy/conn.c proxy/conn.h proxy/server.h \
+	proxy/decide.c \
+	proxy/forward.c \
+	proxy/record.c \
+	proxy/tunnel.c \
 	proxy/connect.c proxy/connect.h \
 	proxy/engine.c proxy/engine.h \
 	proxy/explain.c proxy/explain.h \

@@ -13,7 +13,7 @@
 
 #include "proxy/stats.h"
 
-#define NREASONS 16
+#define NREASONS 24
 /* Every reason must have a counter: a new one past the last slot would
  * silently drop out of /metrics. */
 _Static_assert(CF_R_NREASONS <= NREASONS, "raise NREASONS for the new reason codes");

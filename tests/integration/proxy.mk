@@ -23,6 +23,8 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-dns-hostile.sh \
 	tests/integration/proxy-burst.sh \
 	tests/integration/proxy-restart.sh \
-	tests/integration/proxy-auditfull.sh
+	tests/integration/proxy-auditfull.sh \
+	tests/integration/proxy-audit-once.sh \
+	tests/integration/reload-session-removed.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)

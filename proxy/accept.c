@@ -1,0 +1,278 @@
+/*
+ * proxy/accept.c: the first steps of the flow (conn.h): a client connection
+ * accepted from a listener (who it is, its session's share), and its
+ * request head, read and parsed (resumed, never parsed again, as it
+ * arrives) and checked for form; then decide.c takes the request.  A
+ * keep-alive connection comes back here for its next request.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "conf/config.h"
+#include "proxy/conn.h"
+#include "proxy/http.h"
+#include "proxy/loopcall.h"
+#include "proxy/prio.h"
+#include "proxy/share.h"
+#include "proxy/stats.h"
+
+/* ---- the request head --------------------------------------------------- */
+
+static void
+handle_head(struct px_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
+	const struct cf_proxy_settings *p = px_conn_settings(c);
+	struct px_http_request req;
+	struct px_http_limits lim;
+	size_t len = evbuffer_get_length(in), want, head_len = 0;
+	const char *why = NULL;
+	unsigned char *data;
+	int status = 400, rc;
+
+	if (len == 0)
+		return;
+	if (!c->head_timer_armed) {
+		c->head_timer_armed = 1;
+		px_conn_arm_timer(c, p->header_timeout_ms);
+	}
+	px_conn_touch(c);
+	lim.max_headers = p->max_headers;
+	lim.max_header_bytes = p->max_header_bytes;
+	if (c->nhdrs_cap < lim.max_headers + 1) {
+		struct px_http_header *nh = realloc(c->hdrs, (lim.max_headers + 1) * sizeof(*nh));
+		if (nh == NULL) {
+			px_conn_free(c, "out of memory");
+			return;
+		}
+		c->hdrs = nh;
+		c->nhdrs_cap = lim.max_headers + 1;
+	}
+	/* Never buffer more than the cap: parse at most cap + 1 bytes, which
+	 * is enough for the parser to say 431. */
+	want = len > lim.max_header_bytes + 1 ? lim.max_header_bytes + 1 : len;
+	data = evbuffer_pullup(in, (ev_ssize_t)want);
+	if (data == NULL) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
+	px_http_request_init(&req, c->hdrs, c->nhdrs_cap);
+	req.resume = c->req.rs;
+	rc = px_http_parse_request((const char *)data, want, &lim, &req, &head_len, &status, &why);
+	if (rc == PX_HTTP_INCOMPLETE) {
+		c->req.rs = req.resume;
+		if (len > lim.max_header_bytes) {
+			c->host.kind = 0;
+			px_conn_refuse(c, 431, CF_R_BAD_REQUEST, NULL, "request head larger than max_header_bytes");
+		}
+		return;
+	}
+	/* This head is done with: the next one on the connection is parsed
+	 * from its own start. */
+	memset(&c->req.rs, 0, sizeof(c->req.rs));
+
+	/* A new request: the current snapshot decides it. */
+	c->requests++;
+	c->decided = 0;
+	c->host.kind = 0;
+	c->method[0] = '\0';
+	c->path[0] = '\0';
+	c->addr[0] = '\0';
+	if (c->cfg != c->srv->cfg) {
+		cf_config_free(c->cfg);
+		c->cfg = cf_config_ref(c->srv->cfg);
+	}
+	c->generation = c->srv->generation;
+	c->sess = cf_config_find_session(c->cfg, c->session);
+	if (rc == PX_HTTP_OK || rc == PX_HTTP_HOST_MISMATCH) {
+		size_t ml = req.method_len < sizeof(c->method) - 1 ? req.method_len : sizeof(c->method) - 1;
+		memcpy(c->method, req.method, ml);
+		c->method[ml] = '\0';
+	}
+	if (rc == PX_HTTP_HOST_MISMATCH) {
+		c->host = req.host;
+		c->port = req.port;
+		px_conn_refuse(c, 400, CF_R_HOST_MISMATCH, NULL,
+		    "the Host header names another host than the request URI");
+		return;
+	}
+	if (rc != PX_HTTP_OK) {
+		char d[256];
+		snprintf(d, sizeof(d), "malformed request: %s", why ? why : "bad syntax");
+		px_conn_refuse(c, status == 431 ? 431 : 400, CF_R_BAD_REQUEST, NULL, d);
+		return;
+	}
+	px_decide(c, &req, head_len);
+}
+
+/* ---- the head phase ----------------------------------------------------- */
+
+static void
+head_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	px_loopcall_check();
+	handle_head(arg);
+}
+
+/*
+ * Slowloris: a head that did not arrive in header_timeout gets a 408 (or,
+ * when not a byte of it came, a plain close).  Between two requests of a
+ * keep-alive connection, before the next head begins, the idle timeout
+ * applies instead.
+ */
+static void
+head_timeout(struct px_conn *c)
+{
+	if (c->head_timer_armed || c->requests == 0) {
+		if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0) {
+			c->host.kind = 0;
+			c->method[0] = '\0';
+			px_conn_refuse(c, 408, CF_R_TIMEOUT, NULL,
+			    "the request head did not arrive within header_timeout");
+		} else {
+			px_conn_free(c, "header_timeout");
+		}
+		return;
+	}
+	px_conn_idle_timeout(c);
+}
+
+/* Reading a request head. */
+static const struct px_phase head_phase = {
+	.name = "head", .cli_read = head_read_cb, .cli_event = px_conn_event_close,
+	.timeout = head_timeout,
+};
+
+/* The answer is out on a keep-alive connection (forward.c): read the
+ * next request, judged on its own. */
+static void
+head_next(struct px_conn *c)
+{
+	c->head_timer_armed = 0;
+	c->decided = 0;
+	c->close_why = NULL;
+	c->host.kind = 0;
+	c->addr[0] = '\0';
+	px_conn_arm_timer(c, px_conn_settings(c)->idle_timeout_ms);
+	px_conn_enter(c, &head_phase);
+	bufferevent_enable(c->cli.bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0)
+		handle_head(c);
+}
+
+/* ---- accept ------------------------------------------------------------- */
+
+void
+px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int salen)
+{
+	struct px_server *srv = l->srv;
+	struct px_conn *c;
+	unsigned held = 0;
+	int over = 0;
+
+	(void)salen;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		close(fd);
+		return;
+	}
+	c->srv = srv;
+	c->phase = &head_phase;
+	c->next_request = head_next;
+	c->pid = c->uid = -1;
+	snprintf(c->session, sizeof(c->session), "%s", l->session);
+	c->cfg = cf_config_ref(srv->cfg);
+	c->generation = srv->generation;
+	c->sess = cf_config_find_session(c->cfg, c->session);
+	event_base_gettimeofday_cached(srv->base, &c->started);
+	c->last_activity = c->started;
+	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
+	px_stats_conn_open(srv->metrics, c->session);
+
+	if (sa->sa_family == AF_UNIX) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		c->is_unix = 1;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+			c->pid = cred.pid;
+			c->uid = cred.uid;
+			snprintf(c->peer, sizeof(c->peer), "unix:pid=%ld,uid=%ld", c->pid, c->uid);
+		} else {
+			snprintf(c->peer, sizeof(c->peer), "unix");
+		}
+	} else {
+		char a[INET6_ADDRSTRLEN];
+		px_conn_sa_text(sa, a, sizeof(a));
+		if (sa->sa_family == AF_INET)
+			snprintf(c->peer, sizeof(c->peer), "%s:%u", a,
+			    ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port));
+		else
+			snprintf(c->peer, sizeof(c->peer), "[%s]:%u", a,
+			    ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port));
+	}
+
+	/* The session's share, and the peer uid's within it, are checked
+	 * here, before the request head: a client over its share is answered
+	 * at once, so it never waits, and it never counts against
+	 * [proxy] max_connections, so refusing it never fills the proxy for
+	 * the other sessions. */
+	if (c->sess != NULL)
+		over = px_share_take(&srv->shares, c->session, c->is_unix ? c->uid : -1,
+		    c->sess->max_connections, c->sess->max_connections_per_uid, &c->share_sess,
+		    &c->share_uid, &held);
+	if (over == 0) {
+		c->counted = 1;
+		srv->nconns++;
+		px_conn_limit_check(srv);
+	} else if (srv->nrefusing < REFUSING_MAX) {
+		c->linger = 1;
+		srv->nrefusing++;
+	}
+
+	evutil_make_socket_nonblocking(fd);
+	c->cli.bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->timer = evtimer_new(srv->base, px_conn_timer_cb, c);
+	if (c->cli.bev == NULL || c->timer == NULL || over == -ENOMEM) {
+		if (c->cli.bev == NULL)
+			close(fd);
+		px_conn_free(c, "out of memory");
+		return;
+	}
+	bufferevent_priority_set(c->cli.bev, PX_PRI_BULK);
+	event_priority_set(c->timer, PX_PRI_BULK);
+	if (over != 0) {
+		char detail[200];
+		if (over == -EDQUOT)
+			snprintf(detail, sizeof(detail), "session %s holds %u connections, its "
+			    "max_connections", c->session, held);
+		else
+			snprintf(detail, sizeof(detail), "uid %ld holds %u connections in session %s, "
+			    "its max_connections_per_uid", c->uid, held, c->session);
+		px_conn_arm_timer(c, LINGER_MS);
+		px_conn_refuse(c, 503, over == -EDQUOT ? CF_R_SESSION_CONNECTION_LIMIT :
+		    CF_R_UID_CONNECTION_LIMIT, NULL, detail);
+		return;
+	}
+	px_conn_enter(c, &head_phase);
+	/* Writing is enabled from birth and the write event is added when
+	 * output arrives; enabling EV_WRITE on an empty buffer would only add
+	 * and remove an epoll registration for nothing. */
+	bufferevent_enable(c->cli.bev, EV_READ);
+	c->head_timer_armed = 1;
+	px_conn_arm_timer(c, cf_config_proxy(srv->cfg)->header_timeout_ms);
+}

@@ -1,0 +1,316 @@
+/*
+ * proxy/conn.h: one client connection, shared by the files that handle its
+ * phases; internal to proxy/.  The flow, one file per step, each calling
+ * only the ones below it (callbacks in struct px_phase and
+ * px_conn.next_request lead back up):
+ *
+ *   accept.c   accept, the request head            -> decide.c
+ *   decide.c   the decision, the lookup, connect   -> tunnel.c, forward.c
+ *   forward.c  plain HTTP: keep-alive, upstream pool -> tunnel.c (101)
+ *   tunnel.c   CONNECT: the SNI hold, relay, splice
+ *   conn.c     the connection itself: refusals, timers, close
+ *   record.c   the audit record of every event
+ *
+ * The connection owns everything it starts (bufferevents, timer, DNS query,
+ * connector, SNI inspector, idle upstreams) and cancels all of it in
+ * px_conn_free(), so no callback can fire into freed memory.
+ */
+#ifndef POSTERN_PROXY_CONN_H
+#define POSTERN_PROXY_CONN_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <event2/bufferevent.h>
+#include <event2/util.h>
+
+#include "conf/config.h"
+#include "proxy/dns.h"
+#include "proxy/http.h"
+#include "proxy/server.h"
+
+/* Per-direction buffer bound: reading from one side stops while the other
+ * side's output holds this much (libevent's le-proxy back-pressure). */
+#define RELAY_HIGH (256 * 1024)
+#define SNI_MAX_BYTES (64 * 1024)
+#define POOL_MAX 4
+/* Seconds of no connection at all before freed heap is given back. */
+#define IDLE_TRIM_S 2
+/* A connection refused over its share at accept, before its request head
+ * was read, keeps reading (and discarding) for this long after its 503 is
+ * out, so that its request bytes arriving late do not make the kernel
+ * reset the connection and lose the answer.  At most REFUSING_MAX linger
+ * at a time; beyond that a refusal closes as soon as its answer is
+ * written. */
+#define LINGER_MS 1000
+#define REFUSING_MAX 256
+
+struct px_conn;
+
+/*
+ * A phase of the connection: the callbacks of its two bufferevents and of
+ * its timer while it is in that phase.  px_conn_enter() installs them, so
+ * that no callback switches on a state.  TUNNEL: bytes flow both ways
+ * unjudged (a CONNECT, a WebSocket after its 101), so revoke = yes judges
+ * it again after a reload.
+ */
+struct px_phase {
+	const char *name;
+	bufferevent_data_cb cli_read, cli_write;
+	bufferevent_event_cb cli_event;
+	bufferevent_data_cb up_read, up_write;
+	bufferevent_event_cb up_event;
+	void (*timeout)(struct px_conn *c);
+	int tunnel;
+};
+
+enum resp_state {
+	RS_HEAD = 1,
+	RS_BODY,
+	RS_DONE,
+};
+
+/* What a lookup produced, kept only until the connection is made: an idle
+ * tunnel should cost as little memory as possible. */
+struct lookup {
+	struct sockaddr_storage addrs[PX_DNS_MAX_ADDRS];
+	socklen_t addrlens[PX_DNS_MAX_ADDRS];
+	size_t naddrs;
+};
+
+/* An upstream peer's address and port: 28 bytes, not a sockaddr_storage,
+ * since every tunnel keeps one for revoke = yes. */
+union peer_sa {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
+/*
+ * An idle upstream, with what vetted it: the snapshot (generation), and the
+ * allowing rule whose "private" flag or address decided the address check.
+ */
+struct pooled {
+	char key[CF_HOST_TEXT_MAX + 8];
+	char addr[INET6_ADDRSTRLEN + 8];
+	union peer_sa peer;
+	unsigned long generation;
+	const struct cf_rule *rule;
+	struct bufferevent *bev;
+};
+
+/*
+ * One direction of a connection (relayd's se_in/se_out): its bufferevent
+ * (NULL once the splice relay owns the socket), whether it has sent EOF,
+ * whether its write half is to be shut once its output is flushed (the
+ * other side sent EOF), and the bytes read from it and passed on.
+ */
+struct conn_side {
+	struct bufferevent *bev;
+	int eof;
+	int shut_pending;
+	uint64_t bytes;
+};
+
+/* One HTTP message of the forward path, request or response. */
+struct conn_msg {
+	/*
+	 * Where the parse of a head still incomplete stopped (proxy/http.h):
+	 * the next read resumes there.  Parsed again from its start on every
+	 * read, a head sent one byte at a time would cost CPU in the square
+	 * of its length.  Zero: no head in progress.
+	 */
+	struct px_http_resume rs;
+	int keep_alive;
+	int chunked;
+	struct px_chunked ch;
+	int64_t left;              /* Content-Length bytes still to pass */
+	int close_delimited;       /* response: the body ends at EOF */
+	int done;                  /* request: the body is all passed */
+};
+
+struct px_conn {
+	TAILQ_ENTRY(px_conn) entry;
+	struct px_server *srv;
+	struct conn_side cli;      /* the client's half */
+	struct conn_side up;       /* the upstream's half, once connected */
+	const struct px_phase *phase;
+	/* After a keep-alive answer: read the next request head (accept.c). */
+	void (*next_request)(struct px_conn *c);
+	struct event *timer;
+	int head_timer_armed;
+	struct timeval last_activity;
+	struct timeval started;
+
+	/* Who. */
+	char session[72];
+	char peer[96];
+	long pid, uid;
+	int is_unix;
+	/* What it holds of its session's and its uid's share (share.c),
+	 * whether it counts against [proxy] max_connections (a refusal over a
+	 * share does not: it must not fill the proxy for everyone else), and
+	 * whether it lingers after its refusal (1) or has shut down its
+	 * writing side and now only drains (2). */
+	struct px_share *share_sess, *share_uid;
+	int counted;
+	int linger;
+
+	/* The snapshot that decided the current request. */
+	struct cf_config *cfg;
+	const struct cf_session *sess;
+	unsigned long generation;
+
+	/* The current request. */
+	enum cf_mode mode;
+	char method[24];
+	struct cf_host host;
+	uint16_t port;
+	char path[256];
+	char upkey[CF_HOST_TEXT_MAX + 8];
+	char addr[INET6_ADDRSTRLEN + 8];
+	union peer_sa up_peer;     /* the upstream's address, once connected */
+	struct cf_decision dec;
+	/* Its decision line is written (px_record_decision()), or waits for
+	 * the SNI check (allow_pending); a failure after it is told in the
+	 * close line instead: close_why, close_detail (made only then: an
+	 * idle tunnel should stay small). */
+	int decided, allow_pending;
+	const char *close_why;
+	char *close_detail;
+	struct px_dns_query *dnsq;
+	struct px_connector *connector;
+	struct lookup *lk;         /* addresses, only while connecting */
+	struct evbuffer *pending;  /* the upstream head, built at parse time */
+	unsigned requests;
+
+	/* Forward path state: the request and the response, one struct each. */
+	struct conn_msg req, resp;
+	int req_is_head, req_upgrade, req_minor;
+	int resp_dechunk;          /* decode a chunked answer for HTTP/1.0 */
+	enum resp_state rstate;
+	int cli_keep_alive;
+	struct px_http_header *hdrs;
+	size_t nhdrs_cap;
+	struct pooled *pool;       /* POOL_MAX idle upstreams, made on first use */
+
+	/* Tunnel state. */
+	struct px_splice *spl;     /* the zero-copy relay, once switched */
+	int splice_pending;        /* waiting for buffered bytes to go out */
+	struct px_sni *sni;
+	size_t sni_fed;
+	int connect_answered;      /* the 200 is written */
+	struct timeval sni_deadline; /* the first flight is complete by then */
+};
+
+/* ---- conn.c: the connection itself ---- */
+
+/* The timer's callback: the current phase's timeout (ARG is the conn). */
+void px_conn_timer_cb(evutil_socket_t fd, short what, void *arg);
+/* A client bufferevent's event callback for phases that relay nothing:
+ * an error or EOF closes the connection. */
+void px_conn_event_close(struct bufferevent *bev, short what, void *arg);
+/* Install phase PH: its callbacks on C's bufferevents (those it has) and
+ * its timeout on C's timer. */
+void px_conn_enter(struct px_conn *c, const struct px_phase *ph);
+/* Write C's close line (WHY: why it closed, NULL for a plain end), give
+ * back everything it holds, and free it.  C is gone on return. */
+void px_conn_free(struct px_conn *c, const char *why);
+/*
+ * Refuse the current request: STATUS with a text/plain body for a person
+ * and an agent, X-Postern-Reason for machines, the decision line (or, after
+ * an allow, the close line's why), a human line, and close once written.
+ * AUDITED: the caller has written the audit line and the human log line
+ * itself (the SNI check, the revoke), so neither is written twice.
+ */
+void px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason,
+    const struct cf_rule *rule, const char *detail, int audited);
+void px_conn_refuse(struct px_conn *c, int status, enum cf_reason reason,
+    const struct cf_rule *rule, const char *detail);
+/* Drop the upstream, stop reading, flush what is queued to the client and
+ * close (or linger, for a refusal at accept). */
+void px_conn_close_after_write(struct px_conn *c);
+/* The idle timeout: close C when it was idle for idle_timeout, else arm
+ * the timer for the rest. */
+void px_conn_idle_timeout(struct px_conn *c);
+/* Forget an idle upstream (freeing its bufferevent). */
+void px_pool_drop(struct pooled *p);
+/* Small helpers: the address of SA as text (no port); note activity; arm
+ * C's timer for MS; the current [proxy] settings; C's host as text; the
+ * milliseconds from THEN to NOW. */
+char *px_conn_sa_text(const struct sockaddr *sa, char *buf, size_t size);
+void px_conn_touch(struct px_conn *c);
+void px_conn_arm_timer(struct px_conn *c, unsigned ms);
+const struct cf_proxy_settings *px_conn_settings(const struct px_conn *c);
+void px_conn_host_text(const struct px_conn *c, char *buf, size_t size);
+long px_conn_ms_since(const struct timeval *then, const struct timeval *now);
+
+/* ---- record.c: the audit record ---- */
+
+/*
+ * One audit record, by name (smokescreen's one decision line): every line
+ * the proxy writes for a connection is built by px_record() from the
+ * connection and these fields, so that a decision, a revoke and a close
+ * name the same things the same way.  NULL and zero fields are left out.
+ */
+struct px_rec {
+	const char *event;         /* "decision", "revoke" or "close" */
+	const char *decision;      /* decision: "allow" or "deny" */
+	int has_reason;
+	enum cf_reason reason;     /* decision, revoke */
+	const struct cf_rule *rule;
+	const char *sni;           /* the ClientHello's server_name */
+	const char *detail;
+	const char *why;           /* close: why it closed, NULL for a plain end */
+	int current;               /* judged by the server's current snapshot */
+};
+
+/* Write R for C to the audit log. */
+void px_record(struct px_conn *c, const struct px_rec *r);
+/*
+ * The one decision line of the current request, and its count in
+ * /metrics: written once, when the request is allowed (its upstream is
+ * connected, and for a checked tunnel its ClientHello passed) or refused;
+ * a second call for the same request does nothing.  A failure after the
+ * allow (the upstream times out or answers badly) is no second decision:
+ * it is the close line's "why".
+ */
+void px_record_decision(struct px_conn *c, int allow, enum cf_reason reason,
+    const struct cf_rule *rule, const char *detail, const char *sni);
+/* A tunnel held for the SNI check is allowed once its first flight
+ * passes; closed or revoked before that, it was allowed as it stood:
+ * write that allow now. */
+void px_record_pending_allow(struct px_conn *c);
+
+/* ---- decide.c ---- */
+
+/*
+ * Decide the request whose head REQ (HEAD_LEN bytes, still in C's input)
+ * was just parsed, by C's snapshot: refuse it, or look it up, vet every
+ * address, connect, and hand it to the tunnel or the forward path.  C may
+ * be freed or closing on return.
+ */
+void px_decide(struct px_conn *c, const struct px_http_request *req, size_t head_len);
+
+/* ---- forward.c ---- */
+
+/* Reuse C's idle upstream to its host when the snapshot and rule that
+ * vetted it still hold, and start the request on it: returns 1 (C is
+ * then on its way, or freed); 0 when there is none to reuse. */
+int px_forward_reuse(struct px_conn *c);
+/* Send C's pending request head upstream and relay the body and answer. */
+void px_forward_start(struct px_conn *c);
+
+/* ---- tunnel.c ---- */
+
+/* A CONNECT is connected upstream: answer 200 and relay, after the SNI
+ * check of the client's first flight unless sni = off. */
+void px_tunnel_open(struct px_conn *c);
+/* After a 101 (RFC 9110 §7.8) the connection is a tunnel: relay both ways,
+ * passing on what upstream already sent. */
+void px_tunnel_upgrade(struct px_conn *c);
+
+#endif

@@ -1,0 +1,389 @@
+/*
+ * proxy/decide.c: the decision and the lookup, the steps of the flow
+ * between the request head (accept.c) and the relay: the rules decide
+ * the request (cf_decide()), its name is resolved (a literal, a [hosts]
+ * pin or DNS), every address is vetted, the upstream is connected, and the
+ * connection goes to the tunnel (tunnel.c) or the forward path
+ * (forward.c).  After a reload with revoke = yes, open tunnels are judged
+ * here again.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "conf/config.h"
+#include "conf/etchosts.h"
+#include "proxy/conn.h"
+#include "proxy/connect.h"
+#include "proxy/dns.h"
+#include "proxy/http.h"
+#include "proxy/prio.h"
+
+/* Looking up and connecting: nothing is read from the client meanwhile;
+ * connect_timeout (and the resolver's own) bound it, and this timer is
+ * the backstop. */
+static void
+lookup_timeout(struct px_conn *c)
+{
+	px_conn_free(c, "timeout");
+}
+
+static const struct px_phase lookup_phase = {
+	.name = "lookup", .cli_event = px_conn_event_close, .timeout = lookup_timeout,
+};
+
+/*
+ * Judge the connected tunnel C (a CONNECT, or a plain-HTTP request after its
+ * 101 Switching Protocols, judged with its path) by the server's current
+ * snapshot, on the full decision: the name and port, then the address it is
+ * connected to (deny_hosts address rules, the never-reachable ranges unless
+ * the allowing rule says "private", the proxy's own listeners).  A refused
+ * tunnel is logged as "revoke" and closed, after a 403 when ANSWER (the
+ * client still waits for the answer to its CONNECT): returns 1, and C is
+ * freed or closing.  Returns 0 when the tunnel may stay.
+ */
+static int
+revoke_tunnel(struct px_conn *c, int answer)
+{
+	struct px_server *srv = c->srv;
+	const struct cf_session *s;
+	struct cf_decision d, ad;
+	struct px_rec r = { .event = "revoke", .has_reason = 1, .current = 1 };
+
+	s = cf_config_find_session(srv->cfg, c->session);
+	if (s != NULL) {
+		cf_decide(s, c->mode, &c->host, c->port, c->mode == CF_MODE_HTTP ? c->path : NULL,
+		    c->mode == CF_MODE_HTTP ? strlen(c->path) : 0, &d);
+		if (d.allow) {
+			cf_decide_addr(srv->cfg, s, &d, &c->up_peer.sa, &ad);
+			if (ad.allow)
+				return 0;
+			d = ad;
+		}
+	} else {
+		memset(&d, 0, sizeof(d));
+		d.reason = CF_R_SESSION_REMOVED;
+		snprintf(d.detail, sizeof(d.detail), "session %s was removed", c->session);
+	}
+	px_record_pending_allow(c);
+	r.reason = d.reason;
+	r.detail = d.detail;
+	px_record(c, &r);
+	if (answer)
+		px_conn_refuse_ex(c, 403, d.reason, d.rule, d.detail, 1);
+	else
+		px_conn_free(c, "revoked by reload");
+	return 1;
+}
+
+static void
+connected_cb(int fd, int err, size_t index, void *arg)
+{
+	struct px_conn *c = arg;
+	char detail[256];
+
+	c->connector = NULL;
+	if (fd < 0) {
+		snprintf(detail, sizeof(detail), "could not connect to %s: %s",
+		    c->lk != NULL && c->lk->naddrs == 1 ? c->addr : "any of its addresses", strerror(err));
+		if (err == ETIMEDOUT)
+			px_conn_refuse(c, 504, CF_R_TIMEOUT, c->dec.rule, detail);
+		else
+			px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, detail);
+		return;
+	}
+	px_conn_sa_text((const struct sockaddr *)&c->lk->addrs[index], c->addr, sizeof(c->addr));
+	memset(&c->up_peer, 0, sizeof(c->up_peer));
+	memcpy(&c->up_peer, &c->lk->addrs[index],
+	    c->lk->addrlens[index] < sizeof(c->up_peer) ? c->lk->addrlens[index] : sizeof(c->up_peer));
+	free(c->lk);
+	c->lk = NULL;
+	c->up.bev = bufferevent_socket_new(c->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->up.bev == NULL) {
+		close(fd);
+		px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, "out of memory");
+		return;
+	}
+	bufferevent_priority_set(c->up.bev, PX_PRI_BULK);
+	px_conn_touch(c);
+	px_conn_arm_timer(c, px_conn_settings(c)->idle_timeout_ms);
+	if (c->mode == CF_MODE_CONNECT) {
+		/*
+		 * A reload with revoke = yes that landed while this tunnel was
+		 * being looked up or connected found nothing to revoke: judge
+		 * it now, before its first byte, as the revoke pass would have.
+		 */
+		if (c->generation != c->srv->generation && cf_config_proxy(c->srv->cfg)->revoke &&
+		    revoke_tunnel(c, 1))
+			return;
+		px_tunnel_open(c);
+		return;
+	}
+	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+	px_forward_start(c);
+}
+
+/*
+ * Vet every address, not only the first 16 that px_connect_start() dials;
+ * refuse the host if any one is refused.  proxy/dns.c hands over every
+ * answer or fails the name, so no address escapes this check.
+ */
+static int
+vet_and_connect(struct px_conn *c)
+{
+	size_t i, bad;
+	struct cf_decision ad;
+
+	for (i = 0; i < c->lk->naddrs; i++) {
+		struct sockaddr *sa = (struct sockaddr *)&c->lk->addrs[i];
+		if (sa->sa_family == AF_INET)
+			((struct sockaddr_in *)(void *)sa)->sin_port = htons(c->port);
+		else
+			((struct sockaddr_in6 *)(void *)sa)->sin6_port = htons(c->port);
+	}
+	if (!cf_decide_addrs(c->cfg, c->sess, &c->dec, c->lk->addrs, c->lk->naddrs, &ad, &bad)) {
+		px_conn_sa_text((const struct sockaddr *)&c->lk->addrs[bad], c->addr, sizeof(c->addr));
+		px_conn_refuse(c, 403, ad.reason, ad.rule, ad.detail);
+		return -1;
+	}
+	if (c->lk->naddrs == 1)
+		px_conn_sa_text((const struct sockaddr *)&c->lk->addrs[0], c->addr, sizeof(c->addr));
+	/* Connect only to what was vetted: these very sockaddrs. */
+	c->connector = px_connect_start(c->srv->base, c->lk->addrs, c->lk->addrlens, c->lk->naddrs,
+	    px_conn_settings(c)->connect_timeout_ms, connected_cb, c);
+	if (c->connector == NULL) {
+		px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+dns_cb(int status, const struct px_dns_result *res, const char *errmsg, void *arg)
+{
+	struct px_conn *c = arg;
+	char detail[800], h[CF_HOST_TEXT_MAX];
+	size_t i;
+
+	c->dnsq = NULL;
+	if (status != 0) {
+		int listed;
+		px_conn_host_text(c, h, sizeof(h));
+		/* The proxy asks DNS only; a name the admin knows from
+		 * /etc/hosts is the one case where that surprises. */
+		listed = cf_etchosts_file_lists("/etc/hosts", c->host.name);
+		snprintf(detail, sizeof(detail), "%s could not be resolved: %s%s%s%s", h,
+		    errmsg ? errmsg : px_dns_strerror(status),
+		    listed ? "; /etc/hosts lists it, but /etc/hosts is not read: pin it in [hosts] (" : "",
+		    listed ? h : "", listed ? " = ADDRESS)" : "");
+		px_conn_refuse(c, status == PX_DNS_TIMEOUT ? 504 : 502, CF_R_DNS_FAILURE, c->dec.rule, detail);
+		return;
+	}
+	c->lk->naddrs = res->naddrs < PX_DNS_MAX_ADDRS ? res->naddrs : PX_DNS_MAX_ADDRS;
+	for (i = 0; i < c->lk->naddrs; i++) {
+		c->lk->addrs[i] = res->addrs[i];
+		c->lk->addrlens[i] = res->addrlens[i];
+	}
+	vet_and_connect(c);
+}
+
+/*
+ * The decision: who may go where, by this connection's snapshot.
+ */
+void
+px_decide(struct px_conn *c, const struct px_http_request *req, size_t head_len)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
+	const struct cf_proxy_settings *p = px_conn_settings(c);
+	struct px_http_limits lim;
+
+	lim.max_headers = p->max_headers;
+	lim.max_header_bytes = p->max_header_bytes;
+	if (c->sess == NULL) {
+		px_conn_refuse(c, 403, CF_R_SESSION_REMOVED, NULL,
+		    "this listener's session was removed from the config");
+		return;
+	}
+	if (!req->is_connect && req->form != PX_TARGET_ABSOLUTE) {
+		px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL,
+		    "this is postern, an HTTP proxy, not a web server: send requests in absolute form "
+		    "(GET http://host/path) or CONNECT host:port, e.g. by setting HTTP_PROXY and HTTPS_PROXY");
+		return;
+	}
+
+	c->mode = req->is_connect ? CF_MODE_CONNECT : CF_MODE_HTTP;
+	c->host = req->host;
+	c->port = req->port;
+	if (c->mode == CF_MODE_HTTP) {
+		size_t pl = req->path_len < sizeof(c->path) - 1 ? req->path_len : sizeof(c->path) - 1;
+		memcpy(c->path, req->path, pl);
+		c->path[pl] = '\0';
+	}
+	cf_decide(c->sess, c->mode, &c->host, c->port, req->path, c->mode == CF_MODE_HTTP ? req->path_len : 0,
+	    &c->dec);
+	if (!c->dec.allow) {
+		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+		return;
+	}
+	if (c->mode == CF_MODE_HTTP && c->dec.rule != NULL && c->dec.rule->path != NULL) {
+		/*
+		 * A path rule vouches for the request line's path only, and
+		 * some back ends take the path from a header instead
+		 * (X-Original-URL on IIS, Symfony...).  Refused, not stripped:
+		 * a stripped header silently sends a request other than the
+		 * one the client made, while a 403 tells the agent, and the
+		 * audit log, what was refused and why.
+		 */
+		size_t nl = 0;
+		const char *name = px_http_path_override(req, &nl);
+
+		if (name != NULL) {
+			char d[sizeof(c->dec.detail)];
+			snprintf(d, sizeof(d),
+			    "the %.*s header can override the path, and allow_hosts = %s (%s:%d) admits only paths under %s",
+			    (int)(nl < 64 ? nl : 64), name, c->dec.rule->text, c->dec.rule->file,
+			    c->dec.rule->line, c->dec.rule->path);
+			px_conn_refuse(c, 403, CF_R_PATH_NOT_ALLOWED, c->dec.rule, d);
+			return;
+		}
+	}
+
+	if (c->mode == CF_MODE_HTTP) {
+		if (c->pending == NULL)
+			c->pending = evbuffer_new();
+		if (c->pending == NULL || px_http_build_upstream_head(req, c->pending) != 0) {
+			px_conn_free(c, "out of memory");
+			return;
+		}
+		c->req.keep_alive = req->keep_alive;
+		c->req_minor = req->minor;
+		c->req_is_head = req->is_head;
+		c->req_upgrade = req->upgrade_websocket;
+		c->req.chunked = req->chunked;
+		c->req.left = req->content_length > 0 ? req->content_length : 0;
+		c->req.done = !req->chunked && c->req.left == 0;
+		if (req->chunked) {
+			/*
+			 * The chunk framing that arrived with the head is checked
+			 * before anything goes upstream (RFC 9112 §7.1): a bad or
+			 * overflowing chunk size is a 400 and upstream sees nothing.
+			 * Framing that arrives later is checked as it streams; on an
+			 * error the upstream connection is closed before the bad
+			 * bytes are sent.
+			 */
+			struct px_chunked probe;
+			struct evbuffer_ptr pos;
+			struct evbuffer_iovec v[8];
+			int nv, k, done = 0;
+			const char *cwhy = NULL;
+
+			px_chunked_init(&c->req.ch, &lim);
+			probe = c->req.ch;
+			if (evbuffer_ptr_set(in, &pos, head_len, EVBUFFER_PTR_SET) == 0) {
+				nv = evbuffer_peek(in, -1, &pos, v, 8);
+				for (k = 0; k < nv && k < 8 && !done; k++) {
+					if (px_chunked_scan(&probe, v[k].iov_base, v[k].iov_len, &done, &cwhy) < 0) {
+						char d[200];
+						snprintf(d, sizeof(d), "malformed chunked body: %s", cwhy ? cwhy : "bad framing");
+						c->host.kind = 0;
+						px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, d);
+						return;
+					}
+				}
+			}
+		}
+	}
+	/* The head is consumed; any bytes after it are the body, a pipelined
+	 * request, or (CONNECT) the client's first flight. */
+	evbuffer_drain(in, head_len);
+	bufferevent_disable(c->cli.bev, EV_READ);
+	px_conn_enter(c, &lookup_phase);
+	px_conn_arm_timer(c, p->connect_timeout_ms + 30000);
+
+	{
+		char h[CF_HOST_TEXT_MAX];
+		px_conn_host_text(c, h, sizeof(h));
+		snprintf(c->upkey, sizeof(c->upkey), "%s:%u", h, c->port);
+	}
+	if (c->mode == CF_MODE_HTTP && px_forward_reuse(c))
+		return;
+	free(c->lk);
+	c->lk = calloc(1, sizeof(*c->lk));
+	if (c->lk == NULL) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
+	if (c->mode == CF_MODE_CONNECT) {
+		/* A tunnel parses no more heads: give the header table back. */
+		free(c->hdrs);
+		c->hdrs = NULL;
+		c->nhdrs_cap = 0;
+	}
+	if (c->host.kind != CF_HOST_NAME) {
+		struct sockaddr_storage *ss = &c->lk->addrs[0];
+		memset(ss, 0, sizeof(*ss));
+		if (c->host.kind == CF_HOST_IPV4) {
+			struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+			sin->sin_family = AF_INET;
+			sin->sin_addr = c->host.addr.v4;
+			c->lk->addrlens[0] = sizeof(*sin);
+		} else {
+			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+			sin6->sin6_family = AF_INET6;
+			sin6->sin6_addr = c->host.addr.v6;
+			c->lk->addrlens[0] = sizeof(*sin6);
+		}
+		c->lk->naddrs = 1;
+		vet_and_connect(c);
+		return;
+	}
+	{
+		/* A name pinned in [hosts] takes its addresses from there,
+		 * vetted below exactly like a DNS answer. */
+		const struct cf_pin *pin = cf_config_pin(c->cfg, c->host.name);
+		if (pin != NULL) {
+			size_t i;
+			for (i = 0; i < pin->naddrs && i < PX_DNS_MAX_ADDRS; i++) {
+				c->lk->addrs[i] = pin->addrs[i];
+				c->lk->addrlens[i] = pin->addrs[i].ss_family == AF_INET ?
+				    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+			}
+			c->lk->naddrs = i;
+			vet_and_connect(c);
+			return;
+		}
+	}
+	c->dnsq = px_dns_resolve(c->srv->dns, c->host.name, dns_cb, c);
+	if (c->dnsq == NULL)
+		px_conn_refuse(c, 502, CF_R_DNS_FAILURE, c->dec.rule, "could not start a DNS lookup");
+}
+
+/*
+ * revoke = yes: after a reload, close every tunnel whose target the new
+ * rules refuse (its session gone counts as refused), logging each; a
+ * WebSocket after its 101 is a tunnel too (RFC 9110 §7.8).  Other plain
+ * HTTP connections need nothing: their next request is judged anew, and an
+ * idle upstream vetted under an older snapshot is never reused.
+ */
+void
+px_conn_revoke(struct px_server *srv)
+{
+	struct px_conn *c, *next;
+
+	for (c = TAILQ_FIRST(&srv->conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->phase == NULL || !c->phase->tunnel)
+			continue;
+		(void)revoke_tunnel(c, 0);
+	}
+}

@@ -1,0 +1,495 @@
+/*
+ * proxy/forward.c: the plain-HTTP forward path, the relay step of the flow
+ * for an absolute-form request (decide.c hands it a connected or reused
+ * upstream): the rebuilt request head, the body by its framing, the
+ * response head and body back, then keep-alive: the upstream goes to this
+ * connection's pool of idle upstreams and the next request head is read
+ * (accept.c, through px_conn.next_request).  After a 101 the connection
+ * becomes a tunnel (tunnel.c).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "conf/config.h"
+#include "proxy/conn.h"
+#include "proxy/http.h"
+#include "proxy/log.h"
+#include "proxy/loopcall.h"
+
+static const struct px_phase fwd_phase;
+
+/* ---- the pool of idle upstreams ----------------------------------------- */
+
+static struct pooled *
+pool_find(struct px_conn *c, const char *key)
+{
+	size_t i;
+
+	for (i = 0; c->pool != NULL && i < POOL_MAX; i++)
+		if (c->pool[i].bev != NULL && strcmp(c->pool[i].key, key) == 0)
+			return &c->pool[i];
+	return NULL;
+}
+
+static void
+pool_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct pooled *p = arg;
+
+	(void)bev;
+	(void)what;
+	/* An idle upstream closed or failed: forget it. */
+	px_pool_drop(p);
+}
+
+static void
+pool_read_cb(struct bufferevent *bev, void *arg)
+{
+	/* An idle upstream must not speak; one that does is dropped. */
+	(void)bev;
+	px_pool_drop(arg);
+}
+
+static void
+pool_put(struct px_conn *c)
+{
+	size_t i, slot = 0;
+
+	if (c->pool == NULL && (c->pool = calloc(POOL_MAX, sizeof(*c->pool))) == NULL) {
+		bufferevent_free(c->up.bev);
+		c->up.bev = NULL;
+		return;
+	}
+	for (i = 0; i < POOL_MAX; i++)
+		if (c->pool[i].bev == NULL) {
+			slot = i;
+			break;
+		}
+	if (i == POOL_MAX)
+		px_pool_drop(&c->pool[0]);
+	snprintf(c->pool[slot].key, sizeof(c->pool[slot].key), "%s", c->upkey);
+	snprintf(c->pool[slot].addr, sizeof(c->pool[slot].addr), "%s", c->addr);
+	c->pool[slot].peer = c->up_peer;
+	c->pool[slot].generation = c->generation;
+	c->pool[slot].rule = c->dec.rule;
+	c->pool[slot].bev = c->up.bev;
+	bufferevent_setcb(c->up.bev, pool_read_cb, NULL, pool_event_cb, &c->pool[slot]);
+	bufferevent_enable(c->up.bev, EV_READ);
+	c->up.bev = NULL;
+}
+
+int
+px_forward_reuse(struct px_conn *c)
+{
+	struct pooled *pp = pool_find(c, c->upkey);
+	struct cf_decision ad;
+
+	/*
+	 * Reuse this host's idle upstream only under the snapshot and
+	 * the rule that vetted every address of the host when it was
+	 * opened: then the full decision (name, port, each address,
+	 * "private") is the one made then.  After a reload, or under
+	 * another rule (a path rule without "private"), the upstream is
+	 * closed and the request takes the way of a new one: lookup,
+	 * every address vetted, a new connection.  The peer's own
+	 * address is checked again here all the same.
+	 */
+	if (pp != NULL) {
+		cf_decide_addr(c->cfg, c->sess, &c->dec, &pp->peer.sa, &ad);
+		if (pp->generation != c->generation || pp->rule != c->dec.rule || !ad.allow) {
+			px_pool_drop(pp);
+			pp = NULL;
+		}
+	}
+	if (pp != NULL) {
+		c->up.bev = pp->bev;
+		c->up_peer = pp->peer;
+		snprintf(c->addr, sizeof(c->addr), "%s", pp->addr);
+		pp->bev = NULL;
+		px_pool_drop(pp);
+		px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, "reused upstream connection", NULL);
+		px_conn_arm_timer(c, px_conn_settings(c)->idle_timeout_ms);
+		px_forward_start(c);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- request and response ----------------------------------------------- */
+
+/* Pass request-body bytes from the client to upstream, as far as framing
+ * and back-pressure allow. */
+static int
+fwd_request_body(struct px_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
+	struct evbuffer *out = bufferevent_get_output(c->up.bev);
+	size_t avail = evbuffer_get_length(in), n = 0;
+
+	if (c->req.done || avail == 0)
+		return 0;
+	px_conn_touch(c);
+	if (c->req.chunked) {
+		struct evbuffer_iovec v[8];
+		int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
+		const char *why = NULL;
+		for (i = 0; i < nv && i < 8 && !done; i++) {
+			ssize_t used = px_chunked_scan(&c->req.ch, v[i].iov_base, v[i].iov_len, &done, &why);
+			if (used < 0) {
+				log_debug("bad chunked request body: %s", why);
+				return -1;
+			}
+			n += (size_t)used;
+		}
+		if (done)
+			c->req.done = 1;
+	} else {
+		n = avail < (uint64_t)c->req.left ? avail : (size_t)c->req.left;
+		c->req.left -= (int64_t)n;
+		if (c->req.left == 0)
+			c->req.done = 1;
+	}
+	if (n > 0) {
+		evbuffer_remove_buffer(in, out, n);
+		c->cli.bytes += n;
+	}
+	if (evbuffer_get_length(out) >= RELAY_HIGH) {
+		bufferevent_disable(c->cli.bev, EV_READ);
+		bufferevent_setwatermark(c->up.bev, EV_WRITE, RELAY_HIGH / 2, 0);
+	}
+	if (c->req.done)
+		bufferevent_disable(c->cli.bev, EV_READ);
+	return 0;
+}
+
+static void
+fwd_finish(struct px_conn *c)
+{
+	/* Response complete. */
+	if (c->up.bev != NULL) {
+		if (c->resp.keep_alive && c->req.done && !c->up.eof &&
+		    evbuffer_get_length(bufferevent_get_input(c->up.bev)) == 0)
+			pool_put(c);
+		else {
+			bufferevent_free(c->up.bev);
+			c->up.bev = NULL;
+		}
+	}
+	if (!c->cli_keep_alive || !c->req.done || c->cli.eof) {
+		px_conn_close_after_write(c);
+		return;
+	}
+	/* Next request on this keep-alive connection, judged on its own. */
+	c->next_request(c);
+}
+
+/*
+ * Pass on what upstream sent: the response head (parsed, rebuilt for the
+ * client), then the body as its framing says.  Returns 1 when C left the
+ * forward path (answered, closing, freed, or a tunnel after a 101): the
+ * caller must not touch it; 0 when more is awaited.
+ */
+static int
+fwd_response(struct px_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->up.bev);
+	struct evbuffer *out = bufferevent_get_output(c->cli.bev);
+
+	while (c->rstate != RS_DONE) {
+		size_t avail = evbuffer_get_length(in);
+
+		if (c->rstate == RS_HEAD) {
+			struct px_http_response resp;
+			struct px_http_limits lim;
+			size_t head_len = 0, want;
+			const char *why = NULL;
+			unsigned char *data;
+			int rc;
+
+			if (avail == 0)
+				return 0;
+			lim.max_headers = px_conn_settings(c)->max_headers;
+			lim.max_header_bytes = px_conn_settings(c)->max_header_bytes;
+			want = avail > lim.max_header_bytes + 1 ? lim.max_header_bytes + 1 : avail;
+			data = evbuffer_pullup(in, (ev_ssize_t)want);
+			px_http_response_init(&resp, c->hdrs, c->nhdrs_cap);
+			resp.resume = c->resp.rs;
+			rc = px_http_parse_response((const char *)data, want, &lim, c->req_is_head,
+			    &resp, &head_len, &why);
+			if (rc == PX_HTTP_INCOMPLETE) {
+				c->resp.rs = resp.resume;
+				return 0;
+			}
+			/* Whatever follows (the body, the head after a 1xx) is
+			 * parsed from its own start. */
+			memset(&c->resp.rs, 0, sizeof(c->resp.rs));
+			if (rc != PX_HTTP_OK) {
+				if (c->up.bytes == 0) {
+					char d[200];
+					snprintf(d, sizeof(d), "upstream sent a malformed response: %s", why ? why : "?");
+					px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule, d);
+				} else {
+					px_conn_free(c, "bad upstream response");
+				}
+				return 1;
+			}
+			if (resp.informational) {
+				/* RFC 9110 §15.2: no 1xx to an HTTP/1.0 client. */
+				if (c->req_minor != 0)
+					px_http_build_client_head(&resp, 1, out);
+				evbuffer_drain(in, head_len);
+				continue;
+			}
+			c->cli_keep_alive = c->req.keep_alive && !resp.close_delimited && !resp.upgrade_websocket;
+			c->resp.keep_alive = resp.keep_alive;
+			if (resp.upgrade_websocket && c->req_upgrade) {
+				px_http_build_client_head(&resp, 1, out);
+				evbuffer_drain(in, head_len);
+				c->up.bytes += head_len;
+				/* RFC 9110 §7.8: after 101 the connection is a tunnel. */
+				c->req.done = 1;
+				px_tunnel_upgrade(c);
+				return 1;
+			}
+			c->resp_dechunk = 0;
+			if (resp.chunked && c->req_minor == 0) {
+				/* An HTTP/1.0 client cannot take chunked: drop the
+				 * coding and delimit the body by closing. */
+				size_t k, kept = 0;
+				for (k = 0; k < resp.nheaders; k++)
+					if (!(resp.headers[k].name_len == 17 &&
+					    strncasecmp(resp.headers[k].name, "Transfer-Encoding", 17) == 0))
+						resp.headers[kept++] = resp.headers[k];
+				resp.nheaders = kept;
+				c->resp_dechunk = 1;
+				c->cli_keep_alive = 0;
+			}
+			px_http_build_client_head(&resp, c->cli_keep_alive, out);
+			evbuffer_drain(in, head_len);
+			c->up.bytes += head_len;
+			c->resp.chunked = resp.chunked;
+			c->resp.close_delimited = resp.close_delimited;
+			c->resp.left = resp.content_length > 0 ? resp.content_length : 0;
+			if (resp.chunked) {
+				struct px_http_limits l2 = lim;
+				px_chunked_init(&c->resp.ch, &l2);
+			}
+			if (resp.no_body || (!resp.chunked && !resp.close_delimited && c->resp.left == 0))
+				c->rstate = RS_DONE;
+			else
+				c->rstate = RS_BODY;
+			continue;
+		}
+
+		/* RS_BODY */
+		if (avail == 0)
+			break;
+		px_conn_touch(c);
+		if (c->resp.close_delimited) {
+			c->up.bytes += avail;
+			evbuffer_add_buffer(out, in);
+		} else if (c->resp.chunked) {
+			struct evbuffer_iovec v[8];
+			int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
+			size_t n = 0;
+			const char *why = NULL;
+			for (i = 0; i < nv && i < 8 && !done; i++) {
+				ssize_t used = c->resp_dechunk ?
+				    px_chunked_decode(&c->resp.ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
+				    px_chunked_scan(&c->resp.ch, v[i].iov_base, v[i].iov_len, &done, &why);
+				if (used < 0) {
+					px_conn_free(c, "bad chunked response");
+					return 1;
+				}
+				n += (size_t)used;
+			}
+			if (c->resp_dechunk)
+				evbuffer_drain(in, n);
+			else
+				evbuffer_remove_buffer(in, out, n);
+			c->up.bytes += n;
+			if (done)
+				c->rstate = RS_DONE;
+		} else {
+			size_t n = avail < (uint64_t)c->resp.left ? avail : (size_t)c->resp.left;
+			evbuffer_remove_buffer(in, out, n);
+			c->up.bytes += n;
+			c->resp.left -= (int64_t)n;
+			if (c->resp.left == 0)
+				c->rstate = RS_DONE;
+		}
+		if (evbuffer_get_length(out) >= RELAY_HIGH) {
+			bufferevent_disable(c->up.bev, EV_READ);
+			bufferevent_setwatermark(c->cli.bev, EV_WRITE, RELAY_HIGH / 2, 0);
+			return 0;
+		}
+	}
+	if (c->rstate == RS_DONE) {
+		fwd_finish(c);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- the forward path's callbacks --------------------------------------- */
+
+static void
+fwd_cli_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	px_loopcall_check();
+	if (fwd_request_body(c) != 0)
+		px_conn_free(c, "bad request body");
+}
+
+/* The client drained: resume reading upstream. */
+static void
+fwd_cli_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	px_loopcall_check();
+	if (c->up.bev != NULL && evbuffer_get_length(bufferevent_get_output(c->cli.bev)) < RELAY_HIGH) {
+		bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
+		if (!c->up.eof)
+			bufferevent_enable(c->up.bev, EV_READ);
+		(void)fwd_response(c);
+	}
+}
+
+static void
+fwd_up_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	px_loopcall_check();
+	(void)fwd_response(arg);
+}
+
+/* Upstream drained: resume reading the request body. */
+static void
+fwd_up_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	px_loopcall_check();
+	if (evbuffer_get_length(bufferevent_get_output(c->up.bev)) < RELAY_HIGH) {
+		bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
+		if (!c->req.done && !c->cli.eof)
+			bufferevent_enable(c->cli.bev, EV_READ);
+	}
+}
+
+static void
+fwd_cli_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR) {
+		px_conn_free(c, "client error");
+		return;
+	}
+	if (!(what & BEV_EVENT_EOF))
+		return;
+	c->cli.eof = 1;
+	/* A client that shuts its write side after its request still gets
+	 * its whole answer. */
+	if (!c->req.done)
+		px_conn_free(c, "client closed during the request body");
+}
+
+static void
+fwd_up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR) {
+		if (c->rstate == RS_HEAD && c->up.bytes == 0) {
+			px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
+			    "upstream failed before answering");
+			return;
+		}
+		px_conn_free(c, "upstream error");
+		return;
+	}
+	if (!(what & BEV_EVENT_EOF))
+		return;
+	c->up.eof = 1;
+	if (fwd_response(c))
+		return;
+	if (c->rstate == RS_BODY && c->resp.close_delimited) {
+		c->rstate = RS_DONE;
+		c->cli_keep_alive = 0;
+		fwd_finish(c);
+	} else if (c->rstate == RS_HEAD && c->up.bytes == 0) {
+		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
+		    "upstream closed the connection without answering");
+	} else {
+		px_conn_free(c, "upstream closed mid-response");
+	}
+}
+
+/* Idle: an upstream that accepted the request and never answered gets a
+ * 504 (the client is still waiting for a head); otherwise close. */
+static void
+fwd_timeout(struct px_conn *c)
+{
+	struct timeval now;
+
+	event_base_gettimeofday_cached(c->srv->base, &now);
+	if (px_conn_ms_since(&c->last_activity, &now) >= (long)px_conn_settings(c)->idle_timeout_ms &&
+	    c->rstate == RS_HEAD && evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0) {
+		px_conn_refuse(c, 504, CF_R_TIMEOUT, c->dec.rule,
+		    "upstream did not answer within idle_timeout");
+		return;
+	}
+	px_conn_idle_timeout(c);
+}
+
+/* Request body and response in flight. */
+static const struct px_phase fwd_phase = {
+	.name = "forward",
+	.cli_read = fwd_cli_read_cb, .cli_write = fwd_cli_write_cb,
+	.cli_event = fwd_cli_event_cb,
+	.up_read = fwd_up_read_cb, .up_write = fwd_up_write_cb,
+	.up_event = fwd_up_event_cb,
+	.timeout = fwd_timeout,
+};
+
+void
+px_forward_start(struct px_conn *c)
+{
+	c->rstate = RS_HEAD;
+	memset(&c->resp.rs, 0, sizeof(c->resp.rs));
+	px_conn_enter(c, &fwd_phase);
+	bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
+	bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
+	c->cli.bytes += evbuffer_get_length(c->pending);
+	evbuffer_add_buffer(bufferevent_get_output(c->up.bev), c->pending);
+	bufferevent_enable(c->up.bev, EV_READ);
+	if (!c->req.done) {
+		bufferevent_enable(c->cli.bev, EV_READ);
+		if (fwd_request_body(c) != 0) {
+			px_conn_free(c, "bad request body");
+			return;
+		}
+	} else {
+		bufferevent_disable(c->cli.bev, EV_READ);
+	}
+}

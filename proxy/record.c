@@ -1,0 +1,115 @@
+/*
+ * proxy/record.c: the audit record, the last step of the flow (accept ->
+ * head -> decide -> resolve -> connect -> relay -> audit): every line the
+ * proxy writes about a connection, a decision, a revoke or a close, is
+ * built here from the connection and named fields (conn.h, struct
+ * px_rec), so that one builder names every field one way.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "proxy/audit.h"
+#include "proxy/conn.h"
+#include "proxy/stats.h"
+
+void
+px_record(struct px_conn *c, const struct px_rec *r)
+{
+	struct px_server *srv = c->srv;
+	struct px_json j;
+	char h[CF_HOST_TEXT_MAX];
+	int is_close = strcmp(r->event, "close") == 0;
+
+	px_json_begin(&j, r->event);
+	px_json_str(&j, "session", c->session);
+	px_json_str(&j, "peer", c->peer);
+	if (c->is_unix) {
+		px_json_num(&j, "pid", c->pid);
+		px_json_num(&j, "uid", c->uid);
+	}
+	px_json_str(&j, "method", c->method[0] ? c->method : NULL);
+	if (c->host.kind != 0) {
+		cf_host_format(&c->host, h, sizeof(h));
+		px_json_str(&j, "host", h);
+		px_json_num(&j, "port", c->port);
+	}
+	if (c->mode == CF_MODE_HTTP && c->path[0])
+		px_json_str(&j, "path", c->path);
+	px_json_str(&j, "address", c->addr[0] ? c->addr : NULL);
+	if (r->decision != NULL)
+		px_json_str(&j, "decision", r->decision);
+	if (r->has_reason)
+		px_json_str(&j, "reason", cf_reason_code(r->reason));
+	if (r->rule != NULL) {
+		char at[300];
+		snprintf(at, sizeof(at), "%s:%d", r->rule->file, r->rule->line);
+		px_json_str(&j, "rule", r->rule->text);
+		px_json_str(&j, "rule_at", at);
+	}
+	if (r->sni != NULL && r->sni[0])
+		px_json_str(&j, "sni", r->sni);
+	if (is_close) {
+		struct timeval now;
+
+		event_base_gettimeofday_cached(srv->base, &now);
+		px_json_num(&j, "requests", c->requests);
+		px_json_num(&j, "bytes_up", (int64_t)c->cli.bytes);
+		px_json_num(&j, "bytes_down", (int64_t)c->up.bytes);
+		px_json_num(&j, "duration_ms", (now.tv_sec - c->started.tv_sec) * 1000L +
+		    (now.tv_usec - c->started.tv_usec) / 1000L);
+		if (r->why != NULL)
+			px_json_str(&j, "why", r->why);
+	}
+	if (r->detail != NULL && r->detail[0])
+		px_json_str(&j, "detail", r->detail);
+	if (r->current) {
+		px_json_num(&j, "generation", (int64_t)srv->generation);
+		px_json_str(&j, "config", cf_config_hash(srv->cfg));
+	} else {
+		px_json_num(&j, "generation", (int64_t)c->generation);
+		px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : srv->cfg));
+	}
+	px_json_emit(&j, srv->audit);
+}
+
+/*
+ * The one decision line of the current request, and its count in
+ * /metrics: written once, when the request is allowed (its upstream is
+ * connected, and for a checked tunnel its ClientHello passed) or refused.
+ * A failure after the allow (the upstream times out or answers badly) is
+ * no second decision: it is the close line's "why".
+ */
+void
+px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const struct cf_rule *rule,
+    const char *detail, const char *sni)
+{
+	struct px_rec r = { .event = "decision", .decision = allow ? "allow" : "deny", .has_reason = 1,
+		.reason = reason, .rule = rule, .detail = detail, .sni = sni };
+
+	if (c->decided)
+		return;
+	c->decided = 1;
+	c->allow_pending = 0;
+	px_stats_decision(c->srv->metrics, c->session, reason, rule);
+	px_record(c, &r);
+}
+
+/* A tunnel held for the SNI check is allowed once its first flight
+ * passes; closed or revoked before that, it was allowed as it stood. */
+void
+px_record_pending_allow(struct px_conn *c)
+{
+	if (c->allow_pending)
+		px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+}

@@ -1,0 +1,539 @@
+/*
+ * proxy/tunnel.c: the CONNECT tunnel, the relay step of the flow for a
+ * CONNECT (decide.c hands it a connected upstream): the SNI hold, which
+ * keeps the client's first flight until its ClientHello names the CONNECT
+ * host, then bytes both ways with back-pressure, handed to the splice(2)
+ * relay once nothing is buffered in user space.  A WebSocket after its
+ * 101 (forward.c) is relayed here too.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "conf/config.h"
+#include "proxy/conn.h"
+#include "proxy/log.h"
+#include "proxy/loopcall.h"
+#include "proxy/sni.h"
+#include "proxy/splice.h"
+#include "proxy/tally.h"
+
+static const struct px_phase tunnel_phase, sni_phase;
+
+/* ---- relaying ----------------------------------------------------------- */
+
+/*
+ * Move everything readable from SRC to DST, stopping SRC while DST's output
+ * is over RELAY_HIGH; DST's write callback resumes it (le-proxy's scheme).
+ */
+static void
+relay(struct px_conn *c, struct bufferevent *src, struct bufferevent *dst, uint64_t *count)
+{
+	struct evbuffer *in = bufferevent_get_input(src);
+	struct evbuffer *out = bufferevent_get_output(dst);
+	size_t n = evbuffer_get_length(in);
+
+	if (n == 0)
+		return;
+	*count += n;
+	px_conn_touch(c);
+	evbuffer_add_buffer(out, in);
+	if (evbuffer_get_length(out) >= RELAY_HIGH) {
+		bufferevent_disable(src, EV_READ);
+		bufferevent_setwatermark(dst, EV_WRITE, RELAY_HIGH / 2, 0);
+	}
+}
+
+/* Half-close: after EOF from one side and once its bytes are flushed, the
+ * other side's write half is shut (so an HTTP client that shuts its write
+ * side still gets its whole answer). */
+static void
+maybe_shutdown(struct px_conn *c)
+{
+	if (c->up.bev != NULL && c->cli.eof && c->up.shut_pending &&
+	    evbuffer_get_length(bufferevent_get_output(c->up.bev)) == 0) {
+		c->up.shut_pending = 0;
+		shutdown(bufferevent_getfd(c->up.bev), SHUT_WR);
+	}
+	if (c->up.eof && c->cli.shut_pending &&
+	    evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0) {
+		c->cli.shut_pending = 0;
+		shutdown(bufferevent_getfd(c->cli.bev), SHUT_WR);
+	}
+	if (c->cli.eof && c->up.eof && !c->up.shut_pending && !c->cli.shut_pending)
+		px_conn_free(c, NULL);
+}
+
+static void
+splice_done_cb(int err, void *arg)
+{
+	struct px_conn *c = arg;
+
+	px_conn_free(c, err == 0 ? NULL : strerror(err));
+}
+
+/*
+ * Hand an open tunnel to the splice(2) relay once nothing is buffered in
+ * user space any more: the first flight held for the SNI check, a server's
+ * banner, must reach the other side first and in order.  Returns 0 when
+ * the tunnel was handed over, 1 when bytes are still buffered, -1 when it
+ * stays on bufferevents (a side already closed, or no resources).
+ */
+static int
+tunnel_to_splice(struct px_conn *c)
+{
+	int cfd, ufd;
+
+	if (c->cli.eof || c->up.eof)
+		return -1;
+	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_input(c->up.bev)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c->cli.bev)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c->up.bev)) > 0)
+		return 1;
+	cfd = bufferevent_getfd(c->cli.bev);
+	ufd = bufferevent_getfd(c->up.bev);
+	if (cfd < 0 || ufd < 0)
+		return -1;
+	c->spl = px_splice_new(c->srv->base, cfd, ufd, &c->cli.bytes, &c->up.bytes,
+	    &c->last_activity, splice_done_cb, c);
+	if (c->spl == NULL)
+		return -1;
+	/* The relay owns the sockets now: the bufferevents let go of them. */
+	bufferevent_setfd(c->cli.bev, -1);
+	bufferevent_setfd(c->up.bev, -1);
+	bufferevent_free(c->cli.bev);
+	bufferevent_free(c->up.bev);
+	c->cli.bev = c->up.bev = NULL;
+	c->splice_pending = 0;
+	return 0;
+}
+
+/* The buffered bytes are out (a write callback): switch if we can. */
+static void
+splice_retry(struct px_conn *c)
+{
+	int rc = tunnel_to_splice(c);
+
+	if (rc <= 0 && c->splice_pending && c->spl == NULL) {
+		/* Stay on bufferevents for good. */
+		c->splice_pending = 0;
+		bufferevent_enable(c->cli.bev, EV_READ);
+		bufferevent_enable(c->up.bev, EV_READ);
+	}
+}
+
+static void
+tunnel_start(struct px_conn *c)
+{
+	int rc;
+
+	px_conn_enter(c, &tunnel_phase);
+	if (!c->cli.eof && !c->up.eof) {
+		/* Pass on what is buffered, reading nothing more meanwhile;
+		 * the write callbacks switch to splice once it is out. */
+		c->cli.bytes += evbuffer_get_length(bufferevent_get_input(c->cli.bev));
+		c->up.bytes += evbuffer_get_length(bufferevent_get_input(c->up.bev));
+		evbuffer_add_buffer(bufferevent_get_output(c->up.bev), bufferevent_get_input(c->cli.bev));
+		evbuffer_add_buffer(bufferevent_get_output(c->cli.bev), bufferevent_get_input(c->up.bev));
+		rc = tunnel_to_splice(c);
+		if (rc == 0)
+			return;
+		if (rc == 1) {
+			c->splice_pending = 1;
+			bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
+			bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
+			bufferevent_disable(c->cli.bev, EV_READ);
+			bufferevent_disable(c->up.bev, EV_READ);
+			bufferevent_enable(c->cli.bev, EV_WRITE);
+			bufferevent_enable(c->up.bev, EV_WRITE);
+			return;
+		}
+	}
+	bufferevent_enable(c->cli.bev, EV_READ);
+	bufferevent_enable(c->up.bev, EV_READ);
+	if (!c->cli.eof)
+		relay(c, c->cli.bev, c->up.bev, &c->cli.bytes);
+	else
+		maybe_shutdown(c);
+}
+
+/* ---- the SNI check ------------------------------------------------------ */
+
+/* The first flight must be complete header_timeout after FROM. */
+static void
+sni_set_deadline(struct px_conn *c, const struct timeval *from)
+{
+	unsigned ms = px_conn_settings(c)->header_timeout_ms;
+	struct timeval d = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
+
+	timeradd(from, &d, &c->sni_deadline);
+}
+
+/* Answer the CONNECT once (RFC 9110 §9.3.6: any 2xx means the tunnel is
+ * open), and start the SNI deadline there. */
+static void
+connect_answer(struct px_conn *c)
+{
+	struct timeval now;
+
+	if (c->connect_answered)
+		return;
+	c->connect_answered = 1;
+	evbuffer_add_printf(bufferevent_get_output(c->cli.bev),
+	    "HTTP/1.1 200 Connection established\r\n\r\n");
+	event_base_gettimeofday_cached(c->srv->base, &now);
+	sni_set_deadline(c, &now);
+}
+
+static void
+sni_step(struct px_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
+	size_t len = evbuffer_get_length(in);
+	enum px_sni_result r;
+	enum cf_sni_mode mode = px_conn_settings(c)->sni;
+	struct cf_host name;
+	char got_name[CF_HOST_TEXT_MAX];
+	const char *why = NULL;
+	int pass = 0;
+
+	if (len > c->sni_fed && c->sni_fed == 0) {
+		/* The first bytes: the deadline counts from the 200, or from
+		 * now when the client stayed silent past it (a silent tunnel
+		 * holds nothing; the idle timeout governs it). */
+		struct timeval now;
+		event_base_gettimeofday_cached(c->srv->base, &now);
+		if (px_conn_ms_since(&c->sni_deadline, &now) >= 0)
+			sni_set_deadline(c, &now);
+	}
+	if (len > c->sni_fed && c->sni == NULL) {
+		c->sni = px_sni_new(SNI_MAX_BYTES);
+		if (c->sni == NULL) {
+			px_conn_free(c, "out of memory");
+			return;
+		}
+	}
+	if (len > c->sni_fed) {
+		size_t want = len > SNI_MAX_BYTES + 1 ? SNI_MAX_BYTES + 1 : len;
+		unsigned char *data;
+		if (want <= c->sni_fed) {
+			r = PX_SNI_TOO_BIG;
+			goto decide;
+		}
+		data = evbuffer_pullup(in, (ev_ssize_t)want);
+		if (data == NULL) {
+			px_conn_free(c, "out of memory");
+			return;
+		}
+		r = px_sni_feed(c->sni, data + c->sni_fed, want - c->sni_fed);
+		c->sni_fed = want;
+		px_conn_touch(c);
+	} else if (c->cli.eof) {
+		r = c->sni_fed == 0 ? PX_SNI_NOT_TLS : PX_SNI_BAD;
+	} else {
+		connect_answer(c);
+		return;
+	}
+decide:
+	switch (r) {
+	case PX_SNI_NEED_MORE:
+		if (c->cli.eof) {
+			why = "the client closed in the middle of its ClientHello";
+			break;
+		}
+		/* Partial hello: it must be complete by the one deadline set
+		 * at the 200.  The timer is armed for what is left of it, never
+		 * re-armed for a full header_timeout: a client feeding a byte at
+		 * a time must not hold its buffered bytes for ever. */
+		connect_answer(c);
+		{
+			struct timeval now;
+			long left;
+			event_base_gettimeofday_cached(c->srv->base, &now);
+			left = -px_conn_ms_since(&c->sni_deadline, &now);
+			px_conn_arm_timer(c, left > 0 ? (unsigned)left : 1);
+		}
+		bufferevent_disable(c->cli.bev, EV_READ);
+		bufferevent_enable(c->cli.bev, EV_READ);
+		return;
+	case PX_SNI_HELLO:
+		if (px_sni_name(c->sni, &name) == 1) {
+			if (cf_host_equal(&name, &c->host))
+				pass = 1;
+			else
+				why = "the TLS server_name differs from the CONNECT host";
+		} else if (mode == CF_SNI_STRICT) {
+			why = "sni = strict and the ClientHello carries no server_name";
+		} else {
+			pass = 1;
+		}
+		break;
+	case PX_SNI_NOT_TLS:
+		if (mode == CF_SNI_STRICT)
+			why = "sni = strict and the first bytes are not a TLS ClientHello";
+		else
+			pass = 1;
+		break;
+	case PX_SNI_BAD:
+	case PX_SNI_TOO_BIG:
+	default:
+		why = c->sni != NULL ? px_sni_why(c->sni) : NULL;
+		if (why == NULL)
+			why = "malformed ClientHello";
+		break;
+	}
+	if (!pass) {
+		char got[CF_HOST_TEXT_MAX];
+
+		got[0] = '\0';
+		if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
+			cf_host_format(&name, got, sizeof(got));
+		c->allow_pending = 0;
+		px_record_decision(c, 0, CF_R_SNI_MISMATCH, c->dec.rule, why, got);
+		if (c->srv->human) {
+			char h[CF_HOST_TEXT_MAX], where[CF_HOST_TEXT_MAX + 8];
+			px_conn_host_text(c, h, sizeof(h));
+			snprintf(where, sizeof(where), "%s:%u", h, c->port);
+			if (px_tally_add(c->srv->tally, where, "sni_mismatch", NULL) == 1)
+				log_notice("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h,
+				    c->port, why, got[0] ? ": " : "", got);
+		}
+		/* The held bytes never reach upstream: drop them with the tunnel.
+		 * When the whole ClientHello came before the proxy answered
+		 * (pipelined with the CONNECT), the client still reads HTTP:
+		 * answer 403 so it can tell a refusal from a crash. */
+		if (!c->connect_answered) {
+			px_sni_free(c->sni);
+			c->sni = NULL;
+			px_conn_refuse_ex(c, 403, CF_R_SNI_MISMATCH, c->dec.rule, why, 1);
+			return;
+		}
+		px_conn_free(c, "sni_mismatch");
+		return;
+	}
+	got_name[0] = '\0';
+	if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
+		cf_host_format(&name, got_name, sizeof(got_name));
+	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, got_name);
+	px_sni_free(c->sni);
+	c->sni = NULL;
+	connect_answer(c);
+	px_conn_arm_timer(c, px_conn_settings(c)->idle_timeout_ms);
+	tunnel_start(c);
+}
+
+/* ---- the tunnel's callbacks -------------------------------------------- */
+
+/* Both phases: the client drained, so upstream may be read again. */
+static void
+tunnel_cli_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	px_loopcall_check();
+	if (c->splice_pending) {
+		splice_retry(c);
+		return;
+	}
+	if (c->up.bev != NULL && evbuffer_get_length(bufferevent_get_output(c->cli.bev)) < RELAY_HIGH) {
+		bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
+		if (!c->up.eof)
+			bufferevent_enable(c->up.bev, EV_READ);
+	}
+	maybe_shutdown(c);
+}
+
+static void
+tunnel_up_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	px_loopcall_check();
+	relay(c, c->up.bev, c->cli.bev, &c->up.bytes);
+}
+
+static void
+tunnel_up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR) {
+		px_conn_free(c, "upstream error");
+		return;
+	}
+	if (!(what & BEV_EVENT_EOF))
+		return;
+	c->up.eof = 1;
+	relay(c, c->up.bev, c->cli.bev, &c->up.bytes);
+	c->cli.shut_pending = 1;
+	if (c->phase == &sni_phase && !c->cli.eof) {
+		/* Upstream is gone before the client spoke: nothing to check. */
+		c->cli.eof = 1;
+		c->up.shut_pending = 0;
+	}
+	maybe_shutdown(c);
+}
+
+static void
+tunnel_cli_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	px_loopcall_check();
+	relay(c, c->cli.bev, c->up.bev, &c->cli.bytes);
+}
+
+static void
+tunnel_up_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	px_loopcall_check();
+	if (c->splice_pending) {
+		splice_retry(c);
+		return;
+	}
+	if (evbuffer_get_length(bufferevent_get_output(c->up.bev)) < RELAY_HIGH) {
+		bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
+		if (!c->cli.eof)
+			bufferevent_enable(c->cli.bev, EV_READ);
+	}
+	maybe_shutdown(c);
+}
+
+static void
+tunnel_cli_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR) {
+		px_conn_free(c, "client error");
+		return;
+	}
+	if (!(what & BEV_EVENT_EOF))
+		return;
+	c->cli.eof = 1;
+	relay(c, c->cli.bev, c->up.bev, &c->cli.bytes);
+	c->up.shut_pending = 1;
+	maybe_shutdown(c);
+}
+
+/* Relaying both ways. */
+static const struct px_phase tunnel_phase = {
+	.name = "tunnel",
+	.cli_read = tunnel_cli_read_cb, .cli_write = tunnel_cli_write_cb,
+	.cli_event = tunnel_cli_event_cb,
+	.up_read = tunnel_up_read_cb, .up_write = tunnel_up_write_cb,
+	.up_event = tunnel_up_event_cb,
+	.timeout = px_conn_idle_timeout, .tunnel = 1,
+};
+
+/* ---- the SNI hold's callbacks ------------------------------------------ */
+
+static void
+sni_cli_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	px_loopcall_check();
+	sni_step(arg);
+}
+
+static void
+sni_up_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	px_loopcall_check();
+	if (evbuffer_get_length(bufferevent_get_output(c->up.bev)) < RELAY_HIGH)
+		bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
+}
+
+static void
+sni_cli_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR) {
+		px_conn_free(c, "client error");
+		return;
+	}
+	if (!(what & BEV_EVENT_EOF))
+		return;
+	c->cli.eof = 1;
+	sni_step(c);
+}
+
+/* A ClientHello begun and not finished by its deadline is cut; a silent
+ * tunnel holds nothing, and the idle timeout governs it. */
+static void
+sni_timeout(struct px_conn *c)
+{
+	if (c->sni_fed > 0) {
+		px_conn_free(c, "sni_timeout");
+		return;
+	}
+	px_conn_idle_timeout(c);
+}
+
+/* Tunnel open, holding the client's first flight for the SNI check;
+ * upstream's bytes flow to the client meanwhile. */
+static const struct px_phase sni_phase = {
+	.name = "sni",
+	.cli_read = sni_cli_read_cb, .cli_write = tunnel_cli_write_cb,
+	.cli_event = sni_cli_event_cb,
+	.up_read = tunnel_up_read_cb, .up_write = sni_up_write_cb,
+	.up_event = tunnel_up_event_cb,
+	.timeout = sni_timeout, .tunnel = 1,
+};
+
+/* ---- entry points ------------------------------------------------------ */
+
+void
+px_tunnel_open(struct px_conn *c)
+{
+	c->connect_answered = 0;
+	if (px_conn_settings(c)->sni == CF_SNI_OFF) {
+		px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+		connect_answer(c);
+		tunnel_start(c);
+		return;
+	}
+	/* The inspector (an OpenSSL object of several KiB) is made when
+	 * the client's first bytes arrive, so an idle tunnel stays small. */
+	px_conn_enter(c, &sni_phase);
+	c->allow_pending = 1;
+	/* Upstream may speak first (SMTP, SSH servers): its bytes flow
+	 * to the client; only the client's are held for the check. */
+	bufferevent_enable(c->up.bev, EV_READ);
+	bufferevent_enable(c->cli.bev, EV_READ);
+	/* The 200 is written by sni_step(), unless a whole ClientHello
+	 * that fails the check is already here (pipelined): then 403. */
+	sni_step(c);
+}
+
+void
+px_tunnel_upgrade(struct px_conn *c)
+{
+	tunnel_start(c);
+	if (c->spl == NULL)
+		relay(c, c->up.bev, c->cli.bev, &c->up.bytes);
+}
