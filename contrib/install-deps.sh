@@ -31,12 +31,13 @@ install_claude() {
 		echo "install-deps: warning: no npm, so no Claude Code (its test will skip)" >&2
 		return 0
 	fi
-	if out=$(npm install -g --no-fund --no-audit "$CLAUDE_CODE" 2>&1) &&
+	if out=$(npm install -g --no-fund --no-audit --fetch-retries=1 "$CLAUDE_CODE" 2>&1) &&
 	    claude --version >/dev/null 2>&1; then
 		echo "install-deps: installed $CLAUDE_CODE"
 	else
 		echo "install-deps: warning: npm install -g $CLAUDE_CODE failed (its test will skip):" >&2
-		printf '%s\n' "$out" | tail -n 3 | sed 's/^/install-deps:   /' >&2
+		printf '%s\n' "$out" | grep -v -e 'complete log' -e '_logs/' -e '^npm ERR! *$' |
+			head -n 3 | sed 's/^/install-deps:   /' >&2
 	fi
 	return 0
 }
@@ -60,11 +61,12 @@ k8s_npm() {
 	root=$(npm root -g 2>/dev/null) || return 0
 	[ -f "$root/kubernetes-models/v1/Pod.js" ] && [ -f "$root/js-yaml/index.js" ] && return 0
 	# shellcheck disable=SC2086
-	if out=$(npm install -g --no-audit --no-fund $K8S_NPM 2>&1); then
+	if out=$(npm install -g --no-audit --no-fund --fetch-retries=1 $K8S_NPM 2>&1); then
 		echo "install-deps: installed (npm): $K8S_NPM"
 	else
 		echo "install-deps: npm install $K8S_NPM failed; the k8s schema test will skip:" >&2
-		printf '%s\n' "$out" | tail -n 3 | sed 's/^/install-deps:   /' >&2
+		printf '%s\n' "$out" | grep -v -e 'complete log' -e '_logs/' -e '^npm ERR! *$' |
+			head -n 3 | sed 's/^/install-deps:   /' >&2
 	fi
 }
 
