@@ -13,30 +13,12 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "base/cursor.h"
 #include "conf/build.h"
 #include "conf/config.h"
 #include "conf/pins.h"
 
 /* ---- value parsers ------------------------------------------------------ */
-
-static int
-parse_uint(const char *s, size_t len, unsigned long long max, unsigned long long *out)
-{
-	unsigned long long v = 0;
-	size_t i;
-
-	if (len == 0 || (len > 1 && s[0] == '0'))
-		return -EINVAL;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned long long)(s[i] - '0');
-		if (v > max)
-			return -ERANGE;
-	}
-	*out = v;
-	return 0;
-}
 
 /* "500ms", "10s", "15m", "1h": a positive number with a unit, at most 30
  * days. */
@@ -44,7 +26,7 @@ static int
 parse_duration(const char *s, unsigned *ms, const char **why)
 {
 	size_t len = strlen(s), n = 0;
-	unsigned long long v, mult;
+	uint64_t v, mult;
 
 	while (n < len && s[n] >= '0' && s[n] <= '9')
 		n++;
@@ -65,7 +47,7 @@ parse_duration(const char *s, unsigned *ms, const char **why)
 		    "unknown duration unit (ms, s, m, h)";
 		return -EINVAL;
 	}
-	if (parse_uint(s, n, 30ULL * 24 * 3600 * 1000, &v) != 0 || v == 0 ||
+	if (bs_num_parse(s, n, 30ULL * 24 * 3600 * 1000, 0, &v) != 0 || v == 0 ||
 	    v * mult > 30ULL * 24 * 3600 * 1000) {
 		*why = "duration must be above zero, at most 30 days, without leading zeros";
 		return -EINVAL;
@@ -79,7 +61,7 @@ static int
 parse_size(const char *s, size_t *out, const char **why)
 {
 	size_t len = strlen(s), n = len;
-	unsigned long long v, mult = 1;
+	uint64_t v, mult = 1;
 
 	if (len > 0 && (s[len - 1] == 'k' || s[len - 1] == 'K')) {
 		mult = 1024;
@@ -88,23 +70,12 @@ parse_size(const char *s, size_t *out, const char **why)
 		mult = 1024 * 1024;
 		n--;
 	}
-	if (parse_uint(s, n, 1ULL << 30, &v) != 0 || v == 0) {
+	if (bs_num_parse(s, n, 1ULL << 30, 0, &v) != 0 || v == 0) {
 		*why = "a size is a positive number, optionally with k or m";
 		return -EINVAL;
 	}
 	*out = (size_t)(v * mult);
 	return 0;
-}
-
-/* A uid or gid: decimal, 0 to 2^31-1, as the user key takes them. */
-static int
-parse_id(const char *s, size_t len, unsigned long long *v)
-{
-	if (len == 1 && s[0] == '0') {
-		*v = 0;
-		return 0;
-	}
-	return parse_uint(s, len, 0x7fffffff, v);
 }
 
 /* The options after a UNIX listener's path: "owner=UID group=GID
@@ -115,7 +86,7 @@ listen_options(const char *p, struct cf_listen *l, const char **why)
 	for (;;) {
 		const char *w, *eq;
 		size_t n, klen;
-		unsigned long long v;
+		uint64_t v;
 		while (cfb_blank(*p))
 			p++;
 		if (*p == '\0')
@@ -131,7 +102,7 @@ listen_options(const char *p, struct cf_listen *l, const char **why)
 				*why = "owner= is given twice";
 				return -EINVAL;
 			}
-			if (parse_id(eq + 1, n - 6, &v) != 0) {
+			if (bs_num_parse(eq + 1, n - 6, 0x7fffffff, 0, &v) != 0) {
 				*why = "owner= takes a numeric uid (there is no /etc/passwd in a scratch image)";
 				return -EINVAL;
 			}
@@ -142,7 +113,7 @@ listen_options(const char *p, struct cf_listen *l, const char **why)
 				*why = "group= is given twice";
 				return -EINVAL;
 			}
-			if (parse_id(eq + 1, n - 6, &v) != 0) {
+			if (bs_num_parse(eq + 1, n - 6, 0x7fffffff, 0, &v) != 0) {
 				*why = "group= takes a numeric gid (there is no /etc/group in a scratch image)";
 				return -EINVAL;
 			}
@@ -437,15 +408,15 @@ set_admin_group(struct cf_build *b, const struct key *k, struct cf_sess_build *s
     const char *value, const char *shown)
 {
 	struct cf_proxy_settings *p = &b->proxy;
-	unsigned long long v = 0;
+	uint64_t v = 0;
 
 	(void)k;
 	(void)s;
-	if (parse_uint(value, strlen(value), 0x7fffffff, &v) != 0 && strcmp(value, "0") != 0)
+	if (bs_num_parse(value, strlen(value), 0x7fffffff, 0, &v) != 0)
 		cfb_err(b, b->line, "admin_group must be a numeric gid (%s)", shown);
 	else {
 		p->has_admin_group = 1;
-		p->admin_group = strcmp(value, "0") == 0 ? 0 : (gid_t)v;
+		p->admin_group = (gid_t)v;
 	}
 }
 
@@ -457,16 +428,14 @@ set_user(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	struct cf_proxy_settings *p = &b->proxy;
 	const char *colon = strchr(value, ':');
 	size_t ulen = colon ? (size_t)(colon - value) : strlen(value);
-	unsigned long long v = 0, g = 0;
+	uint64_t v = 0, g = 0;
 	int ok;
 
 	(void)k;
 	(void)s;
-	ok = parse_uint(value, ulen, 0x7fffffff, &v) == 0 ||
-	    (ulen == 1 && value[0] == '0' && (v = 0, 1));
+	ok = bs_num_parse(value, ulen, 0x7fffffff, 0, &v) == 0;
 	if (ok && colon != NULL)
-		ok = parse_uint(colon + 1, strlen(colon + 1), 0x7fffffff, &g) == 0 ||
-		    (strcmp(colon + 1, "0") == 0 && (g = 0, 1));
+		ok = bs_num_parse(colon + 1, strlen(colon + 1), 0x7fffffff, 0, &g) == 0;
 	else
 		g = v;
 	if (!ok)
@@ -575,9 +544,9 @@ static void
 set_count(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
     const char *value, const char *shown)
 {
-	unsigned long long v;
+	uint64_t v;
 
-	if (parse_uint(value, strlen(value), k->max, &v) != 0 || v < k->min) {
+	if (bs_num_parse(value, strlen(value), k->max, 0, &v) != 0 || v < k->min) {
 		cfb_err(b, b->line, "%s must be %llu-%llu (%s)", k->name, k->min, k->max, shown);
 		return;
 	}
