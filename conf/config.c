@@ -19,6 +19,7 @@
 #include <ini.h>
 #include <openssl/evp.h>
 
+#include "base/text.h"
 #include "conf/build.h"
 #include "conf/keys.h"
 #include "conf/reader.h"
@@ -302,14 +303,9 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 	{
 		unsigned char md[EVP_MAX_MD_SIZE];
 		unsigned int mdlen = 0;
-		static const char hex[] = "0123456789abcdef";
 		if (EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL) != 1)
 			goto fail;
-		for (i = 0; i < 6; i++) {
-			c->hash[2 * i] = hex[md[i] >> 4];
-			c->hash[2 * i + 1] = hex[md[i] & 15];
-		}
-		c->hash[12] = '\0';
+		bs_hex(md, 6, c->hash);
 	}
 
 	c->nsessions = b->nsess + 1;

@@ -25,6 +25,7 @@
 #include <event2/event.h>
 #include <openssl/evp.h>
 
+#include "base/text.h"
 #include "conf/config.h"
 #include "proxy/log.h"
 #include "proxy/reload.h"
@@ -58,13 +59,12 @@ struct px_watch {
 static int
 file_hash(const char *path, char out[13])
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char md[EVP_MAX_MD_SIZE], buf[8192];
 	unsigned int mdlen = 0;
 	EVP_MD_CTX *ctx = NULL;
 	size_t total = 0;
 	ssize_t n;
-	int fd, rc = -1, i;
+	int fd, rc = -1;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -86,11 +86,7 @@ file_hash(const char *path, char out[13])
 	}
 	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen < 6)
 		goto out;
-	for (i = 0; i < 6; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[12] = '\0';
+	bs_hex(md, 6, out);
 	rc = 0;
 out:
 	EVP_MD_CTX_free(ctx);
