@@ -28,11 +28,4 @@ void sc_child_signals_reset(void);
  */
 void sc_child_die_with_parent(pid_t parent, int sig);
 
-/* The old names of the shared functions, for sidecar/run.c, which another
- * branch is changing; they go once it calls the bs_ names. */
-#define sc_sigfd_read bs_sigfd_read
-#define sc_reap_one bs_reap_one
-#define sc_signal_children bs_signal_children
-#define sc_exit_code bs_exit_code
-
 #endif

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/unix.h"
 #include "bridge/env.h"
 #include "bridge/link.h"
 #include "bridge/priv.h"
@@ -247,8 +248,10 @@ sc_make_dir(struct sc_run *r)
 		return -errno;
 	}
 	snprintf(r->engdir, sizeof(r->engdir), "%s/engine", r->dir);
-	if ((size_t)snprintf(r->sock, sizeof(r->sock), "%s/proxy.sock", r->engdir) >=
-	    sizeof(sun.sun_path))
+	/* r->sock is far longer than sun_path: a truncated name is refused
+	 * as too long for a socket address too. */
+	snprintf(r->sock, sizeof(r->sock), "%s/proxy.sock", r->engdir);
+	if (bs_unix_addr(&sun, NULL, r->sock) < 0)
 		return -ENAMETOOLONG;
 	snprintf(r->listen, sizeof(r->listen), "unix:%s", r->sock);
 	return 0;
@@ -528,7 +531,7 @@ sc_run_wait(struct sc_run *r, pid_t want, int timeout_ms, int *got_signal)
 		rc = poll(&pfd, 1, left);
 		if (rc < 0 && errno != EINTR)
 			return -errno;
-		while (sc_sigfd_read(r->sigfd, &si) == 1) {
+		while (bs_sigfd_read(r->sigfd, &si) == 1) {
 			if (si.ssi_signo == SIGCHLD)
 				continue;
 			if (got_signal != NULL)
@@ -539,7 +542,7 @@ sc_run_wait(struct sc_run *r, pid_t want, int timeout_ms, int *got_signal)
 				kill(r->child, (int)si.ssi_signo);
 		}
 		/* Reap everything, ours or not (we may be PID 1). */
-		while ((pid = sc_reap_one(&status)) > 0) {
+		while ((pid = bs_reap_one(&status)) > 0) {
 			if (pid == r->engine) {
 				r->engine_done = 1;
 				r->engine_status = status;
@@ -600,16 +603,16 @@ sc_wait_ready(struct sc_run *r, int rfd)
 				return 0;
 			/* EOF without the byte: the engine failed to start. */
 			sc_run_wait(r, r->engine, -1, NULL);
-			return r->engine_done ? (sc_exit_code(r->engine_status) ?
-			    sc_exit_code(r->engine_status) : 1) : 1;
+			return r->engine_done ? (bs_exit_code(r->engine_status) ?
+			    bs_exit_code(r->engine_status) : 1) : 1;
 		}
 		if (rc > 0 && pfd[1].revents) {
 			sc_run_wait(r, -1, 0, &sig);
 			if (sig != 0)
 				return 128 + sig;
 			if (r->engine_done)
-				return sc_exit_code(r->engine_status) ?
-				    sc_exit_code(r->engine_status) : 1;
+				return bs_exit_code(r->engine_status) ?
+				    bs_exit_code(r->engine_status) : 1;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		left = SC_ENGINE_READY_MS - (int)((now.tv_sec - start.tv_sec) * 1000 +
@@ -630,7 +633,7 @@ sc_wait_ready(struct sc_run *r, int rfd)
 static int
 sc_engine_start(struct sc_run *r, const struct sc_run_opts *o)
 {
-	int pipefd[2], code;
+	int pipefd[2], code, err;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		sc_logerr(errno, "pipe");
@@ -668,11 +671,9 @@ sc_engine_start(struct sc_run *r, const struct sc_run_opts *o)
 		 * SIGKILLed sidecar from leaving a proxy behind.  The engine
 		 * then finds itself already the config's user. */
 		if (r->engine_uid != 0) {
-			if (setgroups(0, NULL) < 0 ||
-			    setresgid((gid_t)r->engine_uid, (gid_t)r->engine_uid,
-			    (gid_t)r->engine_uid) < 0 ||
-			    setresuid(r->engine_uid, r->engine_uid, r->engine_uid) < 0) {
-				sc_logerr(errno, "cannot drop to uid %u", (unsigned)r->engine_uid);
+			err = bs_become(r->engine_uid, (gid_t)r->engine_uid);
+			if (err < 0) {
+				sc_logerr(err, "cannot drop to uid %u", (unsigned)r->engine_uid);
 				_exit(1);
 			}
 			sc_child_die_with_parent(r->self, SIGTERM);
@@ -932,10 +933,10 @@ sc_run_main(const struct sc_run_opts *o)
 		}
 	}
 	r.supervise = 0;
-	code = sc_exit_code(r.child_status);
+	code = bs_exit_code(r.child_status);
 	/* The bridge ends what CMD left running; if the bridge itself was
 	 * killed, those orphans came to us (subreaper) and end here. */
-	if (sc_signal_children(SIGKILL, r.engine) > 0)
+	if (bs_signal_children(SIGKILL, r.engine) > 0)
 		sc_run_wait(&r, -1, 200, NULL);
 out:
 	r.supervise = 0;
