@@ -68,102 +68,40 @@ struct px_admin {
 /* ---- the socket ---------------------------------------------------------- */
 
 /*
- * Replace PATH if it is a stale socket (nobody accepts on it).  A live
- * socket, or anything that is not a socket, is never removed: we only
- * unlink what we can prove is ours to replace (as listen.c does for the
- * proxy listeners).  Returns 0 when PATH is free, -1 with errno otherwise.
- */
-static int
-clear_stale(const struct sockaddr_un *sun)
-{
-	struct stat st;
-	int probe, rc;
-
-	if (lstat(sun->sun_path, &st) != 0)
-		return errno == ENOENT ? 0 : -1;
-	if (!S_ISSOCK(st.st_mode)) {
-		log_errx("%s exists and is not a socket; refusing to replace it", sun->sun_path);
-		errno = EEXIST;
-		return -1;
-	}
-	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (probe < 0)
-		return -1;
-	rc = connect(probe, (const struct sockaddr *)sun, sizeof(*sun));
-	close(probe);
-	if (rc == 0) {
-		log_errx("%s: another process is serving this socket", sun->sun_path);
-		errno = EADDRINUSE;
-		return -1;
-	}
-	if (errno != ECONNREFUSED) {
-		log_err("%s: cannot tell whether the socket is stale", sun->sun_path);
-		return -1;
-	}
-	if (unlink(sun->sun_path) != 0) {
-		log_err("unlink stale %s", sun->sun_path);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Bind and listen on the admin socket at A->path, born with MODE: the umask
- * is set so that the file never exists with wider permissions, not even
- * between bind(2) and chmod(2).  GID (or -1) becomes the file's group
- * before the mode opens it to that group.  Returns the descriptor or -1.
+ * Bind (px_unix_bind(): the file is born 0600, so that it never exists
+ * with wider permissions, not even between bind(2) and chmod(2)) and
+ * listen on the admin socket at A->path with MODE.  GID (or -1) becomes
+ * the file's group before the mode opens it to that group.  Returns the
+ * descriptor or -1.
  */
 static int
 bind_admin(struct px_admin *a, mode_t mode, uid_t uid, gid_t gid)
 {
-	struct sockaddr_un sun;
-	char dir[sizeof(sun.sun_path)], *slash;
-	int fd = -1, rc;
-	mode_t old;
+	char dir[sizeof(a->path)], *slash;
+	int fd;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, a->path, sizeof(sun.sun_path));
-
-	/* Make a missing directory (one level, 0755), as the listeners do. */
-	memcpy(dir, a->path, sizeof(dir));
-	slash = strrchr(dir, '/');
-	if (slash != NULL && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) == 0)
-			a->made_dir = 1;
-		else if (errno != EEXIST)
-			log_err("mkdir %s", dir);
-	}
-	if (clear_stale(&sun) != 0)
-		return -1;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = px_unix_bind(a->path, &a->made_dir);
 	if (fd < 0)
 		return -1;
-	old = umask(0177);
-	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
-	umask(old);
-	if (rc != 0)
-		goto fail;
 	/* Owner and group first, then the mode that may open it to the
 	 * group: never a moment where the wrong group may connect. */
 	if ((uid != (uid_t)-1 || gid != (gid_t)-1) && chown(a->path, uid, gid) != 0)
-		goto fail_unlink;
+		goto fail;
 	if (chmod(a->path, mode) != 0 || listen(fd, 16) != 0)
-		goto fail_unlink;
-	if (a->made_dir && uid != (uid_t)-1 && chown(dir, uid, (gid_t)-1) != 0)
-		log_warn("chown %s", dir);
-	return fd;
-fail_unlink:
-	{
-		int e = errno;
-		unlink(a->path);
-		errno = e;
+		goto fail;
+	if (a->made_dir && uid != (uid_t)-1) {
+		memcpy(dir, a->path, sizeof(dir));
+		slash = strrchr(dir, '/');
+		if (slash != NULL)
+			*slash = '\0';
+		if (chown(dir, uid, (gid_t)-1) != 0)
+			log_warn("chown %s", dir);
 	}
+	return fd;
 fail:
 	{
 		int e = errno;
+		unlink(a->path);
 		close(fd);
 		errno = e;
 	}

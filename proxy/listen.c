@@ -17,6 +17,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "base/unix.h"
 #include "proxy/log.h"
 #include "proxy/server.h"
 
@@ -173,87 +174,103 @@ px_listener_set_perms(struct px_listener *l, const struct cf_listen *w)
 }
 
 /*
- * Bind a UNIX socket at W->path, give it W's owner, group and mode (0660
- * unless told), then listen.  A stale socket file (nobody accepts on it) is
- * replaced; a live one, or anything that is not a socket, is an error: we
- * never unlink what we cannot prove is ours to replace.
+ * Replace the socket file at SUN if it is stale (nobody accepts on it).  A
+ * live socket, or anything that is not a socket, is never removed: we only
+ * unlink what we can prove is ours to replace.  Returns 0 when the path is
+ * free, -1 with errno otherwise.
  */
 static int
-bind_unix(struct px_listener *l, const struct cf_listen *w)
+clear_stale(const struct sockaddr_un *sun, socklen_t len)
 {
-	const char *path = w->path;
-	int *made_dir = &l->made_dir;
-	struct sockaddr_un sun;
 	struct stat st;
-	int fd = -1, rc;
+	int probe, rc;
+
+	if (lstat(sun->sun_path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_errx("%s exists and is not a socket; refusing to replace it", sun->sun_path);
+		errno = EEXIST;
+		return -1;
+	}
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		return -1;
+	rc = connect(probe, (const struct sockaddr *)sun, len);
+	close(probe);
+	if (rc == 0) {
+		log_errx("%s: another process is serving this socket", sun->sun_path);
+		errno = EADDRINUSE;
+		return -1;
+	}
+	if (errno != ECONNREFUSED) {
+		log_err("%s: cannot tell whether the socket is stale", sun->sun_path);
+		return -1;
+	}
+	if (unlink(sun->sun_path) != 0) {
+		log_err("unlink stale %s", sun->sun_path);
+		return -1;
+	}
+	return 0;
+}
+
+int
+px_unix_bind(const char *path, int *made_dir)
+{
+	struct sockaddr_un sun;
+	socklen_t len;
+	char dir[sizeof(sun.sun_path)], *slash;
+	int fd, rc;
 	mode_t old;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	/* The parser keeps paths shorter than sun_path. */
-	memcpy(sun.sun_path, path, strnlen(path, sizeof(sun.sun_path) - 1));
-
-	{
-		/* Make the directory if it is missing (one level, 0755). */
-		char dir[sizeof(sun.sun_path)];
-		char *slash;
-		snprintf(dir, sizeof(dir), "%s", path);
-		slash = strrchr(dir, '/');
-		if (slash != NULL && slash != dir) {
-			*slash = '\0';
-			if (mkdir(dir, 0755) == 0)
-				*made_dir = 1;
-			else if (errno != EEXIST)
-				log_err("mkdir %s", dir);
-		}
+	if (bs_unix_addr(&sun, &len, path) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
 	}
-
-	if (lstat(path, &st) == 0) {
-		int probe;
-		if (!S_ISSOCK(st.st_mode)) {
-			log_errx("%s exists and is not a socket; refusing to replace it", path);
-			errno = EEXIST;
-			return -1;
-		}
-		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (probe < 0)
-			return -1;
-		rc = connect(probe, (struct sockaddr *)&sun, sizeof(sun));
-		close(probe);
-		if (rc == 0) {
-			log_errx("%s: another process is serving this socket", path);
-			errno = EADDRINUSE;
-			return -1;
-		}
-		if (errno != ECONNREFUSED) {
-			log_err("%s: cannot tell whether the socket is stale", path);
-			return -1;
-		}
-		if (unlink(path) != 0) {
-			log_err("unlink stale %s", path);
-			return -1;
-		}
+	/* Make the directory if it is missing (one level, 0755). */
+	memcpy(dir, sun.sun_path, sizeof(dir));
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) == 0)
+			*made_dir = 1;
+		else if (errno != EEXIST)
+			log_err("mkdir %s", dir);
 	}
-
+	if (clear_stale(&sun, len) != 0)
+		return -1;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	/* The socket file is born 0600 and gets its owner, group and mode
-	 * before listen(2): until then nobody may connect, and nobody but
-	 * us could. */
+	/* Born 0600: until the caller has set its owner, group and mode and
+	 * called listen(2), nobody but us could connect. */
 	old = umask(0177);
-	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	rc = bind(fd, (struct sockaddr *)&sun, len);
 	umask(old);
-	if (rc == 0 && (apply_perms(l, w) != 0 || listen(fd, 1024) != 0)) {
-		/* The file is ours: do not leave it behind. */
+	if (rc != 0) {
 		int e = errno;
-		unlink(path);
 		close(fd);
 		errno = e;
 		return -1;
 	}
-	if (rc != 0) {
+	return fd;
+}
+
+/*
+ * Bind a UNIX socket at W->path (px_unix_bind()), give it W's owner, group
+ * and mode (0660 unless told), then listen.
+ */
+static int
+bind_unix(struct px_listener *l, const struct cf_listen *w)
+{
+	int fd;
+
+	fd = px_unix_bind(w->path, &l->made_dir);
+	if (fd < 0)
+		return -1;
+	if (apply_perms(l, w) != 0 || listen(fd, 1024) != 0) {
+		/* The file is ours: do not leave it behind. */
 		int e = errno;
+		unlink(w->path);
 		close(fd);
 		errno = e;
 		return -1;

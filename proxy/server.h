@@ -192,6 +192,15 @@ int px_listener_set_perms(struct px_listener *l, const struct cf_listen *w);
 int px_listener_is(const struct px_listener *l, const struct cf_listen *w, const char *session);
 /* Stop/restart accepting on every listener (max_connections reached). */
 void px_listeners_pause(struct px_server *srv, int pause);
+/*
+ * Bind a new non-blocking, close-on-exec stream socket at the UNIX socket
+ * PATH, not yet listening: its directory made if missing (one level, 0755;
+ * *MADE_DIR then set to 1), a stale socket file there replaced (a live one,
+ * or anything that is not a socket, is an error, logged), the file born
+ * 0600 so that the caller can set its owner, group and mode before
+ * listen(2).  Returns the descriptor, or -1 with errno.
+ */
+int px_unix_bind(const char *path, int *made_dir);
 /* Give socket files, and directories made for them, to UID:GID. */
 void px_listeners_chown(struct px_server *srv, uid_t uid, gid_t gid);
 
