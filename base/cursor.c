@@ -105,8 +105,21 @@ bs_num_parse(const char *s, size_t len, uint64_t max, unsigned flags, uint64_t *
 	bs_cur_init(&c, s, len);
 	/* A byte that is not a digit anywhere is -EINVAL even when the
 	 * digits before it are already over MAX. */
-	if (bs_cur_skip(&c, "0123456789") != len)
+	if (bs_cur_skip(&c, (flags & BS_NUM_OCTAL) ? "01234567" : "0123456789") != len)
 		return -EINVAL;
+	if (flags & BS_NUM_OCTAL) {
+		size_t i;
+
+		for (v = 0, i = 0; i < len; i++) {
+			uint64_t d = (uint64_t)(s[i] - '0');
+
+			if (d > max || v > (max - d) / 8)
+				return -ERANGE;
+			v = v * 8 + d;
+		}
+		*out = v;
+		return 0;
+	}
 	bs_cur_init(&c, s, len);
 	rc = bs_cur_num(&c, max, &v);
 	if (rc < 0)

@@ -51,10 +51,11 @@ int bs_cur_num(struct bs_cursor *c, uint64_t max, uint64_t *out);
 
 /* bs_num_parse() flags. */
 #define BS_NUM_ZEROS 0x1	/* allow leading zeros ("007" is 7) */
+#define BS_NUM_OCTAL 0x2	/* digits 0-7, base 8 (a file mode: "0660") */
 
 /*
- * The whole of the LEN bytes at S as one decimal number no greater than
- * MAX: digits only, no sign, no space, no trailing byte, and (unless
+ * The whole of the LEN bytes at S as one decimal (or, with BS_NUM_OCTAL,
+ * octal) number no greater than MAX: digits only, no sign, no space, no trailing byte, and (unless
  * FLAGS has BS_NUM_ZEROS) no leading zero except in "0" itself, since
  * "0443" is 443 to one parser and octal to another.  Returns 0 and sets
  * *OUT; -EINVAL when S is empty or not such a number; -ERANGE when it is

@@ -121,25 +121,20 @@ listen_options(const char *p, struct cf_listen *l, const char **why)
 			l->group = (gid_t)v;
 		} else if (eq != NULL && klen == 4 && memcmp(w, "mode", 4) == 0) {
 			const char *d = eq + 1;
-			size_t dn = n - 5, i;
-			unsigned m = 0;
+			size_t dn = n - 5;
+			uint64_t m;
+			int rc;
 			if (l->has_mode) {
 				*why = "mode= is given twice";
 				return -EINVAL;
 			}
 			/* Three octal digits, or four with a leading 0: 0660, 660. */
-			for (i = 0; i < dn && i < 8; i++) {
-				if (d[i] < '0' || d[i] > '7') {
-					*why = "mode= takes three or four octal digits, like 0660";
-					return -EINVAL;
-				}
-				m = m * 8 + (unsigned)(d[i] - '0');
-			}
-			if (dn >= 8 || m > 0777) {
+			rc = bs_num_parse(d, dn, 0777, BS_NUM_ZEROS | BS_NUM_OCTAL, &m);
+			if (rc == -ERANGE) {
 				*why = "mode= takes permission bits only, at most 0777 (no setuid, setgid or sticky bit)";
 				return -EINVAL;
 			}
-			if (dn < 3 || dn > 4) {
+			if (rc < 0 || dn < 3 || dn > 4) {
 				*why = "mode= takes three or four octal digits, like 0660";
 				return -EINVAL;
 			}

@@ -40,6 +40,16 @@ static const struct {
 	{ "4294967296", 4294967295u, 0, -ERANGE, 0 },
 	{ "5", 0, 0, -ERANGE, 0 },
 	{ "0", 0, 0, 0, 0 },
+	/* Octal, as a file mode is written. */
+	{ "0660", 0777, BS_NUM_ZEROS | BS_NUM_OCTAL, 0, 0660 },
+	{ "777", 0777, BS_NUM_OCTAL, 0, 0777 },
+	{ "1000", 0777, BS_NUM_OCTAL, -ERANGE, 0 },
+	{ "0660", 0777, BS_NUM_OCTAL, -EINVAL, 0 },
+	{ "0668", 0777, BS_NUM_ZEROS | BS_NUM_OCTAL, -EINVAL, 0 },
+	{ "7777777777777777777777", UINT64_MAX, BS_NUM_OCTAL, -ERANGE, 0 },
+	{ "1777777777777777777777", UINT64_MAX, BS_NUM_OCTAL, 0, UINT64_MAX },
+	{ "2000000000000000000000", UINT64_MAX, BS_NUM_OCTAL, -ERANGE, 0 },
+	{ "7", 6, BS_NUM_OCTAL, -ERANGE, 0 },
 };
 
 static const struct {
