@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,6 +129,45 @@ bs_become(uid_t uid, gid_t gid)
 	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
 	    setresuid(uid, uid, uid) < 0)
 		return -errno;
+	return 0;
+}
+
+int
+bs_drop_privileges(uid_t uid, gid_t gid, const char **what)
+{
+	struct __user_cap_header_struct hdr;
+	struct __user_cap_data_struct data[2];
+
+	if (geteuid() == 0) {
+		/* The three steps one by one, so that the message names the
+		 * one that failed. */
+		*what = "setgroups";
+		if (setgroups(0, NULL) < 0)
+			return -errno;
+		*what = "setresgid";
+		if (setresgid(gid, gid, gid) < 0)
+			return -errno;
+		*what = "setresuid";
+		if (setresuid(uid, uid, uid) < 0)
+			return -errno;
+	} else if (geteuid() != uid) {
+		*what = "not running as root";
+		return -EPERM;
+	}
+	*what = "PR_SET_NO_NEW_PRIVS";
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	memset(&hdr, 0, sizeof(hdr));
+	memset(data, 0, sizeof(data));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	*what = "capget";
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	*what = "capabilities remain";
+	if (uid != 0 && (data[0].effective || data[0].permitted || data[1].effective ||
+	    data[1].permitted))
+		return -EPERM;
+	*what = NULL;
 	return 0;
 }
 

@@ -79,4 +79,14 @@ int bs_exit_code(int status);
  */
 int bs_become(uid_t uid, gid_t gid);
 
+/*
+ * A daemon's drop, for good: from root bs_become(UID, GID) (any other
+ * effective uid must already be UID: -EPERM), then no_new_privs, then a
+ * check that no capability is left (for UID != 0: -EPERM).  Returns 0, or
+ * a negative errno with *WHAT set to the step that failed ("setgroups",
+ * "setresgid", "setresuid", "not running as root", "PR_SET_NO_NEW_PRIVS",
+ * "capget", "capabilities remain"), for the caller's message.
+ */
+int bs_drop_privileges(uid_t uid, gid_t gid, const char **what);
+
 #endif

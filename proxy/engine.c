@@ -18,12 +18,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/capability.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 
 #include <event2/event.h>
 
+#include "base/super.h"
 #include "conf/config.h"
 #include "proxy/admin.h"
 #include "proxy/audit.h"
@@ -38,52 +36,6 @@
 #include "proxy/stats.h"
 #include "proxy/tally.h"
 #include "proxy/watch.h"
-
-/*
- * Drop to UID:GID for good: no supplementary groups, real/effective/saved
- * ids all changed, no_new_privs, and a check that no capability is left.
- */
-static int
-drop_privileges(uid_t uid, gid_t gid)
-{
-	struct __user_cap_header_struct hdr;
-	struct __user_cap_data_struct data[2];
-
-	if (geteuid() == 0) {
-		if (setgroups(0, NULL) != 0) {
-			log_err("setgroups");
-			return -1;
-		}
-		if (setresgid(gid, gid, gid) != 0) {
-			log_err("setresgid %u", (unsigned)gid);
-			return -1;
-		}
-		if (setresuid(uid, uid, uid) != 0) {
-			log_err("setresuid %u", (unsigned)uid);
-			return -1;
-		}
-	} else if (geteuid() != uid) {
-		log_errx("cannot change to uid %u: not running as root", (unsigned)uid);
-		return -1;
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		log_err("PR_SET_NO_NEW_PRIVS");
-		return -1;
-	}
-	memset(&hdr, 0, sizeof(hdr));
-	memset(data, 0, sizeof(data));
-	hdr.version = _LINUX_CAPABILITY_VERSION_3;
-	if (syscall(SYS_capget, &hdr, data) != 0) {
-		log_err("capget");
-		return -1;
-	}
-	if (uid != 0 && (data[0].effective || data[0].permitted || data[1].effective ||
-	    data[1].permitted)) {
-		log_errx("capabilities remain after dropping to uid %u", (unsigned)uid);
-		return -1;
-	}
-	return 0;
-}
 
 static void
 stop_cb(evutil_socket_t sig, short what, void *arg)
@@ -308,7 +260,12 @@ px_engine_main(const struct px_engine_opts *opts)
 		px_listeners_chown(&srv, p->user, p->group);
 		if (geteuid() == 0)
 			px_audit_chown(srv.audit, p->user, p->group);
-		if (drop_privileges(p->user, p->group) != 0) {
+		const char *what;
+		int err = bs_drop_privileges(p->user, p->group, &what);
+
+		if (err < 0) {
+			log_err_errno(err, "cannot drop to uid %u gid %u: %s", (unsigned)p->user,
+			    (unsigned)p->group, what);
 			log_errx("refusing to serve with privileges it was told to drop");
 			goto out;
 		}

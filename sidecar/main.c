@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -593,17 +592,13 @@ sc_prepare_socket_dirs(const struct sc_opts *o)
 }
 
 /* Become UID (and the gid of the same number) for good: no groups, no
- * capabilities (setuid from root clears them), no_new_privs. */
+ * capabilities, no_new_privs (base/super.h). */
 static int
 sc_drop_privileges(uid_t uid)
 {
-	int err = bs_become(uid, (gid_t)uid);
+	const char *what;
 
-	if (err < 0)
-		return err;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
-	return 0;
+	return bs_drop_privileges(uid, (gid_t)uid, &what);
 }
 
 /*
