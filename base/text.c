@@ -3,12 +3,15 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "base/text.h"
 
 static const char hexdigits[] = "0123456789abcdef";
 
-size_t
-bs_escape(const char *src, size_t len, char *buf, size_t size, unsigned flags)
+/* bs_escape() into SIZE bytes; sets *ALL when the whole of SRC fitted. */
+static size_t
+escape(const char *src, size_t len, char *buf, size_t size, unsigned flags, int *all)
 {
 	size_t i, o = 0;
 	unsigned char ch;
@@ -17,7 +20,8 @@ bs_escape(const char *src, size_t len, char *buf, size_t size, unsigned flags)
 		ch = (unsigned char)src[i];
 		if (ch == '\t' && (flags & BS_ESC_TAB_SPACE))
 			ch = ' ';
-		if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+		if ((ch >= 0x20 && ch < 0x7f && (ch != '\\' || (flags & BS_ESC_KEEP_BACKSLASH))) ||
+		    (ch >= 0x80 && (flags & BS_ESC_KEEP_HIGH))) {
 			if (o + 1 >= size)
 				break;
 			buf[o++] = (char)ch;
@@ -31,7 +35,97 @@ bs_escape(const char *src, size_t len, char *buf, size_t size, unsigned flags)
 		}
 	}
 	buf[o] = '\0';
+	*all = i == len;
 	return o;
+}
+
+size_t
+bs_escape(const char *src, size_t len, char *buf, size_t size, unsigned flags)
+{
+	size_t o;
+	int all;
+
+	o = escape(src, len, buf, size, flags, &all);
+	if (all || !(flags & BS_ESC_MARK_CUT) || size < 4)
+		return o;
+	/* Cut short: again, leaving room for the mark. */
+	o = escape(src, len, buf, size - 3, flags, &all);
+	memcpy(buf + o, "...", 4);
+	return o + 3;
+}
+
+/* Length of the valid UTF-8 sequence at S (of N bytes), or 0: overlong
+ * forms, surrogates and values past U+10FFFF are invalid (RFC 3629). */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	unsigned cp;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (n < len)
+		return 0;
+	cp = s[0] & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+size_t
+bs_json_escape(const char *src, size_t len, char *buf, size_t size, unsigned flags)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t need = 0, done = 0, n, i;
+	char esc[8];
+	const char *piece;
+	int full = 1;
+
+	for (i = 0; i < len; i += n) {
+		n = 1;
+		piece = esc;
+		if (s[i] == '"' || s[i] == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)s[i];
+			esc[2] = '\0';
+		} else if (s[i] < 0x20 || s[i] == 0x7f || (s[i] >= 0x80 && !(flags & BS_JSON_UTF8))) {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hexdigits[s[i] >> 4];
+			esc[5] = hexdigits[s[i] & 15];
+			esc[6] = '\0';
+		} else if (s[i] < 0x80) {
+			esc[0] = (char)s[i];
+			esc[1] = '\0';
+		} else if ((n = utf8_len(s + i, len - i)) == 0) {
+			n = 1;
+			piece = "\\ufffd";
+		} else {
+			piece = src + i;
+		}
+		{
+			size_t plen = piece == src + i ? n : strlen(piece);
+
+			/* Only whole escapes: once one does not fit, none after it
+			 * is written either. */
+			if (full && done + plen < size) {
+				memcpy(buf + done, piece, plen);
+				done += plen;
+			} else {
+				full = 0;
+			}
+			need += plen;
+		}
+	}
+	if (size > 0)
+		buf[done] = '\0';
+	return need;
 }
 
 void

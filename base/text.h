@@ -9,15 +9,37 @@
 #include <stddef.h>
 
 /* bs_escape() flags. */
-#define BS_ESC_TAB_SPACE 0x1 /* a tab becomes a space instead of \x09 */
+#define BS_ESC_TAB_SPACE 0x1      /* a tab becomes a space instead of \x09 */
+#define BS_ESC_KEEP_BACKSLASH 0x2 /* '\' as is (not \x5c) */
+#define BS_ESC_KEEP_HIGH 0x4      /* bytes 0x80-0xff as is (UTF-8 text on a
+                                   * terminal: only C0 controls and DEL are
+                                   * escaped) */
+#define BS_ESC_MARK_CUT 0x8       /* a result cut short ends in "..." */
 
 /*
  * Copy SRC (LEN bytes, untrusted) into BUF of SIZE bytes (SIZE > 0),
  * NUL-terminated: printable ASCII as is, every other byte (and '\') as
- * \xNN; stops early rather than overflow or split an escape, so the
- * result may be truncated.  Returns the length written.
+ * \xNN, as FLAGS above adjust; stops early rather than overflow or split
+ * an escape, so the result may be truncated (4 * LEN + 1 bytes always
+ * suffice).  Returns the length written.
  */
 size_t bs_escape(const char *src, size_t len, char *buf, size_t size, unsigned flags);
+
+/* bs_json_escape() flags. */
+#define BS_JSON_UTF8 0x1 /* valid UTF-8 as is, an invalid byte as U+FFFD;
+                          * without it every byte >= 0x80 is \u00NN */
+
+/*
+ * The contents of a JSON string (RFC 8259 section 7, without the quotes)
+ * for SRC (LEN bytes, untrusted): '"' and '\' escaped, control bytes and
+ * DEL as \u00NN, the rest as FLAGS say, so that the result is always
+ * valid JSON and never carries a raw control or non-ASCII byte the reader
+ * did not ask for.  Writes into BUF of SIZE bytes (BUF may be NULL when
+ * SIZE is 0) only whole escapes, NUL-terminated when SIZE > 0, and returns
+ * the length the whole result needs (as snprintf does; 6 * LEN at most):
+ * a return >= SIZE means BUF holds a cut-short result.
+ */
+size_t bs_json_escape(const char *src, size_t len, char *buf, size_t size, unsigned flags);
 
 /* Write the LEN bytes at SRC as 2 * LEN lowercase hex digits and a NUL
  * into OUT, which must hold 2 * LEN + 1 bytes. */

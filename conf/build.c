@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
+
 /* ---- small helpers ---------------------------------------------------- */
 
 static int
@@ -52,24 +54,8 @@ cf_diag_free(struct cf_diag *d)
 void
 cfb_show(char *out, size_t size, const char *s)
 {
-	size_t o = 0;
-
-	for (; *s != '\0' && o + 5 < size; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c >= 0x20 && c < 0x7f) {
-			out[o++] = (char)c;
-		} else {
-			snprintf(out + o, size - o, "\\x%02x", c);
-			o += 4;
-		}
-	}
-	if (*s != '\0' && o + 4 <= size) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o] = '\0';
+	bs_escape(s, strlen(s), out, size, BS_ESC_KEEP_BACKSLASH | BS_ESC_MARK_CUT);
 }
-
 
 void
 cfb_err(struct cf_build *b, int line, const char *fmt, ...)

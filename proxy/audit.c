@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 
+#include "base/text.h"
 #include "proxy/audit.h"
 #include "proxy/log.h"
 
@@ -158,7 +159,7 @@ px_json_begin(struct px_json *j, const char *event)
 void
 px_json_strn(struct px_json *j, const char *key, const char *val, size_t len)
 {
-	size_t i;
+	size_t room, need;
 	int cut = 0;
 
 	if (val == NULL) {
@@ -172,20 +173,18 @@ px_json_strn(struct px_json *j, const char *key, const char *val, size_t len)
 	}
 	put_key(j, key);
 	put(j, "\"", 1);
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)val[i];
-		char esc[8];
-		if (c == '"' || c == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)c;
-			put(j, esc, 2);
-		} else if (c < 0x20 || c >= 0x7f) {
-			/* Control and non-ASCII bytes are shown, never passed raw. */
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-			put(j, esc, 6);
-		} else {
-			put(j, (const char *)&c, 1);
-		}
+	/* Control and non-ASCII bytes are shown, never passed raw. */
+	room = sizeof(j->buf) - j->len;
+	if (!j->overflow && room > 2) {
+		/* As put(): 3 bytes stay free for what closes the record (the
+		 * NUL written at the end of the result takes the first). */
+		need = bs_json_escape(val, len, j->buf + j->len, room - 2, 0);
+		if (need >= room - 2)
+			j->overflow = 1;
+		else
+			j->len += need;
+	} else {
+		j->overflow = 1;
 	}
 	if (cut)
 		put(j, "...", 3);

@@ -15,6 +15,7 @@
 
 #include <event2/buffer.h>
 
+#include "base/text.h"
 #include "conf/config.h"
 #include "proxy/audit.h"
 #include "proxy/dns.h"
@@ -24,31 +25,6 @@
 
 /* ---- JSON and text output ------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at S (of N bytes), or 0. */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	unsigned cp;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (n < len)
-		return 0;
-	cp = s[0] & (0x7f >> len);
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 /*
  * A JSON string (RFC 8259 section 7).  Paths and config errors are bytes
  * from a file, not necessarily UTF-8: invalid sequences become U+FFFD so
@@ -57,35 +33,22 @@ utf8_len(const unsigned char *s, size_t n)
 void
 px_status_json_str(struct evbuffer *out, const char *v)
 {
-	const unsigned char *s = (const unsigned char *)v;
-	size_t n;
+	struct evbuffer_iovec vec;
+	size_t n, need;
 
 	if (v == NULL) {
 		evbuffer_add(out, "null", 4);
 		return;
 	}
 	n = strlen(v);
-	evbuffer_add(out, "\"", 1);
-	while (n > 0) {
-		size_t u;
-		if (*s == '"' || *s == '\\') {
-			evbuffer_add_printf(out, "\\%c", *s);
-		} else if (*s < 0x20 || *s == 0x7f) {
-			evbuffer_add_printf(out, "\\u%04x", *s);
-		} else if (*s < 0x80) {
-			evbuffer_add(out, s, 1);
-		} else if ((u = utf8_len(s, n)) > 0) {
-			evbuffer_add(out, s, u);
-			s += u;
-			n -= u;
-			continue;
-		} else {
-			evbuffer_add(out, "\\ufffd", 6);
-		}
-		s++;
-		n--;
-	}
-	evbuffer_add(out, "\"", 1);
+	need = bs_json_escape(v, n, NULL, 0, BS_JSON_UTF8);
+	if (evbuffer_reserve_space(out, (ev_ssize_t)need + 3, &vec, 1) < 1)
+		return;
+	((char *)vec.iov_base)[0] = '"';
+	bs_json_escape(v, n, (char *)vec.iov_base + 1, need + 1, BS_JSON_UTF8);
+	((char *)vec.iov_base)[need + 1] = '"';
+	vec.iov_len = need + 2;
+	evbuffer_commit_space(out, &vec, 1);
 }
 
 /* The last reload's errors (joined by newlines in SRV), as a JSON array. */
@@ -120,16 +83,15 @@ json_lines(struct evbuffer *out, const char *joined)
 void
 px_status_text_line(struct evbuffer *out, const char *s, size_t n)
 {
-	size_t i;
+	struct evbuffer_iovec vec;
+	size_t len;
 
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f)
-			evbuffer_add_printf(out, "\\x%02x", c);
-		else
-			evbuffer_add(out, &s[i], 1);
-	}
-	evbuffer_add(out, "\n", 1);
+	if (evbuffer_reserve_space(out, (ev_ssize_t)(4 * n + 2), &vec, 1) < 1)
+		return;
+	len = bs_escape(s, n, vec.iov_base, 4 * n + 1, BS_ESC_KEEP_BACKSLASH | BS_ESC_KEEP_HIGH);
+	((char *)vec.iov_base)[len] = '\n';
+	vec.iov_len = len + 1;
+	evbuffer_commit_space(out, &vec, 1);
 }
 
 static void

@@ -27,6 +27,41 @@ static const struct {
 	{ "a\x01", 2, 5, 0, "a" },
 	{ "a\x01", 2, 6, 0, "a\\x01" },
 	{ "", 0, 1, 0, "" },
+	{ "back\\slash", 10, 64, BS_ESC_KEEP_BACKSLASH, "back\\slash" },
+	{ "caf\xc3\xa9\x01", 6, 64, BS_ESC_KEEP_HIGH, "caf\xc3\xa9\\x01" },
+	{ "caf\xc3\xa9", 5, 64, 0, "caf\\xc3\\xa9" },
+	/* Cut short: "..." says so, and still no escape is split. */
+	{ "abcdefgh", 8, 8, BS_ESC_MARK_CUT, "abcd..." },
+	{ "abcdefg", 7, 8, BS_ESC_MARK_CUT, "abcdefg" },
+	{ "ab\x01" "cdef", 7, 8, BS_ESC_MARK_CUT, "ab..." },
+	{ "abc", 3, 3, BS_ESC_MARK_CUT, "ab" },
+};
+
+static const struct {
+	const char *in;
+	size_t len;
+	size_t size;
+	unsigned flags;
+	const char *want;
+	size_t need;
+} jsons[] = {
+	{ "plain", 5, 64, 0, "plain", 5 },
+	{ "q\"b\\", 4, 64, 0, "q\\\"b\\\\", 6 },
+	{ "\x01\n\x7f", 3, 64, 0, "\\u0001\\u000a\\u007f", 18 },
+	{ "caf\xc3\xa9", 5, 64, 0, "caf\\u00c3\\u00a9", 15 },
+	{ "caf\xc3\xa9", 5, 64, BS_JSON_UTF8, "caf\xc3\xa9", 5 },
+	/* Invalid UTF-8: a lone continuation, an overlong '/', a surrogate,
+	 * a sequence cut by LEN. */
+	{ "\x80", 1, 64, BS_JSON_UTF8, "\\ufffd", 6 },
+	{ "\xc0\xaf", 2, 64, BS_JSON_UTF8, "\\ufffd\\ufffd", 12 },
+	{ "\xed\xa0\x80", 3, 64, BS_JSON_UTF8, "\\ufffd\\ufffd\\ufffd", 18 },
+	{ "\xe2\x82\xac", 2, 64, BS_JSON_UTF8, "\\ufffd\\ufffd", 12 },
+	{ "\xe2\x82\xac", 3, 64, BS_JSON_UTF8, "\xe2\x82\xac", 3 },
+	{ "nul\0x", 5, 64, 0, "nul\\u0000x", 10 },
+	/* Too small: whole escapes only, the return says what was needed. */
+	{ "ab\x01", 3, 7, 0, "ab", 8 },
+	{ "ab\x01", 3, 9, 0, "ab\\u0001", 8 },
+	{ "ab", 2, 0, 0, NULL, 2 },
 };
 
 int
@@ -41,6 +76,15 @@ main(void)
 		    escapes[i].flags);
 		tap_ok(strcmp(buf, escapes[i].want) == 0 && n == strlen(escapes[i].want),
 		    "escape case %zu: \"%s\" (want \"%s\")", i, buf, escapes[i].want);
+	}
+	for (i = 0; i < sizeof(jsons) / sizeof(jsons[0]); i++) {
+		memset(buf, 'Z', sizeof(buf));
+		n = bs_json_escape(jsons[i].in, jsons[i].len, jsons[i].size ? buf : NULL,
+		    jsons[i].size, jsons[i].flags);
+		tap_ok(n == jsons[i].need &&
+		    (jsons[i].want == NULL ? buf[0] == 'Z' : strcmp(buf, jsons[i].want) == 0),
+		    "json case %zu: \"%.64s\" need %zu (want \"%s\", %zu)", i,
+		    jsons[i].size ? buf : "", n, jsons[i].want ? jsons[i].want : "", jsons[i].need);
 	}
 	bs_hex("\x00\x01\xab\xff", 4, hex);
 	tap_ok(strcmp(hex, "0001abff") == 0, "hex: %s", hex);
