@@ -531,6 +531,13 @@ cf_config_free(struct cf_config *c)
 const char *cf_config_path(const struct cf_config *c) { return c->path; }
 const char *cf_config_hash(const struct cf_config *c) { return c->hash; }
 const struct cf_proxy_settings *cf_config_proxy(const struct cf_config *c) { return &c->proxy; }
+
+void
+cf_config_show_proxy(const struct cf_config *c,
+    void (*fn)(const char *key, const char *value, void *arg), void *arg)
+{
+	cfk_proxy_show(&c->proxy, fn, arg);
+}
 size_t cf_config_nsessions(const struct cf_config *c) { return c->nsessions; }
 size_t cf_config_nrules(const struct cf_config *c) { return c->nrules; }
 

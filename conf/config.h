@@ -183,6 +183,11 @@ void cf_config_free(struct cf_config *c);
 const char *cf_config_path(const struct cf_config *c);      /* "<built-in>" for the default */
 const char *cf_config_hash(const struct cf_config *c);      /* 12 hex digits of SHA-256 */
 const struct cf_proxy_settings *cf_config_proxy(const struct cf_config *c);
+/* Call FN once for each [proxy] key (but listen, shown per session), in
+ * the order of the key table, with its value in force as a file would
+ * write it (what --check prints; VALUE is valid during the call only). */
+void cf_config_show_proxy(const struct cf_config *c,
+    void (*fn)(const char *key, const char *value, void *arg), void *arg);
 size_t cf_config_nsessions(const struct cf_config *c);
 const struct cf_session *cf_config_session(const struct cf_config *c, size_t i);
 /* The session named NAME, or NULL; "default" always names the session of

@@ -338,6 +338,9 @@ struct key {
 	size_t off, size, off_line;
 	const struct choice *choices; /* the words it takes, NULL-ended */
 	int arg;                      /* the rule type of allow/deny_hosts */
+	/* [proxy]: its value in force as a file would write it, for --check
+	 * (cf_config_show_proxy()); NULL: shown elsewhere (listen). */
+	void (*show)(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size);
 };
 
 #define K_LIST        1u /* each line adds to the list: never "given twice" */
@@ -587,6 +590,115 @@ set_rules(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	cfk_add_rules(b, s, (enum cf_rule_type)k->arg, value, b->file, b->line);
 }
 
+/* ---- what --check shows of [proxy] --------------------------------------- */
+
+/* Read the unsigned, int or size_t field at F of SIZE bytes (put()'s
+ * inverse). */
+static unsigned long long
+get(const char *f, size_t size)
+{
+	if (size == sizeof(size_t)) {
+		size_t x;
+		memcpy(&x, f, sizeof(x));
+		return x;
+	}
+	{
+		unsigned x;
+		memcpy(&x, f, sizeof(x));
+		return x;
+	}
+}
+
+static unsigned long long
+pfield(const struct key *k, const struct cf_proxy_settings *p)
+{
+	return get((const char *)p + k->off, k->size);
+}
+
+static void
+show_count(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	snprintf(buf, size, "%llu", pfield(k, p));
+}
+
+static void
+show_size(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	size_text(buf, size, pfield(k, p));
+}
+
+/* In the largest unit that writes it exactly: 10000 as "10s". */
+static void
+show_duration(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	unsigned long long ms = pfield(k, p);
+
+	if (ms % (3600 * 1000) == 0)
+		snprintf(buf, size, "%lluh", ms / (3600 * 1000));
+	else if (ms % (60 * 1000) == 0)
+		snprintf(buf, size, "%llum", ms / (60 * 1000));
+	else if (ms % 1000 == 0)
+		snprintf(buf, size, "%llus", ms / 1000);
+	else
+		snprintf(buf, size, "%llums", ms);
+}
+
+static void
+show_choice(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	const struct choice *c;
+	unsigned long long v = pfield(k, p);
+
+	for (c = k->choices; c->word != NULL; c++)
+		if ((unsigned long long)c->value == v) {
+			snprintf(buf, size, "%s", c->word);
+			return;
+		}
+	snprintf(buf, size, "%llu", v);
+}
+
+static void
+show_admin(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	(void)k;
+	snprintf(buf, size, "%s", p->admin.kind != 0 ? p->admin.text : "(none)");
+}
+
+static void
+show_admin_group(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	(void)k;
+	if (p->has_admin_group)
+		snprintf(buf, size, "%u", (unsigned)p->admin_group);
+	else
+		snprintf(buf, size, "(none: the admin socket is 0600)");
+}
+
+static void
+show_user(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	(void)k;
+	if (p->has_user)
+		snprintf(buf, size, "%u:%u (drops to them after binding)", (unsigned)p->user,
+		    (unsigned)p->group);
+	else
+		snprintf(buf, size, "(unset: keeps the uid it was started with)");
+}
+
+static void
+show_log(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	(void)k;
+	snprintf(buf, size, "%s", p->log);
+}
+
+static void
+show_dns_servers(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	(void)k;
+	snprintf(buf, size, "%s", p->dns_servers ? p->dns_servers : "(from /etc/resolv.conf)");
+}
+
 /* ---- the tables ------------------------------------------------------------ */
 
 static const struct choice sni_modes[] = {
@@ -606,21 +718,26 @@ _Static_assert(sizeof(enum cf_sni_mode) == sizeof(unsigned), "put() stores sni a
 /* [proxy], in the order "did you mean" weighs them.  Durations in ms. */
 static const struct key proxy_keys[] = {
 	{ .name = "listen", .set = set_listen, .flags = K_LIST },
-	{ .name = "admin", .set = set_admin },
-	{ .name = "admin_group", .set = set_admin_group },
-	{ .name = "user", .set = set_user },
-	{ .name = "log", .set = set_log },
-	{ .name = "dns_servers", .set = set_dns_servers },
-	{ .name = "sni", .set = set_choice, PX(sni), .choices = sni_modes, .dflt = CF_SNI_MATCH },
-	{ .name = "connect_timeout", .set = set_duration, PX(connect_timeout_ms), .dflt = 10 * 1000 },
-	{ .name = "idle_timeout", .set = set_duration, PX(idle_timeout_ms), .dflt = 15 * 60 * 1000 },
-	{ .name = "header_timeout", .set = set_duration, PX(header_timeout_ms), .dflt = 10 * 1000 },
+	{ .name = "admin", .set = set_admin, .show = show_admin },
+	{ .name = "admin_group", .set = set_admin_group, .show = show_admin_group },
+	{ .name = "user", .set = set_user, .show = show_user },
+	{ .name = "log", .set = set_log, .show = show_log },
+	{ .name = "dns_servers", .set = set_dns_servers, .show = show_dns_servers },
+	{ .name = "sni", .set = set_choice, PX(sni), .choices = sni_modes, .dflt = CF_SNI_MATCH,
+	  .show = show_choice },
+	{ .name = "connect_timeout", .set = set_duration, PX(connect_timeout_ms), .dflt = 10 * 1000,
+	  .show = show_duration },
+	{ .name = "idle_timeout", .set = set_duration, PX(idle_timeout_ms), .dflt = 15 * 60 * 1000,
+	  .show = show_duration },
+	{ .name = "header_timeout", .set = set_duration, PX(header_timeout_ms), .dflt = 10 * 1000,
+	  .show = show_duration },
 	{ .name = "max_connections", .set = set_count, PX(max_connections), .min = 1, .max = 1000000,
-	  .dflt = 10000 },
-	{ .name = "max_headers", .set = set_count, PX(max_headers), .min = 1, .max = 10000, .dflt = 100 },
+	  .dflt = 10000, .show = show_count },
+	{ .name = "max_headers", .set = set_count, PX(max_headers), .min = 1, .max = 10000, .dflt = 100,
+	  .show = show_count },
 	{ .name = "max_header_bytes", .set = set_size, PX(max_header_bytes), .min = 1024,
-	  .max = 1024 * 1024, .dflt = 32 * 1024 },
-	{ .name = "revoke", .set = set_choice, PX(revoke), .choices = yes_no, .dflt = 0 },
+	  .max = 1024 * 1024, .dflt = 32 * 1024, .show = show_size },
+	{ .name = "revoke", .set = set_choice, PX(revoke), .choices = yes_no, .dflt = 0, .show = show_choice },
 	{ .name = NULL },
 };
 
@@ -634,6 +751,21 @@ static const struct key session_keys[] = {
 	{ .name = "max_connections_per_uid", .set = set_count, SB(max_uid), .min = 1, .max = 1000000 },
 	{ .name = NULL },
 };
+
+void
+cfk_proxy_show(const struct cf_proxy_settings *p,
+    void (*fn)(const char *key, const char *value, void *arg), void *arg)
+{
+	const struct key *k;
+	char buf[512];
+
+	for (k = proxy_keys; k->name != NULL; k++) {
+		if (k->show == NULL)
+			continue;
+		k->show(k, p, buf, sizeof(buf));
+		fn(k->name, buf, arg);
+	}
+}
 
 void
 cfk_proxy_defaults(struct cf_proxy_settings *p)

@@ -21,6 +21,11 @@ struct cf_proxy_settings;
  * caller's; the others are left as they are). */
 void cfk_proxy_defaults(struct cf_proxy_settings *p);
 
+/* Call FN for each [proxy] key of the table that has a show function,
+ * with its value in P as a file would write it (cf_config_show_proxy()). */
+void cfk_proxy_show(const struct cf_proxy_settings *p,
+    void (*fn)(const char *key, const char *value, void *arg), void *arg);
+
 /*
  * inih's handler: apply KEY = VALUE of SECTION (on line B->line) to the
  * parse B (USER), or report with cfb_err() why it cannot be applied.

@@ -44,6 +44,13 @@ print_rules(const char *what, const struct cf_rule *const *v, size_t n)
 		    strcmp(v[i]->section, "defaults") == 0 ? "  [defaults]" : "");
 }
 
+static void
+show_setting(const char *key, const char *value, void *arg)
+{
+	(void)arg;
+	printf("  %-18s %s\n", key, value);
+}
+
 static int
 do_check(const char *path, const struct cf_overrides *ov)
 {
@@ -61,22 +68,9 @@ do_check(const char *path, const struct cf_overrides *ov)
 		cf_diag_free(&diag);
 		return 2;
 	}
-	{
-		const struct cf_proxy_settings *p = cf_config_proxy(c);
-		printf("%s: ok (sha256 %s)\n", cf_config_path(c), cf_config_hash(c));
-		printf("  user %s, sni %s, log %s, dns %s\n",
-		    p->has_user ? "set" : "unchanged",
-		    p->sni == CF_SNI_MATCH ? "match" : p->sni == CF_SNI_STRICT ? "strict" : "off",
-		    p->log, p->dns_servers ? p->dns_servers : "/etc/resolv.conf");
-		if (p->has_user)
-			printf("  drops to uid %u gid %u after binding\n", (unsigned)p->user, (unsigned)p->group);
-		if (p->admin.kind != 0)
-			printf("  admin %s\n", p->admin.text);
-		printf("  timeouts: connect %ums, header %ums, idle %ums; max_connections %u, max_headers %u, max_header_bytes %zu%s\n",
-		    p->connect_timeout_ms, p->header_timeout_ms, p->idle_timeout_ms,
-		    p->max_connections, p->max_headers, p->max_header_bytes,
-		    p->revoke ? ", revoke on reload" : "");
-	}
+	printf("%s: ok (sha256 %s)\n", cf_config_path(c), cf_config_hash(c));
+	printf("proxy\n");
+	cf_config_show_proxy(c, show_setting, NULL);
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
 		printf("session %s\n", s->name);
