@@ -8,6 +8,7 @@ postern_bridge_SOURCES = \
 	bridge/forward.c bridge/forward.h \
 	bridge/link.c bridge/link.h \
 	bridge/nlerr.c bridge/nlerr.h \
+	bridge/nonss.c \
 	bridge/priv.c bridge/priv.h \
 	bridge/relay.c bridge/relay.h
 postern_bridge_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)

@@ -42,6 +42,21 @@ for bin in postern-proxy postern-bridge postern-sidecar; do
 			{ echo "FAIL: $bin --version in an empty root: $out"; status=1; }
 		;;
 	esac
+	if [ "$bin" = postern-bridge ]; then
+		# Bind-mounted into every sandbox image: small, and no
+		# resolver or NSS in it (bridge/nonss.c).
+		strip -o "$root/stripped" "$b"
+		size=$(stat -c %s "$root/stripped")
+		if [ "$size" -gt 1200000 ]; then
+			echo "FAIL: $bin is $size bytes stripped, over 1.2 MB"
+			status=1
+		elif nm "$b" | grep -Eq ' (__nss_[a-z_]*|gaih_inet[a-z_.0-9]*|__res_context_query)$'; then
+			echo "FAIL: $bin links glibc's resolver or NSS:" $(nm "$b" | grep -E '__nss_|gaih_inet|__res_context' | head -3)
+			status=1
+		else
+			echo "ok: $bin is $size bytes stripped, with no resolver or NSS"
+		fi
+	fi
 	echo "ok: $bin static ($(stat -c %s "$b") bytes) runs in an empty root: $(echo "$out" | head -1)"
 	rm -rf "$root"
 	checked=$((checked + 1))
