@@ -23,6 +23,7 @@
 
 #include <ini.h>
 
+#include "base/cursor.h"
 #include "base/unix.h"
 #include "conf/config.h"
 #include "proxy/ctl.h"
@@ -232,18 +233,18 @@ px_ctl_parse_response(const char *resp, size_t len, int *status, const char **bo
     size_t *bodylen)
 {
 	size_t i;
+	uint64_t code;
 
 	/* status-line = HTTP-version SP status-code SP [reason] CRLF
 	 * (RFC 9112 section 4); HTTP-version = "HTTP/" DIGIT "." DIGIT. */
 	if (len < 13 || memcmp(resp, "HTTP/1.", 7) != 0 || resp[7] < '0' || resp[7] > '9' ||
 	    resp[8] != ' ')
 		return -EINVAL;
-	for (i = 9; i < 12; i++)
-		if (resp[i] < '0' || resp[i] > '9')
-			return -EINVAL;
+	if (bs_num_parse(resp + 9, 3, 999, BS_NUM_ZEROS, &code) < 0)
+		return -EINVAL;
 	if (resp[12] != ' ' && resp[12] != '\r')
 		return -EINVAL;
-	*status = (resp[9] - '0') * 100 + (resp[10] - '0') * 10 + (resp[11] - '0');
+	*status = (int)code;
 	for (i = 12; i + 3 < len; i++) {
 		if (resp[i] == '\r' && resp[i + 1] == '\n' && resp[i + 2] == '\r' && resp[i + 3] == '\n') {
 			*body = resp + i + 4;
