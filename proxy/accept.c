@@ -24,10 +24,10 @@
 
 #include "conf/config.h"
 #include "proxy/conn.h"
+#include "proxy/conns.h"
 #include "proxy/http.h"
 #include "proxy/loopcall.h"
 #include "proxy/prio.h"
-#include "proxy/share.h"
 #include "proxy/stats.h"
 
 /* ---- the request head --------------------------------------------------- */
@@ -92,11 +92,11 @@ handle_head(struct px_conn *c)
 	c->method[0] = '\0';
 	c->path[0] = '\0';
 	c->addr[0] = '\0';
-	if (c->cfg != c->srv->cfg) {
+	if (c->cfg != px_server_config(c->srv)) {
 		cf_config_free(c->cfg);
-		c->cfg = cf_config_ref(c->srv->cfg);
+		c->cfg = px_server_config_ref(c->srv);
 	}
-	c->generation = c->srv->generation;
+	c->generation = px_server_generation(c->srv);
 	c->sess = cf_config_find_session(c->cfg, c->session);
 	if (rc == PX_HTTP_OK || rc == PX_HTTP_HOST_MISMATCH) {
 		size_t ml = req.method_len < sizeof(c->method) - 1 ? req.method_len : sizeof(c->method) - 1;
@@ -180,7 +180,7 @@ head_next(struct px_conn *c)
 void
 px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int salen)
 {
-	struct px_server *srv = l->srv;
+	struct px_server *srv = px_listener_server(l);
 	struct px_conn *c;
 	unsigned held = 0;
 	int over = 0;
@@ -195,14 +195,13 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	c->phase = &head_phase;
 	c->next_request = head_next;
 	c->pid = c->uid = -1;
-	snprintf(c->session, sizeof(c->session), "%s", l->session);
-	c->cfg = cf_config_ref(srv->cfg);
-	c->generation = srv->generation;
+	snprintf(c->session, sizeof(c->session), "%s", px_listener_session(l));
+	c->cfg = px_server_config_ref(srv);
+	c->generation = px_server_generation(srv);
 	c->sess = cf_config_find_session(c->cfg, c->session);
-	event_base_gettimeofday_cached(srv->base, &c->started);
+	event_base_gettimeofday_cached(px_server_base(srv), &c->started);
 	c->last_activity = c->started;
-	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
-	px_stats_conn_open(srv->metrics, c->session);
+	px_stats_conn_open(px_server_stats(srv), c->session);
 
 	if (sa->sa_family == AF_UNIX) {
 		struct ucred cred;
@@ -226,27 +225,13 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 			    ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port));
 	}
 
-	/* The session's share, and the peer uid's within it, are checked
-	 * here, before the request head: a client over its share is answered
-	 * at once, so it never waits, and it never counts against
-	 * [proxy] max_connections, so refusing it never fills the proxy for
-	 * the other sessions. */
-	if (c->sess != NULL)
-		over = px_share_take(&srv->shares, c->session, c->is_unix ? c->uid : -1,
-		    c->sess->max_connections, c->sess->max_connections_per_uid, &c->share_sess,
-		    &c->share_uid, &held);
-	if (over == 0) {
-		c->counted = 1;
-		srv->nconns++;
-		px_conn_limit_check(srv);
-	} else if (srv->nrefusing < REFUSING_MAX) {
-		c->linger = 1;
-		srv->nrefusing++;
-	}
+	/* Into the server's set, with the session's and the uid's share
+	 * checked at once, before the request head (conns.c says why). */
+	over = px_conns_add(c, &held);
 
 	evutil_make_socket_nonblocking(fd);
-	c->cli.bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	c->timer = evtimer_new(srv->base, px_conn_timer_cb, c);
+	c->cli.bev = bufferevent_socket_new(px_server_base(srv), fd, BEV_OPT_CLOSE_ON_FREE);
+	c->timer = evtimer_new(px_server_base(srv), px_conn_timer_cb, c);
 	if (c->cli.bev == NULL || c->timer == NULL || over == -ENOMEM) {
 		if (c->cli.bev == NULL)
 			close(fd);
@@ -274,5 +259,5 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	 * and remove an epoll registration for nothing. */
 	bufferevent_enable(c->cli.bev, EV_READ);
 	c->head_timer_armed = 1;
-	px_conn_arm_timer(c, cf_config_proxy(srv->cfg)->header_timeout_ms);
+	px_conn_arm_timer(c, cf_config_proxy(px_server_config(srv))->header_timeout_ms);
 }

@@ -21,6 +21,7 @@
 
 #include "conf/config.h"
 #include "proxy/conn.h"
+#include "proxy/conns.h"
 #include "proxy/connect.h"
 #include "proxy/dns.h"
 #include "proxy/log.h"
@@ -47,7 +48,7 @@ px_conn_sa_text(const struct sockaddr *sa, char *buf, size_t size)
 void
 px_conn_touch(struct px_conn *c)
 {
-	event_base_gettimeofday_cached(c->srv->base, &c->last_activity);
+	event_base_gettimeofday_cached(px_server_base(c->srv), &c->last_activity);
 }
 
 long
@@ -69,7 +70,7 @@ px_conn_arm_timer(struct px_conn *c, unsigned ms)
 const struct cf_proxy_settings *
 px_conn_settings(const struct px_conn *c)
 {
-	return cf_config_proxy(c->srv->cfg);
+	return cf_config_proxy(px_server_config(c->srv));
 }
 
 void
@@ -241,12 +242,12 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 	    "(session %s, config %s, generation %lu)\n",
 	    cf_reason_code(reason), what, detail ? detail : "",
 	    sugg[0] ? "To allow it, an admin can " : "", sugg, sugg[0] ? "\n" : "",
-	    c->session, cf_config_path(c->srv->cfg), c->srv->generation);
+	    c->session, cf_config_path(px_server_config(c->srv)), px_server_generation(c->srv));
 	if (n < 0)
 		n = 0;
 	if ((size_t)n >= sizeof(body))
 		n = sizeof(body) - 1;
-	if (c->srv->human && !audited) {
+	if (px_server_human(c->srv) && !audited) {
 		/* For a person at a terminal: the pattern to pass to --allow
 		 * (cf_suggest() words it "pass --allow 'PATTERN'" in run),
 		 * told once per host:port, reason and pattern (a client that
@@ -271,7 +272,7 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 			snprintf(where, sizeof(where), "%s:%u", h, c->port);
 		else
 			snprintf(where, sizeof(where), "%s", what);
-		if (px_tally_add(c->srv->tally, where, cf_reason_code(reason), pat) == 1) {
+		if (px_tally_add(px_server_tally(c->srv), where, cf_reason_code(reason), pat) == 1) {
 			if (pat != NULL)
 				log_notice("refused %s: %s (%s); to allow it: --allow '%s'", what,
 				    cf_reason_code(reason), detail ? detail : "", pat);
@@ -322,9 +323,9 @@ px_conn_free(struct px_conn *c, const char *why)
 		r.detail = c->close_detail;
 	}
 	px_record(c, &r);
-	event_base_gettimeofday_cached(srv->base, &now);
+	event_base_gettimeofday_cached(px_server_base(srv), &now);
 
-	px_stats_conn_close(srv->metrics, c->session, c->cli.bytes, c->up.bytes,
+	px_stats_conn_close(px_server_stats(srv), c->session, c->cli.bytes, c->up.bytes,
 	    px_conn_ms_since(&c->started, &now) / 1000.0, c->mode == CF_MODE_CONNECT && c->addr[0]);
 
 	px_dns_cancel(c->dnsq);
@@ -346,36 +347,8 @@ px_conn_free(struct px_conn *c, const char *why)
 	free(c->hdrs);
 	free(c->close_detail);
 	cf_config_free(c->cfg);
-	TAILQ_REMOVE(&srv->conns, c, entry);
-	px_share_put(c->share_sess);
-	px_share_put(c->share_uid);
-	if (c->linger)
-		srv->nrefusing--;
-	if (c->counted) {
-		srv->nconns--;
-		px_conn_limit_check(srv);
-	}
+	px_conns_remove(c);
 	free(c);
-	if (srv->nconns == 0 && srv->idle_trim != NULL) {
-		/* Idle again: in a moment (libevent frees the bufferevents
-		 * on its next turn, and a new client may come), give freed
-		 * heap back to the system (engine.c). */
-		struct timeval tv = { IDLE_TRIM_S, 0 };
-		event_add(srv->idle_trim, &tv);
-	}
-}
-
-/* By comparison, not equality: a reload may move the limit past nconns
- * either way, and the listeners must follow. */
-void
-px_conn_limit_check(struct px_server *srv)
-{
-	int full = srv->nconns >= cf_config_proxy(srv->cfg)->max_connections;
-
-	if (full != srv->paused) {
-		srv->paused = full;
-		px_listeners_pause(srv, full);
-	}
 }
 
 void
@@ -383,7 +356,7 @@ px_conn_close_all(struct px_server *srv)
 {
 	struct px_conn *c;
 
-	while ((c = TAILQ_FIRST(&srv->conns)) != NULL)
+	while ((c = px_conns_first(srv)) != NULL)
 		px_conn_free(c, "shutdown");
 }
 
@@ -416,28 +389,11 @@ px_conn_idle_timeout(struct px_conn *c)
 	struct timeval now;
 	long idle;
 
-	event_base_gettimeofday_cached(c->srv->base, &now);
+	event_base_gettimeofday_cached(px_server_base(c->srv), &now);
 	idle = px_conn_ms_since(&c->last_activity, &now);
 	if (idle >= (long)p->idle_timeout_ms) {
 		px_conn_free(c, "idle_timeout");
 		return;
 	}
 	px_conn_arm_timer(c, (unsigned)(p->idle_timeout_ms - (unsigned long)idle));
-}
-
-unsigned
-px_server_open_conns(const struct px_server *srv, const char *name, uint64_t *up, uint64_t *down)
-{
-	const struct px_conn *c;
-	unsigned n = 0;
-
-	*up = *down = 0;
-	TAILQ_FOREACH(c, &srv->conns, entry) {
-		if (name != NULL && strcmp(c->session, name) != 0)
-			continue;
-		n++;
-		*up += c->cli.bytes;
-		*down += c->up.bytes;
-	}
-	return n;
 }

@@ -9,6 +9,7 @@
  *   forward.c  plain HTTP: keep-alive, upstream pool -> tunnel.c (101)
  *   tunnel.c   CONNECT: the SNI hold, relay, splice
  *   conn.c     the connection itself: refusals, timers, close
+ *   conns.c    the server's set of them: count, shares, pause (conns.h)
  *   record.c   the audit record of every event
  *
  * The connection owns everything it starts (bufferevents, timer, DNS query,
@@ -23,6 +24,7 @@
 #include <sys/time.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <sys/queue.h>
 
 #include <event2/bufferevent.h>
 #include <event2/util.h>

@@ -24,6 +24,7 @@
 #include "conf/config.h"
 #include "conf/etchosts.h"
 #include "proxy/conn.h"
+#include "proxy/conns.h"
 #include "proxy/connect.h"
 #include "proxy/dns.h"
 #include "proxy/http.h"
@@ -60,12 +61,12 @@ revoke_tunnel(struct px_conn *c, int answer)
 	struct cf_decision d, ad;
 	struct px_rec r = { .event = "revoke", .has_reason = 1, .current = 1 };
 
-	s = cf_config_find_session(srv->cfg, c->session);
+	s = cf_config_find_session(px_server_config(srv), c->session);
 	if (s != NULL) {
 		cf_decide(s, c->mode, &c->host, c->port, c->mode == CF_MODE_HTTP ? c->path : NULL,
 		    c->mode == CF_MODE_HTTP ? strlen(c->path) : 0, &d);
 		if (d.allow) {
-			cf_decide_addr(srv->cfg, s, &d, &c->up_peer.sa, &ad);
+			cf_decide_addr(px_server_config(srv), s, &d, &c->up_peer.sa, &ad);
 			if (ad.allow)
 				return 0;
 			d = ad;
@@ -108,7 +109,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 	    c->lk->addrlens[index] < sizeof(c->up_peer) ? c->lk->addrlens[index] : sizeof(c->up_peer));
 	free(c->lk);
 	c->lk = NULL;
-	c->up.bev = bufferevent_socket_new(c->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->up.bev = bufferevent_socket_new(px_server_base(c->srv), fd, BEV_OPT_CLOSE_ON_FREE);
 	if (c->up.bev == NULL) {
 		close(fd);
 		px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, "out of memory");
@@ -123,7 +124,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		 * being looked up or connected found nothing to revoke: judge
 		 * it now, before its first byte, as the revoke pass would have.
 		 */
-		if (c->generation != c->srv->generation && cf_config_proxy(c->srv->cfg)->revoke &&
+		if (c->generation != px_server_generation(c->srv) && cf_config_proxy(px_server_config(c->srv))->revoke &&
 		    revoke_tunnel(c, 1))
 			return;
 		px_tunnel_open(c);
@@ -159,7 +160,7 @@ vet_and_connect(struct px_conn *c)
 	if (c->lk->naddrs == 1)
 		px_conn_sa_text((const struct sockaddr *)&c->lk->addrs[0], c->addr, sizeof(c->addr));
 	/* Connect only to what was vetted: these very sockaddrs. */
-	c->connector = px_connect_start(c->srv->base, c->lk->addrs, c->lk->addrlens, c->lk->naddrs,
+	c->connector = px_connect_start(px_server_base(c->srv), c->lk->addrs, c->lk->addrlens, c->lk->naddrs,
 	    px_conn_settings(c)->connect_timeout_ms, connected_cb, c);
 	if (c->connector == NULL) {
 		px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, strerror(errno));
@@ -363,7 +364,7 @@ px_decide(struct px_conn *c, const struct px_http_request *req, size_t head_len)
 			return;
 		}
 	}
-	c->dnsq = px_dns_resolve(c->srv->dns, c->host.name, dns_cb, c);
+	c->dnsq = px_dns_resolve(px_server_dns(c->srv), c->host.name, dns_cb, c);
 	if (c->dnsq == NULL)
 		px_conn_refuse(c, 502, CF_R_DNS_FAILURE, c->dec.rule, "could not start a DNS lookup");
 }
@@ -380,8 +381,8 @@ px_conn_revoke(struct px_server *srv)
 {
 	struct px_conn *c, *next;
 
-	for (c = TAILQ_FIRST(&srv->conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
+	for (c = px_conns_first(srv); c != NULL; c = next) {
+		next = px_conns_next(c);
 		if (c->phase == NULL || !c->phase->tunnel)
 			continue;
 		(void)revoke_tunnel(c, 0);

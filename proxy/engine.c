@@ -3,14 +3,14 @@
  *
  * The engine builds the one struct px_server and wires the modules to each
  * other: it hands the listeners px_conn_accept(), and the admin socket and
- * the watch px_reload_cb(), so that none of them names another.  Besides
- * conn.c, it is the one module that sets the server's fields: when it
- * builds the server, and when a signal stops it.
+ * the watch px_reload_cb(), so that none of them names another.  It makes
+ * what the server holds (the loop, DNS, the audit log, the counters, the
+ * connection and listener sets) and frees it after the server; it stops
+ * the server on a signal.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +25,7 @@
 #include "conf/config.h"
 #include "proxy/admin.h"
 #include "proxy/audit.h"
+#include "proxy/conns.h"
 #include "proxy/dns.h"
 #include "proxy/engine.h"
 #include "proxy/log.h"
@@ -44,8 +45,8 @@ stop_cb(evutil_socket_t sig, short what, void *arg)
 
 	(void)what;
 	log_info("signal %d: stopping", (int)sig);
-	srv->stopping = 1;
-	event_base_loopexit(srv->base, NULL);
+	px_server_stop(srv);
+	event_base_loopexit(px_server_base(srv), NULL);
 }
 
 static void
@@ -63,23 +64,6 @@ usr1_cb(evutil_socket_t sig, short what, void *arg)
 		    cf_config_proxy(px_server_config(srv))->log, strerror(-rc));
 	else
 		log_info("audit log reopened");
-}
-
-/*
- * The proxy has had no connection for a moment (conn.c arms this): give
- * freed heap back to the system, so that RSS after a burst of thousands of
- * connections returns to its start instead of staying at the peak, which
- * glibc would keep.
- */
-static void
-idle_trim_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct px_server *srv = arg;
-
-	(void)fd;
-	(void)what;
-	if (px_server_nconns(srv) == 0)
-		malloc_trim(0);
 }
 
 static void
@@ -167,7 +151,10 @@ px_engine_load(const struct px_engine_opts *opts)
 int
 px_engine_main(const struct px_engine_opts *opts)
 {
-	struct px_server srv;
+	struct px_server_init in;
+	struct px_server *srv = NULL;
+	struct px_admin *admin = NULL;
+	struct px_watch *watch = NULL;
 	struct cf_overrides ov;
 	struct px_dns_opts dopts;
 	struct event *sigs[5];
@@ -176,69 +163,69 @@ px_engine_main(const struct px_engine_opts *opts)
 
 	engine_log_init(opts);
 	log_starting(1);
-	memset(&srv, 0, sizeof(srv));
+	memset(&in, 0, sizeof(in));
 	memset(sigs, 0, sizeof(sigs));
-	TAILQ_INIT(&srv.listeners);
-	TAILQ_INIT(&srv.conns);
 	engine_overrides(opts, &ov);
-	srv.ov = &ov;
-	srv.human = opts->human;
+	in.ov = &ov;
+	in.human = opts->human;
 	/* Without it (out of memory) every refusal is told, none summed. */
 	if (opts->human)
-		srv.tally = px_tally_new();
+		in.tally = px_tally_new();
 	/* A snapshot given is all there is: the file is not read again. */
-	srv.load_once = opts->load_once || opts->config != NULL;
-	srv.config_path = opts->config_path;
+	in.load_once = opts->load_once || opts->config != NULL;
+	in.config_path = opts->config_path;
 
-	srv.cfg = opts->config != NULL ? cf_config_ref(opts->config) : engine_load(opts, &ov);
-	if (srv.cfg == NULL) {
-		px_tally_free(srv.tally);
+	in.cfg = opts->config != NULL ? cf_config_ref(opts->config) : engine_load(opts, &ov);
+	if (in.cfg == NULL) {
+		px_tally_free(in.tally);
 		return 2;
 	}
 	ov.trust_file_user = 0;
-	srv.generation = 1;
-	srv.started_at = time(NULL);
-	srv.last_reload_ok = 1;
-	srv.metrics = px_stats_new();
-	if (srv.metrics == NULL) {
+	in.metrics = px_stats_new();
+	if (in.metrics == NULL) {
 		log_err("out of memory");
 		goto out;
 	}
 
 	signal(SIGPIPE, SIG_IGN);
-	srv.base = loop_new();
-	if (srv.base == NULL || (srv.idle_trim = evtimer_new(srv.base, idle_trim_cb, &srv)) == NULL) {
+	in.base = loop_new();
+	if (in.base == NULL || (in.conns = px_conns_new(in.base)) == NULL) {
 		log_errx("cannot create the event loop");
 		goto out;
 	}
-	srv.audit = px_audit_open(opts->human && strcmp(cf_config_proxy(srv.cfg)->log, "stderr") == 0 ?
-	    "/dev/null" : cf_config_proxy(srv.cfg)->log);
-	if (srv.audit == NULL) {
-		log_err("cannot open the audit log %s", cf_config_proxy(srv.cfg)->log);
+	in.audit = px_audit_open(opts->human && strcmp(cf_config_proxy(in.cfg)->log, "stderr") == 0 ?
+	    "/dev/null" : cf_config_proxy(in.cfg)->log);
+	if (in.audit == NULL) {
+		log_err("cannot open the audit log %s", cf_config_proxy(in.cfg)->log);
 		goto out;
 	}
 	px_dns_opts_init(&dopts);
-	srv.dns = px_dns_new(srv.base, cf_config_proxy(srv.cfg)->dns_servers, &dopts, errbuf, sizeof(errbuf));
-	if (srv.dns == NULL) {
+	in.dns = px_dns_new(in.base, cf_config_proxy(in.cfg)->dns_servers, &dopts, errbuf, sizeof(errbuf));
+	if (in.dns == NULL) {
 		log_errx("DNS: %s", errbuf);
 		goto out;
 	}
+	if ((in.listeners = px_listeners_new()) == NULL || (srv = px_server_new(&in)) == NULL) {
+		log_err("out of memory");
+		goto out;
+	}
+	in.cfg = NULL;      /* the server's now */
 	/* The listeners hand their clients to the connection code; the
 	 * reload module gives the same to those a reload binds. */
-	if (px_listeners_open(&srv, srv.cfg, px_conn_accept) != 0)
+	if (px_listeners_open(srv, px_server_config(srv), px_conn_accept) != 0)
 		goto out;
 	/* The admin socket is bound here, as root, like the listeners; a
 	 * config that asks for one and cannot have it does not start. */
-	if (cf_config_proxy(srv.cfg)->admin.kind != 0) {
-		srv.admin = px_admin_new(&srv, px_reload_cb, &srv);
-		if (srv.admin == NULL)
+	if (cf_config_proxy(px_server_config(srv))->admin.kind != 0) {
+		admin = px_admin_new(srv, px_reload_cb, srv);
+		if (admin == NULL)
 			goto out;
 	}
 	/* Watching is a convenience (SIGHUP and POST /reload still work), so
 	 * a watch that cannot be set up is a warning, not a refusal. */
-	if (opts->config_path != NULL && !srv.load_once) {
-		srv.watch = px_watch_new(&srv, px_reload_cb, &srv);
-		if (srv.watch == NULL)
+	if (opts->config_path != NULL && !in.load_once) {
+		watch = px_watch_new(srv, px_reload_cb, srv);
+		if (watch == NULL)
 			log_warn("cannot watch %s for changes; reload with SIGHUP", opts->config_path);
 	}
 
@@ -247,7 +234,7 @@ px_engine_main(const struct px_engine_opts *opts)
 		for (i = 0; signums[i] != 0; i++) {
 			event_callback_fn fn = signums[i] == SIGHUP ? hup_cb :
 			    signums[i] == SIGUSR1 ? usr1_cb : stop_cb;
-			sigs[i] = evsignal_new(srv.base, signums[i], fn, &srv);
+			sigs[i] = evsignal_new(in.base, signums[i], fn, srv);
 			if (sigs[i] == NULL || event_add(sigs[i], NULL) != 0) {
 				log_errx("cannot install signal handlers");
 				goto out;
@@ -255,11 +242,11 @@ px_engine_main(const struct px_engine_opts *opts)
 		}
 	}
 
-	if (cf_config_proxy(srv.cfg)->has_user) {
-		const struct cf_proxy_settings *p = cf_config_proxy(srv.cfg);
-		px_listeners_chown(&srv, p->user, p->group);
+	if (cf_config_proxy(px_server_config(srv))->has_user) {
+		const struct cf_proxy_settings *p = cf_config_proxy(px_server_config(srv));
+		px_listeners_chown(srv, p->user, p->group);
 		if (geteuid() == 0)
-			px_audit_chown(srv.audit, p->user, p->group);
+			px_audit_chown(in.audit, p->user, p->group);
 		const char *what;
 		int err = bs_drop_privileges(p->user, p->group, &what);
 
@@ -275,12 +262,12 @@ px_engine_main(const struct px_engine_opts *opts)
 		log_warnx("running as root: set user = UID in [proxy] to drop privileges");
 	}
 
-	if (srv.admin != NULL && px_admin_start(srv.admin) != 0) {
+	if (admin != NULL && px_admin_start(admin) != 0) {
 		log_err("cannot start the admin socket's thread");
 		goto out;
 	}
-	log_info("serving %s (sha256 %s), generation %lu", cf_config_path(srv.cfg),
-	    cf_config_hash(srv.cfg), srv.generation);
+	log_info("serving %s (sha256 %s), generation %lu", cf_config_path(px_server_config(srv)),
+	    cf_config_hash(px_server_config(srv)), px_server_generation(srv));
 	if (opts->ready_fd >= 0) {
 		ssize_t w;
 		do {
@@ -289,33 +276,35 @@ px_engine_main(const struct px_engine_opts *opts)
 		close(opts->ready_fd);
 	}
 	log_starting(0);
-	event_base_dispatch(srv.base);
+	event_base_dispatch(in.base);
 	rc = 0;
 out:
 	if (rc != 0)
 		log_not_starting();
 	log_starting(0);
-	srv.stopping = 1;
-	px_watch_free(srv.watch);
-	px_admin_free(srv.admin);
-	px_conn_close_all(&srv);
-	px_listeners_close(&srv);
+	if (srv != NULL) {
+		px_server_stop(srv);
+		px_watch_free(watch);
+		px_admin_free(admin);
+		px_conn_close_all(srv);
+		px_listeners_close(srv);
+	}
 	/* The run is over (the sidecar stops us once CMD has exited): what
 	 * was refused, how often, and the --allow that would allow it. */
-	px_tally_summary(srv.tally, stderr, "postern: ");
-	px_tally_free(srv.tally);
+	px_tally_summary(in.tally, stderr, "postern: ");
+	px_tally_free(in.tally);
 	for (i = 0; i < 5; i++)
 		if (sigs[i] != NULL)
 			event_free(sigs[i]);
-	px_dns_free(srv.dns);
-	px_audit_free(srv.audit);
-	if (srv.idle_trim != NULL)
-		event_free(srv.idle_trim);
-	if (srv.base != NULL)
-		event_base_free(srv.base);
-	cf_config_free(srv.cfg);
-	px_stats_free(srv.metrics);
-	free(srv.last_reload_errors);
+	px_dns_free(in.dns);
+	px_audit_free(in.audit);
+	px_server_free(srv);
+	px_conns_free(in.conns);
+	px_listeners_free(in.listeners);
+	if (in.base != NULL)
+		event_base_free(in.base);
+	cf_config_free(in.cfg);
+	px_stats_free(in.metrics);
 	px_sni_cleanup();
 	px_splice_cleanup();
 	return rc;

@@ -452,7 +452,7 @@ fwd_timeout(struct px_conn *c)
 {
 	struct timeval now;
 
-	event_base_gettimeofday_cached(c->srv->base, &now);
+	event_base_gettimeofday_cached(px_server_base(c->srv), &now);
 	if (px_conn_ms_since(&c->last_activity, &now) >= (long)px_conn_settings(c)->idle_timeout_ms &&
 	    c->rstate == RS_HEAD && evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0) {
 		px_conn_refuse(c, 504, CF_R_TIMEOUT, c->dec.rule,

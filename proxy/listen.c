@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/queue.h>
 #include <sys/un.h>
 
 #include <event2/event.h>
@@ -22,6 +23,45 @@
 #include "proxy/server.h"
 
 #define BACKOFF_MS 200
+
+/* One bound listener; it serves the session named SESSION. */
+struct px_listener {
+	struct px_server *srv;
+	struct evconnlistener *lev;
+	px_accept_fn *accept;     /* given each accepted client socket */
+	struct event *backoff;    /* re-enables accepting after EMFILE */
+	char *session;            /* session name, looked up per connection */
+	struct cf_listen where;   /* a copy; text owned here */
+	int unlink_on_close;      /* we created the UNIX socket file */
+	int made_dir;             /* and its directory */
+	uid_t uid;                /* the UNIX socket file's owner, group and */
+	gid_t gid;                /* mode, as last set (bind or reload) */
+	mode_t mode;
+	TAILQ_ENTRY(px_listener) entry;
+};
+
+/* A server's listeners (px_server_listeners()). */
+struct px_listeners {
+	TAILQ_HEAD(, px_listener) list;
+	int paused;               /* max_connections holds them (conns.c) */
+	uint64_t backoffs;        /* accept back-offs, one in 100 logged */
+};
+
+struct px_listeners *
+px_listeners_new(void)
+{
+	struct px_listeners *ls = calloc(1, sizeof(*ls));
+
+	if (ls != NULL)
+		TAILQ_INIT(&ls->list);
+	return ls;
+}
+
+void
+px_listeners_free(struct px_listeners *ls)
+{
+	free(ls);
+}
 
 static void
 accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
@@ -40,7 +80,7 @@ backoff_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	/* Not while max_connections holds every listener. */
-	if (!px_server_stopping(l->srv) && !px_server_paused(l->srv))
+	if (!px_server_stopping(l->srv) && !px_server_listeners(l->srv)->paused)
 		evconnlistener_enable(l->lev);
 }
 
@@ -58,7 +98,7 @@ accept_error_cb(struct evconnlistener *lev, void *arg)
 	struct timeval tv = { 0, BACKOFF_MS * 1000 };
 
 	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-		if (px_server_count_backoff(l->srv) % 100 == 0)
+		if (px_server_listeners(l->srv)->backoffs++ % 100 == 0)
 			log_warnx("%s: cannot accept (%s); pausing this listener for %d ms",
 			    l->where.text, strerror(err), BACKOFF_MS);
 		evconnlistener_disable(lev);
@@ -325,7 +365,7 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 	if (l->backoff == NULL)
 		goto fail;
 	evconnlistener_set_error_cb(l->lev, accept_error_cb);
-	TAILQ_INSERT_TAIL(&srv->listeners, l, entry);
+	TAILQ_INSERT_TAIL(&px_server_listeners(srv)->list, l, entry);
 	log_info("listening on %s (session %s)", w->text, session);
 	return 0;
 fail:
@@ -356,7 +396,7 @@ px_listeners_open(struct px_server *srv, const struct cf_config *cfg, px_accept_
 struct px_listener *
 px_listeners_first(const struct px_server *srv)
 {
-	return TAILQ_FIRST(&srv->listeners);
+	return TAILQ_FIRST(&px_server_listeners(srv)->list);
 }
 
 struct px_listener *
@@ -371,6 +411,12 @@ px_listener_session(const struct px_listener *l)
 	return l->session;
 }
 
+struct px_server *
+px_listener_server(const struct px_listener *l)
+{
+	return l->srv;
+}
+
 const char *
 px_listener_text(const struct px_listener *l)
 {
@@ -380,7 +426,7 @@ px_listener_text(const struct px_listener *l)
 void
 px_listener_close(struct px_server *srv, struct px_listener *l)
 {
-	TAILQ_REMOVE(&srv->listeners, l, entry);
+	TAILQ_REMOVE(&px_server_listeners(srv)->list, l, entry);
 	evconnlistener_free(l->lev);
 	event_free(l->backoff);
 	if (l->unlink_on_close && unlink(l->where.path) != 0 && errno != ENOENT)
@@ -395,7 +441,7 @@ px_listeners_close(struct px_server *srv)
 {
 	struct px_listener *l;
 
-	while ((l = TAILQ_FIRST(&srv->listeners)) != NULL)
+	while ((l = px_listeners_first(srv)) != NULL)
 		px_listener_close(srv, l);
 }
 
@@ -412,14 +458,22 @@ px_listener_is(const struct px_listener *l, const struct cf_listen *w, const cha
 void
 px_listeners_pause(struct px_server *srv, int pause)
 {
+	struct px_listeners *ls = px_server_listeners(srv);
 	struct px_listener *l;
 
-	TAILQ_FOREACH(l, &srv->listeners, entry) {
+	ls->paused = pause;
+	TAILQ_FOREACH(l, &ls->list, entry) {
 		if (pause)
 			evconnlistener_disable(l->lev);
 		else if (!px_server_stopping(srv))
 			evconnlistener_enable(l->lev);
 	}
+}
+
+int
+px_listeners_paused(const struct px_server *srv)
+{
+	return px_server_listeners(srv)->paused;
 }
 
 /*
@@ -433,7 +487,7 @@ px_listeners_chown(struct px_server *srv, uid_t uid, gid_t gid)
 {
 	struct px_listener *l;
 
-	TAILQ_FOREACH(l, &srv->listeners, entry) {
+	TAILQ_FOREACH(l, &px_server_listeners(srv)->list, entry) {
 		char dir[sizeof(l->where.path)], *slash;
 		if (l->where.kind != CF_LISTEN_UNIX)
 			continue;
@@ -447,7 +501,7 @@ px_listeners_chown(struct px_server *srv, uid_t uid, gid_t gid)
 		if (chown(dir, uid, gid) != 0)
 			log_warn("chown %s", dir);
 	}
-	TAILQ_FOREACH(l, &srv->listeners, entry) {
+	TAILQ_FOREACH(l, &px_server_listeners(srv)->list, entry) {
 		char dir[sizeof(l->where.path)], *slash;
 		struct stat st;
 		if (l->where.kind != CF_LISTEN_UNIX)

@@ -4,6 +4,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/accept.c \
 	proxy/audit.c proxy/audit.h \
 	proxy/conn.c proxy/conn.h proxy/server.h \
+	proxy/conns.c proxy/conns.h \
 	proxy/decide.c \
 	proxy/forward.c \
 	proxy/record.c \

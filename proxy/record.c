@@ -62,7 +62,7 @@ px_record(struct px_conn *c, const struct px_rec *r)
 	if (is_close) {
 		struct timeval now;
 
-		event_base_gettimeofday_cached(srv->base, &now);
+		event_base_gettimeofday_cached(px_server_base(srv), &now);
 		px_json_num(&j, "requests", c->requests);
 		px_json_num(&j, "bytes_up", (int64_t)c->cli.bytes);
 		px_json_num(&j, "bytes_down", (int64_t)c->up.bytes);
@@ -74,13 +74,13 @@ px_record(struct px_conn *c, const struct px_rec *r)
 	if (r->detail != NULL && r->detail[0])
 		px_json_str(&j, "detail", r->detail);
 	if (r->current) {
-		px_json_num(&j, "generation", (int64_t)srv->generation);
-		px_json_str(&j, "config", cf_config_hash(srv->cfg));
+		px_json_num(&j, "generation", (int64_t)px_server_generation(srv));
+		px_json_str(&j, "config", cf_config_hash(px_server_config(srv)));
 	} else {
 		px_json_num(&j, "generation", (int64_t)c->generation);
-		px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : srv->cfg));
+		px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : px_server_config(srv)));
 	}
-	px_json_emit(&j, srv->audit);
+	px_json_emit(&j, px_server_audit(srv));
 }
 
 /*
@@ -101,7 +101,7 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 		return;
 	c->decided = 1;
 	c->allow_pending = 0;
-	px_stats_decision(c->srv->metrics, c->session, reason, rule);
+	px_stats_decision(px_server_stats(c->srv), c->session, reason, rule);
 	px_record(c, &r);
 }
 

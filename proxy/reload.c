@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "conf/config.h"
+#include "proxy/conns.h"
 #include "proxy/log.h"
 #include "proxy/reload.h"
 #include "proxy/server.h"
@@ -184,9 +185,9 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger)
 		px_conn_revoke(srv);
 	/* The limit may have moved past what is open; listeners bound by
 	 * this reload must not accept while the proxy is full either. */
-	if (px_server_paused(srv))
+	if (px_listeners_paused(srv))
 		px_listeners_pause(srv, 1);
-	px_conn_limit_check(srv);
+	px_conns_limit_check(srv);
 	rc = 0;
 out:
 	cf_diag_free(&local);

@@ -13,6 +13,69 @@
 #include "conf/config.h"
 #include "proxy/server.h"
 
+/*
+ * What the server itself holds; the connection set and the listener set
+ * are their modules' (conns.c, listen.c), held here as opaque pointers.
+ * The table of who owns what is in server.h.
+ */
+struct px_server {
+	struct event_base *base;
+	struct cf_config *cfg;    /* the snapshot new decisions use */
+	unsigned long generation;
+	struct px_dns *dns;
+	struct px_audit *audit;
+	struct px_stats *metrics;
+	struct px_tally *tally;
+	struct px_conns *conns;
+	struct px_listeners *listeners;
+	const char *config_path;
+	const struct cf_overrides *ov;
+	int load_once;
+	int human;
+	int stopping;
+	/* Last reload: wall-clock time, result, and its errors joined by
+	 * newlines (NULL when it succeeded). */
+	time_t started_at;
+	time_t last_reload;
+	int last_reload_ok;
+	char *last_reload_errors;
+};
+
+struct px_server *
+px_server_new(const struct px_server_init *in)
+{
+	struct px_server *srv = calloc(1, sizeof(*srv));
+
+	if (srv == NULL)
+		return NULL;
+	srv->base = in->base;
+	srv->cfg = in->cfg;
+	srv->generation = 1;
+	srv->dns = in->dns;
+	srv->audit = in->audit;
+	srv->metrics = in->metrics;
+	srv->tally = in->tally;
+	srv->conns = in->conns;
+	srv->listeners = in->listeners;
+	srv->config_path = in->config_path;
+	srv->ov = in->ov;
+	srv->load_once = in->load_once;
+	srv->human = in->human;
+	srv->started_at = time(NULL);
+	srv->last_reload_ok = 1;
+	return srv;
+}
+
+void
+px_server_free(struct px_server *srv)
+{
+	if (srv == NULL)
+		return;
+	cf_config_free(srv->cfg);
+	free(srv->last_reload_errors);
+	free(srv);
+}
+
 struct event_base *
 px_server_base(const struct px_server *srv)
 {
@@ -63,16 +126,40 @@ px_server_stopping(const struct px_server *srv)
 	return srv->stopping;
 }
 
-int
-px_server_paused(const struct px_server *srv)
+void
+px_server_stop(struct px_server *srv)
 {
-	return srv->paused;
+	srv->stopping = 1;
 }
 
-unsigned
-px_server_nconns(const struct px_server *srv)
+struct cf_config *
+px_server_config_ref(const struct px_server *srv)
 {
-	return srv->nconns;
+	return cf_config_ref(srv->cfg);
+}
+
+int
+px_server_human(const struct px_server *srv)
+{
+	return srv->human;
+}
+
+struct px_tally *
+px_server_tally(const struct px_server *srv)
+{
+	return srv->tally;
+}
+
+struct px_conns *
+px_server_conns(const struct px_server *srv)
+{
+	return srv->conns;
+}
+
+struct px_listeners *
+px_server_listeners(const struct px_server *srv)
+{
+	return srv->listeners;
 }
 
 struct px_stats *
@@ -114,10 +201,4 @@ px_server_last_reload(const struct px_server *srv, time_t *when, int *ok)
 	*when = srv->last_reload;
 	*ok = srv->last_reload_ok;
 	return srv->last_reload_errors;
-}
-
-uint64_t
-px_server_count_backoff(struct px_server *srv)
-{
-	return srv->stats.accept_backoffs++;
 }

@@ -2,13 +2,32 @@
  * proxy/server.h: the proxy engine's shared state, internal to proxy/, and
  * its owner, proxy/server.c.
  *
- * The engine (engine.c) builds one struct px_server per process; every
- * other module reads and changes it through the accessors below, so that
- * who changes what is written in one file.  Left (issue 14): the
- * connection code (conn.c) still reads and writes the fields directly
- * until its split gives it accessors of its own, so the struct stays
- * visible; listen.c keeps its list in srv->listeners and lends it out with
- * px_listeners_first() / px_listener_next().  Nothing else names a field.
+ * struct px_server is opaque: it is defined in server.c, and every other
+ * module reads and changes it through the functions below, so that who
+ * changes what is written in one file.  Each part has one owner, the only
+ * module that changes it (the server is touched on the loop's thread only):
+ *
+ *   engine.c   the event loop, DNS resolver, audit log, counters (stats.c),
+ *              refusal tally, human, config path, overrides, load_once:
+ *              made by the engine, given once to px_server_new(), freed by
+ *              the engine after px_server_free(); never changed between.
+ *              stopping: px_server_stop().
+ *   server.c   the snapshot in force and its generation
+ *              (px_server_set_config()), the last reload
+ *              (px_server_reloaded()), both called by reload.c; started_at.
+ *   conns.c    the open connections (struct px_conns, conns.h): the list,
+ *              how many count against max_connections, the refusals
+ *              lingering, the sessions' and uids' shares, the idle-trim
+ *              timer.  accept.c adds (px_conns_add()), conn.c removes
+ *              (px_conns_remove()), others walk and count.
+ *   listen.c   the listeners (struct px_listeners, below): the list,
+ *              whether they are paused (px_listeners_pause(): conns.c at
+ *              max_connections, reload.c for those a reload binds), the
+ *              accept back-off count.
+ *
+ * The server holds the connection and listener sets only as opaque
+ * pointers (px_server_conns(), px_server_listeners()) that their own
+ * module alone looks into.
  */
 #ifndef POSTERN_PROXY_SERVER_H
 #define POSTERN_PROXY_SERVER_H
@@ -16,18 +35,16 @@
 #include <stdint.h>
 #include <time.h>
 #include <sys/types.h>
-#include <sys/queue.h>
 
 #include "conf/config.h"
-#include "proxy/share.h"
 
 struct event_base;
-struct evconnlistener;
-struct event;
 struct px_dns;
 struct px_audit;
-struct px_conn;
+struct px_conns;
+struct px_listeners;
 struct px_server;
+struct px_stats;
 struct px_tally;
 
 struct sockaddr;
@@ -37,64 +54,30 @@ struct px_listener;
  * its callback): the listener knows nothing of what happens next. */
 typedef void px_accept_fn(struct px_listener *l, int fd, const struct sockaddr *sa, int salen);
 
-/* One bound listener; it serves the session named SESSION. */
-struct px_listener {
-	struct px_server *srv;
-	struct evconnlistener *lev;
-	px_accept_fn *accept;     /* given each accepted client socket */
-	struct event *backoff;    /* re-enables accepting after EMFILE */
-	char *session;            /* session name, looked up per connection */
-	struct cf_listen where;   /* a copy; text owned here */
-	int unlink_on_close;      /* we created the UNIX socket file */
-	int made_dir;             /* and its directory */
-	uid_t uid;                /* the UNIX socket file's owner, group and */
-	gid_t gid;                /* mode, as last set (bind or reload) */
-	mode_t mode;
-	TAILQ_ENTRY(px_listener) entry;
-};
-TAILQ_HEAD(px_listener_list, px_listener);
-TAILQ_HEAD(px_conn_list, px_conn);
-
-struct px_counters {
-	uint64_t accept_backoffs; /* the rest is counted in stats.c */
-};
-
-struct px_stats;   /* counters for /metrics and /status (stats.c) */
-struct px_admin;   /* the admin socket (admin.c) */
-struct px_watch;   /* the inotify watch on the config (watch.c) */
-
-struct px_server {
+/* What the engine builds a server from (px_server_new()). */
+struct px_server_init {
 	struct event_base *base;
-	struct cf_config *cfg;    /* the snapshot new decisions use */
-	unsigned long generation;
+	struct cf_config *cfg;    /* the first snapshot: taken by the server */
 	struct px_dns *dns;
 	struct px_audit *audit;
-	struct px_listener_list listeners;
-	struct px_conn_list conns;
-	unsigned nconns;          /* counted against [proxy] max_connections */
-	int paused;               /* so the listeners do not accept */
-	struct px_share_list shares; /* per session and peer uid (share.c) */
-	unsigned nrefusing;       /* refused over a share, answer in flight */
-	struct px_counters stats;
+	struct px_stats *metrics; /* counters for /metrics (stats.c) */
+	struct px_tally *tally;   /* human: the refusals so far; may be NULL */
+	struct px_conns *conns;   /* empty (px_conns_new()) */
+	struct px_listeners *listeners; /* empty (px_listeners_new()) */
 	const char *config_path;  /* NULL: built-in */
 	const struct cf_overrides *ov;
-	int stopping;
-	int human;                /* one plain stderr line per refusal */
-	struct px_tally *tally;   /* human: the refusals so far (tally.h) */
 	int load_once;            /* the config is never reloaded */
-	struct event *idle_trim;  /* armed when the last connection closes */
-	struct px_stats *metrics; /* counters for /metrics (stats.c) */
-	struct px_admin *admin;
-	struct px_watch *watch;
-	/* Last reload: wall-clock time, result, and its errors joined by
-	 * newlines (NULL when it succeeded). */
-	time_t started_at;
-	time_t last_reload;
-	int last_reload_ok;
-	char *last_reload_errors;
+	int human;                /* one plain stderr line per refusal */
 };
 
-/* ---- accessors (server.c) ------------------------------------------------ */
+/* ---- the server itself (server.c) ---------------------------------------- */
+
+/* A server at generation 1 from IN: it takes IN->cfg (freed with it); the
+ * rest stays the engine's, to free after px_server_free().  NULL (errno)
+ * when out of memory, IN->cfg then still the caller's. */
+struct px_server *px_server_new(const struct px_server_init *in);
+/* Free SRV, its snapshot and its last reload's errors; NULL is a no-op. */
+void px_server_free(struct px_server *srv);
 
 /* SRV's event loop (the one thread that touches SRV). */
 struct event_base *px_server_base(const struct px_server *srv);
@@ -112,14 +95,23 @@ const char *px_server_config_path(const struct px_server *srv);
 const struct cf_overrides *px_server_overrides(const struct px_server *srv);
 /* Nonzero when the config is read once and never reloaded. */
 int px_server_load_once(const struct px_server *srv);
-/* Nonzero once SRV is shutting down. */
+/* A new reference on the snapshot in force, for a connection to keep
+ * (the caller frees it with cf_config_free()). */
+struct cf_config *px_server_config_ref(const struct px_server *srv);
+/* Nonzero once SRV is shutting down; px_server_stop() (the engine: a
+ * signal, or the end of the loop) says so, for good. */
 int px_server_stopping(const struct px_server *srv);
-/* Nonzero while max_connections holds every listener (conn.c sets it). */
-int px_server_paused(const struct px_server *srv);
-/* How many client connections are open. */
-unsigned px_server_nconns(const struct px_server *srv);
+void px_server_stop(struct px_server *srv);
+/* Nonzero when each refusal gets one plain stderr line, and the tally
+ * those refusals are summed in (NULL: none, every one is told). */
+int px_server_human(const struct px_server *srv);
+struct px_tally *px_server_tally(const struct px_server *srv);
+/* SRV's open connections (conns.c) and listeners (listen.c): opaque, for
+ * those modules' own functions to look into. */
+struct px_conns *px_server_conns(const struct px_server *srv);
+struct px_listeners *px_server_listeners(const struct px_server *srv);
 /* SRV's counters (stats.h), DNS resolver (dns.h) and audit log (audit.h);
- * owned by SRV. */
+ * the engine's, valid as long as SRV. */
 struct px_stats *px_server_stats(const struct px_server *srv);
 struct px_dns *px_server_dns(const struct px_server *srv);
 struct px_audit *px_server_audit(const struct px_server *srv);
@@ -131,33 +123,24 @@ void px_server_reloaded(struct px_server *srv, int ok, char *errors);
 /* The last reload: sets *WHEN (0: none yet) and *OK, and returns its
  * errors joined by newlines (NULL when it was taken; owned by SRV). */
 const char *px_server_last_reload(const struct px_server *srv, time_t *when, int *ok);
-/* Count one accept back-off (listen.c); returns how many came before, so
- * that only one in a hundred is logged. */
-uint64_t px_server_count_backoff(struct px_server *srv);
 
-/* ---- the connection code (conn.c) ---------------------------------------- */
+/* ---- the connection code (accept.c, conn.c, decide.c) -------------------- */
 
-/* The open connections of session NAME (NULL: of every session): returns
- * how many, and sets *UP and *DOWN to the bytes they have relayed so far
- * (closed ones are counted in stats.c). */
-unsigned px_server_open_conns(const struct px_server *srv, const char *name, uint64_t *up,
-    uint64_t *down);
-
-/* Accept a new client socket FD from listener L (conn.c). */
+/* Accept a new client socket FD from listener L (accept.c). */
 void px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int salen);
 
-/* Stop accepting when SRV->nconns is at the current [proxy]
- * max_connections, start again when it is below (after an accept, a close
- * or a reload that moved the limit). */
-void px_conn_limit_check(struct px_server *srv);
-
-/* Close every connection (shutdown). */
+/* Close every connection (shutdown; conn.c). */
 void px_conn_close_all(struct px_server *srv);
-/* revoke = yes: close tunnels that the current snapshot refuses. */
+/* revoke = yes: close tunnels that the current snapshot refuses (decide.c). */
 void px_conn_revoke(struct px_server *srv);
 
 /* ---- the listeners (listen.c) -------------------------------------------- */
 
+/* An empty set of listeners for px_server_new(); NULL (errno) when out of
+ * memory.  px_listeners_free() frees it once px_listeners_close() has
+ * closed every one; NULL is a no-op. */
+struct px_listeners *px_listeners_new(void);
+void px_listeners_free(struct px_listeners *ls);
 /* Bind every listener CFG names, each handing its clients to ACCEPT;
  * 0, or -1 (logged). */
 int px_listeners_open(struct px_server *srv, const struct cf_config *cfg, px_accept_fn *accept);
@@ -171,8 +154,10 @@ int px_listener_open(struct px_server *srv, const struct cf_listen *w, const cha
  * (px_listener_close()) ends it, so take the next one first. */
 struct px_listener *px_listeners_first(const struct px_server *srv);
 struct px_listener *px_listener_next(const struct px_listener *l);
-/* L's session name and its address as the config wrote it (owned by L). */
+/* L's session name and its address as the config wrote it (owned by L),
+ * and the server L belongs to. */
 const char *px_listener_session(const struct px_listener *l);
+struct px_server *px_listener_server(const struct px_listener *l);
 const char *px_listener_text(const struct px_listener *l);
 /* Close one listener, remove its socket file, unlink it from the list. */
 void px_listener_close(struct px_server *srv, struct px_listener *l);
@@ -190,8 +175,11 @@ int px_listener_perms_check(const struct px_listener *cur, const struct cf_liste
 int px_listener_set_perms(struct px_listener *l, const struct cf_listen *w);
 /* Nonzero when L is bound where W says, for SESSION. */
 int px_listener_is(const struct px_listener *l, const struct cf_listen *w, const char *session);
-/* Stop/restart accepting on every listener (max_connections reached). */
+/* Stop/restart accepting on every listener (max_connections reached,
+ * conns.c), and whether they are stopped so now: an accept back-off ends
+ * without restarting a paused listener. */
 void px_listeners_pause(struct px_server *srv, int pause);
+int px_listeners_paused(const struct px_server *srv);
 /*
  * Bind a new non-blocking, close-on-exec stream socket at the UNIX socket
  * PATH, not yet listening: its directory made if missing (one level, 0755;

@@ -18,6 +18,7 @@
 #include "base/text.h"
 #include "conf/config.h"
 #include "proxy/audit.h"
+#include "proxy/conns.h"
 #include "proxy/dns.h"
 #include "proxy/server.h"
 #include "proxy/stats.h"
@@ -142,7 +143,7 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 	px_stats_reloads(px_server_stats(srv), &rok, &rfailed);
 	evbuffer_add_printf(out, "},\"reloads\":{\"ok\":%llu,\"failed\":%llu}",
 	    (unsigned long long)rok, (unsigned long long)rfailed);
-	evbuffer_add_printf(out, ",\"connections_open\":%u,\"sessions\":[", px_server_nconns(srv));
+	evbuffer_add_printf(out, ",\"connections_open\":%u,\"sessions\":[", px_conns_count(srv));
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
 		const struct px_listener *l;
@@ -151,7 +152,7 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 		int first = 1;
 
 		px_stats_session(px_server_stats(srv), s->name, &open, &total, &up, &down);
-		nopen = px_server_open_conns(srv, s->name, &oup, &odown);
+		nopen = px_conns_relayed(srv, s->name, &oup, &odown);
 		up += oup;
 		down += odown;
 		evbuffer_add_printf(out, "%s{\"name\":", i ? "," : "");
@@ -210,7 +211,7 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 	px_stats_reloads(px_server_stats(srv), &rok, &rfailed);
 	evbuffer_add_printf(out, "reloads     %llu taken, %llu refused\n",
 	    (unsigned long long)rok, (unsigned long long)rfailed);
-	evbuffer_add_printf(out, "connections %u open\n", px_server_nconns(srv));
+	evbuffer_add_printf(out, "connections %u open\n", px_conns_count(srv));
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
 		const struct px_listener *l;
@@ -219,7 +220,7 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 		int any = 0;
 
 		px_stats_session(px_server_stats(srv), s->name, &open, &total, &bup, &bdown);
-		nopen = px_server_open_conns(srv, s->name, &oup, &odown);
+		nopen = px_conns_relayed(srv, s->name, &oup, &odown);
 		bup += oup;
 		bdown += odown;
 		evbuffer_add_printf(out, "\nsession %s\n", s->name);
@@ -315,7 +316,7 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 	/* Open connections count what they have relayed so far: at its
 	 * close a connection's bytes move from their sum to the closed ones,
 	 * so the counter never goes down. */
-	(void)px_server_open_conns(srv, NULL, &oup, &odown);
+	(void)px_conns_relayed(srv, NULL, &oup, &odown);
 	up += oup;
 	down += odown;
 	header(out, "postern_bytes_total", "counter", "Bytes relayed, by direction (open connections too).");

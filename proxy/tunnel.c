@@ -105,7 +105,7 @@ tunnel_to_splice(struct px_conn *c)
 	ufd = bufferevent_getfd(c->up.bev);
 	if (cfd < 0 || ufd < 0)
 		return -1;
-	c->spl = px_splice_new(c->srv->base, cfd, ufd, &c->cli.bytes, &c->up.bytes,
+	c->spl = px_splice_new(px_server_base(c->srv), cfd, ufd, &c->cli.bytes, &c->up.bytes,
 	    &c->last_activity, splice_done_cb, c);
 	if (c->spl == NULL)
 		return -1;
@@ -192,7 +192,7 @@ connect_answer(struct px_conn *c)
 	c->connect_answered = 1;
 	evbuffer_add_printf(bufferevent_get_output(c->cli.bev),
 	    "HTTP/1.1 200 Connection established\r\n\r\n");
-	event_base_gettimeofday_cached(c->srv->base, &now);
+	event_base_gettimeofday_cached(px_server_base(c->srv), &now);
 	sni_set_deadline(c, &now);
 }
 
@@ -213,7 +213,7 @@ sni_step(struct px_conn *c)
 		 * now when the client stayed silent past it (a silent tunnel
 		 * holds nothing; the idle timeout governs it). */
 		struct timeval now;
-		event_base_gettimeofday_cached(c->srv->base, &now);
+		event_base_gettimeofday_cached(px_server_base(c->srv), &now);
 		if (px_conn_ms_since(&c->sni_deadline, &now) >= 0)
 			sni_set_deadline(c, &now);
 	}
@@ -260,7 +260,7 @@ decide:
 		{
 			struct timeval now;
 			long left;
-			event_base_gettimeofday_cached(c->srv->base, &now);
+			event_base_gettimeofday_cached(px_server_base(c->srv), &now);
 			left = -px_conn_ms_since(&c->sni_deadline, &now);
 			px_conn_arm_timer(c, left > 0 ? (unsigned)left : 1);
 		}
@@ -301,11 +301,11 @@ decide:
 			cf_host_format(&name, got, sizeof(got));
 		c->allow_pending = 0;
 		px_record_decision(c, 0, CF_R_SNI_MISMATCH, c->dec.rule, why, got);
-		if (c->srv->human) {
+		if (px_server_human(c->srv)) {
 			char h[CF_HOST_TEXT_MAX], where[CF_HOST_TEXT_MAX + 8];
 			px_conn_host_text(c, h, sizeof(h));
 			snprintf(where, sizeof(where), "%s:%u", h, c->port);
-			if (px_tally_add(c->srv->tally, where, "sni_mismatch", NULL) == 1)
+			if (px_tally_add(px_server_tally(c->srv), where, "sni_mismatch", NULL) == 1)
 				log_notice("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h,
 				    c->port, why, got[0] ? ": " : "", got);
 		}

@@ -1,0 +1,59 @@
+/*
+ * proxy/conns.h: the open client connections of one server, internal to
+ * proxy/: the list of them, how many count against [proxy]
+ * max_connections (and the pausing of the listeners at that limit), the
+ * refusals lingering after their answer, each session's and uid's share
+ * (share.h), and the timer that gives freed heap back once none is open.
+ * accept.c adds a connection, conn.c removes it; nothing else changes the
+ * set.
+ */
+#ifndef POSTERN_PROXY_CONNS_H
+#define POSTERN_PROXY_CONNS_H
+
+#include <stdint.h>
+
+struct event_base;
+struct px_conn;
+struct px_conns;
+struct px_server;
+
+/* An empty set on BASE for px_server_new(); NULL (errno) when out of
+ * memory.  px_conns_free() frees it once every connection is gone
+ * (px_conn_close_all()); NULL is a no-op. */
+struct px_conns *px_conns_new(struct event_base *base);
+void px_conns_free(struct px_conns *cs);
+
+/*
+ * Add C, just accepted (C->srv, C->session, C->sess and for a UNIX peer
+ * C->uid set), to its server's set, and take its session's and uid's share
+ * of C->sess (none when NULL).  Returns 0 when C got it: C then counts
+ * against max_connections, and the listeners pause when that is reached.
+ * Otherwise what px_share_take() returned (-EDQUOT or -EUSERS, with *HELD
+ * what is held; -ENOMEM): C does not count, and lingers after its refusal
+ * (C->linger) while fewer than REFUSING_MAX do.  Either way C is in the
+ * set until px_conns_remove().
+ */
+int px_conns_add(struct px_conn *c, unsigned *held);
+/* Take C out of its server's set and give back what it holds there (its
+ * shares, its count); once none is open, freed heap is given back to the
+ * system in a moment.  C itself is the caller's to free. */
+void px_conns_remove(struct px_conn *c);
+
+/* SRV's open connections in the order they came: the first (NULL: none),
+ * and the one after C (NULL: C was the last).  Freeing C ends it, so take
+ * the next one first. */
+struct px_conn *px_conns_first(const struct px_server *srv);
+struct px_conn *px_conns_next(const struct px_conn *c);
+/* How many of SRV's connections count against max_connections. */
+unsigned px_conns_count(const struct px_server *srv);
+/* The open connections of session NAME (NULL: of every session): returns
+ * how many, and sets *UP and *DOWN to the bytes they have relayed so far
+ * (closed ones are counted in stats.c). */
+unsigned px_conns_relayed(const struct px_server *srv, const char *name, uint64_t *up,
+    uint64_t *down);
+/* Stop accepting when SRV's count is at the current [proxy]
+ * max_connections, start again when it is below (after an accept, a close
+ * or a reload that moved the limit). */
+void px_conns_limit_check(struct px_server *srv);
+
+#endif
