@@ -177,7 +177,7 @@ reload_into(struct px_admin *a, int text, struct evbuffer *b)
 	memset(&diag, 0, sizeof(diag));
 	/* The generation and hash are read after the reload: the new ones
 	 * when it was taken. */
-	if (a->reload(a->reload_arg, &diag, "admin") == 0) {
+	if (a->reload(a->reload_arg, &diag, "admin", NULL) == 0) {
 		if (text)
 			evbuffer_add_printf(b, "taken: generation %lu (sha256 %s)\n",
 			    px_server_generation(srv), cf_config_hash(px_server_config(srv)));

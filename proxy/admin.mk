@@ -27,6 +27,7 @@ ADMIN_SCENARIOS = \
 	tests/integration/reload-broken.sh \
 	tests/integration/reload-configmap.sh \
 	tests/integration/reload-halfwrite.sh \
+	tests/integration/reload-race.sh \
 	tests/integration/reload-load.sh \
 	tests/integration/reload-perms.sh \
 	tests/integration/reload-revoke.sh \

@@ -71,7 +71,7 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 {
 	(void)sig;
 	(void)what;
-	px_reload(arg, NULL, "SIGHUP");
+	px_reload(arg, NULL, "SIGHUP", NULL);
 }
 
 /* The loop, with the priorities of prio.h; NULL on failure. */

@@ -121,7 +121,8 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 }
 
 int
-px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger)
+px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
+    const struct px_reload_probe *probe)
 {
 	struct cf_diag local, *diag = diag_out ? diag_out : &local;
 	const struct cf_config *cur = px_server_config(srv);
@@ -150,6 +151,18 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger)
 	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
 		cf_config_free(nc);
 		nc = NULL;
+	}
+	if (probe != NULL && probe->written(probe->arg)) {
+		/* Read while a writer was at it: what was read, valid or not,
+		 * may be a prefix of the file the writer is making (one that
+		 * lacks a deny_hosts line), so it is neither taken nor refused:
+		 * the writer's close asks again. */
+		log_debug("%s was written to while it was read: waiting for the write to end",
+		    path ? path : "<built-in>");
+		cf_config_free(nc);
+		cf_diag_free(diag);
+		rc = 1;
+		goto out;
 	}
 	if (nc == NULL) {
 		for (i = 0; i < diag->nerrors; i++) {
@@ -195,7 +208,8 @@ out:
 }
 
 int
-px_reload_cb(void *arg, struct cf_diag *diag, const char *trigger)
+px_reload_cb(void *arg, struct cf_diag *diag, const char *trigger,
+    const struct px_reload_probe *probe)
 {
-	return px_reload(arg, diag, trigger);
+	return px_reload(arg, diag, trigger, probe);
 }

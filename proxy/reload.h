@@ -13,12 +13,26 @@ struct cf_diag;
 struct px_server;
 
 /*
+ * What an asker that watches the file can tell the reload: WRITTEN(ARG)
+ * is nonzero when something wrote to the file since the reload was asked
+ * for.  A load that fails then may have read a file half-written (an
+ * editor's truncate and write in place): the reload is put off until that
+ * writer's close asks again, not refused.
+ */
+struct px_reload_probe {
+	int (*written)(void *arg);
+	void *arg;
+};
+
+/*
  * How a module asks for a reload: ARG is what it was handed with the
  * callback, TRIGGER names the asker in the log ("admin", "inotify"),
- * errors are appended to DIAG (may be NULL).  Returns 0 when the new
- * config was taken, -1 otherwise (px_reload()).
+ * errors are appended to DIAG (may be NULL), PROBE as above (may be
+ * NULL).  Returns 0 when the new config was taken, 1 when it was put off
+ * (PROBE), -1 when it was refused (px_reload()).
  */
-typedef int px_reload_fn(void *arg, struct cf_diag *diag, const char *trigger);
+typedef int px_reload_fn(void *arg, struct cf_diag *diag, const char *trigger,
+    const struct px_reload_probe *probe);
 
 /*
  * Reload SRV's config file: parse and validate it completely; on success
@@ -28,11 +42,15 @@ typedef int px_reload_fn(void *arg, struct cf_diag *diag, const char *trigger);
  * stays in force; when SRV reads its config once every reload is refused.
  * Every error is appended to DIAG (may be NULL) and logged; the outcome is
  * recorded in SRV (px_server_last_reload()) and counted (stats.h).
- * Returns 0 when the new config was taken, -1 otherwise.
+ * Returns 0 when the new config was taken, -1 otherwise; 1 (nothing
+ * recorded, nothing logged but a debug line) when the load failed while
+ * PROBE says the file was being written.
  */
-int px_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger);
+int px_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger,
+    const struct px_reload_probe *probe);
 
 /* px_reload() as a px_reload_fn: ARG is the struct px_server. */
-int px_reload_cb(void *arg, struct cf_diag *diag, const char *trigger);
+int px_reload_cb(void *arg, struct cf_diag *diag, const char *trigger,
+    const struct px_reload_probe *probe);
 
 #endif

@@ -47,6 +47,7 @@ struct px_watch {
 	struct timeval first;     /* first event of the current burst */
 	int pending;
 	int writing;              /* the file's inode was written, not yet closed */
+	int touched;              /* an event on the file since the last reload began */
 	char *dir;
 	char *name;               /* the config file's entry in DIR */
 };
@@ -94,6 +95,10 @@ out:
 	return rc;
 }
 
+static int drain(struct px_watch *w);
+static void schedule(struct px_watch *w);
+static int written_since(void *arg);
+
 static void
 timer_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -108,6 +113,10 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 	w->pending = 0;
 	if (px_server_stopping(srv))
 		return;
+	/* Events queued since the loop last read them (a truncate that came
+	 * with this timer) count before the file is read. */
+	if (drain(w))
+		schedule(w);
 	/* A writer opened the file again after the close that armed us: its
 	 * own close will. */
 	if (w->writing) {
@@ -125,7 +134,12 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 		    px_server_config_path(srv), h);
 		return;
 	}
-	w->reload(w->reload_arg, NULL, "inotify");
+	{
+		struct px_reload_probe probe = { .written = written_since, .arg = w };
+
+		w->touched = 0;
+		w->reload(w->reload_arg, NULL, "inotify", &probe);
+	}
 }
 
 /*
@@ -186,6 +200,7 @@ classify(struct px_watch *w, const struct inotify_event *ev)
 	/* ev->name is NUL-padded to ev->len by the kernel. */
 	if (strcmp(ev->name, w->name) != 0 && strcmp(ev->name, "..data") != 0)
 		return 0;
+	w->touched = 1;
 	if (ev->mask & IN_MODIFY) {
 		w->writing = 1;
 		return 0;
@@ -211,17 +226,17 @@ classify(struct px_watch *w, const struct inotify_event *ev)
 	return 0;
 }
 
-static void
-read_cb(evutil_socket_t fd, short what, void *arg)
+/* Read and classify every queued event; returns 1 when one completes a
+ * change. */
+static int
+drain(struct px_watch *w)
 {
-	struct px_watch *w = arg;
 	char buf[16 * (sizeof(struct inotify_event) + NAME_MAX + 1)]
 	    __attribute__((aligned(__alignof__(struct inotify_event))));
 	int hit = 0;
 
-	(void)what;
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+		ssize_t n = read(w->fd, buf, sizeof(buf));
 		size_t off = 0;
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -243,8 +258,31 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 			off += rec;
 		}
 	}
-	if (hit)
+	return hit;
+}
+
+static void
+read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_watch *w = arg;
+
+	(void)fd;
+	(void)what;
+	if (drain(w))
 		schedule(w);
+}
+
+/* The reload's probe: did anything write to the file since the reload
+ * began?  The events queued meanwhile say so (and a change they complete
+ * schedules the next reload). */
+static int
+written_since(void *arg)
+{
+	struct px_watch *w = arg;
+
+	if (drain(w))
+		schedule(w);
+	return w->touched || w->writing;
 }
 
 struct px_watch *
