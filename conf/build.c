@@ -142,6 +142,10 @@ cfb_section_kind(const char *section, const char **name)
 		*name = section + 8;
 		return "session";
 	}
+	if (strncmp(section, "secret ", 7) == 0) {
+		*name = section + 7;
+		return "secret";
+	}
 	return NULL;
 }
 
@@ -172,7 +176,16 @@ cfb_find_sess(struct cf_build *b, const char *name)
 	return NULL;
 }
 
+struct cf_secret_build *
+cfb_find_secret(struct cf_build *b, const char *name)
+{
+	size_t i;
 
+	for (i = 0; i < b->nsecrets; i++)
+		if (strcmp(b->secrets[i].name, name) == 0)
+			return &b->secrets[i];
+	return NULL;
+}
 
 int
 cfb_seen_before(struct cf_build *b, const char *section, const char *key)
@@ -258,6 +271,10 @@ sess_clear(struct cf_sess_build *s)
 		cf_rule_clear(&s->allow[i]);
 	for (i = 0; i < s->ndeny; i++)
 		cf_rule_clear(&s->deny[i]);
+	for (i = 0; i < s->nsecret_names; i++)
+		free(s->secret_names[i]);
+	free(s->secret_names);
+	free(s->secret_lines);
 	free(s->listen);
 	free(s->allow);
 	free(s->deny);
@@ -282,6 +299,9 @@ cfb_clear(struct cf_build *b)
 		sess_clear(&b->sess[i]);
 	free(b->sess);
 	free(b->pins);
+	for (i = 0; i < b->nsecrets; i++)
+		cfsec_build_clear(&b->secrets[i]);
+	free(b->secrets);
 	cfb_proxy_clear(&b->proxy);
 }
 
