@@ -31,6 +31,7 @@ struct cf_secret {
 	char *name;
 	int builtin;
 	int used;               /* some served session selects it */
+	int named;              /* some session names it, served or not */
 	char *from_env, *from_file, *placeholder_env;
 	char *source;           /* "env NAME" / "file PATH" */
 	struct cf_inject *inject;
@@ -796,6 +797,7 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 				    name, near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
 				continue;
 			}
+			sec->named = 1;
 			for (j = 0; j < s->nsecrets && s->secrets[j] != sec; j++)
 				;
 			if (j < s->nsecrets)
@@ -921,7 +923,7 @@ cfsec_attach(struct cf_build *b, struct cf_session *sessions, size_t n,
 			goto out;
 	for (i = 0; i < set->n; i++) {
 		const struct cf_secret *sec = set->v[i];
-		if (!sec->builtin && !sec->used)
+		if (!sec->builtin && !sec->named)
 			cfb_warn(b->diag, "%s:%d: secret %s is given to no session", b->file, sec->line,
 			    sec->name);
 	}
