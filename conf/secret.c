@@ -1093,7 +1093,8 @@ cf_inject_render(const struct cf_inject *inj, const char *value, size_t vlen, ch
 		if (before + vlen + after + 1 > size)
 			goto nospc;
 		memcpy(out, f, before);
-		memcpy(out + before, value, vlen);
+		if (vlen > 0)
+			memcpy(out + before, value, vlen);
 		memcpy(out + before + vlen, pct + 2, after);
 		o = before + vlen + after;
 		break;
@@ -1108,7 +1109,8 @@ cf_inject_render(const struct cf_inject *inj, const char *value, size_t vlen, ch
 			return -ENOMEM;
 		memcpy(raw, inj->user, ul);
 		raw[ul] = ':';
-		memcpy(raw + ul + 1, value, vlen);
+		if (vlen > 0)
+			memcpy(raw + ul + 1, value, vlen);
 		memcpy(out, "Basic ", 6);
 		o = 6 + (size_t)EVP_EncodeBlock((unsigned char *)out + 6, raw, (int)n);
 		OPENSSL_cleanse(raw, n);
