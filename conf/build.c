@@ -281,6 +281,20 @@ sess_clear(struct cf_sess_build *s)
 	free(s->name);
 }
 
+static void
+secret_build_clear(struct cf_secret_build *sb)
+{
+	size_t i;
+
+	for (i = 0; i < sb->ninject; i++)
+		cf_inject_clear(&sb->inject[i]);
+	free(sb->inject);
+	free(sb->name);
+	free(sb->from_env);
+	free(sb->from_file);
+	free(sb->placeholder_env);
+}
+
 void
 cfb_clear(struct cf_build *b)
 {
@@ -300,7 +314,7 @@ cfb_clear(struct cf_build *b)
 	free(b->sess);
 	free(b->pins);
 	for (i = 0; i < b->nsecrets; i++)
-		cfsec_build_clear(&b->secrets[i]);
+		secret_build_clear(&b->secrets[i]);
 	free(b->secrets);
 	cfb_proxy_clear(&b->proxy);
 }

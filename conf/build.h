@@ -154,8 +154,6 @@ size_t cfsec_count(const struct cfsec_set *set);
 const struct cf_secret *cfsec_at(const struct cfsec_set *set, size_t i);
 /* Free what session S holds of secrets (its lists and placeholders). */
 void cfsec_session_clear(struct cf_session *s);
-/* Free what a [secret] being read holds. */
-void cfsec_build_clear(struct cf_secret_build *sb);
 
 /* Free everything B still owns (not B itself, nor B->diag). */
 void cfb_clear(struct cf_build *b);

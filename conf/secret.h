@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "conf/host.h"
+#include "conf/inject.h"
 
 struct cf_config;
 struct cf_session;
@@ -29,26 +30,6 @@ struct cf_secret;
 #define CF_SECRET_MAX 4096
 /* Random characters every placeholder has at least. */
 #define CF_PLACEHOLDER_MIN_RANDOM 16
-
-enum cf_inject_kind {
-	CF_INJECT_HEADER = 1, /* NAME: FORMAT with the value for %s */
-	CF_INJECT_BASIC,      /* Authorization: Basic base64(USER:value) */
-	CF_INJECT_QUERY,      /* ?PARAM=value (percent-encoded), added to the target */
-};
-
-/* One binding: where a secret may be sent, and how.  Immutable. */
-struct cf_inject {
-	char host[CF_HOST_MAX];   /* a host name in normal form, never an IP */
-	uint16_t port;            /* 443 unless written */
-	const char *path;         /* path prefix (cf_rule_match_path()), or NULL */
-	enum cf_inject_kind kind;
-	const char *name;         /* header name (BASIC: "Authorization"), or PARAM */
-	const char *format;       /* HEADER: exactly one %s, no other %; else NULL */
-	const char *user;         /* BASIC: the user name; else NULL */
-	const char *text;         /* the line as written (no value in it), for people */
-	const char *file;         /* NULL for a built-in */
-	int line;
-};
 
 /*
  * The secrets of session S, in selection order ([defaults]' secrets =
@@ -110,33 +91,11 @@ size_t cf_session_terminated_hosts(const struct cf_session *s, const char *const
 long cf_session_find_placeholder(const struct cf_session *s, const void *buf, size_t len);
 
 /*
- * Render what binding INJ puts on a request with the value VALUE (VLEN
- * bytes) into OUT (SIZE bytes, NUL-terminated): for HEADER and BASIC the
- * header's value ("Bearer sk-...", "Basic dXNlcjp..."), for QUERY
- * "PARAM=VALUE" with VALUE percent-encoded (RFC 3986 §2.1, all but
- * unreserved).  Returns the length written, or -ENOSPC when it does not
- * fit (OUT is then wiped).  OUT holds the secret: the caller wipes it with
- * OPENSSL_cleanse() when done.
- */
-long cf_inject_render(const struct cf_inject *inj, const char *value, size_t vlen,
-    char *out, size_t size);
-
-/*
  * The secrets of snapshot C that --check shows: every [secret] of the file
  * and every built-in some session selects, in that order.
  */
 size_t cf_config_nsecrets(const struct cf_config *c);
 const struct cf_secret *cf_config_secret(const struct cf_config *c, size_t i);
-
-/*
- * Parse one inject line's value "HOST[:PORT][/PATH-PREFIX] METHOD ARGS"
- * (METHOD ARGS: "header NAME [\"FORMAT\"]", "basic USER", "query PARAM")
- * into OUT, its strings allocated (free with cf_inject_clear()).  Returns 0,
- * or -EINVAL with *WHY a static phrase (which never quotes the value), or
- * -ENOMEM.  Exposed for the tests and the fuzz target.
- */
-int cf_inject_parse(const char *s, struct cf_inject *out, const char **why);
-void cf_inject_clear(struct cf_inject *inj);
 
 /*
  * Make the placeholder for VALUE (VLEN bytes) of secret SECRET in session
