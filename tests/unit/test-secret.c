@@ -47,6 +47,9 @@ static const struct err_case err_cases[] = {
 	    HEAD "[session a]\nlisten = tcp:127.0.0.1:3129\nsecrets = s\n[secret s]\nfrom_env = TS_OK\n"
 	    "inject = c.test header x-k\n",
 	    "t.ini:7: secret s is bound to c.test:443, which session a does not allow" },
+	{ "binding to a host a deny rule covers",
+	    HEAD "deny_hosts = a.test\nsecrets = s\n[secret s]\nfrom_env = TS_OK\ninject = a.test header x-k\n",
+	    "t.ini:6: secret s is bound to a.test:443, which session default does not allow" },
 	{ "format with two %s", SEC("from_env = TS_OK\ninject = a.test header A \"x %s %s\"\n"),
 	    "t.ini:8: inject: a format holds exactly one %s and no other %" },
 	{ "format without %s", SEC("from_env = TS_OK\ninject = a.test header A \"Bearer\"\n"),
@@ -454,6 +457,19 @@ main(void)
 		cf_config_free(c2);
 		cf_diag_free(&d1);
 		cf_diag_free(&d2);
+	}
+
+	/* A path rule admits a binding to its host: inside a terminated
+	 * tunnel each request is decided by its path. */
+	{
+		struct cf_diag d;
+		struct cf_config *c = parse("[proxy]\nlisten = tcp:127.0.0.1:3128\n[defaults]\n"
+		    "allow_hosts = g.test/my-org/\nsecrets = s\n[secret s]\nfrom_env = TS_OK\n"
+		    "inject = g.test basic x-access-token\n", NULL, &d);
+		tap_ok(c != NULL && cf_session_terminates(cf_config_session(c, 0), "g.test", 443),
+		    "an allow rule with a path admits a binding to its host (%s)", d.nerrors ? d.errors[0] : "ok");
+		cf_config_free(c);
+		cf_diag_free(&d);
 	}
 
 	/* A value from a file: absolute, and relative to
