@@ -684,9 +684,13 @@ set_secret_env(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	char **f = k->arg == 0 ? &sec->from_env : &sec->placeholder_env;
 
 	(void)s;
+	/* The text is not shown: a value pasted here by mistake would
+	 * otherwise end up in a log. */
+	(void)shown;
 	if (!env_name_ok(value)) {
 		cfb_err(b, b->line, "%s is an environment variable's name: letters, digits and _, "
-		    "not starting with a digit (%s)", k->name, shown);
+		    "not starting with a digit, at most 128 (what is written is not shown: it may be "
+		    "the secret itself)", k->name);
 		return;
 	}
 	free(*f);

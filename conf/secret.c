@@ -512,18 +512,6 @@ inject_clash(const struct cf_inject *x, const struct cf_inject *y)
 	return xh ? strcasecmp(x->name, y->name) == 0 : strcmp(x->name, y->name) == 0;
 }
 
-static int
-add_ptr(const void ***v, size_t *n, const void *p)
-{
-	const void **nv = realloc(*v, (*n + 1) * sizeof(*nv));
-
-	if (nv == NULL)
-		return -ENOMEM;
-	nv[(*n)++] = p;
-	*v = nv;
-	return 0;
-}
-
 /* The known names, for "did you mean". */
 static const char *
 nearest_secret(const struct cfsec_set *set, const char *name)
@@ -576,6 +564,7 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 			const char *name = from[f]->secret_names[i];
 			int line = from[f]->secret_lines[i], *nl;
 			struct cf_secret *sec = set_find(set, name);
+			const struct cf_secret **ns;
 			if (sec == NULL) {
 				const char *near = nearest_secret(set, name);
 				cfb_err(b, line, "unknown secret %s (not a [secret] of the file nor a built-in)%s%s%s",
@@ -592,13 +581,15 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 			 * the file's other sessions so). */
 			if (s->nlisten == 0)
 				continue;
-			if (add_ptr((const void ***)&s->secrets, &s->nsecrets, sec) != 0)
+			ns = realloc(s->secrets, (s->nsecrets + 1) * sizeof(*ns));
+			if (ns == NULL)
 				goto out;
-			s->nsecrets--;
+			s->secrets = ns;
 			nl = realloc(lines, (s->nsecrets + 1) * sizeof(*nl));
 			if (nl == NULL)
 				goto out;
 			lines = nl;
+			ns[s->nsecrets] = sec;
 			lines[s->nsecrets++] = line;
 			if (!sec->used) {
 				sec->used = 1;
@@ -608,6 +599,12 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 	}
 	for (i = 0; i < s->nsecrets; i++) {
 		const struct cf_secret *sec = s->secrets[i];
+		/* One variable holds one placeholder. */
+		for (k = 0; k < i; k++)
+			if (sec->placeholder_env != NULL && s->secrets[k]->placeholder_env != NULL &&
+			    strcmp(sec->placeholder_env, s->secrets[k]->placeholder_env) == 0)
+				cfb_err(b, lines[i], "secrets %s and %s both put their placeholder in $%s "
+				    "(session %s)", s->secrets[k]->name, sec->name, sec->placeholder_env, s->name);
 		for (j = 0; j < sec->ninject; j++) {
 			const struct cf_inject *inj = &sec->inject[j];
 			struct cf_host h;
@@ -640,9 +637,13 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 			}
 			for (k = 0; k < s->nterm_hosts && strcmp(s->term_hosts[k], inj->host) != 0; k++)
 				;
-			if (k == s->nterm_hosts &&
-			    add_ptr((const void ***)&s->term_hosts, &s->nterm_hosts, inj->host) != 0)
-				goto out;
+			if (k == s->nterm_hosts) {
+				const char **nh = realloc(s->term_hosts, (k + 1) * sizeof(*nh));
+				if (nh == NULL)
+					goto out;
+				nh[s->nterm_hosts++] = inj->host;
+				s->term_hosts = nh;
+			}
 next:
 			;
 		}

@@ -138,6 +138,13 @@ static const struct err_case err_cases[] = {
 	{ "bad secret name", HEAD "[secret a/b]\n", "t.ini:5: bad secret name" },
 	{ "bad variable name", SEC("from_env = 1X\n"),
 	    "t.ini:7: from_env is an environment variable's name" },
+	{ "a value pasted for a variable is not shown", SEC("from_env = sk-ant-api03-PASTEDVALUE\n"),
+	    "t.ini:7: from_env is an environment variable's name: letters, digits and _, not starting with a "
+	    "digit, at most 128 (what is written is not shown: it may be the secret itself)" },
+	{ "two placeholders in one variable",
+	    HEAD "secrets = s1, s2\n[secret s1]\nfrom_env = TS_OK\ninject = a.test header x-1\n"
+	    "[secret s2]\nfrom_env = TS_OK2\nplaceholder_env = TS_OK\ninject = a.test header x-2\n",
+	    "t.ini:5: secrets s1 and s2 both put their placeholder in $TS_OK (session default)" },
 	{ "from_env twice", SEC("from_env = TS_OK\nfrom_env = TS_OK2\n"),
 	    "t.ini:8: from_env is given twice (first on line 7)" },
 	{ "bad name in secrets =", HEAD "secrets = a b\n", "t.ini:5: bad secret name" },
@@ -160,7 +167,7 @@ static int
 no_value_in(const struct cf_diag *d)
 {
 	static const char *const values[] = { VALUE_OK, "tsok2-Other-Value-abcdefghijklmnop",
-		"crval", "file-value-line", NULL };
+		"crval", "file-value-line", "PASTEDVALUE", NULL };
 	size_t i, j;
 
 	for (j = 0; values[j] != NULL; j++) {
