@@ -46,3 +46,5 @@ TESTS += tests/integration/proxy-limits-reload.sh
 EXTRA_DIST += tests/integration/proxy-limits-reload.sh
 TESTS += tests/integration/secrets-check.sh
 EXTRA_DIST += tests/integration/secrets-check.sh
+TESTS += tests/integration/reload-secrets.sh
+EXTRA_DIST += tests/integration/reload-secrets.sh
