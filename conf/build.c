@@ -128,6 +128,10 @@ cfb_section_kind(const char *section, const char **name)
 		*name = section + 8;
 		return "session";
 	}
+	if (strncmp(section, "secret ", 7) == 0) {
+		*name = section + 7;
+		return "secret";
+	}
 	return NULL;
 }
 
@@ -158,7 +162,16 @@ cfb_find_sess(struct cf_build *b, const char *name)
 	return NULL;
 }
 
+struct cf_secret_build *
+cfb_find_secret(struct cf_build *b, const char *name)
+{
+	size_t i;
 
+	for (i = 0; i < b->nsecrets; i++)
+		if (strcmp(b->secrets[i].name, name) == 0)
+			return &b->secrets[i];
+	return NULL;
+}
 
 int
 cfb_seen_before(struct cf_build *b, const char *section, const char *key)
@@ -244,10 +257,28 @@ sess_clear(struct cf_sess_build *s)
 		cf_rule_clear(&s->allow[i]);
 	for (i = 0; i < s->ndeny; i++)
 		cf_rule_clear(&s->deny[i]);
+	for (i = 0; i < s->nsecret_names; i++)
+		free(s->secret_names[i]);
+	free(s->secret_names);
+	free(s->secret_lines);
 	free(s->listen);
 	free(s->allow);
 	free(s->deny);
 	free(s->name);
+}
+
+static void
+secret_build_clear(struct cf_secret_build *sb)
+{
+	size_t i;
+
+	for (i = 0; i < sb->ninject; i++)
+		cf_inject_clear(&sb->inject[i]);
+	free(sb->inject);
+	free(sb->name);
+	free(sb->from_env);
+	free(sb->from_file);
+	free(sb->placeholder_env);
 }
 
 void
@@ -268,6 +299,9 @@ cfb_clear(struct cf_build *b)
 		sess_clear(&b->sess[i]);
 	free(b->sess);
 	free(b->pins);
+	for (i = 0; i < b->nsecrets; i++)
+		secret_build_clear(&b->secrets[i]);
+	free(b->secrets);
 	cfb_proxy_clear(&b->proxy);
 }
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "conf/config.h"
+#include "conf/secret.h"
 
 /* A key seen once in a section, for "given twice". */
 struct cf_key_seen {
@@ -35,6 +36,19 @@ struct cf_sess_build {
 	int max_conns_line, max_uid_line;
 	/* The shares in force, worked out in build(). */
 	unsigned eff_max, eff_uid;
+	/* secrets = NAME, ...: the names as written, each with its line. */
+	char **secret_names;
+	int *secret_lines;
+	size_t nsecret_names;
+};
+
+/* A [secret NAME] as it is read (conf/secret.c builds the secret). */
+struct cf_secret_build {
+	char *name;
+	int line;
+	char *from_env, *from_file, *placeholder_env;
+	struct cf_inject *inject;
+	size_t ninject;
 };
 
 /* One parse: where it reads, what it found, what went wrong. */
@@ -62,6 +76,9 @@ struct cf_build {
 	int hosts_line;
 	struct cf_pin *pins;
 	size_t npins;
+	struct cf_secret_build *secrets;
+	size_t nsecrets;
+	struct cf_secret_build *cursec; /* the [secret] whose keys are being read */
 };
 
 /*
@@ -85,11 +102,14 @@ void cfb_show(char *out, size_t size, const char *s);
 int cfb_blank(char c);
 
 /*
- * What SECTION (a header's text) is: "proxy", "defaults", "hosts" or
- * "session" (then *NAME points at the name inside SECTION), or NULL for
+ * What SECTION (a header's text) is: "proxy", "defaults", "hosts",
+ * "session" or "secret" (then *NAME points at the name inside SECTION), or NULL for
  * none of them (*NAME NULL).
  */
 const char *cfb_section_kind(const char *section, const char **name);
+
+/* The [secret NAME] that B has read so far, or NULL. */
+struct cf_secret_build *cfb_find_secret(struct cf_build *b, const char *name);
 
 /* Nonzero when N may name a [session]: letters, digits, '-', '_', '.',
  * 1-64 of them, and not "default". */
@@ -111,6 +131,29 @@ const char *cfb_nearest(const char *key, const char *const *known);
 
 /* Free what the [proxy] settings P own (not P itself). */
 void cfb_proxy_clear(struct cf_proxy_settings *p);
+
+/*
+ * conf/secret.c's part of build(): turn B's [secret]s and the built-ins
+ * into secrets, resolve every session's secrets = (SBS[i] is what was read
+ * for SESSIONS[i]: [defaults] for the default session, which every other
+ * session's selection starts with), read the values the sessions that
+ * listen somewhere select, check each binding and make the placeholders.
+ * Every problem is a cfb_err(); the set of secrets goes to *OUT (free with
+ * cfsec_free()).  Returns 0, or -ENOMEM.
+ */
+struct cfsec_set;
+int cfsec_attach(struct cf_build *b, struct cf_session *sessions, size_t n,
+    struct cf_sess_build *const *sbs, struct cfsec_set **out);
+void cfsec_free(struct cfsec_set *set);
+/* Point the secrets and bindings of SET at FILE, the snapshot's copy of
+ * the file name. */
+void cfsec_set_file(struct cfsec_set *set, const char *file);
+/* The secrets --check shows (cf_config_nsecrets()): the file's, then the
+ * built-ins a session selects. */
+size_t cfsec_count(const struct cfsec_set *set);
+const struct cf_secret *cfsec_at(const struct cfsec_set *set, size_t i);
+/* Free what session S holds of secrets (its lists and placeholders). */
+void cfsec_session_clear(struct cf_session *s);
 
 /* Free everything B still owns (not B itself, nor B->diag). */
 void cfb_clear(struct cf_build *b);

@@ -40,6 +40,7 @@ struct cf_config {
 	size_t nlistens;
 	struct cf_pin *pins;         /* [hosts] */
 	size_t npins;
+	struct cfsec_set *secrets;   /* every secret; sessions point into it */
 };
 
 static int
@@ -65,6 +66,7 @@ config_destroy(struct cf_config *c)
 	}
 	free(c->rules);
 	for (i = 0; i < c->nsessions; i++) {
+		cfsec_session_clear(&c->sessions[i]);
 		free(c->sessions[i].name);
 		free(c->sessions[i].allow);
 		free(c->sessions[i].deny);
@@ -74,6 +76,7 @@ config_destroy(struct cf_config *c)
 		free(c->listens[i].text);
 	free(c->listens);
 	free(c->pins);
+	cfsec_free(c->secrets);
 	cfb_proxy_clear(&c->proxy);
 	free(c->path);
 	free(c);
@@ -389,6 +392,25 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 		c->sessions[i].file = c->path;
 		warn_rules(&c->sessions[i], b->diag);
 	}
+	/* Secrets last: their bindings are judged by the sessions' rules. */
+	{
+		struct cf_sess_build **sbs = calloc(c->nsessions, sizeof(*sbs));
+		if (sbs == NULL)
+			goto fail;
+		sbs[0] = &b->defaults;
+		for (i = 0; i < b->nsess; i++)
+			sbs[i + 1] = &b->sess[i];
+		if (cfsec_attach(b, c->sessions, c->nsessions, sbs, &c->secrets) != 0) {
+			free(sbs);
+			goto fail;
+		}
+		free(sbs);
+		cfsec_set_file(c->secrets, c->path);
+		if (b->nerrors > 0) {
+			config_destroy(c);
+			return NULL;
+		}
+	}
 	if (c->sessions[0].nallow == 0 && b->nsess == 0)
 		cfb_warn(b->diag, "%s: no allow_hosts at all: every request will be refused", path);
 	return c;
@@ -575,6 +597,14 @@ cf_config_find_session(const struct cf_config *c, const char *name)
 		if (strcmp(c->sessions[i].name, name) == 0)
 			return &c->sessions[i];
 	return NULL;
+}
+
+size_t cf_config_nsecrets(const struct cf_config *c) { return cfsec_count(c->secrets); }
+
+const struct cf_secret *
+cf_config_secret(const struct cf_config *c, size_t i)
+{
+	return cfsec_at(c->secrets, i);
 }
 
 const struct cf_rule *

@@ -63,6 +63,8 @@ struct cf_proxy_settings {
 	int revoke;
 };
 
+struct cf_secret;
+
 /*
  * A session: its listeners and its effective rules ([defaults] first, then
  * its own).  The default session (index 0, named "default") has the [proxy]
@@ -84,6 +86,13 @@ struct cf_session {
 	 * on a shared socket, cannot take every connection. */
 	unsigned max_connections;
 	unsigned max_connections_per_uid;
+	/* Its secrets: read them through conf/secret.h.  A session that
+	 * listens nowhere is never served and gets none. */
+	const struct cf_secret **secrets;
+	char **placeholders;
+	size_t nsecrets;
+	const char **term_hosts;      /* distinct hosts its secrets bind */
+	size_t nterm_hosts;
 	const char *file;
 	int line;
 };
@@ -212,5 +221,7 @@ const struct cf_pin *cf_config_pin_at(const struct cf_config *c, size_t i);
 
 /* The decisions on requests and addresses (conf/decide.c). */
 #include "conf/decide.h"
+/* Named secrets, their bindings and placeholders (conf/secret.c). */
+#include "conf/secret.h"
 
 #endif

@@ -699,6 +699,174 @@ show_dns_servers(const struct key *k, const struct cf_proxy_settings *p, char *b
 	snprintf(buf, size, "%s", p->dns_servers ? p->dns_servers : "(from /etc/resolv.conf)");
 }
 
+/* A name of a [secret] or a built-in: what a section name may be. */
+static int
+secret_name_ok(const char *n, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > 64)
+		return 0;
+	for (i = 0; i < len; i++) {
+		char c = n[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+/* secrets = NAME, NAME: which secrets the session's sandbox gets.  The
+ * names are resolved once the whole file is read (conf/secret.c), since a
+ * [secret] may come after the session that names it. */
+static void
+set_secrets(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	const char *p = value;
+
+	(void)k;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		const char *q = p;
+		char **nn;
+		int *nl;
+
+		while (len > 0 && cfb_blank(*q))
+			q++, len--;
+		while (len > 0 && cfb_blank(q[len - 1]))
+			len--;
+		if (len == 0) {
+			cfb_err(b, b->line, "empty item in list (%s)", shown);
+		} else if (!secret_name_ok(q, len)) {
+			char item[80], buf[100];
+			size_t n = len < sizeof(item) - 1 ? len : sizeof(item) - 1;
+			memcpy(item, q, n);
+			item[n] = '\0';
+			cfb_show(buf, sizeof(buf), item);
+			cfb_err(b, b->line, "bad secret name: letters, digits, '-', '_', '.', at most 64 (%s)", buf);
+		} else {
+			nn = realloc(s->secret_names, (s->nsecret_names + 1) * sizeof(*nn));
+			if (nn != NULL)
+				s->secret_names = nn;
+			nl = realloc(s->secret_lines, (s->nsecret_names + 1) * sizeof(*nl));
+			if (nl != NULL)
+				s->secret_lines = nl;
+			if (nn == NULL || nl == NULL ||
+			    (nn[s->nsecret_names] = strndup(q, len)) == NULL) {
+				cfb_err(b, b->line, "out of memory");
+				return;
+			}
+			nl[s->nsecret_names++] = b->line;
+		}
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+}
+
+/* An environment variable's name: a letter or '_', then letters, digits
+ * and '_' (POSIX.1-2017 §8.1 as shells take it), at most 128. */
+static int
+env_name_ok(const char *v)
+{
+	size_t i, len = strlen(v);
+
+	if (len == 0 || len > 128 || (v[0] >= '0' && v[0] <= '9'))
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
+		    (v[i] >= '0' && v[i] <= '9') || v[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* from_env, placeholder_env (K->arg 0, 1): a variable's name. */
+static void
+set_secret_env(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_secret_build *sec = b->cursec;
+	char **f = k->arg == 0 ? &sec->from_env : &sec->placeholder_env;
+
+	(void)s;
+	/* The text is not shown: a value pasted here by mistake would
+	 * otherwise end up in a log. */
+	(void)shown;
+	if (!env_name_ok(value)) {
+		cfb_err(b, b->line, "%s is an environment variable's name: letters, digits and _, "
+		    "not starting with a digit, at most 128 (what is written is not shown: it may be "
+		    "the secret itself)", k->name);
+		return;
+	}
+	free(*f);
+	if ((*f = strdup(value)) == NULL)
+		cfb_err(b, b->line, "out of memory");
+}
+
+/* from_file: an absolute path, or a plain name under $CREDENTIALS_DIRECTORY
+ * (systemd's LoadCredential=), resolved when the value is read. */
+static void
+set_secret_file(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_secret_build *sec = b->cursec;
+	size_t i, len = strlen(value);
+
+	(void)k;
+	(void)s;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f)
+			break;
+	if (len == 0 || len >= 4096 || i < len) {
+		cfb_err(b, b->line, "from_file is a file path (%s)", shown);
+		return;
+	}
+	if (value[0] != '/' && (strchr(value, '/') != NULL || strcmp(value, ".") == 0 ||
+	    strcmp(value, "..") == 0)) {
+		cfb_err(b, b->line, "from_file is an absolute path, or the plain name of a credential "
+		    "in $CREDENTIALS_DIRECTORY (%s)", shown);
+		return;
+	}
+	free(sec->from_file);
+	if ((sec->from_file = strdup(value)) == NULL)
+		cfb_err(b, b->line, "out of memory");
+}
+
+/* inject = HOST[:PORT][/PATH] METHOD ARGS (cf_inject_parse()). */
+static void
+set_inject(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_secret_build *sec = b->cursec;
+	struct cf_inject inj, *nv;
+	const char *why = NULL;
+	int rc;
+
+	(void)k;
+	(void)s;
+	rc = cf_inject_parse(value, &inj, &why);
+	if (rc == -ENOMEM) {
+		cfb_err(b, b->line, "out of memory");
+		return;
+	}
+	if (rc != 0) {
+		cfb_err(b, b->line, "inject: %s (%s)", why ? why : "bad binding", shown);
+		return;
+	}
+	inj.file = b->file;
+	inj.line = b->line;
+	nv = realloc(sec->inject, (sec->ninject + 1) * sizeof(*nv));
+	if (nv == NULL) {
+		cf_inject_clear(&inj);
+		cfb_err(b, b->line, "out of memory");
+		return;
+	}
+	nv[sec->ninject++] = inj;
+	sec->inject = nv;
+}
+
 /* ---- the tables ------------------------------------------------------------ */
 
 static const struct choice sni_modes[] = {
@@ -749,6 +917,17 @@ static const struct key session_keys[] = {
 	{ .name = "listen", .set = set_listen, .flags = K_LIST | K_NO_DEFAULTS },
 	{ .name = "max_connections", .set = set_count, SB(max_conns), .min = 1, .max = 1000000 },
 	{ .name = "max_connections_per_uid", .set = set_count, SB(max_uid), .min = 1, .max = 1000000 },
+	{ .name = "secrets", .set = set_secrets, .flags = K_LIST },
+	{ .name = NULL },
+};
+
+/* [secret NAME]; which of from_env and from_file, and what placeholder_env
+ * defaults to, is settled in conf/secret.c once the section is read. */
+static const struct key secret_keys[] = {
+	{ .name = "from_env", .set = set_secret_env, .arg = 0 },
+	{ .name = "from_file", .set = set_secret_file },
+	{ .name = "placeholder_env", .set = set_secret_env, .arg = 1 },
+	{ .name = "inject", .set = set_inject, .flags = K_LIST },
 	{ .name = NULL },
 };
 
@@ -808,15 +987,17 @@ static void
 misplaced(struct cf_build *b, const char *section, int in_proxy, const char *key)
 {
 	const struct key *pk = find_key(proxy_keys, key), *sk = find_key(session_keys, key);
+	const struct key *ck = find_key(secret_keys, key);
 	char places[96];
 
-	snprintf(places, sizeof(places), "%s%s%s%s%s",
+	snprintf(places, sizeof(places), "%s%s%s%s%s%s",
 	    pk ? "[proxy]" : "",
 	    pk && sk ? " or " : "",
 	    sk && !(sk->flags & K_NO_DEFAULTS) ? "[defaults]" : "",
 	    sk && !(sk->flags & K_NO_DEFAULTS) ? " or " : "",
-	    sk ? "a [session NAME]" : "");
-	if (!in_proxy && sk == NULL)
+	    sk ? "a [session NAME]" : "",
+	    ck ? "a [secret NAME]" : "");
+	if (!in_proxy && sk == NULL && ck == NULL)
 		cfb_err(b, b->line, "%s belongs in %s (%s)", key, places, section);
 	else
 		cfb_err(b, b->line, "%s belongs in %s, not in [%s]", key, places, section);
@@ -849,6 +1030,8 @@ cfk_handler(void *user, const char *section, const char *key, const char *value)
 	k = find_key(proxy_keys, key);
 	if (k == NULL || !(k->flags & K_LIST))
 		k = find_key(session_keys, key);
+	if (k == NULL || !(k->flags & K_LIST))
+		k = find_key(secret_keys, key);
 	if (k == NULL || !(k->flags & K_LIST)) {
 		prev = cfb_seen_before(b, section, key);
 		if (prev != 0) {
@@ -857,6 +1040,22 @@ cfk_handler(void *user, const char *section, const char *key, const char *value)
 		}
 	}
 
+	if (strcmp(kind, "secret") == 0) {
+		b->cursec = cfb_find_secret(b, sname);
+		if (b->cursec == NULL)
+			return 1; /* the section header was refused */
+		k = find_key(secret_keys, key);
+		if (k != NULL) {
+			k->set(b, k, NULL, value, shown);
+		} else if (find_key(session_keys, key) != NULL || find_key(proxy_keys, key) != NULL) {
+			misplaced(b, section, 1, key);
+		} else {
+			const char *near = nearest_in(secret_keys, key);
+			cfb_err(b, b->line, "unknown key in [%s] (%s)%s%s%s", section, key,
+			    near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+		}
+		return 1;
+	}
 	in_proxy = strcmp(kind, "proxy") == 0;
 	if (!in_proxy) {
 		s = strcmp(kind, "defaults") == 0 ? &b->defaults : cfb_find_sess(b, sname);
@@ -867,7 +1066,8 @@ cfk_handler(void *user, const char *section, const char *key, const char *value)
 	k = find_key(table, key);
 	if (k != NULL && !(s == &b->defaults && (k->flags & K_NO_DEFAULTS))) {
 		k->set(b, k, s, value, shown);
-	} else if (k != NULL || find_key(in_proxy ? session_keys : proxy_keys, key) != NULL) {
+	} else if (k != NULL || find_key(in_proxy ? session_keys : proxy_keys, key) != NULL ||
+	    find_key(secret_keys, key) != NULL) {
 		misplaced(b, section, in_proxy, key);
 	} else {
 		const char *near = nearest_in(table, key);

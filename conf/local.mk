@@ -12,6 +12,8 @@ libpostern_conf_a_SOURCES = \
 	conf/strict.c conf/strict.h \
 	conf/decide.c conf/decide.h \
 	conf/etchosts.c conf/etchosts.h \
+	conf/inject.c conf/inject.h \
+	conf/secret.c conf/secret.h \
 	conf/default.c
 libpostern_conf_a_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)
 CONF_LIBS = libpostern_conf.a $(BASE_LIBS) $(INIH_LIBS) $(OPENSSL_LIBS)

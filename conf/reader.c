@@ -141,8 +141,26 @@ cfr_sections(struct cf_build *b)
 				if (kind == NULL) {
 					static const char *const sections[] = { "proxy", "defaults", "hosts", NULL };
 					const char *near = cfb_nearest(sect, sections);
-					cfb_err(b, line, "unknown section [%s] (known: [proxy], [defaults], [session NAME], [hosts])%s%s%s",
+					cfb_err(b, line, "unknown section [%s] (known: [proxy], [defaults], [session NAME], [secret NAME], [hosts])%s%s%s",
 					    shown, near ? "; did you mean [" : "", near ? near : "", near ? "]?" : "");
+				} else if (strcmp(kind, "secret") == 0) {
+					struct cf_secret_build *nv;
+					/* The same names as sessions' (but "default" is
+					 * no special name here). */
+					if (strcmp(sname, "default") != 0 && !cfb_session_name_ok(sname)) {
+						cfb_err(b, line, "bad secret name: letters, digits, '-', '_', '.', at most 64 (%s)", shown);
+					} else if (cfb_find_secret(b, sname) != NULL) {
+						cfb_show(shown, sizeof(shown), sname);
+						cfb_err(b, line, "duplicate secret %s (first on line %d)", shown,
+						    cfb_find_secret(b, sname)->line);
+					} else if ((nv = realloc(b->secrets, (b->nsecrets + 1) * sizeof(*nv))) != NULL) {
+						b->secrets = nv;
+						memset(&nv[b->nsecrets], 0, sizeof(nv[0]));
+						nv[b->nsecrets].name = strdup(sname);
+						nv[b->nsecrets].line = line;
+						if (nv[b->nsecrets].name != NULL)
+							b->nsecrets++;
+					}
 				} else if (strcmp(kind, "hosts") == 0) {
 					if (b->hosts_line)
 						cfb_err(b, line, "[hosts] given twice (first on line %d)", b->hosts_line);

@@ -84,6 +84,23 @@ do_check(const char *path, const struct cf_overrides *ov)
 			printf("  allows nothing\n");
 		print_rules("allow", s->allow, s->nallow);
 		print_rules("deny ", s->deny, s->ndeny);
+		/* Names and variables only: a value is never printed. */
+		for (j = 0; j < cf_session_nsecrets(s); j++)
+			printf("  secret %s (placeholder in $%s)\n", cf_secret_name(cf_session_secret(s, j)),
+			    cf_secret_placeholder_env(cf_session_secret(s, j)));
+	}
+	for (i = 0; i < cf_config_nsecrets(c); i++) {
+		const struct cf_secret *sec = cf_config_secret(c, i);
+		printf("secret %s%s: from %s, placeholder in $%s\n", cf_secret_name(sec),
+		    cf_secret_builtin(sec) ? " (built-in)" : "", cf_secret_source(sec),
+		    cf_secret_placeholder_env(sec));
+		for (j = 0; j < cf_secret_ninject(sec); j++) {
+			const struct cf_inject *inj = cf_secret_inject(sec, j);
+			if (inj->file != NULL)
+				printf("  inject %-40s %s:%d\n", inj->text, inj->file, inj->line);
+			else
+				printf("  inject %s\n", inj->text);
+		}
 	}
 	for (i = 0; cf_config_pin_at(c, i) != NULL; i++) {
 		const struct cf_pin *pin = cf_config_pin_at(c, i);

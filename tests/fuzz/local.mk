@@ -25,6 +25,13 @@ tests_fuzz_rule_replay_SOURCES = tests/fuzz/fuzz-rule.c tests/fuzz/replay.c
 tests_fuzz_rule_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/rule"'
 tests_fuzz_rule_replay_LDADD = $(CONF_LIBS)
 
+check_PROGRAMS += tests/fuzz/secret-replay
+TESTS += tests/fuzz/secret-replay
+tests_fuzz_secret_replay_SOURCES = tests/fuzz/fuzz-secret.c tests/fuzz/replay.c
+tests_fuzz_secret_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/secret"'
+tests_fuzz_secret_replay_LDADD = $(CONF_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-secret.srcs
+
 check_PROGRAMS += tests/fuzz/etchosts-replay
 TESTS += tests/fuzz/etchosts-replay
 tests_fuzz_etchosts_replay_SOURCES = tests/fuzz/fuzz-etchosts.c tests/fuzz/replay.c

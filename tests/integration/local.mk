@@ -44,3 +44,5 @@ TESTS += tests/integration/proxy-fairness.sh
 EXTRA_DIST += tests/integration/proxy-fairness.sh
 TESTS += tests/integration/proxy-limits-reload.sh
 EXTRA_DIST += tests/integration/proxy-limits-reload.sh
+TESTS += tests/integration/secrets-check.sh
+EXTRA_DIST += tests/integration/secrets-check.sh

@@ -1,0 +1,58 @@
+/*
+ * conf/inject.h: one binding of a secret (an "inject" line of a
+ * [secret NAME], conf/secret.h): to which HOST:PORT[/PATH] the secret may
+ * be sent and how it is put on the request.  The parser and the rendering
+ * are the two pieces of secrets that handle bytes: they are fuzzed
+ * (tests/fuzz/fuzz-secret.c).
+ */
+#ifndef POSTERN_CONF_INJECT_H
+#define POSTERN_CONF_INJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf/host.h"
+
+enum cf_inject_kind {
+	CF_INJECT_HEADER = 1, /* NAME: FORMAT with the value for %s */
+	CF_INJECT_BASIC,      /* Authorization: Basic base64(USER:value) */
+	CF_INJECT_QUERY,      /* ?PARAM=value (percent-encoded), added to the target */
+};
+
+/* One binding: where a secret may be sent, and how.  Immutable. */
+struct cf_inject {
+	char host[CF_HOST_MAX];   /* a host name in normal form, never an IP */
+	uint16_t port;            /* 443 unless written */
+	const char *path;         /* path prefix (cf_rule_match_path()), or NULL */
+	enum cf_inject_kind kind;
+	const char *name;         /* header name (BASIC: "Authorization"), or PARAM */
+	const char *format;       /* HEADER: exactly one %s, no other %; else NULL */
+	const char *user;         /* BASIC: the user name; else NULL */
+	const char *text;         /* the line as written (no value in it), for people */
+	const char *file;         /* NULL for a built-in */
+	int line;
+};
+
+/*
+ * Parse one inject line's value "HOST[:PORT][/PATH-PREFIX] METHOD ARGS"
+ * (METHOD ARGS: "header NAME [\"FORMAT\"]", "basic USER", "query PARAM")
+ * into OUT, its strings allocated (free with cf_inject_clear(), which
+ * takes NULL too; OUT->file and OUT->line are left for the caller).
+ * Returns 0, or -EINVAL with *WHY a static phrase, or -ENOMEM.
+ */
+int cf_inject_parse(const char *s, struct cf_inject *out, const char **why);
+void cf_inject_clear(struct cf_inject *inj);
+
+/*
+ * Render what binding INJ puts on a request with the value VALUE (VLEN
+ * bytes) into OUT (SIZE bytes, NUL-terminated): for HEADER and BASIC the
+ * header's value ("Bearer sk-...", "Basic dXNlcjp..."), for QUERY
+ * "PARAM=VALUE" with VALUE percent-encoded (RFC 3986 §2.1, all but
+ * unreserved).  Returns the length written, or -ENOSPC when it does not
+ * fit (OUT is then wiped).  OUT holds the secret: the caller wipes it with
+ * OPENSSL_cleanse() when done.
+ */
+long cf_inject_render(const struct cf_inject *inj, const char *value, size_t vlen,
+    char *out, size_t size);
+
+#endif

@@ -1,0 +1,862 @@
+/*
+ * conf/secret.c: named secrets (see secret.h): the inject line parser, the
+ * built-in providers, the part of the build that resolves every session's
+ * secrets = and reads the values, the placeholders, and the lookups the
+ * proxy makes on a request.
+ *
+ * A value is held only in its struct cf_secret, wiped with
+ * OPENSSL_cleanse() when the snapshot goes; no message here ever shows it.
+ */
+#include "conf/secret.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "conf/build.h"
+#include "conf/config.h"
+#include "conf/rule.h"
+
+struct cf_secret {
+	char *name;
+	int builtin;
+	int used;               /* some served session selects it */
+	int named;              /* some session names it, served or not */
+	char *from_env, *from_file, *placeholder_env;
+	char *source;           /* "env NAME" / "file PATH" */
+	struct cf_inject *inject;
+	size_t ninject;
+	char *value;            /* NULL until read; wiped when freed */
+	size_t vlen;
+	const char *file;       /* NULL for a built-in */
+	int line;
+};
+
+struct cfsec_set {
+	struct cf_secret **v;   /* the file's [secret]s, then the built-ins */
+	size_t n;
+};
+
+/* ---- the built-in providers -------------------------------------------- */
+
+/*
+ * Every config has these (design: one variable each, the one the
+ * provider's own tools read first); a [secret] of the same name replaces
+ * one.  They are read only when a session selects them.
+ */
+static const struct {
+	const char *name, *env;
+	const char *inject[3];
+} builtins[] = {
+	{ "anthropic", "ANTHROPIC_API_KEY", { "api.anthropic.com header x-api-key", NULL } },
+	{ "openai", "OPENAI_API_KEY", { "api.openai.com header Authorization \"Bearer %s\"", NULL } },
+	{ "openrouter", "OPENROUTER_API_KEY", { "openrouter.ai header Authorization \"Bearer %s\"", NULL } },
+	{ "mistral", "MISTRAL_API_KEY", { "api.mistral.ai header Authorization \"Bearer %s\"", NULL } },
+	{ "deepseek", "DEEPSEEK_API_KEY", { "api.deepseek.com header Authorization \"Bearer %s\"", NULL } },
+	{ "google", "GEMINI_API_KEY", { "generativelanguage.googleapis.com header x-goog-api-key", NULL } },
+	{ "github", "GH_TOKEN", { "api.github.com header Authorization \"Bearer %s\"",
+	    "github.com basic x-access-token", NULL } },
+};
+
+/* ---- placeholders -------------------------------------------------------- */
+
+static unsigned char ph_key[32];
+static int ph_key_ready;
+
+/*
+ * The process's placeholder key, drawn once.  Config snapshots are built
+ * on one thread (start-up, then the loop's reloads), so no lock.
+ */
+static int
+placeholder_key(void)
+{
+	size_t got = 0;
+
+	while (!ph_key_ready && got < sizeof(ph_key)) {
+		ssize_t n = getrandom(ph_key + got, sizeof(ph_key) - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	ph_key_ready = 1;
+	return 0;
+}
+
+/* A stream of bytes: HMAC-SHA-256(key, attempt | block | session NUL
+ * secret NUL value), one 32-byte block at a time.  MSG holds the input,
+ * its first 8 bytes rewritten for each block. */
+struct stream {
+	unsigned char *msg;
+	size_t msglen;
+	unsigned attempt, block;
+	unsigned char buf[32];
+	size_t pos;
+};
+
+static int
+stream_byte(struct stream *st, unsigned char *out)
+{
+	if (st->pos == 0 || st->pos >= sizeof(st->buf)) {
+		unsigned int n = 0;
+		st->msg[0] = (unsigned char)st->attempt;
+		st->msg[1] = (unsigned char)(st->attempt >> 8);
+		st->msg[2] = (unsigned char)st->block;
+		st->msg[3] = (unsigned char)(st->block >> 8);
+		st->msg[4] = (unsigned char)(st->block >> 16);
+		st->msg[5] = (unsigned char)(st->block >> 24);
+		if (HMAC(EVP_sha256(), ph_key, sizeof(ph_key), st->msg, st->msglen, st->buf, &n) == NULL ||
+		    n != sizeof(st->buf))
+			return -EIO;
+		st->block++;
+		st->pos = 0;
+	}
+	*out = st->buf[st->pos++];
+	return 0;
+}
+
+/* A random character of the N in SET, without modulo bias. */
+static int
+pick(struct stream *st, const char *set, size_t n, char *out)
+{
+	unsigned char c;
+	unsigned limit = 256 - 256 % (unsigned)n;
+
+	do {
+		if (stream_byte(st, &c) != 0)
+			return -EIO;
+	} while (c >= limit);
+	*out = set[c % n];
+	return 0;
+}
+
+static const char DIGITS[] = "0123456789";
+static const char LOWER[] = "abcdefghijklmnopqrstuvwxyz";
+static const char UPPER[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+static const char ALNUM[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+static long make_one(struct stream *stp, const char *value, size_t vlen, size_t prefix,
+    int hex_lower, int hex_upper, char *out, size_t size);
+
+long
+cf_placeholder_make(const char *session, const char *secret, const char *value, size_t vlen,
+    char *out, size_t size)
+{
+	struct stream st;
+	size_t prefix = 0, i;
+	int hex_lower = 1, hex_upper = 1;
+	long rc;
+
+	if (vlen == 0 || vlen > CF_SECRET_MAX)
+		return -EINVAL;
+	if ((rc = placeholder_key()) != 0)
+		return rc;
+	if (size < 1)
+		return -ENOSPC;
+	/* The prefix: up to and including the last '-' or '_' within the
+	 * first 16 characters ("sk-ant-api03-", "ghp_", "sk-or-v1-"). */
+	for (i = 0; i < vlen && i < 16; i++)
+		if (value[i] == '-' || value[i] == '_')
+			prefix = i + 1;
+	/* A hex body stays hex (a-f, A-F), so that a client that checks a
+	 * key's shape takes the placeholder too. */
+	for (i = prefix; i < vlen; i++) {
+		char c = value[i];
+		if ((c >= 'g' && c <= 'z'))
+			hex_lower = 0;
+		if ((c >= 'G' && c <= 'Z'))
+			hex_upper = 0;
+	}
+	memset(&st, 0, sizeof(st));
+	{
+		size_t sl = strlen(session) + 1, nl = strlen(secret) + 1;
+		st.msglen = 8 + sl + nl + vlen;
+		if ((st.msg = calloc(1, st.msglen)) == NULL)
+			return -ENOMEM;
+		memcpy(st.msg + 8, session, sl);
+		memcpy(st.msg + 8 + sl, secret, nl);
+		memcpy(st.msg + 8 + sl + nl, value, vlen);
+	}
+	rc = make_one(&st, value, vlen, prefix, hex_lower, hex_upper, out, size);
+	OPENSSL_cleanse(st.msg, st.msglen);
+	free(st.msg);
+	OPENSSL_cleanse(st.buf, sizeof(st.buf));
+	return rc;
+}
+
+/* cf_placeholder_make() with its stream ready. */
+static long
+make_one(struct stream *stp, const char *value, size_t vlen, size_t prefix, int hex_lower,
+    int hex_upper, char *out, size_t size)
+{
+	struct stream st = *stp;
+	size_t i, o, replaced;
+	int rc;
+
+	for (st.attempt = 0; st.attempt < 16; st.attempt++) {
+		st.block = 0;
+		st.pos = 0;
+		replaced = 0;
+		if (size < prefix + 1)
+			return -ENOSPC;
+		memcpy(out, value, prefix);
+		for (o = prefix, i = prefix; i < vlen; i++, o++) {
+			char c = value[i];
+			if (o + 1 >= size)
+				return -ENOSPC;
+			if (c >= '0' && c <= '9')
+				rc = pick(&st, DIGITS, 10, &out[o]);
+			else if (c >= 'a' && c <= 'z')
+				rc = pick(&st, LOWER, hex_lower ? 6 : 26, &out[o]);
+			else if (c >= 'A' && c <= 'Z')
+				rc = pick(&st, UPPER, hex_upper ? 6 : 26, &out[o]);
+			else {
+				out[o] = c;
+				continue;
+			}
+			if (rc != 0)
+				return rc;
+			replaced++;
+		}
+		/* Too short to hide anything: lengthen it. */
+		for (; replaced < CF_PLACEHOLDER_MIN_RANDOM; replaced++, o++) {
+			if (o + 1 >= size)
+				return -ENOSPC;
+			if (pick(&st, ALNUM, 36, &out[o]) != 0)
+				return -EIO;
+		}
+		out[o] = '\0';
+		if (o != vlen || CRYPTO_memcmp(out, value, vlen) != 0) {
+			OPENSSL_cleanse(st.buf, sizeof(st.buf));
+			return (long)o;
+		}
+	}
+	OPENSSL_cleanse(st.buf, sizeof(st.buf));
+	return -EIO; /* 16 draws equal to the value: the stream is broken */
+}
+
+/* ---- the build ----------------------------------------------------------- */
+
+static void
+secret_free(struct cf_secret *sec)
+{
+	size_t i;
+
+	if (sec == NULL)
+		return;
+	if (sec->value != NULL) {
+		OPENSSL_cleanse(sec->value, sec->vlen);
+		free(sec->value);
+	}
+	for (i = 0; i < sec->ninject; i++)
+		cf_inject_clear(&sec->inject[i]);
+	free(sec->inject);
+	free(sec->name);
+	free(sec->from_env);
+	free(sec->from_file);
+	free(sec->placeholder_env);
+	free(sec->source);
+	free(sec);
+}
+
+void
+cfsec_free(struct cfsec_set *set)
+{
+	size_t i;
+
+	if (set == NULL)
+		return;
+	for (i = 0; i < set->n; i++)
+		secret_free(set->v[i]);
+	free(set->v);
+	free(set);
+}
+
+void
+cfsec_session_clear(struct cf_session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsecrets; i++) {
+		if (s->placeholders != NULL && s->placeholders[i] != NULL) {
+			OPENSSL_cleanse(s->placeholders[i], strlen(s->placeholders[i]));
+			free(s->placeholders[i]);
+		}
+	}
+	free(s->placeholders);
+	free(s->secrets);
+	free(s->term_hosts);
+	s->placeholders = NULL;
+	s->secrets = NULL;
+	s->term_hosts = NULL;
+	s->nsecrets = s->nterm_hosts = 0;
+}
+
+static int
+set_add(struct cfsec_set *set, struct cf_secret *sec)
+{
+	struct cf_secret **nv = realloc(set->v, (set->n + 1) * sizeof(*nv));
+
+	if (nv == NULL)
+		return -ENOMEM;
+	nv[set->n++] = sec;
+	set->v = nv;
+	return 0;
+}
+
+static struct cf_secret *
+set_find(const struct cfsec_set *set, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < set->n; i++)
+		if (strcmp(set->v[i]->name, name) == 0)
+			return set->v[i];
+	return NULL;
+}
+
+/* The [secret] SB as a secret, its own checks made (B->file:SB->line). */
+static struct cf_secret *
+from_build(struct cf_build *b, struct cf_secret_build *sb)
+{
+	struct cf_secret *sec = calloc(1, sizeof(*sec));
+	int r;
+
+	if (sec == NULL)
+		return NULL;
+	sec->name = sb->name;
+	sb->name = NULL;
+	sec->from_env = sb->from_env;
+	sec->from_file = sb->from_file;
+	sec->placeholder_env = sb->placeholder_env;
+	sb->from_env = sb->from_file = sb->placeholder_env = NULL;
+	sec->inject = sb->inject;
+	sec->ninject = sb->ninject;
+	sb->inject = NULL;
+	sb->ninject = 0;
+	sec->file = b->file;
+	sec->line = sb->line;
+	if ((sec->from_env == NULL) == (sec->from_file == NULL))
+		cfb_err(b, sb->line, "secret %s needs exactly one of from_env and from_file", sec->name);
+	if (sec->placeholder_env == NULL && sec->from_env != NULL)
+		sec->placeholder_env = strdup(sec->from_env);
+	else if (sec->placeholder_env == NULL && sec->from_file != NULL)
+		cfb_err(b, sb->line, "secret %s reads from_file: name the sandbox's variable with placeholder_env",
+		    sec->name);
+	if (sec->ninject == 0)
+		cfb_err(b, sb->line, "secret %s has no inject line: it could be sent nowhere", sec->name);
+	r = sec->from_env != NULL ? asprintf(&sec->source, "env %s", sec->from_env) :
+	    sec->from_file != NULL ? asprintf(&sec->source, "file %s", sec->from_file) :
+	    asprintf(&sec->source, "nowhere");
+	if (r < 0)
+		sec->source = NULL;
+	if (sec->source == NULL || (sec->from_env != NULL && sec->placeholder_env == NULL)) {
+		secret_free(sec);
+		return NULL;
+	}
+	return sec;
+}
+
+static struct cf_secret *
+from_builtin(size_t bi)
+{
+	struct cf_secret *sec = calloc(1, sizeof(*sec));
+	size_t i;
+
+	if (sec == NULL)
+		return NULL;
+	sec->builtin = 1;
+	sec->name = strdup(builtins[bi].name);
+	sec->from_env = strdup(builtins[bi].env);
+	sec->placeholder_env = strdup(builtins[bi].env);
+	if (asprintf(&sec->source, "env %s", builtins[bi].env) < 0)
+		sec->source = NULL;
+	for (i = 0; builtins[bi].inject[i] != NULL; i++)
+		;
+	sec->inject = calloc(i, sizeof(*sec->inject));
+	if (sec->name == NULL || sec->from_env == NULL || sec->placeholder_env == NULL ||
+	    sec->source == NULL || sec->inject == NULL)
+		goto fail;
+	for (i = 0; builtins[bi].inject[i] != NULL; i++) {
+		const char *why;
+		if (cf_inject_parse(builtins[bi].inject[i], &sec->inject[i], &why) != 0)
+			goto fail; /* the table is ours: only memory can run out */
+		sec->ninject++;
+	}
+	return sec;
+fail:
+	secret_free(sec);
+	return NULL;
+}
+
+/* A value as the proxy may put it on a request: 1-4096 bytes, no control
+ * byte (no CR, LF or NUL to split a header with).  WHY never shows it. */
+static const char *
+value_bad(const char *v, size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return "is empty";
+	if (n > CF_SECRET_MAX)
+		return "is longer than 4096 bytes";
+	for (i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			return "holds a control character (CR, LF, NUL, ...)";
+	return NULL;
+}
+
+/* Read the value of SEC, reporting at LINE (the secrets = that selects
+ * it) why it cannot be had. */
+static void
+read_value(struct cf_build *b, struct cf_secret *sec, int line)
+{
+	const char *bad;
+
+	if (sec->from_env == NULL && sec->from_file == NULL)
+		return; /* reported with the [secret] */
+	if (sec->from_env != NULL) {
+		const char *v = getenv(sec->from_env);
+		if (v == NULL) {
+			cfb_err(b, line, "secret %s: $%s is not set", sec->name, sec->from_env);
+			return;
+		}
+		if ((bad = value_bad(v, strlen(v))) != NULL) {
+			cfb_err(b, line, "secret %s: $%s %s", sec->name, sec->from_env, bad);
+			return;
+		}
+		sec->vlen = strlen(v);
+		if ((sec->value = strdup(v)) == NULL)
+			cfb_err(b, line, "out of memory");
+		return;
+	}
+	{
+		char path[4096 + 256], buf[CF_SECRET_MAX + 3];
+		const char *dir = getenv("CREDENTIALS_DIRECTORY");
+		size_t len = 0;
+		struct stat st;
+		int fd;
+
+		if (sec->from_file[0] == '/') {
+			snprintf(path, sizeof(path), "%s", sec->from_file);
+		} else if (dir == NULL || dir[0] != '/') {
+			cfb_err(b, line, "secret %s: from_file %s is relative and $CREDENTIALS_DIRECTORY "
+			    "is not set to an absolute path", sec->name, sec->from_file);
+			return;
+		} else if (snprintf(path, sizeof(path), "%s/%s", dir, sec->from_file) >= (int)sizeof(path)) {
+			cfb_err(b, line, "secret %s: path too long", sec->name);
+			return;
+		}
+		/* Symlinks followed: a Kubernetes Secret volume is made of them. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			cfb_err(b, line, "secret %s: cannot read %s: %s", sec->name, path,
+			    fd < 0 || errno != 0 ? strerror(fd < 0 ? errno : EINVAL) : "not a regular file");
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		for (;;) {
+			ssize_t n = read(fd, buf + len, sizeof(buf) - len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				cfb_err(b, line, "secret %s: cannot read %s: %s", sec->name, path, strerror(errno));
+				close(fd);
+				OPENSSL_cleanse(buf, sizeof(buf));
+				return;
+			}
+			if (n == 0 || (len += (size_t)n) == sizeof(buf))
+				break;
+		}
+		close(fd);
+		/* One trailing newline (echo, kubectl create secret) is not
+		 * part of the value. */
+		if (len > 0 && buf[len - 1] == '\n')
+			len--;
+		if (len > 0 && buf[len - 1] == '\r')
+			len--;
+		if ((bad = value_bad(buf, len)) != NULL)
+			cfb_err(b, line, "secret %s: %s %s", sec->name, path, bad);
+		else if ((sec->value = malloc(len + 1)) == NULL)
+			cfb_err(b, line, "out of memory");
+		else {
+			memcpy(sec->value, buf, len);
+			sec->value[len] = '\0';
+			sec->vlen = len;
+		}
+		OPENSSL_cleanse(buf, sizeof(buf));
+	}
+}
+
+/* Two bindings that would both set the same header (BASIC is
+ * Authorization) or the same query parameter of one host:port. */
+static int
+inject_clash(const struct cf_inject *x, const struct cf_inject *y)
+{
+	int xh = x->kind != CF_INJECT_QUERY, yh = y->kind != CF_INJECT_QUERY;
+
+	if (strcmp(x->host, y->host) != 0 || x->port != y->port || xh != yh)
+		return 0;
+	return xh ? strcasecmp(x->name, y->name) == 0 : strcmp(x->name, y->name) == 0;
+}
+
+/* The known names, for "did you mean". */
+static const char *
+nearest_secret(const struct cfsec_set *set, const char *name)
+{
+	const char *names[128];
+	size_t i, n = 0;
+
+	for (i = 0; i < set->n && n + 1 < sizeof(names) / sizeof(names[0]); i++)
+		names[n++] = set->v[i]->name;
+	names[n] = NULL;
+	return cfb_nearest(name, names);
+}
+
+/*
+ * Nonzero when session S may open a tunnel to H:PORT as cf_decide() judges
+ * CONNECT (deny rules win), but for one thing: an allow rule with a path
+ * prefix counts, since inside a terminated tunnel every request is decided
+ * on its own, path included.  Not cf_decide() itself: conf/decide uses the
+ * snapshot, which uses this module.
+ */
+static int
+session_allows(const struct cf_session *s, const struct cf_host *h, uint16_t port)
+{
+	size_t i;
+
+	for (i = 0; i < s->ndeny; i++)
+		if (cf_rule_match_host(s->deny[i], h) && cf_rule_match_port(s->deny[i], CF_MODE_CONNECT, port))
+			return 0;
+	for (i = 0; i < s->nallow; i++)
+		if (cf_rule_match_host(s->allow[i], h) && cf_rule_match_port(s->allow[i], CF_MODE_CONNECT, port))
+			return 1;
+	return 0;
+}
+
+/* Give session S (SB, and [defaults]' DEF when S is not the default one)
+ * its secrets. */
+static int
+attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
+    const struct cf_sess_build *sb, const struct cf_sess_build *def)
+{
+	const struct cf_sess_build *from[2] = { def, sb };
+	int *lines = NULL;
+	size_t f, i, j, k;
+	int rc = -ENOMEM;
+
+	for (f = 0; f < 2; f++) {
+		if (from[f] == NULL)
+			continue;
+		for (i = 0; i < from[f]->nsecret_names; i++) {
+			const char *name = from[f]->secret_names[i];
+			int line = from[f]->secret_lines[i], *nl;
+			struct cf_secret *sec = set_find(set, name);
+			const struct cf_secret **ns;
+			if (sec == NULL) {
+				const char *near = nearest_secret(set, name);
+				cfb_err(b, line, "unknown secret %s (not a [secret] of the file nor a built-in)%s%s%s",
+				    name, near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+				continue;
+			}
+			sec->named = 1;
+			for (j = 0; j < s->nsecrets && s->secrets[j] != sec; j++)
+				;
+			if (j < s->nsecrets)
+				continue; /* named twice, or in [defaults] too: once */
+			/* A session that listens nowhere is never served: it
+			 * needs no value (postern-sidecar run --session leaves
+			 * the file's other sessions so). */
+			if (s->nlisten == 0)
+				continue;
+			ns = realloc(s->secrets, (s->nsecrets + 1) * sizeof(*ns));
+			if (ns == NULL)
+				goto out;
+			s->secrets = ns;
+			nl = realloc(lines, (s->nsecrets + 1) * sizeof(*nl));
+			if (nl == NULL)
+				goto out;
+			lines = nl;
+			ns[s->nsecrets] = sec;
+			lines[s->nsecrets++] = line;
+			if (!sec->used) {
+				sec->used = 1;
+				read_value(b, sec, line);
+			}
+		}
+	}
+	for (i = 0; i < s->nsecrets; i++) {
+		const struct cf_secret *sec = s->secrets[i];
+		/* One variable holds one placeholder. */
+		for (k = 0; k < i; k++)
+			if (sec->placeholder_env != NULL && s->secrets[k]->placeholder_env != NULL &&
+			    strcmp(sec->placeholder_env, s->secrets[k]->placeholder_env) == 0)
+				cfb_err(b, lines[i], "secrets %s and %s both put their placeholder in $%s "
+				    "(session %s)", s->secrets[k]->name, sec->name, sec->placeholder_env, s->name);
+		for (j = 0; j < sec->ninject; j++) {
+			const struct cf_inject *inj = &sec->inject[j];
+			struct cf_host h;
+			size_t i2, j2;
+
+			/* A terminated host must be one the session may reach:
+			 * a secret never widens what a session allows. */
+			memset(&h, 0, sizeof(h));
+			h.kind = CF_HOST_NAME;
+			memcpy(h.name, inj->host, sizeof(h.name));
+			if (!session_allows(s, &h, inj->port))
+				cfb_err(b, lines[i], "secret %s is bound to %s:%u, which session %s does not allow",
+				    sec->name, inj->host, inj->port, s->name);
+			/* Two bindings setting one header on one host: which
+			 * would win is nobody's guess. */
+			for (i2 = 0; i2 <= i; i2++) {
+				const struct cf_secret *o = s->secrets[i2];
+				for (j2 = 0; j2 < (i2 == i ? j : o->ninject); j2++)
+					if (inject_clash(inj, &o->inject[j2])) {
+						if (o == sec)
+							cfb_err(b, inj->line > 0 ? inj->line : lines[i],
+							    "secret %s sets %s on %s:%u twice", sec->name, inj->name,
+							    inj->host, inj->port);
+						else
+							cfb_err(b, lines[i], "secrets %s and %s both set %s on %s:%u "
+							    "(session %s)", o->name, sec->name, inj->name,
+							    inj->host, inj->port, s->name);
+						goto next;
+					}
+			}
+			for (k = 0; k < s->nterm_hosts && strcmp(s->term_hosts[k], inj->host) != 0; k++)
+				;
+			if (k == s->nterm_hosts) {
+				const char **nh = realloc(s->term_hosts, (k + 1) * sizeof(*nh));
+				if (nh == NULL)
+					goto out;
+				nh[s->nterm_hosts++] = inj->host;
+				s->term_hosts = nh;
+			}
+next:
+			;
+		}
+	}
+	/* Placeholders: only once every value could be read. */
+	if (b->nerrors == 0 && s->nsecrets > 0) {
+		s->placeholders = calloc(s->nsecrets, sizeof(*s->placeholders));
+		if (s->placeholders == NULL)
+			goto out;
+		for (i = 0; i < s->nsecrets; i++) {
+			const struct cf_secret *sec = s->secrets[i];
+			size_t size = sec->vlen + CF_PLACEHOLDER_MIN_RANDOM + 1;
+			long n;
+			if ((s->placeholders[i] = malloc(size)) == NULL)
+				goto out;
+			n = cf_placeholder_make(s->name, sec->name, sec->value, sec->vlen,
+			    s->placeholders[i], size);
+			if (n < 0) {
+				cfb_err(b, lines[i], "secret %s: no placeholder could be made: %s",
+				    sec->name, strerror((int)-n));
+				s->placeholders[i][0] = '\0';
+			}
+		}
+	}
+	rc = 0;
+out:
+	free(lines);
+	return rc;
+}
+
+int
+cfsec_attach(struct cf_build *b, struct cf_session *sessions, size_t n,
+    struct cf_sess_build *const *sbs, struct cfsec_set **out)
+{
+	struct cfsec_set *set = calloc(1, sizeof(*set));
+	size_t i;
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	if (set == NULL)
+		return -ENOMEM;
+	for (i = 0; i < b->nsecrets; i++) {
+		struct cf_secret *sec = from_build(b, &b->secrets[i]);
+		if (sec == NULL || set_add(set, sec) != 0) {
+			secret_free(sec);
+			goto out;
+		}
+	}
+	for (i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++) {
+		struct cf_secret *sec;
+		if (set_find(set, builtins[i].name) != NULL)
+			continue; /* the file's [secret] replaces it */
+		sec = from_builtin(i);
+		if (sec == NULL || set_add(set, sec) != 0) {
+			secret_free(sec);
+			goto out;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (attach_session(b, set, &sessions[i], sbs[i], i == 0 ? NULL : sbs[0]) != 0)
+			goto out;
+	for (i = 0; i < set->n; i++) {
+		const struct cf_secret *sec = set->v[i];
+		if (!sec->builtin && !sec->named)
+			cfb_warn(b->diag, "%s:%d: secret %s is given to no session", b->file, sec->line,
+			    sec->name);
+	}
+	rc = 0;
+out:
+	if (rc != 0) {
+		cfsec_free(set);
+		return rc;
+	}
+	*out = set;
+	return 0;
+}
+
+void
+cfsec_set_file(struct cfsec_set *set, const char *file)
+{
+	size_t i, j;
+
+	for (i = 0; set != NULL && i < set->n; i++) {
+		if (set->v[i]->builtin)
+			continue;
+		set->v[i]->file = file;
+		for (j = 0; j < set->v[i]->ninject; j++)
+			set->v[i]->inject[j].file = file;
+	}
+}
+
+size_t
+cfsec_count(const struct cfsec_set *set)
+{
+	size_t i, n = 0;
+
+	for (i = 0; set != NULL && i < set->n; i++)
+		n += !set->v[i]->builtin || set->v[i]->used;
+	return n;
+}
+
+const struct cf_secret *
+cfsec_at(const struct cfsec_set *set, size_t i)
+{
+	size_t k;
+
+	for (k = 0; set != NULL && k < set->n; k++)
+		if (!set->v[k]->builtin || set->v[k]->used) {
+			if (i == 0)
+				return set->v[k];
+			i--;
+		}
+	return NULL;
+}
+
+/* ---- the lookups ---------------------------------------------------------- */
+
+size_t cf_session_nsecrets(const struct cf_session *s) { return s->nsecrets; }
+
+const struct cf_secret *
+cf_session_secret(const struct cf_session *s, size_t i)
+{
+	return i < s->nsecrets ? s->secrets[i] : NULL;
+}
+
+const char *
+cf_session_placeholder(const struct cf_session *s, size_t i)
+{
+	return i < s->nsecrets && s->placeholders != NULL ? s->placeholders[i] : NULL;
+}
+
+const char *cf_secret_name(const struct cf_secret *sec) { return sec->name; }
+const char *cf_secret_placeholder_env(const struct cf_secret *sec) { return sec->placeholder_env; }
+const char *cf_secret_source(const struct cf_secret *sec) { return sec->source; }
+int cf_secret_builtin(const struct cf_secret *sec) { return sec->builtin; }
+size_t cf_secret_ninject(const struct cf_secret *sec) { return sec->ninject; }
+
+const char *
+cf_secret_value(const struct cf_secret *sec, size_t *len)
+{
+	if (len != NULL)
+		*len = sec->vlen;
+	return sec->value;
+}
+
+const struct cf_inject *
+cf_secret_inject(const struct cf_secret *sec, size_t i)
+{
+	return i < sec->ninject ? &sec->inject[i] : NULL;
+}
+
+const struct cf_inject *
+cf_secret_binding(const struct cf_secret *sec, const char *host, uint16_t port,
+    const char *path, size_t len)
+{
+	const struct cf_inject *best = NULL;
+	size_t i, best_len = 0;
+
+	for (i = 0; i < sec->ninject; i++) {
+		const struct cf_inject *inj = &sec->inject[i];
+		struct cf_rule r;
+		size_t pl;
+
+		if (inj->port != port || strcmp(inj->host, host) != 0)
+			continue;
+		if (inj->path != NULL) {
+			if (path == NULL)
+				continue;
+			/* The same prefix match as an allow rule's path. */
+			memset(&r, 0, sizeof(r));
+			r.path = (char *)inj->path;
+			if (!cf_rule_match_path(&r, path, len))
+				continue;
+		}
+		pl = inj->path != NULL ? strlen(inj->path) : 0;
+		if (best == NULL || pl > best_len) {
+			best = inj;
+			best_len = pl;
+		}
+	}
+	return best;
+}
+
+int
+cf_session_terminates(const struct cf_session *s, const char *host, uint16_t port)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->nsecrets; i++)
+		for (j = 0; j < s->secrets[i]->ninject; j++)
+			if (s->secrets[i]->inject[j].port == port &&
+			    strcmp(s->secrets[i]->inject[j].host, host) == 0)
+				return 1;
+	return 0;
+}
+
+size_t
+cf_session_terminated_hosts(const struct cf_session *s, const char *const **names)
+{
+	*names = s->nterm_hosts > 0 ? s->term_hosts : NULL;
+	return s->nterm_hosts;
+}
+
+long
+cf_session_find_placeholder(const struct cf_session *s, const void *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsecrets && s->placeholders != NULL; i++) {
+		const char *p = s->placeholders[i];
+		size_t pl = p != NULL ? strlen(p) : 0;
+		if (pl > 0 && pl <= len && memmem(buf, len, p, pl) != NULL)
+			return (long)i;
+	}
+	return -1;
+}

@@ -1,0 +1,116 @@
+/*
+ * conf/secret.h: named secrets.  A secret is a credential the proxy holds
+ * and the sandbox never does: its value comes from the proxy's environment
+ * or a file, its bindings ("inject" lines) say to which HOST:PORT[/PATH]
+ * it may be sent and how (a header with a format, Basic auth, a query
+ * parameter), and each session that selects it (secrets =) gets its own
+ * placeholder of the same shape to hand to its sandbox in the variable
+ * placeholder_env.  The built-in providers (anthropic, openai, ...) are
+ * secrets every config has; a [secret NAME] of the same name replaces one.
+ *
+ * Everything here reads an immutable snapshot (conf/config.h): nothing
+ * allocates, nothing fails, and every pointer returned lives as long as the
+ * snapshot.  A value is never written into any message, log or --check
+ * output; only names, hosts and variable names are.
+ */
+#ifndef POSTERN_CONF_SECRET_H
+#define POSTERN_CONF_SECRET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf/host.h"
+#include "conf/inject.h"
+
+struct cf_config;
+struct cf_session;
+struct cf_secret;
+
+/* Longest value accepted, in bytes. */
+#define CF_SECRET_MAX 4096
+/* Random characters every placeholder has at least. */
+#define CF_PLACEHOLDER_MIN_RANDOM 16
+
+/*
+ * The secrets of session S, in selection order ([defaults]' secrets =
+ * first, then the session's own, each once): cf_session_nsecrets() of them,
+ * cf_session_secret() the Ith (NULL past the last), and
+ * cf_session_placeholder() the Ith's placeholder for this session (NUL-
+ * terminated; printable ASCII; different in every session).
+ */
+size_t cf_session_nsecrets(const struct cf_session *s);
+const struct cf_secret *cf_session_secret(const struct cf_session *s, size_t i);
+const char *cf_session_placeholder(const struct cf_session *s, size_t i);
+
+/* The secret's name, the variable its placeholder goes in, and where its
+ * value comes from, for people: "env NAME" or "file PATH". */
+const char *cf_secret_name(const struct cf_secret *sec);
+const char *cf_secret_placeholder_env(const struct cf_secret *sec);
+const char *cf_secret_source(const struct cf_secret *sec);
+int cf_secret_builtin(const struct cf_secret *sec);
+
+/*
+ * The value of SEC (*LEN bytes, NUL-terminated), read at load; NULL when no
+ * session selects SEC (its value is never read then).  Never log it.
+ */
+const char *cf_secret_value(const struct cf_secret *sec, size_t *len);
+
+/* The bindings of SEC, in file order: cf_secret_ninject() of them. */
+size_t cf_secret_ninject(const struct cf_secret *sec);
+const struct cf_inject *cf_secret_inject(const struct cf_secret *sec, size_t i);
+
+/*
+ * The binding of SEC for a request to HOST (normal form) on PORT with the
+ * request target PATH (LEN bytes, path and query; NULL matches only a
+ * binding without a path prefix), or NULL when SEC may not be sent there.
+ * Among several, the one with the longest path prefix wins.
+ */
+const struct cf_inject *cf_secret_binding(const struct cf_secret *sec, const char *host,
+    uint16_t port, const char *path, size_t len);
+
+/*
+ * Nonzero when some secret of session S is bound to HOST:PORT (any path):
+ * the proxy terminates TLS for it.
+ */
+int cf_session_terminates(const struct cf_session *s, const char *host, uint16_t port);
+
+/*
+ * The distinct host names session S terminates TLS for, for its CA's name
+ * constraints: returns how many and points *NAMES at them (the snapshot's;
+ * *NAMES is NULL when there are none).
+ */
+size_t cf_session_terminated_hosts(const struct cf_session *s, const char *const **names);
+
+/*
+ * Search the LEN bytes at BUF for any placeholder of session S.  Returns
+ * the index (for cf_session_secret()) of the first one found, or -1.  One
+ * memmem(3) per secret of S: linear in LEN for each.  Only the plain form
+ * is found, not one hidden by an encoding (base64, %-escapes of characters
+ * that need none).
+ */
+long cf_session_find_placeholder(const struct cf_session *s, const void *buf, size_t len);
+
+/*
+ * The secrets of snapshot C that --check shows: every [secret] of the file
+ * and every built-in some session selects, in that order.
+ */
+size_t cf_config_nsecrets(const struct cf_config *c);
+const struct cf_secret *cf_config_secret(const struct cf_config *c, size_t i);
+
+/*
+ * Make the placeholder for VALUE (VLEN bytes) of secret SECRET in session
+ * SESSION into OUT (SIZE bytes; CF_SECRET_MAX + CF_PLACEHOLDER_MIN_RANDOM +
+ * 1 always suffice).  The prefix (up to the last '-' or '_' within the
+ * first 16 characters) is kept, every later digit, lower- or upper-case
+ * letter is replaced by a random one of its class, other characters are
+ * kept, and random letters and digits are appended while fewer than
+ * CF_PLACEHOLDER_MIN_RANDOM were replaced.  The randomness is an HMAC-
+ * SHA-256 over (SESSION, SECRET, VALUE) keyed by 32 bytes from getrandom(2)
+ * drawn once per process: the same inputs give the same placeholder for as
+ * long as the process runs (across reloads), and it is never VALUE.
+ * Returns its length, or a negative errno.
+ */
+long cf_placeholder_make(const char *session, const char *secret, const char *value,
+    size_t vlen, char *out, size_t size);
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * tests/fuzz/fuzz-secret.c: the inject line parser, the rendering of what
+ * is injected, the placeholder maker and the placeholder finder.  The
+ * input is "INJECT-LINE\nVALUE\nBYTES".  Invariants: a binding that parses
+ * names a host in normal form, a header name that is a token and none of
+ * the forbidden ones, a format with exactly one %s and no other %, and
+ * re-parses from its own text; what it renders never holds CR, LF or NUL;
+ * a placeholder is never the value, keeps its prefix and length (or is
+ * longer), and is found in BYTES exactly when memmem finds it.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "conf/config.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+check_inject(const struct cf_inject *inj, const char *value, size_t vlen)
+{
+	static const char *const forbidden[] = { "connection", "host", "content-length",
+		"transfer-encoding", "upgrade", "te", "trailer", "keep-alive", NULL };
+	char out[2 * 4096 + 64];
+	const char *p;
+	long n;
+	size_t i;
+
+	if (inj->host[0] == '\0' || inj->port == 0 || inj->name == NULL)
+		abort();
+	for (i = 0; inj->host[i] != '\0'; i++)
+		if (inj->host[i] >= 'A' && inj->host[i] <= 'Z')
+			abort();
+	for (i = 0; forbidden[i] != NULL; i++)
+		if (inj->kind == CF_INJECT_HEADER && strcasecmp(inj->name, forbidden[i]) == 0)
+			abort();
+	if (inj->format != NULL) {
+		p = strchr(inj->format, '%');
+		if (p == NULL || p[1] != 's' || strchr(p + 1, '%') != NULL)
+			abort();
+	}
+	n = cf_inject_render(inj, value, vlen, out, sizeof(out));
+	if (n >= 0 && (strlen(out) != (size_t)n || strpbrk(out, "\r\n") != NULL))
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1), *nl, *value = NULL, *bytes = NULL;
+	size_t vlen = 0, blen = 0;
+	struct cf_inject inj, again;
+	const char *why;
+
+	if (s == NULL)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	nl = memchr(s, '\n', size);
+	if (nl != NULL) {
+		*nl = '\0';
+		value = nl + 1;
+		bytes = memchr(value, '\n', size - (size_t)(value - s));
+		if (bytes != NULL) {
+			*bytes++ = '\0';
+			blen = size - (size_t)(bytes - s);
+		}
+		vlen = strlen(value);
+	}
+	if (strlen(s) == (nl ? (size_t)(nl - s) : size) && cf_inject_parse(s, &inj, &why) == 0) {
+		/* A value is what the config admits: no control bytes. */
+		size_t i, ok = 1;
+		for (i = 0; i < vlen; i++)
+			ok &= (unsigned char)value[i] >= 0x20 && value[i] != 0x7f;
+		check_inject(&inj, ok && value != NULL ? value : "v", ok && value != NULL ? vlen : 1);
+		if (cf_inject_parse(inj.text, &again, &why) != 0 || strcmp(again.host, inj.host) != 0 ||
+		    again.port != inj.port || again.kind != inj.kind)
+			abort();
+		cf_inject_clear(&again);
+		cf_inject_clear(&inj);
+	}
+	if (value != NULL && vlen > 0 && vlen <= CF_SECRET_MAX) {
+		char *ph = malloc(vlen + CF_PLACEHOLDER_MIN_RANDOM + 1);
+		long n = ph ? cf_placeholder_make("fuzz", "s", value, vlen, ph, vlen + 17) : -1;
+		if (n >= 0) {
+			struct cf_session sess;
+			char *phs[1] = { ph };
+			const struct cf_secret *secs[1] = { NULL };
+			long found;
+			if ((size_t)n < vlen || ((size_t)n == vlen && memcmp(ph, value, vlen) == 0) ||
+			    strlen(ph) != (size_t)n)
+				abort();
+			memset(&sess, 0, sizeof(sess));
+			sess.secrets = secs;
+			sess.placeholders = phs;
+			sess.nsecrets = 1;
+			found = cf_session_find_placeholder(&sess, bytes ? bytes : "", blen);
+			if ((found == 0) != (blen >= (size_t)n && memmem(bytes, blen, ph, (size_t)n) != NULL))
+				abort();
+		}
+		free(ph);
+	}
+	free(s);
+	return 0;
+}
