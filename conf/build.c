@@ -244,6 +244,8 @@ cfb_proxy_clear(struct cf_proxy_settings *p)
 	free(p->admin.text);
 	free(p->log);
 	free(p->dns_servers);
+	free(p->state_dir);
+	free(p->upstream_ca_file);
 }
 
 static void

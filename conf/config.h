@@ -53,6 +53,11 @@ struct cf_proxy_settings {
 	gid_t group;
 	char *log;                     /* "stderr" or an absolute path */
 	char *dns_servers;             /* comma-separated for c-ares, or NULL */
+	/* TLS termination: where each session's CA is kept across restarts
+	 * (NULL: in memory only), and the CA file upstream certificates are
+	 * verified against (NULL: the system store). */
+	char *state_dir;
+	char *upstream_ca_file;
 	enum cf_sni_mode sni;
 	unsigned connect_timeout_ms;
 	unsigned idle_timeout_ms;

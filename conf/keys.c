@@ -459,6 +459,28 @@ set_log(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	}
 }
 
+/* An absolute path: state_dir (K->arg 0) or upstream_ca_file (1).  Whether
+ * it exists is found out where it is used, at start and at each reload. */
+static void
+set_path(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	char **f = k->arg == 0 ? &b->proxy.state_dir : &b->proxy.upstream_ca_file;
+	char *v;
+
+	(void)s;
+	if (value[0] != '/') {
+		cfb_err(b, b->line, "%s must be an absolute path (%s)", k->name, shown);
+		return;
+	}
+	if ((v = strdup(value)) == NULL) {
+		cfb_err(b, b->line, "out of memory");
+		return;
+	}
+	free(*f);
+	*f = v;
+}
+
 /* Each server: an IP literal with an optional port, handed to c-ares as
  * is (blanks dropped) after this check. */
 static void
@@ -693,6 +715,18 @@ show_log(const struct key *k, const struct cf_proxy_settings *p, char *buf, size
 }
 
 static void
+show_path(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	const char *v = k->arg == 0 ? p->state_dir : p->upstream_ca_file;
+
+	if (v != NULL)
+		snprintf(buf, size, "%s", v);
+	else
+		snprintf(buf, size, "%s", k->arg == 0 ? "(none: session CAs live in memory only)" :
+		    "(the system store)");
+}
+
+static void
 show_dns_servers(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
 {
 	(void)k;
@@ -906,6 +940,8 @@ static const struct key proxy_keys[] = {
 	{ .name = "max_header_bytes", .set = set_size, PX(max_header_bytes), .min = 1024,
 	  .max = 1024 * 1024, .dflt = 32 * 1024, .show = show_size },
 	{ .name = "revoke", .set = set_choice, PX(revoke), .choices = yes_no, .dflt = 0, .show = show_choice },
+	{ .name = "state_dir", .set = set_path, .arg = 0, .show = show_path },
+	{ .name = "upstream_ca_file", .set = set_path, .arg = 1, .show = show_path },
 	{ .name = NULL },
 };
 

@@ -81,19 +81,21 @@ ssl_err(char *err, size_t errsz, const char *what)
 }
 
 /* A session name is used in a file name: letters, digits, '-', '_', '.',
- * 1..64 bytes (conf's rule), and not "." or "..". */
+ * 1..64 bytes (conf's rule), and not "." or ".."; also '+', which no
+ * session name has, for a session's further CAs (proxy/sesstls.h:
+ * SESSION+2, ...), so that they can never collide with a session. */
 static int
 session_ok(const char *s)
 {
 	size_t i, len = strlen(s);
 
-	if (len == 0 || len > 64 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+	if (len == 0 || len > 72 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
 		return 0;
 	for (i = 0; i < len; i++) {
 		char c = s[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '+'))
 			return 0;
 	}
 	return 1;
@@ -730,6 +732,17 @@ leaf_ctx(struct px_ca *ca, const char *host, time_t *end)
 	}
 	X509_free(x);
 	return ctx;
+}
+
+int
+px_ca_has_host(const struct px_ca *ca, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < ca->nhosts; i++)
+		if (strcasecmp(ca->hosts[i], host) == 0)
+			return 1;
+	return 0;
 }
 
 SSL_CTX *

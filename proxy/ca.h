@@ -103,6 +103,10 @@ int px_ca_reused(const struct px_ca *ca);
  */
 SSL_CTX *px_ca_leaf_ctx(struct px_ca *ca, const char *host);
 
+/* 1 when HOST is one of the hosts CA was made for (compared as
+ * px_ca_leaf_ctx() does), else 0. */
+int px_ca_has_host(const struct px_ca *ca, const char *host);
+
 /* How many leaves the cache holds now (for tests and /status). */
 size_t px_ca_cached(const struct px_ca *ca);
 

@@ -1,13 +1,20 @@
 # proxy/ca.mk: the per-session certificate authority and the verified
 # client side to upstreams (issue 15), their unit test, and the helper that
 # writes a CA and leaves to files for tests/integration/ca-tls.sh.
-libpostern_proxy_a_SOURCES += proxy/ca.c proxy/ca.h proxy/tlsup.c proxy/tlsup.h
+libpostern_proxy_a_SOURCES += proxy/ca.c proxy/ca.h proxy/tlsup.c proxy/tlsup.h \
+	proxy/sesstls.c proxy/sesstls.h
 
 check_PROGRAMS += tests/unit/test-ca
 TESTS += tests/unit/test-ca
 tests_unit_test_ca_SOURCES = tests/unit/test-ca.c tests/unit/tap.h
 tests_unit_test_ca_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_test_ca_LDADD = $(PROXY_LIBS)
+
+check_PROGRAMS += tests/unit/test-sesstls
+TESTS += tests/unit/test-sesstls
+tests_unit_test_sesstls_SOURCES = tests/unit/test-sesstls.c tests/unit/tap.h
+tests_unit_test_sesstls_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_test_sesstls_LDADD = $(PROXY_LIBS)
 
 check_PROGRAMS += tests/integration/ca-files
 tests_integration_ca_files_SOURCES = tests/integration/ca-files.c
