@@ -106,6 +106,19 @@ closing_flushed(struct px_conn *c)
 	}
 }
 
+int
+px_conn_side_event(struct px_conn *c, struct conn_side *s, short what)
+{
+	if (what & BEV_EVENT_ERROR) {
+		px_conn_free(c, s == &c->cli ? "client error" : "upstream error");
+		return -1;
+	}
+	if (!(what & BEV_EVENT_EOF))
+		return 0;
+	s->eof = 1;
+	return 1;
+}
+
 /* A client error, or its EOF while nothing is relayed: close. */
 void
 px_conn_event_close(struct bufferevent *bev, short what, void *arg)
@@ -113,14 +126,8 @@ px_conn_event_close(struct bufferevent *bev, short what, void *arg)
 	struct px_conn *c = arg;
 
 	(void)bev;
-	if (what & BEV_EVENT_ERROR) {
-		px_conn_free(c, "client error");
-		return;
-	}
-	if (!(what & BEV_EVENT_EOF))
-		return;
-	c->cli.eof = 1;
-	px_conn_free(c, NULL);
+	if (px_conn_side_event(c, &c->cli, what) > 0)
+		px_conn_free(c, NULL);
 }
 
 static void

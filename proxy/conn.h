@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <sys/queue.h>
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/util.h>
 
@@ -249,6 +250,64 @@ void px_conn_arm_timer(struct px_conn *c, unsigned ms);
 const struct cf_proxy_settings *px_conn_settings(const struct px_conn *c);
 void px_conn_host_text(const struct px_conn *c, char *buf, size_t size);
 long px_conn_ms_since(const struct timeval *then, const struct timeval *now);
+
+/* ---- the two sides (relayd's se_in/se_out) ---- */
+
+/*
+ * A relay step is written once, over the side bytes come FROM and the
+ * side they go TO; a bufferevent callback finds its side from its BEV
+ * argument.  These are inline: they run on every read of a relay.
+ */
+
+/* The side of C whose bufferevent is BEV (a callback's argument). */
+static inline struct conn_side *
+px_conn_side_of(struct px_conn *c, const struct bufferevent *bev)
+{
+	return bev == c->cli.bev ? &c->cli : &c->up;
+}
+
+/* The side of C facing S. */
+static inline struct conn_side *
+px_conn_other(struct px_conn *c, const struct conn_side *s)
+{
+	return s == &c->cli ? &c->up : &c->cli;
+}
+
+/* Back-pressure (le-proxy): once TO's output holds RELAY_HIGH, stop
+ * reading FROM until TO's write callback finds it drained to half
+ * (px_conn_resume()).  Returns 1 when it stopped FROM. */
+static inline int
+px_conn_throttle(struct conn_side *from, struct conn_side *to)
+{
+	if (evbuffer_get_length(bufferevent_get_output(to->bev)) < RELAY_HIGH)
+		return 0;
+	bufferevent_disable(from->bev, EV_READ);
+	bufferevent_setwatermark(to->bev, EV_WRITE, RELAY_HIGH / 2, 0);
+	return 1;
+}
+
+/* S's write callback: once S's output is below RELAY_HIGH, drop its write
+ * watermark and, when MAY_READ and the other side has not sent EOF, read
+ * the other side again.  Returns 1 when S was drained (and the other side
+ * has a bufferevent), 0 when nothing changed. */
+static inline int
+px_conn_resume(struct px_conn *c, struct conn_side *s, int may_read)
+{
+	struct conn_side *o = px_conn_other(c, s);
+
+	if (o->bev == NULL || evbuffer_get_length(bufferevent_get_output(s->bev)) >= RELAY_HIGH)
+		return 0;
+	bufferevent_setwatermark(s->bev, EV_WRITE, 0, 0);
+	if (may_read && !o->eof)
+		bufferevent_enable(o->bev, EV_READ);
+	return 1;
+}
+
+/* The start of every event callback on side S of C (conn.c): an error
+ * closes C, "client error" or "upstream error" by S, and returns -1 (C is
+ * gone); an event that is not EOF returns 0 (nothing to do); EOF marks S
+ * (S->eof) and returns 1. */
+int px_conn_side_event(struct px_conn *c, struct conn_side *s, short what);
 
 /* ---- record.c: the audit record ---- */
 

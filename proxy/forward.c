@@ -164,10 +164,7 @@ fwd_request_body(struct px_conn *c)
 		evbuffer_remove_buffer(in, out, n);
 		c->cli.bytes += n;
 	}
-	if (evbuffer_get_length(out) >= RELAY_HIGH) {
-		bufferevent_disable(c->cli.bev, EV_READ);
-		bufferevent_setwatermark(c->up.bev, EV_WRITE, RELAY_HIGH / 2, 0);
-	}
+	(void)px_conn_throttle(&c->cli, &c->up);
 	if (c->req.done)
 		bufferevent_disable(c->cli.bev, EV_READ);
 	return 0;
@@ -329,11 +326,8 @@ fwd_response(struct px_conn *c)
 			if (c->resp.left == 0)
 				c->rstate = RS_DONE;
 		}
-		if (evbuffer_get_length(out) >= RELAY_HIGH) {
-			bufferevent_disable(c->up.bev, EV_READ);
-			bufferevent_setwatermark(c->cli.bev, EV_WRITE, RELAY_HIGH / 2, 0);
+		if (px_conn_throttle(&c->up, &c->cli))
 			return 0;
-		}
 	}
 	if (c->rstate == RS_DONE) {
 		fwd_finish(c);
@@ -363,12 +357,8 @@ fwd_cli_write_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	px_loopcall_check();
-	if (c->up.bev != NULL && evbuffer_get_length(bufferevent_get_output(c->cli.bev)) < RELAY_HIGH) {
-		bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
-		if (!c->up.eof)
-			bufferevent_enable(c->up.bev, EV_READ);
+	if (px_conn_resume(c, &c->cli, 1))
 		(void)fwd_response(c);
-	}
 }
 
 static void
@@ -387,11 +377,7 @@ fwd_up_write_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	px_loopcall_check();
-	if (evbuffer_get_length(bufferevent_get_output(c->up.bev)) < RELAY_HIGH) {
-		bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
-		if (!c->req.done && !c->cli.eof)
-			bufferevent_enable(c->cli.bev, EV_READ);
-	}
+	(void)px_conn_resume(c, &c->up, !c->req.done);
 }
 
 static void
@@ -400,13 +386,8 @@ fwd_cli_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct px_conn *c = arg;
 
 	(void)bev;
-	if (what & BEV_EVENT_ERROR) {
-		px_conn_free(c, "client error");
+	if (px_conn_side_event(c, &c->cli, what) <= 0)
 		return;
-	}
-	if (!(what & BEV_EVENT_EOF))
-		return;
-	c->cli.eof = 1;
 	/* A client that shuts its write side after its request still gets
 	 * its whole answer. */
 	if (!c->req.done)
@@ -419,18 +400,13 @@ fwd_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct px_conn *c = arg;
 
 	(void)bev;
-	if (what & BEV_EVENT_ERROR) {
-		if (c->rstate == RS_HEAD && c->up.bytes == 0) {
-			px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
-			    "upstream failed before answering");
-			return;
-		}
-		px_conn_free(c, "upstream error");
+	if ((what & BEV_EVENT_ERROR) && c->rstate == RS_HEAD && c->up.bytes == 0) {
+		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
+		    "upstream failed before answering");
 		return;
 	}
-	if (!(what & BEV_EVENT_EOF))
+	if (px_conn_side_event(c, &c->up, what) <= 0)
 		return;
-	c->up.eof = 1;
 	if (fwd_response(c))
 		return;
 	if (c->rstate == RS_BODY && c->resp.close_delimited) {

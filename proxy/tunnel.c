@@ -32,44 +32,50 @@ static const struct px_phase tunnel_phase, sni_phase;
 
 /* ---- relaying ----------------------------------------------------------- */
 
+/* Pass everything buffered from FROM on to TO, counting it as FROM's. */
+static void
+pass_buffered(struct conn_side *from, struct conn_side *to)
+{
+	struct evbuffer *in = bufferevent_get_input(from->bev);
+
+	from->bytes += evbuffer_get_length(in);
+	evbuffer_add_buffer(bufferevent_get_output(to->bev), in);
+}
+
 /*
- * Move everything readable from SRC to DST, stopping SRC while DST's output
- * is over RELAY_HIGH; DST's write callback resumes it (le-proxy's scheme).
+ * Move everything readable from FROM to TO, stopping FROM while TO's output
+ * is over RELAY_HIGH; TO's write callback resumes it (le-proxy's scheme).
  */
 static void
-relay(struct px_conn *c, struct bufferevent *src, struct bufferevent *dst, uint64_t *count)
+relay(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 {
-	struct evbuffer *in = bufferevent_get_input(src);
-	struct evbuffer *out = bufferevent_get_output(dst);
-	size_t n = evbuffer_get_length(in);
-
-	if (n == 0)
+	if (evbuffer_get_length(bufferevent_get_input(from->bev)) == 0)
 		return;
-	*count += n;
 	px_conn_touch(c);
-	evbuffer_add_buffer(out, in);
-	if (evbuffer_get_length(out) >= RELAY_HIGH) {
-		bufferevent_disable(src, EV_READ);
-		bufferevent_setwatermark(dst, EV_WRITE, RELAY_HIGH / 2, 0);
+	pass_buffered(from, to);
+	(void)px_conn_throttle(from, to);
+}
+
+/* Half-close: after EOF from FROM and once its bytes are flushed, TO's
+ * write half is shut (so an HTTP client that shuts its write side still
+ * gets its whole answer). */
+static void
+shut_when_flushed(struct conn_side *from, struct conn_side *to)
+{
+	if (to->bev != NULL && from->eof && to->shut_pending &&
+	    evbuffer_get_length(bufferevent_get_output(to->bev)) == 0) {
+		to->shut_pending = 0;
+		shutdown(bufferevent_getfd(to->bev), SHUT_WR);
 	}
 }
 
-/* Half-close: after EOF from one side and once its bytes are flushed, the
- * other side's write half is shut (so an HTTP client that shuts its write
- * side still gets its whole answer). */
+/* Both directions; the tunnel ends once both sides sent EOF and both
+ * write halves are shut. */
 static void
 maybe_shutdown(struct px_conn *c)
 {
-	if (c->up.bev != NULL && c->cli.eof && c->up.shut_pending &&
-	    evbuffer_get_length(bufferevent_get_output(c->up.bev)) == 0) {
-		c->up.shut_pending = 0;
-		shutdown(bufferevent_getfd(c->up.bev), SHUT_WR);
-	}
-	if (c->up.eof && c->cli.shut_pending &&
-	    evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0) {
-		c->cli.shut_pending = 0;
-		shutdown(bufferevent_getfd(c->cli.bev), SHUT_WR);
-	}
+	shut_when_flushed(&c->cli, &c->up);
+	shut_when_flushed(&c->up, &c->cli);
 	if (c->cli.eof && c->up.eof && !c->up.shut_pending && !c->cli.shut_pending)
 		px_conn_free(c, NULL);
 }
@@ -133,6 +139,16 @@ splice_retry(struct px_conn *c)
 	}
 }
 
+/* Until the splice hand-off: read nothing more from S, and call its write
+ * callback as soon as its output is out. */
+static void
+hold_for_splice(struct conn_side *s)
+{
+	bufferevent_setwatermark(s->bev, EV_WRITE, 0, 0);
+	bufferevent_disable(s->bev, EV_READ);
+	bufferevent_enable(s->bev, EV_WRITE);
+}
+
 static void
 tunnel_start(struct px_conn *c)
 {
@@ -142,28 +158,22 @@ tunnel_start(struct px_conn *c)
 	if (!c->cli.eof && !c->up.eof) {
 		/* Pass on what is buffered, reading nothing more meanwhile;
 		 * the write callbacks switch to splice once it is out. */
-		c->cli.bytes += evbuffer_get_length(bufferevent_get_input(c->cli.bev));
-		c->up.bytes += evbuffer_get_length(bufferevent_get_input(c->up.bev));
-		evbuffer_add_buffer(bufferevent_get_output(c->up.bev), bufferevent_get_input(c->cli.bev));
-		evbuffer_add_buffer(bufferevent_get_output(c->cli.bev), bufferevent_get_input(c->up.bev));
+		pass_buffered(&c->cli, &c->up);
+		pass_buffered(&c->up, &c->cli);
 		rc = tunnel_to_splice(c);
 		if (rc == 0)
 			return;
 		if (rc == 1) {
 			c->splice_pending = 1;
-			bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
-			bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
-			bufferevent_disable(c->cli.bev, EV_READ);
-			bufferevent_disable(c->up.bev, EV_READ);
-			bufferevent_enable(c->cli.bev, EV_WRITE);
-			bufferevent_enable(c->up.bev, EV_WRITE);
+			hold_for_splice(&c->cli);
+			hold_for_splice(&c->up);
 			return;
 		}
 	}
 	bufferevent_enable(c->cli.bev, EV_READ);
 	bufferevent_enable(c->up.bev, EV_READ);
 	if (!c->cli.eof)
-		relay(c, c->cli.bev, c->up.bev, &c->cli.bytes);
+		relay(c, &c->cli, &c->up);
 	else
 		maybe_shutdown(c);
 }
@@ -335,113 +345,67 @@ decide:
 
 /* ---- the tunnel's callbacks -------------------------------------------- */
 
-/* Both phases: the client drained, so upstream may be read again. */
+/*
+ * One callback per event for both sides: each finds its side from BEV,
+ * so every step is written once, from one side to the other.
+ */
+
+/* Bytes arrived on a side: pass them to the other one. */
 static void
-tunnel_cli_write_cb(struct bufferevent *bev, void *arg)
+tunnel_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+	struct conn_side *from = px_conn_side_of(c, bev);
+
+	px_loopcall_check();
+	relay(c, from, px_conn_other(c, from));
+}
+
+/* A side drained, so the other side may be read again (the client's, in
+ * the SNI hold too); or the splice hand-off waited for it. */
+static void
+tunnel_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct px_conn *c = arg;
 
-	(void)bev;
 	px_loopcall_check();
 	if (c->splice_pending) {
 		splice_retry(c);
 		return;
 	}
-	if (c->up.bev != NULL && evbuffer_get_length(bufferevent_get_output(c->cli.bev)) < RELAY_HIGH) {
-		bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
-		if (!c->up.eof)
-			bufferevent_enable(c->up.bev, EV_READ);
-	}
+	(void)px_conn_resume(c, px_conn_side_of(c, bev), 1);
 	maybe_shutdown(c);
 }
 
+/* An error closes the tunnel; EOF passes on what is left, and the other
+ * side's write half is shut once it is flushed. */
 static void
-tunnel_up_read_cb(struct bufferevent *bev, void *arg)
+tunnel_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct px_conn *c = arg;
+	struct conn_side *from = px_conn_side_of(c, bev);
+	struct conn_side *to = px_conn_other(c, from);
 
-	(void)bev;
-	px_loopcall_check();
-	relay(c, c->up.bev, c->cli.bev, &c->up.bytes);
-}
-
-static void
-tunnel_up_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct px_conn *c = arg;
-
-	(void)bev;
-	if (what & BEV_EVENT_ERROR) {
-		px_conn_free(c, "upstream error");
+	if (px_conn_side_event(c, from, what) <= 0)
 		return;
+	relay(c, from, to);
+	to->shut_pending = 1;
+	if (c->phase == &sni_phase && !to->eof) {
+		/* Only upstream's events come here in the SNI hold: it is
+		 * gone before the client spoke, so there is nothing to check. */
+		to->eof = 1;
+		from->shut_pending = 0;
 	}
-	if (!(what & BEV_EVENT_EOF))
-		return;
-	c->up.eof = 1;
-	relay(c, c->up.bev, c->cli.bev, &c->up.bytes);
-	c->cli.shut_pending = 1;
-	if (c->phase == &sni_phase && !c->cli.eof) {
-		/* Upstream is gone before the client spoke: nothing to check. */
-		c->cli.eof = 1;
-		c->up.shut_pending = 0;
-	}
-	maybe_shutdown(c);
-}
-
-static void
-tunnel_cli_read_cb(struct bufferevent *bev, void *arg)
-{
-	struct px_conn *c = arg;
-
-	(void)bev;
-	px_loopcall_check();
-	relay(c, c->cli.bev, c->up.bev, &c->cli.bytes);
-}
-
-static void
-tunnel_up_write_cb(struct bufferevent *bev, void *arg)
-{
-	struct px_conn *c = arg;
-
-	(void)bev;
-	px_loopcall_check();
-	if (c->splice_pending) {
-		splice_retry(c);
-		return;
-	}
-	if (evbuffer_get_length(bufferevent_get_output(c->up.bev)) < RELAY_HIGH) {
-		bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
-		if (!c->cli.eof)
-			bufferevent_enable(c->cli.bev, EV_READ);
-	}
-	maybe_shutdown(c);
-}
-
-static void
-tunnel_cli_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct px_conn *c = arg;
-
-	(void)bev;
-	if (what & BEV_EVENT_ERROR) {
-		px_conn_free(c, "client error");
-		return;
-	}
-	if (!(what & BEV_EVENT_EOF))
-		return;
-	c->cli.eof = 1;
-	relay(c, c->cli.bev, c->up.bev, &c->cli.bytes);
-	c->up.shut_pending = 1;
 	maybe_shutdown(c);
 }
 
 /* Relaying both ways. */
 static const struct px_phase tunnel_phase = {
 	.name = "tunnel",
-	.cli_read = tunnel_cli_read_cb, .cli_write = tunnel_cli_write_cb,
-	.cli_event = tunnel_cli_event_cb,
-	.up_read = tunnel_up_read_cb, .up_write = tunnel_up_write_cb,
-	.up_event = tunnel_up_event_cb,
+	.cli_read = tunnel_read_cb, .cli_write = tunnel_write_cb,
+	.cli_event = tunnel_event_cb,
+	.up_read = tunnel_read_cb, .up_write = tunnel_write_cb,
+	.up_event = tunnel_event_cb,
 	.timeout = px_conn_idle_timeout, .tunnel = 1,
 };
 
@@ -455,6 +419,7 @@ sni_cli_read_cb(struct bufferevent *bev, void *arg)
 	sni_step(arg);
 }
 
+/* Upstream drained; the client's reads are the SNI step's to govern. */
 static void
 sni_up_write_cb(struct bufferevent *bev, void *arg)
 {
@@ -462,8 +427,7 @@ sni_up_write_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	px_loopcall_check();
-	if (evbuffer_get_length(bufferevent_get_output(c->up.bev)) < RELAY_HIGH)
-		bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
+	(void)px_conn_resume(c, &c->up, 0);
 }
 
 static void
@@ -472,14 +436,8 @@ sni_cli_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct px_conn *c = arg;
 
 	(void)bev;
-	if (what & BEV_EVENT_ERROR) {
-		px_conn_free(c, "client error");
-		return;
-	}
-	if (!(what & BEV_EVENT_EOF))
-		return;
-	c->cli.eof = 1;
-	sni_step(c);
+	if (px_conn_side_event(c, &c->cli, what) > 0)
+		sni_step(c);
 }
 
 /* A ClientHello begun and not finished by its deadline is cut; a silent
@@ -498,10 +456,10 @@ sni_timeout(struct px_conn *c)
  * upstream's bytes flow to the client meanwhile. */
 static const struct px_phase sni_phase = {
 	.name = "sni",
-	.cli_read = sni_cli_read_cb, .cli_write = tunnel_cli_write_cb,
+	.cli_read = sni_cli_read_cb, .cli_write = tunnel_write_cb,
 	.cli_event = sni_cli_event_cb,
-	.up_read = tunnel_up_read_cb, .up_write = sni_up_write_cb,
-	.up_event = tunnel_up_event_cb,
+	.up_read = tunnel_read_cb, .up_write = sni_up_write_cb,
+	.up_event = tunnel_event_cb,
 	.timeout = sni_timeout, .tunnel = 1,
 };
 
@@ -535,5 +493,5 @@ px_tunnel_upgrade(struct px_conn *c)
 {
 	tunnel_start(c);
 	if (c->spl == NULL)
-		relay(c, c->up.bev, c->cli.bev, &c->up.bytes);
+		relay(c, &c->up, &c->cli);
 }

@@ -14,6 +14,12 @@
 #   chain        curl -> relay -> postern-proxy -> upstream, when
 #                ./postern-proxy is built; skipped with a message otherwise
 #
+# BENCH_BASE_BRIDGE=/path/to/an/older/postern-bridge: a before/after in one
+# run.  That binary relays to the same server as one more target,
+# "bridge-base", measured in the same rounds right after the bridge; the
+# first table gains its column and a "br/base" column (bridge ÷
+# bridge-base).  The chain keeps to ./postern-bridge.
+#
 # Loopback only.  Not part of "make check": "make bench-bridge".
 set -u
 : "${top_builddir:=.}"
@@ -25,11 +31,16 @@ ROUNDS=${BENCH_ROUNDS:-3}
 BYTES=${BENCH_BYTES:-1073741824}
 SECS=${BENCH_SECONDS:-2}
 IDLE=${BENCH_IDLE:-1000}
+BASE=${BENCH_BASE_BRIDGE:-}
 HZ=$(getconf CLK_TCK)
 
 for x in "$LOAD" "$BRIDGE"; do
 	[ -x "$x" ] || { echo "bench-bridge: $x is not built" >&2; exit 1; }
 done
+if [ -n "$BASE" ] && [ ! -x "$BASE" ]; then
+	echo "bench-bridge: BENCH_BASE_BRIDGE=$BASE is not an executable" >&2
+	exit 1
+fi
 command -v socat >/dev/null || { echo "bench-bridge: socat is not installed" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "bench-bridge: python3 is not installed" >&2; exit 1; }
 
@@ -96,6 +107,14 @@ SOCAT_PID=$!
 PIDS="$PIDS $SOCAT_PID"
 wait_port "$BRIDGE_PORT"
 wait_port "$SOCAT_PORT"
+BASE_PID=
+if [ -n "$BASE" ]; then
+	BASE_PORT=$(free_port)
+	"$BASE" --connect "$T/server.sock" --listen "127.0.0.1:$BASE_PORT" 2>"$T/bridge-base.err" &
+	BASE_PID=$!
+	PIDS="$PIDS $BASE_PID"
+	wait_port "$BASE_PORT"
+fi
 
 addr_of() {
 	case $1 in
@@ -103,15 +122,22 @@ addr_of() {
 	unix) echo "unix:$T/server.sock" ;;
 	bridge) echo "tcp:127.0.0.1:$BRIDGE_PORT" ;;
 	socat) echo "tcp:127.0.0.1:$SOCAT_PORT" ;;
+	base) echo "tcp:127.0.0.1:$BASE_PORT" ;;
 	esac
 }
 relay_pid() {
-	case $1 in bridge) echo "$BRIDGE_PID" ;; socat) echo "$SOCAT_PID" ;; *) echo "" ;; esac
+	case $1 in bridge) echo "$BRIDGE_PID" ;; socat) echo "$SOCAT_PID" ;; base) echo "$BASE_PID" ;; *) echo "" ;; esac
 }
 
+# "base" is BENCH_BASE_BRIDGE, shown as bridge-base.
 TARGETS="tcp unix bridge socat"
+[ -n "$BASE" ] && TARGETS="tcp unix bridge base socat"
 echo "bench-bridge: $ROUNDS rounds, $BYTES bytes per stream, ${SECS}s per timed test, $IDLE idle connections"
 echo "bench-bridge: $(nproc) CPUs, kernel $(uname -r)"
+if [ -n "$BASE" ]; then
+	brev=$(git -C "$(dirname "$BASE")" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	echo "bench-bridge: bridge-base: $BASE (tree at $brev)"
+fi
 
 # One test at a time across the four paths, so that the paths compared in
 # a ratio were measured minutes apart at most, not a whole round apart: the
@@ -188,7 +214,11 @@ check() { # VALUE OP LIMIT
 }
 
 echo
-printf '%-26s %11s %11s %11s %11s\n' "median of $ROUNDS" direct-tcp direct-unix bridge socat
+if [ -n "$BASE" ]; then
+	printf '%-26s %11s %11s %11s %11s %11s %9s\n' "median of $ROUNDS" direct-tcp direct-unix bridge bridge-base socat br/base
+else
+	printf '%-26s %11s %11s %11s %11s\n' "median of $ROUNDS" direct-tcp direct-unix bridge socat
+fi
 for m in up down cps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu; do
 	case $m in
 	up) label="throughput up (MB/s)" ;;
@@ -208,6 +238,7 @@ for m in up down cps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu; do
 		eval "M_${m}_$t=\$v"
 		printf ' %11s' "$v"
 	done
+	[ -n "$BASE" ] && eval "printf ' %9s' \"\$(ratio \"\$M_${m}_bridge\" \"\$M_${m}_base\")\""
 	printf '\n'
 done
 

@@ -31,6 +31,16 @@
 # BENCH_ONLY=head runs only the last case (no tinyproxy, squid or wrk
 # needed).
 #
+# BENCH_BASE=/path/to/an/older/postern-proxy: a before/after in one run.
+# That binary runs as one more target, "postern-base", in the same rounds
+# and with the same config (its own port and audit log), head bytewise
+# included; the table gains its column and a "postern ÷ postern-base"
+# ratio (so a change is judged against its base under the same load, not
+# against a number from another day).  Build the base from an older commit
+# in a clone of its own, e.g. git clone -q . /tmp/base && git -C /tmp/base
+# checkout -q REV && (cd /tmp/base && autoreconf -fi && ./configure -q &&
+# make postern-proxy), then BENCH_BASE=/tmp/base/postern-proxy make bench.
+#
 # Everything runs in a private network namespace (unshare -n) with only
 # loopback in it, so no byte can leave the machine, the TIME_WAIT sockets of
 # hundreds of thousands of short connections stay out of the host's tables,
@@ -63,12 +73,19 @@ SECS=${BENCH_SECONDS:-2}
 IDLE=${BENCH_IDLE:-1000}
 LIMIT=${BENCH_LIMIT:-570}
 ONLY=${BENCH_ONLY:-}
+BASE=${BENCH_BASE:-}
+# One more target takes its share of each round.
+[ -n "$BASE" ] && [ -z "${BENCH_LIMIT:-}" ] && LIMIT=720
 BULK_MAX=15		# seconds a bulk stream may take before it is cut
 HZ=$(getconf CLK_TCK)
 
 for x in "$LOAD" "$POSTERN"; do
 	[ -x "$x" ] || { echo "bench-proxy: $x is not built" >&2; exit 1; }
 done
+if [ -n "$BASE" ] && [ ! -x "$BASE" ]; then
+	echo "bench-proxy: BENCH_BASE=$BASE is not an executable" >&2
+	exit 1
+fi
 case $ONLY in
 '') NEED="squid tinyproxy wrk ip ss timeout" ;;
 head) NEED="ip ss timeout" ;;
@@ -150,6 +167,7 @@ REFUSED="refused.invalid:$RAW"	# a name no proxy allows, on an allowed port
 PX_PORT=18080
 TP_PORT=18081
 SQ_PORT=18082
+PB_PORT=18083
 
 # postern: the two upstreams as IP-literal rules (no DNS, like the peers);
 # unprivileged after binding, like the peers.
@@ -164,6 +182,26 @@ max_connections = 10000
 max_connections = 10000
 allow_hosts = 127.0.0.1:$RAW, 127.0.0.1:$HTTP
 EOF
+# The base: the same config but for its port and its audit log.  A key
+# newer than the base (its --check names the line) is left out for it,
+# and said: [defaults] max_connections, say, only lifts a share the base
+# does not have.
+if [ -n "$BASE" ]; then
+	sed -e "s|^listen = .*|listen = tcp:127.0.0.1:$PB_PORT|" \
+		-e "s|^log = .*|log = $T/postern-base-audit.log|" "$T/postern.ini" > "$T/postern-base.ini"
+	i=0
+	until "$BASE" --check -c "$T/postern-base.ini" >/dev/null 2>"$T/postern-base.check"; do
+		n=$(sed -n "s|^$T/postern-base.ini:\([0-9][0-9]*\):.*|\1|p" "$T/postern-base.check" | head -1)
+		i=$((i + 1))
+		if [ -z "$n" ] || [ $i -gt 5 ]; then
+			echo "bench-proxy: postern-base refuses the config:" >&2
+			cat "$T/postern-base.check" >&2
+			exit 1
+		fi
+		echo "bench-proxy: postern-base: left out \"$(sed -n "${n}p" "$T/postern-base.ini")\" ($(head -1 "$T/postern-base.check" | sed 's|^[^ ]* ||'))"
+		sed -i "${n}d" "$T/postern-base.ini"
+	done
+fi
 
 # tinyproxy: host filter with default deny, CONNECT only to the raw port.
 mkdir "$T/tinyproxy"
@@ -220,16 +258,22 @@ start_proxies() {
 	TP_PID=$!
 	squid -N -f "$T/squid/squid.conf" >>"$T/squid.err" 2>&1 &
 	SQ_PID=$!
-	PIDS="$SERVER_PID $PX_PID $TP_PID $SQ_PID"
+	PB_PID=
+	if [ -n "$BASE" ]; then
+		"$BASE" -c "$T/postern-base.ini" 2>>"$T/postern-base.err" &
+		PB_PID=$!
+	fi
+	PIDS="$SERVER_PID $PX_PID $TP_PID $SQ_PID $PB_PID"
 	wait_listen $PX_PORT postern $PX_PID
 	wait_listen $TP_PORT tinyproxy $TP_PID
 	wait_listen $SQ_PORT squid $SQ_PID
+	[ -n "$BASE" ] && wait_listen $PB_PORT postern-base $PB_PID
 }
 stop_proxies() {
-	for p in $PX_PID $TP_PID $SQ_PID; do
+	for p in $PX_PID $TP_PID $SQ_PID $PB_PID; do
 		for d in $(descendants "$p"); do kill "$d" 2>/dev/null; done
 	done
-	for p in $PX_PID $TP_PID $SQ_PID; do wait "$p" 2>/dev/null; done
+	for p in $PX_PID $TP_PID $SQ_PID $PB_PID; do wait "$p" 2>/dev/null; done
 	PIDS=$SERVER_PID
 }
 
@@ -237,13 +281,14 @@ proxy_of() {
 	case $1 in
 	direct) echo - ;;
 	postern) echo "127.0.0.1:$PX_PORT" ;;
+	base) echo "127.0.0.1:$PB_PORT" ;;
 	tinyproxy) echo "127.0.0.1:$TP_PORT" ;;
 	squid) echo "127.0.0.1:$SQ_PORT" ;;
 	esac
 }
 pid_of() {
 	case $1 in
-	postern) echo $PX_PID ;; tinyproxy) echo $TP_PID ;; squid) echo $SQ_PID ;;
+	postern) echo $PX_PID ;; base) echo $PB_PID ;; tinyproxy) echo $TP_PID ;; squid) echo $SQ_PID ;;
 	esac
 }
 
@@ -303,7 +348,9 @@ idle_pss() { # NAME PROXY PID: Pss per idle tunnel, kB
 	sleep 0.5	# the proxy closes the other ends before the next test
 }
 
+# "base" is BENCH_BASE, shown as postern-base.
 TARGETS="direct postern tinyproxy squid"
+[ -n "$BASE" ] && TARGETS="direct postern base tinyproxy squid"
 echo "bench-proxy: $ROUNDS rounds; bulk $BYTES bytes each way; ${SECS}s per timed test; $IDLE idle tunnels"
 echo "bench-proxy: $(nproc) CPUs, kernel $(uname -r), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 rev=$(git -C "$top_srcdir" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -311,6 +358,10 @@ if [ -z "$ONLY" ]; then
 	echo "bench-proxy: $("$POSTERN" --version 2>&1 | head -1) (tree at $rev); $(tinyproxy -v 2>&1 | head -1); $(squid -v | head -1)"
 else
 	echo "bench-proxy: $("$POSTERN" --version 2>&1 | head -1) (tree at $rev); only: $ONLY"
+fi
+if [ -n "$BASE" ]; then
+	brev=$(git -C "$(dirname "$BASE")" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	echo "bench-proxy: postern-base: $BASE, $("$BASE" --version 2>&1 | head -1) (tree at $brev)"
 fi
 START=$(date +%s)
 
@@ -393,27 +444,34 @@ done
 # writes, so what differs is only how a head's cost grows with its length
 # (and twenty requests' fixed costs against two, which favours the big
 # heads' side of the ratio).
-"$POSTERN" -c "$T/postern.ini" 2>>"$T/postern.err" &
-PX_PID=$!
-PIDS="$SERVER_PID $PX_PID"
-wait_listen $PX_PORT postern $PX_PID
-r=0
-while [ $r -lt "$ROUNDS" ]; do
-	r=$((r + 1))
-	echo "bench-proxy: head bytewise round $r ($(($(date +%s) - START))s)"
-	c0=$(cpu_ticks $PX_PID)
-	run postern "head bytewise 2 x 27 KB" "$LOAD" slowhead "127.0.0.1:$PX_PORT" "$UP_HTTP" 2 27648 >/dev/null || continue
-	c1=$(cpu_ticks $PX_PID)
-	run postern "head bytewise 20 x 2.7 KB" "$LOAD" slowhead "127.0.0.1:$PX_PORT" "$UP_HTTP" 20 2765 >/dev/null || continue
-	c2=$(cpu_ticks $PX_PID)
-	awk -v t=$((c1 - c0)) -v hz="$HZ" 'BEGIN { printf "%.0f\n", t / hz * 1000 }' >> "$T/headbig.postern"
-	awk -v t=$((c2 - c1)) -v hz="$HZ" 'BEGIN { printf "%.0f\n", t / hz * 1000 }' >> "$T/headsmall.postern"
-	awk -v a=$((c1 - c0)) -v b=$((c2 - c1)) 'BEGIN { if (b == 0) print "-"; else printf "%.2f\n", a / b }' >> "$T/headratio.postern"
-	echo "bench-proxy: head bytewise round $r: $(tail -1 "$T/headbig.postern") ms, $(tail -1 "$T/headsmall.postern") ms, ratio $(tail -1 "$T/headratio.postern")"
-done
-for d in $(descendants "$PX_PID"); do kill "$d" 2>/dev/null; done
-wait "$PX_PID" 2>/dev/null
-PIDS=$SERVER_PID
+head_rounds() { # TARGET LABEL BINARY INI PORT
+	ht=$1 hl=$2 hbin=$3 hini=$4 hport=$5
+	hp=
+	[ "$ht" = base ] && hp="postern-base "
+	"$hbin" -c "$hini" 2>>"$T/$hl.err" &
+	HPID=$!
+	PIDS="$SERVER_PID $HPID"
+	wait_listen "$hport" "$hl" $HPID
+	r=0
+	while [ $r -lt "$ROUNDS" ]; do
+		r=$((r + 1))
+		echo "bench-proxy: ${hp}head bytewise round $r ($(($(date +%s) - START))s)"
+		c0=$(cpu_ticks $HPID)
+		run "$ht" "head bytewise 2 x 27 KB" "$LOAD" slowhead "127.0.0.1:$hport" "$UP_HTTP" 2 27648 >/dev/null || continue
+		c1=$(cpu_ticks $HPID)
+		run "$ht" "head bytewise 20 x 2.7 KB" "$LOAD" slowhead "127.0.0.1:$hport" "$UP_HTTP" 20 2765 >/dev/null || continue
+		c2=$(cpu_ticks $HPID)
+		awk -v t=$((c1 - c0)) -v hz="$HZ" 'BEGIN { printf "%.0f\n", t / hz * 1000 }' >> "$T/headbig.$ht"
+		awk -v t=$((c2 - c1)) -v hz="$HZ" 'BEGIN { printf "%.0f\n", t / hz * 1000 }' >> "$T/headsmall.$ht"
+		awk -v a=$((c1 - c0)) -v b=$((c2 - c1)) 'BEGIN { if (b == 0) print "-"; else printf "%.2f\n", a / b }' >> "$T/headratio.$ht"
+		echo "bench-proxy: ${hp}head bytewise round $r: $(tail -1 "$T/headbig.$ht") ms, $(tail -1 "$T/headsmall.$ht") ms, ratio $(tail -1 "$T/headratio.$ht")"
+	done
+	for d in $(descendants "$HPID"); do kill "$d" 2>/dev/null; done
+	wait "$HPID" 2>/dev/null
+	PIDS=$SERVER_PID
+}
+head_rounds postern postern "$POSTERN" "$T/postern.ini" $PX_PORT
+[ -n "$BASE" ] && head_rounds base postern-base "$BASE" "$T/postern-base.ini" $PB_PORT
 echo "bench-proxy: done in $(($(date +%s) - START))s, load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---------------------------------------------------------------------------
@@ -433,7 +491,9 @@ for m in up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse cputps
 		eval "M_${m}_$t=\$v"
 	done
 done
-for t in postern tinyproxy squid; do
+HALF_TARGETS="postern tinyproxy squid"
+[ -n "$BASE" ] && HALF_TARGETS="postern base tinyproxy squid"
+for t in $HALF_TARGETS; do
 	v=-
 	if [ -s "$T/half.$t" ]; then
 		if grep -qv '^yes$' "$T/half.$t"; then v=no; else v=yes; fi
@@ -445,14 +505,23 @@ echo
 echo "Medians of $ROUNDS rounds; ratios are postern / peer (for latency, PSS and CPU"
 echo "lower is better).  tinyproxy answers plain HTTP without keep-alive, so wrk"
 echo "reconnects after every response and counts each close as a read error."
+# With a base, its column follows postern's and its ratio the others.
+BH= BS= BR=
+if [ -n "$BASE" ]; then
+	echo "postern-base is BENCH_BASE ($BASE, tree at $brev), run in the same rounds;"
+	echo "÷postern-base is postern / postern-base."
+	BH=" postern-base |" BS="--:|" BR=" ÷postern-base |"
+fi
 echo
-echo "| metric | direct | postern | tinyproxy | squid | ÷direct | ÷tinyproxy | ÷squid | target | |"
-echo "|---|--:|--:|--:|--:|--:|--:|--:|---|---|"
+echo "| metric | direct | postern |$BH tinyproxy | squid | ÷direct | ÷tinyproxy | ÷squid |$BR target | |"
+echo "|---|--:|--:|$BS--:|--:|--:|--:|--:|$BS---|---|"
 ROWS="up down tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half cputps cpurps cpuref"
 [ -n "$ONLY" ] && ROWS=""
 for m in $ROWS headbig headsmall headratio; do
 	eval "d=\${M_${m}_direct:--} p=\$M_${m}_postern tp=\$M_${m}_tinyproxy sq=\$M_${m}_squid"
 	rd=$(ratio "$p" "$d"); rt=$(ratio "$p" "$tp"); rs=$(ratio "$p" "$sq")
+	eval "pb=\${M_${m}_base:--}"
+	rb=$(ratio "$p" "$pb")
 	best=$(maxof "$tp" "$sq")
 	case $m in
 	up|down)
@@ -494,10 +563,12 @@ for m in $ROWS headbig headsmall headratio; do
 		verdict=$(atleast "$(ratio "$p" "$best")" 2) ;;
 	half)
 		label="half-close through a tunnel"
-		rd=- rt=- rs=-
+		rd=- rt=- rs=- rb=-
 		target="postern yes"
 		if [ "$p" = yes ]; then verdict=met; else verdict="**missed**"; fi ;;
 	esac
-	echo "| $label | $d | $p | $tp | $sq | $rd | $rt | $rs | $target | $verdict |"
+	BV= BQ=
+	[ -n "$BASE" ] && BV=" $pb |" BQ=" $rb |"
+	echo "| $label | $d | $p |$BV $tp | $sq | $rd | $rt | $rs |$BQ $target | $verdict |"
 done
 echo
