@@ -83,45 +83,64 @@ size_t
 bs_json_escape(const char *src, size_t len, char *buf, size_t size, unsigned flags)
 {
 	const unsigned char *s = (const unsigned char *)src;
-	size_t need = 0, done = 0, n, i;
-	char esc[8];
-	const char *piece;
+	size_t need = 0, done = 0, i = 0;
 	int full = 1;
 
-	for (i = 0; i < len; i += n) {
-		n = 1;
+	while (i < len) {
+		unsigned char ch = s[i];
+		const char *piece;
+		char esc[6];
+		size_t n = 1, plen;
+
+		if (ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\') {
+			/* The common case: a run of bytes as they are, copied
+			 * at once. */
+			size_t j = i + 1, run, room;
+
+			while (j < len && s[j] >= 0x20 && s[j] < 0x7f && s[j] != '"' && s[j] != '\\')
+				j++;
+			run = j - i;
+			room = full && size > done + 1 ? size - done - 1 : 0;
+			if (run > room)
+				full = 0;
+			if (room > 0) {
+				memcpy(buf + done, src + i, run < room ? run : room);
+				done += run < room ? run : room;
+			}
+			need += run;
+			i = j;
+			continue;
+		}
 		piece = esc;
-		if (s[i] == '"' || s[i] == '\\') {
+		if (ch == '"' || ch == '\\') {
 			esc[0] = '\\';
-			esc[1] = (char)s[i];
-			esc[2] = '\0';
-		} else if (s[i] < 0x20 || s[i] == 0x7f || (s[i] >= 0x80 && !(flags & BS_JSON_UTF8))) {
+			esc[1] = (char)ch;
+			plen = 2;
+		} else if (ch < 0x80 || !(flags & BS_JSON_UTF8)) {
+			/* Control bytes, DEL, and without BS_JSON_UTF8 every byte
+			 * of 0x80 and above. */
 			memcpy(esc, "\\u00", 4);
-			esc[4] = hexdigits[s[i] >> 4];
-			esc[5] = hexdigits[s[i] & 15];
-			esc[6] = '\0';
-		} else if (s[i] < 0x80) {
-			esc[0] = (char)s[i];
-			esc[1] = '\0';
+			esc[4] = hexdigits[ch >> 4];
+			esc[5] = hexdigits[ch & 15];
+			plen = 6;
 		} else if ((n = utf8_len(s + i, len - i)) == 0) {
 			n = 1;
 			piece = "\\ufffd";
+			plen = 6;
 		} else {
 			piece = src + i;
+			plen = n;
 		}
-		{
-			size_t plen = piece == src + i ? n : strlen(piece);
-
-			/* Only whole escapes: once one does not fit, none after it
-			 * is written either. */
-			if (full && done + plen < size) {
-				memcpy(buf + done, piece, plen);
-				done += plen;
-			} else {
-				full = 0;
-			}
-			need += plen;
+		/* Only whole escapes: once one does not fit, none after it is
+		 * written either. */
+		if (full && done + plen < size) {
+			memcpy(buf + done, piece, plen);
+			done += plen;
+		} else {
+			full = 0;
 		}
+		need += plen;
+		i += n;
 	}
 	if (size > 0)
 		buf[done] = '\0';
