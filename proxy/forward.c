@@ -93,24 +93,22 @@ int
 px_forward_reuse(struct px_conn *c)
 {
 	struct pooled *pp = pool_find(c, c->upkey);
-	struct cf_decision ad;
 
 	/*
 	 * Reuse this host's idle upstream only under the snapshot and
 	 * the rule that vetted every address of the host when it was
 	 * opened: then the full decision (name, port, each address,
-	 * "private") is the one made then.  After a reload, or under
-	 * another rule (a path rule without "private"), the upstream is
-	 * closed and the request takes the way of a new one: lookup,
-	 * every address vetted, a new connection.  The peer's own
-	 * address is checked again here all the same.
+	 * "private") is the one made then, and judging the peer's address
+	 * again would compute the same answer from the same inputs
+	 * (cf_decide_addrs() is a function of the snapshot, the session,
+	 * the rule and the address).  After a reload, or under another
+	 * rule (a path rule without "private"), the upstream is closed and
+	 * the request takes the way of a new one: lookup, every address
+	 * vetted, a new connection.
 	 */
-	if (pp != NULL) {
-		cf_decide_addr(c->cfg, c->sess, &c->dec, &pp->peer.sa, &ad);
-		if (pp->generation != c->generation || pp->rule != c->dec.rule || !ad.allow) {
-			px_pool_drop(pp);
-			pp = NULL;
-		}
+	if (pp != NULL && (pp->generation != c->generation || pp->rule != c->dec.rule)) {
+		px_pool_drop(pp);
+		pp = NULL;
 	}
 	if (pp != NULL) {
 		c->up.bev = pp->bev;
