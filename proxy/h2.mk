@@ -16,3 +16,10 @@ tests_fuzz_h2_replay_SOURCES = tests/fuzz/fuzz-h2.c tests/fuzz/replay.c
 tests_fuzz_h2_replay_CFLAGS = $(AM_CFLAGS) $(NGHTTP2_CFLAGS)
 tests_fuzz_h2_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/h2"'
 tests_fuzz_h2_replay_LDADD = $(PROXY_LIBS)
+
+# Real HTTP/2 clients and server through the module, on loopback.
+check_PROGRAMS += tests/integration/h2-relay
+tests_integration_h2_relay_SOURCES = tests/integration/h2-relay.c
+tests_integration_h2_relay_LDADD = $(PROXY_LIBS)
+TESTS += tests/integration/h2-clients.sh
+EXTRA_DIST += tests/integration/h2-clients.sh
