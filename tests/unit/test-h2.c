@@ -56,7 +56,7 @@ struct world {
 	int dones;
 	struct px_h2_stream_info last;
 	char last_edit_set[64], last_edit[64], last_path[128];
-	int goaway;
+	int goaway, us_goaway;
 	uint32_t goaway_code;
 };
 
@@ -308,6 +308,8 @@ us_frame(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 	struct world *w = ud;
 	struct ustream *u;
 
+	if (f->hd.type == NGHTTP2_GOAWAY)
+		w->us_goaway = 1;
 	if (f->hd.type != NGHTTP2_DATA && f->hd.type != NGHTTP2_HEADERS)
 		return 0;
 	if (!(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
@@ -680,6 +682,40 @@ test_rst(void)
 	world_free(&w);
 }
 
+static void
+test_goaway(void)
+{
+	struct world w;
+	struct cstream *c;
+	int32_t id;
+
+	world_init(&w, M_HOLD, 0);
+	id = get(&w, "/a");
+	step(&w);
+	nghttp2_submit_goaway(w.us, NGHTTP2_FLAG_NONE, w.uss[0].id,
+	    NGHTTP2_NO_ERROR, NULL, 0);
+	step(&w);
+	tap_ok(w.goaway && w.goaway_code == NGHTTP2_NO_ERROR,
+	    "GOAWAY from the upstream reaches the client");
+	c = cs_get(&w, id);
+	tap_ok(!c->closed && !px_h2_over(w.h), "GOAWAY: the open stream goes on");
+	respond(&w, w.uss[0].id);
+	step(&w);
+	tap_ok(c->status == 200 && c->ended && px_h2_over(w.h),
+	    "GOAWAY: the stream finishes, then the relay is over");
+	world_free(&w);
+
+	world_init(&w, M_SIMPLE, 0);
+	get(&w, "/a");
+	step(&w);
+	nghttp2_submit_goaway(w.cl, NGHTTP2_FLAG_NONE, 0, NGHTTP2_NO_ERROR, NULL, 0);
+	step(&w);
+	tap_ok(w.us_goaway, "GOAWAY from the client reaches the upstream");
+	tap_ok(px_h2_over(w.h) && px_h2_error(w.h) == NULL,
+	    "client GOAWAY: over, and no error");
+	world_free(&w);
+}
+
 /* The error code of the first GOAWAY in BUF (raw frames), or -1. */
 static long
 raw_goaway(const struct buf *b)
@@ -737,6 +773,7 @@ main(void)
 	test_upload();
 	test_trailers();
 	test_rst();
+	test_goaway();
 	test_malformed();
 	return tap_done();
 }
