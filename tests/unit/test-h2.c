@@ -716,6 +716,31 @@ test_goaway(void)
 	world_free(&w);
 }
 
+static void
+test_header_limit(void)
+{
+	struct world w;
+	struct cstream *c;
+	nghttp2_nv nv[300];
+	int32_t id;
+	int i;
+
+	world_init(&w, M_SIMPLE, 0);
+	nv[0] = (nghttp2_nv){ (uint8_t *)":method", (uint8_t *)"GET", 7, 3, 0 };
+	nv[1] = (nghttp2_nv){ (uint8_t *)":scheme", (uint8_t *)"https", 7, 5, 0 };
+	nv[2] = (nghttp2_nv){ (uint8_t *)":authority", (uint8_t *)"a.example", 10, 9, 0 };
+	nv[3] = (nghttp2_nv){ (uint8_t *)":path", (uint8_t *)"/many", 5, 5, 0 };
+	for (i = 4; i < 300; i++)
+		nv[i] = (nghttp2_nv){ (uint8_t *)"x-many", (uint8_t *)"v", 6, 1, 0 };
+	id = nghttp2_submit_request(w.cl, NULL, nv, 300, NULL, NULL);
+	step(&w);
+	c = cs_get(&w, id);
+	tap_ok(c->status == 431 && strcmp(c->reason, "header_too_large") == 0 &&
+	    w.nus == 0, "%d header fields: 431, the upstream sees nothing (%d)",
+	    300, c->status);
+	world_free(&w);
+}
+
 /* The error code of the first GOAWAY in BUF (raw frames), or -1. */
 static long
 raw_goaway(const struct buf *b)
@@ -774,6 +799,7 @@ main(void)
 	test_trailers();
 	test_rst();
 	test_goaway();
+	test_header_limit();
 	test_malformed();
 	return tap_done();
 }
