@@ -5,7 +5,8 @@
 # Asserts: a download arrives whole; the upstream receives the injected
 # authorization and never the client's placeholder; a refused path gets 403
 # and x-postern-reason and never reaches the upstream; many concurrent
-# streams over few connections all succeed; an upload arrives whole.
+# streams over few connections all succeed; an upload arrives whole; three
+# big downloads on one connection all complete.
 set -u
 : "${top_builddir:=.}"
 skip() { echo "SKIP: $*"; exit 77; }
@@ -72,6 +73,12 @@ head -c 2000000 /dev/urandom >"$T/up.bin"
 nghttp -d "$T/up.bin" "$base/big" >"$T/echo.out" 2>"$T/nghttp.err"
 check "nghttp: a 2 MB upload comes back whole (--echo-upload)" cmp -s "$T/up.bin" "$T/echo.out"
 check "relay: audited the upload's bytes" grep -q '^done POST /big 200 up=2000000 down=2000000' "$T/relay.log"
+
+# Three 3 MB downloads on one connection, over its 1 MiB window: a window
+# the module failed to give back would stall the later ones.
+timeout 60 nghttp -n "$base/big" "$base/big?2" "$base/big?3" >/dev/null 2>"$T/nghttp3.err"
+check "nghttp: three 3 MB downloads on one connection all complete" \
+	[ "$(grep -c '^done GET /big 200 up=0 down=3000000 ' "$T/relay.log")" -ge 4 ]
 
 if [ $nfail -ne 0 ]; then
 	echo "# relay log:"; sed 's/^/# /' "$T/relay.log" | tail -20

@@ -57,6 +57,8 @@ struct world {
 	struct px_h2_stream_info last;
 	char last_edit_set[64], last_edit[64], last_path[128];
 	int goaway, us_goaway;
+	int client_full;		/* the module's client output is full */
+	size_t chunk;			/* M_STREAM: bytes a chunk (0: a line) */
 	uint32_t goaway_code;
 };
 
@@ -102,6 +104,8 @@ us_get(struct world *w, int32_t id)
 static ssize_t
 m_send_client(void *arg, const uint8_t *p, size_t n)
 {
+	if (((struct world *)arg)->client_full)
+		return 0;
 	buf_add(&((struct world *)arg)->m2c, p, n);
 	return (ssize_t)n;
 }
@@ -272,6 +276,12 @@ body_read(nghttp2_session *s, int32_t id, uint8_t *p, size_t n,
 	int len;
 
 	if (w->mode == M_STREAM) {
+		if (w->stream_sent < w->stream_avail && w->chunk > 0) {
+			w->stream_sent++;
+			n = n < w->chunk ? n : w->chunk;
+			memset(p, 'd', n);
+			return (ssize_t)n;
+		}
 		if (w->stream_sent < w->stream_avail) {
 			len = snprintf((char *)p, n, "data: %d\n\n", w->stream_sent++);
 			return len;
@@ -605,6 +615,37 @@ test_streaming(void)
 	world_free(&w);
 }
 
+/* Responses the upstream ends while the client is not reading: their bytes
+ * wait in the module after the upstream stream has closed, and must still
+ * be given back to the connection window when the client takes them. */
+static void
+test_window_after_close(void)
+{
+	struct world w;
+	struct cstream *c;
+	int32_t id;
+	int i, ok = 1;
+
+	world_init(&w, M_STREAM, 0);
+	w.chunk = 16000;
+	for (i = 0; i < 8 && ok; i++) {
+		w.stream_sent = 0;
+		w.stream_avail = 13;
+		w.stream_end = 1;
+		id = get(&w, "/blob");
+		w.client_full = 1;
+		step(&w);
+		w.client_full = 0;
+		px_h2_flush(w.h);
+		step(&w);
+		c = cs_get(&w, id);
+		if (c->nbody != 13 * 16000 || !c->ended)
+			ok = 0;
+	}
+	tap_ok(ok, "8 x 208 kB answered while the client was full: all arrive (%d)", i);
+	world_free(&w);
+}
+
 static void
 test_upload(void)
 {
@@ -796,6 +837,7 @@ main(void)
 	test_concurrent();
 	test_streaming();
 	test_upload();
+	test_window_after_close();
 	test_trailers();
 	test_rst();
 	test_goaway();
