@@ -788,8 +788,14 @@ up_response(struct px_h2 *h, struct h2_stream *s, int es)
 		reset_client(s, NGHTTP2_INTERNAL_ERROR);
 		return 0;
 	}
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3; i++) {
+		if (st[i] < '0' || st[i] > '9') {
+			reset_upstream(s, NGHTTP2_PROTOCOL_ERROR);
+			reset_client(s, NGHTTP2_INTERNAL_ERROR);
+			return 0;
+		}
 		status = status * 10 + (st[i] - '0');
+	}
 	if (status < 200) {
 		/* An interim response (103, 100) passes as a HEADERS frame
 		 * of its own (RFC 9113 §8.1). */
