@@ -15,3 +15,6 @@ tests_fuzz_bridge_session_replay_LDADD = $(BASE_LIBS)
 tests_fuzz_bridge_session_replay_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/bridge-session"'
 EXTRA_DIST += tests/fuzz/fuzz-bridge-session.c tests/fuzz/fuzz-bridge-session.srcs
+
+TESTS += tests/integration/bridge-session.sh
+EXTRA_DIST += tests/integration/bridge-session.sh
