@@ -401,6 +401,7 @@ now_ms(void)
 int
 br_session_fetch(const char *sock, int timeout_ms, char **bufp, size_t *lenp)
 {
+	static const char request[] = BR_SESSION_REQUEST;
 	struct sockaddr_un sun;
 	socklen_t slen;
 	struct timeval tv;
@@ -428,9 +429,8 @@ br_session_fetch(const char *sock, int timeout_ms, char **bufp, size_t *lenp)
 		err = errno == EINPROGRESS || errno == EAGAIN ? -ETIMEDOUT : -errno;
 		goto out;
 	}
-	while (sent < sizeof(BR_SESSION_REQUEST) - 1) {
-		k = send(fd, BR_SESSION_REQUEST + sent, sizeof(BR_SESSION_REQUEST) - 1 - sent,
-		    MSG_NOSIGNAL);
+	while (sent < sizeof(request) - 1) {
+		k = send(fd, request + sent, sizeof(request) - 1 - sent, MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0) {
