@@ -224,7 +224,8 @@ br_session_parse(const char *body, size_t len, struct br_session **out,
 		goto out;
 	}
 	if (!line_is(p, n, VERSION_LINE)) {
-		w = n > 16 && memcmp(p, "postern-session ", 16) == 0 ?
+		w = memchr(p, '\r', n) != NULL ? "a line ends in CR LF (only LF ends a line)" :
+		    n > 16 && memcmp(p, "postern-session ", 16) == 0 ?
 		    "the body is of a version this bridge does not know" :
 		    "the body does not start with \"postern-session 1\"";
 		goto out;
