@@ -158,6 +158,41 @@ fail:
 	return NULL;
 }
 
+/* The index of NAME's entry in E, or E->n when there is none. */
+static size_t
+find(const struct br_env *e, const char *name)
+{
+	size_t i, nlen = strlen(name);
+
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->v[i], name, nlen) == 0 && e->v[i][nlen] == '=')
+			return i;
+	return e->n;
+}
+
+const char *
+br_env_get(const struct br_env *env, const char *name)
+{
+	size_t i = find(env, name);
+
+	return i < env->n ? env->v[i] + strlen(name) + 1 : NULL;
+}
+
+int
+br_env_set(struct br_env *env, const char *name, const char *value)
+{
+	size_t i = find(env, name);
+	char *s;
+
+	if (i == env->n)
+		return push_var(env, name, "", value);
+	if (asprintf(&s, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	free(env->v[i]);
+	env->v[i] = s;
+	return 0;
+}
+
 char **
 br_env_vector(struct br_env *env)
 {

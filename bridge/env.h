@@ -29,6 +29,20 @@ struct br_env *br_env_new(char *const *src, const char *const *extra,
     size_t nextra, const char *proxy);
 
 /*
+ * The value of NAME in ENV (owned by ENV: valid until the next
+ * br_env_set() or br_env_free()), or NULL when ENV has no NAME.
+ */
+const char *br_env_get(const struct br_env *env, const char *name);
+
+/*
+ * Set NAME (a variable name, the caller's to check) to VALUE in ENV,
+ * replacing the entry of that name or appending one.  Both strings are
+ * copied.  Returns 0, or -ENOMEM (ENV is then unchanged).  The vector of
+ * br_env_vector() may move: take it again afterwards.
+ */
+int br_env_set(struct br_env *env, const char *name, const char *value);
+
+/*
  * The NULL-terminated "NAME=value" vector of ENV, for execve(2) or to become
  * environ.  Owned by ENV: valid until br_env_free(ENV).
  */

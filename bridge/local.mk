@@ -10,7 +10,8 @@ postern_bridge_SOURCES = \
 	bridge/nlerr.c bridge/nlerr.h \
 	bridge/nonss.c \
 	bridge/priv.c bridge/priv.h \
-	bridge/relay.c bridge/relay.h
+	bridge/relay.c bridge/relay.h \
+	bridge/session.c bridge/session.h
 postern_bridge_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_bridge_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 dist_man_MANS += bridge/postern-bridge.8

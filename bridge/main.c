@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 #include "bridge/link.h"
 #include "bridge/priv.h"
 #include "bridge/relay.h"
+#include "bridge/session.h"
 
 #define MAX_LISTEN 16
 #define MAX_FORWARD 16
@@ -74,6 +76,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: postern-bridge --connect SOCK [--listen ADDR:PORT]... [--env NAME]...\n"
 	    "                      [--forward PORT[:HOST:HPORT]]... [--no-env] [--allow-root]\n"
+	    "                      [--no-session-info]\n"
 	    "                      [--] [CMD [ARG]...]\n"
 	    "\n"
 	    "Relay loopback TCP (default 127.0.0.1:" DEFAULT_PORT ", and [::1]:" DEFAULT_PORT
@@ -92,6 +95,8 @@ usage(FILE *f)
 	    "                         (default 127.0.0.1:PORT, the proxy host's loopback;\n"
 	    "                         allowed only by a rule for it; repeatable)\n"
 	    "  -n, --no-env           do not set HTTP_PROXY and the other proxy variables\n"
+	    "      --no-session-info  do not ask the proxy for the session's placeholders\n"
+	    "                         and CA before running CMD\n"
 	    "      --allow-root       run CMD even as uid or gid 0 of the host (refused\n"
 	    "                         otherwise: that identity owns the host's root files)\n"
 	    "  -h, --help             this text\n"
@@ -316,6 +321,96 @@ child_exec(char **argv, char **envp, const struct rlimit *nofile, pid_t bridge)
 	_exit(err == ENOENT ? 127 : 126);
 }
 
+/*
+ * Ask the proxy on SOCK for the session info (bridge/session.h) and give
+ * CMD's environment ENV what it says: each "env" line as given (replacing
+ * the variable CMD would otherwise get: the real key never reaches CMD),
+ * and with a CA, a bundle of the roots CMD would have used plus that CA,
+ * written to a new file whose path goes into BUNDLE (SIZE bytes; "" when
+ * none) and into every variable of br_session_ca_vars.  A proxy that has
+ * nothing to say (any status but 200, a close, a timeout, no socket yet)
+ * changes nothing, with a notice.  Returns 0, or -1 after saying why the
+ * bridge cannot start: a malformed answer, since a sandbox that silently
+ * lacks its CA or its placeholders fails in ways nobody can explain.
+ */
+static int
+session_setup(const char *sock, struct br_env *env, char *bundle, size_t size)
+{
+	struct br_session *s = NULL;
+	const char *why = NULL, *name, *value, *ca, *used = NULL;
+	char *buf = NULL;
+	size_t len = 0, i, n;
+	int status = 0, err, rc = -1;
+
+	bundle[0] = '\0';
+	err = br_session_fetch(sock, BR_SESSION_TIMEOUT_MS, &buf, &len);
+	if (err < 0) {
+		log_notice_errno(-err, "no session info from %s; going on without "
+		    "placeholders or a session CA", sock);
+		rc = 0;
+		goto out;
+	}
+	err = br_session_response(buf, len, &status, &s, &why);
+	if (err == -ENOMEM) {
+		log_errx("session info: out of memory");
+		goto out;
+	}
+	if (err < 0) {
+		log_errx("%s: the proxy's session info is malformed: %s", sock, why);
+		goto out;
+	}
+	if (err == 0) {
+		if (status == 0)
+			log_notice("%s closed without answering the session request; going on "
+			    "without placeholders or a session CA", sock);
+		else
+			log_notice("%s answers the session request with %d (an older proxy, or "
+			    "none for this session); going on without placeholders or a "
+			    "session CA", sock, status);
+		rc = 0;
+		goto out;
+	}
+	ca = br_session_ca(s);
+	if (ca != NULL) {
+		/* The roots come from CMD's SSL_CERT_FILE as it was before. */
+		err = br_bundle_write(br_env_get(env, "SSL_CERT_FILE"), br_env_get(env, "TMPDIR"),
+		    ca, bundle, size, &used);
+		if (err < 0) {
+			log_err_errno(-err, "cannot write the session's certificate bundle under %s",
+			    br_env_get(env, "TMPDIR") != NULL ? br_env_get(env, "TMPDIR") : "/tmp");
+			bundle[0] = '\0';
+			goto out;
+		}
+		if (used == NULL)
+			log_warnx("no system roots found (SSL_CERT_FILE, "
+			    "/etc/ssl/certs/ca-certificates.crt, /etc/pki/tls/certs/ca-bundle.crt, "
+			    "/etc/ssl/cert.pem): %s holds the session CA alone", bundle);
+	}
+	n = br_session_nenv(s);
+	for (i = 0; i < n; i++) {
+		br_session_env(s, i, &name, &value);
+		if (br_env_set(env, name, value) < 0) {
+			log_errx("session info: out of memory");
+			goto out;
+		}
+		log_info("%s: the proxy's placeholder", name);
+	}
+	for (i = 0; ca != NULL && br_session_ca_vars[i] != NULL; i++) {
+		if (br_env_set(env, br_session_ca_vars[i], bundle) < 0) {
+			log_errx("session info: out of memory");
+			goto out;
+		}
+	}
+	if (ca != NULL)
+		log_info("the session CA is trusted through %s (roots from %s)", bundle,
+		    used != NULL ? used : "nowhere");
+	rc = 0;
+out:
+	br_session_free(s);
+	free(buf);
+	return rc;
+}
+
 static int
 bridge_main(int argc, char **argv)
 {
@@ -326,6 +421,7 @@ bridge_main(int argc, char **argv)
 		{ "forward", required_argument, NULL, 'f' },
 		{ "no-env", no_argument, NULL, 'n' },
 		{ "allow-root", no_argument, NULL, 'R' },
+		{ "no-session-info", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -340,7 +436,8 @@ bridge_main(int argc, char **argv)
 	struct br_forward fwd[MAX_FORWARD];
 	const char *fwd_spec[MAX_FORWARD];
 	size_t nlisten = 0, nextra = 0, nfwd = 0, i, up = 0;
-	bool no_env = false, allow_root = false, changed, have_url = false;
+	bool no_env = false, allow_root = false, no_session = false, changed, have_url = false;
+	char bundle[PATH_MAX] = "";
 	char why_root[160];
 	pid_t parent;
 	int opt, err, sfd = -1;
@@ -396,6 +493,9 @@ bridge_main(int argc, char **argv)
 			break;
 		case 'R':
 			allow_root = true;
+			break;
+		case 'S':
+			no_session = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -576,6 +676,14 @@ bridge_main(int argc, char **argv)
 		log_err("environment");
 		goto out;
 	}
+	/*
+	 * Before CMD runs, what the proxy says of this session: the
+	 * placeholders CMD gets instead of the real secrets, and the CA it
+	 * must trust for the hosts the proxy terminates.  Only for CMD: a
+	 * relay alone has nobody to export them to.
+	 */
+	if (!b.relay_only && !no_session && session_setup(sock, env, bundle, sizeof(bundle)) < 0)
+		goto out;
 	br_env_wipe(environ);
 	environ = br_env_vector(env);
 	/* Nor through ptrace(2) or /proc/<pid>/mem by a same-uid CMD. */
@@ -629,6 +737,8 @@ out:
 		close(sfd);
 	br_relay_free(b.relay);
 	br_env_free(env);
+	/* CMD and what it left are gone: nobody reads the bundle any more. */
+	br_bundle_remove(bundle);
 	return b.exit_code;
 }
 

@@ -118,7 +118,11 @@ expect_match '^POST /hooks \{"by":"curl"\}$' "$(cat "$WORLD_DIR/hook.log")" "the
 expect_eq 4 "$(grep -c '^POST /hooks ' "$WORLD_DIR/hook.log")" "the hook server saw every call"
 expect_audit "the proxy decided it as a CONNECT to its loopback" \
 	session=hooks method=CONNECT host=127.0.0.1 port=8099 decision=allow
-expect_no_match '^postern-bridge:' "$out" "the bridge had nothing to complain about"
+# Save the one notice a proxy that gives no session info earns (this
+# postern-proxy answers the session request 400 until it does).
+expect_no_match '^postern-bridge:' \
+	"$(printf '%s\n' "$out" | grep -v '^postern-bridge: .* answers the session request with 400 ')" \
+	"the bridge had nothing to complain about"
 
 # 2. No rule for it (the default session): closed, and the bridge says why,
 # once for both attempts.

@@ -194,12 +194,27 @@ def reply(c, n, body, code="200 OK"):
     c.sendall(("HTTP/1.1 %s\r\nContent-Length: %d\r\nX-Conn: %d\r\n"
                "Connection: close\r\n\r\n" % (code, len(body), n)).encode() + body)
 
-def handle(c, n):
+def handle(c):
+    global count
+    n = 0
     try:
         lines, rest = read_head(c)
         if lines is None:
             return
         method, target, _ = lines[0].split(" ", 2)
+        if method == "GET" and target == "/.well-known/postern/session":
+            # The bridge's session request (postern-bridge(8) SESSION
+            # INFO), answered as a proxy with nothing to give this
+            # session; neither counted nor logged, so that the tests'
+            # connection numbers are their own clients'.
+            body = b"postern-session 1\n"
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                      b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+            return
+        with lock:
+            count += 1
+            n = count
+        log("accept n=%d" % n)
         if "denied.test" in target:
             # The one name this stand-in refuses, as postern-proxy would.
             reply(c, n, b"refused\n", "403 Forbidden")
@@ -272,11 +287,7 @@ s.listen(512)
 os.rename(path + ".tmp", path)
 while True:
     c, _ = s.accept()
-    with lock:
-        count += 1
-        n = count
-    log("accept n=%d" % n)
-    threading.Thread(target=handle, args=(c, n), daemon=True).start()
+    threading.Thread(target=handle, args=(c,), daemon=True).start()
 EOF
 	cat > "$BR_T/client.py" <<'EOF'
 # The test client, run inside the namespace: talks to the bridge's listener.

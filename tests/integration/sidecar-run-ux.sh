@@ -21,6 +21,7 @@ grep -q '^{' "$err"; check "$([ $? -ne 0 ]; echo $?)" "no JSON audit line on the
 grep -q 'listening on\|serving' "$err"; check "$([ $? -ne 0 ]; echo $?)" "no start-up chatter"
 out=$("$S" run --allow 'example.com' -- sh -c 'exit 3' 2>"$err")
 check "$([ $? = 3 ]; echo $?)" "with --allow the command runs and its status comes back"
+[ ! -s "$err" ]; check $? "a run that nothing refuses prints nothing on the terminal: $(cat "$err")"
 "$S" run --allow '*' -- true 2>"$err"
 rc=$?
 check "$([ "$rc" = 2 ]; echo $?)" "a bad --allow is refused before anything runs (exit $rc)"
