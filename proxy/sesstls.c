@@ -204,36 +204,41 @@ unplan(struct sess *ns, const struct sess *old)
 	sess_clear(ns);
 }
 
-int
-px_sesstls_update(struct px_sesstls *r, const struct cf_config *cfg, size_t *made, char *err,
+/* What px_sesstls_prepare() made, until it is committed or dropped. */
+struct px_sesstls_next {
+	struct sess *v;
+	size_t n;
+	SSL_CTX *up;              /* NULL: keep R's */
+	char *up_file;
+};
+
+struct px_sesstls_next *
+px_sesstls_prepare(struct px_sesstls *r, const struct cf_config *cfg, size_t *made, char *err,
     size_t errsz)
 {
 	const struct cf_proxy_settings *p = cf_config_proxy(cfg);
-	struct sess *nv = NULL;
-	size_t nn = 0, i, j, total = cf_config_nsessions(cfg);
-	SSL_CTX *up = NULL;
-	char *up_file = NULL;
-	int new_up = 0;
+	struct px_sesstls_next *x;
+	size_t i, total = cf_config_nsessions(cfg);
 
 	if (made != NULL)
 		*made = 0;
 	snprintf(err, errsz, "%s", "");
+	if ((x = calloc(1, sizeof(*x))) == NULL ||
+	    (total > 0 && (x->v = calloc(total, sizeof(*x->v))) == NULL)) {
+		free(x);
+		snprintf(err, errsz, "out of memory");
+		return NULL;
+	}
 	if (!r->have_up || !same_str(r->up_ca_file, p->upstream_ca_file)) {
 		char why[300];
-		if ((up = px_tlsup_ctx_new(p->upstream_ca_file, why, sizeof(why))) == NULL) {
+		if ((x->up = px_tlsup_ctx_new(p->upstream_ca_file, why, sizeof(why))) == NULL) {
 			snprintf(err, errsz, "upstream_ca_file: %s", why);
-			return -1;
+			goto fail;
 		}
-		if (p->upstream_ca_file != NULL && (up_file = strdup(p->upstream_ca_file)) == NULL) {
-			SSL_CTX_free(up);
+		if (p->upstream_ca_file != NULL && (x->up_file = strdup(p->upstream_ca_file)) == NULL) {
 			snprintf(err, errsz, "out of memory");
-			return -1;
+			goto fail;
 		}
-		new_up = 1;
-	}
-	if (total > 0 && (nv = calloc(total, sizeof(*nv))) == NULL) {
-		snprintf(err, errsz, "out of memory");
-		goto fail;
 	}
 	for (i = 0; i < total; i++) {
 		const struct cf_session *s = cf_config_session(cfg, i);
@@ -242,22 +247,48 @@ px_sesstls_update(struct px_sesstls *r, const struct cf_config *cfg, size_t *mad
 
 		if (n == 0)
 			continue;
-		if (plan(&nv[nn], find(r, s->name), s->name, hosts, n, p->state_dir, made, err,
+		if (plan(&x->v[x->n], find(r, s->name), s->name, hosts, n, p->state_dir, made, err,
 		    errsz) < 0) {
-			sess_clear(&nv[nn]);
+			sess_clear(&x->v[x->n]);
 			goto fail;
 		}
-		nn++;
+		x->n++;
 	}
-	/* Commit: free the old CAs the new entries do not keep. */
+	return x;
+fail:
+	px_sesstls_abort(r, x);
+	return NULL;
+}
+
+void
+px_sesstls_abort(struct px_sesstls *r, struct px_sesstls_next *x)
+{
+	size_t i;
+
+	if (x == NULL)
+		return;
+	for (i = 0; i < x->n; i++)
+		unplan(&x->v[i], find(r, x->v[i].name));
+	free(x->v);
+	SSL_CTX_free(x->up);
+	free(x->up_file);
+	free(x);
+}
+
+void
+px_sesstls_commit(struct px_sesstls *r, struct px_sesstls_next *x)
+{
+	size_t i, j;
+
+	/* Free the old CAs the new entries do not keep. */
 	for (i = 0; i < r->n; i++) {
 		struct sess *o = &r->v[i];
 		for (j = 0; j < o->ncas; j++) {
 			size_t a, b;
 			int kept = 0;
-			for (a = 0; a < nn && !kept; a++)
-				for (b = 0; b < nv[a].ncas && !kept; b++)
-					kept = nv[a].cas[b] == o->cas[j];
+			for (a = 0; a < x->n && !kept; a++)
+				for (b = 0; b < x->v[a].ncas && !kept; b++)
+					kept = x->v[a].cas[b] == o->cas[j];
 			if (!kept)
 				px_ca_free(o->cas[j]);
 		}
@@ -265,25 +296,28 @@ px_sesstls_update(struct px_sesstls *r, const struct cf_config *cfg, size_t *mad
 		sess_clear(o);
 	}
 	free(r->v);
-	r->v = nv;
-	r->n = nn;
-	if (new_up) {
+	r->v = x->v;
+	r->n = x->n;
+	if (x->up != NULL) {
 		SSL_CTX_free(r->up);
 		free(r->up_ca_file);
-		r->up = up;
-		r->up_ca_file = up_file;
+		r->up = x->up;
+		r->up_ca_file = x->up_file;
 		r->have_up = 1;
 	}
+	free(x);
+}
+
+int
+px_sesstls_update(struct px_sesstls *r, const struct cf_config *cfg, size_t *made, char *err,
+    size_t errsz)
+{
+	struct px_sesstls_next *x = px_sesstls_prepare(r, cfg, made, err, errsz);
+
+	if (x == NULL)
+		return -1;
+	px_sesstls_commit(r, x);
 	return 0;
-fail:
-	for (i = 0; i < nn; i++)
-		unplan(&nv[i], find(r, nv[i].name));
-	free(nv);
-	if (new_up) {
-		SSL_CTX_free(up);
-		free(up_file);
-	}
-	return -1;
 }
 
 SSL_CTX *

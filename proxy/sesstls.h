@@ -48,6 +48,19 @@ int px_sesstls_update(struct px_sesstls *r, const struct cf_config *cfg, size_t 
     char *err, size_t errsz);
 
 /*
+ * The same in two steps, for a reload that has more to check after it:
+ * px_sesstls_prepare() makes (or loads) every CA CFG needs and changes
+ * nothing in R (NULL with ERR when it cannot); then exactly one of
+ * px_sesstls_commit() (R follows CFG) or px_sesstls_abort() (everything
+ * prepared is freed, R as it was).  Nothing else may touch R between.
+ */
+struct px_sesstls_next;
+struct px_sesstls_next *px_sesstls_prepare(struct px_sesstls *r, const struct cf_config *cfg,
+    size_t *made, char *err, size_t errsz);
+void px_sesstls_commit(struct px_sesstls *r, struct px_sesstls_next *x);
+void px_sesstls_abort(struct px_sesstls *r, struct px_sesstls_next *x);
+
+/*
  * A server-side context presenting a leaf for HOST, issued by the oldest
  * CA of SESSION that covers HOST: a new reference (SSL_CTX_free()), or
  * NULL with errno (ENOENT: SESSION terminates nothing or not HOST).
