@@ -32,6 +32,7 @@
 #include "proxy/prio.h"
 #include "proxy/reload.h"
 #include "proxy/server.h"
+#include "proxy/sesstls.h"
 #include "proxy/sni.h"
 #include "proxy/splice.h"
 #include "proxy/stats.h"
@@ -205,6 +206,21 @@ px_engine_main(const struct px_engine_opts *opts)
 		log_errx("DNS: %s", errbuf);
 		goto out;
 	}
+	/* Every session that terminates TLS gets its CAs before anything is
+	 * served: a state directory that cannot be used stops the start. */
+	if ((in.tls = px_sesstls_new()) == NULL) {
+		log_err("out of memory");
+		goto out;
+	}
+	{
+		char why[400];
+		size_t made;
+
+		if (px_sesstls_update(in.tls, in.cfg, &made, why, sizeof(why)) != 0) {
+			log_errx("TLS termination: %s", why);
+			goto out;
+		}
+	}
 	if ((in.listeners = px_listeners_new()) == NULL || (srv = px_server_new(&in)) == NULL) {
 		log_err("out of memory");
 		goto out;
@@ -301,6 +317,7 @@ out:
 	px_server_free(srv);
 	px_conns_free(in.conns);
 	px_listeners_free(in.listeners);
+	px_sesstls_free(in.tls);
 	if (in.base != NULL)
 		event_base_free(in.base);
 	cf_config_free(in.cfg);

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "proxy/log.h"
 #include "proxy/reload.h"
 #include "proxy/server.h"
+#include "proxy/sesstls.h"
 #include "proxy/stats.h"
 
 /*
@@ -120,6 +122,22 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 	return 0;
 }
 
+/* Append one error to D, formatted. */
+static void __attribute__((format(printf, 2, 3)))
+diag_add_error(struct cf_diag *d, const char *fmt, ...)
+{
+	char **nv = realloc(d->errors, (d->nerrors + 1) * sizeof(*nv));
+	va_list ap;
+
+	if (nv == NULL)
+		return;
+	d->errors = nv;
+	va_start(ap, fmt);
+	if (vasprintf(&nv[d->nerrors], fmt, ap) >= 0)
+		d->nerrors++;
+	va_end(ap);
+}
+
 int
 px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
     const struct px_reload_probe *probe)
@@ -128,6 +146,7 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	const struct cf_config *cur = px_server_config(srv);
 	const char *path = px_server_config_path(srv);
 	struct cf_config *nc;
+	struct px_sesstls_next *tls_next = NULL;
 	char *errors = NULL;
 	size_t i, len = 0;
 	int rc = -1;
@@ -148,10 +167,6 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	} else {
 		nc = cf_config_load(path, px_server_overrides(srv), diag);
 	}
-	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
-		cf_config_free(nc);
-		nc = NULL;
-	}
 	if (probe != NULL && probe->written(probe->arg)) {
 		/* Read while a writer was at it: what was read, valid or not,
 		 * may be a prefix of the file the writer is making (one that
@@ -163,6 +178,23 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 		cf_diag_free(diag);
 		rc = 1;
 		goto out;
+	}
+	/* The sessions' CAs for NC are made (or kept) before the listeners
+	 * move, and taken only with NC: a reload refused for any reason
+	 * leaves every CA that sandboxes trust where it was. */
+	if (nc != NULL) {
+		char why[400];
+
+		tls_next = px_sesstls_prepare(px_server_tls(srv), nc, NULL, why, sizeof(why));
+		if (tls_next == NULL) {
+			diag_add_error(diag, "%s: TLS termination: %s", path ? path : "<built-in>", why);
+			cf_config_free(nc);
+			nc = NULL;
+		}
+	}
+	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
+		cf_config_free(nc);
+		nc = NULL;
 	}
 	if (nc == NULL) {
 		for (i = 0; i < diag->nerrors; i++) {
@@ -189,6 +221,8 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 			log_warnx("reload (%s): a changed admin or admin_group takes effect at the next restart",
 			    trigger);
 	}
+	px_sesstls_commit(px_server_tls(srv), tls_next);
+	tls_next = NULL;
 	px_server_set_config(srv, nc);
 	px_server_reloaded(srv, 1, NULL);
 	px_stats_reload(px_server_stats(srv), 1);
@@ -203,6 +237,7 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	px_conns_limit_check(srv);
 	rc = 0;
 out:
+	px_sesstls_abort(px_server_tls(srv), tls_next);
 	cf_diag_free(&local);
 	return rc;
 }

@@ -28,6 +28,7 @@ struct px_server {
 	struct px_tally *tally;
 	struct px_conns *conns;
 	struct px_listeners *listeners;
+	struct px_sesstls *tls;
 	const char *config_path;
 	const struct cf_overrides *ov;
 	int load_once;
@@ -57,6 +58,7 @@ px_server_new(const struct px_server_init *in)
 	srv->tally = in->tally;
 	srv->conns = in->conns;
 	srv->listeners = in->listeners;
+	srv->tls = in->tls;
 	srv->config_path = in->config_path;
 	srv->ov = in->ov;
 	srv->load_once = in->load_once;
@@ -64,6 +66,12 @@ px_server_new(const struct px_server_init *in)
 	srv->started_at = time(NULL);
 	srv->last_reload_ok = 1;
 	return srv;
+}
+
+struct px_sesstls *
+px_server_tls(const struct px_server *srv)
+{
+	return srv->tls;
 }
 
 void

@@ -11,7 +11,9 @@
  *              refusal tally, human, config path, overrides, load_once:
  *              made by the engine, given once to px_server_new(), freed by
  *              the engine after px_server_free(); never changed between.
- *              stopping: px_server_stop().
+ *              stopping: px_server_stop().  The sessions' CAs (tls): the
+ *              engine makes the registry, reload.c keeps it in line with
+ *              each snapshot it takes (sesstls.h).
  *   server.c   the snapshot in force and its generation
  *              (px_server_set_config()), the last reload
  *              (px_server_reloaded()), both called by reload.c; started_at.
@@ -43,6 +45,7 @@ struct px_dns;
 struct px_audit;
 struct px_conns;
 struct px_listeners;
+struct px_sesstls;
 struct px_server;
 struct px_stats;
 struct px_tally;
@@ -64,6 +67,7 @@ struct px_server_init {
 	struct px_tally *tally;   /* human: the refusals so far; may be NULL */
 	struct px_conns *conns;   /* empty (px_conns_new()) */
 	struct px_listeners *listeners; /* empty (px_listeners_new()) */
+	struct px_sesstls *tls;   /* the sessions' CAs, in line with CFG (sesstls.h) */
 	const char *config_path;  /* NULL: built-in */
 	const struct cf_overrides *ov;
 	int load_once;            /* the config is never reloaded */
@@ -78,6 +82,10 @@ struct px_server_init {
 struct px_server *px_server_new(const struct px_server_init *in);
 /* Free SRV, its snapshot and its last reload's errors; NULL is a no-op. */
 void px_server_free(struct px_server *srv);
+
+/* The sessions' CAs and the upstream TLS context (sesstls.h): made and
+ * freed by the engine, kept in line with each snapshot by reload.c. */
+struct px_sesstls *px_server_tls(const struct px_server *srv);
 
 /* SRV's event loop (the one thread that touches SRV). */
 struct event_base *px_server_base(const struct px_server *srv);
