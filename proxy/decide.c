@@ -29,6 +29,7 @@
 #include "proxy/dns.h"
 #include "proxy/http.h"
 #include "proxy/prio.h"
+#include "proxy/sessreq.h"
 
 /* Looking up and connecting: nothing is read from the client meanwhile;
  * connect_timeout (and the resolver's own) bound it, and this timer is
@@ -213,6 +214,10 @@ px_decide(struct px_conn *c, const struct px_http_request *req, size_t head_len)
 	if (c->sess == NULL) {
 		px_conn_refuse(c, 403, CF_R_SESSION_REMOVED, NULL,
 		    "this listener's session was removed from the config");
+		return;
+	}
+	if (px_sessreq_is(req)) {
+		px_sessreq_answer(c);
 		return;
 	}
 	if (!req->is_connect && req->form != PX_TARGET_ABSOLUTE) {
