@@ -487,9 +487,9 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 	argv[a++] = (char *)"postern-bridge";
 	argv[a++] = (char *)"--connect";
 	argv[a++] = (char *)SC_JAIL_SOCK;
-	/* The engine does not answer the session request yet (issue 15
-	 * wires it): asking would only earn CMD's terminal a notice. */
-	argv[a++] = (char *)"--no-session-info";
+	/* The bridge asks the engine for the session's placeholders and
+	 * CAs (the session request) before CMD starts, as it does for a
+	 * host proxy. */
 	for (i = 0; i < o->n_env; i++) {
 		argv[a++] = (char *)"--env";
 		argv[a++] = (char *)o->env[i];
