@@ -32,6 +32,9 @@ static const char *const reason_codes[] = {
 	[CF_R_UID_CONNECTION_LIMIT] = "uid_connection_limit",
 	[CF_R_SESSION_REMOVED] = "session_removed",
 	[CF_R_BAD_UPSTREAM_RESPONSE] = "bad_upstream_response",
+	[CF_R_MISDIRECTED_REQUEST] = "misdirected_request",
+	[CF_R_SECRET_MISDIRECTED] = "secret_misdirected",
+	[CF_R_UPSTREAM_TLS_FAILED] = "upstream_tls_failed",
 };
 
 const char *
@@ -78,7 +81,8 @@ cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h
 			port_match = r;
 		/* CONNECT cannot be narrowed by path: a path rule never allows
 		 * a tunnel. */
-		if (r->path != NULL && (mode == CF_MODE_CONNECT || !cf_rule_match_path(r, path, len)))
+		if (r->path != NULL && (mode == CF_MODE_CONNECT ||
+		    (path == NULL ? mode != CF_MODE_TLS : !cf_rule_match_path(r, path, len))))
 			continue;
 		/* Prefer a rule that grants "private": it is the admin's most
 		 * explicit word about this host.  Among equals, prefer one
@@ -298,7 +302,7 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 {
 	char hbuf[CF_HOST_TEXT_MAX], portbuf[16] = "";
 	char section[96], pat[CF_HOST_TEXT_MAX + 600];
-	uint16_t dflt = mode == CF_MODE_CONNECT ? 443 : 80;
+	uint16_t dflt = mode == CF_MODE_HTTP ? 80 : 443;
 	/* A rule that needed "private" to reach its address: the one that
 	 * widens it to another port or path needs it too. */
 	const char *priv = d->rule != NULL && d->rule->private_ok ? " private" : "";

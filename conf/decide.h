@@ -40,6 +40,9 @@ enum cf_reason {
 	CF_R_UID_CONNECTION_LIMIT,
 	CF_R_SESSION_REMOVED,        /* the listener's session left the config */
 	CF_R_BAD_UPSTREAM_RESPONSE,  /* upstream closed, failed or sent a bad head */
+	CF_R_MISDIRECTED_REQUEST,    /* in a terminated tunnel, Host names another host */
+	CF_R_SECRET_MISDIRECTED,     /* a placeholder sent where its secret is not bound */
+	CF_R_UPSTREAM_TLS_FAILED,    /* the upstream of a terminated tunnel failed TLS */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

@@ -533,7 +533,7 @@ cf_rule_match_port(const struct cf_rule *r, enum cf_mode mode, uint16_t port)
 	if (!r->port_given) {
 		if (r->type == CF_RULE_DENY)
 			return 1;
-		return port == (mode == CF_MODE_CONNECT ? 443 : 80);
+		return port == (mode == CF_MODE_HTTP ? 80 : 443);
 	}
 	return port >= r->port_lo && port <= r->port_hi;
 }

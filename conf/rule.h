@@ -28,6 +28,11 @@ enum cf_pat_kind {
 enum cf_mode {
 	CF_MODE_CONNECT = 1,
 	CF_MODE_HTTP,
+	/* A request inside a TLS tunnel the proxy terminates (issue 15):
+	 * port 443 by default as for CONNECT, and path rules apply as for
+	 * plain HTTP; with no path, the CONNECT that opens such a tunnel,
+	 * which a path rule admits (each request inside is judged by it). */
+	CF_MODE_TLS,
 };
 
 /*
