@@ -1212,6 +1212,39 @@ out:
 }
 
 int
+px_http_build_tls_head(const struct px_http_request *req, const char *host, uint16_t port,
+    const char *query, size_t qlen, const char *extra, size_t elen, struct evbuffer *out)
+{
+	int rc = -ENOMEM;
+
+	if (evbuffer_add(out, req->method, req->method_len) != 0 ||
+	    evbuffer_add(out, " ", 1) != 0 ||
+	    evbuffer_add(out, req->path, req->path_len) != 0)
+		goto out;
+	if (query != NULL && qlen > 0) {
+		const char *sep = memchr(req->path, '?', req->path_len) == NULL ? "?" :
+		    req->path[req->path_len - 1] == '?' || req->path[req->path_len - 1] == '&' ? "" : "&";
+		if (evbuffer_add(out, sep, strlen(sep)) != 0 || evbuffer_add(out, query, qlen) != 0)
+			goto out;
+	}
+	if (evbuffer_add(out, req->minor == 0 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n", 11) != 0)
+		goto out;
+	if ((port != 443 ? evbuffer_add_printf(out, "Host: %s:%u\r\n", host, (unsigned)port) :
+	    evbuffer_add_printf(out, "Host: %s\r\n", host)) < 0)
+		goto out;
+	if (add_headers(out, req->headers, req->nheaders, req->upgrade_websocket, 1) != 0)
+		goto out;
+	if (extra != NULL && elen > 0 && evbuffer_add(out, extra, elen) != 0)
+		goto out;
+	if (evbuffer_add_printf(out, "Via: 1.1 postern\r\nConnection: %s\r\n\r\n",
+	    req->upgrade_websocket ? "Upgrade" : "keep-alive") < 0)
+		goto out;
+	rc = 0;
+out:
+	return rc;
+}
+
+int
 px_http_build_client_head(const struct px_http_response *resp, int keep_alive,
     struct evbuffer *out)
 {

@@ -240,6 +240,21 @@ int px_http_build_upstream_head(const struct px_http_request *req,
     struct evbuffer *out);
 
 /*
+ * Append to OUT the head to send upstream for REQ, an origin-form request
+ * read inside a TLS tunnel the proxy terminates (issue 15): the request
+ * line "METHOD TARGET HTTP/1.x", where TARGET is REQ's path and query with
+ * QUERY (QLEN bytes, "NAME=VALUE", or NULL) added as the last query
+ * parameter; "Host: HOST" (HOST as text, with ":PORT" unless PORT is 443,
+ * RFC 9110 §7.2); REQ's headers as px_http_build_upstream_head() passes
+ * them (hop-by-hop and Proxy-* dropped, and Host, regenerated above);
+ * EXTRA (ELEN bytes of whole "Name: value\r\n" lines, or NULL); then Via
+ * and Connection.  The caller removes from REQ's table the headers EXTRA
+ * replaces.  Returns 0 or -ENOMEM.
+ */
+int px_http_build_tls_head(const struct px_http_request *req, const char *host, uint16_t port,
+    const char *query, size_t qlen, const char *extra, size_t elen, struct evbuffer *out);
+
+/*
  * Append to OUT the head to send to the client for the upstream response
  * RESP: "HTTP/1.1 STATUS REASON" (a proxy sends its own version, RFC 9110
  * §6.2), the headers less hop-by-hop and Proxy-* ones as above, then
