@@ -33,7 +33,16 @@ struct rule_stats {
 	uint64_t hits;
 };
 
+/* A secret of a session (issue 15): requests it was put on, and requests
+ * refused for carrying its placeholder where it is not bound. */
+struct secret_stats {
+	char *session, *secret;
+	uint64_t injected, misdirected;
+};
+
 struct px_stats {
+	struct secret_stats *secrets;
+	size_t nsecrets;
 	struct sess_stats *sess;
 	size_t nsess;
 	struct rule_stats *rules;
@@ -64,9 +73,63 @@ px_stats_free(struct px_stats *s)
 		free(s->rules[i].pattern);
 		free(s->rules[i].type);
 	}
+	for (i = 0; i < s->nsecrets; i++) {
+		free(s->secrets[i].session);
+		free(s->secrets[i].secret);
+	}
+	free(s->secrets);
 	free(s->sess);
 	free(s->rules);
 	free(s);
+}
+
+void
+px_stats_secret(struct px_stats *s, const char *session, const char *secret, int injected)
+{
+	struct secret_stats *nv, *e = NULL;
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->nsecrets && e == NULL; i++)
+		if (strcmp(s->secrets[i].session, session) == 0 && strcmp(s->secrets[i].secret, secret) == 0)
+			e = &s->secrets[i];
+	if (e == NULL) {
+		nv = realloc(s->secrets, (s->nsecrets + 1) * sizeof(*nv));
+		if (nv == NULL)
+			return;
+		s->secrets = nv;
+		e = &nv[s->nsecrets];
+		memset(e, 0, sizeof(*e));
+		e->session = strdup(session);
+		e->secret = strdup(secret);
+		if (e->session == NULL || e->secret == NULL) {
+			free(e->session);
+			free(e->secret);
+			return;
+		}
+		s->nsecrets++;
+	}
+	if (injected)
+		e->injected++;
+	else
+		e->misdirected++;
+}
+
+size_t
+px_stats_nsecrets(const struct px_stats *s)
+{
+	return s ? s->nsecrets : 0;
+}
+
+const char *
+px_stats_secret_at(const struct px_stats *s, size_t i, const char **session, uint64_t *injected,
+    uint64_t *misdirected)
+{
+	*session = s->secrets[i].session;
+	*injected = s->secrets[i].injected;
+	*misdirected = s->secrets[i].misdirected;
+	return s->secrets[i].secret;
 }
 
 static struct sess_stats *

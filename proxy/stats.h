@@ -31,6 +31,15 @@ void px_stats_conn_close(struct px_stats *s, const char *session, uint64_t up, u
  * text, so that counts survive reloads that keep the line. */
 void px_stats_decision(struct px_stats *s, const char *session, enum cf_reason reason,
     const struct cf_rule *rule);
+/* TLS termination (issue 15): secret SECRET of SESSION was put on a
+ * request (INJECTED nonzero), or a request carrying its placeholder where
+ * it is not bound was refused.  Counted by names only. */
+void px_stats_secret(struct px_stats *s, const char *session, const char *secret, int injected);
+/* The secrets counted so far: how many (0 for a NULL S); the I-th one's
+ * name as returned, its *SESSION and counters, owned by S. */
+size_t px_stats_nsecrets(const struct px_stats *s);
+const char *px_stats_secret_at(const struct px_stats *s, size_t i, const char **session,
+    uint64_t *injected, uint64_t *misdirected);
 /* A reload was taken (OK nonzero) or refused. */
 void px_stats_reload(struct px_stats *s, int ok);
 /* How many reloads were taken and refused so far. */

@@ -313,6 +313,32 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 		label(out, pattern);
 		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)hits);
 	}
+	header(out, "postern_secret_injections_total", "counter",
+	    "Requests in terminated TLS tunnels a secret was put on, by session and secret.");
+	for (i = 0; i < px_stats_nsecrets(s); i++) {
+		const char *ssn, *sec;
+		uint64_t inj, mis;
+
+		sec = px_stats_secret_at(s, i, &ssn, &inj, &mis);
+		evbuffer_add_printf(out, "postern_secret_injections_total{session=\"");
+		label(out, ssn);
+		evbuffer_add_printf(out, "\",secret=\"");
+		label(out, sec);
+		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)inj);
+	}
+	header(out, "postern_secret_misdirected_total", "counter",
+	    "Requests refused for a placeholder sent where its secret is not bound.");
+	for (i = 0; i < px_stats_nsecrets(s); i++) {
+		const char *ssn, *sec;
+		uint64_t inj, mis;
+
+		sec = px_stats_secret_at(s, i, &ssn, &inj, &mis);
+		evbuffer_add_printf(out, "postern_secret_misdirected_total{session=\"");
+		label(out, ssn);
+		evbuffer_add_printf(out, "\",secret=\"");
+		label(out, sec);
+		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)mis);
+	}
 	/* Open connections count what they have relayed so far: at its
 	 * close a connection's bytes move from their sum to the closed ones,
 	 * so the counter never goes down. */
