@@ -152,9 +152,42 @@ head_timeout(struct px_conn *c)
 	px_conn_idle_timeout(c);
 }
 
+/*
+ * Between two requests of a terminated TLS tunnel its upstream stays
+ * connected (proxy/tunnel.c); it must not speak, and if it closes, the
+ * client's connection ends too (the client opens a new tunnel), as a
+ * server may close an idle persistent connection (RFC 9112 §9.5).
+ */
+static void
+head_up_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	px_loopcall_check();
+	px_conn_free(arg, "upstream spoke between requests");
+}
+
+static void
+head_up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+		if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) == 0) {
+			px_conn_free(c, NULL);
+			return;
+		}
+		/* A head is arriving: it gets its answer (a 502). */
+		c->up.eof = 1;
+		bufferevent_free(c->up.bev);
+		c->up.bev = NULL;
+	}
+}
+
 /* Reading a request head. */
 static const struct px_phase head_phase = {
 	.name = "head", .cli_read = head_read_cb, .cli_event = px_conn_event_close,
+	.up_read = head_up_read_cb, .up_event = head_up_event_cb,
 	.timeout = head_timeout,
 };
 

@@ -130,6 +130,20 @@ px_conn_event_close(struct bufferevent *bev, short what, void *arg)
 		px_conn_free(c, NULL);
 }
 
+/*
+ * What is still to go out to the client: under TLS (a terminated tunnel)
+ * the filter's output and the socket's below it, which the filter fills
+ * and the kernel drains after the filter's own write callback has run.
+ */
+static size_t
+cli_unsent(const struct px_conn *c)
+{
+	struct bufferevent *under = bufferevent_get_underlying(c->cli.bev);
+
+	return evbuffer_get_length(bufferevent_get_output(c->cli.bev)) +
+	    (under != NULL ? evbuffer_get_length(bufferevent_get_output(under)) : 0);
+}
+
 static void
 closing_write_cb(struct bufferevent *bev, void *arg)
 {
@@ -137,8 +151,19 @@ closing_write_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	px_loopcall_check();
-	if (evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0)
+	if (cli_unsent(c) == 0)
 		closing_flushed(c);
+}
+
+/* The socket under a TLS client drained: tell closing_write_cb(), from
+ * the loop (the socket's bufferevent is in the middle of its write). */
+static void
+under_drained_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	struct px_conn *c = arg;
+
+	if (info->n_deleted > 0 && evbuffer_get_length(buf) == 0)
+		bufferevent_trigger(c->cli.bev, EV_WRITE, BEV_TRIG_DEFER_CALLBACKS);
 }
 
 static void
@@ -174,7 +199,10 @@ px_conn_close_after_write(struct px_conn *c)
 		bufferevent_disable(c->cli.bev, EV_READ);
 		px_conn_enter(c, &closing_phase);
 	}
-	if (evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0)
+	if (bufferevent_get_underlying(c->cli.bev) != NULL)
+		evbuffer_add_cb(bufferevent_get_output(bufferevent_get_underlying(c->cli.bev)),
+		    under_drained_cb, c);
+	if (cli_unsent(c) == 0)
 		closing_flushed(c);
 	else
 		bufferevent_enable(c->cli.bev, EV_WRITE);
@@ -188,6 +216,7 @@ status_text(int status)
 	case 403: return "Forbidden";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
+	case 421: return "Misdirected Request";
 	case 431: return "Request Header Fields Too Large";
 	case 501: return "Not Implemented";
 	case 502: return "Bad Gateway";

@@ -207,6 +207,24 @@ struct px_conn {
 	size_t sni_fed;
 	int connect_answered;      /* the 200 is written */
 	struct timeval sni_deadline; /* the first flight is complete by then */
+
+	/*
+	 * TLS termination (issue 15): a CONNECT to a host:port a secret of
+	 * the session is bound to.  TERM: 1 once the tunnel is to be
+	 * terminated, 2 once both handshakes are over and requests are read
+	 * (cli.bev and up.bev are then TLS filters over the sockets); the
+	 * tunnel's host and port, fixed by the CONNECT; why the upstream's
+	 * handshake failed (every request is then a 502); the secret injected
+	 * into the current request (its name, for the audit line), and the
+	 * byte counts and status of the current request.
+	 */
+	int term;
+	struct cf_host term_host;
+	uint16_t term_port;
+	char term_fail[160];
+	char term_secret[CF_HOST_MAX];
+	uint64_t req_up0, req_down0;
+	int resp_status;
 };
 
 /* ---- conn.c: the connection itself ---- */
@@ -326,6 +344,7 @@ struct px_rec {
 	const char *sni;           /* the ClientHello's server_name */
 	const char *detail;
 	const char *why;           /* close: why it closed, NULL for a plain end */
+	const char *secret;        /* decision: the secret injected (its name) */
 	int current;               /* judged by the server's current snapshot */
 };
 
@@ -345,16 +364,21 @@ void px_record_decision(struct px_conn *c, int allow, enum cf_reason reason,
  * passes; closed or revoked before that, it was allowed as it stood:
  * write that allow now. */
 void px_record_pending_allow(struct px_conn *c);
+/* A request inside a terminated tunnel is done: its own line (event
+ * "request": method, path without query, status, bytes, the secret
+ * injected by name). */
+void px_record_request(struct px_conn *c);
 
 /* ---- decide.c ---- */
 
 /*
  * Decide the request whose head REQ (HEAD_LEN bytes, still in C's input)
- * was just parsed, by C's snapshot: refuse it, or look it up, vet every
+ * was just parsed, by C's snapshot (inside a terminated tunnel REQ's header
+ * table may be edited for the injection): refuse it, or look it up, vet every
  * address, connect, and hand it to the tunnel or the forward path.  C may
  * be freed or closing on return.
  */
-void px_decide(struct px_conn *c, const struct px_http_request *req, size_t head_len);
+void px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len);
 
 /* ---- forward.c ---- */
 
@@ -373,5 +397,8 @@ void px_tunnel_open(struct px_conn *c);
 /* After a 101 (RFC 9110 §7.8) the connection is a tunnel: relay both ways,
  * passing on what upstream already sent. */
 void px_tunnel_upgrade(struct px_conn *c);
+/* Nonzero when C's CONNECT (host and port set) goes to a host:port its
+ * session terminates TLS for, and the proxy can (the registry is set). */
+int px_tunnel_terminates(const struct px_conn *c);
 
 #endif

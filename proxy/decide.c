@@ -23,6 +23,7 @@
 
 #include "conf/config.h"
 #include "conf/etchosts.h"
+#include "conf/secret.h"
 #include "proxy/conn.h"
 #include "proxy/conns.h"
 #include "proxy/connect.h"
@@ -30,6 +31,9 @@
 #include "proxy/http.h"
 #include "proxy/prio.h"
 #include "proxy/sessreq.h"
+#include "proxy/stats.h"
+
+#include <openssl/crypto.h>
 
 /* Looking up and connecting: nothing is read from the client meanwhile;
  * connect_timeout (and the resolver's own) bound it, and this timer is
@@ -64,8 +68,11 @@ revoke_tunnel(struct px_conn *c, int answer)
 
 	s = cf_config_find_session(px_server_config(srv), c->session);
 	if (s != NULL) {
-		cf_decide(s, c->mode, &c->host, c->port, c->mode == CF_MODE_HTTP ? c->path : NULL,
-		    c->mode == CF_MODE_HTTP ? strlen(c->path) : 0, &d);
+		/* A terminated tunnel is judged as its CONNECT was (a path
+		 * rule admits it); a WebSocket inside one, with its path. */
+		enum cf_mode m = c->mode == CF_MODE_CONNECT && c->term ? CF_MODE_TLS : c->mode;
+		cf_decide(s, m, &c->host, c->port, c->mode != CF_MODE_CONNECT ? c->path : NULL,
+		    c->mode != CF_MODE_CONNECT ? strlen(c->path) : 0, &d);
 		if (d.allow) {
 			cf_decide_addr(px_server_config(srv), s, &d, &c->up_peer.sa, &ad);
 			if (ad.allow)
@@ -199,11 +206,270 @@ dns_cb(int status, const struct px_dns_result *res, const char *errmsg, void *ar
 	vet_and_connect(c);
 }
 
+/* ---- secrets: where a placeholder may go, what is injected ------------- */
+
+/* Nonzero when NEEDLE (NLEN bytes) occurs in the LEN bytes at HAY. */
+static int
+has_bytes(const char *hay, size_t len, const char *needle, size_t nlen)
+{
+	return nlen > 0 && len >= nlen && memmem(hay, len, needle, nlen) != NULL;
+}
+
+/*
+ * The secret of C's session whose placeholder REQ carries (its target or
+ * any header value) to HOST:PORT, where that secret is not bound (issue
+ * 15: a placeholder never leaves for another host), or -1.
+ * Every secret is looked for, not only the first found: a request may carry
+ * one bound placeholder and one that is not.
+ */
+static long
+misdirected(const struct px_conn *c, const struct px_http_request *req, const char *host,
+    uint16_t port)
+{
+	size_t i, k, n = cf_session_nsecrets(c->sess);
+
+	for (i = 0; i < n; i++) {
+		const char *ph = cf_session_placeholder(c->sess, i);
+		size_t pl = ph != NULL ? strlen(ph) : 0;
+		int found = has_bytes(req->target, req->target_len, ph, pl);
+
+		for (k = 0; !found && k < req->nheaders; k++)
+			found = has_bytes(req->headers[k].value, req->headers[k].value_len, ph, pl);
+		if (found && cf_secret_binding(cf_session_secret(c->sess, i), host, port, req->path,
+		    req->path_len) == NULL)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* Cut C's path where a placeholder of its session begins (never in an
+ * audit line, a log line or a refusal's body). */
+static void
+redact_path(struct px_conn *c)
+{
+	size_t i, n = cf_session_nsecrets(c->sess);
+
+	for (i = 0; i < n; i++) {
+		const char *ph = cf_session_placeholder(c->sess, i);
+		char *at = ph != NULL && ph[0] ? strstr(c->path, ph) : NULL;
+
+		if (at != NULL)
+			snprintf(at, sizeof(c->path) - (size_t)(at - c->path), "[placeholder]");
+	}
+}
+
+/* Refuse C's request: it carries the placeholder of secret I to a place
+ * that secret is not bound to.  Counted per secret in /metrics. */
+static void
+refuse_misdirected(struct px_conn *c, long i)
+{
+	const struct cf_secret *sec = cf_session_secret(c->sess, (size_t)i);
+	char h[CF_HOST_TEXT_MAX], d[512];
+
+	px_conn_host_text(c, h, sizeof(h));
+	snprintf(d, sizeof(d), "the request carries the placeholder of secret %s, which may be sent only "
+	    "where its inject lines say, not to %s:%u%s", cf_secret_name(sec), h, c->port,
+	    c->mode == CF_MODE_HTTP ? " over plain HTTP" : "");
+	px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 0);
+	px_conn_refuse(c, 403, CF_R_SECRET_MISDIRECTED, c->dec.rule, d);
+}
+
+/* Is header F named NAME (case-insensitively)? */
+static int
+header_is(const struct px_http_header *f, const char *name)
+{
+	size_t nl = strlen(name);
+
+	return f->name_len == nl && strncasecmp(f->name, name, nl) == 0;
+}
+
+/* Drop from REQ's table every header named NAME (the binding's value
+ * replaces them).  Only the table changes, not the bytes it points to. */
+static void
+drop_header(struct px_http_request *req, const char *name)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < req->nheaders; i++)
+		if (!header_is(&req->headers[i], name))
+			req->headers[kept++] = req->headers[i];
+	req->nheaders = kept;
+}
+
+/*
+ * The head to send upstream for REQ inside C's terminated tunnel, with
+ * every secret of the session bound to this host, port and path put on it
+ * (conf/inject.h renders each): a header binding replaces the client's
+ * header of that name (its placeholder, typically), a query binding is
+ * added as the last parameter.  The rendered values are wiped once copied
+ * into the head.  Returns 0 or -ENOMEM.
+ */
+static int
+build_injected_head(struct px_conn *c, struct px_http_request *req)
+{
+	static char extra[2 * (CF_SECRET_MAX * 3 + 256)];
+	static char val[CF_SECRET_MAX * 3 + 256];
+	char query[CF_SECRET_MAX * 3 + 256];
+	size_t elen = 0, qlen = 0, i, n = cf_session_nsecrets(c->sess);
+	int rc;
+
+	c->term_secret[0] = '\0';
+	for (i = 0; i < n; i++) {
+		const struct cf_secret *sec = cf_session_secret(c->sess, i);
+		const struct cf_inject *inj = cf_secret_binding(sec, c->term_host.name, c->term_port,
+		    req->path, req->path_len);
+		const char *value;
+		size_t vlen = 0;
+		long r;
+
+		if (inj == NULL || (value = cf_secret_value(sec, &vlen)) == NULL)
+			continue;
+		if (inj->kind == CF_INJECT_QUERY) {
+			if (qlen > 0)
+				continue;
+			r = cf_inject_render(inj, value, vlen, query, sizeof(query));
+			if (r < 0)
+				continue;
+			qlen = (size_t)r;
+		} else {
+			int w;
+
+			r = cf_inject_render(inj, value, vlen, val, sizeof(val));
+			if (r < 0)
+				continue;
+			w = snprintf(extra + elen, sizeof(extra) - elen, "%s: %s\r\n", inj->name, val);
+			OPENSSL_cleanse(val, sizeof(val));
+			if (w < 0 || (size_t)w >= sizeof(extra) - elen) {
+				extra[elen] = '\0';
+				continue;
+			}
+			drop_header(req, inj->name);
+			elen += (size_t)w;
+		}
+		if (c->term_secret[0] == '\0')
+			snprintf(c->term_secret, sizeof(c->term_secret), "%s", cf_secret_name(sec));
+		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 1);
+	}
+	rc = px_http_build_tls_head(req, c->term_host.name, c->term_port, qlen ? query : NULL, qlen,
+	    elen ? extra : NULL, elen, c->pending);
+	OPENSSL_cleanse(extra, elen);
+	OPENSSL_cleanse(query, sizeof(query));
+	return rc;
+}
+
+/*
+ * A request read inside a terminated tunnel (issue 15), judged on its own
+ * by the snapshot in force now: origin form only; its Host must be the
+ * tunnel's host (a Host naming another one is domain fronting: 421, RFC
+ * 9110 §15.5.20); the session's rules decide host, port and path (path
+ * rules with their strict checks, CF_MODE_TLS); a placeholder bound
+ * elsewhere is refused; the secrets bound here are put on the head; the
+ * request goes to the tunnel's one upstream, already connected and
+ * verified.  The upstream's failed handshake makes every request a 502.
+ */
+static void
+term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
+{
+	size_t pl;
+	long bad;
+
+	c->mode = CF_MODE_TLS;
+	c->host = c->term_host;
+	c->port = c->term_port;
+	c->term_secret[0] = '\0';
+	c->resp_status = 0;
+	c->req_up0 = c->cli.bytes;
+	c->req_down0 = c->up.bytes;
+	if (req->form == PX_TARGET_ORIGIN) {
+		/* The audit line keeps the path without its query. */
+		pl = strcspn(req->path, "?");
+		if (pl > req->path_len)
+			pl = req->path_len;
+		if (pl > sizeof(c->path) - 1)
+			pl = sizeof(c->path) - 1;
+		memcpy(c->path, req->path, pl);
+		c->path[pl] = '\0';
+		redact_path(c);
+	}
+	if (req->form != PX_TARGET_ORIGIN || req->is_connect) {
+		px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL,
+		    "inside a TLS tunnel postern terminates, requests are in origin form (GET /path)");
+		return;
+	}
+	if (req->has_host_header && (!cf_host_equal(&req->host_hdr, &c->term_host) ||
+	    (req->host_hdr_port != 0 && req->host_hdr_port != c->term_port))) {
+		char d[CF_HOST_TEXT_MAX + 200];
+		char hh[CF_HOST_TEXT_MAX];
+
+		cf_host_format(&req->host_hdr, hh, sizeof(hh));
+		snprintf(d, sizeof(d), "the Host header names %s, and this TLS tunnel goes to %s:%u "
+		    "only", hh, c->term_host.name, c->term_port);
+		px_conn_refuse(c, 421, CF_R_MISDIRECTED_REQUEST, NULL, d);
+		return;
+	}
+	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, req->path, req->path_len, &c->dec);
+	if (!c->dec.allow) {
+		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+		return;
+	}
+	if (c->dec.rule != NULL && c->dec.rule->path != NULL) {
+		size_t nl = 0;
+		const char *name = px_http_path_override(req, &nl);
+
+		if (name != NULL) {
+			char d[sizeof(c->dec.detail)];
+			snprintf(d, sizeof(d),
+			    "the %.*s header can override the path, and allow_hosts = %s (%s:%d) admits only paths under %s",
+			    (int)(nl < 64 ? nl : 64), name, c->dec.rule->text, c->dec.rule->file,
+			    c->dec.rule->line, c->dec.rule->path);
+			px_conn_refuse(c, 403, CF_R_PATH_NOT_ALLOWED, c->dec.rule, d);
+			return;
+		}
+	}
+	if ((bad = misdirected(c, req, c->term_host.name, c->term_port)) >= 0) {
+		refuse_misdirected(c, bad);
+		return;
+	}
+	if (c->term_fail[0] != '\0') {
+		/* The upstream failed its handshake (term_fail says how). */
+		px_conn_refuse(c, 502, CF_R_UPSTREAM_TLS_FAILED, c->dec.rule, c->term_fail);
+		return;
+	}
+	if (c->up.bev == NULL || c->up.eof) {
+		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
+		    "the upstream closed the tunnel's connection");
+		return;
+	}
+	if (c->pending == NULL)
+		c->pending = evbuffer_new();
+	if (c->pending == NULL || build_injected_head(c, req) != 0) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
+	c->req.keep_alive = req->keep_alive;
+	c->req_minor = req->minor;
+	c->req_is_head = req->is_head;
+	c->req_upgrade = req->upgrade_websocket;
+	c->req.chunked = req->chunked;
+	c->req.left = req->content_length > 0 ? req->content_length : 0;
+	c->req.done = !req->chunked && c->req.left == 0;
+	if (req->chunked) {
+		struct px_http_limits lim;
+
+		lim.max_headers = px_conn_settings(c)->max_headers;
+		lim.max_header_bytes = px_conn_settings(c)->max_header_bytes;
+		px_chunked_init(&c->req.ch, &lim);
+	}
+	evbuffer_drain(bufferevent_get_input(c->cli.bev), head_len);
+	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+	px_forward_start(c);
+}
+
 /*
  * The decision: who may go where, by this connection's snapshot.
  */
 void
-px_decide(struct px_conn *c, const struct px_http_request *req, size_t head_len)
+px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 {
 	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
 	const struct cf_proxy_settings *p = px_conn_settings(c);
@@ -214,6 +480,12 @@ px_decide(struct px_conn *c, const struct px_http_request *req, size_t head_len)
 	if (c->sess == NULL) {
 		px_conn_refuse(c, 403, CF_R_SESSION_REMOVED, NULL,
 		    "this listener's session was removed from the config");
+		return;
+	}
+	/* Inside a terminated tunnel every request is the upstream's: the
+	 * session request is answered on the session's own socket only. */
+	if (c->term) {
+		term_decide(c, req, head_len);
 		return;
 	}
 	if (px_sessreq_is(req)) {
@@ -235,11 +507,32 @@ px_decide(struct px_conn *c, const struct px_http_request *req, size_t head_len)
 		memcpy(c->path, req->path, pl);
 		c->path[pl] = '\0';
 	}
-	cf_decide(c->sess, c->mode, &c->host, c->port, req->path, c->mode == CF_MODE_HTTP ? req->path_len : 0,
-	    &c->dec);
+	if (c->mode == CF_MODE_HTTP)
+		redact_path(c);
+	/* A CONNECT the session terminates TLS for is judged as the tunnel
+	 * of requests it is: a path rule admits it, and judges each request
+	 * inside (term_decide()). */
+	cf_decide(c->sess, c->mode == CF_MODE_CONNECT && px_tunnel_terminates(c) ? CF_MODE_TLS : c->mode,
+	    &c->host, c->port, c->mode == CF_MODE_HTTP ? req->path : NULL,
+	    c->mode == CF_MODE_HTTP ? req->path_len : 0, &c->dec);
 	if (!c->dec.allow) {
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
+	}
+	/* Plain HTTP carries no injection (a secret is put only on requests
+	 * inside TLS), and no placeholder leaves for a host its secret is not
+	 * bound to. */
+	if (c->mode == CF_MODE_HTTP) {
+		char h[CF_HOST_TEXT_MAX];
+		long bad;
+
+		px_conn_host_text(c, h, sizeof(h));
+		bad = misdirected(c, req, h, c->port);
+
+		if (bad >= 0) {
+			refuse_misdirected(c, bad);
+			return;
+		}
 	}
 	if (c->mode == CF_MODE_HTTP && c->dec.rule != NULL && c->dec.rule->path != NULL) {
 		/*

@@ -172,7 +172,15 @@ static void
 fwd_finish(struct px_conn *c)
 {
 	/* Response complete. */
-	if (c->up.bev != NULL) {
+	if (c->term) {
+		/* Inside a terminated tunnel the one upstream stays with the
+		 * tunnel; one that will not take another request ends the
+		 * client's connection too (the client opens a new tunnel). */
+		px_record_request(c);
+		if (!c->resp.keep_alive || !c->req.done || c->up.eof ||
+		    evbuffer_get_length(bufferevent_get_input(c->up.bev)) != 0)
+			c->cli_keep_alive = 0;
+	} else if (c->up.bev != NULL) {
 		if (c->resp.keep_alive && c->req.done && !c->up.eof &&
 		    evbuffer_get_length(bufferevent_get_input(c->up.bev)) == 0)
 			pool_put(c);
@@ -248,6 +256,9 @@ fwd_response(struct px_conn *c)
 			}
 			c->cli_keep_alive = c->req.keep_alive && !resp.close_delimited && !resp.upgrade_websocket;
 			c->resp.keep_alive = resp.keep_alive;
+			c->resp_status = resp.status;
+			if (c->term && !resp.keep_alive)
+				c->cli_keep_alive = 0;
 			if (resp.upgrade_websocket && c->req_upgrade) {
 				px_http_build_client_head(&resp, 1, out);
 				evbuffer_drain(in, head_len);

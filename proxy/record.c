@@ -44,7 +44,7 @@ px_record(struct px_conn *c, const struct px_rec *r)
 		px_json_str(&j, "host", h);
 		px_json_num(&j, "port", c->port);
 	}
-	if (c->mode == CF_MODE_HTTP && c->path[0])
+	if (c->mode != CF_MODE_CONNECT && c->path[0])
 		px_json_str(&j, "path", c->path);
 	px_json_str(&j, "address", c->addr[0] ? c->addr : NULL);
 	if (r->decision != NULL)
@@ -59,6 +59,13 @@ px_record(struct px_conn *c, const struct px_rec *r)
 	}
 	if (r->sni != NULL && r->sni[0])
 		px_json_str(&j, "sni", r->sni);
+	if (c->mode == CF_MODE_TLS)
+		px_json_str(&j, "tls", "terminated");
+	/* The secret put on the request, by name: never its value, never a
+	 * placeholder. */
+	if (r->secret != NULL && r->secret[0])
+		px_json_str(&j, "secret", r->secret);
+
 	if (is_close) {
 		struct timeval now;
 
@@ -95,7 +102,8 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
     const char *detail, const char *sni)
 {
 	struct px_rec r = { .event = "decision", .decision = allow ? "allow" : "deny", .has_reason = 1,
-		.reason = reason, .rule = rule, .detail = detail, .sni = sni };
+		.reason = reason, .rule = rule, .detail = detail, .sni = sni,
+		.secret = allow && c->mode == CF_MODE_TLS ? c->term_secret : NULL };
 
 	if (c->decided)
 		return;
@@ -112,4 +120,34 @@ px_record_pending_allow(struct px_conn *c)
 {
 	if (c->allow_pending)
 		px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+}
+
+void
+px_record_request(struct px_conn *c)
+{
+	struct px_server *srv = c->srv;
+	struct px_json j;
+	char h[CF_HOST_TEXT_MAX];
+
+	/* Its own builder: a request line has its own counters (this
+	 * request's bytes), not the connection's. */
+	px_json_begin(&j, "request");
+	px_json_str(&j, "session", c->session);
+	px_json_str(&j, "peer", c->peer);
+	px_json_str(&j, "method", c->method[0] ? c->method : NULL);
+	cf_host_format(&c->host, h, sizeof(h));
+	px_json_str(&j, "host", h);
+	px_json_num(&j, "port", c->port);
+	if (c->path[0])
+		px_json_str(&j, "path", c->path);
+	px_json_str(&j, "tls", "terminated");
+	if (c->term_secret[0])
+		px_json_str(&j, "secret", c->term_secret);
+	if (c->resp_status != 0)
+		px_json_num(&j, "status", c->resp_status);
+	px_json_num(&j, "bytes_up", (int64_t)(c->cli.bytes - c->req_up0));
+	px_json_num(&j, "bytes_down", (int64_t)(c->up.bytes - c->req_down0));
+	px_json_num(&j, "generation", (int64_t)c->generation);
+	px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : px_server_config(srv)));
+	px_json_emit(&j, px_server_audit(srv));
 }

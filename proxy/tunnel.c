@@ -19,16 +19,25 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/util.h>
+#include <event2/bufferevent_ssl.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "conf/config.h"
+#include "conf/secret.h"
 #include "proxy/conn.h"
 #include "proxy/log.h"
 #include "proxy/loopcall.h"
+#include "proxy/sesstls.h"
 #include "proxy/sni.h"
 #include "proxy/splice.h"
 #include "proxy/tally.h"
+#include "proxy/tlsup.h"
 
 static const struct px_phase tunnel_phase, sni_phase;
+static void term_start(struct px_conn *c);
 
 /* ---- relaying ----------------------------------------------------------- */
 
@@ -65,7 +74,9 @@ shut_when_flushed(struct conn_side *from, struct conn_side *to)
 	if (to->bev != NULL && from->eof && to->shut_pending &&
 	    evbuffer_get_length(bufferevent_get_output(to->bev)) == 0) {
 		to->shut_pending = 0;
-		shutdown(bufferevent_getfd(to->bev), SHUT_WR);
+		/* Under TLS the socket is the filter's: no half-close. */
+		if (bufferevent_get_underlying(to->bev) == NULL)
+			shutdown(bufferevent_getfd(to->bev), SHUT_WR);
 	}
 }
 
@@ -100,7 +111,9 @@ tunnel_to_splice(struct px_conn *c)
 {
 	int cfd, ufd;
 
-	if (c->cli.eof || c->up.eof)
+	/* A terminated tunnel's bytes are TLS records the proxy makes: they
+	 * cannot be spliced. */
+	if (c->cli.eof || c->up.eof || c->term)
 		return -1;
 	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0 ||
 	    evbuffer_get_length(bufferevent_get_input(c->up.bev)) > 0 ||
@@ -283,14 +296,16 @@ decide:
 				pass = 1;
 			else
 				why = "the TLS server_name differs from the CONNECT host";
-		} else if (mode == CF_SNI_STRICT) {
+		} else if (mode == CF_SNI_STRICT && !c->term) {
 			why = "sni = strict and the ClientHello carries no server_name";
 		} else {
 			pass = 1;
 		}
 		break;
 	case PX_SNI_NOT_TLS:
-		if (mode == CF_SNI_STRICT)
+		if (c->term)
+			why = "TLS is terminated for this host, and the first bytes are not a TLS ClientHello";
+		else if (mode == CF_SNI_STRICT)
 			why = "sni = strict and the first bytes are not a TLS ClientHello";
 		else
 			pass = 1;
@@ -335,11 +350,15 @@ decide:
 	got_name[0] = '\0';
 	if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
 		cf_host_format(&name, got_name, sizeof(got_name));
-	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, got_name);
+	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, c->term ? "TLS terminated" : NULL, got_name);
 	px_sni_free(c->sni);
 	c->sni = NULL;
 	connect_answer(c);
 	px_conn_arm_timer(c, px_conn_settings(c)->idle_timeout_ms);
+	if (c->term) {
+		term_start(c);
+		return;
+	}
 	tunnel_start(c);
 }
 
@@ -463,13 +482,206 @@ static const struct px_phase sni_phase = {
 	.timeout = sni_timeout, .tunnel = 1,
 };
 
+/* ---- TLS termination (issue 15) ---------------------------------------- */
+
+/*
+ * A terminated tunnel: once its ClientHello passed the SNI check, the proxy
+ * speaks TLS to the upstream first (verified: proxy/tlsup.h), then to the
+ * client with a leaf of the session's CA for the tunnel's host, and then
+ * reads the decrypted stream one request at a time through the plain-HTTP
+ * path (accept.c, decide.c, forward.c), each request judged on its own.
+ * The upstream's handshake comes first so that its failure can be told to
+ * the client in HTTP, as a 502 with its reason, over the client's own
+ * completed handshake.  ALPN: http/1.1 both ways; HTTP/2 plugs in here
+ * (offer h2 upstream when the ClientHello did, and select it on the client
+ * side when the upstream chose it).
+ */
+
+static void term_cli_event_cb(struct bufferevent *bev, short what, void *arg);
+static void term_up_event_cb(struct bufferevent *bev, short what, void *arg);
+
+/* An upstream handshake in progress: the client waits for its ServerHello. */
+static const struct px_phase term_up_phase = {
+	.name = "tls-upstream", .cli_event = px_conn_event_close,
+	.up_event = term_up_event_cb, .timeout = px_conn_idle_timeout, .tunnel = 1,
+};
+
+/* The client's handshake in progress. */
+static const struct px_phase term_cli_phase = {
+	.name = "tls-client", .cli_event = term_cli_event_cb,
+	.up_event = term_up_event_cb, .timeout = px_conn_idle_timeout, .tunnel = 1,
+};
+
+/* The first error of the OpenSSL queue of BEV as text, or FALLBACK. */
+static const char *
+tls_error_text(struct bufferevent *bev, const char *fallback)
+{
+	unsigned long e, last = 0;
+	const char *r;
+
+	while ((e = bufferevent_get_openssl_error(bev)) != 0)
+		if (last == 0)
+			last = e;
+	r = last != 0 ? ERR_reason_error_string(last) : NULL;
+	return r != NULL ? r : fallback;
+}
+
+/* Wrap the client's socket in TLS with the session's leaf for the tunnel's
+ * host, and feed it the ClientHello held for the SNI check. */
+static void
+term_client_start(struct px_conn *c)
+{
+	SSL_CTX *ctx = px_sesstls_leaf(px_server_tls(c->srv), c->session, c->term_host.name);
+	struct bufferevent *under = c->cli.bev, *bev;
+	struct evbuffer *held;
+	SSL *ssl;
+
+	if (ctx == NULL) {
+		log_warnx("session %s: no certificate for %s: %s", c->session, c->term_host.name,
+		    strerror(errno));
+		px_conn_free(c, "no certificate for the terminated host");
+		return;
+	}
+	ssl = SSL_new(ctx);
+	SSL_CTX_free(ctx);
+	held = evbuffer_new();
+	if (ssl == NULL || held == NULL) {
+		SSL_free(ssl);
+		evbuffer_free(held);
+		px_conn_free(c, "out of memory");
+		return;
+	}
+	/* The held bytes leave the socket's buffer while the filter is made
+	 * (it tries a handshake at once, and an error then would find no
+	 * callback to tell), and come back once the callbacks are in place. */
+	evbuffer_add_buffer(held, bufferevent_get_input(under));
+	bev = bufferevent_openssl_filter_new(px_server_base(c->srv), under, ssl,
+	    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL) {
+		evbuffer_free(held);
+		px_conn_free(c, "out of memory");
+		return;
+	}
+	c->cli.bev = bev;
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	px_conn_enter(c, &term_cli_phase);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	evbuffer_prepend_buffer(bufferevent_get_input(under), held);
+	evbuffer_free(held);
+	/* C may be gone after this: the handshake's callback may close it. */
+	bufferevent_trigger(under, EV_READ, 0);
+}
+
+static void
+term_up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	if (c->term == 2) {
+		/* Open, between requests (accept.c's head phase has its own):
+		 * nothing to do here. */
+		return;
+	}
+	if (what & BEV_EVENT_CONNECTED) {
+		c->term_fail[0] = '\0';
+		term_client_start(c);
+		return;
+	}
+	if (!(what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)))
+		return;
+	if (c->phase == &term_up_phase) {
+		SSL *ssl = bufferevent_openssl_get_ssl(bev);
+		long v = ssl != NULL ? SSL_get_verify_result(ssl) : X509_V_OK;
+
+		/* Verification is the usual failure; otherwise whatever
+		 * OpenSSL or the socket said. */
+		snprintf(c->term_fail, sizeof(c->term_fail), "TLS to the upstream failed: %s",
+		    v != X509_V_OK ? px_tlsup_reason(v) :
+		    tls_error_text(bev, (what & BEV_EVENT_EOF) ? "it closed during the handshake" :
+		    "handshake failed"));
+		bufferevent_free(c->up.bev);
+		c->up.bev = NULL;
+		c->up.eof = 1;
+		term_client_start(c);
+		return;
+	}
+	/* The upstream went away during the client's handshake: the first
+	 * request will find it gone. */
+	bufferevent_free(c->up.bev);
+	c->up.bev = NULL;
+	c->up.eof = 1;
+}
+
+static void
+term_cli_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	if (what & BEV_EVENT_CONNECTED) {
+		c->term = 2;
+		/* The decrypted stream: read as plain HTTP from here on. */
+		c->next_request(c);
+		return;
+	}
+	if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
+		const char *why = tls_error_text(bev, "the client closed during the handshake");
+
+		free(c->close_detail);
+		c->close_detail = strdup(why);
+		c->close_why = "client TLS handshake failed";
+		px_conn_free(c, NULL);
+	}
+}
+
+/* The SNI check passed: TLS to the upstream, verified, first. */
+static void
+term_start(struct px_conn *c)
+{
+	SSL_CTX *uctx = px_sesstls_upstream(px_server_tls(c->srv));
+	struct bufferevent *bev;
+	SSL *ssl;
+
+	c->term_host = c->host;
+	c->term_port = c->port;
+	ssl = uctx != NULL ? SSL_new(uctx) : NULL;
+	if (ssl == NULL || px_tlsup_prepare(ssl, c->term_host.name) != 0 ||
+	    SSL_set_alpn_protos(ssl, (const unsigned char *)"\x08http/1.1", 9) != 0) {
+		SSL_free(ssl);
+		px_conn_free(c, "cannot set up TLS to the upstream");
+		return;
+	}
+	/* The ClientHello stays in the client's buffer until the upstream's
+	 * handshake is over. */
+	bufferevent_disable(c->cli.bev, EV_READ);
+	bev = bufferevent_openssl_filter_new(px_server_base(c->srv), c->up.bev, ssl,
+	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
+	c->up.bev = bev;
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	px_conn_enter(c, &term_up_phase);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+}
+
 /* ---- entry points ------------------------------------------------------ */
+
+int
+px_tunnel_terminates(const struct px_conn *c)
+{
+	return c->sess != NULL && c->host.kind == CF_HOST_NAME && px_server_tls(c->srv) != NULL &&
+	    cf_session_terminates(c->sess, c->host.name, c->port);
+}
 
 void
 px_tunnel_open(struct px_conn *c)
 {
 	c->connect_answered = 0;
-	if (px_conn_settings(c)->sni == CF_SNI_OFF) {
+	/* A terminated tunnel always holds the first flight: its
+	 * ClientHello is the start of the handshake with the proxy. */
+	c->term = px_tunnel_terminates(c);
+	if (px_conn_settings(c)->sni == CF_SNI_OFF && !c->term) {
 		px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
 		connect_answer(c);
 		tunnel_start(c);

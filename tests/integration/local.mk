@@ -48,3 +48,5 @@ TESTS += tests/integration/secrets-check.sh
 EXTRA_DIST += tests/integration/secrets-check.sh
 TESTS += tests/integration/reload-secrets.sh
 EXTRA_DIST += tests/integration/reload-secrets.sh
+TESTS += tests/integration/tls-inject.sh
+EXTRA_DIST += tests/integration/tls-inject.sh

@@ -14,11 +14,12 @@ export PX_TEST_KEY="$VALUE"
 unset PX_TEST_UNSET
 
 conf="$WORLD_DIR/etc/postern.ini"
-mkdir -p "$WORLD_DIR/etc"
+mkdir -p "$WORLD_DIR/etc" "$WORLD_DIR/state"
+chmod 700 "$WORLD_DIR/state"
 # conf [DEFAULTS-LINE [SECTION-LINES]]: the base config, with one more line
 # in [defaults] and more lines after [secret k].
 conf() {
-	admin_proxy_section
+	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $WORLD_DIR/state"
 	cat <<-EOF
 		[defaults]
 		allow_hosts = allowed.test private
@@ -37,7 +38,10 @@ line_of() { grep -nxF -- "$1" "$2" | head -n 1 | cut -d: -f1; }
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"
 good_hash=$(sha12 "$conf")
-px() { curl_status -x http://127.0.0.1:3128 "$@"; }
+# allowed.test is bound to k, so its tunnels are terminated (issue 15): the
+# client trusts the session's CA as well as the world's.
+cat "$WORLD_DIR/state/ca/default.pem" "$WORLD_CA" >"$WORLD_DIR/bundle.pem"
+px() { curl_status -x http://127.0.0.1:3128 --cacert "$WORLD_DIR/bundle.pem" "$@"; }
 expect_eq 200 "$(px https://allowed.test/)" "allowed.test is allowed"
 
 still_old() {
