@@ -50,3 +50,5 @@ TESTS += tests/integration/reload-secrets.sh
 EXTRA_DIST += tests/integration/reload-secrets.sh
 TESTS += tests/integration/tls-inject.sh
 EXTRA_DIST += tests/integration/tls-inject.sh
+TESTS += tests/integration/tls-git.sh
+EXTRA_DIST += tests/integration/tls-git.sh tests/integration/lib-tls/githttps.py

@@ -116,6 +116,39 @@ else
 	diag "node is not installed: the Node client is not tried"
 fi
 
+# Streaming: a long answer passes whole, and a WebSocket upgrade inside the
+# terminated tunnel becomes a relay (the world echoes after its 101).
+n=3000000
+expect_eq "$(pattern_sha256 $n)" "$(tc https://allowed.test/bytes/$n | sha256sum | cut -d' ' -f1)" \
+	"3 MB through the terminated tunnel arrive intact"
+out=$(in_px env CA="$CA" "$WORLD_PYTHON" -c '
+import os, socket, ssl
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
+buf = b""
+while b"\r\n\r\n" not in buf:
+    buf += s.recv(4096)
+ctx = ssl.create_default_context(cafile=os.environ["CA"])
+t = ctx.wrap_socket(s, server_hostname="allowed.test")
+t.sendall(b"GET /upgrade HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: websocket\r\n"
+          b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+          b"Sec-WebSocket-Version: 13\r\n\r\n")
+buf = b""
+while b"\r\n\r\n" not in buf:
+    buf += t.recv(4096)
+head, rest = buf.split(b"\r\n\r\n", 1)
+print(head.split(b"\r\n")[0].decode())
+t.sendall(b"ws-bytes-through\n")
+while b"ws-bytes-through\n" not in rest:
+    d = t.recv(4096)
+    if not d:
+        break
+    rest += d
+print(rest.decode(errors="replace"))
+' 2>&1)
+expect_match "^HTTP/1.1 101 " "$out" "a WebSocket upgrade inside the terminated tunnel: 101"
+expect_match "^ws-bytes-through$" "$out" "and bytes are relayed both ways after it"
+
 # 3. Basic auth on a path-narrowed host, and path rules inside TLS.
 out=$(tc https://api.example.test/v1/ok)
 basic=$(printf 'x-access-token:%s' "$TOKEN" | base64 -w0)
