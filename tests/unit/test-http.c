@@ -716,6 +716,46 @@ test_build_upstream(void)
 	evbuffer_free(b);
 }
 
+/* A request read inside a terminated tunnel (issue 15): origin form, the
+ * tunnel's host, the injected lines and query parameter. */
+static void
+test_build_tls(void)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct px_http_request r;
+	size_t hl;
+	char *s;
+	const char *in;
+
+	in = "GET /v1/x?a=1 HTTP/1.1\r\nHost: api.test\r\nConnection: keep-alive, X-Hop\r\n"
+	     "X-Hop: 1\r\nProxy-Authorization: Basic c2VjcmV0\r\nAccept: */*\r\n\r\n";
+	tap_ok(parse_ok(in, &r, &hl), "an origin-form request parses");
+	tap_ok(px_http_build_tls_head(&r, "api.test", 443, "key=S%2B", 8, "x-api-key: S\r\n", 14, b) == 0,
+	    "TLS head built");
+	s = drain(b);
+	tap_ok(strcmp(s, "GET /v1/x?a=1&key=S%2B HTTP/1.1\r\nHost: api.test\r\nAccept: */*\r\n"
+	    "x-api-key: S\r\nVia: 1.1 postern\r\nConnection: keep-alive\r\n\r\n") == 0,
+	    "query parameter appended with &, injected line after the client's, hop-by-hop and Proxy-* dropped");
+	free(s);
+
+	in = "GET /p HTTP/1.1\r\nHost: api.test:8443\r\n\r\n";
+	tap_ok(parse_ok(in, &r, &hl) &&
+	    px_http_build_tls_head(&r, "api.test", 8443, "k=v", 3, NULL, 0, b) == 0, "no query yet");
+	s = drain(b);
+	tap_ok(strcmp(s, "GET /p?k=v HTTP/1.1\r\nHost: api.test:8443\r\nVia: 1.1 postern\r\n"
+	    "Connection: keep-alive\r\n\r\n") == 0, "the parameter starts the query; a port other than 443 kept");
+	free(s);
+
+	in = "GET /p? HTTP/1.0\r\n\r\n";
+	tap_ok(parse_ok(in, &r, &hl) &&
+	    px_http_build_tls_head(&r, "api.test", 443, "k=v", 3, NULL, 0, b) == 0, "empty query");
+	s = drain(b);
+	tap_ok(strcmp(s, "GET /p?k=v HTTP/1.0\r\nHost: api.test\r\nVia: 1.1 postern\r\n"
+	    "Connection: keep-alive\r\n\r\n") == 0, "no second separator after a bare ?; HTTP/1.0 stays");
+	free(s);
+	evbuffer_free(b);
+}
+
 static void
 test_build_client(void)
 {
@@ -1005,6 +1045,7 @@ main(void)
 	test_limits();
 	test_responses();
 	test_build_upstream();
+	test_build_tls();
 	test_build_client();
 	test_chunked();
 	test_chunked_limits();
