@@ -1218,13 +1218,38 @@ px_http_build_tls_head(const struct px_http_request *req, const char *host, uint
 	int rc = -ENOMEM;
 
 	if (evbuffer_add(out, req->method, req->method_len) != 0 ||
-	    evbuffer_add(out, " ", 1) != 0 ||
-	    evbuffer_add(out, req->path, req->path_len) != 0)
+	    evbuffer_add(out, " ", 1) != 0)
 		goto out;
-	if (query != NULL && qlen > 0) {
-		const char *sep = memchr(req->path, '?', req->path_len) == NULL ? "?" :
-		    req->path[req->path_len - 1] == '?' || req->path[req->path_len - 1] == '&' ? "" : "&";
-		if (evbuffer_add(out, sep, strlen(sep)) != 0 || evbuffer_add(out, query, qlen) != 0)
+	if (query == NULL || qlen == 0) {
+		if (evbuffer_add(out, req->path, req->path_len) != 0)
+			goto out;
+	} else {
+		/* The client's parameters of the injected name (its
+		 * placeholder, typically) are dropped, the others kept in
+		 * order, and the injected one comes last. */
+		const char *q = memchr(req->path, '?', req->path_len), *eq = memchr(query, '=', qlen);
+		const char *end = req->path + req->path_len, *p, *amp;
+		size_t nlen = eq != NULL ? (size_t)(eq - query) : qlen;
+		int first = 1;
+
+		if (evbuffer_add(out, req->path, q != NULL ? (size_t)(q - req->path) : req->path_len) != 0)
+			goto out;
+		for (p = q != NULL ? q + 1 : end; p < end; p = amp + 1) {
+			size_t l, pl;
+
+			amp = memchr(p, '&', (size_t)(end - p));
+			if (amp == NULL)
+				amp = end;
+			l = (size_t)(amp - p);
+			eq = memchr(p, '=', l);
+			pl = eq != NULL ? (size_t)(eq - p) : l;
+			if (l == 0 || (pl == nlen && memcmp(p, query, nlen) == 0))
+				continue;
+			if (evbuffer_add(out, first ? "?" : "&", 1) != 0 || evbuffer_add(out, p, l) != 0)
+				goto out;
+			first = 0;
+		}
+		if (evbuffer_add(out, first ? "?" : "&", 1) != 0 || evbuffer_add(out, query, qlen) != 0)
 			goto out;
 	}
 	if (evbuffer_add(out, req->minor == 0 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n", 11) != 0)

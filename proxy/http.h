@@ -243,8 +243,9 @@ int px_http_build_upstream_head(const struct px_http_request *req,
  * Append to OUT the head to send upstream for REQ, an origin-form request
  * read inside a TLS tunnel the proxy terminates (issue 15): the request
  * line "METHOD TARGET HTTP/1.x", where TARGET is REQ's path and query with
- * QUERY (QLEN bytes, "NAME=VALUE", or NULL) added as the last query
- * parameter; "Host: HOST" (HOST as text, with ":PORT" unless PORT is 443,
+ * QUERY (QLEN bytes, "NAME=VALUE", or NULL) as the last query parameter
+ * (and, with QUERY, every parameter of REQ named NAME and every empty one
+ * dropped); "Host: HOST" (HOST as text, with ":PORT" unless PORT is 443,
  * RFC 9110 §7.2); REQ's headers as px_http_build_upstream_head() passes
  * them (hop-by-hop and Proxy-* dropped, and Host, regenerated above);
  * EXTRA (ELEN bytes of whole "Name: value\r\n" lines, or NULL); then Via

@@ -29,8 +29,8 @@ write_conf() {
 			badcert.test = $WORLD_UP4
 			[defaults]
 			allow_hosts = allowed.test private, other.test private, badcert.test private
-			allow_hosts = api.example.test/v1/ private
-			secrets = ${1:-k, g, b}
+			allow_hosts = api.example.test/v1/ private, wild.test private
+			secrets = ${1:-k, g, b, q}
 			[secret k]
 			from_env = PX_TEST_KEY
 			inject = allowed.test header x-api-key
@@ -41,6 +41,10 @@ write_conf() {
 			from_env = PX_TEST_KEY
 			placeholder_env = PX_B
 			inject = badcert.test header x-api-key
+			[secret q]
+			from_env = PX_TEST_KEY
+			placeholder_env = PX_Q
+			inject = wild.test query key
 		EOF
 	} >"$conf.tmp"
 	mv "$conf.tmp" "$conf"
@@ -56,6 +60,7 @@ cp "$CA" "$WORLD_DIR/ca-first.pem"
 sess=$(in_px curl -sS --max-time 5 http://127.0.0.1:3128/.well-known/postern/session)
 PH_K=$(printf '%s\n' "$sess" | sed -n 's/^env PX_TEST_KEY //p')
 PH_G=$(printf '%s\n' "$sess" | sed -n 's/^env PX_TEST_TOK //p')
+PH_Q=$(printf '%s\n' "$sess" | sed -n 's/^env PX_Q //p')
 [ -n "$PH_K" ] && [ -n "$PH_G" ] || die "no placeholders"
 expect_ne "$VALUE" "$PH_K" "the placeholder is not the value"
 
@@ -158,6 +163,12 @@ expect_audit "path_not_allowed inside TLS" path=/v2/x reason=path_not_allowed tl
 expect_match "^40[03]$" "$(tstatus --path-as-is https://api.example.test/v1/%2e%2e/v2/x)" \
 	"an encoded dot segment does not pass the path rule"
 expect_eq 0 "$(upstream_count target~^/v2)" "no refused path reached upstream"
+
+# A query binding: the client's parameter of that name (its placeholder)
+# is replaced by the real one, the others kept.
+out=$(tc "https://wild.test/q?key=$PH_Q&x=1")
+expect_match "^GET /q\?x=1&key=$VALUE HTTP/1.1$" "$out" "query: upstream received ?x=1&key=VALUE"
+expect_audit "query: the audit path has no query" event=request host=wild.test path=/q secret=q
 
 # 4. A fronted Host is 421.
 out=$(tc -i -H "Host: other.test" https://allowed.test/front)

@@ -746,6 +746,15 @@ test_build_tls(void)
 	    "Connection: keep-alive\r\n\r\n") == 0, "the parameter starts the query; a port other than 443 kept");
 	free(s);
 
+	in = "GET /p?key=PLACEHOLDER&b=2&keyx=3 HTTP/1.1\r\nHost: api.test\r\n\r\n";
+	tap_ok(parse_ok(in, &r, &hl) &&
+	    px_http_build_tls_head(&r, "api.test", 443, "key=S", 5, NULL, 0, b) == 0, "query with the name");
+	s = drain(b);
+	tap_ok(strcmp(s, "GET /p?b=2&keyx=3&key=S HTTP/1.1\r\nHost: api.test\r\nVia: 1.1 postern\r\n"
+	    "Connection: keep-alive\r\n\r\n") == 0,
+	    "the client's parameter of the injected name is dropped, the others kept in order");
+	free(s);
+
 	in = "GET /p? HTTP/1.0\r\n\r\n";
 	tap_ok(parse_ok(in, &r, &hl) &&
 	    px_http_build_tls_head(&r, "api.test", 443, "k=v", 3, NULL, 0, b) == 0, "empty query");
