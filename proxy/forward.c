@@ -177,7 +177,7 @@ fwd_finish(struct px_conn *c)
 		 * tunnel; one that will not take another request ends the
 		 * client's connection too (the client opens a new tunnel). */
 		px_record_request(c);
-		if (!c->resp.keep_alive || !c->req.done || c->up.eof ||
+		if (!c->resp.keep_alive || !c->req.done || c->up.eof || c->up.bev == NULL ||
 		    evbuffer_get_length(bufferevent_get_input(c->up.bev)) != 0)
 			c->cli_keep_alive = 0;
 	} else if (c->up.bev != NULL) {
