@@ -222,7 +222,7 @@ struct px_conn {
 	struct cf_host term_host;
 	uint16_t term_port;
 	char term_fail[160];
-	char term_secret[CF_HOST_MAX];
+	char term_secret[72];        /* a secret name is at most 64 */
 	uint64_t req_up0, req_down0;
 	int resp_status;
 };
