@@ -338,7 +338,7 @@ session_setup(const char *sock, struct br_env *env, char *bundle, size_t size)
 {
 	struct br_session *s = NULL;
 	const char *why = NULL, *name, *value, *ca, *used = NULL;
-	char *buf = NULL;
+	char *buf = NULL, roots[PATH_MAX] = "nowhere";
 	size_t len = 0, i, n;
 	int status = 0, err, rc = -1;
 
@@ -385,6 +385,9 @@ session_setup(const char *sock, struct br_env *env, char *bundle, size_t size)
 			log_warnx("no system roots found (SSL_CERT_FILE, "
 			    "/etc/ssl/certs/ca-certificates.crt, /etc/pki/tls/certs/ca-bundle.crt, "
 			    "/etc/ssl/cert.pem): %s holds the session CA alone", bundle);
+		/* USED may be CMD's SSL_CERT_FILE value, which setting the
+		 * variable below frees: keep a copy for the message. */
+		snprintf(roots, sizeof(roots), "%s", used != NULL ? used : "nowhere");
 	}
 	n = br_session_nenv(s);
 	for (i = 0; i < n; i++) {
@@ -402,8 +405,7 @@ session_setup(const char *sock, struct br_env *env, char *bundle, size_t size)
 		}
 	}
 	if (ca != NULL)
-		log_info("the session CA is trusted through %s (roots from %s)", bundle,
-		    used != NULL ? used : "nowhere");
+		log_info("the session CA is trusted through %s (roots from %s)", bundle, roots);
 	rc = 0;
 out:
 	br_session_free(s);

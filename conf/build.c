@@ -238,6 +238,26 @@ cfb_nearest(const char *key, const char *const *known)
 	return best;
 }
 
+int
+cfb_add_secret_name(struct cf_sess_build *s, const char *name, int line)
+{
+	char **nn;
+	int *nl;
+
+	nn = realloc(s->secret_names, (s->nsecret_names + 1) * sizeof(*nn));
+	if (nn == NULL)
+		return -ENOMEM;
+	s->secret_names = nn;
+	nl = realloc(s->secret_lines, (s->nsecret_names + 1) * sizeof(*nl));
+	if (nl == NULL)
+		return -ENOMEM;
+	s->secret_lines = nl;
+	if ((nn[s->nsecret_names] = strdup(name)) == NULL)
+		return -ENOMEM;
+	nl[s->nsecret_names++] = line;
+	return 0;
+}
+
 void
 cfb_proxy_clear(struct cf_proxy_settings *p)
 {

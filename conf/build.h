@@ -132,6 +132,10 @@ const char *cfb_nearest(const char *key, const char *const *known);
 /* Free what the [proxy] settings P own (not P itself). */
 void cfb_proxy_clear(struct cf_proxy_settings *p);
 
+/* Append the secret NAME (copied) of LINE to S's secrets = list (LINE 0:
+ * from the command line, postern-sidecar run --secret); 0 or -ENOMEM. */
+int cfb_add_secret_name(struct cf_sess_build *s, const char *name, int line);
+
 /*
  * conf/secret.c's part of build(): turn B's [secret]s and the built-ins
  * into secrets, resolve every session's secrets = (SBS[i] is what was read

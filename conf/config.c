@@ -216,6 +216,9 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 			cfk_add_rules(b, &b->defaults, CF_RULE_ALLOW, ov->extra_allow[i], cmdline, 0);
 			b->line = saved;
 		}
+		for (i = 0; i < ov->n_extra_secrets; i++)
+			if (cfb_add_secret_name(&b->defaults, ov->extra_secrets[i], 0) < 0)
+				cfb_err(b, 0, "out of memory");
 		if (ov->serve_session != NULL) {
 			served = cfb_find_sess(b, ov->serve_session);
 			if (served == NULL)

@@ -136,6 +136,12 @@ void cf_diag_free(struct cf_diag *d);
 struct cf_overrides {
 	const char *const *extra_allow;  /* allow_hosts items for [defaults] */
 	size_t n_extra_allow;
+	/* secrets for [defaults] (postern-sidecar run --secret): each a
+	 * secret's name, or the variable a secret reads its value from or
+	 * gives its placeholder in (ANTHROPIC_API_KEY: the built-in
+	 * anthropic). */
+	const char *const *extra_secrets;
+	size_t n_extra_secrets;
 	const char *const *extra_listen; /* listeners for the default session */
 	size_t n_extra_listen;
 	int replace_listen;              /* they replace [proxy]'s listeners */

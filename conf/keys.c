@@ -764,8 +764,6 @@ set_secrets(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		const char *q = p;
-		char **nn;
-		int *nl;
 
 		while (len > 0 && cfb_blank(*q))
 			q++, len--;
@@ -781,18 +779,13 @@ set_secrets(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 			cfb_show(buf, sizeof(buf), item);
 			cfb_err(b, b->line, "bad secret name: letters, digits, '-', '_', '.', at most 64 (%s)", buf);
 		} else {
-			nn = realloc(s->secret_names, (s->nsecret_names + 1) * sizeof(*nn));
-			if (nn != NULL)
-				s->secret_names = nn;
-			nl = realloc(s->secret_lines, (s->nsecret_names + 1) * sizeof(*nl));
-			if (nl != NULL)
-				s->secret_lines = nl;
-			if (nn == NULL || nl == NULL ||
-			    (nn[s->nsecret_names] = strndup(q, len)) == NULL) {
+			char *name = strndup(q, len);
+			if (name == NULL || cfb_add_secret_name(s, name, b->line) < 0) {
+				free(name);
 				cfb_err(b, b->line, "out of memory");
 				return;
 			}
-			nl[s->nsecret_names++] = b->line;
+			free(name);
 		}
 		if (comma == NULL)
 			break;

@@ -326,6 +326,42 @@ set_find(const struct cfsec_set *set, const char *name)
 	return NULL;
 }
 
+/* The secret that reads its value from the variable VAR or gives its
+ * placeholder in it (the file's [secret]s first), or NULL. */
+static struct cf_secret *
+set_find_var(const struct cfsec_set *set, const char *var)
+{
+	size_t i;
+
+	for (i = 0; i < set->n; i++)
+		if ((set->v[i]->from_env != NULL && strcmp(set->v[i]->from_env, var) == 0) ||
+		    (set->v[i]->placeholder_env != NULL && strcmp(set->v[i]->placeholder_env, var) == 0))
+			return set->v[i];
+	return NULL;
+}
+
+/* The variables the built-ins read, "A, B and C", into BUF. */
+static void
+set_vars(const struct cfsec_set *set, char *buf, size_t size)
+{
+	size_t i, used = 0, n = 0, k = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < set->n; i++)
+		n += set->v[i]->builtin && set->v[i]->from_env != NULL;
+	for (i = 0; i < set->n && used < size; i++) {
+		int w;
+		if (!set->v[i]->builtin || set->v[i]->from_env == NULL)
+			continue;
+		k++;
+		w = snprintf(buf + used, size - used, "%s%s", k == 1 ? "" : k == n ? " and " : ", ",
+		    set->v[i]->from_env);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
 /* The [secret] SB as a secret, its own checks made (B->file:SB->line). */
 static struct cf_secret *
 from_build(struct cf_build *b, struct cf_secret_build *sb)
@@ -565,6 +601,16 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 			int line = from[f]->secret_lines[i], *nl;
 			struct cf_secret *sec = set_find(set, name);
 			const struct cf_secret **ns;
+			if (sec == NULL && line == 0)
+				sec = set_find_var(set, name);
+			if (sec == NULL && line == 0) {
+				char vars[400];
+				set_vars(set, vars, sizeof(vars));
+				cfb_err(b, 0, "--secret %s: no secret is named so or reads $%s (the built-in "
+				    "ones read %s); for another, write a [secret] in a config file (-c)",
+				    name, name, vars);
+				continue;
+			}
 			if (sec == NULL) {
 				const char *near = nearest_secret(set, name);
 				cfb_err(b, line, "unknown secret %s (not a [secret] of the file nor a built-in)%s%s%s",

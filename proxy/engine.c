@@ -95,6 +95,8 @@ engine_overrides(const struct px_engine_opts *opts, struct cf_overrides *ov)
 	memset(ov, 0, sizeof(*ov));
 	ov->extra_allow = opts->extra_allow;
 	ov->n_extra_allow = opts->n_extra_allow;
+	ov->extra_secrets = opts->extra_secrets;
+	ov->n_extra_secrets = opts->n_extra_secrets;
 	ov->extra_listen = opts->extra_listen;
 	ov->n_extra_listen = opts->n_extra_listen;
 	ov->replace_listen = opts->replace_listen;

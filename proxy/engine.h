@@ -17,6 +17,10 @@ struct px_engine_opts {
 	 * each parsed exactly like one allow_hosts item. */
 	const char *const *extra_allow;
 	size_t n_extra_allow;
+	/* Secrets added to [defaults] (postern-sidecar run --secret): names
+	 * or the variables they read (cf_overrides.extra_secrets). */
+	const char *const *extra_secrets;
+	size_t n_extra_secrets;
 	/* Listen addresses ("unix:PATH", "tcp:ADDR:PORT") for the default
 	 * session; when replace_listen is nonzero they replace the [proxy]
 	 * listeners of the config instead of adding to them. */

@@ -229,7 +229,14 @@ px_sesstls_prepare(struct px_sesstls *r, const struct cf_config *cfg, size_t *ma
 		snprintf(err, errsz, "out of memory");
 		return NULL;
 	}
-	if (!r->have_up || !same_str(r->up_ca_file, p->upstream_ca_file)) {
+	for (i = 0; i < total; i++) {
+		const char *const *hosts;
+		if (cf_session_terminated_hosts(cf_config_session(cfg, i), &hosts) > 0)
+			break;
+	}
+	/* The upstream context loads the whole trust store (a few MB and
+	 * a tenth of a second): only when some session terminates TLS. */
+	if (i < total && (!r->have_up || !same_str(r->up_ca_file, p->upstream_ca_file))) {
 		char why[300];
 		if ((x->up = px_tlsup_ctx_new(p->upstream_ca_file, why, sizeof(why))) == NULL) {
 			snprintf(err, errsz, "upstream_ca_file: %s", why);

@@ -75,7 +75,8 @@ const char *px_sesstls_pem(const struct px_sesstls *r, const char *session);
 size_t px_sesstls_ncas(const struct px_sesstls *r, const char *session);
 
 /* The client context for upstream TLS (verification on, TLS 1.2 or
- * newer), owned by R; NULL before the first successful update. */
+ * newer), owned by R; NULL until an update with a session that
+ * terminates TLS (it loads the whole trust store, so only then). */
 SSL_CTX *px_sesstls_upstream(const struct px_sesstls *r);
 
 #endif

@@ -27,8 +27,10 @@ postern_sidecar_LDADD = $(PROXY_LIBS) $(BASE_LIBS) $(LIBNL_LIBS)
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
 	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-ux.sh \
-	tests/integration/sidecar-run-jail.sh tests/integration/sidecar-escape.sh
+	tests/integration/sidecar-run-jail.sh tests/integration/sidecar-escape.sh \
+	tests/integration/sidecar-run-secret.sh
 EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.sh \
+	tests/integration/sidecar-run-secret.sh \
 	tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
 	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-jail.sh \

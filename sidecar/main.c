@@ -70,6 +70,8 @@ struct sc_opts {
 	size_t n_forwards;
 	const char *env[SC_MAX_LIST];       /* run: --env */
 	size_t n_env;
+	const char *secrets[SC_MAX_LIST];   /* run: --secret */
+	size_t n_secrets;
 	char *const *argv;
 };
 
@@ -85,6 +87,7 @@ sc_usage(FILE *f)
 	    "       postern-sidecar run [-c FILE [--session NAME]] [--allow PATTERN]...\n"
 	    "                           [--session-name NAME]\n"
 	    "                           [--uid UID] [--socket PATH]... [--env NAME]...\n"
+	    "                           [--secret NAME]...\n"
 	    "                           [--forward PORT[:HOST:HPORT]]... [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
 	    "See postern-sidecar(8).\n");
@@ -105,6 +108,10 @@ sc_run_usage(FILE *f)
 	    "  --session-name NAME  the session's name in refusals and logs\n"
 	    "  --uid UID            (root) the uid CMD runs as (default SUDO_UID, else 65534)\n"
 	    "  --socket PATH        let CMD reach this host UNIX socket (repeatable)\n"
+	    "  --env NAME           CMD also gets this variable (repeatable)\n"
+	    "  --secret NAME        CMD gets a placeholder in NAME; the proxy puts the\n"
+	    "                       real value (from this environment) on requests to\n"
+	    "                       the secret's hosts only (repeatable)\n"
 	    "  --bridge PATH        the postern-bridge binary\n"
 	    "  -h, --help           this text\n"
 	    "See postern-sidecar(8).\n");
@@ -123,6 +130,22 @@ sc_parse_uid(const char *s, uid_t *out)
 		return rc;
 	*out = (uid_t)v;
 	return 0;
+}
+
+/* A [secret] name as postern.ini(5) takes it: letters, digits, '-', '_',
+ * '.', at most 64. */
+static int
+sc_secret_name_ok(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 64)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_' || s[i] == '.'))
+			return 0;
+	return 1;
 }
 
 /* A variable name: a letter or '_', then letters, digits and '_', fewer
@@ -156,7 +179,7 @@ static int
 sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
-		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION };
+		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -171,6 +194,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "forward", required_argument, NULL, O_FORWARD },
 		{ "env", required_argument, NULL, O_ENV },
+		{ "secret", required_argument, NULL, O_SECRET },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -297,6 +321,21 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				return -1;
 			}
 			if (sc_push(o->env, &o->n_env, optarg, "--env") < 0)
+				return -1;
+			break;
+		case O_SECRET:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--secret only applies to run");
+				return -1;
+			}
+			/* A name (the variable, or a [secret]'s name), never a
+			 * value: a value here would show in every process list. */
+			if (!sc_env_name_ok(optarg) && !sc_secret_name_ok(optarg)) {
+				sc_logx("--secret: '%s' is not a variable or secret name (the value "
+				    "comes from this environment, never the command line)", optarg);
+				return -1;
+			}
+			if (sc_push(o->secrets, &o->n_secrets, optarg, "--secret") < 0)
 				return -1;
 			break;
 		case O_VERSION:
@@ -733,6 +772,8 @@ main(int argc, char **argv)
 		ro.n_forwards = o.n_forwards;
 		ro.env = o.env;
 		ro.n_env = o.n_env;
+		ro.secrets = o.secrets;
+		ro.n_secrets = o.n_secrets;
 		code = sc_run_identity(&o, &ro.uid, &ro.gid);
 		if (code != 0)
 			return code;

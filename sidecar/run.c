@@ -74,6 +74,9 @@
 
 extern char **environ;
 
+/* Variables the secrets of a run may read, at most. */
+#define SC_MAX_SECRET_VARS 128
+
 struct sc_run {
 	char dir[PATH_MAX];
 	char engdir[PATH_MAX]; /* DIR/engine: what CMD's jail binds in */
@@ -154,6 +157,27 @@ sc_env_forget(const char *const *names, size_t n)
 	}
 	if (environ != NULL)
 		environ[k] = NULL;
+}
+
+/* Forget the variables the secrets of O's session read their values
+ * from, and those --secret named. */
+static void
+sc_env_forget_secrets(const struct cf_config *cfg, const struct sc_run_opts *o)
+{
+	const char *names[SC_MAX_SECRET_VARS];
+	size_t n = 0, i, k;
+
+	for (i = 0; i < o->n_secrets && n < SC_MAX_SECRET_VARS; i++)
+		names[n++] = o->secrets[i];
+	for (i = 0; i < cf_config_nsessions(cfg); i++) {
+		const struct cf_session *s = cf_config_session(cfg, i);
+		for (k = 0; k < cf_session_nsecrets(s) && n < SC_MAX_SECRET_VARS; k++) {
+			const char *src = cf_secret_source(cf_session_secret(s, k));
+			if (src != NULL && strncmp(src, "env ", 4) == 0)
+				names[n++] = src + 4;
+		}
+	}
+	sc_env_forget(names, n);
 }
 
 static int
@@ -760,6 +784,15 @@ sc_run_main(const struct sc_run_opts *o)
 		sc_logx("out of memory");
 		return SC_RUN_SETUP_FAILED;
 	}
+	for (i = 0; i < o->n_env; i++) {
+		size_t j;
+		for (j = 0; j < o->n_secrets; j++)
+			if (strcmp(o->env[i], o->secrets[j]) == 0) {
+				sc_logx("--env %s and --secret %s: the command would get the real value; "
+				    "give only --secret", o->env[i], o->env[i]);
+				return 2;
+			}
+	}
 	for (i = 0; i < o->n_env; i++)
 		if (getenv(o->env[i]) == NULL)
 			sc_logx("warning: --env %s: not set here, so the command does not get it",
@@ -838,6 +871,8 @@ sc_run_main(const struct sc_run_opts *o)
 	r.eo.config_path = o->config_path;
 	r.eo.extra_allow = o->allow;
 	r.eo.n_extra_allow = o->n_allow;
+	r.eo.extra_secrets = o->secrets;
+	r.eo.n_extra_secrets = o->n_secrets;
 	r.eo.extra_listen = r.listen_list;
 	r.eo.n_extra_listen = 1;
 	r.eo.replace_listen = 1;
@@ -857,6 +892,10 @@ sc_run_main(const struct sc_run_opts *o)
 		code = 2;
 		goto out;
 	}
+	/* The secrets' values are in the snapshot now: no process of ours
+	 * keeps them in its environment (CMD gets the placeholders from the
+	 * engine, through the bridge's session request). */
+	sc_env_forget_secrets(r.eo.config, o);
 	p = cf_config_proxy(r.eo.config);
 	if (r.root && (p->has_user && p->user != 0 ? p->user : SC_RUN_ENGINE_UID) != r.engine_uid) {
 		sc_logx("%s changed while run was starting; try again", o->config_path);

@@ -24,6 +24,8 @@ struct sc_run_opts {
 	size_t n_forwards;
 	const char *const *env;        /* --env: variables CMD also gets */
 	size_t n_env;
+	const char *const *secrets;    /* --secret: secrets whose placeholder CMD gets */
+	size_t n_secrets;
 	char *const *argv;             /* CMD and its arguments, NULL-ended */
 };
 

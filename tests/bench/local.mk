@@ -8,7 +8,8 @@
 
 check_PROGRAMS += tests/bench/proxy-load
 tests_bench_proxy_load_SOURCES = tests/bench/proxy-load.c
-EXTRA_DIST += tests/bench/bench-proxy.sh tests/bench/wrk-proxy.lua
+EXTRA_DIST += tests/bench/bench-proxy.sh tests/bench/wrk-proxy.lua \
+	tests/bench/bench-instr.sh tests/bench/instr-client.py
 
 bench-proxy: postern-proxy tests/bench/proxy-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
@@ -24,4 +25,11 @@ bench: bench-proxy
 	else \
 	  echo "bench: no bench-bridge target, skipping the bridge benchmark"; \
 	fi
-.PHONY: bench bench-proxy
+# Instructions per tunnel, request and refusal (callgrind), against
+# BENCH_BASE=/path/to/an/older/postern-proxy when given: the before/after
+# that a loaded machine cannot blur.
+bench-instr: postern-proxy tests/bench/proxy-load
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	  $(SHELL) $(top_srcdir)/tests/bench/bench-instr.sh
+
+.PHONY: bench bench-proxy bench-instr
