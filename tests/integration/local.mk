@@ -52,3 +52,5 @@ TESTS += tests/integration/tls-inject.sh
 EXTRA_DIST += tests/integration/tls-inject.sh
 TESTS += tests/integration/tls-git.sh
 EXTRA_DIST += tests/integration/tls-git.sh tests/integration/lib-tls/githttps.py
+TESTS += tests/integration/tls-sessions.sh
+EXTRA_DIST += tests/integration/tls-sessions.sh
