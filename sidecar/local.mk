@@ -41,8 +41,8 @@ EXTRA_DIST += tests/integration/sidecar-run-once.sh
 TESTS += tests/integration/sidecar-run-forward.sh
 EXTRA_DIST += tests/integration/sidecar-run-forward.sh
 # run --env, with the real Claude Code (issue 13, item 2).
-TESTS += tests/integration/sidecar-run-claude.sh
-EXTRA_DIST += tests/integration/sidecar-run-claude.sh
+TESTS += tests/integration/sidecar-run-claude.sh tests/integration/sidecar-run-claude-secret.sh
+EXTRA_DIST += tests/integration/sidecar-run-claude.sh tests/integration/sidecar-run-claude-secret.sh
 # run's summary of refusals, and run --session (issue 13, item 7).
 TESTS += tests/integration/sidecar-run-summary.sh
 EXTRA_DIST += tests/integration/sidecar-run-summary.sh
