@@ -18,6 +18,12 @@
 #               1, then bump) and request_header_add x-api-key, its bump
 #               CA trusted by the client, the test CA by squid
 #
+# The client offers ALPN http/1.1 only, so every column is HTTP/1.1 inside
+# TLS 1.3 (OpenSSL's defaults on both ends).  Each proxy logs as it would
+# in service: the terminated postern two audit lines per request (its
+# decision and the request), the tunnel one per connection, squid one
+# access.log line per request; all on tmpfs.
+#
 # In direct and tunnel the client sends the key itself; in terminated and
 # squid it sends none and the proxy adds it.  Every answer of the upstream
 # echoes the x-api-key it received and the client checks it on every
