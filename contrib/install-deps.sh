@@ -3,6 +3,10 @@
 # benchmarks need.  Idempotent and non-interactive; run as root on Debian 12.
 set -eu
 
+# squid-openssl, not squid: tests/bench/bench-term.sh needs a squid that can
+# ssl_bump (Debian's squid is built with GnuTLS), and bench-proxy.sh runs
+# the same /usr/sbin/squid.  The two Conflict, so apt replaces a squid that
+# is already there.
 PACKAGES="
 autoconf automake libtool pkg-config make gcc libc6-dev
 clang libclang-rt-14-dev
@@ -10,7 +14,7 @@ libevent-dev libssl-dev libnl-3-dev libnl-route-3-dev libc-ares-dev libinih-dev 
 iproute2 nftables dnsmasq-base curl openssl ca-certificates python3 procps psmisc util-linux
 bubblewrap socat git strace nghttp2-client nghttp2-server
 podman uidmap runc conmon catatonit
-tinyproxy squid wrk hyperfine
+tinyproxy squid-openssl wrk hyperfine
 "
 
 # Claude Code, the real client of tests/integration/sidecar-run-claude.sh,

@@ -1,25 +1,45 @@
 # tests/bench/: benchmarks, never part of "make check".
 #
 # "make bench" runs the proxy benchmark (postern-proxy side by side with
-# tinyproxy, squid and a direct TCP baseline) and then the bridge benchmark
-# (bench-bridge, from bridge/local.mk) when that target exists.
-# "make bench-proxy" runs only the first.  The load tool is a check program
-# so that "make check" always compiles it.
+# tinyproxy, squid and a direct TCP baseline), then the TLS termination
+# benchmark (bench-term: keep-alive HTTPS direct, through a plain postern
+# tunnel, through postern terminating TLS and injecting a credential, and
+# through squid's ssl_bump) when squid can bump TLS, and then the bridge
+# benchmark (bench-bridge, from bridge/local.mk) when that target exists.
+# "make bench-proxy" and "make bench-term" run one each.  The load tools
+# are check programs so that "make check" always compiles them.
 
 check_PROGRAMS += tests/bench/proxy-load
 tests_bench_proxy_load_SOURCES = tests/bench/proxy-load.c
 EXTRA_DIST += tests/bench/bench-proxy.sh tests/bench/wrk-proxy.lua \
 	tests/bench/bench-instr.sh tests/bench/instr-client.py
 
+check_PROGRAMS += tests/bench/tls-load
+tests_bench_tls_load_SOURCES = tests/bench/tls-load.c
+tests_bench_tls_load_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_bench_tls_load_LDADD = $(OPENSSL_LIBS)
+EXTRA_DIST += tests/bench/bench-term.sh
+
 bench-proxy: postern-proxy tests/bench/proxy-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-proxy.sh
 
-# bench-bridge is another component's target: run it only when it is
-# defined, so that "make bench" does not depend on the order of the work.
-# Looked up in the generated Makefile, not with "make -n", which would still
-# run every recipe line that calls $(MAKE).
+bench-term: postern-proxy tests/bench/tls-load
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	  $(SHELL) $(top_srcdir)/tests/bench/bench-term.sh
+
+# bench-term needs a squid built with OpenSSL (Debian's squid-openssl, whose
+# security_file_certgen makes the bumped certificates); without it "make
+# bench" says so and goes on.  bench-bridge is another component's target:
+# run it only when it is defined, so that "make bench" does not depend on
+# the order of the work.  Looked up in the generated Makefile, not with
+# "make -n", which would still run every recipe line that calls $(MAKE).
 bench: bench-proxy
+	@if $(SHELL) $(top_srcdir)/tests/bench/bench-term.sh --can-run; then \
+	  $(MAKE) $(AM_MAKEFLAGS) bench-term; \
+	else \
+	  echo "bench: skipping the termination benchmark"; \
+	fi
 	@if grep -q '^bench-bridge:' Makefile; then \
 	  $(MAKE) $(AM_MAKEFLAGS) bench-bridge; \
 	else \
@@ -32,4 +52,4 @@ bench-instr: postern-proxy tests/bench/proxy-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-instr.sh
 
-.PHONY: bench bench-proxy bench-instr
+.PHONY: bench bench-proxy bench-term bench-instr
