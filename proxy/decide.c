@@ -358,6 +358,80 @@ build_injected_head(struct px_conn *c, struct px_http_request *req)
 }
 
 /*
+ * A path rule vouches for the request line's path only, and some back ends
+ * take the path from a header instead (X-Original-URL on IIS, Symfony...).
+ * Refused, not stripped: a stripped header silently sends a request other
+ * than the one the client made, while a 403 tells the agent, and the audit
+ * log, what was refused and why.  Returns 1 after refusing C, else 0.
+ */
+static int
+path_overridden(struct px_conn *c, const struct px_http_request *req)
+{
+	size_t nl = 0;
+	const char *name;
+	char d[sizeof(c->dec.detail)];
+
+	if (c->dec.rule == NULL || c->dec.rule->path == NULL ||
+	    (name = px_http_path_override(req, &nl)) == NULL)
+		return 0;
+	snprintf(d, sizeof(d),
+	    "the %.*s header can override the path, and allow_hosts = %s (%s:%d) admits only paths under %s",
+	    (int)(nl < 64 ? nl : 64), name, c->dec.rule->text, c->dec.rule->file,
+	    c->dec.rule->line, c->dec.rule->path);
+	px_conn_refuse(c, 403, CF_R_PATH_NOT_ALLOWED, c->dec.rule, d);
+	return 1;
+}
+
+/*
+ * Take REQ's framing for the forward path (keep-alive, HEAD, upgrade, the
+ * body's length or chunks), plain or inside a terminated tunnel alike.
+ * The chunk framing that arrived with the head is checked before anything
+ * goes upstream (RFC 9112 §7.1): a bad or overflowing chunk size is a 400
+ * and upstream sees nothing.  Framing that arrives later is checked as it
+ * streams; on an error the upstream connection is closed before the bad
+ * bytes are sent.  Returns 0, or -1 after refusing C.
+ */
+static int
+take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_len)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
+	struct px_http_limits lim;
+	struct px_chunked probe;
+	struct evbuffer_ptr pos;
+	struct evbuffer_iovec v[8];
+	int nv, k, done = 0;
+	const char *cwhy = NULL;
+
+	c->req.keep_alive = req->keep_alive;
+	c->req_minor = req->minor;
+	c->req_is_head = req->is_head;
+	c->req_upgrade = req->upgrade_websocket;
+	c->req.chunked = req->chunked;
+	c->req.left = req->content_length > 0 ? req->content_length : 0;
+	c->req.done = !req->chunked && c->req.left == 0;
+	if (!req->chunked)
+		return 0;
+	lim.max_headers = px_conn_settings(c)->max_headers;
+	lim.max_header_bytes = px_conn_settings(c)->max_header_bytes;
+	px_chunked_init(&c->req.ch, &lim);
+	probe = c->req.ch;
+	if (evbuffer_ptr_set(in, &pos, head_len, EVBUFFER_PTR_SET) != 0)
+		return 0;
+	nv = evbuffer_peek(in, -1, &pos, v, 8);
+	for (k = 0; k < nv && k < 8 && !done; k++) {
+		if (px_chunked_scan(&probe, v[k].iov_base, v[k].iov_len, &done, &cwhy) < 0) {
+			char d[200];
+			snprintf(d, sizeof(d), "malformed chunked body: %s", cwhy ? cwhy : "bad framing");
+			if (!c->term)
+				c->host.kind = 0;
+			px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, d);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * A request read inside a terminated tunnel (issue 15), judged on its own
  * by the snapshot in force now: origin form only; its Host must be the
  * tunnel's host (a Host naming another one is domain fronting: 421, RFC
@@ -412,20 +486,8 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
 	}
-	if (c->dec.rule != NULL && c->dec.rule->path != NULL) {
-		size_t nl = 0;
-		const char *name = px_http_path_override(req, &nl);
-
-		if (name != NULL) {
-			char d[sizeof(c->dec.detail)];
-			snprintf(d, sizeof(d),
-			    "the %.*s header can override the path, and allow_hosts = %s (%s:%d) admits only paths under %s",
-			    (int)(nl < 64 ? nl : 64), name, c->dec.rule->text, c->dec.rule->file,
-			    c->dec.rule->line, c->dec.rule->path);
-			px_conn_refuse(c, 403, CF_R_PATH_NOT_ALLOWED, c->dec.rule, d);
-			return;
-		}
-	}
+	if (path_overridden(c, req))
+		return;
 	if ((bad = misdirected(c, req, c->term_host.name, c->term_port)) >= 0) {
 		refuse_misdirected(c, bad);
 		return;
@@ -446,20 +508,8 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		px_conn_free(c, "out of memory");
 		return;
 	}
-	c->req.keep_alive = req->keep_alive;
-	c->req_minor = req->minor;
-	c->req_is_head = req->is_head;
-	c->req_upgrade = req->upgrade_websocket;
-	c->req.chunked = req->chunked;
-	c->req.left = req->content_length > 0 ? req->content_length : 0;
-	c->req.done = !req->chunked && c->req.left == 0;
-	if (req->chunked) {
-		struct px_http_limits lim;
-
-		lim.max_headers = px_conn_settings(c)->max_headers;
-		lim.max_header_bytes = px_conn_settings(c)->max_header_bytes;
-		px_chunked_init(&c->req.ch, &lim);
-	}
+	if (take_framing(c, req, head_len) != 0)
+		return;
 	evbuffer_drain(bufferevent_get_input(c->cli.bev), head_len);
 	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
 	px_forward_start(c);
@@ -473,10 +523,7 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 {
 	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
 	const struct cf_proxy_settings *p = px_conn_settings(c);
-	struct px_http_limits lim;
 
-	lim.max_headers = p->max_headers;
-	lim.max_header_bytes = p->max_header_bytes;
 	if (c->sess == NULL) {
 		px_conn_refuse(c, 403, CF_R_SESSION_REMOVED, NULL,
 		    "this listener's session was removed from the config");
@@ -534,28 +581,8 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 			return;
 		}
 	}
-	if (c->mode == CF_MODE_HTTP && c->dec.rule != NULL && c->dec.rule->path != NULL) {
-		/*
-		 * A path rule vouches for the request line's path only, and
-		 * some back ends take the path from a header instead
-		 * (X-Original-URL on IIS, Symfony...).  Refused, not stripped:
-		 * a stripped header silently sends a request other than the
-		 * one the client made, while a 403 tells the agent, and the
-		 * audit log, what was refused and why.
-		 */
-		size_t nl = 0;
-		const char *name = px_http_path_override(req, &nl);
-
-		if (name != NULL) {
-			char d[sizeof(c->dec.detail)];
-			snprintf(d, sizeof(d),
-			    "the %.*s header can override the path, and allow_hosts = %s (%s:%d) admits only paths under %s",
-			    (int)(nl < 64 ? nl : 64), name, c->dec.rule->text, c->dec.rule->file,
-			    c->dec.rule->line, c->dec.rule->path);
-			px_conn_refuse(c, 403, CF_R_PATH_NOT_ALLOWED, c->dec.rule, d);
-			return;
-		}
-	}
+	if (c->mode == CF_MODE_HTTP && path_overridden(c, req))
+		return;
 
 	if (c->mode == CF_MODE_HTTP) {
 		if (c->pending == NULL)
@@ -564,43 +591,8 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 			px_conn_free(c, "out of memory");
 			return;
 		}
-		c->req.keep_alive = req->keep_alive;
-		c->req_minor = req->minor;
-		c->req_is_head = req->is_head;
-		c->req_upgrade = req->upgrade_websocket;
-		c->req.chunked = req->chunked;
-		c->req.left = req->content_length > 0 ? req->content_length : 0;
-		c->req.done = !req->chunked && c->req.left == 0;
-		if (req->chunked) {
-			/*
-			 * The chunk framing that arrived with the head is checked
-			 * before anything goes upstream (RFC 9112 §7.1): a bad or
-			 * overflowing chunk size is a 400 and upstream sees nothing.
-			 * Framing that arrives later is checked as it streams; on an
-			 * error the upstream connection is closed before the bad
-			 * bytes are sent.
-			 */
-			struct px_chunked probe;
-			struct evbuffer_ptr pos;
-			struct evbuffer_iovec v[8];
-			int nv, k, done = 0;
-			const char *cwhy = NULL;
-
-			px_chunked_init(&c->req.ch, &lim);
-			probe = c->req.ch;
-			if (evbuffer_ptr_set(in, &pos, head_len, EVBUFFER_PTR_SET) == 0) {
-				nv = evbuffer_peek(in, -1, &pos, v, 8);
-				for (k = 0; k < nv && k < 8 && !done; k++) {
-					if (px_chunked_scan(&probe, v[k].iov_base, v[k].iov_len, &done, &cwhy) < 0) {
-						char d[200];
-						snprintf(d, sizeof(d), "malformed chunked body: %s", cwhy ? cwhy : "bad framing");
-						c->host.kind = 0;
-						px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, d);
-						return;
-					}
-				}
-			}
-		}
+		if (take_framing(c, req, head_len) != 0)
+			return;
 	}
 	/* The head is consumed; any bytes after it are the body, a pipelined
 	 * request, or (CONNECT) the client's first flight. */
