@@ -331,7 +331,7 @@ t2_current(struct px_conn *c, const char *method, const char *path)
 
 /*
  * One stream's request, judged as term_decide() judges an HTTP/1.1
- * request inside the tunnel, by the snapshot that decided the CONNECT.
+ * request inside the tunnel, by the snapshot in force now.
  * RFC 9113 §8.3.1: :authority (or Host when there is none) names the
  * target; one naming another host or port is domain fronting, 421 (RFC
  * 9110 §15.5.20), on this stream only: the others go on.
@@ -346,6 +346,15 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	long bad;
 	char d[CF_HOST_TEXT_MAX + 256];
 
+	/* A new request: the current snapshot decides it (as accept.c
+	 * does for each HTTP/1.1 request), so a reload that removes a secret
+	 * stops its injection from the next stream on. */
+	if (c->cfg != px_server_config(c->srv)) {
+		cf_config_free(c->cfg);
+		c->cfg = px_server_config_ref(c->srv);
+	}
+	c->generation = px_server_generation(c->srv);
+	c->sess = cf_config_find_session(c->cfg, c->session);
 	c->decided = 0;
 	c->term_secret[0] = '\0';
 	t2_current(c, r->method, r->path);
