@@ -32,6 +32,8 @@ mkdir -p "$docs/v1" "$docs/v2"
 echo "h2 answer" >"$docs/inj"
 echo "v1 ok" >"$docs/v1/ok"
 echo "v2" >"$docs/v2/x"
+echo before >"$docs/before"
+echo after >"$docs/after"
 for i in $(seq 1 20); do echo "stream $i" >"$docs/p$i"; done
 head -c 3000000 /dev/urandom >"$docs/big"
 H2LOG="$WORLD_DIR/nghttpd.log"
@@ -142,6 +144,8 @@ else
 fi
 
 conf="$WORLD_DIR/postern.ini"
+# write_conf [SECRETS]: the config; SECRETS is the session's secrets =.
+write_conf() {
 {
 	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state"
 	cat <<-EOF
@@ -149,7 +153,7 @@ conf="$WORLD_DIR/postern.ini"
 		allow_hosts = allowed.test private, allowed.test:8443 private, allowed.test:8444 private
 		allow_hosts = allowed.test:8445 private
 		allow_hosts = api.example.test:8443/v1/ private, other.test private
-		secrets = k, g
+		secrets = ${1:-k, g}
 		[secret k]
 		from_env = PX_TEST_KEY
 		inject = allowed.test:8443 header x-api-key
@@ -160,7 +164,10 @@ conf="$WORLD_DIR/postern.ini"
 		from_env = PX_TEST_TOK
 		inject = api.example.test:8443 basic x-access-token
 	EOF
-} >"$conf"
+} >"$conf.tmp"
+mv "$conf.tmp" "$conf"
+}
+write_conf
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"
 
@@ -313,7 +320,74 @@ else
 	diag "python3-h2 is not installed: the gRPC-like stream is not tried"
 fi
 
-# 8. ALPN follows the upstream and the client.  An upstream that offers h2
+# 8. A reload that removes k: from the next stream on, on the same h2
+# connection, k is no longer injected (the snapshot in force decides each
+# stream, as it does each HTTP/1.1 request).
+if [ -n "$HAVE_H2PY" ]; then
+	in_px env CA="$CA" PH="$PH_K" SYNC="$WORLD_DIR/sync" "$WORLD_PYTHON" -c '
+import os, socket, ssl, time
+import h2.config, h2.connection, h2.events
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"CONNECT allowed.test:8443 HTTP/1.1\r\nHost: allowed.test:8443\r\n\r\n")
+buf = b""
+while b"\r\n\r\n" not in buf:
+    buf += s.recv(4096)
+ctx = ssl.create_default_context(cafile=os.environ["CA"])
+ctx.set_alpn_protocols(["h2"])
+t = ctx.wrap_socket(s, server_hostname="allowed.test")
+conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True,
+    header_encoding="utf-8"))
+conn.initiate_connection()
+def get(path):
+    sid = conn.get_next_available_stream_id()
+    conn.send_headers(sid, [(":method", "GET"), (":scheme", "https"),
+        (":authority", "allowed.test:8443"), (":path", path),
+        ("x-api-key", os.environ["PH"])], end_stream=True)
+    t.sendall(conn.data_to_send())
+    while True:
+        data = t.recv(65536)
+        if not data:
+            return "eof"
+        for ev in conn.receive_data(data):
+            if isinstance(ev, h2.events.ResponseReceived):
+                print(path, dict(ev.headers)[":status"])
+            elif isinstance(ev, h2.events.DataReceived):
+                conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, h2.events.StreamEnded) and ev.stream_id == sid:
+                t.sendall(conn.data_to_send())
+                return
+        t.sendall(conn.data_to_send())
+get("/before")
+open(os.environ["SYNC"] + ".go", "w").close()
+for i in range(200):
+    if os.path.exists(os.environ["SYNC"] + ".done"):
+        break
+    time.sleep(0.05)
+get("/after")
+' >"$WORLD_DIR/keep.out" 2>&1 &
+	kpid=$!
+	i=0
+	while [ ! -e "$WORLD_DIR/sync.go" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	write_conf g
+	proxy_reload
+	wait_generation 2 3 >/dev/null || fail "the reload was not taken"
+	touch "$WORLD_DIR/sync.done"
+	wait $kpid
+	out=$(cat "$WORLD_DIR/keep.out")
+	expect_match "^/before 200$" "$out" "reload: the stream before it answered"
+	expect_match "^/after 200$" "$out" "reload: the stream after it, on the same connection, answered"
+	expect_audit "the stream before the reload was injected" event=request path=/before proto=h2 \
+		secret=k
+	expect_audit "the stream after the reload has its line, by the new generation" \
+		event=request path=/after proto=h2 generation=2
+	expect_no_audit "and no secret on it" event=request path=/after secret=k
+	up_saw "x-api-key: $PH_K$" "after the reload the placeholder went up as it was, not the value"
+	write_conf
+	proxy_reload
+	wait_generation 3 3 >/dev/null || fail "the second reload was not taken"
+fi
+
+# 9. ALPN follows the upstream and the client.  An upstream that offers h2
 # and http/1.1: a client that offers only http/1.1 gets it, and the
 # upstream was never offered h2.
 out=$(in_px curl -sS --max-time 10 --http1.1 -x http://127.0.0.1:3128 --cacert "$CA" \
