@@ -443,7 +443,10 @@ px_term2_start(struct px_conn *c)
 	bufferevent_enable(c->up.bev, EV_READ | EV_WRITE);
 	if (t2_after(c, px_h2_flush(c->h2)) != 0)
 		return;
-	/* The client's preface may have come with its Finished. */
+	/* The upstream's SETTINGS may have come during the client's
+	 * handshake, and the client's preface with its Finished. */
+	if (evbuffer_get_length(bufferevent_get_input(c->up.bev)) > 0 && t2_feed(c, &c->up) != 0)
+		return;
 	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0)
 		(void)t2_feed(c, &c->cli);
 }
