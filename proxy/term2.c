@@ -355,6 +355,9 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	}
 	c->generation = px_server_generation(c->srv);
 	c->sess = cf_config_find_session(c->cfg, c->session);
+	/* The close line's count, refused streams included, as accept.c
+	 * counts every HTTP/1.1 request. */
+	c->requests++;
 	c->decided = 0;
 	c->term_secret[0] = '\0';
 	t2_current(c, r->method, r->path);
@@ -402,7 +405,6 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	t2_inject(c, r, v);
 	v->action = PX_H2_FORWARD;
 	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
-	c->requests++;
 }
 
 /* A stream ended: its request line, as fwd_finish() writes one. */
