@@ -171,11 +171,17 @@ write_conf
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"
 
-i=0
-while ! in_up sh -c "nc -z $WORLD_UP4 8443 && nc -z $WORLD_UP4 8444" 2>/dev/null && [ $i -lt 100 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
+# Until the upstreams listen (5 s at most).
+in_up "$WORLD_PYTHON" -c '
+import socket, sys, time
+for i in range(100):
+    try:
+        for p in sys.argv[2:]:
+            socket.create_connection((sys.argv[1], int(p)), timeout=1).close()
+        break
+    except OSError:
+        time.sleep(0.05)
+' "$WORLD_UP4" 8443 8444 ${HAVE_H2PY:+8445}
 
 CA="$state/ca/default.pem"
 [ -s "$CA" ] || die "the session CA is not in $CA"
@@ -384,7 +390,8 @@ get("/after")
 	up_saw "x-api-key: $PH_K$" "after the reload the placeholder went up as it was, not the value"
 	write_conf
 	proxy_reload
-	wait_generation 3 3 >/dev/null || fail "the second reload was not taken"
+	wait_generation 3 3 >/dev/null || fail "the second reload was not taken"else
+	diag "python3-h2 is not installed: the reload on an open h2 connection is not tried"
 fi
 
 # 9. ALPN follows the upstream and the client.  An upstream that offers h2
