@@ -21,6 +21,7 @@
 
 #include "conf/config.h"
 #include "proxy/conn.h"
+#include "proxy/h2.h"
 #include "proxy/conns.h"
 #include "proxy/connect.h"
 #include "proxy/dns.h"
@@ -353,6 +354,9 @@ px_conn_free(struct px_conn *c, const char *why)
 	struct timeval now;
 	size_t i;
 
+	/* An HTTP/2 relay's open streams get their request lines first. */
+	px_h2_free(c->h2);
+	c->h2 = NULL;
 	px_record_pending_allow(c);
 	if (why == NULL && c->close_why != NULL) {
 		r.why = c->close_why;

@@ -225,6 +225,12 @@ struct px_conn {
 	char term_secret[72];        /* a secret name is at most 64 */
 	uint64_t req_up0, req_down0;
 	int resp_status;
+	/* HTTP/2 (proxy/term2.c): the protocols the ClientHello's ALPN
+	 * offered (PX_SNI_ALPN_*, read in the SNI hold), whether the
+	 * upstream chose h2 (then both sides speak it), and the relay. */
+	int term_alpn;
+	int term_h2;
+	struct px_h2 *h2;
 };
 
 /* ---- conn.c: the connection itself ---- */
@@ -368,6 +374,17 @@ void px_record_pending_allow(struct px_conn *c);
  * "request": method, path without query, status, bytes, the secret
  * injected by name). */
 void px_record_request(struct px_conn *c);
+/* The fields of one request line that are the request's, not the
+ * connection's: an HTTP/2 stream's come from proxy/h2, not from C.
+ * PROTO ("h2") and REASON (a refusal's code) are left out when NULL. */
+struct px_reqline {
+	const char *method, *path, *secret, *proto, *reason;
+	int status;
+	uint64_t bytes_up, bytes_down;
+};
+/* Write the request line L of a request inside C's terminated tunnel
+ * (host and port are C's). */
+void px_record_request_line(struct px_conn *c, const struct px_reqline *l);
 
 /* ---- decide.c ---- */
 
@@ -388,6 +405,14 @@ void px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len);
 int px_forward_reuse(struct px_conn *c);
 /* Send C's pending request head upstream and relay the body and answer. */
 void px_forward_start(struct px_conn *c);
+
+/* ---- term2.c ---- */
+
+/* Both handshakes of C's terminated tunnel are over and both sides chose
+ * h2: relay the decrypted streams through a proxy/h2 relay, each stream
+ * decided as term_decide() decides an HTTP/1.1 request.  C may be freed
+ * on return. */
+void px_term2_start(struct px_conn *c);
 
 /* ---- tunnel.c ---- */
 

@@ -23,6 +23,7 @@
 
 #include <event2/buffer.h>
 #include <nghttp2/nghttp2.h>
+#include <openssl/crypto.h>
 
 #include "proxy/h2.h"
 
@@ -101,6 +102,9 @@ hlist_clear(struct hlist *l)
 
 	for (i = 0; i < l->n; i++) {
 		free(l->nv[i].name);
+		/* A forwarded request's list holds the injected credential. */
+		if (l->nv[i].value != NULL)
+			OPENSSL_cleanse(l->nv[i].value, l->nv[i].valuelen);
 		free(l->nv[i].value);
 	}
 	free(l->nv);

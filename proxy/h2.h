@@ -75,9 +75,10 @@ enum px_h2_action {
  * edit_set names them for the audit (e.g. the secret's name; never a
  * value).  REFUSE: the module answers the stream itself with status, an
  * x-postern-reason: reason field and a short text body; the upstream never
- * sees the stream.  Every pointer must stay valid until decide returns (the
- * module copies what it keeps); reason must be a token (letters, digits,
- * '_', '-'). */
+ * sees the stream.  Every pointer must stay valid until the
+ * px_h2_client_input() call that called decide returns (the module applies
+ * the edits after decide returns, and copies what it keeps); reason must
+ * be a token (letters, digits, '_', '-'). */
 struct px_h2_verdict {
 	enum px_h2_action action;
 	const struct px_h2_edit *edits;

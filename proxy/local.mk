@@ -9,6 +9,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/forward.c \
 	proxy/record.c \
 	proxy/tunnel.c \
+	proxy/term2.c \
 	proxy/connect.c proxy/connect.h \
 	proxy/engine.c proxy/engine.h \
 	proxy/explain.c proxy/explain.h \

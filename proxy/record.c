@@ -123,7 +123,7 @@ px_record_pending_allow(struct px_conn *c)
 }
 
 void
-px_record_request(struct px_conn *c)
+px_record_request_line(struct px_conn *c, const struct px_reqline *l)
 {
 	struct px_server *srv = c->srv;
 	struct px_json j;
@@ -134,20 +134,36 @@ px_record_request(struct px_conn *c)
 	px_json_begin(&j, "request");
 	px_json_str(&j, "session", c->session);
 	px_json_str(&j, "peer", c->peer);
-	px_json_str(&j, "method", c->method[0] ? c->method : NULL);
+	px_json_str(&j, "method", l->method != NULL && l->method[0] ? l->method : NULL);
 	cf_host_format(&c->host, h, sizeof(h));
 	px_json_str(&j, "host", h);
 	px_json_num(&j, "port", c->port);
-	if (c->path[0])
-		px_json_str(&j, "path", c->path);
+	if (l->path != NULL && l->path[0])
+		px_json_str(&j, "path", l->path);
 	px_json_str(&j, "tls", "terminated");
-	if (c->term_secret[0])
-		px_json_str(&j, "secret", c->term_secret);
-	if (c->resp_status != 0)
-		px_json_num(&j, "status", c->resp_status);
-	px_json_num(&j, "bytes_up", (int64_t)(c->cli.bytes - c->req_up0));
-	px_json_num(&j, "bytes_down", (int64_t)(c->up.bytes - c->req_down0));
+	if (l->proto != NULL)
+		px_json_str(&j, "proto", l->proto);
+	if (l->secret != NULL && l->secret[0])
+		px_json_str(&j, "secret", l->secret);
+	if (l->status != 0)
+		px_json_num(&j, "status", l->status);
+	if (l->reason != NULL && l->reason[0])
+		px_json_str(&j, "reason", l->reason);
+	px_json_num(&j, "bytes_up", (int64_t)l->bytes_up);
+	px_json_num(&j, "bytes_down", (int64_t)l->bytes_down);
 	px_json_num(&j, "generation", (int64_t)c->generation);
 	px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : px_server_config(srv)));
 	px_json_emit(&j, px_server_audit(srv));
+}
+
+void
+px_record_request(struct px_conn *c)
+{
+	struct px_reqline l = {
+		.method = c->method, .path = c->path, .secret = c->term_secret,
+		.status = c->resp_status,
+		.bytes_up = c->cli.bytes - c->req_up0, .bytes_down = c->up.bytes - c->req_down0,
+	};
+
+	px_record_request_line(c, &l);
 }

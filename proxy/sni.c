@@ -41,6 +41,7 @@ struct px_sni {
 	const char *why;
 	int has_name;
 	struct cf_host host;    /* valid when has_name */
+	int alpn;               /* PX_SNI_ALPN_* offered, when PX_SNI_HELLO */
 };
 
 /*
@@ -218,6 +219,39 @@ parse_server_name(struct px_sni *s, const unsigned char *ext, size_t len)
 }
 
 /*
+ * Read the protocols a ClientHello's ALPN extension offers (RFC 7301 §3.1):
+ *
+ *     opaque ProtocolName<1..2^8-1>;
+ *     struct { ProtocolName protocol_name_list<2..2^16-1> } ProtocolNameList;
+ *
+ * Only "h2" and "http/1.1" mean anything here (PX_SNI_ALPN_*).  A list that
+ * does not parse offers nothing: it decides no refusal here, since the
+ * check's verdict is the server_name's, and a terminating proxy's own
+ * handshake (OpenSSL's parser) refuses such a ClientHello anyway.
+ */
+static int
+parse_alpn(const unsigned char *ext, size_t len)
+{
+	struct cursor c = { ext, len };
+	const unsigned char *name;
+	size_t list_len;
+	unsigned nlen;
+	int got = 0;
+
+	if (get_u16(&c, &list_len) != 0 || list_len != c.left || list_len < 2)
+		return 0;
+	while (c.left > 0) {
+		if (get_u8(&c, &nlen) != 0 || nlen == 0 || get_bytes(&c, nlen, &name) != 0)
+			return 0;
+		if (nlen == 2 && memcmp(name, "h2", 2) == 0)
+			got |= PX_SNI_ALPN_H2;
+		else if (nlen == 8 && memcmp(name, "http/1.1", 8) == 0)
+			got |= PX_SNI_ALPN_HTTP11;
+	}
+	return got;
+}
+
+/*
  * OpenSSL calls this once the whole ClientHello has been read and its
  * extensions collected (duplicates already refused), before any version or
  * cipher negotiation.  It records the verdict and always stops the
@@ -240,6 +274,9 @@ hello_cb(SSL *ssl, int *al, void *arg)
 		s->why = "SSLv2-compatible ClientHello (RFC 6176)";
 		return SSL_CLIENT_HELLO_ERROR;
 	}
+	if (SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_application_layer_protocol_negotiation,
+	    &ext, &len) == 1)
+		s->alpn = parse_alpn(ext, len);
 	if (SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &ext, &len) != 1) {
 		s->result = PX_SNI_HELLO;
 		s->has_name = 0;
@@ -420,6 +457,14 @@ px_sni_name(const struct px_sni *s, struct cf_host *host)
 		return 0;
 	*host = s->host;
 	return 1;
+}
+
+int
+px_sni_alpn(const struct px_sni *s)
+{
+	if (s->result != PX_SNI_HELLO)
+		return -EINVAL;
+	return s->alpn;
 }
 
 const char *

@@ -94,6 +94,21 @@ enum px_sni_result px_sni_feed(struct px_sni *s, const void *data, size_t len);
  */
 int px_sni_name(const struct px_sni *s, struct cf_host *host);
 
+/* What px_sni_alpn() reports: the ClientHello's ALPN list offers "h2"
+ * (RFC 9113 §3.2), "http/1.1". */
+#define PX_SNI_ALPN_H2 0x1
+#define PX_SNI_ALPN_HTTP11 0x2
+
+/*
+ * After px_sni_feed() returned PX_SNI_HELLO: the protocols the
+ * ClientHello's application_layer_protocol_negotiation extension (RFC 7301)
+ * offers among h2 and http/1.1, as PX_SNI_ALPN_* bits; 0 when it has no
+ * such extension, offers neither, or its list does not parse.  A
+ * terminating proxy offers the upstream h2 only when the client did.
+ * Returns -EINVAL in any other state.
+ */
+int px_sni_alpn(const struct px_sni *s);
+
 /*
  * Why S reached PX_SNI_BAD, PX_SNI_NOT_TLS or PX_SNI_TOO_BIG: a static
  * English phrase for the audit log (for a server_name that fails

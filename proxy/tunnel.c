@@ -26,6 +26,7 @@
 #include <openssl/x509.h>
 
 #include "conf/config.h"
+#include "conf/inject.h"
 #include "conf/secret.h"
 #include "proxy/conn.h"
 #include "proxy/log.h"
@@ -351,6 +352,10 @@ decide:
 	if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
 		cf_host_format(&name, got_name, sizeof(got_name));
 	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, c->term ? "TLS terminated" : NULL, got_name);
+	if (r == PX_SNI_HELLO && c->term) {
+		int a = px_sni_alpn(c->sni);
+		c->term_alpn = a > 0 ? a : 0;
+	}
 	px_sni_free(c->sni);
 	c->sni = NULL;
 	connect_answer(c);
@@ -492,10 +497,68 @@ static const struct px_phase sni_phase = {
  * path (accept.c, decide.c, forward.c), each request judged on its own.
  * The upstream's handshake comes first so that its failure can be told to
  * the client in HTTP, as a 502 with its reason, over the client's own
- * completed handshake.  ALPN: http/1.1 both ways; HTTP/2 plugs in here
- * (offer h2 upstream when the ClientHello did, and select it on the client
- * side when the upstream chose it).
+ * completed handshake.  ALPN (RFC 7301): the upstream is offered h2 only
+ * when the ClientHello offered it, and the client is given exactly what
+ * the upstream chose, so both sides of the relay speak one protocol: h2
+ * through proxy/term2.c, HTTP/1.1 through the plain-HTTP path.
  */
+
+/* The ex_data slot of a client-side SSL that holds the protocol to select
+ * (a static string: "h2" or "http/1.1"), or NULL to select none. */
+static int alpn_idx = -1;
+
+/*
+ * The client-side ALPN choice.  The leaf contexts are shared by every
+ * tunnel to a host (proxy/ca), so the choice is the connection's, read
+ * from its SSL's ex_data: the protocol the upstream picked, when the
+ * client offered it; otherwise no ALPN at all (RFC 7301 §3.2 allows the
+ * server to ignore the extension; the client then speaks HTTP/1.1).
+ */
+static int
+alpn_select_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+    const unsigned char *in, unsigned int inlen, void *arg)
+{
+	const char *want = alpn_idx >= 0 ? SSL_get_ex_data(ssl, alpn_idx) : NULL;
+	size_t wl = want != NULL ? strlen(want) : 0;
+	unsigned int i = 0;
+
+	(void)arg;
+	while (wl > 0 && i < inlen) {
+		unsigned int l = in[i];
+
+		if (l == 0 || l > inlen - i - 1)
+			break;
+		if (l == wl && memcmp(in + i + 1, want, wl) == 0) {
+			*out = in + i + 1;
+			*outlen = (unsigned char)l;
+			return SSL_TLSEXT_ERR_OK;
+		}
+		i += 1 + l;
+	}
+	return SSL_TLSEXT_ERR_NOACK;
+}
+
+/* Nonzero when a secret of C's session is bound to the tunnel's host and
+ * port as a query parameter: its injection rewrites the target, which
+ * only the HTTP/1.1 path does, so such a tunnel is not offered h2. */
+static int
+term_has_query_binding(const struct px_conn *c)
+{
+	size_t i, k, n = cf_session_nsecrets(c->sess);
+
+	for (i = 0; i < n; i++) {
+		const struct cf_secret *sec = cf_session_secret(c->sess, i);
+
+		for (k = 0; k < cf_secret_ninject(sec); k++) {
+			const struct cf_inject *inj = cf_secret_inject(sec, k);
+
+			if (inj->kind == CF_INJECT_QUERY && inj->port == c->term_port &&
+			    strcmp(inj->host, c->term_host.name) == 0)
+				return 1;
+		}
+	}
+	return 0;
+}
 
 static void term_cli_event_cb(struct bufferevent *bev, short what, void *arg);
 static void term_up_event_cb(struct bufferevent *bev, short what, void *arg);
@@ -542,9 +605,13 @@ term_client_start(struct px_conn *c)
 		px_conn_free(c, "no certificate for the terminated host");
 		return;
 	}
+	SSL_CTX_set_alpn_select_cb(ctx, alpn_select_cb, NULL);
 	ssl = SSL_new(ctx);
 	SSL_CTX_free(ctx);
 	held = evbuffer_new();
+	if (ssl != NULL && alpn_idx >= 0 && (c->term_alpn & (c->term_h2 ? PX_SNI_ALPN_H2 :
+	    PX_SNI_ALPN_HTTP11)))
+		SSL_set_ex_data(ssl, alpn_idx, (void *)(c->term_h2 ? "h2" : "http/1.1"));
 	if (ssl == NULL || held == NULL) {
 		SSL_free(ssl);
 		evbuffer_free(held);
@@ -583,7 +650,14 @@ term_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	if (what & BEV_EVENT_CONNECTED) {
+		SSL *ssl = bufferevent_openssl_get_ssl(bev);
+		const unsigned char *p = NULL;
+		unsigned int pl = 0;
+
 		c->term_fail[0] = '\0';
+		if (ssl != NULL)
+			SSL_get0_alpn_selected(ssl, &p, &pl);
+		c->term_h2 = pl == 2 && memcmp(p, "h2", 2) == 0;
 		term_client_start(c);
 		return;
 	}
@@ -618,8 +692,25 @@ term_cli_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct px_conn *c = arg;
 
 	if (what & BEV_EVENT_CONNECTED) {
+		SSL *ssl = bufferevent_openssl_get_ssl(bev);
+		const unsigned char *p = NULL;
+		unsigned int pl = 0;
+
 		c->term = 2;
-		/* The decrypted stream: read as plain HTTP from here on. */
+		if (ssl != NULL)
+			SSL_get0_alpn_selected(ssl, &p, &pl);
+		if (c->term_h2 && pl == 2 && memcmp(p, "h2", 2) == 0) {
+			/* Both sides chose h2: one relay for every stream. */
+			px_term2_start(c);
+			return;
+		}
+		/* The decrypted stream: read as plain HTTP from here on.  An
+		 * upstream that chose h2 and a client that did not is no
+		 * pair: the select callback never lets that happen. */
+		if (c->term_h2) {
+			px_conn_free(c, "ALPN: the client did not take h2");
+			return;
+		}
 		c->next_request(c);
 		return;
 	}
@@ -640,12 +731,21 @@ term_start(struct px_conn *c)
 	SSL_CTX *uctx = px_sesstls_upstream(px_server_tls(c->srv));
 	struct bufferevent *bev;
 	SSL *ssl;
+	int offer_h2;
 
 	c->term_host = c->host;
 	c->term_port = c->port;
+	if (alpn_idx < 0)
+		alpn_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+	/* h2 upstream only when the client offered it (and no query binding
+	 * needs the HTTP/1.1 path): a client that speaks HTTP/1.1 only must
+	 * not be left with an upstream that chose h2. */
+	offer_h2 = (c->term_alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c);
+	c->term_h2 = 0;
 	ssl = uctx != NULL ? SSL_new(uctx) : NULL;
 	if (ssl == NULL || px_tlsup_prepare(ssl, c->term_host.name) != 0 ||
-	    SSL_set_alpn_protos(ssl, (const unsigned char *)"\x08http/1.1", 9) != 0) {
+	    (offer_h2 ? SSL_set_alpn_protos(ssl, (const unsigned char *)"\x02h2\x08http/1.1", 12) :
+	    SSL_set_alpn_protos(ssl, (const unsigned char *)"\x08http/1.1", 9)) != 0) {
 		SSL_free(ssl);
 		px_conn_free(c, "cannot set up TLS to the upstream");
 		return;

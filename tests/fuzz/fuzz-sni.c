@@ -5,7 +5,9 @@
  * Invariants checked: the verdict does not depend on how the stream is
  * segmented (the same bytes fed whole give the same result and the same
  * name); an accepted server_name is a name in normal form; a refusal says
- * why; a final verdict is sticky; OpenSSL's error queue is left empty.
+ * why; a final verdict is sticky; OpenSSL's error queue is left empty;
+ * the ALPN offer is known exactly when a ClientHello is, holds only the
+ * PX_SNI_ALPN_* bits and does not depend on the segmentation either.
  */
 #include "config.h"
 
@@ -69,6 +71,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (why == NULL || why[0] == '\0') {
 		abort();
 	}
+	na = px_sni_alpn(a);
+	if (na != px_sni_alpn(b) || (ra == PX_SNI_HELLO ?
+	    (na < 0 || (na & ~(PX_SNI_ALPN_H2 | PX_SNI_ALPN_HTTP11)) != 0) : na != -EINVAL))
+		abort();
 	na = px_sni_name(a, &ha);
 	nb = px_sni_name(b, &hb);
 	if (na != nb || (ra == PX_SNI_HELLO ? na < 0 : na != -EINVAL))

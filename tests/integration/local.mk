@@ -54,3 +54,5 @@ TESTS += tests/integration/tls-git.sh
 EXTRA_DIST += tests/integration/tls-git.sh tests/integration/lib-tls/githttps.py
 TESTS += tests/integration/tls-sessions.sh
 EXTRA_DIST += tests/integration/tls-sessions.sh
+TESTS += tests/integration/tls-h2.sh
+EXTRA_DIST += tests/integration/tls-h2.sh

@@ -38,6 +38,8 @@ struct hello_opts {
 	int max_version;           /* 0: OpenSSL's default, TLS 1.3 */
 	const unsigned char *ext;  /* body of a MARK_EXT extension, or NULL */
 	size_t ext_len;
+	const char *alpn;          /* ALPN list in wire form, or NULL */
+	size_t alpn_len;
 };
 
 static const char *
@@ -117,6 +119,10 @@ make_hello(const struct hello_opts *o, struct buf *out)
 	SSL_set_bio(ssl, rbio, wbio);
 	SSL_set_connect_state(ssl);
 	if (o->sni != NULL && !SSL_set_tlsext_host_name(ssl, o->sni))
+		goto out;
+	/* SSL_set_alpn_protos() returns 0 on success. */
+	if (o->alpn != NULL &&
+	    SSL_set_alpn_protos(ssl, (const unsigned char *)o->alpn, (unsigned)o->alpn_len) != 0)
 		goto out;
 	if (SSL_do_handshake(ssl) != -1 ||
 	    SSL_get_error(ssl, -1) != SSL_ERROR_WANT_READ)
@@ -388,7 +394,7 @@ test_generated(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct hello_opts o = { cases[i].sni, cases[i].max_version, NULL, 0 };
+		struct hello_opts o = { cases[i].sni, cases[i].max_version, NULL, 0, NULL, 0 };
 		struct buf b;
 
 		if (make_hello(&o, &b) != 0) {
@@ -416,7 +422,7 @@ test_versions(void)
 		{ "legacy_version SSL 3.0", 0x00, 0x03, 0x00 },
 		{ "legacy_version 3.255", 0xff, 0x03, 0xff },
 	};
-	struct hello_opts o = { "old.example", TLS1_2_VERSION, NULL, 0 };
+	struct hello_opts o = { "old.example", TLS1_2_VERSION, NULL, 0, NULL, 0 };
 	struct buf b;
 	size_t i;
 
@@ -439,7 +445,7 @@ static void
 test_big(void)
 {
 	static unsigned char ext[20000];
-	struct hello_opts o = { "big.example", 0, ext, 3000 };
+	struct hello_opts o = { "big.example", 0, ext, 3000, NULL, 0 };
 	struct buf b;
 
 	memset(ext, 0xa5, sizeof(ext));
@@ -542,7 +548,7 @@ test_hand_made_server_name(void)
 		unsigned char body[512];
 		size_t len = sni_body(body, sizeof(body), cases[i].list_len_delta,
 		    cases[i].n, cases[i].types, cases[i].names, cases[i].lens);
-		struct hello_opts o = { cases[i].real_sni, 0, body, len };
+		struct hello_opts o = { cases[i].real_sni, 0, body, len, NULL, 0 };
 		struct buf b;
 
 		if (len == 0 || make_hello(&o, &b) != 0) {
@@ -562,7 +568,7 @@ test_hand_made_server_name(void)
 	{
 		static const unsigned char trunc[] = { 0x00, 0x0f, 0x00, 0x00, 0x0c,
 		    'g', 'o', 'o', 'd', '.', 'e', 'x', 'a', 'm', 'p', 'l' };
-		struct hello_opts o = { NULL, 0, trunc, sizeof(trunc) };
+		struct hello_opts o = { NULL, 0, trunc, sizeof(trunc), NULL, 0 };
 		struct buf b;
 
 		if (make_hello(&o, &b) != 0 ||
@@ -740,7 +746,7 @@ test_record_version(void)
 		{ 0x02, 0x01 }, { 0x00, 0x00 }, { 0x01, 0x00 }, { 0x0f, 0xff },
 		{ 0x04, 0x03 }, { 0xfe, 0xfd },
 	};
-	struct hello_opts o = { "other.test", 0, NULL, 0 };
+	struct hello_opts o = { "other.test", 0, NULL, 0, NULL, 0 };
 	struct buf b, rf;
 	size_t i;
 	char label[128];
@@ -804,7 +810,7 @@ test_interleaved(void)
 		{ "empty handshake", empty_hs, sizeof(empty_hs), PX_SNI_HELLO,
 		    "good.example" },
 	};
-	struct hello_opts o = { "good.example", 0, NULL, 0 };
+	struct hello_opts o = { "good.example", 0, NULL, 0, NULL, 0 };
 	struct buf hello, rf;
 	size_t i;
 
@@ -877,7 +883,7 @@ test_api(void)
 	s = px_sni_new(MAX_DEFAULT);
 	px_sni_cleanup();
 	{
-		struct hello_opts o = { "after.cleanup", 0, NULL, 0 };
+		struct hello_opts o = { "after.cleanup", 0, NULL, 0, NULL, 0 };
 		struct buf b;
 		struct cf_host h2;
 
@@ -894,10 +900,60 @@ test_api(void)
 	px_sni_free(s);
 }
 
+/* The ALPN offer is read in the same pass (a terminating proxy offers the
+ * upstream h2 only when the client did), whole and a byte at a time. */
+static void
+test_alpn(void)
+{
+	static const struct {
+		const char *list;
+		size_t len;
+		int want;
+		const char *what;
+	} cases[] = {
+		{ NULL, 0, 0, "no ALPN extension: 0" },
+		{ "\x02h2\x08http/1.1", 12, PX_SNI_ALPN_H2 | PX_SNI_ALPN_HTTP11, "h2 and http/1.1" },
+		{ "\x08http/1.1", 9, PX_SNI_ALPN_HTTP11, "http/1.1 only (curl --http1.1)" },
+		{ "\x02h2", 3, PX_SNI_ALPN_H2, "h2 only (nghttp)" },
+		{ "\x02h3\x03h2c\x06spdy/3", 14, 0, "neither: h3, h2c, spdy/3 are not h2" },
+		{ "\x03h2x\x01h\x08http/1.1", 15, PX_SNI_ALPN_HTTP11, "look-alikes of h2 do not count" },
+	};
+	size_t i, k;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct hello_opts o = { "alpn.test", 0, NULL, 0, cases[i].list, cases[i].len };
+		struct buf b;
+		struct px_sni *s;
+		enum px_sni_result r = PX_SNI_NEED_MORE;
+		struct cf_host h;
+
+		if (make_hello(&o, &b) != 0) {
+			tap_ok(0, "alpn %s: setup", cases[i].what);
+			continue;
+		}
+		s = px_sni_new(MAX_DEFAULT);
+		tap_ok(s != NULL && px_sni_feed(s, b.p, b.len) == PX_SNI_HELLO &&
+		    px_sni_alpn(s) == cases[i].want && px_sni_name(s, &h) == 1 &&
+		    strcmp(h.name, "alpn.test") == 0, "alpn whole: %s", cases[i].what);
+		px_sni_free(s);
+		s = px_sni_new(MAX_DEFAULT);
+		for (k = 0; s != NULL && k < b.len && r == PX_SNI_NEED_MORE; k++) {
+			r = px_sni_feed(s, b.p + k, 1);
+			if (r == PX_SNI_NEED_MORE && px_sni_alpn(s) != -EINVAL)
+				break;
+		}
+		tap_ok(s != NULL && r == PX_SNI_HELLO && px_sni_alpn(s) == cases[i].want,
+		    "alpn byte by byte: %s (undecided: -EINVAL)", cases[i].what);
+		px_sni_free(s);
+		buf_free(&b);
+	}
+}
+
 int
 main(void)
 {
 	test_api();
+	test_alpn();
 	test_generated();
 	test_versions();
 	test_big();

@@ -1,0 +1,454 @@
+/*
+ * proxy/term2.c: HTTP/2 inside a terminated TLS tunnel (issue 15).  When
+ * the client offered h2 and the upstream chose it (tunnel.c negotiates
+ * ALPN: the client is given exactly what the upstream picked), both
+ * decrypted streams go through one proxy/h2 relay: this file does its I/O
+ * on the connection's two TLS bufferevents, with back-pressure, and decides
+ * each stream as term_decide() (decide.c) decides an HTTP/1.1 request:
+ * :authority is the tunnel's host or 421, the session's rules in
+ * CF_MODE_TLS with the path, a placeholder bound elsewhere is refused, the
+ * secrets bound here are put on the request as header edits.  Each stream
+ * has its decision line and, once done, its request line ("proto":"h2").
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include <openssl/crypto.h>
+
+#include "conf/config.h"
+#include "conf/decide.h"
+#include "conf/host.h"
+#include "conf/inject.h"
+#include "conf/secret.h"
+#include "proxy/conn.h"
+#include "proxy/h2.h"
+#include "proxy/http.h"
+#include "proxy/loopcall.h"
+#include "proxy/stats.h"
+
+/* The most secrets put on one stream; their rendered values live here
+ * only while px_h2_client_input() runs (the module copies them into its
+ * never-indexed header fields), and are wiped as soon as it returns. */
+#define T2_EDITS 8
+#define T2_VAL (CF_SECRET_MAX * 3 + 256)
+static char t2_vals[T2_EDITS][T2_VAL];
+static struct px_h2_edit t2_edits[T2_EDITS];
+static size_t t2_nvals;
+
+static void
+t2_wipe(void)
+{
+	size_t i;
+
+	for (i = 0; i < t2_nvals; i++)
+		OPENSSL_cleanse(t2_vals[i], sizeof(t2_vals[i]));
+	t2_nvals = 0;
+}
+
+/* ---- I/O ------------------------------------------------------------- */
+
+/* Take LEN bytes for side S unless its output is over RELAY_HIGH: then 0,
+ * and the relay waits for px_h2_flush() from S's write callback.  Bytes
+ * for an upstream that is gone are dropped (px_h2_upstream_eof() has
+ * reset its streams). */
+static ssize_t
+t2_send(struct conn_side *s, const uint8_t *buf, size_t len)
+{
+	struct evbuffer *out;
+
+	if (s->bev == NULL || s->eof)
+		return (ssize_t)len;
+	out = bufferevent_get_output(s->bev);
+	if (evbuffer_get_length(out) >= RELAY_HIGH)
+		return 0;
+	if (evbuffer_add(out, buf, len) != 0)
+		return -ENOMEM;
+	return (ssize_t)len;
+}
+
+static ssize_t
+t2_send_client(void *arg, const uint8_t *buf, size_t len)
+{
+	return t2_send(&((struct px_conn *)arg)->cli, buf, len);
+}
+
+static ssize_t
+t2_send_upstream(void *arg, const uint8_t *buf, size_t len)
+{
+	return t2_send(&((struct px_conn *)arg)->up, buf, len);
+}
+
+/*
+ * After the relay ran on C: RC is what it returned.  A relay that is over
+ * (GOAWAY both ways, or a protocol error whose GOAWAY is queued) flushes
+ * to the client and closes; another error closes at once.  Returns 0 when
+ * C lives on, -1 when it is freed or closing.
+ */
+static int
+t2_after(struct px_conn *c, int rc)
+{
+	const char *err = px_h2_error(c->h2);
+
+	if (rc < 0 && rc != -EPROTO) {
+		px_conn_free(c, rc == -ENOMEM ? "out of memory" : "h2 relay failed");
+		return -1;
+	}
+	if (px_h2_over(c->h2) || (c->up.eof && c->cli.eof)) {
+		if (err != NULL) {
+			free(c->close_detail);
+			c->close_detail = strdup(err);
+			c->close_why = "h2_protocol_error";
+		}
+		px_conn_close_after_write(c);
+		return -1;
+	}
+	return 0;
+}
+
+/* Feed what side S has read to the relay, one chunk at a time.  Returns
+ * as t2_after(). */
+static int
+t2_feed(struct px_conn *c, struct conn_side *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->bev);
+	struct evbuffer_iovec v;
+	int rc = 0;
+
+	px_conn_touch(c);
+	while (rc == 0 && evbuffer_peek(in, -1, NULL, &v, 1) > 0 && v.iov_len > 0) {
+		size_t n = v.iov_len;
+
+		if (s == &c->cli)
+			rc = px_h2_client_input(c->h2, v.iov_base, n);
+		else
+			rc = px_h2_upstream_input(c->h2, v.iov_base, n);
+		t2_wipe();
+		s->bytes += n;
+		evbuffer_drain(in, n);
+	}
+	return t2_after(c, rc);
+}
+
+static void
+t2_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	px_loopcall_check();
+	(void)t2_feed(c, px_conn_side_of(c, bev));
+}
+
+/* A side drained below the low watermark: what the relay holds may go. */
+static void
+t2_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	px_loopcall_check();
+	(void)t2_after(c, px_h2_flush(c->h2));
+}
+
+/* The client gone: the connection ends (open streams are reported to the
+ * audit by px_h2_free(), from px_conn_free()). */
+static void
+t2_cli_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR) {
+		px_conn_free(c, "client error");
+		return;
+	}
+	if (what & BEV_EVENT_EOF)
+		px_conn_free(c, NULL);
+}
+
+/* The upstream gone: the streams it answered finish, the others are reset
+ * to the client, which is sent GOAWAY. */
+static void
+t2_up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
+		return;
+	if (evbuffer_get_length(bufferevent_get_input(c->up.bev)) > 0 && t2_feed(c, &c->up) != 0)
+		return;
+	c->up.eof = 1;
+	(void)t2_after(c, px_h2_upstream_eof(c->h2));
+}
+
+/* Relaying HTTP/2 both ways, each stream decided on its own. */
+static const struct px_phase h2_phase = {
+	.name = "h2",
+	.cli_read = t2_read_cb, .cli_write = t2_write_cb, .cli_event = t2_cli_event_cb,
+	.up_read = t2_read_cb, .up_write = t2_write_cb, .up_event = t2_up_event_cb,
+	.timeout = px_conn_idle_timeout,
+};
+
+/* ---- each stream ------------------------------------------------------ */
+
+/* Nonzero when NEEDLE (NLEN bytes) occurs in the LEN bytes at HAY. */
+static int
+has_bytes(const char *hay, size_t len, const char *needle, size_t nlen)
+{
+	return nlen > 0 && len >= nlen && memmem(hay, len, needle, nlen) != NULL;
+}
+
+/* The secret of C's session whose placeholder R carries (in :path or a
+ * header value) where that secret is not bound, or -1: every secret is
+ * looked for, as misdirected() in decide.c does. */
+static long
+t2_misdirected(const struct px_conn *c, const struct px_h2_req *r)
+{
+	size_t i, k, n = cf_session_nsecrets(c->sess), plen = strlen(r->path);
+
+	for (i = 0; i < n; i++) {
+		const char *ph = cf_session_placeholder(c->sess, i);
+		size_t pl = ph != NULL ? strlen(ph) : 0;
+		int found = has_bytes(r->path, plen, ph, pl) ||
+		    (r->authority != NULL && has_bytes(r->authority, strlen(r->authority), ph, pl));
+
+		for (k = 0; !found && k < r->nheaders; k++)
+			found = has_bytes(r->headers[k].value, r->headers[k].valuelen, ph, pl);
+		if (found && cf_secret_binding(cf_session_secret(c->sess, i), c->term_host.name,
+		    c->term_port, r->path, plen) == NULL)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* The name of R's first header that a back end may take as the path
+ * instead of :path (px_http_path_override()'s list), or NULL. */
+static const char *
+t2_path_override(const struct px_h2_req *r)
+{
+	struct px_http_header one;
+	struct px_http_request fake;
+	size_t k, nl;
+
+	memset(&fake, 0, sizeof(fake));
+	fake.headers = &one;
+	fake.nheaders = 1;
+	for (k = 0; k < r->nheaders; k++) {
+		one.name = r->headers[k].name;
+		one.name_len = r->headers[k].namelen;
+		one.value = r->headers[k].value;
+		one.value_len = r->headers[k].valuelen;
+		if (px_http_path_override(&fake, &nl) != NULL)
+			return r->headers[k].name;
+	}
+	return NULL;
+}
+
+/* Refuse R: STATUS with REASON's code (the module answers the stream),
+ * and the stream's decision line with DETAIL. */
+static void
+t2_refuse(struct px_conn *c, struct px_h2_verdict *v, int status, enum cf_reason reason,
+    const struct cf_rule *rule, const char *detail)
+{
+	v->action = PX_H2_REFUSE;
+	v->status = status;
+	v->reason = cf_reason_code(reason);
+	px_record_decision(c, 0, reason, rule, detail, NULL);
+}
+
+/* Put every secret of C's session bound to this host, port and path on
+ * the stream as a header edit (conf/inject.h renders each; a query
+ * binding never gets here: tunnel.c offers no h2 for such a host). */
+static void
+t2_inject(struct px_conn *c, const struct px_h2_req *r, struct px_h2_verdict *v)
+{
+	size_t i, n = cf_session_nsecrets(c->sess), plen = strlen(r->path);
+
+	t2_nvals = 0;
+	for (i = 0; i < n && t2_nvals < T2_EDITS; i++) {
+		const struct cf_secret *sec = cf_session_secret(c->sess, i);
+		const struct cf_inject *inj = cf_secret_binding(sec, c->term_host.name, c->term_port,
+		    r->path, plen);
+		const char *value;
+		size_t vlen = 0, k;
+		int dup = 0;
+
+		if (inj == NULL || inj->kind == CF_INJECT_QUERY ||
+		    (value = cf_secret_value(sec, &vlen)) == NULL)
+			continue;
+		/* One value per header name, the first secret's, as the
+		 * HTTP/1.1 path does (its later lines would replace it). */
+		for (k = 0; k < t2_nvals; k++)
+			dup |= strcasecmp(t2_edits[k].name, inj->name) == 0;
+		if (dup || cf_inject_render(inj, value, vlen, t2_vals[t2_nvals], T2_VAL) < 0)
+			continue;
+		t2_edits[t2_nvals].name = inj->name;
+		t2_edits[t2_nvals].value = t2_vals[t2_nvals];
+		t2_nvals++;
+		if (c->term_secret[0] == '\0')
+			snprintf(c->term_secret, sizeof(c->term_secret), "%s", cf_secret_name(sec));
+		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 1);
+	}
+	v->edits = t2_edits;
+	v->nedits = t2_nvals;
+	v->edit_set = c->term_secret[0] ? c->term_secret : NULL;
+}
+
+/* Set C's current request (the audit's method, host, path without query,
+ * placeholders cut) from R's or from a finished stream's fields. */
+static void
+t2_current(struct px_conn *c, const char *method, const char *path)
+{
+	size_t i, n = c->sess != NULL ? cf_session_nsecrets(c->sess) : 0, pl;
+
+	c->mode = CF_MODE_TLS;
+	c->host = c->term_host;
+	c->port = c->term_port;
+	snprintf(c->method, sizeof(c->method), "%s", method != NULL ? method : "");
+	pl = path != NULL ? strcspn(path, "?") : 0;
+	if (pl > sizeof(c->path) - 1)
+		pl = sizeof(c->path) - 1;
+	if (pl > 0)
+		memcpy(c->path, path, pl);
+	c->path[pl] = '\0';
+	for (i = 0; i < n; i++) {
+		const char *ph = cf_session_placeholder(c->sess, i);
+		char *at = ph != NULL && ph[0] ? strstr(c->path, ph) : NULL;
+
+		if (at != NULL)
+			snprintf(at, sizeof(c->path) - (size_t)(at - c->path), "[placeholder]");
+	}
+}
+
+/*
+ * One stream's request, judged as term_decide() judges an HTTP/1.1
+ * request inside the tunnel, by the snapshot in force now.
+ * RFC 9113 §8.3.1: :authority (or Host when there is none) names the
+ * target; one naming another host or port is domain fronting, 421 (RFC
+ * 9110 §15.5.20), on this stream only: the others go on.
+ */
+static void
+t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
+{
+	struct px_conn *c = arg;
+	struct cf_host ah;
+	uint16_t aport = 0;
+	const char *why = NULL, *over;
+	long bad;
+	char d[CF_HOST_TEXT_MAX + 256];
+
+	/* A new request: the current snapshot decides it (as accept.c
+	 * does for each HTTP/1.1 request), so a reload that removes a secret
+	 * stops its injection from the next stream on. */
+	if (c->cfg != px_server_config(c->srv)) {
+		cf_config_free(c->cfg);
+		c->cfg = px_server_config_ref(c->srv);
+	}
+	c->generation = px_server_generation(c->srv);
+	c->sess = cf_config_find_session(c->cfg, c->session);
+	/* The close line's count, refused streams included, as accept.c
+	 * counts every HTTP/1.1 request. */
+	c->requests++;
+	c->decided = 0;
+	c->term_secret[0] = '\0';
+	t2_current(c, r->method, r->path);
+	if (c->sess == NULL) {
+		t2_refuse(c, v, 403, CF_R_SESSION_REMOVED, NULL,
+		    "this listener's session was removed from the config");
+		return;
+	}
+	if (r->method == NULL || r->path == NULL || r->path[0] != '/' || r->authority == NULL) {
+		t2_refuse(c, v, 400, CF_R_BAD_REQUEST, NULL,
+		    "an HTTP/2 request inside a terminated tunnel needs :method, :authority and "
+		    "an origin-form :path");
+		return;
+	}
+	if (cf_authority_parse(r->authority, strlen(r->authority), 0, &ah, &aport, &why) != 0 ||
+	    !cf_host_equal(&ah, &c->term_host) || (aport != 0 && aport != c->term_port)) {
+		snprintf(d, sizeof(d), "the :authority names %.*s, and this TLS tunnel goes to %s:%u "
+		    "only", 64, why != NULL ? "something malformed" : r->authority, c->term_host.name,
+		    c->term_port);
+		t2_refuse(c, v, 421, CF_R_MISDIRECTED_REQUEST, NULL, d);
+		return;
+	}
+	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, r->path, strlen(r->path), &c->dec);
+	if (!c->dec.allow) {
+		t2_refuse(c, v, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+		return;
+	}
+	if (c->dec.rule != NULL && c->dec.rule->path != NULL && (over = t2_path_override(r)) != NULL) {
+		snprintf(d, sizeof(d), "the %.64s header can override the path, and allow_hosts = %s "
+		    "(%s:%d) admits only paths under %s", over, c->dec.rule->text, c->dec.rule->file,
+		    c->dec.rule->line, c->dec.rule->path);
+		t2_refuse(c, v, 403, CF_R_PATH_NOT_ALLOWED, c->dec.rule, d);
+		return;
+	}
+	if ((bad = t2_misdirected(c, r)) >= 0) {
+		const struct cf_secret *sec = cf_session_secret(c->sess, (size_t)bad);
+
+		snprintf(d, sizeof(d), "the request carries the placeholder of secret %s, which may be "
+		    "sent only where its inject lines say, not to %s:%u", cf_secret_name(sec),
+		    c->term_host.name, c->term_port);
+		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 0);
+		t2_refuse(c, v, 403, CF_R_SECRET_MISDIRECTED, c->dec.rule, d);
+		return;
+	}
+	t2_inject(c, r, v);
+	v->action = PX_H2_FORWARD;
+	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+}
+
+/* A stream ended: its request line, as fwd_finish() writes one. */
+static void
+t2_done(void *arg, const struct px_h2_stream_info *info)
+{
+	struct px_conn *c = arg;
+	struct px_reqline l = {
+		.method = info->method, .path = c->path, .secret = info->edit_set,
+		.proto = "h2", .status = info->status,
+		.reason = info->refused ? info->reason : NULL,
+		.bytes_up = info->bytes_up, .bytes_down = info->bytes_down,
+	};
+
+	t2_current(c, info->method, info->path);
+	px_record_request_line(c, &l);
+}
+
+void
+px_term2_start(struct px_conn *c)
+{
+	static const struct px_h2_cbs cbs = {
+		.send_client = t2_send_client, .send_upstream = t2_send_upstream,
+		.decide = t2_decide, .done = t2_done,
+	};
+
+	c->h2 = px_h2_new(&cbs, c);
+	if (c->h2 == NULL) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
+	px_conn_enter(c, &h2_phase);
+	/* The write callbacks run once a side drained to half of RELAY_HIGH:
+	 * what the relay held back (t2_send() said "full") goes then. */
+	bufferevent_setwatermark(c->cli.bev, EV_WRITE, RELAY_HIGH / 2, 0);
+	bufferevent_setwatermark(c->up.bev, EV_WRITE, RELAY_HIGH / 2, 0);
+	bufferevent_enable(c->cli.bev, EV_READ | EV_WRITE);
+	bufferevent_enable(c->up.bev, EV_READ | EV_WRITE);
+	if (t2_after(c, px_h2_flush(c->h2)) != 0)
+		return;
+	/* The upstream's SETTINGS may have come during the client's
+	 * handshake, and the client's preface with its Finished. */
+	if (evbuffer_get_length(bufferevent_get_input(c->up.bev)) > 0 && t2_feed(c, &c->up) != 0)
+		return;
+	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0)
+		(void)t2_feed(c, &c->cli);
+}
