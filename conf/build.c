@@ -136,9 +136,9 @@ cfb_section_kind(const char *section, const char **name)
 }
 
 int
-cfb_session_name_ok(const char *n)
+cfb_name_ok(const char *n, size_t len)
 {
-	size_t i, len = strlen(n);
+	size_t i;
 
 	if (len == 0 || len > MAX_SESSION_NAME)
 		return 0;
@@ -148,7 +148,13 @@ cfb_session_name_ok(const char *n)
 		    (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
 			return 0;
 	}
-	return strcmp(n, "default") != 0;
+	return 1;
+}
+
+int
+cfb_session_name_ok(const char *n)
+{
+	return cfb_name_ok(n, strlen(n)) && strcmp(n, "default") != 0;
 }
 
 struct cf_sess_build *

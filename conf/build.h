@@ -111,8 +111,11 @@ const char *cfb_section_kind(const char *section, const char **name);
 /* The [secret NAME] that B has read so far, or NULL. */
 struct cf_secret_build *cfb_find_secret(struct cf_build *b, const char *name);
 
-/* Nonzero when N may name a [session]: letters, digits, '-', '_', '.',
- * 1-64 of them, and not "default". */
+/* Nonzero when the LEN bytes at N may name a [session] or a [secret]:
+ * letters, digits, '-', '_', '.', 1-64 of them. */
+int cfb_name_ok(const char *n, size_t len);
+
+/* Nonzero when N may name a [session]: cfb_name_ok(), and not "default". */
 int cfb_session_name_ok(const char *n);
 
 /* The session named NAME that B has read so far, or NULL. */

@@ -733,22 +733,6 @@ show_dns_servers(const struct key *k, const struct cf_proxy_settings *p, char *b
 	snprintf(buf, size, "%s", p->dns_servers ? p->dns_servers : "(from /etc/resolv.conf)");
 }
 
-/* A name of a [secret] or a built-in: what a section name may be. */
-static int
-secret_name_ok(const char *n, size_t len)
-{
-	size_t i;
-
-	if (len == 0 || len > 64)
-		return 0;
-	for (i = 0; i < len; i++) {
-		char c = n[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
-			return 0;
-	}
-	return 1;
-}
 
 /* secrets = NAME, NAME: which secrets the session's sandbox gets.  The
  * names are resolved once the whole file is read (conf/secret.c), since a
@@ -771,7 +755,7 @@ set_secrets(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 			len--;
 		if (len == 0) {
 			cfb_err(b, b->line, "empty item in list (%s)", shown);
-		} else if (!secret_name_ok(q, len)) {
+		} else if (!cfb_name_ok(q, len)) {
 			char item[80], buf[100];
 			size_t n = len < sizeof(item) - 1 ? len : sizeof(item) - 1;
 			memcpy(item, q, n);
