@@ -266,6 +266,23 @@ header(struct evbuffer *out, const char *name, const char *type, const char *hel
 	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* The Ith secret's sample of metric NAME: its injections, or with
+ * MISDIRECTED its misdirected attempts, labelled by session and secret. */
+static void
+secret_line(struct evbuffer *out, const struct px_stats *s, size_t i, const char *name,
+    int misdirected)
+{
+	const char *ssn, *sec;
+	uint64_t inj, mis;
+
+	sec = px_stats_secret_at(s, i, &ssn, &inj, &mis);
+	evbuffer_add_printf(out, "%s{session=\"", name);
+	label(out, ssn);
+	evbuffer_add_printf(out, "\",secret=\"");
+	label(out, sec);
+	evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)(misdirected ? mis : inj));
+}
+
 void
 px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 {
@@ -315,30 +332,12 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 	}
 	header(out, "postern_secret_injections_total", "counter",
 	    "Requests in terminated TLS tunnels a secret was put on, by session and secret.");
-	for (i = 0; i < px_stats_nsecrets(s); i++) {
-		const char *ssn, *sec;
-		uint64_t inj, mis;
-
-		sec = px_stats_secret_at(s, i, &ssn, &inj, &mis);
-		evbuffer_add_printf(out, "postern_secret_injections_total{session=\"");
-		label(out, ssn);
-		evbuffer_add_printf(out, "\",secret=\"");
-		label(out, sec);
-		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)inj);
-	}
+	for (i = 0; i < px_stats_nsecrets(s); i++)
+		secret_line(out, s, i, "postern_secret_injections_total", 0);
 	header(out, "postern_secret_misdirected_total", "counter",
 	    "Requests refused for a placeholder sent where its secret is not bound.");
-	for (i = 0; i < px_stats_nsecrets(s); i++) {
-		const char *ssn, *sec;
-		uint64_t inj, mis;
-
-		sec = px_stats_secret_at(s, i, &ssn, &inj, &mis);
-		evbuffer_add_printf(out, "postern_secret_misdirected_total{session=\"");
-		label(out, ssn);
-		evbuffer_add_printf(out, "\",secret=\"");
-		label(out, sec);
-		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)mis);
-	}
+	for (i = 0; i < px_stats_nsecrets(s); i++)
+		secret_line(out, s, i, "postern_secret_misdirected_total", 1);
 	/* Open connections count what they have relayed so far: at its
 	 * close a connection's bytes move from their sum to the closed ones,
 	 * so the counter never goes down. */
