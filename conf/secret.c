@@ -898,11 +898,17 @@ cf_session_find_placeholder(const struct cf_session *s, const void *buf, size_t 
 {
 	size_t i;
 
-	for (i = 0; i < s->nsecrets && s->placeholders != NULL; i++) {
-		const char *p = s->placeholders[i];
-		size_t pl = p != NULL ? strlen(p) : 0;
-		if (pl > 0 && pl <= len && memmem(buf, len, p, pl) != NULL)
+	for (i = 0; i < s->nsecrets; i++)
+		if (cf_session_has_placeholder(s, i, buf, len))
 			return (long)i;
-	}
 	return -1;
+}
+
+int
+cf_session_has_placeholder(const struct cf_session *s, size_t i, const void *buf, size_t len)
+{
+	const char *p = i < s->nsecrets && s->placeholders != NULL ? s->placeholders[i] : NULL;
+	size_t pl = p != NULL ? strlen(p) : 0;
+
+	return pl > 0 && pl <= len && memmem(buf, len, p, pl) != NULL;
 }

@@ -89,6 +89,9 @@ size_t cf_session_terminated_hosts(const struct cf_session *s, const char *const
  * that need none).
  */
 long cf_session_find_placeholder(const struct cf_session *s, const void *buf, size_t len);
+/* Nonzero when the LEN bytes at BUF hold the placeholder of S's Ith
+ * secret (as cf_session_find_placeholder() looks for it). */
+int cf_session_has_placeholder(const struct cf_session *s, size_t i, const void *buf, size_t len);
 
 /*
  * The secrets of snapshot C that --check shows: every [secret] of the file

@@ -208,13 +208,6 @@ dns_cb(int status, const struct px_dns_result *res, const char *errmsg, void *ar
 
 /* ---- secrets: where a placeholder may go, what is injected ------------- */
 
-/* Nonzero when NEEDLE (NLEN bytes) occurs in the LEN bytes at HAY. */
-static int
-has_bytes(const char *hay, size_t len, const char *needle, size_t nlen)
-{
-	return nlen > 0 && len >= nlen && memmem(hay, len, needle, nlen) != NULL;
-}
-
 /*
  * The secret of C's session whose placeholder REQ carries (its target or
  * any header value) to HOST:PORT, where that secret is not bound (issue
@@ -229,12 +222,11 @@ misdirected(const struct px_conn *c, const struct px_http_request *req, const ch
 	size_t i, k, n = cf_session_nsecrets(c->sess);
 
 	for (i = 0; i < n; i++) {
-		const char *ph = cf_session_placeholder(c->sess, i);
-		size_t pl = ph != NULL ? strlen(ph) : 0;
-		int found = has_bytes(req->target, req->target_len, ph, pl);
+		int found = cf_session_has_placeholder(c->sess, i, req->target, req->target_len);
 
 		for (k = 0; !found && k < req->nheaders; k++)
-			found = has_bytes(req->headers[k].value, req->headers[k].value_len, ph, pl);
+			found = cf_session_has_placeholder(c->sess, i, req->headers[k].value,
+			    req->headers[k].value_len);
 		if (found && cf_secret_binding(cf_session_secret(c->sess, i), host, port, req->path,
 		    req->path_len) == NULL)
 			return (long)i;
@@ -242,10 +234,8 @@ misdirected(const struct px_conn *c, const struct px_http_request *req, const ch
 	return -1;
 }
 
-/* Cut C's path where a placeholder of its session begins (never in an
- * audit line, a log line or a refusal's body). */
-static void
-redact_path(struct px_conn *c)
+void
+px_conn_redact_path(struct px_conn *c)
 {
 	size_t i, n = cf_session_nsecrets(c->sess);
 
@@ -463,7 +453,7 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 			pl = sizeof(c->path) - 1;
 		memcpy(c->path, req->path, pl);
 		c->path[pl] = '\0';
-		redact_path(c);
+		px_conn_redact_path(c);
 	}
 	if (req->form != PX_TARGET_ORIGIN || req->is_connect) {
 		px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL,
@@ -555,7 +545,7 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		c->path[pl] = '\0';
 	}
 	if (c->mode == CF_MODE_HTTP)
-		redact_path(c);
+		px_conn_redact_path(c);
 	/* A CONNECT the session terminates TLS for is judged as the tunnel
 	 * of requests it is: a path rule admits it, and judges each request
 	 * inside (term_decide()). */

@@ -1146,23 +1146,32 @@ add_headers(struct evbuffer *out, const struct px_http_header *hdrs, size_t n,
 	return 0;
 }
 
-const char *
-px_http_path_override(const struct px_http_request *req, size_t *name_len)
+int
+px_http_is_path_override(const char *name, size_t len)
 {
 	static const char *const names[] = {
 		"x-original-url", "x-rewrite-url", "x-original-uri", "x-forwarded-prefix",
 		"x-forwarded-path", "x-forwarded-uri", "x-envoy-original-path",
 	};
-	size_t i, k;
+	size_t k;
+
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (ieq(name, len, names[k]))
+			return 1;
+	return 0;
+}
+
+const char *
+px_http_path_override(const struct px_http_request *req, size_t *name_len)
+{
+	size_t i;
 
 	for (i = 0; i < req->nheaders; i++) {
 		const struct px_http_header *f = &req->headers[i];
 
-		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-			if (ieq(f->name, f->name_len, names[k])) {
-				*name_len = f->name_len;
-				return f->name;
-			}
+		if (px_http_is_path_override(f->name, f->name_len)) {
+			*name_len = f->name_len;
+			return f->name;
 		}
 	}
 	return NULL;

@@ -221,6 +221,9 @@ int px_http_parse_response(const char *buf, size_t len,
  * when there is none.  A path-prefix rule cannot vouch for such a request.
  */
 const char *px_http_path_override(const struct px_http_request *req, size_t *name_len);
+/* Nonzero when the header name NAME (LEN bytes, any case) is one of
+ * those px_http_path_override() looks for (HTTP/2 streams ask it). */
+int px_http_is_path_override(const char *name, size_t len);
 
 /*
  * Append to OUT the head to send upstream for the absolute-form request REQ:

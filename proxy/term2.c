@@ -200,13 +200,6 @@ static const struct px_phase h2_phase = {
 
 /* ---- each stream ------------------------------------------------------ */
 
-/* Nonzero when NEEDLE (NLEN bytes) occurs in the LEN bytes at HAY. */
-static int
-has_bytes(const char *hay, size_t len, const char *needle, size_t nlen)
-{
-	return nlen > 0 && len >= nlen && memmem(hay, len, needle, nlen) != NULL;
-}
-
 /* The secret of C's session whose placeholder R carries (in :path or a
  * header value) where that secret is not bound, or -1: every secret is
  * looked for, as misdirected() in decide.c does. */
@@ -216,13 +209,13 @@ t2_misdirected(const struct px_conn *c, const struct px_h2_req *r)
 	size_t i, k, n = cf_session_nsecrets(c->sess), plen = strlen(r->path);
 
 	for (i = 0; i < n; i++) {
-		const char *ph = cf_session_placeholder(c->sess, i);
-		size_t pl = ph != NULL ? strlen(ph) : 0;
-		int found = has_bytes(r->path, plen, ph, pl) ||
-		    (r->authority != NULL && has_bytes(r->authority, strlen(r->authority), ph, pl));
+		int found = cf_session_has_placeholder(c->sess, i, r->path, plen) ||
+		    (r->authority != NULL &&
+		    cf_session_has_placeholder(c->sess, i, r->authority, strlen(r->authority)));
 
 		for (k = 0; !found && k < r->nheaders; k++)
-			found = has_bytes(r->headers[k].value, r->headers[k].valuelen, ph, pl);
+			found = cf_session_has_placeholder(c->sess, i, r->headers[k].value,
+			    r->headers[k].valuelen);
 		if (found && cf_secret_binding(cf_session_secret(c->sess, i), c->term_host.name,
 		    c->term_port, r->path, plen) == NULL)
 			return (long)i;
@@ -235,21 +228,11 @@ t2_misdirected(const struct px_conn *c, const struct px_h2_req *r)
 static const char *
 t2_path_override(const struct px_h2_req *r)
 {
-	struct px_http_header one;
-	struct px_http_request fake;
-	size_t k, nl;
+	size_t k;
 
-	memset(&fake, 0, sizeof(fake));
-	fake.headers = &one;
-	fake.nheaders = 1;
-	for (k = 0; k < r->nheaders; k++) {
-		one.name = r->headers[k].name;
-		one.name_len = r->headers[k].namelen;
-		one.value = r->headers[k].value;
-		one.value_len = r->headers[k].valuelen;
-		if (px_http_path_override(&fake, &nl) != NULL)
+	for (k = 0; k < r->nheaders; k++)
+		if (px_http_is_path_override(r->headers[k].name, r->headers[k].namelen))
 			return r->headers[k].name;
-	}
 	return NULL;
 }
 
@@ -308,7 +291,7 @@ t2_inject(struct px_conn *c, const struct px_h2_req *r, struct px_h2_verdict *v)
 static void
 t2_current(struct px_conn *c, const char *method, const char *path)
 {
-	size_t i, n = c->sess != NULL ? cf_session_nsecrets(c->sess) : 0, pl;
+	size_t pl;
 
 	c->mode = CF_MODE_TLS;
 	c->host = c->term_host;
@@ -320,13 +303,8 @@ t2_current(struct px_conn *c, const char *method, const char *path)
 	if (pl > 0)
 		memcpy(c->path, path, pl);
 	c->path[pl] = '\0';
-	for (i = 0; i < n; i++) {
-		const char *ph = cf_session_placeholder(c->sess, i);
-		char *at = ph != NULL && ph[0] ? strstr(c->path, ph) : NULL;
-
-		if (at != NULL)
-			snprintf(at, sizeof(c->path) - (size_t)(at - c->path), "[placeholder]");
-	}
+	if (c->sess != NULL)
+		px_conn_redact_path(c);
 }
 
 /*
