@@ -824,6 +824,7 @@ cf_session_placeholder(const struct cf_session *s, size_t i)
 const char *cf_secret_name(const struct cf_secret *sec) { return sec->name; }
 const char *cf_secret_placeholder_env(const struct cf_secret *sec) { return sec->placeholder_env; }
 const char *cf_secret_source(const struct cf_secret *sec) { return sec->source; }
+const char *cf_secret_from_env(const struct cf_secret *sec) { return sec->from_env; }
 int cf_secret_builtin(const struct cf_secret *sec) { return sec->builtin; }
 size_t cf_secret_ninject(const struct cf_secret *sec) { return sec->ninject; }
 

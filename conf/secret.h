@@ -48,6 +48,8 @@ const char *cf_secret_name(const struct cf_secret *sec);
 const char *cf_secret_placeholder_env(const struct cf_secret *sec);
 const char *cf_secret_source(const struct cf_secret *sec);
 int cf_secret_builtin(const struct cf_secret *sec);
+/* The variable SEC reads its value from, or NULL (a file). */
+const char *cf_secret_from_env(const struct cf_secret *sec);
 
 /*
  * The value of SEC (*LEN bytes, NUL-terminated), read at load; NULL when no

@@ -172,9 +172,9 @@ sc_env_forget_secrets(const struct cf_config *cfg, const struct sc_run_opts *o)
 	for (i = 0; i < cf_config_nsessions(cfg); i++) {
 		const struct cf_session *s = cf_config_session(cfg, i);
 		for (k = 0; k < cf_session_nsecrets(s) && n < SC_MAX_SECRET_VARS; k++) {
-			const char *src = cf_secret_source(cf_session_secret(s, k));
-			if (src != NULL && strncmp(src, "env ", 4) == 0)
-				names[n++] = src + 4;
+			const char *var = cf_secret_from_env(cf_session_secret(s, k));
+			if (var != NULL)
+				names[n++] = var;
 		}
 	}
 	sc_env_forget(names, n);
