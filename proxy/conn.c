@@ -437,3 +437,18 @@ px_conn_idle_timeout(struct px_conn *c)
 	}
 	px_conn_arm_timer(c, (unsigned)(p->idle_timeout_ms - (unsigned long)idle));
 }
+
+/* Placeholders are cut from the path before anything shows it. */
+void
+px_conn_redact_path(struct px_conn *c)
+{
+	size_t i, n = cf_session_nsecrets(c->sess);
+
+	for (i = 0; i < n; i++) {
+		const char *ph = cf_session_placeholder(c->sess, i);
+		char *at = ph != NULL && ph[0] ? strstr(c->path, ph) : NULL;
+
+		if (at != NULL)
+			snprintf(at, sizeof(c->path) - (size_t)(at - c->path), "[placeholder]");
+	}
+}

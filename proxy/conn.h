@@ -274,7 +274,7 @@ void px_conn_arm_timer(struct px_conn *c, unsigned ms);
 const struct cf_proxy_settings *px_conn_settings(const struct px_conn *c);
 /* Cut C->path where a placeholder of C's session (C->sess, set) begins,
  * so that none is ever in an audit line, a log line or a refusal's body
- * (decide.c; term2.c for HTTP/2 streams). */
+ * (conn.c; decide.c and, for HTTP/2 streams, term2.c call it). */
 void px_conn_redact_path(struct px_conn *c);
 void px_conn_host_text(const struct px_conn *c, char *buf, size_t size);
 long px_conn_ms_since(const struct timeval *then, const struct timeval *now);

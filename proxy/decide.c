@@ -234,20 +234,6 @@ misdirected(const struct px_conn *c, const struct px_http_request *req, const ch
 	return -1;
 }
 
-void
-px_conn_redact_path(struct px_conn *c)
-{
-	size_t i, n = cf_session_nsecrets(c->sess);
-
-	for (i = 0; i < n; i++) {
-		const char *ph = cf_session_placeholder(c->sess, i);
-		char *at = ph != NULL && ph[0] ? strstr(c->path, ph) : NULL;
-
-		if (at != NULL)
-			snprintf(at, sizeof(c->path) - (size_t)(at - c->path), "[placeholder]");
-	}
-}
-
 /* Refuse C's request: it carries the placeholder of secret I to a place
  * that secret is not bound to.  Counted per secret in /metrics. */
 static void
