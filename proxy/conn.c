@@ -355,8 +355,10 @@ px_conn_free(struct px_conn *c, const char *why)
 	size_t i;
 
 	/* An HTTP/2 relay's open streams get their request lines first. */
-	px_h2_free(c->h2);
-	c->h2 = NULL;
+	if (c->tm != NULL) {
+		px_h2_free(c->tm->h2);
+		c->tm->h2 = NULL;
+	}
 	px_record_pending_allow(c);
 	if (why == NULL && c->close_why != NULL) {
 		r.why = c->close_why;
@@ -386,6 +388,7 @@ px_conn_free(struct px_conn *c, const char *why)
 		evbuffer_free(c->pending);
 	free(c->hdrs);
 	free(c->close_detail);
+	free(c->tm);
 	cf_config_free(c->cfg);
 	px_conns_remove(c);
 	free(c);

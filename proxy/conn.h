@@ -97,7 +97,8 @@ union peer_sa {
  * allowing rule whose "private" flag or address decided the address check.
  */
 struct pooled {
-	char key[CF_HOST_TEXT_MAX + 8];
+	struct cf_host host;       /* the host and port it is for */
+	uint16_t port;
 	char addr[INET6_ADDRSTRLEN + 8];
 	union peer_sa peer;
 	unsigned long generation;
@@ -173,7 +174,6 @@ struct px_conn {
 	struct cf_host host;
 	uint16_t port;
 	char path[256];
-	char upkey[CF_HOST_TEXT_MAX + 8];
 	char addr[INET6_ADDRSTRLEN + 8];
 	union peer_sa up_peer;     /* the upstream's address, once connected */
 	struct cf_decision dec;
@@ -209,28 +209,35 @@ struct px_conn {
 	struct timeval sni_deadline; /* the first flight is complete by then */
 
 	/*
-	 * TLS termination (issue 15): a CONNECT to a host:port a secret of
-	 * the session is bound to.  TERM: 1 once the tunnel is to be
-	 * terminated, 2 once both handshakes are over and requests are read
-	 * (cli.bev and up.bev are then TLS filters over the sockets); the
-	 * tunnel's host and port, fixed by the CONNECT; why the upstream's
-	 * handshake failed (every request is then a 502); the secret injected
-	 * into the current request (its name, for the audit line), and the
-	 * byte counts and status of the current request.
+	 * TLS termination (issue 15): a CONNECT to a host:port the session
+	 * terminates.  TERM: 1 once the tunnel is to be terminated, 2 once
+	 * both handshakes are over and requests are read (cli.bev and up.bev
+	 * are then TLS filters over the sockets); TM, made then (an opaque
+	 * tunnel should stay small), holds the rest.  The byte counts and
+	 * status of the current request are kept here, for the audit line.
 	 */
 	int term;
-	struct cf_host term_host;
-	uint16_t term_port;
-	char term_fail[160];
-	char term_secret[72];        /* a secret name is at most 64 */
+	struct px_term *tm;
 	uint64_t req_up0, req_down0;
 	int resp_status;
-	/* HTTP/2 (proxy/term2.c): the protocols the ClientHello's ALPN
-	 * offered (PX_SNI_ALPN_*, read in the SNI hold), whether the
-	 * upstream chose h2 (then both sides speak it), and the relay. */
-	int term_alpn;
-	int term_h2;
+};
+
+/*
+ * The state of a terminated tunnel: its host and port, fixed by the
+ * CONNECT; why the upstream's handshake failed (every request is then a
+ * 502); the secret injected into the current request (its name, for the
+ * audit line); HTTP/2 (proxy/term2.c): the protocols the ClientHello's
+ * ALPN offered (PX_SNI_ALPN_*, read in the SNI hold), whether the upstream
+ * chose h2 (then both sides speak it), and the relay.
+ */
+struct px_term {
+	struct cf_host host;
+	uint16_t port;
+	int alpn;
+	int is_h2;
 	struct px_h2 *h2;
+	char fail[160];
+	char secret[72];        /* a secret name is at most 64 */
 };
 
 /* ---- conn.c: the connection itself ---- */

@@ -289,10 +289,10 @@ build_injected_head(struct px_conn *c, struct px_http_request *req)
 	size_t elen = 0, qlen = 0, i, n = cf_session_nsecrets(c->sess);
 	int rc;
 
-	c->term_secret[0] = '\0';
+	c->tm->secret[0] = '\0';
 	for (i = 0; i < n; i++) {
 		const struct cf_secret *sec = cf_session_secret(c->sess, i);
-		const struct cf_inject *inj = cf_secret_binding(sec, c->term_host.name, c->term_port,
+		const struct cf_inject *inj = cf_secret_binding(sec, c->tm->host.name, c->tm->port,
 		    req->path, req->path_len);
 		const char *value;
 		size_t vlen = 0;
@@ -322,11 +322,11 @@ build_injected_head(struct px_conn *c, struct px_http_request *req)
 			drop_header(req, inj->name);
 			elen += (size_t)w;
 		}
-		if (c->term_secret[0] == '\0')
-			snprintf(c->term_secret, sizeof(c->term_secret), "%s", cf_secret_name(sec));
+		if (c->tm->secret[0] == '\0')
+			snprintf(c->tm->secret, sizeof(c->tm->secret), "%s", cf_secret_name(sec));
 		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 1);
 	}
-	rc = px_http_build_tls_head(req, c->term_host.name, c->term_port, qlen ? query : NULL, qlen,
+	rc = px_http_build_tls_head(req, c->tm->host.name, c->tm->port, qlen ? query : NULL, qlen,
 	    elen ? extra : NULL, elen, c->pending);
 	OPENSSL_cleanse(extra, elen);
 	OPENSSL_cleanse(query, sizeof(query));
@@ -424,9 +424,9 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	long bad;
 
 	c->mode = CF_MODE_TLS;
-	c->host = c->term_host;
-	c->port = c->term_port;
-	c->term_secret[0] = '\0';
+	c->host = c->tm->host;
+	c->port = c->tm->port;
+	c->tm->secret[0] = '\0';
 	c->resp_status = 0;
 	c->req_up0 = c->cli.bytes;
 	c->req_down0 = c->up.bytes;
@@ -446,14 +446,14 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		    "inside a TLS tunnel postern terminates, requests are in origin form (GET /path)");
 		return;
 	}
-	if (req->has_host_header && (!cf_host_equal(&req->host_hdr, &c->term_host) ||
-	    (req->host_hdr_port != 0 && req->host_hdr_port != c->term_port))) {
+	if (req->has_host_header && (!cf_host_equal(&req->host_hdr, &c->tm->host) ||
+	    (req->host_hdr_port != 0 && req->host_hdr_port != c->tm->port))) {
 		char d[CF_HOST_TEXT_MAX + 200];
 		char hh[CF_HOST_TEXT_MAX];
 
 		cf_host_format(&req->host_hdr, hh, sizeof(hh));
 		snprintf(d, sizeof(d), "the Host header names %s, and this TLS tunnel goes to %s:%u "
-		    "only", hh, c->term_host.name, c->term_port);
+		    "only", hh, c->tm->host.name, c->tm->port);
 		px_conn_refuse(c, 421, CF_R_MISDIRECTED_REQUEST, NULL, d);
 		return;
 	}
@@ -464,13 +464,13 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	}
 	if (path_overridden(c, req))
 		return;
-	if ((bad = misdirected(c, req, c->term_host.name, c->term_port)) >= 0) {
+	if ((bad = misdirected(c, req, c->tm->host.name, c->tm->port)) >= 0) {
 		refuse_misdirected(c, bad);
 		return;
 	}
-	if (c->term_fail[0] != '\0') {
+	if (c->tm->fail[0] != '\0') {
 		/* The upstream failed its handshake (term_fail says how). */
-		px_conn_refuse(c, 502, CF_R_UPSTREAM_TLS_FAILED, c->dec.rule, c->term_fail);
+		px_conn_refuse(c, 502, CF_R_UPSTREAM_TLS_FAILED, c->dec.rule, c->tm->fail);
 		return;
 	}
 	if (c->up.bev == NULL || c->up.eof) {
@@ -577,11 +577,6 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	px_conn_enter(c, &lookup_phase);
 	px_conn_arm_timer(c, p->connect_timeout_ms + 30000);
 
-	{
-		char h[CF_HOST_TEXT_MAX];
-		px_conn_host_text(c, h, sizeof(h));
-		snprintf(c->upkey, sizeof(c->upkey), "%s:%u", h, c->port);
-	}
 	if (c->mode == CF_MODE_HTTP && px_forward_reuse(c))
 		return;
 	free(c->lk);

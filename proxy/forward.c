@@ -32,12 +32,13 @@ static const struct px_phase fwd_phase;
 /* ---- the pool of idle upstreams ----------------------------------------- */
 
 static struct pooled *
-pool_find(struct px_conn *c, const char *key)
+pool_find(struct px_conn *c)
 {
 	size_t i;
 
 	for (i = 0; c->pool != NULL && i < POOL_MAX; i++)
-		if (c->pool[i].bev != NULL && strcmp(c->pool[i].key, key) == 0)
+		if (c->pool[i].bev != NULL && c->pool[i].port == c->port &&
+		    cf_host_equal(&c->pool[i].host, &c->host))
 			return &c->pool[i];
 	return NULL;
 }
@@ -78,7 +79,8 @@ pool_put(struct px_conn *c)
 		}
 	if (i == POOL_MAX)
 		px_pool_drop(&c->pool[0]);
-	snprintf(c->pool[slot].key, sizeof(c->pool[slot].key), "%s", c->upkey);
+	c->pool[slot].host = c->host;
+	c->pool[slot].port = c->port;
 	snprintf(c->pool[slot].addr, sizeof(c->pool[slot].addr), "%s", c->addr);
 	c->pool[slot].peer = c->up_peer;
 	c->pool[slot].generation = c->generation;
@@ -92,7 +94,7 @@ pool_put(struct px_conn *c)
 int
 px_forward_reuse(struct px_conn *c)
 {
-	struct pooled *pp = pool_find(c, c->upkey);
+	struct pooled *pp = pool_find(c);
 
 	/*
 	 * Reuse this host's idle upstream only under the snapshot and

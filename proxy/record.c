@@ -103,7 +103,7 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 {
 	struct px_rec r = { .event = "decision", .decision = allow ? "allow" : "deny", .has_reason = 1,
 		.reason = reason, .rule = rule, .detail = detail, .sni = sni,
-		.secret = allow && c->mode == CF_MODE_TLS ? c->term_secret : NULL };
+		.secret = allow && c->mode == CF_MODE_TLS && c->tm != NULL ? c->tm->secret : NULL };
 
 	if (c->decided)
 		return;
@@ -160,7 +160,7 @@ void
 px_record_request(struct px_conn *c)
 {
 	struct px_reqline l = {
-		.method = c->method, .path = c->path, .secret = c->term_secret,
+		.method = c->method, .path = c->path, .secret = c->tm != NULL ? c->tm->secret : NULL,
 		.status = c->resp_status,
 		.bytes_up = c->cli.bytes - c->req_up0, .bytes_down = c->up.bytes - c->req_down0,
 	};

@@ -96,13 +96,13 @@ t2_send_upstream(void *arg, const uint8_t *buf, size_t len)
 static int
 t2_after(struct px_conn *c, int rc)
 {
-	const char *err = px_h2_error(c->h2);
+	const char *err = px_h2_error(c->tm->h2);
 
 	if (rc < 0 && rc != -EPROTO) {
 		px_conn_free(c, rc == -ENOMEM ? "out of memory" : "h2 relay failed");
 		return -1;
 	}
-	if (px_h2_over(c->h2) || (c->up.eof && c->cli.eof)) {
+	if (px_h2_over(c->tm->h2) || (c->up.eof && c->cli.eof)) {
 		if (err != NULL) {
 			free(c->close_detail);
 			c->close_detail = strdup(err);
@@ -128,9 +128,9 @@ t2_feed(struct px_conn *c, struct conn_side *s)
 		size_t n = v.iov_len;
 
 		if (s == &c->cli)
-			rc = px_h2_client_input(c->h2, v.iov_base, n);
+			rc = px_h2_client_input(c->tm->h2, v.iov_base, n);
 		else
-			rc = px_h2_upstream_input(c->h2, v.iov_base, n);
+			rc = px_h2_upstream_input(c->tm->h2, v.iov_base, n);
 		t2_wipe();
 		s->bytes += n;
 		evbuffer_drain(in, n);
@@ -155,7 +155,7 @@ t2_write_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	px_loopcall_check();
-	(void)t2_after(c, px_h2_flush(c->h2));
+	(void)t2_after(c, px_h2_flush(c->tm->h2));
 }
 
 /* The client gone: the connection ends (open streams are reported to the
@@ -187,7 +187,7 @@ t2_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (evbuffer_get_length(bufferevent_get_input(c->up.bev)) > 0 && t2_feed(c, &c->up) != 0)
 		return;
 	c->up.eof = 1;
-	(void)t2_after(c, px_h2_upstream_eof(c->h2));
+	(void)t2_after(c, px_h2_upstream_eof(c->tm->h2));
 }
 
 /* Relaying HTTP/2 both ways, each stream decided on its own. */
@@ -216,8 +216,8 @@ t2_misdirected(const struct px_conn *c, const struct px_h2_req *r)
 		for (k = 0; !found && k < r->nheaders; k++)
 			found = cf_session_has_placeholder(c->sess, i, r->headers[k].value,
 			    r->headers[k].valuelen);
-		if (found && cf_secret_binding(cf_session_secret(c->sess, i), c->term_host.name,
-		    c->term_port, r->path, plen) == NULL)
+		if (found && cf_secret_binding(cf_session_secret(c->sess, i), c->tm->host.name,
+		    c->tm->port, r->path, plen) == NULL)
 			return (long)i;
 	}
 	return -1;
@@ -259,7 +259,7 @@ t2_inject(struct px_conn *c, const struct px_h2_req *r, struct px_h2_verdict *v)
 	t2_nvals = 0;
 	for (i = 0; i < n && t2_nvals < T2_EDITS; i++) {
 		const struct cf_secret *sec = cf_session_secret(c->sess, i);
-		const struct cf_inject *inj = cf_secret_binding(sec, c->term_host.name, c->term_port,
+		const struct cf_inject *inj = cf_secret_binding(sec, c->tm->host.name, c->tm->port,
 		    r->path, plen);
 		const char *value;
 		size_t vlen = 0, k;
@@ -277,13 +277,13 @@ t2_inject(struct px_conn *c, const struct px_h2_req *r, struct px_h2_verdict *v)
 		t2_edits[t2_nvals].name = inj->name;
 		t2_edits[t2_nvals].value = t2_vals[t2_nvals];
 		t2_nvals++;
-		if (c->term_secret[0] == '\0')
-			snprintf(c->term_secret, sizeof(c->term_secret), "%s", cf_secret_name(sec));
+		if (c->tm->secret[0] == '\0')
+			snprintf(c->tm->secret, sizeof(c->tm->secret), "%s", cf_secret_name(sec));
 		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 1);
 	}
 	v->edits = t2_edits;
 	v->nedits = t2_nvals;
-	v->edit_set = c->term_secret[0] ? c->term_secret : NULL;
+	v->edit_set = c->tm->secret[0] ? c->tm->secret : NULL;
 }
 
 /* Set C's current request (the audit's method, host, path without query,
@@ -294,8 +294,8 @@ t2_current(struct px_conn *c, const char *method, const char *path)
 	size_t pl;
 
 	c->mode = CF_MODE_TLS;
-	c->host = c->term_host;
-	c->port = c->term_port;
+	c->host = c->tm->host;
+	c->port = c->tm->port;
 	snprintf(c->method, sizeof(c->method), "%s", method != NULL ? method : "");
 	pl = path != NULL ? strcspn(path, "?") : 0;
 	if (pl > sizeof(c->path) - 1)
@@ -337,7 +337,7 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	 * counts every HTTP/1.1 request. */
 	c->requests++;
 	c->decided = 0;
-	c->term_secret[0] = '\0';
+	c->tm->secret[0] = '\0';
 	t2_current(c, r->method, r->path);
 	if (c->sess == NULL) {
 		t2_refuse(c, v, 403, CF_R_SESSION_REMOVED, NULL,
@@ -351,10 +351,10 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		return;
 	}
 	if (cf_authority_parse(r->authority, strlen(r->authority), 0, &ah, &aport, &why) != 0 ||
-	    !cf_host_equal(&ah, &c->term_host) || (aport != 0 && aport != c->term_port)) {
+	    !cf_host_equal(&ah, &c->tm->host) || (aport != 0 && aport != c->tm->port)) {
 		snprintf(d, sizeof(d), "the :authority names %.*s, and this TLS tunnel goes to %s:%u "
-		    "only", 64, why != NULL ? "something malformed" : r->authority, c->term_host.name,
-		    c->term_port);
+		    "only", 64, why != NULL ? "something malformed" : r->authority, c->tm->host.name,
+		    c->tm->port);
 		t2_refuse(c, v, 421, CF_R_MISDIRECTED_REQUEST, NULL, d);
 		return;
 	}
@@ -375,7 +375,7 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 
 		snprintf(d, sizeof(d), "the request carries the placeholder of secret %s, which may be "
 		    "sent only where its inject lines say, not to %s:%u", cf_secret_name(sec),
-		    c->term_host.name, c->term_port);
+		    c->tm->host.name, c->tm->port);
 		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 0);
 		t2_refuse(c, v, 403, CF_R_SECRET_MISDIRECTED, c->dec.rule, d);
 		return;
@@ -409,8 +409,8 @@ px_term2_start(struct px_conn *c)
 		.decide = t2_decide, .done = t2_done,
 	};
 
-	c->h2 = px_h2_new(&cbs, c);
-	if (c->h2 == NULL) {
+	c->tm->h2 = px_h2_new(&cbs, c);
+	if (c->tm->h2 == NULL) {
 		px_conn_free(c, "out of memory");
 		return;
 	}
@@ -421,7 +421,7 @@ px_term2_start(struct px_conn *c)
 	bufferevent_setwatermark(c->up.bev, EV_WRITE, RELAY_HIGH / 2, 0);
 	bufferevent_enable(c->cli.bev, EV_READ | EV_WRITE);
 	bufferevent_enable(c->up.bev, EV_READ | EV_WRITE);
-	if (t2_after(c, px_h2_flush(c->h2)) != 0)
+	if (t2_after(c, px_h2_flush(c->tm->h2)) != 0)
 		return;
 	/* The upstream's SETTINGS may have come during the client's
 	 * handshake, and the client's preface with its Finished. */

@@ -354,7 +354,7 @@ decide:
 	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, c->term ? "TLS terminated" : NULL, got_name);
 	if (r == PX_SNI_HELLO && c->term) {
 		int a = px_sni_alpn(c->sni);
-		c->term_alpn = a > 0 ? a : 0;
+		c->tm->alpn = a > 0 ? a : 0;
 	}
 	px_sni_free(c->sni);
 	c->sni = NULL;
@@ -552,8 +552,8 @@ term_has_query_binding(const struct px_conn *c)
 		for (k = 0; k < cf_secret_ninject(sec); k++) {
 			const struct cf_inject *inj = cf_secret_inject(sec, k);
 
-			if (inj->kind == CF_INJECT_QUERY && inj->port == c->term_port &&
-			    strcmp(inj->host, c->term_host.name) == 0)
+			if (inj->kind == CF_INJECT_QUERY && inj->port == c->tm->port &&
+			    strcmp(inj->host, c->tm->host.name) == 0)
 				return 1;
 		}
 	}
@@ -594,13 +594,13 @@ tls_error_text(struct bufferevent *bev, const char *fallback)
 static void
 term_client_start(struct px_conn *c)
 {
-	SSL_CTX *ctx = px_sesstls_leaf(px_server_tls(c->srv), c->session, c->term_host.name);
+	SSL_CTX *ctx = px_sesstls_leaf(px_server_tls(c->srv), c->session, c->tm->host.name);
 	struct bufferevent *under = c->cli.bev, *bev;
 	struct evbuffer *held;
 	SSL *ssl;
 
 	if (ctx == NULL) {
-		log_warnx("session %s: no certificate for %s: %s", c->session, c->term_host.name,
+		log_warnx("session %s: no certificate for %s: %s", c->session, c->tm->host.name,
 		    strerror(errno));
 		px_conn_free(c, "no certificate for the terminated host");
 		return;
@@ -609,9 +609,9 @@ term_client_start(struct px_conn *c)
 	ssl = SSL_new(ctx);
 	SSL_CTX_free(ctx);
 	held = evbuffer_new();
-	if (ssl != NULL && alpn_idx >= 0 && (c->term_alpn & (c->term_h2 ? PX_SNI_ALPN_H2 :
+	if (ssl != NULL && alpn_idx >= 0 && (c->tm->alpn & (c->tm->is_h2 ? PX_SNI_ALPN_H2 :
 	    PX_SNI_ALPN_HTTP11)))
-		SSL_set_ex_data(ssl, alpn_idx, (void *)(c->term_h2 ? "h2" : "http/1.1"));
+		SSL_set_ex_data(ssl, alpn_idx, (void *)(c->tm->is_h2 ? "h2" : "http/1.1"));
 	if (ssl == NULL || held == NULL) {
 		SSL_free(ssl);
 		evbuffer_free(held);
@@ -654,10 +654,10 @@ term_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		const unsigned char *p = NULL;
 		unsigned int pl = 0;
 
-		c->term_fail[0] = '\0';
+		c->tm->fail[0] = '\0';
 		if (ssl != NULL)
 			SSL_get0_alpn_selected(ssl, &p, &pl);
-		c->term_h2 = pl == 2 && memcmp(p, "h2", 2) == 0;
+		c->tm->is_h2 = pl == 2 && memcmp(p, "h2", 2) == 0;
 		term_client_start(c);
 		return;
 	}
@@ -669,7 +669,7 @@ term_up_event_cb(struct bufferevent *bev, short what, void *arg)
 
 		/* Verification is the usual failure; otherwise whatever
 		 * OpenSSL or the socket said. */
-		snprintf(c->term_fail, sizeof(c->term_fail), "TLS to the upstream failed: %s",
+		snprintf(c->tm->fail, sizeof(c->tm->fail), "TLS to the upstream failed: %s",
 		    v != X509_V_OK ? px_tlsup_reason(v) :
 		    tls_error_text(bev, (what & BEV_EVENT_EOF) ? "it closed during the handshake" :
 		    "handshake failed"));
@@ -699,7 +699,7 @@ term_cli_event_cb(struct bufferevent *bev, short what, void *arg)
 		c->term = 2;
 		if (ssl != NULL)
 			SSL_get0_alpn_selected(ssl, &p, &pl);
-		if (c->term_h2 && pl == 2 && memcmp(p, "h2", 2) == 0) {
+		if (c->tm->is_h2 && pl == 2 && memcmp(p, "h2", 2) == 0) {
 			/* Both sides chose h2: one relay for every stream. */
 			px_term2_start(c);
 			return;
@@ -707,7 +707,7 @@ term_cli_event_cb(struct bufferevent *bev, short what, void *arg)
 		/* The decrypted stream: read as plain HTTP from here on.  An
 		 * upstream that chose h2 and a client that did not is no
 		 * pair: the select callback never lets that happen. */
-		if (c->term_h2) {
+		if (c->tm->is_h2) {
 			px_conn_free(c, "ALPN: the client did not take h2");
 			return;
 		}
@@ -733,17 +733,17 @@ term_start(struct px_conn *c)
 	SSL *ssl;
 	int offer_h2;
 
-	c->term_host = c->host;
-	c->term_port = c->port;
+	c->tm->host = c->host;
+	c->tm->port = c->port;
 	if (alpn_idx < 0)
 		alpn_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
 	/* h2 upstream only when the client offered it (and no query binding
 	 * needs the HTTP/1.1 path): a client that speaks HTTP/1.1 only must
 	 * not be left with an upstream that chose h2. */
-	offer_h2 = (c->term_alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c);
-	c->term_h2 = 0;
+	offer_h2 = (c->tm->alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c);
+	c->tm->is_h2 = 0;
 	ssl = uctx != NULL ? SSL_new(uctx) : NULL;
-	if (ssl == NULL || px_tlsup_prepare(ssl, c->term_host.name) != 0 ||
+	if (ssl == NULL || px_tlsup_prepare(ssl, c->tm->host.name) != 0 ||
 	    (offer_h2 ? SSL_set_alpn_protos(ssl, (const unsigned char *)"\x02h2\x08http/1.1", 12) :
 	    SSL_set_alpn_protos(ssl, (const unsigned char *)"\x08http/1.1", 9)) != 0) {
 		SSL_free(ssl);
@@ -781,6 +781,10 @@ px_tunnel_open(struct px_conn *c)
 	/* A terminated tunnel always holds the first flight: its
 	 * ClientHello is the start of the handshake with the proxy. */
 	c->term = px_tunnel_terminates(c);
+	if (c->term && c->tm == NULL && (c->tm = calloc(1, sizeof(*c->tm))) == NULL) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
 	if (px_conn_settings(c)->sni == CF_SNI_OFF && !c->term) {
 		px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
 		connect_answer(c);
