@@ -70,62 +70,65 @@ bs_cur_rollback(struct bs_cursor *c)
 	c->off = c->tag;
 }
 
+/* Digits of BASE (8 or 10) at S[0..LEN), all of them checked to be
+ * digits: their value, or -ERANGE past MAX.  One division per call: the
+ * limit is compared before each multiplication, which must not wrap. */
+static int
+digits_value(const unsigned char *s, size_t len, unsigned base, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0, lim = max / base, rem = max % base;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned d = s[i] - '0';
+
+		if (v > lim || (v == lim && d > rem))
+			return -ERANGE;
+		v = v * base + d;
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+is_digit(unsigned char ch, unsigned base)
+{
+	return ch >= '0' && (unsigned)(ch - '0') < base;
+}
+
 int
 bs_cur_num(struct bs_cursor *c, uint64_t max, uint64_t *out)
 {
-	uint64_t v = 0;
 	size_t i = c->off;
-	unsigned d;
+	int rc;
 
-	if (i >= c->len || c->data[i] < '0' || c->data[i] > '9')
+	while (i < c->len && is_digit(c->data[i], 10))
+		i++;
+	if (i == c->off)
 		return -EINVAL;
-	for (; i < c->len && c->data[i] >= '0' && c->data[i] <= '9'; i++) {
-		d = c->data[i] - '0';
-		/* Checked before the multiplication, which must not wrap. */
-		if (d > max || v > (max - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
+	rc = digits_value(c->data + c->off, i - c->off, 10, max, out);
+	if (rc < 0)
+		return rc;
 	c->off = i;
-	*out = v;
 	return 0;
 }
 
 int
 bs_num_parse(const char *s, size_t len, uint64_t max, unsigned flags, uint64_t *out)
 {
-	struct bs_cursor c;
-	uint64_t v;
-	int rc;
+	unsigned base = (flags & BS_NUM_OCTAL) ? 8 : 10;
+	size_t i;
 
 	if (len == 0)
 		return -EINVAL;
 	if (!(flags & BS_NUM_ZEROS) && s[0] == '0' && len > 1)
 		return -EINVAL;
-	bs_cur_init(&c, s, len);
 	/* A byte that is not a digit anywhere is -EINVAL even when the
 	 * digits before it are already over MAX. */
-	if (bs_cur_skip(&c, (flags & BS_NUM_OCTAL) ? "01234567" : "0123456789") != len)
-		return -EINVAL;
-	if (flags & BS_NUM_OCTAL) {
-		size_t i;
-
-		for (v = 0, i = 0; i < len; i++) {
-			uint64_t d = (uint64_t)(s[i] - '0');
-
-			if (d > max || v > (max - d) / 8)
-				return -ERANGE;
-			v = v * 8 + d;
-		}
-		*out = v;
-		return 0;
-	}
-	bs_cur_init(&c, s, len);
-	rc = bs_cur_num(&c, max, &v);
-	if (rc < 0)
-		return rc;
-	*out = v;
-	return 0;
+	for (i = 0; i < len; i++)
+		if (!is_digit((unsigned char)s[i], base))
+			return -EINVAL;
+	return digits_value((const unsigned char *)s, len, base, max, out);
 }
 
 int
