@@ -94,3 +94,6 @@ tests_fuzz_sidecar_nft_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
 tests_fuzz_sidecar_nft_replay_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/fuzz-sidecar-nft.srcs
+# A refused HTTP/2 stream is told on run's terminal (issue 15).
+TESTS += tests/integration/sidecar-run-h2.sh
+EXTRA_DIST += tests/integration/sidecar-run-h2.sh
