@@ -444,5 +444,12 @@ void px_tunnel_upgrade(struct px_conn *c);
 /* Nonzero when C's CONNECT (host and port set) goes to a host:port its
  * session terminates TLS for, and the proxy can (the registry is set). */
 int px_tunnel_terminates(const struct px_conn *c);
+/*
+ * The detail of a 502 for an upstream that closed without answering:
+ * PLAIN, or, before the first answer of a terminated tunnel whose client
+ * offered no h2, a text saying that an upstream speaking HTTP/2 only does
+ * that and what the client must do (postern does not translate).
+ */
+const char *px_tunnel_closed_detail(const struct px_conn *c, const char *plain);
 
 #endif

@@ -475,7 +475,7 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	}
 	if (c->up.bev == NULL || c->up.eof) {
 		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
-		    "the upstream closed the tunnel's connection");
+		    px_tunnel_closed_detail(c, "the upstream closed the tunnel's connection"));
 		return;
 	}
 	if (c->pending == NULL)

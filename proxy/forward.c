@@ -426,7 +426,7 @@ fwd_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		fwd_finish(c);
 	} else if (c->rstate == RS_HEAD && c->up.bytes == 0) {
 		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
-		    "upstream closed the connection without answering");
+		    px_tunnel_closed_detail(c, "upstream closed the connection without answering"));
 	} else {
 		px_conn_free(c, "upstream closed mid-response");
 	}

@@ -774,6 +774,16 @@ px_tunnel_terminates(const struct px_conn *c)
 	    cf_session_terminates(c->sess, c->host.name, c->port);
 }
 
+const char *
+px_tunnel_closed_detail(const struct px_conn *c, const char *plain)
+{
+	if (c->term && c->tm != NULL && c->up.bytes == 0 && !(c->tm->alpn & PX_SNI_ALPN_H2))
+		return "the upstream closed the connection before answering the tunnel's first "
+		    "request; if it speaks HTTP/2 only, the client must offer h2 (this one offered "
+		    "http/1.1 only, and postern does not translate)";
+	return plain;
+}
+
 void
 px_tunnel_open(struct px_conn *c)
 {

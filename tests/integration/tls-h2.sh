@@ -402,6 +402,13 @@ out=$(in_px curl -sS --max-time 10 --http1.1 -x http://127.0.0.1:3128 --cacert "
 expect_match "^alpn=http/1.1$" "$out" "an http/1.1-only client: the h2-capable upstream chose http/1.1"
 expect_match "^1.1$" "$out" "and the client speaks HTTP/1.1"
 expect_no_match "^alpn=h2" "$(cat "$DUALLOG")" "the upstream was never offered h2 for it"
+# An upstream that speaks h2 only (nghttpd) and a client that offers only
+# http/1.1: the proxy does not translate; each request is a 502 saying so.
+out=$(in_px curl -sS --max-time 10 --http1.1 -x http://127.0.0.1:3128 --cacert "$CA" -i \
+	https://allowed.test:8443/inj)
+expect_match "^HTTP/1.1 502" "$out" "an http/1.1-only client to an h2-only upstream: 502"
+expect_match "^X-Postern-Reason: bad_upstream_response" "$out" "with reason bad_upstream_response"
+expect_match "the client must offer h2" "$out" "and a text that says what to do"
 # The world's upstream on 443 speaks http/1.1 only: an h2 client gets 1.1.
 out=$(h2c -o /dev/null -w '%{http_version} %{http_code}\n' -H "x-api-key: $PH_K" https://allowed.test/h1)
 expect_eq "1.1 200" "$out" "curl --http2 to an http/1.1-only upstream: HTTP/1.1, 200"
