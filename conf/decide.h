@@ -43,6 +43,7 @@ enum cf_reason {
 	CF_R_MISDIRECTED_REQUEST,    /* in a terminated tunnel, Host names another host */
 	CF_R_SECRET_MISDIRECTED,     /* a placeholder sent where its secret is not bound */
 	CF_R_UPSTREAM_TLS_FAILED,    /* the upstream of a terminated tunnel failed TLS */
+	CF_R_METHOD_NOT_ALLOWED,     /* the host's rules admit other methods only */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 
@@ -58,11 +59,15 @@ struct cf_decision {
 
 /*
  * Decide a request in session S before any lookup: MODE, host H in normal
- * form, PORT, and for plain HTTP the PATH (LEN bytes; NULL for CONNECT).
- * Deny rules win over allow rules.  Fills D; never fails.
+ * form, PORT, and for plain HTTP (or a request inside a terminated tunnel)
+ * the PATH (LEN bytes) and METHOD (NUL-terminated); both NULL for CONNECT
+ * and for the CONNECT of a terminated tunnel (CF_MODE_TLS), which a rule
+ * narrowed by path or method admits.  A METHOD of NULL in CF_MODE_HTTP
+ * matches no rule narrowed by method.  Deny rules win over allow rules;
+ * any allow rule that admits the request admits it.  Fills D; never fails.
  */
 void cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
-    uint16_t port, const char *path, size_t len, struct cf_decision *d);
+    uint16_t port, const char *path, size_t len, const char *method, struct cf_decision *d);
 
 /*
  * Decide one resolved (or literal) address SA for a request that cf_decide()

@@ -72,7 +72,8 @@ revoke_tunnel(struct px_conn *c, int answer)
 		 * rule admits it); a WebSocket inside one, with its path. */
 		enum cf_mode m = c->mode == CF_MODE_CONNECT && c->term ? CF_MODE_TLS : c->mode;
 		cf_decide(s, m, &c->host, c->port, c->mode != CF_MODE_CONNECT ? c->path : NULL,
-		    c->mode != CF_MODE_CONNECT ? strlen(c->path) : 0, &d);
+		    c->mode != CF_MODE_CONNECT ? strlen(c->path) : 0,
+		    c->mode != CF_MODE_CONNECT ? c->method : NULL, &d);
 		if (d.allow) {
 			cf_decide_addr(px_server_config(srv), s, &d, &c->up_peer.sa, &ad);
 			if (ad.allow)
@@ -457,7 +458,8 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		px_conn_refuse(c, 421, CF_R_MISDIRECTED_REQUEST, NULL, d);
 		return;
 	}
-	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, req->path, req->path_len, &c->dec);
+	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, req->path, req->path_len, c->method,
+	    &c->dec);
 	if (!c->dec.allow) {
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
@@ -537,7 +539,8 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	 * inside (term_decide()). */
 	cf_decide(c->sess, c->mode == CF_MODE_CONNECT && px_tunnel_terminates(c) ? CF_MODE_TLS : c->mode,
 	    &c->host, c->port, c->mode == CF_MODE_HTTP ? req->path : NULL,
-	    c->mode == CF_MODE_HTTP ? req->path_len : 0, &c->dec);
+	    c->mode == CF_MODE_HTTP ? req->path_len : 0, c->mode == CF_MODE_HTTP ? c->method : NULL,
+	    &c->dec);
 	if (!c->dec.allow) {
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;

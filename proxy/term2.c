@@ -358,7 +358,8 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		t2_refuse(c, v, 421, CF_R_MISDIRECTED_REQUEST, NULL, d);
 		return;
 	}
-	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, r->path, strlen(r->path), &c->dec);
+	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, r->path, strlen(r->path), r->method,
+	    &c->dec);
 	if (!c->dec.allow) {
 		t2_refuse(c, v, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
