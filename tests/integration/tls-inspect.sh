@@ -152,6 +152,13 @@ expect_match "admits only GET,HEAD" "$out" "the body names the methods the rule 
 expect_audit "method_not_allowed audited with the method" event=decision method=POST host=wild.test \
 	path=/post reason=method_not_allowed tls=terminated
 expect_eq 0 "$(upstream_count target=/post)" "the refused POST reached no upstream"
+out=$(tc -i -H "X-HTTP-Method-Override: DELETE" https://wild.test/ovr)
+expect_match "^X-Postern-Reason: method_not_allowed" "$out" \
+	"a GET carrying X-HTTP-Method-Override is refused under methods="
+expect_match "can override the method" "$out" "and the body says why"
+expect_eq 0 "$(upstream_count target=/ovr)" "it reached no upstream"
+expect_eq 200 "$(tstatus -H "X-HTTP-Method-Override: DELETE" https://allowed.test/ovr2)" \
+	"on a host whose rule has no methods= the header passes"
 # Each request is judged by its own method (a refusal closes the
 # HTTP/1.1 connection; the next one opens another tunnel).
 out=$(in_px curl -sS --max-time 10 -x http://127.0.0.1:3128 --cacert "$CA" \
@@ -173,6 +180,9 @@ if [ -n "$HAVE_H2" ]; then
 		reason=method_not_allowed tls=terminated
 	expect_no_match "recv \(stream_id=[0-9]+(, sensitive)?\) :method: POST" "$(cat "$H2LOG")" \
 		"the refused POST reached no h2 upstream"
+	out=$(h2c -i -H "x-http-method: DELETE" https://allowed.test:8443/get)
+	expect_match "^x-postern-reason: method_not_allowed" "$out" \
+		"HTTP/2: a method-override header is refused under methods="
 fi
 
 # 5. A host without "inspect" stays opaque: the world's own certificate.
@@ -195,6 +205,9 @@ out=$(curl_px -i -x http://127.0.0.1:3128 -X PUT -d 'x' http://a.wild.test/pp)
 expect_match "^HTTP/1.1 403 " "$out" "plain HTTP PUT: 403"
 expect_match "^X-Postern-Reason: method_not_allowed" "$out" "plain HTTP: reason method_not_allowed"
 expect_eq 0 "$(upstream_count target=/pp)" "the refused PUT reached no upstream"
+out=$(curl_px -i -x http://127.0.0.1:3128 -H "X-Method-Override: PUT" http://a.wild.test/po)
+expect_match "^X-Postern-Reason: method_not_allowed" "$out" \
+	"plain HTTP: a method-override header is refused under methods="
 
 expect_no_audit "no request line names a secret: nothing was injected" event=request secret~.
 
