@@ -387,9 +387,8 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 		break;
 	case CF_R_METHOD_NOT_ALLOWED:
 		if (d->rule != NULL && d->rule->methods != NULL)
-			snprintf(buf, size, "allow_hosts = %s (%s:%d) admits the methods %s only; add the "
-			    "method to its methods= if this one is intended", d->rule->text, d->rule->file,
-			    d->rule->line, d->rule->methods);
+			snprintf(buf, size, "add the method to methods= of allow_hosts = %s (%s:%d), which "
+			    "admits %s only", d->rule->text, d->rule->file, d->rule->line, d->rule->methods);
 		break;
 	case CF_R_DENIED_BY_RULE:
 		if (d->rule != NULL)

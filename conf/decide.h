@@ -95,7 +95,8 @@ int cf_decide_addrs(const struct cf_config *c, const struct cf_session *s,
 /*
  * Write into BUF (SIZE bytes) the config line that would allow a request
  * refused with D (for host_not_allowed, port_not_allowed, path_not_allowed,
- * private_address) or what to remove (denied_by_rule), naming the section
+ * private_address), what to remove (denied_by_rule) or which rule's
+ * methods= to extend (method_not_allowed), naming the section
  * of session S, or with S->cli_hints the "--allow 'PATTERN'" to pass.  The
  * pattern keeps the "private" flag of the rule D names, without which the
  * new rule would be refused at the address.  Returns BUF; an empty string

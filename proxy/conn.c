@@ -255,7 +255,8 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 	sugg[0] = '\0';
 	if (c->sess != NULL && c->host.kind != 0 &&
 	    (reason == CF_R_HOST_NOT_ALLOWED || reason == CF_R_PORT_NOT_ALLOWED ||
-	    reason == CF_R_PATH_NOT_ALLOWED || reason == CF_R_PRIVATE_ADDRESS ||
+	    reason == CF_R_PATH_NOT_ALLOWED || reason == CF_R_METHOD_NOT_ALLOWED ||
+	    reason == CF_R_PRIVATE_ADDRESS ||
 	    reason == CF_R_DENIED_BY_RULE)) {
 		struct cf_decision d;
 		memset(&d, 0, sizeof(d));

@@ -149,6 +149,8 @@ out=$(tc -i -X POST -d 'x=1' https://wild.test/post)
 expect_match "^HTTP/1.1 403 " "$out" "POST inside TLS: 403"
 expect_match "^X-Postern-Reason: method_not_allowed" "$out" "reason method_not_allowed"
 expect_match "admits only GET,HEAD" "$out" "the body names the methods the rule admits"
+expect_match "^To allow it, an admin can add the method to methods= of allow_hosts = wild\.test" "$out" \
+	"and which rule's methods= to extend"
 expect_audit "method_not_allowed audited with the method" event=decision method=POST host=wild.test \
 	path=/post reason=method_not_allowed tls=terminated
 expect_eq 0 "$(upstream_count target=/post)" "the refused POST reached no upstream"
