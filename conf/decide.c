@@ -35,6 +35,7 @@ static const char *const reason_codes[] = {
 	[CF_R_MISDIRECTED_REQUEST] = "misdirected_request",
 	[CF_R_SECRET_MISDIRECTED] = "secret_misdirected",
 	[CF_R_UPSTREAM_TLS_FAILED] = "upstream_tls_failed",
+	[CF_R_METHOD_NOT_ALLOWED] = "method_not_allowed",
 };
 
 const char *
@@ -47,9 +48,9 @@ cf_reason_code(enum cf_reason r)
 
 void
 cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h, uint16_t port,
-    const char *path, size_t len, struct cf_decision *d)
+    const char *path, size_t len, const char *method, struct cf_decision *d)
 {
-	const struct cf_rule *host_match = NULL, *port_match = NULL, *best = NULL;
+	const struct cf_rule *host_match = NULL, *port_match = NULL, *path_match = NULL, *best = NULL;
 	char hbuf[CF_HOST_TEXT_MAX];
 	size_t i;
 
@@ -79,19 +80,32 @@ cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h
 			continue;
 		if (port_match == NULL)
 			port_match = r;
-		/* CONNECT cannot be narrowed by path: a path rule never allows
-		 * a tunnel. */
-		if (r->path != NULL && (mode == CF_MODE_CONNECT ||
-		    (path == NULL ? mode != CF_MODE_TLS : !cf_rule_match_path(r, path, len))))
+		/* An opaque tunnel cannot be narrowed by path or method: a
+		 * rule narrowed so never allows one, nor does an "inspect"
+		 * rule (it asks for every request to be seen; a tunnel is
+		 * opaque only when termination is unavailable).  The CONNECT
+		 * of a terminated tunnel (TLS mode, no path) is admitted: each
+		 * request inside is judged on its own. */
+		if (mode == CF_MODE_CONNECT && (r->path != NULL || r->methods != NULL || r->inspect))
+			continue;
+		if (r->path != NULL &&
+		    (path == NULL ? mode != CF_MODE_TLS : !cf_rule_match_path(r, path, len)))
+			continue;
+		if (path_match == NULL)
+			path_match = r;
+		if (r->methods != NULL && (mode == CF_MODE_TLS && path == NULL ? 0 :
+		    !cf_rule_match_method(r, method)))
 			continue;
 		/* Prefer a rule that grants "private": it is the admin's most
 		 * explicit word about this host.  Among equals, prefer one
-		 * without a path: a path rule narrows what the request may
-		 * carry (proxy/conn.c refuses path-override headers under
-		 * one), and a host rule that admits the request outright is
-		 * the one that decided. */
+		 * without a path, then one without methods: a path rule
+		 * narrows what the request may carry (proxy/conn.c refuses
+		 * path-override headers under one), and a host rule that
+		 * admits the request outright is the one that decided. */
 		if (best == NULL || (r->private_ok && !best->private_ok) ||
-		    (r->private_ok == best->private_ok && best->path != NULL && r->path == NULL))
+		    (r->private_ok == best->private_ok &&
+		    ((best->path != NULL && r->path == NULL) ||
+		    ((best->path != NULL) == (r->path != NULL) && best->methods != NULL && r->methods == NULL))))
 			best = r;
 	}
 	if (best != NULL) {
@@ -102,12 +116,29 @@ cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h
 		    best->text, best->file, best->line);
 		return;
 	}
+	if (path_match != NULL && mode != CF_MODE_CONNECT) {
+		d->reason = CF_R_METHOD_NOT_ALLOWED;
+		d->rule = path_match;
+		snprintf(d->detail, sizeof(d->detail),
+		    "method %.*s is not allowed for %s:%u: allow_hosts = %s (%s:%d) admits only %s in session %s",
+		    CF_METHOD_MAX + 4, method != NULL ? method : "(none)", hbuf, port, path_match->text,
+		    path_match->file, path_match->line, path_match->methods, s->name);
+		return;
+	}
 	if (port_match != NULL) {
 		d->reason = CF_R_PATH_NOT_ALLOWED;
 		d->rule = port_match;
-		if (mode == CF_MODE_CONNECT)
+		if (mode == CF_MODE_CONNECT && port_match->path == NULL)
 			snprintf(d->detail, sizeof(d->detail),
-			    "%s:%u is allowed only for plain-HTTP paths under %s (%s:%d); CONNECT cannot be narrowed by path",
+			    "%s:%u is allowed by allow_hosts = %s (%s:%d) only in a TLS tunnel postern "
+			    "terminates, where each request is judged (%s); this tunnel would be opaque",
+			    hbuf, port, port_match->text, port_match->file, port_match->line,
+			    port_match->inspect ? "TLS termination is not available" :
+			    "add \"inspect\" to the rule, since CONNECT cannot be narrowed by method");
+		else if (mode == CF_MODE_CONNECT)
+			snprintf(d->detail, sizeof(d->detail),
+			    "%s:%u is allowed only for paths under %s (%s:%d); CONNECT cannot be narrowed by path "
+			    "(with \"inspect\" on the rule TLS is terminated and each request judged)",
 			    hbuf, port, port_match->path ? port_match->path : "/", port_match->file, port_match->line);
 		else
 			snprintf(d->detail, sizeof(d->detail),
@@ -353,6 +384,11 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 		else
 			snprintf(buf, size, "if this private address is intended, add to %s: allow_hosts = %s%s private",
 			    section, hbuf, portbuf);
+		break;
+	case CF_R_METHOD_NOT_ALLOWED:
+		if (d->rule != NULL && d->rule->methods != NULL)
+			snprintf(buf, size, "add the method to methods= of allow_hosts = %s (%s:%d), which "
+			    "admits %s only", d->rule->text, d->rule->file, d->rule->line, d->rule->methods);
 		break;
 	case CF_R_DENIED_BY_RULE:
 		if (d->rule != NULL)

@@ -43,6 +43,7 @@ enum cf_reason {
 	CF_R_MISDIRECTED_REQUEST,    /* in a terminated tunnel, Host names another host */
 	CF_R_SECRET_MISDIRECTED,     /* a placeholder sent where its secret is not bound */
 	CF_R_UPSTREAM_TLS_FAILED,    /* the upstream of a terminated tunnel failed TLS */
+	CF_R_METHOD_NOT_ALLOWED,     /* the host's rules admit other methods only */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 
@@ -58,11 +59,15 @@ struct cf_decision {
 
 /*
  * Decide a request in session S before any lookup: MODE, host H in normal
- * form, PORT, and for plain HTTP the PATH (LEN bytes; NULL for CONNECT).
- * Deny rules win over allow rules.  Fills D; never fails.
+ * form, PORT, and for plain HTTP (or a request inside a terminated tunnel)
+ * the PATH (LEN bytes) and METHOD (NUL-terminated); both NULL for CONNECT
+ * and for the CONNECT of a terminated tunnel (CF_MODE_TLS), which a rule
+ * narrowed by path or method admits.  A METHOD of NULL in CF_MODE_HTTP
+ * matches no rule narrowed by method.  Deny rules win over allow rules;
+ * any allow rule that admits the request admits it.  Fills D; never fails.
  */
 void cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
-    uint16_t port, const char *path, size_t len, struct cf_decision *d);
+    uint16_t port, const char *path, size_t len, const char *method, struct cf_decision *d);
 
 /*
  * Decide one resolved (or literal) address SA for a request that cf_decide()
@@ -90,7 +95,8 @@ int cf_decide_addrs(const struct cf_config *c, const struct cf_session *s,
 /*
  * Write into BUF (SIZE bytes) the config line that would allow a request
  * refused with D (for host_not_allowed, port_not_allowed, path_not_allowed,
- * private_address) or what to remove (denied_by_rule), naming the section
+ * private_address), what to remove (denied_by_rule) or which rule's
+ * methods= to extend (method_not_allowed), naming the section
  * of session S, or with S->cli_hints the "--allow 'PATTERN'" to pass.  The
  * pattern keeps the "private" flag of the rule D names, without which the
  * new rule would be refused at the address.  Returns BUF; an empty string

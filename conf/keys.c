@@ -247,8 +247,10 @@ cfk_add_rules(struct cf_build *b, struct cf_sess_build *s, enum cf_rule_type typ
 	const char *p = value;
 
 	for (;;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		/* An item ends at a comma, but not at one inside its
+		 * methods= flag (cf_rule_item_len()). */
+		size_t len = cf_rule_item_len(p);
+		const char *comma = p[len] == ',' ? p + len : NULL;
 		struct cf_rule r, **vp, *nv;
 		size_t *np;
 		const char *why = NULL;

@@ -304,13 +304,15 @@ parse_pattern(const char *s, size_t len, struct cf_rule *r, const char **why)
  * A URL pasted where a pattern is expected (https://github.com): its scheme
  * gives an allow rule the port when it names none (443, 80), and a
  * plain-HTTP path is the rule's path prefix.  Writes the pattern it stands for to BUF and returns
- * 1; returns 0 when S is no URL, -EINVAL with *WHY when it is one that no
- * rule can mean.  An https:// URL with a path is refused: the path travels
- * inside TLS, where the proxy never sees it, so a rule that seemed to
- * allow only that path would allow the whole host.
+ * 1 (*HTTPS set when the scheme is https); returns 0 when S is no URL,
+ * -EINVAL with *WHY when it is one that no rule can mean.  An https:// URL
+ * with a path is refused unless INSPECT: the path travels inside TLS,
+ * where the proxy sees it only in a tunnel it terminates, so a rule that
+ * seemed to allow only that path would otherwise allow the whole host.
  */
 static int
-url_to_pattern(const char *s, size_t len, int deny, char *buf, size_t size, const char **why)
+url_to_pattern(const char *s, size_t len, int deny, int inspect, char *buf, size_t size,
+    int *is_https, const char **why)
 {
 	const char *end = s + len, *auth, *aend, *host_end, *path;
 	size_t plen, hlen;
@@ -362,9 +364,11 @@ url_to_pattern(const char *s, size_t len, int deny, char *buf, size_t size, cons
 		return fail(why, "a URL with a query cannot be a rule (allow its path prefix)");
 	if (plen == 1)
 		plen = 0; /* "https://host/" is the host */
-	if (https && plen > 0)
-		return fail(why, "an https:// rule cannot have a path: the path is inside TLS, "
-		    "where the proxy never sees it (allow the host, or use http:// for plain HTTP)");
+	*is_https = https;
+	if (https && plen > 0 && !inspect)
+		return fail(why, "an https:// rule with a path needs the \"inspect\" flag: the path is "
+		    "inside TLS, which the proxy sees only when it terminates the tunnel (add inspect, "
+		    "allow the whole host, or use http:// for plain HTTP)");
 	hlen = (size_t)(host_end - auth);
 	/* A deny rule is never narrowed by the scheme: without a port of
 	 * its own it denies every port, as a bare host does. */
@@ -379,13 +383,84 @@ url_to_pattern(const char *s, size_t len, int deny, char *buf, size_t size, cons
 	return 1;
 }
 
+/*
+ * What a method of a methods= flag is made of: a method is an RFC 9110
+ * §5.6.2 token, compared case-sensitively (§9.1), and every method in
+ * IANA's registry is upper-case letters and '-'.  Narrower than a token on
+ * purpose: a host name that a missing blank after a comma runs into the
+ * list ("methods=GET,example.com") is refused, not taken as a method.
+ */
+static int
+is_method_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '_';
+}
+
+size_t
+cf_rule_item_len(const char *s)
+{
+	const char *p = s, *tok = s;
+
+	for (; *p != '\0'; p++) {
+		if (is_space(*p))
+			tok = p + 1;
+		else if (*p == ',' && !((size_t)(p - tok) >= 8 && memcmp(tok, "methods=", 8) == 0 &&
+		    p[1] != '\0' && !is_space(p[1]) && p[1] != ','))
+			break;
+	}
+	return (size_t)(p - s);
+}
+
+/* The list of "methods=GET,HEAD" (LEN bytes at S, after the '='). */
+static int
+parse_methods(const char *s, size_t len, struct cf_rule *r, const char **why)
+{
+	const char *end = s + len, *m = s, *q;
+
+	if (r->methods != NULL)
+		return fail(why, "methods= given twice");
+	if (len == 0)
+		return fail(why, "methods= needs a list of methods (methods=GET,HEAD)");
+	while (m <= end) {
+		const char *e = memchr(m, ',', (size_t)(end - m));
+		size_t ml;
+		if (e == NULL)
+			e = end;
+		ml = (size_t)(e - m);
+		if (ml == 0)
+			return fail(why, "empty method in methods= (write methods=GET,HEAD)");
+		if (ml > CF_METHOD_MAX)
+			return fail(why, "method in methods= too long");
+		for (q = m; q < e; q++)
+			if (!is_method_char(*q))
+				return fail(why, "a method in methods= is upper-case letters, digits, - and _ "
+				    "(methods are case-sensitive: GET, not get)");
+		/* RFC 9110 §9.3.6: CONNECT opens a tunnel, which a rule
+		 * narrowed by method never admits (the methods inside an
+		 * opaque tunnel are not the proxy's to see). */
+		if (ml == 7 && memcmp(m, "CONNECT", 7) == 0)
+			return fail(why, "CONNECT in methods=: a rule narrowed by method never admits a tunnel");
+		for (q = s; q < m; ) {
+			const char *qe = memchr(q, ',', (size_t)(m - q));
+			if ((size_t)(qe - q) == ml && memcmp(q, m, ml) == 0)
+				return fail(why, "a method named twice in methods=");
+			q = qe + 1;
+		}
+		m = e + 1;
+	}
+	r->methods = strndup(s, len);
+	if (r->methods == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
 int
 cf_rule_parse(const char *s, size_t len, enum cf_rule_type type, struct cf_rule *out,
     const char **why)
 {
 	struct cf_rule r;
-	const char *p = s, *end = s + len, *tok;
-	int rc;
+	const char *p = s, *end = s + len, *tok, *pat, *pat_end;
+	int rc, https = 0, is_url = 0;
 
 	memset(&r, 0, sizeof(r));
 	r.type = type;
@@ -402,28 +477,15 @@ cf_rule_parse(const char *s, size_t len, enum cf_rule_type type, struct cf_rule 
 			return fail(why, "control or non-ASCII byte in rule");
 	}
 
-	tok = p;
+	pat = p;
 	while (p < end && !is_space(*p))
 		p++;
-	{
-		char url[CF_HOST_MAX + 600];
-		rc = url_to_pattern(tok, (size_t)(p - tok), type == CF_RULE_DENY, url, sizeof(url), why);
-		if (rc < 0)
-			goto out;
-		if (rc == 1) {
-			r.taken_as = strdup(url);
-			if (r.taken_as == NULL) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			rc = parse_pattern(url, strlen(url), &r, why);
-		} else
-			rc = parse_pattern(tok, (size_t)(p - tok), &r, why);
-	}
-	if (rc != 0)
-		goto out;
+	pat_end = p;
 
+	/* The flags first: "inspect" decides what an https:// URL may say. */
+	rc = 0;
 	while (p < end) {
+		size_t tl;
 		while (p < end && is_space(*p))
 			p++;
 		tok = p;
@@ -431,19 +493,75 @@ cf_rule_parse(const char *s, size_t len, enum cf_rule_type type, struct cf_rule 
 			p++;
 		if (p == tok)
 			break;
-		if ((size_t)(p - tok) == 7 && memcmp(tok, "private", 7) == 0) {
+		tl = (size_t)(p - tok);
+		if (tl == 7 && memcmp(tok, "private", 7) == 0) {
 			r.private_ok = 1;
+		} else if (tl == 7 && memcmp(tok, "inspect", 7) == 0) {
+			r.inspect = 1;
+		} else if (tl >= 8 && memcmp(tok, "methods=", 8) == 0) {
+			rc = parse_methods(tok + 8, tl - 8, &r, why);
+			if (rc != 0)
+				goto out;
 		} else {
-			rc = fail(why, "unknown flag (the only flag is \"private\")");
+			rc = fail(why, "unknown flag (the flags are \"private\", \"inspect\" and "
+			    "\"methods=GET,HEAD\")");
 			goto out;
 		}
 	}
+	if (type == CF_RULE_DENY && r.private_ok) {
+		rc = fail(why, "\"private\" widens an allow rule; a deny rule cannot have it");
+		goto out;
+	}
+	if (type == CF_RULE_DENY && r.inspect) {
+		rc = fail(why, "\"inspect\" belongs on an allow rule; a deny rule cannot have it");
+		goto out;
+	}
+	if (type == CF_RULE_DENY && r.methods != NULL) {
+		rc = fail(why, "methods= narrows an allow rule; a deny rule cannot have it");
+		goto out;
+	}
+
+	{
+		char url[CF_HOST_MAX + 600];
+		rc = url_to_pattern(pat, (size_t)(pat_end - pat), type == CF_RULE_DENY, r.inspect,
+		    url, sizeof(url), &https, why);
+		if (rc < 0)
+			goto out;
+		if (rc == 1) {
+			is_url = 1;
+			r.taken_as = strdup(url);
+			if (r.taken_as == NULL) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			rc = parse_pattern(url, strlen(url), &r, why);
+		} else
+			rc = parse_pattern(pat, (size_t)(pat_end - pat), &r, why);
+	}
+	if (rc != 0)
+		goto out;
+
 	if (type == CF_RULE_DENY && r.path != NULL) {
 		rc = fail(why, "a path prefix narrows an allow rule; a deny rule cannot have one");
 		goto out;
 	}
-	if (type == CF_RULE_DENY && r.private_ok) {
-		rc = fail(why, "\"private\" widens an allow rule; a deny rule cannot have it");
+	/* The session CA's X.509 name constraints (RFC 5280 §4.2.1.10) list
+	 * exactly the names it terminates, so "inspect" names one host: a
+	 * pattern would need a constraint as wide as itself, and an address
+	 * has no name to put in the leaf.  One port: a range or "*" would
+	 * terminate tunnels that carry no TLS at all. */
+	if (r.inspect && r.kind != CF_PAT_EXACT) {
+		rc = fail(why, "\"inspect\" needs one exact host name (no wildcard, domain or address): "
+		    "the session CA's name constraints list each terminated name");
+		goto out;
+	}
+	if (r.inspect && r.port_given && r.port_lo != r.port_hi) {
+		rc = fail(why, "\"inspect\" terminates TLS on one port: name it (host:8443), or none for 443");
+		goto out;
+	}
+	if (r.inspect && is_url && !https) {
+		rc = fail(why, "\"inspect\" is about TLS: an http:// URL is plain HTTP, which the proxy "
+		    "judges request by request already (write https://)");
 		goto out;
 	}
 	r.text = strndup(s, len);
@@ -476,6 +594,8 @@ cf_rule_clear(struct cf_rule *r)
 	free(r->path);
 	free(r->text);
 	free(r->taken_as);
+	free(r->methods);
+	r->methods = NULL;
 	r->path = NULL;
 	r->text = NULL;
 	r->taken_as = NULL;
@@ -629,6 +749,29 @@ cf_rule_match_path(const struct cf_rule *r, const char *path, size_t len)
 	if (r->path[pl - 1] != '/' && len > pl && path[pl] != '/' && path[pl] != '?')
 		return 0;
 	return 1;
+}
+
+int
+cf_rule_match_method(const struct cf_rule *r, const char *method)
+{
+	const char *m;
+	size_t ml;
+
+	if (r->methods == NULL)
+		return 1;
+	if (method == NULL)
+		return 0;
+	ml = strlen(method);
+	for (m = r->methods;;) {
+		const char *e = strchr(m, ',');
+		size_t l = e != NULL ? (size_t)(e - m) : strlen(m);
+		/* RFC 9110 §9.1: the method token is case-sensitive. */
+		if (l == ml && memcmp(m, method, ml) == 0)
+			return 1;
+		if (e == NULL)
+			return 0;
+		m = e + 1;
+	}
 }
 
 int

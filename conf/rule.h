@@ -29,9 +29,10 @@ enum cf_mode {
 	CF_MODE_CONNECT = 1,
 	CF_MODE_HTTP,
 	/* A request inside a TLS tunnel the proxy terminates (issue 15):
-	 * port 443 by default as for CONNECT, and path rules apply as for
-	 * plain HTTP; with no path, the CONNECT that opens such a tunnel,
-	 * which a path rule admits (each request inside is judged by it). */
+	 * port 443 by default as for CONNECT, and path and method rules
+	 * apply as for plain HTTP; with no path, the CONNECT that opens
+	 * such a tunnel, which a path or method rule admits (each request
+	 * inside is judged by it). */
 	CF_MODE_TLS,
 };
 
@@ -57,7 +58,11 @@ struct cf_rule {
 	int port_given;
 	uint16_t port_lo, port_hi; /* "*" is 1-65535 */
 	char *path;                /* plain-HTTP path prefix, or NULL */
+	/* The "methods=GET,HEAD" flag: the RFC 9110 §9 method tokens it
+	 * admits, comma-separated as written, or NULL for every method. */
+	char *methods;
 	int private_ok;            /* the "private" flag */
+	int inspect;               /* the "inspect" flag: TLS is terminated */
 	char *text;                /* the item as written, for people */
 	char *taken_as;            /* a URL item: the pattern it stood for, else NULL */
 	const char *file;          /* where it was written; owned by the config */
@@ -74,10 +79,25 @@ struct cf_rule {
  * (https://HOST[:PORT][/], http://HOST[:PORT][/PATH]) stands for
  * HOST:PORT[/PATH], the scheme giving an allow rule the port it does not
  * name (a deny rule without one keeps denying every port), and
- * out->taken_as is that pattern; an https:// URL with a path is refused.
+ * out->taken_as is that pattern; an https:// URL with a path is refused
+ * unless the rule says "inspect".  The flags, allow rules only: "private";
+ * "inspect" (an exact host name on one port, never an address, wildcard,
+ * domain or http:// URL: TLS to it is terminated so that each request is
+ * judged); "methods=M[,M]..." (method tokens of RFC 9110 §9.1 of at
+ * most CF_METHOD_MAX bytes, upper-case letters, digits, '-' and '_' as
+ * every registered method is, not CONNECT, each once).
  */
+#define CF_METHOD_MAX 20
+
 int cf_rule_parse(const char *s, size_t len, enum cf_rule_type type,
     struct cf_rule *out, const char **why);
+
+/*
+ * The length of the first item of the comma-separated list at S (up to the
+ * first comma or the end), where a comma inside a "methods=" flag directly
+ * followed by a method (methods=GET,HEAD) continues the flag, not the list.
+ */
+size_t cf_rule_item_len(const char *s);
 
 /* Free what cf_rule_parse() allocated in R; R itself is not freed. */
 void cf_rule_clear(struct cf_rule *r);
@@ -101,6 +121,13 @@ int cf_rule_match_sockaddr(const struct cf_rule *r, const struct sockaddr *sa);
  * rule: some upstream might resolve it to somewhere outside the prefix.
  */
 int cf_rule_match_path(const struct cf_rule *r, const char *path, size_t len);
+
+/*
+ * Nonzero when the methods flag of an allow rule admits METHOD (a
+ * NUL-terminated request method; compared case-sensitively, RFC 9110
+ * §9.1); a rule without the flag admits every method.
+ */
+int cf_rule_match_method(const struct cf_rule *r, const char *method);
 
 /*
  * Nonzero when two rules overlap so that DENY takes away everything ALLOW

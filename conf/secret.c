@@ -694,6 +694,24 @@ next:
 			;
 		}
 	}
+	/* Hosts an allow rule asks to inspect are terminated as a secret's
+	 * are (each an exact name: cf_rule_parse() says so), and their names
+	 * join the CA's name constraints; nothing is injected on them.  A
+	 * session that listens nowhere is never served: no CA for it. */
+	for (i = 0; s->nlisten > 0 && i < s->nallow; i++) {
+		const struct cf_rule *r = s->allow[i];
+		if (!r->inspect || r->kind != CF_PAT_EXACT)
+			continue;
+		for (k = 0; k < s->nterm_hosts && strcmp(s->term_hosts[k], r->name) != 0; k++)
+			;
+		if (k == s->nterm_hosts) {
+			const char **nh = realloc(s->term_hosts, (k + 1) * sizeof(*nh));
+			if (nh == NULL)
+				goto out;
+			nh[s->nterm_hosts++] = r->name;
+			s->term_hosts = nh;
+		}
+	}
 	/* Placeholders: only once every value could be read. */
 	if (b->nerrors == 0 && s->nsecrets > 0) {
 		s->placeholders = calloc(s->nsecrets, sizeof(*s->placeholders));
@@ -884,7 +902,23 @@ cf_session_terminates(const struct cf_session *s, const char *host, uint16_t por
 			if (s->secrets[i]->inject[j].port == port &&
 			    strcmp(s->secrets[i]->inject[j].host, host) == 0)
 				return 1;
-	return 0;
+	return cf_session_inspects(s, host, port) != NULL;
+}
+
+const struct cf_rule *
+cf_session_inspects(const struct cf_session *s, const char *host, uint16_t port)
+{
+	size_t i;
+
+	if (s->nlisten == 0)
+		return NULL;
+	for (i = 0; i < s->nallow; i++) {
+		const struct cf_rule *r = s->allow[i];
+		if (r->inspect && r->kind == CF_PAT_EXACT && strcmp(r->name, host) == 0 &&
+		    cf_rule_match_port(r, CF_MODE_CONNECT, port))
+			return r;
+	}
+	return NULL;
 }
 
 size_t

@@ -25,6 +25,7 @@
 struct cf_config;
 struct cf_session;
 struct cf_secret;
+struct cf_rule;
 
 /* Longest value accepted, in bytes. */
 #define CF_SECRET_MAX 4096
@@ -71,13 +72,23 @@ const struct cf_inject *cf_secret_binding(const struct cf_secret *sec, const cha
     uint16_t port, const char *path, size_t len);
 
 /*
- * Nonzero when some secret of session S is bound to HOST:PORT (any path):
- * the proxy terminates TLS for it.
+ * Nonzero when some secret of session S is bound to HOST:PORT (any path),
+ * or an allow rule of S asks to inspect it (cf_session_inspects()): the
+ * proxy terminates TLS for it.
  */
 int cf_session_terminates(const struct cf_session *s, const char *host, uint16_t port);
 
 /*
- * The distinct host names session S terminates TLS for, for its CA's name
+ * The first allow rule of session S with the "inspect" flag for HOST
+ * (normal form) on PORT (443 when the rule names none), or NULL; always
+ * NULL for a session that listens nowhere.  The rule is the snapshot's.
+ */
+const struct cf_rule *cf_session_inspects(const struct cf_session *s, const char *host,
+    uint16_t port);
+
+/*
+ * The distinct host names session S terminates TLS for (its secrets'
+ * hosts, then those its allow rules inspect), for its CA's name
  * constraints: returns how many and points *NAMES at them (the snapshot's;
  * *NAMES is NULL when there are none).
  */

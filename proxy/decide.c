@@ -72,7 +72,8 @@ revoke_tunnel(struct px_conn *c, int answer)
 		 * rule admits it); a WebSocket inside one, with its path. */
 		enum cf_mode m = c->mode == CF_MODE_CONNECT && c->term ? CF_MODE_TLS : c->mode;
 		cf_decide(s, m, &c->host, c->port, c->mode != CF_MODE_CONNECT ? c->path : NULL,
-		    c->mode != CF_MODE_CONNECT ? strlen(c->path) : 0, &d);
+		    c->mode != CF_MODE_CONNECT ? strlen(c->path) : 0,
+		    c->mode != CF_MODE_CONNECT ? c->method : NULL, &d);
 		if (d.allow) {
 			cf_decide_addr(px_server_config(srv), s, &d, &c->up_peer.sa, &ad);
 			if (ad.allow)
@@ -359,6 +360,31 @@ path_overridden(struct px_conn *c, const struct px_http_request *req)
 }
 
 /*
+ * Under a rule narrowed by method (methods=), a request that carries a
+ * header some back ends take as the method instead of the request line's
+ * (px_http_method_override()) is refused, as path_overridden() refuses a
+ * path override: the rule could not vouch for the method the back end
+ * runs.  Returns 1 after refusing C, else 0.
+ */
+static int
+method_overridden(struct px_conn *c, const struct px_http_request *req)
+{
+	size_t nl = 0;
+	const char *name;
+	char d[sizeof(c->dec.detail)];
+
+	if (c->dec.rule == NULL || c->dec.rule->methods == NULL ||
+	    (name = px_http_method_override(req, &nl)) == NULL)
+		return 0;
+	snprintf(d, sizeof(d),
+	    "the %.*s header can override the method, and allow_hosts = %s (%s:%d) admits only %s",
+	    (int)(nl < 64 ? nl : 64), name, c->dec.rule->text, c->dec.rule->file,
+	    c->dec.rule->line, c->dec.rule->methods);
+	px_conn_refuse(c, 403, CF_R_METHOD_NOT_ALLOWED, c->dec.rule, d);
+	return 1;
+}
+
+/*
  * Take REQ's framing for the forward path (keep-alive, HEAD, upgrade, the
  * body's length or chunks), plain or inside a terminated tunnel alike.
  * The chunk framing that arrived with the head is checked before anything
@@ -457,12 +483,13 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		px_conn_refuse(c, 421, CF_R_MISDIRECTED_REQUEST, NULL, d);
 		return;
 	}
-	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, req->path, req->path_len, &c->dec);
+	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, req->path, req->path_len, c->method,
+	    &c->dec);
 	if (!c->dec.allow) {
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
 	}
-	if (path_overridden(c, req))
+	if (path_overridden(c, req) || method_overridden(c, req))
 		return;
 	if ((bad = misdirected(c, req, c->tm->host.name, c->tm->port)) >= 0) {
 		refuse_misdirected(c, bad);
@@ -537,7 +564,8 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	 * inside (term_decide()). */
 	cf_decide(c->sess, c->mode == CF_MODE_CONNECT && px_tunnel_terminates(c) ? CF_MODE_TLS : c->mode,
 	    &c->host, c->port, c->mode == CF_MODE_HTTP ? req->path : NULL,
-	    c->mode == CF_MODE_HTTP ? req->path_len : 0, &c->dec);
+	    c->mode == CF_MODE_HTTP ? req->path_len : 0, c->mode == CF_MODE_HTTP ? c->method : NULL,
+	    &c->dec);
 	if (!c->dec.allow) {
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
@@ -557,7 +585,7 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 			return;
 		}
 	}
-	if (c->mode == CF_MODE_HTTP && path_overridden(c, req))
+	if (c->mode == CF_MODE_HTTP && (path_overridden(c, req) || method_overridden(c, req)))
 		return;
 
 	if (c->mode == CF_MODE_HTTP) {

@@ -55,7 +55,7 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 	const char *why = NULL, *upath = NULL;
 	size_t upathlen = 0, i;
 	uint16_t port = 0;
-	char hbuf[CF_HOST_TEXT_MAX], sugg[512];
+	char hbuf[CF_HOST_TEXT_MAX], sugg[512], mbuf[CF_METHOD_MAX + 4] = "GET";
 	int rc = 1;
 
 	memset(&diag, 0, sizeof(diag));
@@ -78,6 +78,19 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 		goto out;
 	}
 
+	{
+		/* "POST https://host/path": a method before the URL judges a
+		 * request of that method (plain HTTP, or inside a terminated
+		 * tunnel); without one, a pasted URL is what a browser GETs. */
+		const char *sp = strchr(target, ' ');
+		if (sp != NULL && sp > target && (size_t)(sp - target) < sizeof(mbuf)) {
+			memcpy(mbuf, target, (size_t)(sp - target));
+			mbuf[sp - target] = '\0';
+			target = sp + 1;
+			while (*target == ' ')
+				target++;
+		}
+	}
 	if (strncasecmp(target, "http://", 7) == 0) {
 		const char *auth = target + 7;
 		size_t alen = strcspn(auth, "/?#");
@@ -112,7 +125,19 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 		cf_host_format(&h, hbuf, sizeof(hbuf));
 		fprintf(stderr, "postern-proxy: note: %s taken as CONNECT %s:%u\n", target, hbuf, port);
 		rest = auth + alen;
-		if (rest[0] != '\0' && strcmp(rest, "/") != 0)
+		if (h.kind == CF_HOST_NAME && cf_session_terminates(s, h.name, port)) {
+			/* TLS to it is terminated (a secret is bound to it, or a
+			 * rule inspects it): its CONNECT is admitted as the
+			 * tunnel of requests it is, and each request inside is
+			 * judged with its method and path. */
+			mode = CF_MODE_TLS;
+			upath = rest[0] == '/' ? rest : "/";
+			upathlen = strcspn(upath, "#");
+			fprintf(stderr, "postern-proxy: note: TLS to %s:%u is terminated (%s): the request "
+			    "inside is judged as %s %.*s\n", hbuf, port,
+			    cf_session_inspects(s, h.name, port) != NULL ? "inspect" : "a secret is bound to it",
+			    mbuf, (int)upathlen, upath);
+		} else if (rest[0] != '\0' && strcmp(rest, "/") != 0)
 			fprintf(stderr, "postern-proxy: note: the path %s is inside TLS: the proxy never "
 			    "sees it, and decides on the host and port alone\n", rest);
 	} else if (strstr(target, "://") != NULL) {
@@ -128,18 +153,24 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 			rc = print_bad(out, "a CONNECT target needs a port (RFC 9110 §9.3.6)", target);
 			goto out;
 		}
+		/* The CONNECT of a tunnel the session terminates is judged as
+		 * the proxy judges it: a path or methods rule admits it. */
+		if (h.kind == CF_HOST_NAME && cf_session_terminates(s, h.name, port))
+			mode = CF_MODE_TLS;
 	}
 	cf_host_format(&h, hbuf, sizeof(hbuf));
 
-	cf_decide(s, mode, &h, port, upath, upathlen, &d);
+	cf_decide(s, mode, &h, port, upath, upathlen, upath == NULL ? NULL : mbuf, &d);
 	if (!d.allow) {
 		fprintf(out, "deny %s (%s)\n", cf_reason_code(d.reason), d.detail);
 		cf_suggest(s, mode, &h, port, upath, upathlen, &d, sugg, sizeof(sugg));
 		if (sugg[0] != '\0')
 			fprintf(out, "  %s\n", sugg);
-		fprintf(out, "  session %s, %s %s:%u%s%.*s\n", s->name,
-		    mode == CF_MODE_CONNECT ? "CONNECT" : "plain HTTP", hbuf, port,
-		    mode == CF_MODE_HTTP ? " path " : "", (int)upathlen, upath ? upath : "");
+		fprintf(out, "  session %s, %s %s:%u%s%s%s%.*s\n", s->name,
+		    mode == CF_MODE_CONNECT ? "CONNECT" : mode != CF_MODE_TLS ? "plain HTTP" :
+		    upath == NULL ? "CONNECT, TLS terminated," : "terminated TLS", hbuf, port,
+		    upath != NULL ? " " : "", upath != NULL ? mbuf : "", upath != NULL ? " " : "",
+		    (int)upathlen, upath ? upath : "");
 		rc = 1;
 		goto out;
 	}
@@ -173,9 +204,11 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 			rc = 2;
 			goto out;
 		}
-		fprintf(bf, "  session %s, %s %s:%u%s%.*s\n", s->name,
-		    mode == CF_MODE_CONNECT ? "CONNECT" : "plain HTTP", hbuf, port,
-		    mode == CF_MODE_HTTP ? " path " : "", (int)upathlen, upath ? upath : "");
+		fprintf(bf, "  session %s, %s %s:%u%s%s%s%.*s\n", s->name,
+		    mode == CF_MODE_CONNECT ? "CONNECT" : mode != CF_MODE_TLS ? "plain HTTP" :
+		    upath == NULL ? "CONNECT, TLS terminated," : "terminated TLS", hbuf, port,
+		    upath != NULL ? " " : "", upath != NULL ? mbuf : "", upath != NULL ? " " : "",
+		    (int)upathlen, upath ? upath : "");
 		fprintf(bf, "  %s%s\n", d.detail, d.rule->private_ok ? "; the rule says \"private\"" : "");
 		rc = 0;
 		if (h.kind != CF_HOST_NAME) {

@@ -1178,6 +1178,29 @@ px_http_path_override(const struct px_http_request *req, size_t *name_len)
 }
 
 int
+px_http_is_method_override(const char *name, size_t len)
+{
+	return ieq(name, len, "x-http-method-override") || ieq(name, len, "x-http-method") ||
+	    ieq(name, len, "x-method-override");
+}
+
+const char *
+px_http_method_override(const struct px_http_request *req, size_t *name_len)
+{
+	size_t i;
+
+	for (i = 0; i < req->nheaders; i++) {
+		const struct px_http_header *f = &req->headers[i];
+
+		if (px_http_is_method_override(f->name, f->name_len)) {
+			*name_len = f->name_len;
+			return f->name;
+		}
+	}
+	return NULL;
+}
+
+int
 px_http_build_upstream_head(const struct px_http_request *req,
     struct evbuffer *out)
 {

@@ -226,6 +226,18 @@ const char *px_http_path_override(const struct px_http_request *req, size_t *nam
 int px_http_is_path_override(const char *name, size_t len);
 
 /*
+ * The name of the first header of REQ that some back end takes as the
+ * request's method instead of the request line's (X-HTTP-Method-Override:
+ * Google APIs, Express method-override, ASP.NET Web API; X-HTTP-Method:
+ * OData, SharePoint; X-Method-Override), as px_http_path_override() gives
+ * it, or NULL.  A rule narrowed by method cannot vouch for such a request.
+ */
+const char *px_http_method_override(const struct px_http_request *req, size_t *name_len);
+/* Nonzero when the header name NAME (LEN bytes, any case) is one of
+ * those px_http_method_override() looks for. */
+int px_http_is_method_override(const char *name, size_t len);
+
+/*
  * Append to OUT the head to send upstream for the absolute-form request REQ:
  * the origin-form request line "METHOD PATH HTTP/1.1", a Host header made
  * from the URI (RFC 9112 §3.2.2: a proxy regenerates Host), every other

@@ -44,6 +44,48 @@ print_rules(const char *what, const struct cf_rule *const *v, size_t n)
 		    strcmp(v[i]->section, "defaults") == 0 ? "  [defaults]" : "");
 }
 
+/* Each HOST:PORT session S terminates TLS for, and why: the secrets
+ * bound to it, or the allow rule that inspects it. */
+static void
+print_terminated(const struct cf_session *s)
+{
+	size_t i, j, k, l;
+
+	for (i = 0; i < cf_session_nsecrets(s); i++) {
+		const struct cf_secret *sec = cf_session_secret(s, i);
+		for (j = 0; j < cf_secret_ninject(sec); j++) {
+			const struct cf_inject *inj = cf_secret_inject(sec, j);
+			int seen = 0;
+			/* Once per HOST:PORT, naming every secret bound there. */
+			for (k = 0; k <= i && !seen; k++)
+				for (l = 0; l < (k == i ? j : cf_secret_ninject(cf_session_secret(s, k))); l++) {
+					const struct cf_inject *o = cf_secret_inject(cf_session_secret(s, k), l);
+					if (o->port == inj->port && strcmp(o->host, inj->host) == 0)
+						seen = 1;
+				}
+			if (seen)
+				continue;
+			printf("  terminates TLS %s:%u (secret %s", inj->host, inj->port, cf_secret_name(sec));
+			for (k = i + 1; k < cf_session_nsecrets(s); k++)
+				for (l = 0; l < cf_secret_ninject(cf_session_secret(s, k)); l++) {
+					const struct cf_inject *o = cf_secret_inject(cf_session_secret(s, k), l);
+					if (o->port == inj->port && strcmp(o->host, inj->host) == 0) {
+						printf(", secret %s", cf_secret_name(cf_session_secret(s, k)));
+						break;
+					}
+				}
+			printf(")\n");
+		}
+	}
+	for (i = 0; s->nlisten > 0 && i < s->nallow; i++) {
+		const struct cf_rule *r = s->allow[i];
+		uint16_t port = r->port_given ? r->port_lo : 443;
+		if (!r->inspect || cf_session_inspects(s, r->name, port) != r)
+			continue;
+		printf("  terminates TLS %s:%u (inspect, %s:%d)\n", r->name, port, r->file, r->line);
+	}
+}
+
 static void
 show_setting(const char *key, const char *value, void *arg)
 {
@@ -88,6 +130,7 @@ do_check(const char *path, const struct cf_overrides *ov)
 		for (j = 0; j < cf_session_nsecrets(s); j++)
 			printf("  secret %s (placeholder in $%s)\n", cf_secret_name(cf_session_secret(s, j)),
 			    cf_secret_placeholder_env(cf_session_secret(s, j)));
+		print_terminated(s);
 	}
 	for (i = 0; i < cf_config_nsecrets(c); i++) {
 		const struct cf_secret *sec = cf_config_secret(c, i);

@@ -236,6 +236,19 @@ t2_path_override(const struct px_h2_req *r)
 	return NULL;
 }
 
+/* The name of R's first header that a back end may take as the method
+ * instead of :method (px_http_method_override()'s list), or NULL. */
+static const char *
+t2_method_override(const struct px_h2_req *r)
+{
+	size_t k;
+
+	for (k = 0; k < r->nheaders; k++)
+		if (px_http_is_method_override(r->headers[k].name, r->headers[k].namelen))
+			return r->headers[k].name;
+	return NULL;
+}
+
 /* Refuse R: STATUS with REASON's code (the module answers the stream),
  * and the stream's decision line with DETAIL. */
 static void
@@ -359,7 +372,8 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		t2_refuse(c, v, 421, CF_R_MISDIRECTED_REQUEST, NULL, d);
 		return;
 	}
-	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, r->path, strlen(r->path), &c->dec);
+	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, r->path, strlen(r->path), r->method,
+	    &c->dec);
 	if (!c->dec.allow) {
 		t2_refuse(c, v, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
@@ -369,6 +383,13 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		    "(%s:%d) admits only paths under %s", over, c->dec.rule->text, c->dec.rule->file,
 		    c->dec.rule->line, c->dec.rule->path);
 		t2_refuse(c, v, 403, CF_R_PATH_NOT_ALLOWED, c->dec.rule, d);
+		return;
+	}
+	if (c->dec.rule != NULL && c->dec.rule->methods != NULL && (over = t2_method_override(r)) != NULL) {
+		snprintf(d, sizeof(d), "the %.64s header can override the method, and allow_hosts = %s "
+		    "(%s:%d) admits only %s", over, c->dec.rule->text, c->dec.rule->file,
+		    c->dec.rule->line, c->dec.rule->methods);
+		t2_refuse(c, v, 403, CF_R_METHOD_NOT_ALLOWED, c->dec.rule, d);
 		return;
 	}
 	if ((bad = t2_misdirected(c, r)) >= 0) {

@@ -4,7 +4,8 @@
  * match computed; a wildcard or domain match must always be on a label
  * boundary of the normalised name.  The second line is also matched as a
  * path: a path a prefix rule admits has, before its query, no ';' and no
- * %-escape other than of an unreserved character other than '.'.
+ * %-escape other than of an unreserved character other than '.'.  And
+ * as a method: one that a methods= flag admits is in its list.
  */
 #include "config.h"
 
@@ -36,6 +37,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r.kind == CF_PAT_EXACT && strcmp(h.name, r.name) != 0)
 			abort();
 		if (r.kind == CF_PAT_DOMAIN && hl != bl && h.name[hl - bl - 1] != '.')
+			abort();
+	}
+	/* "inspect" is on one exact name only: the CA's name constraints
+	 * list it as such. */
+	if (r.inspect && (r.kind != CF_PAT_EXACT || (r.port_given && r.port_lo != r.port_hi)))
+		abort();
+	/* A method a methods= list admits is one of its items, never empty,
+	 * never CONNECT. */
+	if (r.methods != NULL && (cf_rule_match_method(&r, "") || cf_rule_match_method(&r, "CONNECT") ||
+	    strchr(r.methods, ' ') != NULL))
+		abort();
+	if (nl != NULL && r.methods != NULL && size - plen - 1 <= CF_METHOD_MAX) {
+		char m[CF_METHOD_MAX + 1];
+		memcpy(m, nl + 1, size - plen - 1);
+		m[size - plen - 1] = '\0';
+		if (strlen(m) > 0 && cf_rule_match_method(&r, m) && strstr(r.methods, m) == NULL)
 			abort();
 	}
 	(void)cf_rule_match_path(&r, s, size);

@@ -56,3 +56,5 @@ TESTS += tests/integration/tls-sessions.sh
 EXTRA_DIST += tests/integration/tls-sessions.sh
 TESTS += tests/integration/tls-h2.sh
 EXTRA_DIST += tests/integration/tls-h2.sh
+TESTS += tests/integration/tls-inspect.sh
+EXTRA_DIST += tests/integration/tls-inspect.sh

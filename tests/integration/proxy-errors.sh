@@ -82,7 +82,8 @@ proxy_stop >/dev/null
 
 out=$(in_px "$P" --check -c "$conf" --allow https://allowed.test/org/repo 2>&1)
 expect_eq 2 $? "--allow https://HOST/PATH is refused"
-expect_match "the path is inside TLS, where the proxy never sees it" "$out" "saying a path cannot be enforced inside TLS"
+expect_match "needs the \"inspect\" flag: the path is inside TLS, which the proxy sees only when it terminates" \
+	"$out" "saying a path is enforced inside TLS only with inspect"
 
 out=$(in_px "$P" --explain https://allowed.test/org/repo -c "$conf" --allow 'allowed.test private' 2>"$WORLD_DIR/explain.err")
 expect_eq 0 $? "--explain https://HOST/PATH explains the CONNECT it becomes"

@@ -1042,6 +1042,41 @@ test_path_override(void)
 	}
 }
 
+/* Method-override headers: a methods= rule refuses these. */
+static const struct override_case method_override_cases[] = {
+	{ "", NULL },
+	{ "X-Original-URL: /admin\r\n", NULL },
+	{ "X-HTTP-Method-Overrides: DELETE\r\n", NULL },
+	{ "X-HTTP-Method-Override: DELETE\r\n", "X-HTTP-Method-Override" },
+	{ "x-http-method-override: DELETE\r\n", "x-http-method-override" },
+	{ "X-HTTP-Method: MERGE\r\n", "X-HTTP-Method" },
+	{ "X-METHOD-OVERRIDE: PUT\r\n", "X-METHOD-OVERRIDE" },
+	{ "X-Kept: 1\r\nX-Method-Override:\r\n", "X-Method-Override" },
+};
+
+static void
+test_method_override(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(method_override_cases) / sizeof(method_override_cases[0]); i++) {
+		const struct override_case *t = &method_override_cases[i];
+		struct px_http_request req;
+		char in[512];
+		size_t head_len = 0, nl = 0;
+		const char *name;
+
+		snprintf(in, sizeof(in), "GET http://h.test/x HTTP/1.1\r\nHost: h.test\r\n%s\r\n", t->hdr);
+		if (!parse_ok(in, &req, &head_len)) {
+			tap_ok(0, "method override case %zu parses", i);
+			continue;
+		}
+		name = px_http_method_override(&req, &nl);
+		tap_ok(t->name == NULL ? name == NULL : span_eq(name, nl, t->name),
+		    "method override case %zu: %s", i, t->name ? t->name : "none");
+	}
+}
+
 int
 main(void)
 {
@@ -1059,5 +1094,6 @@ main(void)
 	test_chunked();
 	test_chunked_limits();
 	test_path_override();
+	test_method_override();
 	return tap_done();
 }

@@ -59,6 +59,47 @@ static const struct pat_case pat_cases[] = {
 	{ "example.com..", 0 },
 	{ "", 0 },
 	{ "[fe80::1%eth0]", 0 },
+	/* "inspect": one exact name on one port, TLS only. */
+	{ "x.test inspect", 1 },
+	{ "x.test:8443 inspect", 1 },
+	{ "x.test/org/ inspect private", 1 },
+	{ "https://x.test/org/ inspect", 1 },
+	{ "https://x.test inspect", 1 },
+	{ "*.x.test inspect", 0 },
+	{ ".x.test inspect", 0 },
+	{ "10.0.0.1 inspect", 0 },
+	{ "10.0.0.0/8:443 inspect", 0 },
+	{ "[fd00::1]:443 inspect", 0 },
+	{ "x.test:8000-8099 inspect", 0 },
+	{ "x.test:* inspect", 0 },
+	{ "http://x.test inspect", 0 },
+	{ "http://x.test/a/ inspect", 0 },
+	{ "x.test Inspect", 0 },
+	{ "x.test inspect=yes", 0 },
+	/* "methods=": RFC 9110 tokens, a non-empty list, each once. */
+	{ "x.test methods=GET", 1 },
+	{ "x.test methods=GET,HEAD,M-SEARCH,PROPFIND", 1 },
+	{ "x.test/a/ methods=POST inspect private", 1 },
+	{ "x.test methods=ABCDEFGHIJKLMNOPQRST", 1 },
+	{ "x.test methods=ABCDEFGHIJKLMNOPQRSTU", 0 },
+	{ "x.test methods=", 0 },
+	{ "x.test methods", 0 },
+	{ "x.test methods=GET,", 0 },
+	{ "x.test methods=,GET", 0 },
+	{ "x.test methods=GET,,HEAD", 0 },
+	{ "x.test methods=G(ET", 0 },
+	{ "x.test methods=GET;HEAD", 0 },
+	{ "x.test methods=GET/HEAD", 0 },
+	{ "x.test methods=CONNECT", 0 },
+	{ "x.test methods=GET,CONNECT", 0 },
+	{ "x.test methods=GET,GET", 0 },
+	{ "x.test methods=GET,HEAD,GET", 0 },
+	{ "x.test methods=GET methods=HEAD", 0 },
+	{ "x.test METHODS=GET", 0 },
+	{ "x.test methods=get", 0 },
+	{ "x.test methods=Get", 0 },
+	{ "x.test methods=GET,example.com", 0 },
+	{ "x.test methods=M.SEARCH", 0 },
 };
 
 struct dec_case {
@@ -69,6 +110,7 @@ struct dec_case {
 	const char *path;
 	int allow;
 	const char *reason;
+	const char *method; /* NULL: GET for plain HTTP, none otherwise */
 };
 
 static const char conf_text[] =
@@ -85,6 +127,13 @@ static const char conf_text[] =
 	"allow_hosts = [fd00::1]:443\n"
 	"allow_hosts = rebind.test, privok.test private\n"
 	"allow_hosts = deny.example.com\n"
+	"allow_hosts = m.test methods=GET,HEAD\n"
+	"allow_hosts = mp.test/api/ methods=POST\n"
+	"allow_hosts = both.test methods=GET, both.test/open/\n"
+	"allow_hosts = wide.test methods=GET, wide.test\n"
+	"allow_hosts = insp.test inspect\n"
+	"allow_hosts = https://inspp.test/org/ inspect, inspp.test/pub/ methods=GET inspect\n"
+	"allow_hosts = inspm.test:8443 inspect methods=GET\n"
 	"deny_hosts = bad.example.com, Deny.Example.COM.\n"
 	"deny_hosts = 10.9.0.0/16\n"
 	"[session s1]\n"
@@ -93,84 +142,127 @@ static const char conf_text[] =
 	"deny_hosts = api.anthropic.com:443\n";
 
 static const struct dec_case dec_cases[] = {
-	{ "default", CF_MODE_CONNECT, "api.anthropic.com", 443, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "API.Anthropic.com.", 443, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "api.anthropic.com", 8443, NULL, 0, "port_not_allowed" },
-	{ "default", CF_MODE_HTTP, "api.anthropic.com", 80, "/", 1, "allowed" },
-	{ "default", CF_MODE_HTTP, "api.anthropic.com", 443, "/", 0, "port_not_allowed" },
-	{ "default", CF_MODE_CONNECT, "evil.test", 443, NULL, 0, "host_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "api.anthropic.com", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "API.Anthropic.com.", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "api.anthropic.com", 8443, NULL, 0, "port_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "api.anthropic.com", 80, "/", 1, "allowed", NULL },
+	{ "default", CF_MODE_HTTP, "api.anthropic.com", 443, "/", 0, "port_not_allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "evil.test", 443, NULL, 0, "host_not_allowed", NULL },
 	/* Wildcards: below only, never a look-alike. */
-	{ "default", CF_MODE_CONNECT, "a.example.com", 443, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "a.b.c.example.com", 443, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "example.com", 443, NULL, 0, "host_not_allowed" },
-	{ "default", CF_MODE_CONNECT, "evilexample.com", 443, NULL, 0, "host_not_allowed" },
-	{ "default", CF_MODE_CONNECT, "example.com.evil.net", 443, NULL, 0, "host_not_allowed" },
-	{ "default", CF_MODE_CONNECT, "xexample.com", 443, NULL, 0, "host_not_allowed" },
-	{ "default", CF_MODE_CONNECT, "apex.test", 443, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "x.apex.test", 443, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "xapex.test", 443, NULL, 0, "host_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "a.example.com", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "a.b.c.example.com", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "example.com", 443, NULL, 0, "host_not_allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "evilexample.com", 443, NULL, 0, "host_not_allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "example.com.evil.net", 443, NULL, 0, "host_not_allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "xexample.com", 443, NULL, 0, "host_not_allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "apex.test", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "x.apex.test", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "xapex.test", 443, NULL, 0, "host_not_allowed", NULL },
 	/* Deny wins, whatever the case or trailing dot on either side. */
-	{ "default", CF_MODE_CONNECT, "bad.example.com", 443, NULL, 0, "denied_by_rule" },
-	{ "default", CF_MODE_CONNECT, "BAD.EXAMPLE.COM.", 443, NULL, 0, "denied_by_rule" },
-	{ "default", CF_MODE_CONNECT, "deny.example.com", 443, NULL, 0, "denied_by_rule" },
-	{ "default", CF_MODE_HTTP, "deny.example.com", 8080, "/", 0, "denied_by_rule" },
-	{ "default", CF_MODE_CONNECT, "sub.bad.example.com", 443, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "bad.example.com", 443, NULL, 0, "denied_by_rule", NULL },
+	{ "default", CF_MODE_CONNECT, "BAD.EXAMPLE.COM.", 443, NULL, 0, "denied_by_rule", NULL },
+	{ "default", CF_MODE_CONNECT, "deny.example.com", 443, NULL, 0, "denied_by_rule", NULL },
+	{ "default", CF_MODE_HTTP, "deny.example.com", 8080, "/", 0, "denied_by_rule", NULL },
+	{ "default", CF_MODE_CONNECT, "sub.bad.example.com", 443, NULL, 1, "allowed", NULL },
 	/* Ports. */
-	{ "default", CF_MODE_CONNECT, "ports.test", 8000, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "ports.test", 8099, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "ports.test", 7999, NULL, 0, "port_not_allowed" },
-	{ "default", CF_MODE_CONNECT, "ports.test", 8100, NULL, 0, "port_not_allowed" },
-	{ "default", CF_MODE_CONNECT, "ports.test", 443, NULL, 0, "port_not_allowed" },
-	{ "default", CF_MODE_CONNECT, "any.test", 1, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "any.test", 65535, NULL, 1, "allowed" },
+	{ "default", CF_MODE_CONNECT, "ports.test", 8000, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "ports.test", 8099, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "ports.test", 7999, NULL, 0, "port_not_allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "ports.test", 8100, NULL, 0, "port_not_allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "ports.test", 443, NULL, 0, "port_not_allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "any.test", 1, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "any.test", 65535, NULL, 1, "allowed", NULL },
 	/* Path prefixes: plain HTTP only, no dot-segment escapes. */
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x", 1, "allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/", 1, "allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/../admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%2e%2e/admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..%2fadmin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/a\\..\\b", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x?a=/../", 1, "allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x", 1, "allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/", 1, "allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/../admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%2e%2e/admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..%2fadmin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/a\\..\\b", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x?a=/../", 1, "allowed", NULL },
 	/* Back-end-specific traversals (issue 12 item 10): Tomcat/Spring path
 	 * parameters, escapes of anything but unreserved characters. */
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..;/admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/.;/..;/admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x;jsessionid=1", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks;/../admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%c0%ae%c0%ae/admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%252e%252e/admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..%00/admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%ef%bc%8e%ef%bc%8e/admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%2E%2E/admin", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%5C", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%20x", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%3b", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%4", 0, "path_not_allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%zz", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..;/admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/.;/..;/admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x;jsessionid=1", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks;/../admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%c0%ae%c0%ae/admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%252e%252e/admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..%00/admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%ef%bc%8e%ef%bc%8e/admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%2E%2E/admin", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%5C", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%20x", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%3b", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%4", 0, "path_not_allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%zz", 0, "path_not_allowed", NULL },
 	/* Escapes of unreserved characters mean the bare character: kept. */
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%41%7a%30-%5f%7E", 1, "allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/%41%7a%30-%5f%7E", 1, "allowed", NULL },
 	/* The query is not the path: ";" and escapes there are the back end's. */
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x?a=..;/b&c=%00%252e", 1, "allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x#..;/admin", 1, "allowed" },
-	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks?/x/", 0, "path_not_allowed" },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x?a=..;/b&c=%00%252e", 1, "allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x#..;/admin", 1, "allowed", NULL },
+	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks?/x/", 0, "path_not_allowed", NULL },
 	/* A host rule without a path is not narrowed. */
-	{ "default", CF_MODE_HTTP, "api.anthropic.com", 80, "/a/..;/b%00", 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "control.internal", 8080, NULL, 0, "host_not_allowed" },
+	{ "default", CF_MODE_HTTP, "api.anthropic.com", 80, "/a/..;/b%00", 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "control.internal", 8080, NULL, 0, "host_not_allowed", NULL },
 	/* Addresses only when written so. */
-	{ "default", CF_MODE_CONNECT, "10.1.2.3", 8080, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "10.1.2.3", 443, NULL, 0, "port_not_allowed" },
-	{ "default", CF_MODE_CONNECT, "11.1.2.3", 8080, NULL, 0, "host_not_allowed" },
-	{ "default", CF_MODE_CONNECT, "[fd00::1]", 443, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "[fd00::2]", 443, NULL, 0, "host_not_allowed" },
+	{ "default", CF_MODE_CONNECT, "10.1.2.3", 8080, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "10.1.2.3", 443, NULL, 0, "port_not_allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "11.1.2.3", 8080, NULL, 0, "host_not_allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "[fd00::1]", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "[fd00::2]", 443, NULL, 0, "host_not_allowed", NULL },
 	/* Sessions layer on [defaults]; their own deny wins. */
-	{ "s1", CF_MODE_CONNECT, "only-s1.test", 443, NULL, 1, "allowed" },
-	{ "default", CF_MODE_CONNECT, "only-s1.test", 443, NULL, 0, "host_not_allowed" },
-	{ "s1", CF_MODE_CONNECT, "a.example.com", 443, NULL, 1, "allowed" },
-	{ "s1", CF_MODE_CONNECT, "api.anthropic.com", 443, NULL, 0, "denied_by_rule" },
-	{ "s1", CF_MODE_CONNECT, "bad.example.com", 443, NULL, 0, "denied_by_rule" },
+	{ "s1", CF_MODE_CONNECT, "only-s1.test", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_CONNECT, "only-s1.test", 443, NULL, 0, "host_not_allowed", NULL },
+	{ "s1", CF_MODE_CONNECT, "a.example.com", 443, NULL, 1, "allowed", NULL },
+	{ "s1", CF_MODE_CONNECT, "api.anthropic.com", 443, NULL, 0, "denied_by_rule", NULL },
+	{ "s1", CF_MODE_CONNECT, "bad.example.com", 443, NULL, 0, "denied_by_rule", NULL },
+	/* Methods: case-sensitive (RFC 9110 §9.1), plain HTTP and inside a
+	 * terminated tunnel; never an opaque tunnel, whose methods nobody sees. */
+	{ "default", CF_MODE_HTTP, "m.test", 80, "/", 1, "allowed", "GET" },
+	{ "default", CF_MODE_HTTP, "m.test", 80, "/x", 1, "allowed", "HEAD" },
+	{ "default", CF_MODE_HTTP, "m.test", 80, "/", 0, "method_not_allowed", "POST" },
+	{ "default", CF_MODE_HTTP, "m.test", 80, "/", 0, "method_not_allowed", "get" },
+	{ "default", CF_MODE_HTTP, "m.test", 80, "/", 0, "method_not_allowed", "GETX" },
+	{ "default", CF_MODE_HTTP, "m.test", 80, "/", 0, "method_not_allowed", "GE" },
+	{ "default", CF_MODE_HTTP, "m.test", 8080, "/", 0, "port_not_allowed", "GET" },
+	{ "default", CF_MODE_CONNECT, "m.test", 443, NULL, 0, "host_not_allowed", NULL },
+	{ "default", CF_MODE_TLS, "m.test", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_TLS, "m.test", 443, "/", 1, "allowed", "GET" },
+	{ "default", CF_MODE_TLS, "m.test", 443, "/", 0, "method_not_allowed", "DELETE" },
+	/* A path and methods on one rule: both must hold; the path is
+	 * judged first, so a path outside says path_not_allowed. */
+	{ "default", CF_MODE_HTTP, "mp.test", 80, "/api/x", 1, "allowed", "POST" },
+	{ "default", CF_MODE_HTTP, "mp.test", 80, "/api/x", 0, "method_not_allowed", "GET" },
+	{ "default", CF_MODE_HTTP, "mp.test", 80, "/other", 0, "path_not_allowed", "POST" },
+	{ "default", CF_MODE_HTTP, "mp.test", 80, "/api/../x", 0, "path_not_allowed", "POST" },
+	/* Several rules: any one that admits the request admits it. */
+	{ "default", CF_MODE_HTTP, "both.test", 80, "/open/x", 1, "allowed", "POST" },
+	{ "default", CF_MODE_HTTP, "both.test", 80, "/x", 1, "allowed", "GET" },
+	{ "default", CF_MODE_HTTP, "both.test", 80, "/x", 0, "method_not_allowed", "POST" },
+	{ "default", CF_MODE_HTTP, "wide.test", 80, "/x", 1, "allowed", "POST" },
+	{ "default", CF_MODE_CONNECT, "wide.test", 443, NULL, 1, "allowed", NULL },
+	/* "inspect": never an opaque tunnel; the terminated one, and each
+	 * request inside by the rule's path and methods. */
+	{ "default", CF_MODE_CONNECT, "insp.test", 443, NULL, 0, "host_not_allowed", NULL },
+	{ "default", CF_MODE_TLS, "insp.test", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_TLS, "insp.test", 443, "/any", 1, "allowed", "DELETE" },
+	{ "default", CF_MODE_TLS, "insp.test", 8443, "/any", 0, "port_not_allowed", "GET" },
+	{ "default", CF_MODE_HTTP, "insp.test", 80, "/any", 1, "allowed", "GET" },
+	{ "default", CF_MODE_TLS, "inspp.test", 443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_TLS, "inspp.test", 443, "/org/repo", 1, "allowed", "POST" },
+	{ "default", CF_MODE_TLS, "inspp.test", 443, "/pub/x", 1, "allowed", "GET" },
+	{ "default", CF_MODE_TLS, "inspp.test", 443, "/pub/x", 0, "method_not_allowed", "PUT" },
+	{ "default", CF_MODE_TLS, "inspp.test", 443, "/other", 0, "path_not_allowed", "GET" },
+	{ "default", CF_MODE_TLS, "inspp.test", 443, "/org/%2e%2e/x", 0, "path_not_allowed", "GET" },
+	{ "default", CF_MODE_CONNECT, "inspp.test", 443, NULL, 0, "host_not_allowed", NULL },
+	{ "default", CF_MODE_TLS, "inspm.test", 8443, NULL, 1, "allowed", NULL },
+	{ "default", CF_MODE_TLS, "inspm.test", 8443, "/", 1, "allowed", "GET" },
+	{ "default", CF_MODE_TLS, "inspm.test", 8443, "/", 0, "method_not_allowed", "POST" },
+	{ "default", CF_MODE_TLS, "inspm.test", 443, NULL, 0, "port_not_allowed", NULL },
 };
 
 struct addr_case {
@@ -263,7 +355,7 @@ many_case(const struct cf_config *c, const char *host, const char *base, const c
 	int ok;
 
 	cf_host_parse(host, strlen(host), 0, &h, &why);
-	cf_decide(s, CF_MODE_CONNECT, &h, 443, NULL, 0, &d);
+	cf_decide(s, CF_MODE_CONNECT, &h, 443, NULL, 0, NULL, &d);
 	for (i = 0; i < 20; i++) {
 		snprintf(a, sizeof(a), "%s%zu", base, i + 1);
 		sa_fill(&addrs[i], i == 16 && odd != NULL ? odd : a, port);
@@ -353,6 +445,47 @@ main(void)
 		}
 	}
 
+	{
+		/* What the flags leave in the rule, and what the errors say. */
+		struct cf_rule r;
+		const char *why = NULL;
+
+		memset(&r, 0, sizeof(r));
+		tap_ok(cf_rule_parse("https://github.com/my-org/ inspect", 34, CF_RULE_ALLOW, &r, &why) == 0 &&
+		    r.inspect && r.kind == CF_PAT_EXACT && r.port_lo == 443 && r.path != NULL &&
+		    strcmp(r.path, "/my-org/") == 0 && strcmp(r.taken_as, "github.com:443/my-org/") == 0,
+		    "https://HOST/PATH/ inspect is HOST:443/PATH/, inspected (%s)", why ? why : "ok");
+		cf_rule_clear(&r);
+		memset(&r, 0, sizeof(r));
+		tap_ok(cf_rule_parse("x.test methods=GET,HEAD", 23, CF_RULE_ALLOW, &r, &why) == 0 &&
+		    r.methods != NULL && !r.inspect && cf_rule_match_method(&r, "GET") &&
+		    cf_rule_match_method(&r, "HEAD") && !cf_rule_match_method(&r, "HEA") &&
+		    !cf_rule_match_method(&r, "head") && !cf_rule_match_method(&r, "GET,HEAD") &&
+		    !cf_rule_match_method(&r, "") && !cf_rule_match_method(&r, NULL),
+		    "methods=GET,HEAD admits GET and HEAD exactly");
+		cf_rule_clear(&r);
+		why = NULL;
+		tap_ok(cf_rule_parse("https://x.test/org/", 19, CF_RULE_ALLOW, &r, &why) != 0 &&
+		    why != NULL && strstr(why, "inspect") != NULL,
+		    "an https:// rule with a path points to inspect (%s)", why ? why : "accepted");
+		tap_ok(cf_rule_parse("*.x.test inspect", 16, CF_RULE_ALLOW, &r, &why) != 0 &&
+		    strstr(why, "exact host name") != NULL, "inspect on a wildcard says why (%s)", why);
+		tap_ok(cf_rule_parse("x.test inspect", 14, CF_RULE_DENY, &r, &why) != 0,
+		    "a deny rule cannot inspect");
+		tap_ok(cf_rule_parse("x.test methods=GET", 18, CF_RULE_DENY, &r, &why) != 0,
+		    "a deny rule cannot have methods");
+		/* The list splitter: a comma inside methods= continues it. */
+		tap_ok(cf_rule_item_len("a.test methods=GET,HEAD, b.test") == 23 &&
+		    cf_rule_item_len("a.test methods=GET,HEAD") == 23 &&
+		    cf_rule_item_len("a.test, b.test") == 6 &&
+		    cf_rule_item_len("a.test methods=GET, b.test") == 18 &&
+		    cf_rule_item_len("a.test methods=GET,") == 18 &&
+		    cf_rule_item_len("a.test methods=GET,,b") == 18 &&
+		    cf_rule_item_len("a.test private,b.test") == 14 &&
+		    cf_rule_item_len("xmethods=GET,b.test") == 12,
+		    "cf_rule_item_len() keeps methods=GET,HEAD whole");
+	}
+
 	memset(&diag, 0, sizeof(diag));
 	c = cf_config_parse("t.ini", conf_text, strlen(conf_text), NULL, &diag);
 	tap_ok(c != NULL, "decision config parses (%s)", diag.nerrors ? diag.errors[0] : "ok");
@@ -370,10 +503,13 @@ main(void)
 			tap_ok(0, "host %s parses (%s)", t->host, why);
 			continue;
 		}
-		cf_decide(s, t->mode, &h, (uint16_t)t->port, t->path, t->path ? strlen(t->path) : 0, &d);
-		tap_ok(d.allow == t->allow && strcmp(cf_reason_code(d.reason), t->reason) == 0,
-		    "%s %s %s:%u%s%s -> %s %s (%s)", t->session,
-		    t->mode == CF_MODE_CONNECT ? "CONNECT" : "HTTP", t->host, t->port,
+		cf_decide(s, t->mode, &h, (uint16_t)t->port, t->path, t->path ? strlen(t->path) : 0,
+		    t->method != NULL ? t->method : t->mode == CF_MODE_HTTP ? "GET" : NULL, &d);
+		tap_ok(d.allow == t->allow && strcmp(cf_reason_code(d.reason), t->reason) == 0 &&
+		    (d.reason != CF_R_METHOD_NOT_ALLOWED || strstr(d.detail, "admits only") != NULL),
+		    "%s %s %s %s:%u%s%s -> %s %s (%s)", t->session,
+		    t->mode == CF_MODE_CONNECT ? "CONNECT" : t->mode == CF_MODE_TLS ? "TLS" : "HTTP",
+		    t->method ? t->method : "-", t->host, t->port,
 		    t->path ? " " : "", t->path ? t->path : "", t->allow ? "allow" : "deny", t->reason,
 		    d.detail);
 	}
@@ -388,7 +524,7 @@ main(void)
 
 		memset(&ss, 0, sizeof(ss));
 		cf_host_parse(t->host, strlen(t->host), 0, &h, &why);
-		cf_decide(s, CF_MODE_CONNECT, &h, (uint16_t)t->port, NULL, 0, &d);
+		cf_decide(s, CF_MODE_CONNECT, &h, (uint16_t)t->port, NULL, 0, NULL, &d);
 		if (!d.allow) {
 			/* For the listener case the rule must allow the port. */
 			d.allow = 1;
@@ -432,6 +568,49 @@ main(void)
 		d.allow = 1;
 		tap_ok(cf_decide_addrs(c, s, &d, NULL, 0, &ad, &bad) == 0 && !ad.allow && bad == 0,
 		    "no address at all is refused (%s)", ad.detail);
+	}
+
+	{
+		/* Inspected hosts are terminated, on the rule's port, and join
+		 * the CA's names; a host narrowed by methods alone is not. */
+		const struct cf_session *s = cf_config_find_session(c, "default");
+		const char *const *names;
+		size_t n = cf_session_terminated_hosts(s, &names), k;
+		int ins = 0, insp = 0, inspm = 0, other = 0;
+
+		for (k = 0; k < n; k++) {
+			ins += strcmp(names[k], "insp.test") == 0;
+			insp += strcmp(names[k], "inspp.test") == 0;
+			inspm += strcmp(names[k], "inspm.test") == 0;
+			other += strcmp(names[k], "m.test") == 0 || strcmp(names[k], "wide.test") == 0;
+		}
+		tap_ok(n == 3 && ins == 1 && insp == 1 && inspm == 1 && other == 0,
+		    "the terminated names are the inspected ones, each once (%zu)", n);
+		tap_ok(cf_session_terminates(s, "insp.test", 443) && !cf_session_terminates(s, "insp.test", 8443) &&
+		    cf_session_terminates(s, "inspm.test", 8443) && !cf_session_terminates(s, "inspm.test", 443) &&
+		    cf_session_terminates(s, "inspp.test", 443) && !cf_session_terminates(s, "m.test", 443) &&
+		    !cf_session_terminates(s, "api.anthropic.com", 443),
+		    "cf_session_terminates() follows the inspect rules' ports");
+		tap_ok(cf_session_inspects(s, "inspp.test", 443) != NULL &&
+		    strcmp(cf_session_inspects(s, "inspp.test", 443)->text, "https://inspp.test/org/ inspect") == 0 &&
+		    cf_session_inspects(cf_config_find_session(c, "s1"), "insp.test", 443) != NULL &&
+		    cf_session_inspects(s, "m.test", 443) == NULL,
+		    "cf_session_inspects() names the first inspect rule, [defaults]' ones in every session");
+	}
+	{
+		/* A bad flag is a FILE:LINE error of the config. */
+		static const char bad[] = "[defaults]\nallow_hosts = ok.test\nallow_hosts = *.x.test inspect\n"
+		    "[proxy]\nlisten = tcp:127.0.0.1:3128\n";
+		struct cf_diag d2;
+		struct cf_config *c2;
+
+		memset(&d2, 0, sizeof(d2));
+		c2 = cf_config_parse("b.ini", bad, strlen(bad), NULL, &d2);
+		tap_ok(c2 == NULL && d2.nerrors == 1 && strstr(d2.errors[0], "b.ini:3: ") != NULL &&
+		    strstr(d2.errors[0], "inspect") != NULL, "inspect on a wildcard: %s",
+		    d2.nerrors ? d2.errors[0] : "no error");
+		cf_config_free(c2);
+		cf_diag_free(&d2);
 	}
 
 	cf_config_free(c);
