@@ -63,7 +63,8 @@ BRIDGE_IT = \
 	tests/integration/bridge-reap.sh \
 	tests/integration/bridge-pdeath.sh \
 	tests/integration/bridge-lo-error.sh \
-	tests/integration/bridge-forward.sh
+	tests/integration/bridge-forward.sh \
+	tests/integration/bridge-capture.sh
 TESTS += $(BRIDGE_IT)
 EXTRA_DIST += $(BRIDGE_IT) tests/integration/lib-bridge.sh
 
