@@ -93,8 +93,10 @@ check_name(struct br_dnsstub *d, const char *name, struct name *e)
 		goto out;
 	}
 	/* 198.18.0.1 upwards, in the order names are first asked: stable for
-	 * the bridge's life, never handed out twice. */
+	 * the bridge's life, never handed out twice (also not when a
+	 * listener below fails: those made so far carry this name). */
 	e->addr.s_addr = htonl(BR_DNS_NET + 1 + (uint32_t)d->nallowed);
+	d->nallowed++;
 	for (i = 0; i < (size_t)n; i++) {
 		struct sockaddr_in sin;
 		char target[BR_FORWARD_TARGET_MAX];
@@ -105,14 +107,11 @@ check_name(struct br_dnsstub *d, const char *name, struct name *e)
 		sin.sin_port = htons(ports[i]);
 		snprintf(target, sizeof(target), "%s:%u", name, ports[i]);
 		err = br_relay_forward(d->relay, (struct sockaddr *)&sin, sizeof(sin), target, NULL);
-		if (err < 0) {
-			/* The listeners made so far stay: an address with
-			 * some ports is still one the name owns. */
+		/* A port without its listener is reset like one no rule
+		 * allows; the name keeps its address and its other ports. */
+		if (err < 0)
 			log_notice_errno(-err, "DNS %s: cannot listen on port %u", name, ports[i]);
-			goto out;
-		}
 	}
-	d->nallowed++;
 	err = 0;
 out:
 	free(buf);
