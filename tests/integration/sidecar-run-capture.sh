@@ -47,7 +47,25 @@ def query(name, qtype):
     a = s.recv(512)
     return "rcode %d answers %d" % (a[3] & 15, struct.unpack(">H", a[6:8])[0])
 
+def tcp_query(name):
+    q = struct.pack(">HHHHHH", 0x4343, 0x0100, 1, 0, 0, 0)
+    for l in name.encode().split(b"."):
+        q += bytes([len(l)]) + l
+    q += b"\0" + struct.pack(">HH", 1, 1)
+    s = socket.create_connection(("127.0.0.1", 53), timeout=3)
+    s.sendall(struct.pack(">H", len(q)) + q)
+    a = b""
+    while len(a) < 2 or len(a) < 2 + struct.unpack(">H", a[:2])[0]:
+        b = s.recv(512)
+        if not b:
+            break
+        a += b
+    a = a[2:]
+    return "rcode %d answers %d addr %s" % (a[3] & 15, struct.unpack(">H", a[6:8])[0],
+        socket.inet_ntoa(a[-4:]))
+
 print("resolve allowed", resolve("allowed.test"))
+print("tcp", tcp_query("allowed.test"))
 print("resolve again", resolve("allowed.test"))
 print("resolve denied", resolve("denied.test"))
 c = http.client.HTTPConnection("allowed.test", 80, timeout=5)
@@ -88,6 +106,8 @@ expect_match "^nameserver 127.0.0.1$" "$out" "CMD's /etc/resolv.conf names the s
 expect_match "^resolve allowed 198\.1[89]\." "$out" "an allowed name resolves into 198.18.0.0/15"
 a1=$(echo "$out" | sed -n 's/^resolve allowed //p')
 expect_eq "resolve again $a1" "$(echo "$out" | grep '^resolve again')" "the same address twice"
+expect_eq "tcp rcode 0 answers 1 addr $a1" "$(echo "$out" | grep '^tcp ')" \
+	"the same answer over TCP (RFC 1035 §4.2.2)"
 expect_match "^python status 200$" "$out" "Python's http.client (no proxy support) reaches it"
 expect_match "^node 200$" "$out" "Node 20's fetch (no proxy support) reaches it"
 expect_match "^curl 200$" "$out" "curl --noproxy '*' reaches it"
