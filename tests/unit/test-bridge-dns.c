@@ -36,7 +36,8 @@ build(uint8_t *buf, uint16_t flags, uint16_t qd, uint16_t ar, const char *raw, s
 	buf[n++] = (uint8_t)qtype;
 	buf[n++] = 0;
 	buf[n++] = 1;
-	memcpy(buf + n, tail, taillen);
+	if (taillen > 0)
+		memcpy(buf + n, tail, taillen);
 	return n + taillen;
 }
 
