@@ -123,6 +123,26 @@ env_name_ok(const char *s)
 	return true;
 }
 
+/*
+ * Whether /etc/resolv.conf has a "nameserver 127.0.0.1" line: the sandbox
+ * expects the DNS stub.  Read with stdio, a file of the sandbox's own.
+ */
+static bool
+resolv_names_stub(void)
+{
+	char line[256];
+	bool found = false;
+	FILE *f = fopen("/etc/resolv.conf", "re");
+
+	if (f == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strncmp(line, "nameserver 127.0.0.1", 20) == 0 &&
+		    (line[20] == '\n' || line[20] == ' ' || line[20] == '\t' || line[20] == '\0');
+	fclose(f);
+	return found;
+}
+
 static void
 forward(struct bridge *b, int sig)
 {
@@ -673,18 +693,21 @@ bridge_main(int argc, char **argv)
 	 * bridge without capture, as before, and one line saying so.
 	 */
 	if (!no_capture) {
-		int cerr = br_link_capture();
+		int cerr = br_link_capture(), derr;
 
 		dns = br_dnsstub_new(b.relay, sock);
-		if (dns == NULL && (errno == EACCES || errno == EPERM || errno == EADDRNOTAVAIL ||
-		    errno == EADDRINUSE)) {
-			log_notice("transparent capture is off: cannot %s (%s)%s",
-			    errno == EADDRNOTAVAIL ? "make 198.18.0.0/15 local" : "listen on 127.0.0.1:53",
-			    strerror(errno), cerr == -EPERM ?
-			    "; the bridge needs CAP_NET_ADMIN in its namespace for it, "
-			    "or pass --no-capture" : "");
+		derr = dns == NULL ? errno : 0;
+		if (derr == EACCES || derr == EPERM || derr == EADDRNOTAVAIL || derr == EADDRINUSE) {
+			/* Said only to a sandbox set up for capture: the
+			 * recipes without it (--cap-drop ALL) stay quiet. */
+			if (resolv_names_stub())
+				log_notice("transparent capture is off: cannot %s (%s)%s",
+				    derr == EADDRNOTAVAIL ? "make 198.18.0.0/15 local" :
+				    "listen on 127.0.0.1:53", strerror(derr), cerr == -EPERM ?
+				    "; the bridge needs CAP_NET_ADMIN in its namespace for it, "
+				    "or pass --no-capture" : "");
 		} else if (dns == NULL) {
-			log_err("DNS stub");
+			log_err_errno(derr, "DNS stub");
 			goto out;
 		}
 	}

@@ -4,8 +4,9 @@
 # in its namespace and /etc/resolv.conf bound to "nameserver 127.0.0.1",
 # Node 20's fetch and curl --noproxy reach an allowed host by name; a name
 # never allowed gets NXDOMAIN and the proxy's audit line (method DNS);
-# without the capability the bridge says capture is off and still runs
-# CMD; --no-capture leaves port 53 alone.
+# without the capability the bridge still runs CMD, and says capture is
+# off when resolv.conf names the stub (only then); --no-capture leaves port
+# 53 alone.
 . "$top_srcdir/tests/integration/lib/world.sh"
 command -v node >/dev/null 2>&1 || skip "node is not installed"
 command -v unshare >/dev/null 2>&1 || skip "unshare is not installed"
@@ -58,6 +59,11 @@ if command -v bwrap >/dev/null 2>&1; then
 	expect_eq "ran" "$out" "bwrap --cap-drop ALL: CMD still runs"
 	expect_match "transparent capture is off" "$(cat "$WORLD_DIR/br.err")" \
 		"and the bridge says capture is off"
+	# The recipe without capture (the host's resolv.conf) stays quiet.
+	bwrap --unshare-net --unshare-pid --die-with-parent --dev-bind / / --cap-drop ALL -- \
+		"$BR" $root --connect "$S/agent.sock" -- true 2>"$WORLD_DIR/br.err"
+	expect_eq "" "$(cat "$WORLD_DIR/br.err")" \
+		"bwrap --cap-drop ALL, no stub in resolv.conf: not a word about capture"
 else
 	diag "bwrap is not installed: its half is not run"
 fi
