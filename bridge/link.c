@@ -4,12 +4,17 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <stddef.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/rtnetlink.h>
 
 #include <netlink/errno.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
+#include <netlink/route/route.h>
 #include <netlink/socket.h>
 
 #include "bridge/link.h"
@@ -114,4 +119,72 @@ int
 br_link_up_lo(bool *changed)
 {
 	return br_link_up("lo", changed);
+}
+
+int
+br_link_capture(void)
+{
+	struct nl_sock *sk = NULL;
+	struct rtnl_route *route = NULL;
+	struct rtnl_nexthop *nh = NULL;
+	struct nl_addr *dst = NULL;
+	uint32_t net = htonl(BR_LINK_CAPTURE_NET);
+	int err, fd, ifindex;
+
+	ifindex = (int)if_nametoindex("lo");
+	if (ifindex == 0)
+		return -ENODEV;
+	sk = nl_socket_alloc();
+	route = rtnl_route_alloc();
+	nh = rtnl_route_nh_alloc();
+	dst = nl_addr_build(AF_INET, &net, sizeof(net));
+	if (sk == NULL || route == NULL || nh == NULL || dst == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = nl_connect(sk, NETLINK_ROUTE);
+	if (err < 0) {
+		err = nl_to_errno(err);
+		goto out;
+	}
+	/* "ip route add local 198.18.0.0/15 dev lo": every address of the
+	 * range is this host's (table local, scope host), so the bridge can
+	 * bind one per name and a connection to any other gets the kernel's
+	 * immediate reset, never leaves. */
+	nl_addr_set_prefixlen(dst, BR_LINK_CAPTURE_PREFIX);
+	rtnl_route_set_family(route, AF_INET);
+	rtnl_route_set_type(route, RTN_LOCAL);
+	rtnl_route_set_table(route, RT_TABLE_LOCAL);
+	rtnl_route_set_scope(route, RT_SCOPE_HOST);
+	rtnl_route_set_protocol(route, RTPROT_STATIC);
+	err = rtnl_route_set_dst(route, dst);
+	if (err < 0) {
+		err = nl_to_errno(err);
+		goto out;
+	}
+	rtnl_route_nh_set_ifindex(nh, ifindex);
+	rtnl_route_add_nexthop(route, nh);
+	nh = NULL; /* the route's now; rtnl_route_nh_free(NULL) is not a no-op */
+	err = rtnl_route_add(sk, route, NLM_F_CREATE | NLM_F_REPLACE);
+	if (err < 0) {
+		err = nl_to_errno(err);
+		goto out;
+	}
+	/* Ports 53, 80 and 443 of the namespace's own addresses for a bridge
+	 * that keeps no capability; the namespace has nothing but loopback,
+	 * so a low port guards nothing there. */
+	fd = open("/proc/sys/net/ipv4/ip_unprivileged_port_start", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = write(fd, "0\n", 2) == 2 ? 0 : -errno;
+	close(fd);
+out:
+	if (nh != NULL)
+		rtnl_route_nh_free(nh);
+	nl_addr_put(dst);
+	rtnl_route_put(route);
+	nl_socket_free(sk);
+	return err;
 }

@@ -28,4 +28,20 @@ int br_link_up(const char *name, bool *changed);
  */
 int br_link_up_lo(bool *changed);
 
+/* The synthetic range of transparent capture (bridge/dnsstub.h). */
+#define BR_LINK_CAPTURE_NET 0xc6120000u /* 198.18.0.0 */
+#define BR_LINK_CAPTURE_PREFIX 15
+
+/*
+ * Ready the calling thread's network namespace for transparent capture
+ * (postern-bridge(8) "TRANSPARENT CAPTURE"): a "local" route for
+ * 198.18.0.0/15 on lo (table local, replacing any), so that every address
+ * of the range is the namespace's own, and net.ipv4.ip_unprivileged_port_start
+ * 0, so that a bridge without capabilities can bind the stub's port 53 and
+ * each name's ports.  Needs CAP_NET_ADMIN over the namespace.  Returns 0,
+ * -EPERM, -ENODEV (no lo), -ENOMEM, -EIO, or the errno of the sysctl's
+ * write.  Keeps no state.
+ */
+int br_link_capture(void);
+
 #endif

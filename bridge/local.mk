@@ -4,6 +4,8 @@ bin_PROGRAMS += postern-bridge
 postern_bridge_SOURCES = \
 	bridge/main.c \
 	bridge/addr.c bridge/addr.h \
+	bridge/dnsstub.c bridge/dnsstub.h bridge/dnswire.c bridge/dnswire.h \
+	conf/host.c conf/host.h \
 	bridge/env.c bridge/env.h \
 	bridge/forward.c bridge/forward.h \
 	bridge/link.c bridge/link.h \
@@ -61,7 +63,8 @@ BRIDGE_IT = \
 	tests/integration/bridge-reap.sh \
 	tests/integration/bridge-pdeath.sh \
 	tests/integration/bridge-lo-error.sh \
-	tests/integration/bridge-forward.sh
+	tests/integration/bridge-forward.sh \
+	tests/integration/bridge-capture.sh
 TESTS += $(BRIDGE_IT)
 EXTRA_DIST += $(BRIDGE_IT) tests/integration/lib-bridge.sh
 
@@ -76,3 +79,18 @@ bench-bridge: postern-bridge tests/bench/bridge-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-bridge.sh
 .PHONY: bench-bridge
+
+# The DNS stub of transparent capture (issue 16): its wire format's unit
+# test and fuzz target (replayed by "make check"), and the namespace
+# scenario with the real proxy.
+check_PROGRAMS += tests/unit/test-bridge-dns tests/fuzz/bridge-dns-replay
+TESTS += tests/unit/test-bridge-dns tests/fuzz/bridge-dns-replay
+tests_unit_test_bridge_dns_SOURCES = tests/unit/test-bridge-dns.c tests/unit/tap.h \
+	bridge/dnswire.c bridge/dnswire.h bridge/forward.c bridge/addr.c conf/host.c
+tests_unit_test_bridge_dns_LDADD = $(BASE_LIBS)
+tests_fuzz_bridge_dns_replay_SOURCES = tests/fuzz/fuzz-bridge-dns.c tests/fuzz/replay.c \
+	bridge/dnswire.c bridge/forward.c bridge/addr.c conf/host.c
+tests_fuzz_bridge_dns_replay_LDADD = $(BASE_LIBS)
+tests_fuzz_bridge_dns_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/bridge-dns"'
+EXTRA_DIST += tests/fuzz/fuzz-bridge-dns.c tests/fuzz/fuzz-bridge-dns.srcs

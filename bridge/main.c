@@ -29,6 +29,7 @@
 #include "base/log.h"
 #include "base/super.h"
 #include "bridge/addr.h"
+#include "bridge/dnsstub.h"
 #include "bridge/env.h"
 #include "bridge/forward.h"
 #include "bridge/link.h"
@@ -76,7 +77,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: postern-bridge --connect SOCK [--listen ADDR:PORT]... [--env NAME]...\n"
 	    "                      [--forward PORT[:HOST:HPORT]]... [--no-env] [--allow-root]\n"
-	    "                      [--no-session-info]\n"
+	    "                      [--no-session-info] [--no-capture]\n"
 	    "                      [--] [CMD [ARG]...]\n"
 	    "\n"
 	    "Relay loopback TCP (default 127.0.0.1:" DEFAULT_PORT ", and [::1]:" DEFAULT_PORT
@@ -99,6 +100,8 @@ usage(FILE *f)
 	    "                         and CA before running CMD\n"
 	    "      --allow-root       run CMD even as uid or gid 0 of the host (refused\n"
 	    "                         otherwise: that identity owns the host's root files)\n"
+	    "      --no-capture       no DNS stub on 127.0.0.1:53 and no capture of\n"
+	    "                         connections to its 198.18.0.0/15 addresses\n"
 	    "  -h, --help             this text\n"
 	    "  -V, --version          the version\n");
 }
@@ -118,6 +121,26 @@ env_name_ok(const char *s)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Whether /etc/resolv.conf has a "nameserver 127.0.0.1" line: the sandbox
+ * expects the DNS stub.  Read with stdio, a file of the sandbox's own.
+ */
+static bool
+resolv_names_stub(void)
+{
+	char line[256];
+	bool found = false;
+	FILE *f = fopen("/etc/resolv.conf", "re");
+
+	if (f == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strncmp(line, "nameserver 127.0.0.1", 20) == 0 &&
+		    (line[20] == '\n' || line[20] == ' ' || line[20] == '\t' || line[20] == '\0');
+	fclose(f);
+	return found;
 }
 
 static void
@@ -424,6 +447,7 @@ bridge_main(int argc, char **argv)
 		{ "no-env", no_argument, NULL, 'n' },
 		{ "allow-root", no_argument, NULL, 'R' },
 		{ "no-session-info", no_argument, NULL, 'S' },
+		{ "no-capture", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -439,6 +463,8 @@ bridge_main(int argc, char **argv)
 	const char *fwd_spec[MAX_FORWARD];
 	size_t nlisten = 0, nextra = 0, nfwd = 0, i, up = 0;
 	bool no_env = false, allow_root = false, no_session = false, changed, have_url = false;
+	bool no_capture = false;
+	struct br_dnsstub *dns = NULL;
 	char bundle[PATH_MAX] = "";
 	char why_root[160];
 	pid_t parent;
@@ -498,6 +524,9 @@ bridge_main(int argc, char **argv)
 			break;
 		case 'S':
 			no_session = true;
+			break;
+		case 'T':
+			no_capture = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -657,6 +686,33 @@ bridge_main(int argc, char **argv)
 	}
 
 	/*
+	 * Transparent capture: the DNS stub on 127.0.0.1:53 and the
+	 * synthetic range made local.  postern-sidecar run readied the
+	 * namespace before it dropped root (our own try fails there, with
+	 * EPERM); a launcher that gave us no capability and did not gets a
+	 * bridge without capture, as before, and one line saying so.
+	 */
+	if (!no_capture) {
+		int cerr = br_link_capture(), derr;
+
+		dns = br_dnsstub_new(b.relay, sock);
+		derr = dns == NULL ? errno : 0;
+		if (derr == EACCES || derr == EPERM || derr == EADDRNOTAVAIL || derr == EADDRINUSE) {
+			/* Said only to a sandbox set up for capture: the
+			 * recipes without it (--cap-drop ALL) stay quiet. */
+			if (resolv_names_stub())
+				log_notice("transparent capture is off: cannot %s (%s)%s",
+				    derr == EADDRNOTAVAIL ? "make 198.18.0.0/15 local" :
+				    "listen on 127.0.0.1:53", strerror(derr), cerr == -EPERM ?
+				    "; the bridge needs CAP_NET_ADMIN in its namespace for it, "
+				    "or pass --no-capture" : "");
+		} else if (dns == NULL) {
+			log_err_errno(derr, "DNS stub");
+			goto out;
+		}
+	}
+
+	/*
 	 * Nothing below needs a capability: lo is up, the listeners are
 	 * bound, and SOCK is reached with the bridge's own uid and groups,
 	 * as CMD would reach it.  A bridge that keeps nothing is nothing
@@ -738,6 +794,7 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	br_relay_free(b.relay);
+	br_dnsstub_free(dns);
 	br_env_free(env);
 	/* CMD and what it left are gone: nobody reads the bundle any more. */
 	br_bundle_remove(bundle);

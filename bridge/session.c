@@ -402,7 +402,14 @@ now_ms(void)
 int
 br_session_fetch(const char *sock, int timeout_ms, char **bufp, size_t *lenp)
 {
-	static const char request[] = BR_SESSION_REQUEST;
+	return br_session_get(sock, BR_SESSION_REQUEST, timeout_ms, bufp, lenp);
+}
+
+int
+br_session_get(const char *sock, const char *request, int timeout_ms, char **bufp,
+    size_t *lenp)
+{
+	size_t reqlen = strlen(request);
 	struct sockaddr_un sun;
 	socklen_t slen;
 	struct timeval tv;
@@ -430,8 +437,8 @@ br_session_fetch(const char *sock, int timeout_ms, char **bufp, size_t *lenp)
 		err = errno == EINPROGRESS || errno == EAGAIN ? -ETIMEDOUT : -errno;
 		goto out;
 	}
-	while (sent < sizeof(request) - 1) {
-		k = send(fd, request + sent, sizeof(request) - 1 - sent, MSG_NOSIGNAL);
+	while (sent < reqlen) {
+		k = send(fd, request + sent, reqlen - sent, MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0) {

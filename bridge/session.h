@@ -95,6 +95,11 @@ int br_session_response(const char *buf, size_t len, int *status,
  */
 int br_session_fetch(const char *sock, int timeout_ms, char **buf, size_t *len);
 
+/* br_session_fetch() with another REQUEST (a whole head, NUL-terminated):
+ * the DNS stub's name check (bridge/dnsstub.h). */
+int br_session_get(const char *sock, const char *request, int timeout_ms, char **buf,
+    size_t *len);
+
 /* How many env lines S has; the Ith one's NAME and VALUE (NUL-terminated,
  * owned by S, in the order of the body). */
 size_t br_session_nenv(const struct br_session *s);

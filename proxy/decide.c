@@ -542,6 +542,10 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		px_sessreq_answer(c);
 		return;
 	}
+	if (px_namereq_is(req)) {
+		px_namereq_answer(c, req);
+		return;
+	}
 	if (!req->is_connect && req->form != PX_TARGET_ABSOLUTE) {
 		px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL,
 		    "this is postern, an HTTP proxy, not a web server: send requests in absolute form "

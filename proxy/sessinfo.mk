@@ -5,8 +5,8 @@ libpostern_proxy_a_SOURCES += proxy/sessinfo.c proxy/sessinfo.h proxy/sessreq.c 
 
 check_PROGRAMS += tests/unit/test-proxy-sessinfo
 TESTS += tests/unit/test-proxy-sessinfo
-TESTS += tests/integration/proxy-sessinfo.sh
-EXTRA_DIST += tests/integration/proxy-sessinfo.sh
+TESTS += tests/integration/proxy-sessinfo.sh tests/integration/proxy-namecheck.sh
+EXTRA_DIST += tests/integration/proxy-sessinfo.sh tests/integration/proxy-namecheck.sh
 tests_unit_test_proxy_sessinfo_SOURCES = tests/unit/test-proxy-sessinfo.c tests/unit/tap.h \
 	bridge/session.c bridge/session.h bridge/forward.c bridge/addr.c
 tests_unit_test_proxy_sessinfo_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS)

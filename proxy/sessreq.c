@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -55,5 +56,119 @@ px_sessreq_answer(struct px_conn *c)
 	}
 	log_debug("session %s: session info (%zu placeholder%s%s) to %s", c->sess->name, n,
 	    n == 1 ? "" : "s", pem != NULL ? ", CA" : "", c->peer);
+	px_conn_close_after_write(c);
+}
+
+int
+px_namereq_is(const struct px_http_request *req)
+{
+	size_t n = strlen(PX_NAMEREQ_PATH);
+
+	return !req->is_connect && req->form == PX_TARGET_ORIGIN && req->method_len == 3 &&
+	    memcmp(req->method, "GET", 3) == 0 && req->target_len > n &&
+	    memcmp(req->target, PX_NAMEREQ_PATH, n) == 0;
+}
+
+/* Add PORT to the ascending set PORTS[0..*N) of at most MAX. */
+static void
+port_add(uint16_t *ports, size_t *n, size_t max, uint16_t port)
+{
+	size_t i;
+
+	for (i = 0; i < *n && ports[i] < port; i++)
+		;
+	if ((i < *n && ports[i] == port) || *n == max)
+		return;
+	memmove(ports + i + 1, ports + i, (*n - i) * sizeof(*ports));
+	ports[i] = port;
+	(*n)++;
+}
+
+size_t
+px_namereq_ports(const struct cf_session *s, const struct cf_host *h, uint16_t *ports,
+    size_t max, struct cf_decision *d)
+{
+	/* Ports worth a listener inside a range too wide to listen on all. */
+	static const uint16_t wide[] = { 22, 80, 443 };
+	uint16_t cand[PX_NAMEREQ_MAX_PORTS];
+	size_t ncand = 0, n = 0, i, k;
+	struct cf_decision dd;
+	unsigned p;
+
+	for (i = 0; i < s->nallow; i++) {
+		const struct cf_rule *r = s->allow[i];
+
+		if (!cf_rule_match_host(r, h))
+			continue;
+		if (!r->port_given) {
+			/* A rule without a port allows CONNECT on 443 only. */
+			port_add(cand, &ncand, PX_NAMEREQ_MAX_PORTS, 443);
+		} else if ((unsigned)r->port_hi - r->port_lo < PX_NAMEREQ_RANGE) {
+			for (p = r->port_lo; p <= r->port_hi; p++)
+				port_add(cand, &ncand, PX_NAMEREQ_MAX_PORTS, (uint16_t)p);
+		} else {
+			for (k = 0; k < sizeof(wide) / sizeof(wide[0]); k++)
+				if (wide[k] >= r->port_lo && wide[k] <= r->port_hi)
+					port_add(cand, &ncand, PX_NAMEREQ_MAX_PORTS, wide[k]);
+		}
+	}
+	/* Each candidate judged exactly as the CONNECT would be: a deny rule
+	 * or a path-only rule takes it away again. */
+	for (i = 0; i < ncand && n < max; i++) {
+		cf_decide(s, CF_MODE_CONNECT, h, cand[i], NULL, 0, &dd);
+		if (dd.allow)
+			ports[n++] = cand[i];
+	}
+	if (n == 0 && d != NULL)
+		cf_decide(s, CF_MODE_CONNECT, h, ncand > 0 ? cand[0] : 443, NULL, 0, d);
+	return n;
+}
+
+void
+px_namereq_answer(struct px_conn *c, const struct px_http_request *req)
+{
+	size_t off = strlen(PX_NAMEREQ_PATH), n, i;
+	uint16_t ports[PX_NAMEREQ_MAX_PORTS];
+	struct evbuffer *out = bufferevent_get_output(c->cli.bev);
+	char body[16 + PX_NAMEREQ_MAX_PORTS * 6];
+	const char *why = NULL;
+	struct cf_decision d;
+	struct cf_host h;
+	int len;
+
+	/* Judged as the CONNECT it stands for, so the refusal reads like one. */
+	snprintf(c->method, sizeof(c->method), "DNS");
+	c->mode = CF_MODE_CONNECT;
+	c->path[0] = '\0';
+	if (cf_host_parse(req->target + off, req->target_len - off, CF_HOST_NO_IP, &h, &why) < 0) {
+		char detail[200];
+
+		snprintf(detail, sizeof(detail), "the name check asks for no valid host name: %s",
+		    why != NULL ? why : "bad name");
+		px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, detail);
+		return;
+	}
+	c->host = h;
+	memset(&d, 0, sizeof(d));
+	n = px_namereq_ports(c->sess, &h, ports, PX_NAMEREQ_MAX_PORTS, &d);
+	if (n == 0) {
+		c->port = 443;
+		if (d.rule != NULL && d.rule->port_given)
+			c->port = d.rule->port_lo;
+		px_conn_refuse(c, 403, d.reason, d.rule, d.detail);
+		return;
+	}
+	c->port = ports[0];
+	len = snprintf(body, sizeof(body), "postern-name 1\nports");
+	for (i = 0; i < n; i++)
+		len += snprintf(body + len, sizeof(body) - (size_t)len, " %u", ports[i]);
+	len += snprintf(body + len, sizeof(body) - (size_t)len, "\n");
+	evbuffer_add_printf(out, "HTTP/1.1 200 OK\r\n"
+	    "Content-Type: text/plain; charset=utf-8\r\n"
+	    "Content-Length: %d\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "Connection: close\r\n\r\n%s", len, body);
+	log_debug("session %s: name %s allowed on %zu port%s, to %s", c->sess->name, h.name, n,
+	    n == 1 ? "" : "s", c->peer);
 	px_conn_close_after_write(c);
 }

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -410,6 +411,36 @@ sc_sync_wait(int fd, char *byte)
 #define SC_SYNC_NO_USERNS 'n'
 
 /* The command child, PID 1 of its namespaces: never returns. */
+/*
+ * Point CMD's resolver at the bridge's DNS stub: /etc/resolv.conf, in
+ * CMD's private mount namespace only, becomes a read-only file saying
+ * "nameserver 127.0.0.1" (SC_JAIL_DIR is a fresh tmpfs, ours).  No search
+ * domain and no other server: a name goes to the stub or nowhere.  Without
+ * a file to cover, CMD resolves nothing, and is told so.
+ */
+static void
+sc_run_resolv_conf(void)
+{
+	static const char text[] = "# postern-sidecar run: the bridge's DNS stub\n"
+	    "nameserver 127.0.0.1\n";
+	const char *path = SC_JAIL_DIR "/resolv.conf";
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1)) {
+		sc_logerr(errno, "warning: cannot write %s", path);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	if (mount(path, "/etc/resolv.conf", NULL, MS_BIND, NULL) < 0 ||
+	    mount(NULL, "/etc/resolv.conf", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID |
+	    MS_NODEV, NULL) < 0)
+		sc_logerr(errno, "warning: cannot bind %s over /etc/resolv.conf; programs that "
+		    "ignore HTTP_PROXY will not resolve names", path);
+}
+
 static void
 sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 {
@@ -439,8 +470,17 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 		sc_logerr(err, "cannot bring the loopback interface up");
 		_exit(SC_RUN_SETUP_FAILED);
 	}
+	/* Transparent capture (postern-bridge(8)): the synthetic range made
+	 * local and the low ports bindable, while we hold CAP_NET_ADMIN;
+	 * without it CMD still runs, reaching only what honours HTTP_PROXY. */
+	err = br_link_capture();
+	if (err < 0)
+		sc_logx("warning: transparent capture is off: cannot ready the namespace: %s",
+		    strerror(-err));
 	if (sc_jail_build(r->jail, r->engdir, r->bridge) < 0)
 		_exit(SC_RUN_SETUP_FAILED);
+	if (err == 0)
+		sc_run_resolv_conf();
 	if (root) {
 		/* Real root made every namespace so far, and owns them; the
 		 * user namespace comes last and holds nothing but CMD.  Its

@@ -33,6 +33,8 @@ EXTRA_DIST += tests/integration/proxy-errors.sh
 
 TESTS += tests/integration/sidecar-run-hints.sh
 EXTRA_DIST += tests/integration/sidecar-run-hints.sh
+TESTS += tests/integration/sidecar-run-capture.sh
+EXTRA_DIST += tests/integration/sidecar-run-capture.sh
 
 TESTS += tests/integration/proxy-logrotate.sh
 EXTRA_DIST += tests/integration/proxy-logrotate.sh

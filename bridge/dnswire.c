@@ -1,0 +1,212 @@
+/*
+ * bridge/dnswire.c: the DNS stub's wire format (see dnswire.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "bridge/dnswire.h"
+#include "bridge/forward.h"
+
+/* RFC 1035 §4.1.1 header bits. */
+#define F_QR 0x8000u
+#define F_OPCODE 0x7800u
+#define F_AA 0x0400u
+#define F_RD 0x0100u
+
+static uint16_t
+get16(const uint8_t *p)
+{
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/*
+ * Read the plain-label name at MSG[*OFF..LEN) (RFC 1035 §3.1, §4.1.2) into
+ * TEXT (dotted, no trailing dot, at most 254 bytes with NUL), advancing
+ * *OFF past its root label.  *PLAIN is cleared when a label holds a byte
+ * that would read differently in dotted text (a '.', a NUL).  Returns 0 or
+ * -EINVAL (a pointer, an extended label type, over 255 bytes, cut short).
+ */
+static int
+read_name(const uint8_t *msg, size_t len, size_t *off, char *text, size_t size, bool *plain)
+{
+	size_t o = *off, t = 0, total = 0, i;
+	uint8_t l;
+
+	*plain = true;
+	for (;;) {
+		if (o >= len)
+			return -EINVAL;
+		l = msg[o++];
+		total++;
+		if (l == 0)
+			break;
+		/* 11: a compression pointer; 01 and 10: extended label
+		 * types (RFC 6891 §5).  A question names itself in full. */
+		if (l & 0xc0)
+			return -EINVAL;
+		if (len - o < l || total + l > 255)
+			return -EINVAL;
+		total += l;
+		for (i = 0; i < l; i++) {
+			uint8_t ch = msg[o + i];
+
+			if (ch == '.' || ch == 0)
+				*plain = false;
+			if (t + 2 < size)
+				text[t++] = (char)ch;
+			else
+				*plain = false;
+		}
+		if (t + 2 < size)
+			text[t++] = '.';
+		o += l;
+	}
+	if (t > 0)
+		t--; /* the last dot */
+	text[t] = '\0';
+	*off = o;
+	return 0;
+}
+
+int
+br_dns_parse(const uint8_t *msg, size_t len, struct br_dns_query *q)
+{
+	char text[CF_HOST_MAX + 4];
+	struct cf_host h;
+	size_t off = 12, qstart;
+	uint16_t flags, qd, an, ns, ar;
+	bool plain;
+
+	if (msg == NULL || len < 12)
+		return -EBADMSG;
+	flags = get16(msg + 2);
+	if (flags & F_QR)
+		return -EBADMSG;
+	memset(q, 0, sizeof(*q));
+	q->id = get16(msg);
+	q->flags = flags;
+	if ((flags & F_OPCODE) != 0)
+		return -ENOTSUP;
+	qd = get16(msg + 4);
+	an = get16(msg + 6);
+	ns = get16(msg + 8);
+	ar = get16(msg + 10);
+	/* RFC 1035 §4.1.2 allows more, and no server answers them: one. */
+	if (qd != 1 || an != 0 || ns != 0 || ar > 1)
+		return -EINVAL;
+	qstart = off;
+	if (read_name(msg, len, &off, text, sizeof(text), &plain) < 0 || len - off < 4)
+		return -EINVAL;
+	q->qtype = get16(msg + off);
+	q->qclass = get16(msg + off + 2);
+	off += 4;
+	q->question = msg + qstart;
+	q->qlen = off - qstart;
+	if (ar == 1) {
+		/* One OPT pseudo-record (RFC 6891 §6.1.2): the root name,
+		 * type 41, class, TTL, RDLENGTH and exactly that much RDATA,
+		 * to the end of the message.  Its options are not read. */
+		if (len - off < 11 || msg[off] != 0 || get16(msg + off + 1) != BR_DNS_TYPE_OPT ||
+		    len - off - 11 != get16(msg + off + 9))
+			return -EINVAL;
+		off = len;
+	}
+	if (off != len)
+		return -EINVAL;
+	if (plain && text[0] != '\0' &&
+	    cf_host_parse(text, strlen(text), CF_HOST_NO_IP, &h, NULL) == 0 &&
+	    h.kind == CF_HOST_NAME) {
+		q->name_ok = 1;
+		memcpy(q->name, h.name, sizeof(q->name));
+	}
+	return 0;
+}
+
+size_t
+br_dns_reply(const uint8_t *msg, size_t len, const struct br_dns_query *q, int rcode,
+    const struct in_addr *a, uint32_t ttl, uint8_t *out, size_t cap)
+{
+	size_t n = 12;
+
+	if (msg == NULL || len < 12 || cap < 12)
+		return 0;
+	if (q != NULL && n + q->qlen + (a != NULL ? 16 : 0) > cap)
+		return 0;
+	memcpy(out, msg, 2);
+	/* QR, the opcode asked, AA (the stub is the authority for its own
+	 * answers), RD echoed (RFC 1035 §4.1.1), RA clear: it recurses
+	 * nowhere. */
+	put16(out + 2, (uint16_t)(F_QR | (get16(msg + 2) & (F_OPCODE | F_RD)) | F_AA |
+	    (rcode & 0xf)));
+	put16(out + 4, q != NULL ? 1 : 0);
+	put16(out + 6, q != NULL && a != NULL ? 1 : 0);
+	put16(out + 8, 0);
+	put16(out + 10, 0);
+	if (q == NULL)
+		return n;
+	memcpy(out + n, q->question, q->qlen);
+	n += q->qlen;
+	if (a != NULL) {
+		/* RFC 1035 §4.1.4: the name is the question's, at offset 12. */
+		put16(out + n, 0xc00c);
+		put16(out + n + 2, BR_DNS_TYPE_A);
+		put16(out + n + 4, BR_DNS_CLASS_IN);
+		put16(out + n + 6, (uint16_t)(ttl >> 16));
+		put16(out + n + 8, (uint16_t)ttl);
+		put16(out + n + 10, 4);
+		memcpy(out + n + 12, &a->s_addr, 4);
+		n += 16;
+	}
+	return n;
+}
+
+int
+br_dns_ports_parse(const char *buf, size_t len, uint16_t *ports, size_t max)
+{
+	static const char lead[] = "postern-name 1\nports";
+	struct br_reply r;
+	const char *p, *end;
+	size_t n = 0;
+	unsigned long v;
+	int rc;
+
+	rc = br_reply_parse(buf, len, &r);
+	if (rc < 0)
+		return -EINVAL;
+	if (rc == 0 || r.status != 200)
+		return 0;
+	p = buf + r.head_len;
+	end = buf + len;
+	if ((size_t)(end - p) < sizeof(lead) - 1 || memcmp(p, lead, sizeof(lead) - 1) != 0)
+		return -EINVAL;
+	p += sizeof(lead) - 1;
+	while (p < end && *p == ' ') {
+		p++;
+		/* Plain digits, no leading zero, 1-65535, ascending. */
+		if (p == end || *p < '1' || *p > '9')
+			return -EINVAL;
+		v = 0;
+		while (p < end && *p >= '0' && *p <= '9') {
+			v = v * 10 + (unsigned long)(*p - '0');
+			if (v > 65535)
+				return -EINVAL;
+			p++;
+		}
+		if (n == max || (n > 0 && v <= ports[n - 1]))
+			return -EINVAL;
+		ports[n++] = (uint16_t)v;
+	}
+	if (n == 0 || p + 1 != end || *p != '\n')
+		return -EINVAL;
+	return (int)n;
+}

@@ -1,0 +1,70 @@
+/*
+ * tests/fuzz/fuzz-bridge-dns.c: the bridge's DNS stub wire format
+ * (bridge/dnswire.h): the strict query reader, the answer builder, and the
+ * reader of the proxy's answer to the name check.  Invariants checked: a
+ * parsed question lies within the input and ends it (or the OPT record
+ * does); an accepted name is in normal form and re-parses to itself; every
+ * answer fits its buffer, echoes the ID, and is itself no query; every
+ * port list read is ascending and within its cap.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bridge/dnswire.h"
+#include "conf/host.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct br_dns_query q, q2;
+	struct in_addr a = { .s_addr = 0x010012c6 };
+	uint8_t out[BR_DNS_MSG_MAX];
+	uint16_t ports[BR_DNS_PORTS_MAX];
+	struct cf_host h;
+	size_t n, i;
+	int rc;
+
+	rc = br_dns_parse(data, size, &q);
+	if (rc == 0) {
+		if (q.question < data + 12 || q.question + q.qlen > data + size || q.qlen < 5)
+			abort();
+		if (q.name_ok) {
+			if (cf_host_parse(q.name, strlen(q.name), CF_HOST_NO_IP, &h, NULL) != 0 ||
+			    strcmp(h.name, q.name) != 0)
+				abort();
+		} else if (q.name[0] != '\0') {
+			abort();
+		}
+		n = br_dns_reply(data, size, &q, BR_DNS_NOERROR, &a, BR_DNS_TTL, out, sizeof(out));
+		if (n > sizeof(out) || (n != 0 && n != 12 + q.qlen + 16))
+			abort();
+		/* An answer is never taken for a query (no loops between stubs). */
+		if (n != 0 && br_dns_parse(out, n, &q2) != -EBADMSG)
+			abort();
+		if (n != 0 && memcmp(out, data, 2) != 0)
+			abort();
+	} else if (rc == -EINVAL || rc == -ENOTSUP) {
+		n = br_dns_reply(data, size, NULL, BR_DNS_FORMERR, NULL, 0, out, sizeof(out));
+		if (n != 12 || memcmp(out, data, 2) != 0)
+			abort();
+	} else if (rc != -EBADMSG) {
+		abort();
+	}
+
+	rc = br_dns_ports_parse((const char *)data, size, ports, BR_DNS_PORTS_MAX);
+	if (rc > BR_DNS_PORTS_MAX)
+		abort();
+	for (i = 1; rc > 0 && i < (size_t)rc; i++)
+		if (ports[i] <= ports[i - 1])
+			abort();
+	for (i = 0; rc > 0 && i < (size_t)rc; i++)
+		if (ports[i] == 0)
+			abort();
+	return 0;
+}
