@@ -69,6 +69,15 @@ px_namereq_is(const struct px_http_request *req)
 	    memcmp(req->target, PX_NAMEREQ_PATH, n) == 0;
 }
 
+/* The mode px_decide() judges a CONNECT to H:PORT in: CF_MODE_TLS when
+ * the session terminates TLS there. */
+static enum cf_mode
+connect_mode(const struct cf_session *s, const struct cf_host *h, uint16_t port)
+{
+	return h->kind == CF_HOST_NAME && cf_session_terminates(s, h->name, port) ? CF_MODE_TLS :
+	    CF_MODE_CONNECT;
+}
+
 /* Add PORT to the ascending set PORTS[0..*N) of at most MAX. */
 static void
 port_add(uint16_t *ports, size_t *n, size_t max, uint16_t port)
@@ -113,14 +122,19 @@ px_namereq_ports(const struct cf_session *s, const struct cf_host *h, uint16_t *
 		}
 	}
 	/* Each candidate judged exactly as the CONNECT would be: a deny rule
-	 * or a path-only rule takes it away again. */
+	 * or a path-only rule takes it away again (unless the session
+	 * terminates TLS there: then, as px_decide() judges that CONNECT, a
+	 * path or methods= rule admits the tunnel and judges each request). */
 	for (i = 0; i < ncand && n < max; i++) {
-		cf_decide(s, CF_MODE_CONNECT, h, cand[i], NULL, 0, &dd);
+		cf_decide(s, connect_mode(s, h, cand[i]), h, cand[i], NULL, 0, NULL, &dd);
 		if (dd.allow)
 			ports[n++] = cand[i];
 	}
-	if (n == 0 && d != NULL)
-		cf_decide(s, CF_MODE_CONNECT, h, ncand > 0 ? cand[0] : 443, NULL, 0, d);
+	if (n == 0 && d != NULL) {
+		uint16_t p0 = ncand > 0 ? cand[0] : 443;
+
+		cf_decide(s, connect_mode(s, h, p0), h, p0, NULL, 0, NULL, d);
+	}
 	return n;
 }
 

@@ -19,6 +19,7 @@ conf="$WORLD_DIR/conf.d/postern.ini"
 		[session agent]
 		listen = unix:$S/agent.sock
 		allow_hosts = allowed.test, allowed.test:8080-8082, *.wild.test:*, plain.test:80/docs
+		allow_hosts = https://org.test/my-org/ inspect
 		deny_hosts = allowed.test:8081, bad.wild.test
 	EOF2
 } >"$conf"
@@ -49,6 +50,10 @@ expect_eq 403 "$(cat "$WORLD_DIR/status")" "a denied name is refused"
 expect_audit "as denied_by_rule" event=decision host=bad.wild.test reason=denied_by_rule
 ask plain.test >/dev/null
 expect_eq 403 "$(cat "$WORLD_DIR/status")" "a path-only rule allows no CONNECT, so no name"
+body=$(ask org.test)
+expect_eq 200 "$(cat "$WORLD_DIR/status")" \
+	"a path rule on a host whose TLS is terminated admits its tunnel, so its name"
+expect_eq "ports 443" "$(echo "$body" | sed -n 2p)" "on the inspected port"
 ask 'a..b' >/dev/null
 expect_eq 400 "$(cat "$WORLD_DIR/status")" "a malformed name is a 400"
 ask '10.0.0.1' >/dev/null
