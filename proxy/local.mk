@@ -22,6 +22,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/resolve.c proxy/resolve.h \
 	proxy/server.c \
 	proxy/share.c proxy/share.h \
+	proxy/socks.c proxy/socks.h \
 	proxy/stats.c proxy/stats.h \
 	proxy/tally.c proxy/tally.h \
 	proxy/splice.c proxy/splice.h
