@@ -119,3 +119,34 @@ expect_match '^sni=allowed\.test$' "$out" "curl with only ALL_PROXY reaches the 
 expect_audit "over SOCKS5" event=decision "method=SOCKS5 CONNECT" host=allowed.test port=443 decision=allow
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
+
+# 5. postern-sidecar run: its sandbox gets the same GIT_SSH_COMMAND (the
+# bridge's path inside it), which reaches the allowed host:22, and a
+# refused one prints the postern line with its --allow hint.  run gives
+# CMD a fresh /tmp, so the ssh setup lives in the build tree meanwhile,
+# owned by CMD's uid.
+SIDECAR="$top_builddir/postern-sidecar"
+if [ -x "$SIDECAR" ]; then
+	RH="$top_builddir/tests/integration/bridge-ssh.home.$$"
+	rm -rf "$RH"
+	cp -a "$H" "$RH" || die "copy the ssh setup"
+	sed -i "s|$H|$RH|g" "$RH/.ssh/config"
+	# run's CMD is nobody (65534): ssh wants its key and config its own.
+	chown -R 65534:65534 "$RH"
+	world_cleanup_hook() {
+		[ -n "$SSHD_PID" ] && kill "$SSHD_PID" 2>/dev/null
+		rm -rf "$RH"
+		return 0
+	}
+	mkdir -m 0711 "$WORLD_DIR/xdg"
+	out=$(in_px env XDG_RUNTIME_DIR="$WORLD_DIR/xdg" "$SIDECAR" run --allow 'allowed.test:22 private' -- \
+		sh -c 'eval "$GIT_SSH_COMMAND -F $0 root@allowed.test echo via-run"' "$RH/.ssh/config" 2>&1)
+	diag "$out"
+	expect_match '^via-run$' "$out" "run: ssh with the sandbox's GIT_SSH_COMMAND reaches allowed.test:22"
+	out=$(in_px env XDG_RUNTIME_DIR="$WORLD_DIR/xdg" "$SIDECAR" run --allow 'allowed.test:22 private' -- \
+		sh -c 'eval "$GIT_SSH_COMMAND -F $0 root@deny.test true"' "$RH/.ssh/config" 2>&1)
+	diag "$out"
+	expect_match "^postern-bridge: postern refused CONNECT deny\\.test:22: 403 host_not_allowed\$" "$out" \
+		"run: a refused ssh target prints the postern line"
+	expect_match "--allow 'deny\\.test:22'" "$out" "with the --allow that would permit it"
+fi
