@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "bridge/env.h"
 
@@ -142,8 +143,12 @@ br_env_new(char *const *src, const char *const *extra, size_t nextra,
 			goto fail;
 	}
 	if (proxy != NULL) {
+		/* ALL_PROXY is the fallback for whatever is not HTTP(S): the
+		 * proxy speaks SOCKS5 too, and socks5h lets it resolve the
+		 * name (the sandbox has no resolver of its own). */
 		for (i = 0; i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++)
-			if (push_var(e, proxy_vars[i], "http://", proxy) < 0)
+			if (push_var(e, proxy_vars[i], strcasecmp(proxy_vars[i], "ALL_PROXY") == 0 ?
+			    "socks5h://" : "http://", proxy) < 0)
 				goto fail;
 		for (i = 0; i < 2; i++)
 			if (push_var(e, no_proxy_vars[i], "", NO_PROXY_VALUE) < 0)

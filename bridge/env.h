@@ -19,8 +19,8 @@ struct br_env;
  * GIT_SSL_CAINFO and PIP_CERT, and each of the NEXTRA names in EXTRA; the first
  * occurrence of a name wins, entries without '=' are dropped.  When PROXY
  * is not NULL it is a "HOST:PORT" (e.g. "127.0.0.1:3128") and HTTP_PROXY,
- * HTTPS_PROXY, http_proxy, https_proxy, ALL_PROXY and all_proxy are set to
- * "http://PROXY", NO_PROXY and no_proxy to "localhost,127.0.0.1,::1",
+ * HTTPS_PROXY, http_proxy and https_proxy are set to "http://PROXY",
+ * ALL_PROXY and all_proxy to "socks5h://PROXY", NO_PROXY and no_proxy to "localhost,127.0.0.1,::1",
  * NODE_USE_ENV_PROXY to "1", replacing any kept value of those names.  Every string is copied, so SRC
  * may be wiped afterwards.  Returns the environment, or NULL with errno
  * ENOMEM.  Free it with br_env_free().

@@ -4,6 +4,7 @@ bin_PROGRAMS += postern-bridge
 postern_bridge_SOURCES = \
 	bridge/main.c \
 	bridge/addr.c bridge/addr.h \
+	bridge/connect.c bridge/connect.h \
 	bridge/dnsstub.c bridge/dnsstub.h bridge/dnswire.c bridge/dnswire.h \
 	conf/host.c conf/host.h \
 	bridge/env.c bridge/env.h \
@@ -64,7 +65,8 @@ BRIDGE_IT = \
 	tests/integration/bridge-pdeath.sh \
 	tests/integration/bridge-lo-error.sh \
 	tests/integration/bridge-forward.sh \
-	tests/integration/bridge-capture.sh
+	tests/integration/bridge-capture.sh \
+	tests/integration/bridge-ssh.sh
 TESTS += $(BRIDGE_IT)
 EXTRA_DIST += $(BRIDGE_IT) tests/integration/lib-bridge.sh
 

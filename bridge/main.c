@@ -30,6 +30,7 @@
 #include "base/super.h"
 #include "bridge/addr.h"
 #include "bridge/dnsstub.h"
+#include "bridge/connect.h"
 #include "bridge/env.h"
 #include "bridge/forward.h"
 #include "bridge/link.h"
@@ -79,13 +80,16 @@ usage(FILE *f)
 	    "                      [--forward PORT[:HOST:HPORT]]... [--no-env] [--allow-root]\n"
 	    "                      [--no-session-info] [--no-capture]\n"
 	    "                      [--] [CMD [ARG]...]\n"
+	    "       postern-bridge connect [--via ADDR:PORT | --connect SOCK] HOST PORT\n"
 	    "\n"
 	    "Relay loopback TCP (default 127.0.0.1:" DEFAULT_PORT ", and [::1]:" DEFAULT_PORT
 	    " when the\n"
 	    "namespace has IPv6) to the proxy's UNIX socket SOCK, one UNIX connection per\n"
 	    "TCP connection, and run CMD with a scrubbed environment and the proxy\n"
 	    "variables set, with no capabilities and no_new_privs.  Without CMD, relay\n"
-	    "until signalled.\n"
+	    "until signalled.  \"connect\" relays stdin and stdout over one CONNECT\n"
+	    "HOST:PORT (ssh's ProxyCommand, via the bridge's listener, default\n"
+	    "127.0.0.1:" DEFAULT_PORT ").\n"
 	    "\n"
 	    "  -c, --connect SOCK     the proxy's UNIX socket (required)\n"
 	    "  -l, --listen ADDR:PORT listen here instead (repeatable; IPv6 as [::1]:PORT)\n"
@@ -436,6 +440,43 @@ out:
 	return rc;
 }
 
+/*
+ * GIT_SSH_COMMAND for CMD: ssh with this very bridge as its ProxyCommand
+ * ("postern-bridge connect", connect.h) through the bridge's own
+ * listener PROXY, so that git over ssh reaches an allowed host:22 with no
+ * nc or socat in the image.  A value passed with --env is the launcher's
+ * choice and stays.  A path the two shells (git's, then ssh's) would
+ * split or expand is not used: nothing is set then.  Returns 0 or -ENOMEM.
+ */
+static int
+set_git_ssh(struct br_env *env, const char *proxy)
+{
+	char self[PATH_MAX], *cmd = NULL;
+	ssize_t n;
+	size_t i;
+	int rc;
+
+	if (br_env_get(env, "GIT_SSH_COMMAND") != NULL)
+		return 0;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 0;
+	self[n] = '\0';
+	for (i = 0; i < (size_t)n; i++) {
+		char ch = self[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		    ch == '/' || ch == '.' || ch == '_' || ch == '-' || ch == '+')) {
+			log_notice("GIT_SSH_COMMAND not set: the bridge's path %s needs quoting", self);
+			return 0;
+		}
+	}
+	if (asprintf(&cmd, "ssh -o ProxyCommand='%s connect --via %s %%h %%p'", self, proxy) < 0)
+		return -ENOMEM;
+	rc = br_env_set(env, "GIT_SSH_COMMAND", cmd);
+	free(cmd);
+	return rc;
+}
+
 static int
 bridge_main(int argc, char **argv)
 {
@@ -734,6 +775,10 @@ bridge_main(int argc, char **argv)
 		log_err("environment");
 		goto out;
 	}
+	if (!no_env && set_git_ssh(env, url_host) < 0) {
+		log_err("environment");
+		goto out;
+	}
 	/*
 	 * Before CMD runs, what the proxy says of this session: the
 	 * placeholders CMD gets instead of the real secrets, and the CA it
@@ -810,6 +855,9 @@ main(int argc, char **argv)
 
 	/* Until the bridge serves, what stops it is an "error: ". */
 	log_init("postern-bridge", 0);
+	/* ssh's ProxyCommand (connect.h): no relay, no CMD, nothing to set up. */
+	if (argc > 1 && strcmp(argv[1], "connect") == 0)
+		return br_connect_main(argc - 1, argv + 1);
 	log_starting(1);
 	rc = bridge_main(argc, argv);
 

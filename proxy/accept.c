@@ -29,9 +29,130 @@
 #include "proxy/http.h"
 #include "proxy/loopcall.h"
 #include "proxy/prio.h"
+#include "proxy/socks.h"
 #include "proxy/stats.h"
 
 /* ---- the request head --------------------------------------------------- */
+
+/* A new request on C: the current snapshot decides it. */
+static void
+new_request(struct px_conn *c)
+{
+	c->requests++;
+	c->decided = 0;
+	c->host.kind = 0;
+	c->method[0] = '\0';
+	c->path[0] = '\0';
+	c->addr[0] = '\0';
+	if (c->cfg != px_server_config(c->srv)) {
+		cf_config_free(c->cfg);
+		c->cfg = px_server_config_ref(c->srv);
+	}
+	c->generation = px_server_generation(c->srv);
+	c->sess = cf_config_find_session(c->cfg, c->session);
+}
+
+/*
+ * SOCKS5 (RFC 1928) on an HTTP listener: the greeting, then the request,
+ * each taken whole (proxy/socks.h) as its bytes arrive, in pieces of any
+ * size; a client may send both at once.  The one header_timeout bounds
+ * both, as it bounds an HTTP head.  A CONNECT is then decided exactly as
+ * an HTTP CONNECT (px_decide_socks()); every answer after the greeting is
+ * a SOCKS5 reply (conn.c, tunnel.c).
+ */
+static void
+socks_step(struct px_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
+	struct px_socks_request req;
+	unsigned char *data;
+	const char *why = NULL;
+	size_t len, used = 0;
+	int rc, noauth = 0, rep = PX_SOCKS_REP_FAILURE;
+
+	if (c->socks == 0) {
+		c->socks = 1;
+		snprintf(c->method, sizeof(c->method), "SOCKS5");
+	}
+	while ((len = evbuffer_get_length(in)) > 0) {
+		/* Both messages are shorter than 300 bytes: a prefix that
+		 * long decides either. */
+		if (len > 300)
+			len = 300;
+		data = evbuffer_pullup(in, (ev_ssize_t)len);
+		if (data == NULL) {
+			px_conn_free(c, "out of memory");
+			return;
+		}
+		if (c->socks == 1) {
+			static const unsigned char chosen[2] = { PX_SOCKS_VERSION, 0x00 };
+
+			rc = px_socks_greeting(data, len, &used, &noauth, &why);
+			if (rc == PX_SOCKS_INCOMPLETE)
+				return;
+			if (rc == PX_SOCKS_BAD) {
+				px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, why);
+				return;
+			}
+			if (!noauth) {
+				/* RFC 1928 §3: X'FF', and the client closes.  The
+				 * session is the listener's: there is no one to
+				 * authenticate, so no other method is offered. */
+				px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL,
+				    "the SOCKS5 client offers no method postern accepts (only 0x00, "
+				    "no authentication)");
+				return;
+			}
+			evbuffer_drain(in, used);
+			evbuffer_add(bufferevent_get_output(c->cli.bev), chosen, sizeof(chosen));
+			c->socks = 2;
+			continue;
+		}
+		rc = px_socks_request(data, len, &used, &req, &rep, &why);
+		if (rc == PX_SOCKS_INCOMPLETE)
+			return;
+		/* One request per connection: what follows it is the
+		 * tunnel's (the client's first flight). */
+		c->socks = 3;
+		new_request(c);
+		if (rc == PX_SOCKS_BAD) {
+			snprintf(c->method, sizeof(c->method), "SOCKS5");
+			c->socks_rep = rep;
+			px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, why);
+			return;
+		}
+		evbuffer_drain(in, used);
+		snprintf(c->method, sizeof(c->method), "%s", px_socks_cmd_name(req.cmd));
+		if (req.cmd != PX_SOCKS_CONNECT) {
+			/* RFC 1928 §4: BIND and UDP ASSOCIATE would open a
+			 * door the rules cannot judge (an inbound connection,
+			 * datagrams to anywhere): X'07', audited. */
+			c->socks_rep = PX_SOCKS_REP_CMD_UNSUPPORTED;
+			px_conn_refuse(c, 405, CF_R_BAD_REQUEST, NULL,
+			    "postern takes the SOCKS5 CONNECT command only, not BIND or UDP ASSOCIATE");
+			return;
+		}
+		c->host = req.host;
+		c->port = req.port;
+		px_decide_socks(c);
+		return;
+	}
+}
+
+/* Is C's next read SOCKS5?  The first byte of its first request says
+ * (0x05: no HTTP method begins with it); inside a terminated tunnel the
+ * requests are HTTP. */
+static int
+is_socks(struct px_conn *c)
+{
+	unsigned char b;
+
+	if (c->socks == 1 || c->socks == 2)
+		return 1;
+	if (c->socks != 0 || c->requests != 0 || c->term)
+		return 0;
+	return evbuffer_copyout(bufferevent_get_input(c->cli.bev), &b, 1) == 1 && b == PX_SOCKS_VERSION;
+}
 
 static void
 handle_head(struct px_conn *c)
@@ -52,6 +173,10 @@ handle_head(struct px_conn *c)
 		px_conn_arm_timer(c, p->header_timeout_ms);
 	}
 	px_conn_touch(c);
+	if (is_socks(c)) {
+		socks_step(c);
+		return;
+	}
 	lim.max_headers = p->max_headers;
 	lim.max_header_bytes = p->max_header_bytes;
 	if (c->nhdrs_cap < lim.max_headers + 1) {
@@ -86,19 +211,7 @@ handle_head(struct px_conn *c)
 	 * from its own start. */
 	memset(&c->req.rs, 0, sizeof(c->req.rs));
 
-	/* A new request: the current snapshot decides it. */
-	c->requests++;
-	c->decided = 0;
-	c->host.kind = 0;
-	c->method[0] = '\0';
-	c->path[0] = '\0';
-	c->addr[0] = '\0';
-	if (c->cfg != px_server_config(c->srv)) {
-		cf_config_free(c->cfg);
-		c->cfg = px_server_config_ref(c->srv);
-	}
-	c->generation = px_server_generation(c->srv);
-	c->sess = cf_config_find_session(c->cfg, c->session);
+	new_request(c);
 	if (rc == PX_HTTP_OK || rc == PX_HTTP_HOST_MISMATCH) {
 		size_t ml = req.method_len < sizeof(c->method) - 1 ? req.method_len : sizeof(c->method) - 1;
 		memcpy(c->method, req.method, ml);
@@ -142,8 +255,10 @@ head_timeout(struct px_conn *c)
 	if (c->head_timer_armed || c->requests == 0) {
 		if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0) {
 			c->host.kind = 0;
-			c->method[0] = '\0';
-			px_conn_refuse(c, 408, CF_R_TIMEOUT, NULL,
+			if (!c->socks)
+				c->method[0] = '\0';
+			px_conn_refuse(c, 408, CF_R_TIMEOUT, NULL, c->socks ?
+			    "the SOCKS5 greeting and request did not arrive within header_timeout" :
 			    "the request head did not arrive within header_timeout");
 		} else {
 			px_conn_free(c, "header_timeout");

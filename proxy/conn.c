@@ -28,6 +28,7 @@
 #include "proxy/log.h"
 #include "proxy/loopcall.h"
 #include "proxy/sni.h"
+#include "proxy/socks.h"
 #include "proxy/splice.h"
 #include "proxy/stats.h"
 #include "proxy/tally.h"
@@ -351,6 +352,23 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 		n = sizeof(body) - 1;
 	if (px_server_human(c->srv) && !audited)
 		tell_human(c, reason, detail, sugg, what, h);
+	if (c->socks && !c->connect_answered) {
+		/* A SOCKS5 client reads a SOCKS5 answer: to its greeting, "no
+		 * acceptable method" (RFC 1928 §3); to its request, the reply
+		 * code (§6); and the connection closes once it is out. */
+		unsigned char r[PX_SOCKS_REPLY_LEN];
+
+		if (c->socks == 1) {
+			r[0] = PX_SOCKS_VERSION;
+			r[1] = 0xFF;
+			evbuffer_add(out, r, 2);
+		} else {
+			evbuffer_add(out, r, px_socks_reply(r, c->socks_rep ? c->socks_rep :
+			    px_socks_rep_for(status, reason)));
+		}
+		px_conn_close_after_write(c);
+		return;
+	}
 	evbuffer_add_printf(out,
 	    "HTTP/1.1 %d %s\r\n"
 	    "Content-Type: text/plain; charset=utf-8\r\n"

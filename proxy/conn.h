@@ -218,6 +218,15 @@ struct px_conn {
 	 */
 	int term;
 	struct px_term *tm;
+	/*
+	 * SOCKS5 (proxy/socks.h, RFC 1928), told from HTTP by the first
+	 * byte (accept.c): 0 for HTTP; 1 reading the greeting, 2 the
+	 * request, 3 the request taken.  Until connect_answered, the answer
+	 * to it (success or refusal) is a SOCKS5 reply, not HTTP; SOCKS_REP
+	 * is the reply code of the next refusal when set (an errno of the
+	 * connect says more than the refusal's status).
+	 */
+	int socks, socks_rep;
 	uint64_t req_up0, req_down0;
 	int resp_status;
 };
@@ -415,6 +424,10 @@ void px_record_request_line(struct px_conn *c, const struct px_reqline *l);
  * be freed or closing on return.
  */
 void px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len);
+/* Decide C's SOCKS5 CONNECT (accept.c has set C->host and C->port from the
+ * request, and drained it): exactly as an HTTP CONNECT to that host and
+ * port.  C may be freed or closing on return. */
+void px_decide_socks(struct px_conn *c);
 
 /* ---- forward.c ---- */
 

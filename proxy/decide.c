@@ -31,6 +31,7 @@
 #include "proxy/http.h"
 #include "proxy/prio.h"
 #include "proxy/sessreq.h"
+#include "proxy/socks.h"
 #include "proxy/stats.h"
 
 #include <openssl/crypto.h>
@@ -104,6 +105,12 @@ connected_cb(int fd, int err, size_t index, void *arg)
 
 	c->connector = NULL;
 	if (fd < 0) {
+		/* RFC 1928 §6: the reply code says how the connect failed. */
+		if (c->socks)
+			c->socks_rep = err == ECONNREFUSED ? PX_SOCKS_REP_REFUSED :
+			    err == ENETUNREACH ? PX_SOCKS_REP_NET_UNREACH :
+			    err == EHOSTUNREACH || err == ETIMEDOUT ? PX_SOCKS_REP_HOST_UNREACH :
+			    PX_SOCKS_REP_FAILURE;
 		snprintf(detail, sizeof(detail), "could not connect to %s: %s",
 		    c->lk != NULL && c->lk->naddrs == 1 ? c->addr : "any of its addresses", strerror(err));
 		if (err == ETIMEDOUT)
@@ -518,6 +525,8 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	px_forward_start(c);
 }
 
+static void start_lookup(struct px_conn *c);
+
 /*
  * The decision: who may go where, by this connection's snapshot.
  */
@@ -525,7 +534,6 @@ void
 px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 {
 	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
-	const struct cf_proxy_settings *p = px_conn_settings(c);
 
 	if (c->sess == NULL) {
 		px_conn_refuse(c, 403, CF_R_SESSION_REMOVED, NULL,
@@ -605,6 +613,19 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	/* The head is consumed; any bytes after it are the body, a pipelined
 	 * request, or (CONNECT) the client's first flight. */
 	evbuffer_drain(in, head_len);
+	start_lookup(c);
+}
+
+/*
+ * C's request is allowed by name and port: look its host up (a literal, a
+ * [hosts] pin or DNS), vet every address and connect (vet_and_connect()).
+ * C may be freed or closing on return.
+ */
+static void
+start_lookup(struct px_conn *c)
+{
+	const struct cf_proxy_settings *p = px_conn_settings(c);
+
 	bufferevent_disable(c->cli.bev, EV_READ);
 	px_conn_enter(c, &lookup_phase);
 	px_conn_arm_timer(c, p->connect_timeout_ms + 30000);
@@ -664,6 +685,30 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	c->dnsq = px_dns_resolve(px_server_dns(c->srv), c->host.name, dns_cb, c);
 	if (c->dnsq == NULL)
 		px_conn_refuse(c, 502, CF_R_DNS_FAILURE, c->dec.rule, "could not start a DNS lookup");
+}
+
+/*
+ * A SOCKS5 CONNECT (RFC 1928 §4) is an HTTP CONNECT in another framing:
+ * the same decision (a terminated host judged as its tunnel), then the
+ * same lookup, vetting and connect; px_tunnel_open() answers it in SOCKS5.
+ */
+void
+px_decide_socks(struct px_conn *c)
+{
+	if (c->sess == NULL) {
+		px_conn_refuse(c, 403, CF_R_SESSION_REMOVED, NULL,
+		    "this listener's session was removed from the config");
+		return;
+	}
+	c->mode = CF_MODE_CONNECT;
+	c->path[0] = '\0';
+	cf_decide(c->sess, px_tunnel_terminates(c) ? CF_MODE_TLS : CF_MODE_CONNECT, &c->host, c->port,
+	    NULL, 0, &c->dec);
+	if (!c->dec.allow) {
+		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+		return;
+	}
+	start_lookup(c);
 }
 
 /*

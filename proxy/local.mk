@@ -22,6 +22,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/resolve.c proxy/resolve.h \
 	proxy/server.c \
 	proxy/share.c proxy/share.h \
+	proxy/socks.c proxy/socks.h \
 	proxy/stats.c proxy/stats.h \
 	proxy/tally.c proxy/tally.h \
 	proxy/splice.c proxy/splice.h
@@ -32,3 +33,9 @@ bin_PROGRAMS += postern-proxy
 postern_proxy_SOURCES = proxy/main.c
 postern_proxy_LDADD = $(PROXY_LIBS)
 dist_man_MANS += proxy/postern-proxy.8 conf/postern.ini.5
+
+# The SOCKS5 parser's unit test (proxy/socks.h).
+check_PROGRAMS += tests/unit/test-socks
+TESTS += tests/unit/test-socks
+tests_unit_test_socks_SOURCES = tests/unit/test-socks.c tests/unit/tap.h
+tests_unit_test_socks_LDADD = $(PROXY_LIBS)

@@ -33,6 +33,7 @@
 #include "proxy/loopcall.h"
 #include "proxy/sesstls.h"
 #include "proxy/sni.h"
+#include "proxy/socks.h"
 #include "proxy/splice.h"
 #include "proxy/tally.h"
 #include "proxy/tlsup.h"
@@ -214,8 +215,14 @@ connect_answer(struct px_conn *c)
 	if (c->connect_answered)
 		return;
 	c->connect_answered = 1;
-	evbuffer_add_printf(bufferevent_get_output(c->cli.bev),
-	    "HTTP/1.1 200 Connection established\r\n\r\n");
+	if (c->socks) {
+		/* RFC 1928 §6: succeeded, bound to 0.0.0.0:0 (socks.h). */
+		unsigned char r[PX_SOCKS_REPLY_LEN];
+		evbuffer_add(bufferevent_get_output(c->cli.bev), r, px_socks_reply(r, PX_SOCKS_REP_OK));
+	} else {
+		evbuffer_add_printf(bufferevent_get_output(c->cli.bev),
+		    "HTTP/1.1 200 Connection established\r\n\r\n");
+	}
 	event_base_gettimeofday_cached(px_server_base(c->srv), &now);
 	sni_set_deadline(c, &now);
 }

@@ -37,3 +37,11 @@ TESTS += tests/fuzz/etchosts-replay
 tests_fuzz_etchosts_replay_SOURCES = tests/fuzz/fuzz-etchosts.c tests/fuzz/replay.c
 tests_fuzz_etchosts_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/etchosts"'
 tests_fuzz_etchosts_replay_LDADD = $(CONF_LIBS)
+
+# The SOCKS5 parser (proxy/socks.h): greeting and request.
+check_PROGRAMS += tests/fuzz/socks-replay
+TESTS += tests/fuzz/socks-replay
+tests_fuzz_socks_replay_SOURCES = tests/fuzz/fuzz-socks.c tests/fuzz/replay.c
+tests_fuzz_socks_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/socks"'
+tests_fuzz_socks_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-socks.srcs

@@ -56,4 +56,17 @@ out=$(cd /home/agent && setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "
 	br_fail "CONNECT tunnel: $out"
 [ "$out" = "hello from upstream" ] || br_fail "CONNECT tunnel: got '$out'"
 br_pass "CONNECT tunnel through the recipe"
+
+# The ProxyCommand of the GIT_SSH_COMMAND the bridge exports is reachable
+# inside the recipe's sandbox (the bridge's own path), and relays one
+# CONNECT over stdin and stdout (issue 16).
+line=$(printf '%s\n' "$recipe" |
+	sed "s|agent \\.\\.\\.|sh -c 'p=\${GIT_SSH_COMMAND#*ProxyCommand=?}; p=\${p%% *}; printf \"GET /hello.txt HTTP/1.0\\\\r\\\\n\\\\r\\\\n\" \\| \$p connect upstream.test 80'|")
+out=$(cd /home/agent && setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "$line" 2>&1) ||
+	br_fail "GIT_SSH_COMMAND's ProxyCommand: $out"
+case $out in
+*"hello from upstream"*) ;;
+*) br_fail "GIT_SSH_COMMAND's ProxyCommand: got '$out'" ;;
+esac
+br_pass "the exported ProxyCommand works inside the recipe"
 exit 0

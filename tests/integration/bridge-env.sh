@@ -63,13 +63,18 @@ case "$out" in
 *"$KEY"*) br_fail "the fake API key reached CMD" ;;
 esac
 echo "$out" | grep -q '^KEEPME=' && br_fail "KEEPME leaked without --env"
-for v in HTTP_PROXY HTTPS_PROXY http_proxy https_proxy ALL_PROXY all_proxy; do
+for v in HTTP_PROXY HTTPS_PROXY http_proxy https_proxy; do
 	echo "$out" | grep -qx "$v=http://127.0.0.1:3128" || br_fail "$v not set to the bridge"
+done
+for v in ALL_PROXY all_proxy; do
+	echo "$out" | grep -qx "$v=socks5h://127.0.0.1:3128" || br_fail "$v not set to the bridge's SOCKS5"
 done
 for v in NO_PROXY no_proxy; do
 	echo "$out" | grep -qx "$v=localhost,127.0.0.1,::1" || br_fail "$v not set"
 done
 echo "$out" | grep -qx 'NODE_USE_ENV_PROXY=1' || br_fail "NODE_USE_ENV_PROXY not set to 1"
+echo "$out" | grep -qx "GIT_SSH_COMMAND=ssh -o ProxyCommand='$(readlink -f "$BRIDGE") connect --via 127.0.0.1:3128 %h %p'" ||
+	br_fail "GIT_SSH_COMMAND does not use the bridge as ssh's ProxyCommand"
 for v in SSL_CERT_FILE=/etc/pki/ca.pem SSL_CERT_DIR=/etc/pki NODE_EXTRA_CA_CERTS=/etc/pki/x.pem \
     REQUESTS_CA_BUNDLE=/etc/pki/r.pem CURL_CA_BUNDLE=/etc/pki/c.pem GIT_SSL_CAINFO=/etc/pki/g.pem \
     PIP_CERT=/etc/pki/p.pem; do
@@ -89,6 +94,7 @@ br_pass "--env NAME passes exactly NAME"
 out=$(pid1 --no-env -- sh "$BR_T/show.sh" 2>&1) || br_fail "run failed: $out"
 echo "$out" | grep -qi '_proxy=' && br_fail "--no-env still set a proxy variable: $out"
 echo "$out" | grep -q '^NODE_USE_ENV_PROXY=' && br_fail "--no-env still set NODE_USE_ENV_PROXY: $out"
+echo "$out" | grep -q '^GIT_SSH_COMMAND=' && br_fail "--no-env still set GIT_SSH_COMMAND: $out"
 br_pass "--no-env sets no proxy variable"
 
 out=$(pid1 --env "A=B" -- true 2>&1) && br_fail "--env with '=' accepted"

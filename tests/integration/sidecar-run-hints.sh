@@ -27,3 +27,12 @@ out=$(in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --allow 'allowed.test priv
 expect_match "^postern: refused GET allowed\.test:8080 .*port_not_allowed.*; to allow it: --allow 'allowed\.test:8080 private'$" \
 	"$(cat "$err")" "a port suggestion in run keeps the rule's private flag"
 expect_match "pass --allow 'allowed\.test:8080 private'$" "$out" "in the 403 body too"
+
+# Over SOCKS5 (ALL_PROXY, socks5h:// at the bridge): the same line and the
+# same --allow hint as for a CONNECT.
+out=$(in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --allow 'allowed.test private' -- \
+	sh -c 'echo "ALL=$ALL_PROXY"; curl -sS --max-time 10 --proxy "$ALL_PROXY" https://deny.test/' 2>"$err")
+expect_match "^ALL=socks5h://127\.0\.0\.1:[0-9]+$" "$out" "run's sandbox has ALL_PROXY=socks5h://"
+expect_match "^postern: refused SOCKS5 CONNECT deny\.test:443: host_not_allowed .*; to allow it: --allow 'deny\.test'$" \
+	"$(cat "$err")" "a SOCKS5 refusal names the --allow that would permit it"
+expect_match "curl: \(97\).*\(2\)" "$(cat "$err")" "and the client saw reply code 2"

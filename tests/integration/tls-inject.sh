@@ -80,6 +80,13 @@ expect_audit "the request inside has its own decision, with the secret's name" e
 expect_audit "and its own request line: status, path without query" event=request path=/inj \
 	status=200 secret=k
 
+# Over SOCKS5 (issue 16): the same terminated tunnel, the same injection.
+out=$(curl_px --proxy socks5h://127.0.0.1:3128 --cacert "$CA" -H "x-api-key: $PH_K" https://allowed.test/socks)
+expect_match "^x-api-key: $VALUE$" "$out" "SOCKS5: the tunnel is terminated and the credential injected"
+expect_audit "SOCKS5: the CONNECT is allowed and terminated" event=decision "method=SOCKS5 CONNECT" \
+	host=allowed.test decision=allow sni=allowed.test detail="TLS terminated"
+expect_audit "SOCKS5: the request inside has its own line" event=request path=/socks status=200 secret=k
+
 # Two requests on one connection: each one is injected.
 out=$(tc -H "x-api-key: $PH_K" https://allowed.test/a https://allowed.test/b)
 expect_eq 2 "$(printf '%s\n' "$out" | tr -d '\r' | grep -c "^x-api-key: $VALUE$")" \

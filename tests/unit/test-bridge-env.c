@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 
 #include "bridge/env.h"
 #include "tests/unit/tap.h"
@@ -84,7 +85,8 @@ main(void)
 	    !has_name(v, "PATHX") && !has_name(v, "PAT"),
 	    "everything else dropped, names compared whole");
 	for (i = 0; i < sizeof(proxies) / sizeof(proxies[0]); i++) {
-		snprintf(entry, sizeof(entry), "%s=http://127.0.0.1:3128", proxies[i]);
+		snprintf(entry, sizeof(entry), "%s=%s://127.0.0.1:3128", proxies[i],
+		    strcasecmp(proxies[i], "ALL_PROXY") == 0 ? "socks5h" : "http");
 		tap_ok(has(v, entry), "%s set to the bridge", proxies[i]);
 	}
 	tap_ok(has(v, "NO_PROXY=localhost,127.0.0.1,::1") &&
