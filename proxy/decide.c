@@ -703,7 +703,7 @@ px_decide_socks(struct px_conn *c)
 	c->mode = CF_MODE_CONNECT;
 	c->path[0] = '\0';
 	cf_decide(c->sess, px_tunnel_terminates(c) ? CF_MODE_TLS : CF_MODE_CONNECT, &c->host, c->port,
-	    NULL, 0, &c->dec);
+	    NULL, 0, NULL, &c->dec);
 	if (!c->dec.allow) {
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
