@@ -149,4 +149,22 @@ if [ -x "$SIDECAR" ]; then
 	expect_match "^postern-bridge: postern refused CONNECT deny\\.test:22: 403 host_not_allowed\$" "$out" \
 		"run: a refused ssh target prints the postern line"
 	expect_match "--allow 'deny\\.test:22'" "$out" "with the --allow that would permit it"
+
+	# 6. Transparent capture: plain ssh, no ProxyCommand, no
+	# ProxyCommand in GIT_SSH_COMMAND: the bridge's DNS stub gives allowed.test a
+	# synthetic address, and the connection to its port 22 is captured
+	# and opened as CONNECT allowed.test:22.  A refused name does not
+	# resolve, and run tells the refusal with its --allow.
+	out=$(in_px env XDG_RUNTIME_DIR="$WORLD_DIR/xdg" "$SIDECAR" run --allow 'allowed.test:22 private' -- \
+		sh -c 'unset GIT_SSH_COMMAND; ssh -F "$0" root@allowed.test echo via-capture &&
+			GIT_SSH_COMMAND="ssh -F $0" git clone -q root@allowed.test:"$1" /tmp/cl && git -C /tmp/cl log --format=%s' \
+		"$RH/.ssh/config" "$WORLD_DIR/src" 2>&1)
+	diag "$out"
+	expect_match '^via-capture$' "$out" "run: plain ssh reaches allowed.test:22 through capture"
+	expect_match '^over ssh$' "$out" "and git clone over plain ssh"
+	out=$(in_px env XDG_RUNTIME_DIR="$WORLD_DIR/xdg" "$SIDECAR" run --allow 'allowed.test:22 private' -- \
+		sh -c 'unset GIT_SSH_COMMAND; ssh -F "$0" root@deny.test true' "$RH/.ssh/config" 2>&1)
+	diag "$out"
+	expect_match "deny\\.test.*(not known|resolve)" "$out" "run: plain ssh to a refused name does not resolve"
+	expect_match "^postern: refused DNS deny\\.test" "$out" "and run prints the refusal"
 fi
