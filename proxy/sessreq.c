@@ -169,6 +169,15 @@ px_namereq_answer(struct px_conn *c, const struct px_http_request *req)
 		c->port = 443;
 		if (d.rule != NULL && d.rule->port_given)
 			c->port = d.rule->port_lo;
+		if (d.reason == CF_R_HOST_NOT_ALLOWED) {
+			/* A query names no port: say which one the hint is
+			 * for, so that ssh's user allows host:22 at once. */
+			size_t dl = strlen(d.detail);
+
+			snprintf(d.detail + dl, sizeof(d.detail) - dl, "; asked by the sandbox's DNS "
+			    "stub, which knows no port: a program using another than %u needs "
+			    "HOST:PORT", c->port);
+		}
 		px_conn_refuse(c, 403, d.reason, d.rule, d.detail);
 		return;
 	}

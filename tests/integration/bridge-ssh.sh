@@ -167,4 +167,6 @@ if [ -x "$SIDECAR" ]; then
 	diag "$out"
 	expect_match "deny\\.test.*(not known|resolve)" "$out" "run: plain ssh to a refused name does not resolve"
 	expect_match "^postern: refused DNS deny\\.test" "$out" "and run prints the refusal"
+	expect_match "knows no port: a program using another than 443 needs HOST:PORT" "$out" \
+		"saying that the hint's port is a guess"
 fi
