@@ -2,7 +2,9 @@
  * tests/bench/bridge-load.c: the load server and client of
  * tests/bench/bench-bridge.sh.  The same client measures every path (direct
  * TCP, direct UNIX socket, postern-bridge, socat) against the same server,
- * so that only the relay in between differs.
+ * so that only the relay in between differs.  tests/bench/bench-capture.sh
+ * uses it too (tps, dns-a and dns, SOCKS5 tunnels), for the ways out of a
+ * bridge sandbox.
  *
  *   bridge-load serve UNIXPATH TCPPORTFILE
  *       Serve on UNIXPATH and on 127.0.0.1:<free port> (written to
@@ -14,9 +16,21 @@
  *   bridge-load lat ADDR CONNS SECONDS   64-byte ping-pong; p50/p99 in us
  *   bridge-load idle ADDR CONNS          open CONNS echo connections, print
  *                                        "ready", hold them until stdin EOF
+ *   bridge-load tps ADDR CONNS SECONDS   CONNS processes, each looping on a
+ *                                        blocking dial (tunnel included) +
+ *                                        64-byte echo + close; prints /s
+ *   bridge-load dns-a ADDR NAME          one A query to the DNS server at
+ *                                        ADDR (tcp: syntax, sent over UDP);
+ *                                        prints the first address
+ *   bridge-load dns ADDR NAME CLIENTS SECONDS
+ *                                        CLIENTS processes, each asking the
+ *                                        A record of NAME, one query in
+ *                                        flight; prints answers/s
  *
- * With BRIDGE_LOAD_CONNECT=HOST:PORT, up, down and lat go through an HTTP
- * CONNECT tunnel to HOST:PORT opened at ADDR (postern-proxy).
+ * With BRIDGE_LOAD_CONNECT=HOST:PORT, up, down, lat and tps go through an
+ * HTTP CONNECT tunnel to HOST:PORT opened at ADDR (postern-proxy); with
+ * BRIDGE_LOAD_SOCKS=HOST:PORT, through a SOCKS5 CONNECT to that name
+ * (ATYP 0x03, no authentication) instead.
  *
  * ADDR is tcp:HOST:PORT or unix:PATH.  Loopback only.
  */
@@ -37,6 +51,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -154,14 +169,53 @@ read_all(int fd, void *p, size_t n)
  * tunnel to HOST:PORT, so the same tests run through the whole chain.
  */
 static void
+socks(int fd, const char *target)
+{
+	unsigned char req[300], rep[22];
+	const char *colon = strrchr(target, ':');
+	size_t hl;
+	uint16_t port;
+
+	if (colon == NULL || (hl = (size_t)(colon - target)) == 0 || hl > 255)
+		die("BRIDGE_LOAD_SOCKS is HOST:PORT");
+	port = (uint16_t)strtoul(colon + 1, NULL, 10);
+	/* Greeting and request in one write: the proxy takes them in pieces
+	 * of any size, and a client that waits for the method reply costs a
+	 * round trip the HTTP CONNECT path does not pay either. */
+	memcpy(req, "\x05\x01\x00\x05\x01\x00\x03", 7);
+	req[7] = (unsigned char)hl;
+	memcpy(req + 8, target, hl);
+	req[8 + hl] = (unsigned char)(port >> 8);
+	req[9 + hl] = (unsigned char)port;
+	write_all(fd, req, 10 + hl);
+	read_all(fd, rep, 2);
+	if (rep[0] != 5 || rep[1] != 0) {
+		fprintf(stderr, "SOCKS5: method refused\n");
+		exit(1);
+	}
+	read_all(fd, rep, 4);
+	if (rep[1] != 0) {
+		fprintf(stderr, "SOCKS5 CONNECT refused: reply %u\n", rep[1]);
+		exit(1);
+	}
+	/* The bound address: IPv4 or IPv6, then the port. */
+	read_all(fd, rep, rep[3] == 4 ? 18 : 6);
+}
+
+static void
 tunnel(int fd)
 {
 	const char *target = getenv("BRIDGE_LOAD_CONNECT");
+	const char *starget = getenv("BRIDGE_LOAD_SOCKS");
 	char req[512], head[4096];
 	size_t got = 0;
 	ssize_t n;
 	int len;
 
+	if (starget != NULL && *starget != '\0') {
+		socks(fd, starget);
+		return;
+	}
 	if (target == NULL || *target == '\0')
 		return;
 	len = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n",
@@ -519,6 +573,240 @@ fresh:
 	return 0;
 }
 
+/*
+ * Tunnels per second: CONNS processes, each dialling blocking (so that
+ * the tunnel's handshake, HTTP or SOCKS5, is part of what is timed),
+ * echoing 64 bytes and closing, until SECONDS are up.
+ */
+static int
+tps(const char *spec, int conns, double secs)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(spec, &ss);
+	unsigned long total = 0, failed = 0, v[2];
+	double t0 = now();
+	int p[2], i;
+
+	if (pipe(p) < 0)
+		die("pipe");
+	for (i = 0; i < conns; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			char msg[MSG + 1];
+			unsigned long done = 0, bad = 0;
+			double tend = t0 + secs;
+
+			close(p[0]);
+			memset(msg, 'p', sizeof(msg));
+			msg[0] = 'E';
+			while (now() < tend) {
+				int fd = dial(&ss, len, false);
+
+				if (fd < 0) {
+					bad++;
+					continue;
+				}
+				write_all(fd, msg, sizeof(msg));
+				read_all(fd, buf, MSG);
+				close(fd);
+				done++;
+			}
+			v[0] = done;
+			v[1] = bad;
+			write_all(p[1], v, sizeof(v));
+			_exit(0);
+		}
+	}
+	close(p[1]);
+	for (i = 0; i < conns; i++) {
+		if (read(p[0], v, sizeof(v)) != (ssize_t)sizeof(v))
+			break;
+		total += v[0];
+		failed += v[1];
+	}
+	while (wait(NULL) > 0)
+		;
+	if (i < conns) {
+		fprintf(stderr, "tps: %d of %d clients died\n", conns - i, conns);
+		return 1;
+	}
+	printf("%.0f\n", (double)total / (now() - t0));
+	if (failed > 0)
+		fprintf(stderr, "tps: %lu failed\n", failed);
+	return 0;
+}
+
+/* An A query for NAME with ID into q; returns its length. */
+static size_t
+dns_query(unsigned char *q, size_t cap, const char *name, uint16_t id)
+{
+	size_t n = 12;
+	const char *l = name;
+
+	memset(q, 0, 12);
+	q[0] = (unsigned char)(id >> 8);
+	q[1] = (unsigned char)id;
+	q[2] = 0x01;		/* RD */
+	q[5] = 1;		/* QDCOUNT */
+	while (*l != '\0') {
+		const char *dot = strchr(l, '.');
+		size_t k = dot ? (size_t)(dot - l) : strlen(l);
+
+		if (k == 0 || k > 63 || n + k + 6 > cap)
+			die("bad name");
+		q[n++] = (unsigned char)k;
+		memcpy(q + n, l, k);
+		n += k;
+		l += k;
+		if (*l == '.')
+			l++;
+	}
+	q[n++] = 0;
+	memcpy(q + n, "\x00\x01\x00\x01", 4);	/* A, IN */
+	return n + 4;
+}
+
+/*
+ * Is r (n bytes) a NOERROR answer to ID with at least one record?  Its
+ * first A record's address into a, when a is not NULL.
+ */
+static bool
+dns_answer(const unsigned char *r, size_t n, uint16_t id, struct in_addr *a)
+{
+	size_t off = 12;
+	unsigned an;
+
+	if (n < 12 || ((r[0] << 8) | r[1]) != id || (r[3] & 0x0f) != 0)
+		return false;
+	an = (unsigned)((r[6] << 8) | r[7]);
+	if (an == 0)
+		return false;
+	if (a == NULL)
+		return true;
+	/* Skip the question, then the first record's name (a pointer or
+	 * labels), type, class, TTL and length. */
+	while (off < n && r[off] != 0)
+		off += (size_t)r[off] + 1;
+	off += 5;
+	if (off + 2 > n)
+		return false;
+	if ((r[off] & 0xc0) == 0xc0)
+		off += 2;
+	else {
+		while (off < n && r[off] != 0)
+			off += (size_t)r[off] + 1;
+		off++;
+	}
+	if (off + 14 > n || r[off] != 0 || r[off + 1] != 1 || r[off + 9] != 4)
+		return false;
+	memcpy(a, r + off + 10, 4);
+	return true;
+}
+
+static int
+dns_socket(const char *spec)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(spec, &ss);
+	struct timeval tv = { 1, 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		die("socket");
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0)
+		die("connect");
+	return fd;
+}
+
+static int
+dns_a(const char *spec, const char *name)
+{
+	unsigned char q[512], r[512];
+	struct in_addr a;
+	char text[INET_ADDRSTRLEN];
+	int fd = dns_socket(spec), try;
+	size_t qn = dns_query(q, sizeof(q), name, 0x4242);
+	ssize_t n;
+
+	for (try = 0; try < 3; try++) {
+		write_all(fd, q, qn);
+		n = recv(fd, r, sizeof(r), 0);
+		if (n > 0 && dns_answer(r, (size_t)n, 0x4242, &a)) {
+			printf("%s\n", inet_ntop(AF_INET, &a, text, sizeof(text)));
+			return 0;
+		}
+	}
+	fprintf(stderr, "dns-a: no A record for %s\n", name);
+	return 1;
+}
+
+/*
+ * DNS answers per second: CLIENTS processes, each with its own UDP
+ * socket and one query in flight at a time (a resolver's stub resolver
+ * asking again and again), counting the NOERROR answers with a record.
+ */
+static int
+dns_rate(const char *spec, const char *name, int clients, double secs)
+{
+	unsigned long total = 0, failed = 0, v[2];
+	double t0 = now();
+	int p[2], i;
+
+	if (pipe(p) < 0)
+		die("pipe");
+	for (i = 0; i < clients; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			unsigned char q[512], r[512];
+			unsigned long done = 0, bad = 0;
+			uint16_t id = (uint16_t)(i * 4099);
+			double tend = t0 + secs;
+			int fd = dns_socket(spec);
+
+			close(p[0]);
+			while (now() < tend) {
+				size_t qn = dns_query(q, sizeof(q), name, ++id);
+				ssize_t n;
+
+				write_all(fd, q, qn);
+				n = recv(fd, r, sizeof(r), 0);
+				if (n > 0 && dns_answer(r, (size_t)n, id, NULL))
+					done++;
+				else
+					bad++;
+			}
+			v[0] = done;
+			v[1] = bad;
+			write_all(p[1], v, sizeof(v));
+			_exit(0);
+		}
+	}
+	close(p[1]);
+	for (i = 0; i < clients; i++) {
+		if (read(p[0], v, sizeof(v)) != (ssize_t)sizeof(v))
+			break;
+		total += v[0];
+		failed += v[1];
+	}
+	while (wait(NULL) > 0)
+		;
+	if (i < clients) {
+		fprintf(stderr, "dns: %d of %d clients died\n", clients - i, clients);
+		return 1;
+	}
+	printf("%.0f\n", (double)total / (now() - t0));
+	if (failed > 0)
+		fprintf(stderr, "dns: %lu queries without an answer\n", failed);
+	return 0;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -646,6 +934,12 @@ main(int argc, char **argv)
 		return lat(argv[2], atoi(argv[3]), atof(argv[4]));
 	if (argc >= 4 && strcmp(argv[1], "idle") == 0)
 		return idle(argv[2], atoi(argv[3]));
+	if (argc >= 5 && strcmp(argv[1], "tps") == 0)
+		return tps(argv[2], atoi(argv[3]), atof(argv[4]));
+	if (argc >= 4 && strcmp(argv[1], "dns-a") == 0)
+		return dns_a(argv[2], argv[3]);
+	if (argc >= 6 && strcmp(argv[1], "dns") == 0)
+		return dns_rate(argv[2], argv[3], atoi(argv[4]), atof(argv[5]));
 	fprintf(stderr, "usage: see tests/bench/bridge-load.c\n");
 	return 2;
 }
