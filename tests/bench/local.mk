@@ -45,6 +45,15 @@ bench: bench-proxy
 	else \
 	  echo "bench: no bench-bridge target, skipping the bridge benchmark"; \
 	fi
+# Issue 16's "Speed": tunnels/s and bulk MB/s out of a bridge sandbox by
+# HTTP CONNECT, SOCKS5 and transparent capture side by side, and the DNS
+# stub's answers/s (needs root: the bridge runs in a namespace of its own).
+# Its load tool is bridge/local.mk's bridge-load.
+EXTRA_DIST += tests/bench/bench-capture.sh
+bench-capture: postern-proxy postern-bridge tests/bench/bridge-load
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	  $(SHELL) $(top_srcdir)/tests/bench/bench-capture.sh
+
 # Instructions per tunnel, request and refusal (callgrind), against
 # BENCH_BASE=/path/to/an/older/postern-proxy when given: the before/after
 # that a loaded machine cannot blur.
@@ -52,4 +61,4 @@ bench-instr: postern-proxy tests/bench/proxy-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-instr.sh
 
-.PHONY: bench bench-proxy bench-term bench-instr
+.PHONY: bench bench-proxy bench-term bench-instr bench-capture
