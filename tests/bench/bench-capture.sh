@@ -15,7 +15,11 @@
 #   tunnels/s   dial + tunnel + 64-byte echo + close, 8 clients at once
 #   bulk        one tunnel, BENCH_BYTES (512 MiB) each way, MB/s
 #   DNS stub    answers/s, BENCH_DNS_CLIENTS (4) UDP clients asking the A
-#               record of sink.bench, one query in flight each
+#               record of sink.bench, one query in flight each; and the
+#               same for BENCH_DNS_NAMES (300) distinct names a round
+#               (nN.names.bench, allowed by a wildcard), each asked once:
+#               the first ask of a name, which waits for the proxy's name
+#               check (no goal; the bridge hands out at most 1024 names)
 #
 # Goals (the issue): socks and capture within 10% of connect (ratio >=
 # 0.90) on every row; the stub >= 20,000 answers/s.
@@ -38,6 +42,7 @@ ROUNDS=${BENCH_ROUNDS:-3}
 BYTES=${BENCH_BYTES:-536870912}
 SECS=${BENCH_SECONDS:-2}
 DNS_CLIENTS=${BENCH_DNS_CLIENTS:-4}
+DNS_NAMES=${BENCH_DNS_NAMES:-300}
 LIMIT=${BENCH_LIMIT:-300}
 NAME=sink.bench
 
@@ -93,6 +98,9 @@ if [ "${1:-}" = --rounds ]; then
 		done
 		v=$(timeout 60 "$LOAD" dns tcp:127.0.0.1:53 "$NAME" "$DNS_CLIENTS" "$SECS" \
 			2>>"$T/err.dns") && echo "$v" >> "$T/dns.stub"
+		v=$(timeout 60 "$LOAD" dns tcp:127.0.0.1:53 "n%u.names.bench" "$DNS_CLIENTS" 30 \
+			$(((r - 1) * DNS_NAMES)) "$DNS_NAMES" 2>>"$T/err.dns") &&
+			echo "$v" >> "$T/dns.distinct"
 	done
 	exit 0
 fi
@@ -159,7 +167,7 @@ $NAME = 127.0.0.1
 [session bench]
 listen = unix:$T/proxy.sock
 max_connections = 10000
-allow_hosts = $NAME:$SINK_PORT private
+allow_hosts = $NAME:$SINK_PORT private, *.names.bench:$SINK_PORT private
 EOF
 "$PROXY" -c "$T/postern.ini" 2>"$T/proxy.err" &
 PROXY_PID=$!
@@ -187,6 +195,7 @@ ROUNDS=$ROUNDS
 BYTES=$BYTES
 SECS=$SECS
 DNS_CLIENTS=$DNS_CLIENTS
+DNS_NAMES=$DNS_NAMES
 EOF
 unshare -n -- "$BRIDGE" $root --connect "$T/proxy.sock" --listen 127.0.0.1:3128 -- \
 	sh "$SELF" --rounds "$T" 2>"$T/bridge.err" &
@@ -236,6 +245,8 @@ for m in tps up down; do
 done
 d=$(val "$T/dns.stub")
 echo "| DNS stub answers/s ($DNS_CLIENTS UDP clients, one name) | | | $d | | | ≥ 20000: $(check "$d" '>=' 20000) |"
+d=$(val "$T/dns.distinct")
+echo "| DNS stub answers/s ($DNS_CLIENTS UDP clients, $DNS_NAMES new names) | | | $d | | | (none) |"
 echo
 echo "bench-capture: load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 exit 0

@@ -22,10 +22,14 @@
  *   bridge-load dns-a ADDR NAME          one A query to the DNS server at
  *                                        ADDR (tcp: syntax, sent over UDP);
  *                                        prints the first address
- *   bridge-load dns ADDR NAME CLIENTS SECONDS
+ *   bridge-load dns ADDR NAME CLIENTS SECONDS [FIRST COUNT]
  *                                        CLIENTS processes, each asking the
  *                                        A record of NAME, one query in
- *                                        flight; prints answers/s
+ *                                        flight; prints answers/s.  With
+ *                                        FIRST and COUNT, a "%u" in NAME is
+ *                                        each of FIRST..FIRST+COUNT-1 once
+ *                                        (distinct names), spread over the
+ *                                        clients
  *
  * With BRIDGE_LOAD_CONNECT=HOST:PORT, up, down, lat and tps go through an
  * HTTP CONNECT tunnel to HOST:PORT opened at ADDR (postern-proxy); with
@@ -749,8 +753,21 @@ dns_a(const char *spec, const char *name)
  * socket and one query in flight at a time (a resolver's stub resolver
  * asking again and again), counting the NOERROR answers with a record.
  */
+/* NAME with its "%u" (if any) replaced by IDX, into out. */
+static void
+dns_name(char *out, size_t cap, const char *name, unsigned long idx)
+{
+	const char *pct = strstr(name, "%u");
+
+	if (pct == NULL)
+		snprintf(out, cap, "%s", name);
+	else
+		snprintf(out, cap, "%.*s%lu%s", (int)(pct - name), name, idx, pct + 2);
+}
+
 static int
-dns_rate(const char *spec, const char *name, int clients, double secs)
+dns_rate(const char *spec, const char *name, int clients, double secs,
+    unsigned long first, unsigned long count)
 {
 	unsigned long total = 0, failed = 0, v[2];
 	double t0 = now();
@@ -769,11 +786,22 @@ dns_rate(const char *spec, const char *name, int clients, double secs)
 			uint16_t id = (uint16_t)(i * 4099);
 			double tend = t0 + secs;
 			int fd = dns_socket(spec);
+			unsigned long k = (unsigned long)i;
+			char nm[256];
 
 			close(p[0]);
+			dns_name(nm, sizeof(nm), name, first);
 			while (now() < tend) {
-				size_t qn = dns_query(q, sizeof(q), name, ++id);
+				size_t qn;
 				ssize_t n;
+
+				if (count > 0) {
+					if (k >= count)
+						break;
+					dns_name(nm, sizeof(nm), name, first + k);
+					k += (unsigned long)clients;
+				}
+				qn = dns_query(q, sizeof(q), nm, ++id);
 
 				write_all(fd, q, qn);
 				n = recv(fd, r, sizeof(r), 0);
@@ -938,8 +966,11 @@ main(int argc, char **argv)
 		return tps(argv[2], atoi(argv[3]), atof(argv[4]));
 	if (argc >= 4 && strcmp(argv[1], "dns-a") == 0)
 		return dns_a(argv[2], argv[3]);
+	if (argc >= 8 && strcmp(argv[1], "dns") == 0)
+		return dns_rate(argv[2], argv[3], atoi(argv[4]), atof(argv[5]),
+		    strtoul(argv[6], NULL, 10), strtoul(argv[7], NULL, 10));
 	if (argc >= 6 && strcmp(argv[1], "dns") == 0)
-		return dns_rate(argv[2], argv[3], atoi(argv[4]), atof(argv[5]));
+		return dns_rate(argv[2], argv[3], atoi(argv[4]), atof(argv[5]), 0, 0);
 	fprintf(stderr, "usage: see tests/bench/bridge-load.c\n");
 	return 2;
 }
