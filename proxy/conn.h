@@ -247,6 +247,7 @@ struct px_term {
 	struct px_h2 *h2;
 	char fail[160];
 	char secret[72];        /* a secret name is at most 64 */
+	int line_due;           /* an allowed HTTP/1.1 request's line is to be written */
 };
 
 /* ---- conn.c: the connection itself ---- */
@@ -409,9 +410,16 @@ struct px_reqline {
 	const char *method, *path, *secret, *proto, *reason;
 	int status;
 	uint64_t bytes_up, bytes_down;
+	/* An allowed request: "allow", the rule and where it is written
+	 * (the line is also its decision line); NULL for a refused one,
+	 * whose decision line was written when it was refused. */
+	const char *decision, *rule, *rule_at;
 };
 /* Write the request line L of a request inside C's terminated tunnel
- * (host and port are C's). */
+ * (host and port are C's).  An allowed request inside a terminated tunnel
+ * has this one line (px_record_decision() writes none for it: it counts
+ * the decision in /metrics and leaves the line to this), written after
+ * its answer, or when the connection closes before one. */
 void px_record_request_line(struct px_conn *c, const struct px_reqline *l);
 
 /* ---- decide.c ---- */

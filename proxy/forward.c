@@ -128,6 +128,31 @@ px_forward_reuse(struct px_conn *c)
 
 /* ---- request and response ----------------------------------------------- */
 
+/* At most this many body bytes are copied rather than moved (below). */
+#define FWD_COPY_MAX 4096
+
+/*
+ * Pass N bytes from IN to OUT.  A small piece behind bytes OUT already
+ * holds (the head just built, typically) is copied into OUT's last
+ * chain: inside a terminated tunnel each chain is sealed as a TLS record
+ * of its own (bufferevent_openssl writes chain by chain), so a short
+ * answer's head and body went out as two records, each with its fixed
+ * cost.  Anything larger moves chain by chain, without a copy.
+ */
+static void
+fwd_move(struct evbuffer *in, struct evbuffer *out, size_t n)
+{
+	if (n <= FWD_COPY_MAX && evbuffer_get_length(out) > 0) {
+		unsigned char *p = evbuffer_pullup(in, (ev_ssize_t)n);
+
+		if (p != NULL && evbuffer_add(out, p, n) == 0) {
+			evbuffer_drain(in, n);
+			return;
+		}
+	}
+	evbuffer_remove_buffer(in, out, n);
+}
+
 /* Pass request-body bytes from the client to upstream, as far as framing
  * and back-pressure allow. */
 static int
@@ -161,7 +186,7 @@ fwd_request_body(struct px_conn *c)
 			c->req.done = 1;
 	}
 	if (n > 0) {
-		evbuffer_remove_buffer(in, out, n);
+		fwd_move(in, out, n);
 		c->cli.bytes += n;
 	}
 	(void)px_conn_throttle(&c->cli, &c->up);
@@ -306,7 +331,7 @@ fwd_response(struct px_conn *c)
 		px_conn_touch(c);
 		if (c->resp.close_delimited) {
 			c->up.bytes += avail;
-			evbuffer_add_buffer(out, in);
+			fwd_move(in, out, avail);
 		} else if (c->resp.chunked) {
 			struct evbuffer_iovec v[8];
 			int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
@@ -325,13 +350,13 @@ fwd_response(struct px_conn *c)
 			if (c->resp_dechunk)
 				evbuffer_drain(in, n);
 			else
-				evbuffer_remove_buffer(in, out, n);
+				fwd_move(in, out, n);
 			c->up.bytes += n;
 			if (done)
 				c->rstate = RS_DONE;
 		} else {
 			size_t n = avail < (uint64_t)c->resp.left ? avail : (size_t)c->resp.left;
-			evbuffer_remove_buffer(in, out, n);
+			fwd_move(in, out, n);
 			c->up.bytes += n;
 			c->resp.left -= (int64_t)n;
 			if (c->resp.left == 0)
@@ -469,7 +494,11 @@ px_forward_start(struct px_conn *c)
 	bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
 	c->cli.bytes += evbuffer_get_length(c->pending);
 	evbuffer_add_buffer(bufferevent_get_output(c->up.bev), c->pending);
-	bufferevent_enable(c->up.bev, EV_READ);
+	/* Only when it is off: on a TLS filter (a terminated tunnel, whose
+	 * upstream reads between requests) every enable also tries an
+	 * SSL_read that finds nothing, some 2,500 instructions a request. */
+	if (!(bufferevent_get_enabled(c->up.bev) & EV_READ))
+		bufferevent_enable(c->up.bev, EV_READ);
 	if (!c->req.done) {
 		bufferevent_enable(c->cli.bev, EV_READ);
 		if (fwd_request_body(c) != 0) {

@@ -53,7 +53,7 @@ struct h2_stream {
 	int status;
 	uint32_t reset;
 	uint64_t bytes_up, bytes_down;
-	char *method, *authority, *path, *reason, *edit_set;
+	char *method, *authority, *path, *reason, *edit_set, *note, *note_at;
 	char **edits;
 	size_t nedits;
 };
@@ -261,6 +261,8 @@ stream_report_free(struct h2_stream *s)
 		info.edit_set = s->nedits ? s->edit_set : NULL;
 		info.edits = (const char *const *)s->edits;
 		info.nedits = s->nedits;
+		info.note = s->note;
+		info.note_at = s->note_at;
 		h->cbs.done(h->arg, &info);
 	}
 	if (s->prev)
@@ -284,6 +286,8 @@ stream_report_free(struct h2_stream *s)
 	free(s->path);
 	free(s->reason);
 	free(s->edit_set);
+	free(s->note);
+	free(s->note_at);
 	for (size_t i = 0; i < s->nedits; i++)
 		free(s->edits[i]);
 	free(s->edits);
@@ -571,6 +575,9 @@ handle_request(struct px_h2 *h, struct h2_stream *s, int end_stream)
 			refuse(s, 500, "bad_header_edit");
 			goto out;
 		}
+	if ((v.note != NULL && (s->note = dup_or_empty(v.note, 512)) == NULL) ||
+	    (v.note_at != NULL && (s->note_at = dup_or_empty(v.note_at, 512)) == NULL))
+		goto nomem;
 
 	/* The request as forwarded: pseudo-headers first (RFC 9113 §8.3),
 	 * then the client's fields minus those an edit sets, then the

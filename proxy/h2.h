@@ -86,6 +86,9 @@ struct px_h2_verdict {
 	const char *edit_set;
 	int status;
 	const char *reason;
+	/* FORWARD: text the module keeps for the done callback (the audit's
+	 * rule and its FILE:LINE; NULL: none), copied. */
+	const char *note, *note_at;
 };
 
 /* What the done callback is told when a stream ends.  Strings are valid
@@ -95,7 +98,8 @@ struct px_h2_verdict {
  * says why.  bytes_up/bytes_down count DATA payload relayed client to
  * upstream and to the client.  reset: the HTTP/2 error code of a
  * RST_STREAM either way (0: none).  edits names the header fields set
- * (names only), edit_set the verdict's name for them (NULL: none). */
+ * (names only), edit_set the verdict's name for them (NULL: none); note and
+ * note_at the FORWARD verdict's. */
 struct px_h2_stream_info {
 	int32_t stream_id;
 	const char *method;
@@ -110,6 +114,7 @@ struct px_h2_stream_info {
 	const char *edit_set;
 	const char *const *edits;
 	size_t nedits;
+	const char *note, *note_at;	/* the verdict's (NULL: none) */
 };
 
 /* Take LEN bytes for one side.  Return how many were taken (0..LEN; 0 means

@@ -1177,6 +1177,44 @@ px_http_path_override(const struct px_http_request *req, size_t *name_len)
 	return NULL;
 }
 
+/*
+ * The heads are built with evbuffer_add() only: evbuffer_add_printf()
+ * formats into a scratch buffer first and cost some 1,100 instructions a
+ * call, three or four calls a request.
+ */
+
+/* "Host: HOST\r\n", with ":PORT" unless PORT is DEFPORT. */
+static int
+add_host(struct evbuffer *out, const char *host, uint16_t port, uint16_t defport)
+{
+	char p[8];
+	size_t i = sizeof(p);
+	unsigned v = port;
+
+	p[--i] = '\n';
+	p[--i] = '\r';
+	if (port != defport) {
+		do {
+			p[--i] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v != 0);
+		p[--i] = ':';
+	}
+	return evbuffer_add(out, "Host: ", 6) != 0 || evbuffer_add(out, host, strlen(host)) != 0 ||
+	    evbuffer_add(out, p + i, sizeof(p) - i) != 0 ? -ENOMEM : 0;
+}
+
+/* Via, Connection and the end of a request head. */
+static int
+add_via(struct evbuffer *out, int upgrade)
+{
+	static const char ka[] = "Via: 1.1 postern\r\nConnection: keep-alive\r\n\r\n";
+	static const char up[] = "Via: 1.1 postern\r\nConnection: Upgrade\r\n\r\n";
+
+	return (upgrade ? evbuffer_add(out, up, sizeof(up) - 1) :
+	    evbuffer_add(out, ka, sizeof(ka) - 1)) != 0 ? -ENOMEM : 0;
+}
+
 int
 px_http_is_method_override(const char *name, size_t len)
 {
@@ -1224,19 +1262,13 @@ px_http_build_upstream_head(const struct px_http_request *req,
 	/* RFC 9112 §3.2.2: a proxy generates Host from the target; RFC 9110
 	 * §7.2: first, and without the default port. */
 	cf_host_format(&req->host, host, sizeof(host));
-	if (req->port != 80) {
-		if (evbuffer_add_printf(out, "Host: %s:%u\r\n", host,
-		    (unsigned)req->port) < 0)
-			goto out;
-	} else if (evbuffer_add_printf(out, "Host: %s\r\n", host) < 0) {
+	if (add_host(out, host, req->port, 80) != 0)
 		goto out;
-	}
 	if (add_headers(out, req->headers, req->nheaders,
 	    req->upgrade_websocket, 1) != 0)
 		goto out;
 	/* RFC 9110 §7.6.3: every intermediary adds itself to Via. */
-	if (evbuffer_add_printf(out, "Via: 1.1 postern\r\nConnection: %s\r\n\r\n",
-	    req->upgrade_websocket ? "Upgrade" : "keep-alive") < 0)
+	if (add_via(out, req->upgrade_websocket) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -1286,15 +1318,13 @@ px_http_build_tls_head(const struct px_http_request *req, const char *host, uint
 	}
 	if (evbuffer_add(out, req->minor == 0 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n", 11) != 0)
 		goto out;
-	if ((port != 443 ? evbuffer_add_printf(out, "Host: %s:%u\r\n", host, (unsigned)port) :
-	    evbuffer_add_printf(out, "Host: %s\r\n", host)) < 0)
+	if (add_host(out, host, port, 443) != 0)
 		goto out;
 	if (add_headers(out, req->headers, req->nheaders, req->upgrade_websocket, 1) != 0)
 		goto out;
 	if (extra != NULL && elen > 0 && evbuffer_add(out, extra, elen) != 0)
 		goto out;
-	if (evbuffer_add_printf(out, "Via: 1.1 postern\r\nConnection: %s\r\n\r\n",
-	    req->upgrade_websocket ? "Upgrade" : "keep-alive") < 0)
+	if (add_via(out, req->upgrade_websocket) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -1308,7 +1338,13 @@ px_http_build_client_head(const struct px_http_response *resp, int keep_alive,
 	const char *conn;
 	int rc = -ENOMEM;
 
-	if (evbuffer_add_printf(out, "HTTP/1.1 %03d ", resp->status) < 0 ||
+	char st[13] = "HTTP/1.1 000 ";
+	int v = resp->status < 0 ? 0 : resp->status % 1000;
+
+	st[9] = (char)('0' + v / 100);
+	st[10] = (char)('0' + v / 10 % 10);
+	st[11] = (char)('0' + v % 10);
+	if (evbuffer_add(out, st, sizeof(st)) != 0 ||
 	    evbuffer_add(out, resp->reason, resp->reason_len) != 0 ||
 	    evbuffer_add(out, "\r\n", 2) != 0)
 		goto out;
@@ -1323,7 +1359,8 @@ px_http_build_client_head(const struct px_http_response *resp, int keep_alive,
 		conn = "Connection: keep-alive\r\n";
 	else
 		conn = "Connection: close\r\n";
-	if (evbuffer_add_printf(out, "Via: 1.1 postern\r\n%s\r\n", conn) < 0)
+	if (evbuffer_add(out, "Via: 1.1 postern\r\n", 18) != 0 ||
+	    evbuffer_add(out, conn, strlen(conn)) != 0 || evbuffer_add(out, "\r\n", 2) != 0)
 		goto out;
 	rc = 0;
 out:

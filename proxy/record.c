@@ -31,6 +31,10 @@ px_record(struct px_conn *c, const struct px_rec *r)
 	char h[CF_HOST_TEXT_MAX];
 	int is_close = strcmp(r->event, "close") == 0;
 
+	/* An allowed request cut short (the upstream failed, a revoke)
+	 * keeps its line, before the close line that says why. */
+	if (is_close && c->tm != NULL && c->tm->line_due)
+		px_record_request(c);
 	px_json_begin(&j, r->event);
 	px_json_str(&j, "session", c->session);
 	px_json_str(&j, "peer", c->peer);
@@ -110,6 +114,16 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 	c->decided = 1;
 	c->allow_pending = 0;
 	px_stats_decision(px_server_stats(c->srv), c->session, reason, rule);
+	if (allow && c->mode == CF_MODE_TLS && c->tm != NULL) {
+		/* A request allowed inside a terminated tunnel: one line
+		 * (issue 15), its request line, which carries the decision
+		 * (px_record_request_line()).  HTTP/2 writes it per stream
+		 * when the stream ends (term2.c); HTTP/1.1 after the answer,
+		 * or at close for one that never got an answer. */
+		if (!c->tm->is_h2)
+			c->tm->line_due = 1;
+		return;
+	}
 	px_record(c, &r);
 }
 
@@ -147,8 +161,16 @@ px_record_request_line(struct px_conn *c, const struct px_reqline *l)
 		px_json_str(&j, "secret", l->secret);
 	if (l->status != 0)
 		px_json_num(&j, "status", l->status);
+	if (l->decision != NULL)
+		px_json_str(&j, "decision", l->decision);
 	if (l->reason != NULL && l->reason[0])
 		px_json_str(&j, "reason", l->reason);
+	else if (l->decision != NULL)
+		px_json_str(&j, "reason", cf_reason_code(CF_R_ALLOWED));
+	if (l->rule != NULL) {
+		px_json_str(&j, "rule", l->rule);
+		px_json_str(&j, "rule_at", l->rule_at);
+	}
 	px_json_num(&j, "bytes_up", (int64_t)l->bytes_up);
 	px_json_num(&j, "bytes_down", (int64_t)l->bytes_down);
 	px_json_num(&j, "generation", (int64_t)c->generation);
@@ -159,11 +181,18 @@ px_record_request_line(struct px_conn *c, const struct px_reqline *l)
 void
 px_record_request(struct px_conn *c)
 {
+	const struct cf_rule *rule = c->dec.rule;
+	char at[300];
 	struct px_reqline l = {
 		.method = c->method, .path = c->path, .secret = c->tm != NULL ? c->tm->secret : NULL,
 		.status = c->resp_status,
 		.bytes_up = c->cli.bytes - c->req_up0, .bytes_down = c->up.bytes - c->req_down0,
+		.decision = "allow", .rule = rule != NULL ? rule->text : NULL, .rule_at = at,
 	};
 
+	if (c->tm != NULL)
+		c->tm->line_due = 0;
+	if (rule != NULL)
+		snprintf(at, sizeof(at), "%s:%d", rule->file, rule->line);
 	px_record_request_line(c, &l);
 }

@@ -249,6 +249,21 @@ t2_method_override(const struct px_h2_req *r)
 	return NULL;
 }
 
+/* The rule that allowed the stream, for its request line (the module
+ * copies both while t2_decide() runs); "" without one: a note at all
+ * marks the stream allowed, even if the module answers it later. */
+static void
+t2_note(struct px_conn *c, struct px_h2_verdict *v)
+{
+	static char at[300];
+
+	at[0] = '\0';
+	if (c->dec.rule != NULL)
+		snprintf(at, sizeof(at), "%s:%d", c->dec.rule->file, c->dec.rule->line);
+	v->note = c->dec.rule != NULL ? c->dec.rule->text : "";
+	v->note_at = at;
+}
+
 /* Refuse R: STATUS with REASON's code (the module answers the stream),
  * and the stream's decision line with DETAIL. */
 static void
@@ -405,9 +420,13 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	t2_inject(c, r, v);
 	v->action = PX_H2_FORWARD;
 	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+	t2_note(c, v);
 }
 
-/* A stream ended: its request line, as fwd_finish() writes one. */
+/* A stream ended: its request line, as fwd_finish() writes one; for an
+ * allowed stream it is its decision line too (px_record_decision() wrote
+ * none), with the rule the verdict's note kept: the snapshot it came from
+ * may be gone by now. */
 static void
 t2_done(void *arg, const struct px_h2_stream_info *info)
 {
@@ -417,6 +436,9 @@ t2_done(void *arg, const struct px_h2_stream_info *info)
 		.proto = "h2", .status = info->status,
 		.reason = info->refused ? info->reason : NULL,
 		.bytes_up = info->bytes_up, .bytes_down = info->bytes_down,
+		.decision = info->note != NULL ? "allow" : NULL,
+		.rule = info->note != NULL && info->note[0] ? info->note : NULL,
+		.rule_at = info->note_at,
 	};
 
 	t2_current(c, info->method, info->path);

@@ -20,8 +20,9 @@
 #
 # The client offers ALPN http/1.1 only, so every column is HTTP/1.1 inside
 # TLS 1.3 (OpenSSL's defaults on both ends).  Each proxy logs as it would
-# in service: the terminated postern two audit lines per request (its
-# decision and the request), the tunnel one per connection, squid one
+# in service: the terminated postern one audit line per request (the
+# request with its decision; two, a decision and a request line, before
+# issue 15's one-line audit), the tunnel one per connection, squid one
 # access.log line per request; all on tmpfs.
 #
 # In direct and tunnel the client sends the key itself; in terminated and

@@ -57,7 +57,7 @@ bench-capture: postern-proxy postern-bridge tests/bench/bridge-load
 # Instructions per tunnel, request and refusal (callgrind), against
 # BENCH_BASE=/path/to/an/older/postern-proxy when given: the before/after
 # that a loaded machine cannot blur.
-bench-instr: postern-proxy tests/bench/proxy-load
+bench-instr: postern-proxy tests/bench/proxy-load tests/bench/tls-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-instr.sh
 

@@ -206,10 +206,11 @@ up_saw "x-api-key: $VALUE$" "nghttpd received the real credential"
 expect_match "sensitive\) x-api-key: $VALUE$" "$(cat "$H2LOG")" \
 	"never indexed by HPACK (RFC 7541 §7.1.3)"
 expect_no_match "$PH_K" "$(cat "$H2LOG")" "and not the placeholder"
-expect_audit "the stream has its decision line, with the secret's name" event=decision \
-	method=GET host=allowed.test port=8443 path=/inj tls=terminated secret=k decision=allow
-expect_audit "and its request line: proto h2, status, secret" event=request path=/inj \
-	proto=h2 status=200 secret=k
+expect_audit "the stream has one line: proto h2, decision, rule, status, secret" event=request \
+	method=GET host=allowed.test port=8443 path=/inj tls=terminated secret=k decision=allow \
+	reason=allowed rule~. rule_at~:[0-9]+$ proto=h2 status=200
+expect_no_audit "and no second line for it (issue 15: one line per request)" event=decision \
+	path=/inj port=8443
 expect_match "^[1-9]" "$(metrics_get postern_secret_injections_total session=default secret=k)" \
 	"/metrics counts the injection over h2"
 

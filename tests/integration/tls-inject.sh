@@ -75,10 +75,11 @@ expect_no_match "^sni=-$" "$out" "upstream TLS carries SNI"
 expect_match "^sni=allowed\.test$" "$out" "(upstream saw SNI allowed.test)"
 expect_audit "the CONNECT is allowed and terminated" event=decision method=CONNECT host=allowed.test \
 	decision=allow sni=allowed.test detail="TLS terminated"
-expect_audit "the request inside has its own decision, with the secret's name" event=decision \
-	method=GET host=allowed.test path=/inj tls=terminated secret=k decision=allow
-expect_audit "and its own request line: status, path without query" event=request path=/inj \
-	status=200 secret=k
+expect_audit "the request inside has one line: decision, rule, status, path without query, secret" \
+	event=request method=GET host=allowed.test path=/inj tls=terminated secret=k decision=allow \
+	reason=allowed rule~. rule_at~:[0-9]+$ status=200 bytes_up~^[1-9] bytes_down~^[1-9]
+expect_no_audit "and no second line for it (issue 15: one line per request)" event=decision \
+	path=/inj
 
 # Over SOCKS5 (issue 16): the same terminated tunnel, the same injection.
 out=$(curl_px --proxy socks5h://127.0.0.1:3128 --cacert "$CA" -H "x-api-key: $PH_K" https://allowed.test/socks)

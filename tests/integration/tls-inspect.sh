@@ -119,9 +119,8 @@ print("issuer " + dict(x[0] for x in c["issuer"])["commonName"])
 expect_match "^issuer postern default$" "$leaf" "the leaf's issuer is the session CA (postern default)"
 expect_audit "the CONNECT is allowed and terminated" event=decision method=CONNECT host=allowed.test \
 	decision=allow detail="TLS terminated"
-expect_audit "the request inside has its own decision" event=decision method=GET \
-	host=allowed.test path=/insp tls=terminated decision=allow
-expect_audit "and its request line" event=request host=allowed.test path=/insp status=200
+expect_audit "the request inside has its own line, with its decision" event=request method=GET \
+	host=allowed.test path=/insp tls=terminated status=200 decision=allow
 out=$(tc https://allowed.test/a https://allowed.test/b)
 expect_eq 1 "$(audit_count event=request host=allowed.test path=/a status=200)" \
 	"keep-alive: one request line for the first request"
