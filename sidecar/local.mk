@@ -97,3 +97,6 @@ EXTRA_DIST += tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/fuzz-sidecar-nft.srcs
 # A refused HTTP/2 stream is told on run's terminal (issue 15).
 TESTS += tests/integration/sidecar-run-h2.sh
 EXTRA_DIST += tests/integration/sidecar-run-h2.sh
+# git://, Node https.get and Python requests through capture (issue 16).
+TESTS += tests/integration/sidecar-run-capture-clients.sh
+EXTRA_DIST += tests/integration/sidecar-run-capture-clients.sh
