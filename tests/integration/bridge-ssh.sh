@@ -123,12 +123,14 @@ expect_eq 0 $? "the proxy exits cleanly"
 # 5. postern-sidecar run: its sandbox gets the same GIT_SSH_COMMAND (the
 # bridge's path inside it), which reaches the allowed host:22, and a
 # refused one prints the postern line with its --allow hint.  run gives
-# CMD a fresh /tmp, so the ssh setup lives in the build tree meanwhile,
-# owned by CMD's uid.
+# CMD a fresh /tmp, so the ssh setup lives in /var/lib meanwhile, owned
+# by CMD's uid.
 SIDECAR="$top_builddir/postern-sidecar"
 if [ -x "$SIDECAR" ]; then
-	RH="$top_builddir/tests/integration/bridge-ssh.home.$$"
-	rm -rf "$RH"
+	# (Outside /tmp, /var/tmp, /run and /dev/shm, which CMD gets empty:
+	# not in the build tree, which may be under /tmp.)
+	RH=$(mktemp -d /var/lib/postern-bridge-ssh.XXXXXX) || die "mktemp"
+	rmdir "$RH"
 	cp -a "$H" "$RH" || die "copy the ssh setup"
 	sed -i "s|$H|$RH|g" "$RH/.ssh/config"
 	# run's CMD is nobody (65534): ssh wants its key and config its own.
