@@ -13,6 +13,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "base/super.h"
 #include "bridge/dnsstub.h"
 #include "bridge/link.h"
@@ -68,6 +69,11 @@ capture_child(const char *sock, uid_t uid, pid_t parent, int ready)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sc_child_signals_reset();
+	/* The relay's splice(2) into a socket its peer closed must be an
+	 * EPIPE for that connection, not the end of every one. */
+	signal(SIGPIPE, SIG_IGN);
+	/* The bridge code's own lines (refusals, relay errors). */
+	log_init("postern-sidecar", 0);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		_exit(1);
 	sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);

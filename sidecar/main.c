@@ -693,18 +693,19 @@ sc_serve(const struct sc_opts *o)
 		sc_logerr(sigfd, "cannot set up signals");
 		return 1;
 	}
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		sc_logerr(errno, "pipe");
-		return 1;
-	}
 	if (o->capture) {
-		/* Before the engine, so that "serving" means the stub too;
-		 * its first query only needs the engine by then. */
+		/* Before the engine (and its ready pipe, which it must not
+		 * hold), so that "serving" means the stub too; its first
+		 * query only needs the engine by then. */
 		capture = sc_capture_start(sc_capture_sock(o), o->uid, self);
 		if (capture < 0) {
 			sc_logx("transparent capture cannot start, not serving");
 			return 1;
 		}
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		sc_logerr(errno, "pipe");
+		return 1;
 	}
 	fflush(stdout);
 	fflush(stderr);

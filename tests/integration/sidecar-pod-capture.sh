@@ -158,4 +158,21 @@ wait $SC_JOB
 expect_eq 0 $? "SIGTERM: the sidecar exits 0"
 SC_PID=
 expect_eq "" "$(pgrep -f "^$SIDECAR -c $CONF")" "no sidecar, engine or capture process is left"
+
+# Told to capture, it does not serve without: 127.0.0.1:53 taken first.
+in_px "$WORLD_PYTHON" -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 53))
+open(sys.argv[1], "w").close()
+time.sleep(30)' "$WORLD_DIR/squat.ready" &
+squat=$!
+i=0
+while [ ! -e "$WORLD_DIR/squat.ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+out=$(in_px timeout 30 "$SIDECAR" -c "$CONF" --user $PROXY_UID --capture \
+	--probe-addr 10.200.1.77 --listen "unix:$SOCK" 2>&1)
+expect_eq 1 $? "port 53 taken: the sidecar exits 1"
+expect_match "capture: cannot serve the DNS stub on 127.0.0.1:53" "$out" "it says why"
+expect_no_match "serving as uid" "$out" "and never serves"
+kill $squat 2>/dev/null
+wait $squat 2>/dev/null
 exit 0
