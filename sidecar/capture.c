@@ -6,17 +6,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/log.h"
 #include "base/super.h"
 #include "bridge/dnsstub.h"
 #include "bridge/link.h"
+#include "bridge/priv.h"
 #include "bridge/relay.h"
 #include "sidecar/capture.h"
 #include "sidecar/log.h"
@@ -35,23 +40,53 @@ on_signal(int fd, void *arg)
 			br_relay_stop(r);
 }
 
-/* The namespace's ip_unprivileged_port_start, or -1 when unreadable. */
-static long
-port_start(void)
+/*
+ * Become UID for good keeping CAP_NET_BIND_SERVICE alone, effective and
+ * permitted: the stub's port 53 and each allowed name's ports (80, 443)
+ * are bound after the drop, as names are asked.  The pod's low ports stay
+ * closed to every other uid (no ip_unprivileged_port_start 0 here), and
+ * no_new_privs with nothing inheritable or ambient lets no exec gain any.
+ * Returns 0 or a negative errno with *WHAT set.
+ */
+static int
+become_binder(uid_t uid, const char **what)
 {
-	char buf[32];
-	ssize_t n;
-	int fd;
+	struct __user_cap_header_struct hdr;
+	struct __user_cap_data_struct data[2];
+	const uint32_t bind = 1u << CAP_NET_BIND_SERVICE;
 
-	fd = open("/proc/sys/net/ipv4/ip_unprivileged_port_start", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
+	*what = "PR_SET_KEEPCAPS";
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return -errno;
+	*what = "setgroups/setresgid/setresuid";
+	if (bs_become(uid, (gid_t)uid) < 0)
+		return -errno;
+	*what = "PR_SET_KEEPCAPS";
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+		return -errno;
+	memset(&hdr, 0, sizeof(hdr));
+	memset(data, 0, sizeof(data));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	data[0].effective = data[0].permitted = bind;
+	*what = "capset CAP_NET_BIND_SERVICE (the container needs it)";
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	*what = "PR_CAP_AMBIENT_CLEAR_ALL";
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -errno;
+	*what = "PR_SET_NO_NEW_PRIVS";
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	memset(data, 0, sizeof(data));
+	*what = "capget";
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	*what = "capabilities other than CAP_NET_BIND_SERVICE remain";
+	if (data[0].effective != bind || data[0].permitted != bind || data[0].inheritable ||
+	    data[1].effective || data[1].permitted || data[1].inheritable || getuid() != uid)
+		return -EPERM;
+	*what = NULL;
+	return 0;
 }
 
 static void
@@ -81,14 +116,10 @@ capture_child(const char *sock, uid_t uid, pid_t parent, int ready)
 		sc_logerr(errno, "capture: signalfd");
 		_exit(1);
 	}
-	/* Root still: the route (CAP_NET_ADMIN) and the sysctl.  A runtime
-	 * that mounts /proc/sys read-only refuses the sysctl; the pod's
-	 * securityContext.sysctls can set it instead (checked below). */
-	err = br_link_capture();
-	if (err < 0 && port_start() != 0) {
-		sc_logerr(err, "capture: cannot ready the namespace (the synthetic route, and "
-		    "net.ipv4.ip_unprivileged_port_start 0: set it in the pod's sysctls "
-		    "when /proc/sys is read-only)");
+	/* Root still: the route needs CAP_NET_ADMIN. */
+	err = br_link_capture_route();
+	if (err < 0) {
+		sc_logerr(err, "capture: cannot make 198.18.0.0/15 local on lo");
 		_exit(1);
 	}
 	r = br_relay_new(sock);
@@ -103,7 +134,14 @@ capture_child(const char *sock, uid_t uid, pid_t parent, int ready)
 	}
 	if (br_relay_watch(r, sfd, on_signal, r) < 0)
 		_exit(1);
-	err = bs_drop_privileges(uid, (gid_t)uid, &what);
+	/* Nothing a later exec could raise (without CAP_SETPCAP, as in a
+	 * container, the bounding set stays; no_new_privs covers it). */
+	err = br_priv_drop_bounding(NULL);
+	if (err < 0) {
+		sc_logerr(err, "capture: cannot empty the bounding set");
+		_exit(1);
+	}
+	err = become_binder(uid, &what);
 	if (err < 0) {
 		sc_logerr(err, "capture: cannot drop to uid %u (%s)", (unsigned)uid, what);
 		_exit(1);

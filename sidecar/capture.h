@@ -17,8 +17,9 @@
 
 /*
  * Fork the capture process (as root, before the caller drops): it makes
- * the synthetic range local and the low ports bindable by UID, binds the
- * stub, becomes UID for good (no capability, no_new_privs), dies with the
+ * the synthetic range local, binds the stub, becomes UID for good keeping
+ * only CAP_NET_BIND_SERVICE (for each allowed name's low ports; nothing
+ * inheritable or ambient, no_new_privs), dies with the
  * caller (PARENT, its pid), and then relays towards the UNIX socket SOCK
  * (a path) until SIGTERM or SIGINT.  Returns its pid once it says it is
  * ready, or a negative errno after it said why it could not start (it has

@@ -7,7 +7,8 @@
 # 198.18.0.0/15 and reaches the upstream by name, HTTP and HTTPS, through
 # the engine; a refused name gets NXDOMAIN and never reaches the world's
 # DNS server; the agent still cannot reach anything directly (TCP, UDP
-# DNS); the capture process runs as the proxy uid with no capability; the
+# DNS); the capture process runs as the proxy uid with CAP_NET_BIND_SERVICE
+# alone and the pod's low ports stay closed to the agent; the
 # lock-down check still passes with capture up; SIGTERM stops it all.
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 sc_world_up
@@ -143,15 +144,28 @@ out=$(in_px "$SIDECAR" lockdown-check --user $PROXY_UID \
 	--probe-addr 10.200.1.77 --probe-addr fd00:200:1::77 2>&1)
 expect_eq 0 $? "lockdown-check passes with capture up"
 
-# The capture process: the proxy uid, no capability.
+# The capture process: the proxy uid, CAP_NET_BIND_SERVICE alone.
 status_of() { grep "^$2:" "/proc/$1/status" | tr -s ' \t' ' ' | cut -d' ' -f2-; }
 CPID=$(in_px ss -Hlunp 'sport = :53' | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1)
 [ -n "$CPID" ] || die "no process listens on 127.0.0.1:53"
 expect_eq "$PROXY_UID $PROXY_UID $PROXY_UID $PROXY_UID" "$(status_of "$CPID" Uid)" \
 	"the capture process runs as the proxy uid"
-expect_eq 0000000000000000 "$(status_of "$CPID" CapEff)" "it has no effective capability"
-expect_eq 0000000000000000 "$(status_of "$CPID" CapPrm)" "it has no permitted capability"
+expect_eq 0000000000000400 "$(status_of "$CPID" CapEff)" "its only effective capability is CAP_NET_BIND_SERVICE"
+expect_eq 0000000000000400 "$(status_of "$CPID" CapPrm)" "and its only permitted one"
+expect_eq 0000000000000000 "$(status_of "$CPID" CapInh)" "nothing inheritable"
+expect_eq 0000000000000000 "$(status_of "$CPID" CapAmb)" "nothing ambient"
+expect_eq 0000000000000000 "$(status_of "$CPID" CapBnd)" "an empty bounding set"
 expect_eq 1 "$(status_of "$CPID" NoNewPrivs)" "it has no_new_privs"
+expect_eq 1024 "$(in_px cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" \
+	"the pod's low ports stay closed to other uids"
+expect_eq EACCES "$(in_px setpriv --reuid $AGENT_UID --regid $AGENT_UID --clear-groups \
+	--inh-caps=-all --bounding-set=-all "$WORLD_PYTHON" -c '
+import errno, socket
+s = socket.socket()
+try:
+    s.bind(("198.18.0.9", 443)); print("BOUND")
+except OSError as e:
+    print(errno.errorcode[e.errno])')" "the agent cannot bind a low port of the synthetic range"
 
 kill -TERM "$SC_PID"
 wait $SC_JOB
