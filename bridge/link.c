@@ -122,14 +122,14 @@ br_link_up_lo(bool *changed)
 }
 
 int
-br_link_capture(void)
+br_link_capture_route(void)
 {
 	struct nl_sock *sk = NULL;
 	struct rtnl_route *route = NULL;
 	struct rtnl_nexthop *nh = NULL;
 	struct nl_addr *dst = NULL;
 	uint32_t net = htonl(BR_LINK_CAPTURE_NET);
-	int err, fd, ifindex;
+	int err, ifindex;
 
 	ifindex = (int)if_nametoindex("lo");
 	if (ifindex == 0)
@@ -166,25 +166,32 @@ br_link_capture(void)
 	rtnl_route_add_nexthop(route, nh);
 	nh = NULL; /* the route's now; rtnl_route_nh_free(NULL) is not a no-op */
 	err = rtnl_route_add(sk, route, NLM_F_CREATE | NLM_F_REPLACE);
-	if (err < 0) {
+	if (err < 0)
 		err = nl_to_errno(err);
-		goto out;
-	}
-	/* Ports 53, 80 and 443 of the namespace's own addresses for a bridge
-	 * that keeps no capability; the namespace has nothing but loopback,
-	 * so a low port guards nothing there. */
-	fd = open("/proc/sys/net/ipv4/ip_unprivileged_port_start", O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = write(fd, "0\n", 2) == 2 ? 0 : -errno;
-	close(fd);
 out:
 	if (nh != NULL)
 		rtnl_route_nh_free(nh);
 	nl_addr_put(dst);
 	rtnl_route_put(route);
 	nl_socket_free(sk);
+	return err;
+}
+
+int
+br_link_capture(void)
+{
+	int err, fd;
+
+	err = br_link_capture_route();
+	if (err < 0)
+		return err;
+	/* Ports 53, 80 and 443 of the namespace's own addresses for a bridge
+	 * that keeps no capability; the namespace has nothing but loopback,
+	 * so a low port guards nothing there. */
+	fd = open("/proc/sys/net/ipv4/ip_unprivileged_port_start", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = write(fd, "0\n", 2) == 2 ? 0 : -errno;
+	close(fd);
 	return err;
 }

@@ -44,4 +44,12 @@ int br_link_up_lo(bool *changed);
  */
 int br_link_capture(void);
 
+/*
+ * The route of br_link_capture() alone, for a namespace whose low ports
+ * must stay as they are (postern-sidecar --capture in a pod, whose capture
+ * process keeps CAP_NET_BIND_SERVICE instead).  Same return values, but
+ * none from the sysctl.
+ */
+int br_link_capture_route(void);
+
 #endif

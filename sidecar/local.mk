@@ -3,9 +3,13 @@
 # bridge is a separate binary that `run` execs; only the bridge's netlink
 # "link up" helper (bridge/link.c), its capability drop (bridge/priv.c),
 # its --forward syntax check (bridge/forward.c, for run --forward) and its
-# environment filter (bridge/env.c) are compiled in.
+# environment filter (bridge/env.c) are compiled in, and for the container
+# mode's --capture its DNS stub and relay (bridge/dnsstub.c, relay.c).
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
+	sidecar/capture.c sidecar/capture.h \
+	bridge/dnsstub.c bridge/dnsstub.h bridge/dnswire.c bridge/dnswire.h \
+	bridge/relay.c bridge/relay.h bridge/session.c bridge/session.h \
 	sidecar/engine.c sidecar/engine.h \
 	sidecar/escape.c sidecar/escape.h \
 	sidecar/jail.c sidecar/jail.h \
@@ -100,3 +104,6 @@ EXTRA_DIST += tests/integration/sidecar-run-h2.sh
 # git://, Node https.get and Python requests through capture (issue 16).
 TESTS += tests/integration/sidecar-run-capture-clients.sh
 EXTRA_DIST += tests/integration/sidecar-run-capture-clients.sh
+# Transparent capture in the pod: container mode --capture (issue 16).
+TESTS += tests/integration/sidecar-pod-capture.sh
+EXTRA_DIST += tests/integration/sidecar-pod-capture.sh

@@ -28,6 +28,7 @@
 #include "bridge/link.h"
 #include "conf/config.h"
 #include "proxy/mem.h"
+#include "sidecar/capture.h"
 #include "sidecar/engine.h"
 #include "sidecar/escape.h"
 #include "sidecar/log.h"
@@ -62,6 +63,7 @@ struct sc_opts {
 	const char *bridge;
 	const char *session_name;
 	const char *session;  /* run: --session */
+	int capture;          /* serve: --capture */
 	uid_t run_uid;        /* run: --uid */
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
@@ -81,6 +83,7 @@ sc_usage(FILE *f)
 	fprintf(f,
 	    "usage: postern-sidecar [-c FILE] [--allow PATTERN]... [--user UID]\n"
 	    "                       [--listen ADDR]... [--probe-uid UID] [--probe-addr ADDR]...\n"
+	    "                       [--capture]\n"
 	    "       postern-sidecar lockdown-check [-c FILE] [--user UID] [--probe-uid UID]\n"
 	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
@@ -175,11 +178,25 @@ sc_push(const char **list, size_t *n, const char *v, const char *what)
 	return 0;
 }
 
+/* The path of the first "unix:/PATH" listener, which capture relays to, or
+ * NULL (an abstract name or none: the relay needs a path). */
+static const char *
+sc_capture_sock(const struct sc_opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->n_listen; i++)
+		if (strncmp(o->listen[i], "unix:/", 6) == 0)
+			return o->listen[i] + 5;
+	return NULL;
+}
+
 static int
 sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
-		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET };
+		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
+		O_CAPTURE };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -195,6 +212,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "forward", required_argument, NULL, O_FORWARD },
 		{ "env", required_argument, NULL, O_ENV },
 		{ "secret", required_argument, NULL, O_SECRET },
+		{ "capture", no_argument, NULL, O_CAPTURE },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -338,6 +356,14 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			if (sc_push(o->secrets, &o->n_secrets, optarg, "--secret") < 0)
 				return -1;
 			break;
+		case O_CAPTURE:
+			if (o->mode != SC_MODE_SERVE) {
+				sc_logx("--capture only applies to the container mode (run "
+				    "captures by default)");
+				return -1;
+			}
+			o->capture = 1;
+			break;
 		case O_VERSION:
 		case 'V':
 			printf("postern-sidecar %s\n", PACKAGE_VERSION);
@@ -388,6 +414,11 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 	if ((o->mode == SC_MODE_SERVE || o->mode == SC_MODE_CHECK) && o->n_listen == 0) {
 		o->listen[o->n_listen++] = SC_DEFAULT_TCP;
 		o->listen[o->n_listen++] = SC_DEFAULT_UNIX;
+	}
+	if (o->capture && sc_capture_sock(o) == NULL) {
+		sc_logx("--capture relays to the engine's UNIX listener: give a --listen "
+		    "unix:/PATH (the default listeners have one)");
+		return -1;
 	}
 	return 0;
 }
@@ -652,8 +683,8 @@ sc_serve(const struct sc_opts *o)
 	struct px_engine_opts eo;
 	struct signalfd_siginfo si;
 	struct pollfd pfd[2];
-	pid_t self = getpid(), engine, pid;
-	int pipefd[2], sigfd, status, err, ready = 0, nfds, failed = 0;
+	pid_t self = getpid(), engine, pid, capture = -1;
+	int pipefd[2], sigfd, status, err, ready = 0, nfds, failed = 0, stopping = 0;
 	char byte;
 
 	sc_prepare_socket_dirs(o);
@@ -661,6 +692,16 @@ sc_serve(const struct sc_opts *o)
 	if (sigfd < 0) {
 		sc_logerr(sigfd, "cannot set up signals");
 		return 1;
+	}
+	if (o->capture) {
+		/* Before the engine (and its ready pipe, which it must not
+		 * hold), so that "serving" means the stub too; its first
+		 * query only needs the engine by then. */
+		capture = sc_capture_start(sc_capture_sock(o), o->uid, self);
+		if (capture < 0) {
+			sc_logx("transparent capture cannot start, not serving");
+			return 1;
+		}
 	}
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		sc_logerr(errno, "pipe");
@@ -734,12 +775,30 @@ sc_serve(const struct sc_opts *o)
 		}
 		while (bs_sigfd_read(sigfd, &si) == 1) {
 			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT ||
-			    si.ssi_signo == SIGHUP)
+			    si.ssi_signo == SIGHUP) {
 				kill(engine, (int)si.ssi_signo);
+				if (capture > 0 && si.ssi_signo != SIGHUP) {
+					kill(capture, (int)si.ssi_signo);
+					stopping = 1;
+				}
+			}
 		}
 		while ((pid = bs_reap_one(&status)) > 0) {
-			if (pid == engine)
+			if (pid == capture) {
+				/* A pod told it captures must not go on
+				 * without: stop, and let it be restarted. */
+				capture = -1;
+				if (!stopping) {
+					sc_logx("the capture process stopped; stopping the proxy");
+					failed = 1;
+					kill(engine, SIGTERM);
+				}
+			}
+			if (pid == engine) {
+				if (capture > 0)
+					kill(capture, SIGTERM);
 				return failed ? 1 : bs_exit_code(status);
+			}
 		}
 	}
 }

@@ -7,7 +7,9 @@
 # starts (podman's event log says so: podman removes an init container
 # once it has run); the agent (uid 1000, no capability) then reaches an
 # allowed host through the proxy, gets 403 for another, and cannot connect
-# anywhere directly.  The played file is the shipped one with only the
+# anywhere directly; without the proxy variables it reaches the allowed
+# host by name through the proxy's DNS stub and capture (--capture,
+# dnsConfig), and another name does not resolve.  The played file is the shipped one with only the
 # probe addresses kept inside the world (--probe-addr); the agent image's
 # entrypoint is the test's agent; the config is a ConfigMap of the test's
 # own (--configmap), as contrib/k8s/postern-configmap.yaml would be.
@@ -84,6 +86,12 @@ c=$(curl -s --retry 30 --retry-connrefused --retry-delay 1 --max-time 60 -o /dev
 echo "allowed=$c"
 c=$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' http://other.test/)
 echo "denied=$c"
+# Transparent capture: by name, without the proxy variables.
+while read -r l; do echo "resolv.conf: $l"; done </etc/resolv.conf
+c=$(curl -sS --noproxy '*' --max-time 10 -o /dev/null -w '%{http_code}' http://allowed.test/cap 2>&1)
+echo "captured=$c"
+curl -s --noproxy '*' --max-time 5 -o /dev/null http://other.test/
+echo "captured-denied=$?"
 curl -s --noproxy '*' --max-time 5 -o /dev/null http://10.200.1.2/
 echo "direct=$?"
 curl -s --noproxy '*' --max-time 5 -o /dev/null 'http://[fd00:200:1::2]/'
@@ -122,7 +130,16 @@ sed -e 's|^      args: \["lockdown-check", "-c", "/etc/postern/postern.ini"\]$| 
 # Podman 4.3 cannot join a pod to a named namespace (ns:PATH): it plays
 # the pod from inside px with the host's network, which is px (nsenter,
 # not "ip netns exec", which would hide /sys/fs/cgroup).
-out=$(nsenter --net="/run/netns/$WORLD_NS_PX" podman --root "$PD/root" --runroot "$PD/runroot" \
+# With the host's network Podman also gives the containers the host's
+# /etc/resolv.conf, whatever dnsConfig says: one naming 127.0.0.1 (what
+# dnsConfig gives a pod with a network of its own) is bound over it in a
+# mount namespace of podman's own.
+printf 'nameserver 127.0.0.1\n' >"$PD/resolv.conf"
+chmod 644 "$PD/resolv.conf"
+out=$(nsenter --net="/run/netns/$WORLD_NS_PX" unshare -m --propagation private sh -c '
+	mount --bind "$1" /etc/resolv.conf || exit 125
+	shift
+	exec "$@"' sh "$PD/resolv.conf" podman --root "$PD/root" --runroot "$PD/runroot" \
 	--storage-driver vfs $RUNTIME kube play --network host \
 	--configmap "$PD/configmap.yaml" "$PD/pod.yaml" 2>&1)
 rc=$?
@@ -150,6 +167,8 @@ logs=$(pm logs agent-agent 2>&1)
 diag "$logs"
 expect_match "^allowed=200$" "$logs" "the agent reaches the allowed host through the proxy"
 expect_match "^denied=403$" "$logs" "another host is refused with 403"
+expect_match "^captured=200$" "$logs" "without the proxy variables, the allowed host is reached through capture"
+expect_match "^captured-denied=6$" "$logs" "another host does not resolve (curl: 6)"
 expect_no_match "^args=" "$logs" "the agent got the shipped args"
 expect_match "^first=7$" "$logs" "the agent's very first direct connection fails"
 expect_match "^direct=7$" "$logs" "a direct IPv4 connection fails (curl: could not connect)"
