@@ -312,13 +312,18 @@ tell_human(struct px_conn *c, enum cf_reason reason, const char *detail, const c
 void
 px_conn_tell_would(struct px_conn *c)
 {
+	static const char lead[] = "report mode: would refuse: ";
 	char sugg[512], h[CF_HOST_TEXT_MAX], what[600];
+	const char *detail = c->dec.detail;
 
 	if (!px_server_human(c->srv) || c->dec.would == CF_R_ALLOWED)
 		return;
+	/* The line says "would refuse" itself (cf_decide()'s words). */
+	if (strncmp(detail, lead, sizeof(lead) - 1) == 0)
+		detail += sizeof(lead) - 1;
 	refusal_words(c, c->dec.would, c->dec.would_rule, sugg, sizeof(sugg), what, sizeof(what),
 	    h, sizeof(h));
-	tell_human_as(c, 1, c->dec.would, c->dec.detail, sugg, what, h);
+	tell_human_as(c, 1, c->dec.would, detail, sugg, what, h);
 }
 
 void
