@@ -415,9 +415,9 @@ void px_record_request(struct px_conn *c);
  * PROTO ("h2") and REASON (a refusal's code) are left out when NULL. */
 struct px_reqline {
 	const char *method, *path, *secret, *proto, *reason;
-	/* An allow in report mode: the reason the allowlist would have
-	 * refused it with ("would":"deny"), CF_R_ALLOWED if none. */
-	enum cf_reason would;
+	/* An allow in report mode: the reason code the allowlist would
+	 * have refused it with ("would":"deny"), NULL if none. */
+	const char *would;
 	int status;
 	uint64_t bytes_up, bytes_down;
 	/* An allowed request: "allow", the rule and where it is written

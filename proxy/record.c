@@ -172,9 +172,9 @@ px_record_request_line(struct px_conn *c, const struct px_reqline *l)
 		px_json_num(&j, "status", l->status);
 	if (l->decision != NULL)
 		px_json_str(&j, "decision", l->decision);
-	if (l->decision != NULL && l->would != CF_R_ALLOWED) {
+	if (l->decision != NULL && l->would != NULL) {
 		px_json_str(&j, "would", "deny");
-		px_json_str(&j, "reason", cf_reason_code(l->would));
+		px_json_str(&j, "reason", l->would);
 	} else if (l->reason != NULL && l->reason[0])
 		px_json_str(&j, "reason", l->reason);
 	else if (l->decision != NULL)
@@ -200,7 +200,7 @@ px_record_request(struct px_conn *c)
 		.status = c->resp_status,
 		.bytes_up = c->cli.bytes - c->req_up0, .bytes_down = c->up.bytes - c->req_down0,
 		.decision = "allow", .rule = rule != NULL ? rule->text : NULL, .rule_at = at,
-		.would = c->dec.would,
+		.would = c->dec.would != CF_R_ALLOWED ? cf_reason_code(c->dec.would) : NULL,
 	};
 
 	if (c->tm != NULL)

@@ -12,10 +12,25 @@ world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 
+# An h2 upstream on allowed.test:8443 when nghttpd is there.
+HAVE_H2=
+if command -v nghttpd >/dev/null 2>&1 && curl -V | grep -q '^Features:.* HTTP2'; then
+	HAVE_H2=1
+	mkdir -p "$WORLD_DIR/docs"
+	echo "h2 get" >"$WORLD_DIR/docs/get"
+	ip netns exec "$WORLD_NS_UP" nghttpd -d "$WORLD_DIR/docs" \
+		-a "$WORLD_UP4" 8443 "$WORLD_KEY" "$WORLD_CERT" </dev/null >"$WORLD_DIR/nghttpd.log" 2>&1 &
+else
+	diag "nghttpd or curl's HTTP/2 is missing: the HTTP/2 part is not tried"
+fi
+state="$WORLD_DIR/state"
+mkdir -p "$state"
+chmod 700 "$state"
 conf="$WORLD_DIR/postern.ini"
-{ admin_proxy_section; cat <<EOF; } >"$conf"
+{ admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state"; cat <<EOF; } >"$conf"
 [defaults]
-allow_hosts = allowed.test:8443 private
+allow_hosts = https://api.example.test/v1/ inspect private
+allow_hosts = https://allowed.test:8443/v1/ inspect private
 allow_hosts = http://other.test/api/ private
 allow_hosts = api.example.test:80 methods=GET private
 deny_hosts = deny.test
@@ -50,6 +65,33 @@ expect_audit "audited allow, would deny, path_not_allowed" session=rep host=othe
 expect_eq 200 "$(curl_status $R -X POST -d x http://api.example.test/post)" "report: another method is reached"
 expect_audit "audited allow, would deny, method_not_allowed" session=rep host=api.example.test \
 	decision=allow would=deny reason=method_not_allowed
+
+# A request inside a terminated tunnel is judged, and relaxed, on its own.
+CA="$state/ca/rep.pem"
+[ -s "$CA" ] || die "no CA for session rep in $CA"
+tc() { in_px curl -sS --max-time 10 -x http://127.0.0.1:3129 --cacert "$CA" "$@"; }
+expect_eq 200 "$(tc -o /dev/null -w '%{http_code}' https://api.example.test/v2/x)" \
+	"report: a path outside the rule inside a terminated tunnel is reached"
+expect_audit "its request line says allow, would deny, path_not_allowed" event=request session=rep \
+	host=api.example.test path=/v2/x tls=terminated decision=allow would=deny reason=path_not_allowed
+if [ -n "$HAVE_H2" ]; then
+	in_up "$WORLD_PYTHON" -c '
+import socket, sys, time
+for i in range(100):
+    try:
+        socket.create_connection((sys.argv[1], 8443), timeout=1).close()
+        break
+    except OSError:
+        time.sleep(0.05)
+' "$WORLD_UP4"
+	out=$(tc --http2 https://allowed.test:8443/get)
+	expect_eq "h2 get" "$out" "report: an HTTP/2 stream outside the rule's path is reached"
+	expect_audit "its request line says allow, would deny, path_not_allowed" event=request session=rep \
+		host=allowed.test port=8443 proto=h2 path=/get decision=allow would=deny reason=path_not_allowed
+fi
+out=$(tc -i -H "Host: other.test" https://api.example.test/v1/front)
+expect_match "^HTTP/1.1 421 " "$out" "report: a fronted Host in a terminated tunnel is still 421"
+expect_eq 0 "$(upstream_count target=/v1/front)" "and reaches no upstream"
 
 # ---- what stays enforced in report mode.
 expect_eq 403 "$(curl_status $R https://deny.test/)" "report: a deny rule still refuses"
