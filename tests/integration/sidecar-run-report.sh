@@ -6,6 +6,9 @@
 #   - a warning at start says the session is not enforcing;
 #   - still refused: a deny rule of the file, an unlisted host whose
 #     address is in a never-reachable range;
+#   - transparent capture: a program that ignores HTTP_PROXY reaches in
+#     report mode a port no rule names (the name check offers the usual
+#     ports, judged like the CONNECT);
 #   - without --report the same run refuses as before.
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 sc_world_up
@@ -45,6 +48,18 @@ expect_match "^postern: report mode: would have refused 2 requests in this run:$
 	"a summary of what report mode let through"
 expect_match "^postern:   2x allowed.test:80 \(port_not_allowed\)$" "$err" "with its count"
 expect_match "^postern: refused 2 requests in this run:$" "$err" "and the refusals' own summary"
+
+XDG="$WORLD_DIR/xdg"
+mkdir -m 0711 "$XDG"
+out=$(in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run -c "$WORLD_DIR/rep.ini" --report -- sh -c '
+	curl -sS --noproxy "*" --max-time 10 -o /dev/null -w "capture %{http_code}\n" http://allowed.test/cap
+	curl -sS --noproxy "*" --max-time 10 -o /dev/null -w "capture deny %{http_code}\n" http://deny.test/' \
+	2>"$WORLD_DIR/err3")
+diag "stderr: $(cat "$WORLD_DIR/err3")"
+expect_match "^capture 200$" "$out" "report: capture reaches another port of a listed host"
+expect_no_match "^capture deny 200$" "$out" "report: capture still refuses a denied host"
+expect_match "would refuse CONNECT allowed.test:80: port_not_allowed" "$(cat "$WORLD_DIR/err3")" \
+	"and the would-refuse line names the CONNECT capture made"
 
 out=$(run -c "$WORLD_DIR/rep.ini" -- sh -c "$cmd" 2>"$WORLD_DIR/err2")
 err=$(cat "$WORLD_DIR/err2")
