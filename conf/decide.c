@@ -59,8 +59,9 @@ cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h
 	/* Report mode relaxes the allowlist only: a deny rule, and every
 	 * check made after this one (the address, SNI, secrets, the
 	 * parser), still refuses.  No rule allowed the request, so RULE
-	 * stays NULL: nothing a rule grants ("private", a path's narrowing,
-	 * a pooled upstream) carries over. */
+	 * stays NULL: what a rule grants (a path's narrowing, a pooled
+	 * upstream) does not carry over; only "private" of the host's own
+	 * rule in WOULD_RULE does (cf_decide_addr()). */
 	if (d->allow || !s->report || d->reason == CF_R_DENIED_BY_RULE)
 		return;
 	d->would = d->reason;

@@ -43,6 +43,13 @@ check=$("$POSTERN_PROXY" --check -c "$conf" 2>&1)
 expect_match "postern.ini:[0-9]*: session rep is in mode = report: NOT ENFORCING" "$check" \
 	"--check warns that session rep is not enforcing"
 expect_no_match "session default is in mode = report" "$check" "and not about the enforcing default session"
+out=$("$POSTERN_PROXY" --explain https://unlisted.test/ --session rep -c "$conf" 2>&1)
+expect_eq 0 $? "--explain: an unlisted host in session rep is allowed"
+expect_match "^allow \(report mode; would deny host_not_allowed\)$" "$out" "and says it is report mode that allows it"
+expect_match "to allow it when enforcing: add to \[session rep\]: allow_hosts = unlisted.test$" "$out" \
+	"with the line that would allow it when enforcing"
+out=$("$POSTERN_PROXY" --explain https://unlisted.test/ -c "$conf" 2>&1)
+expect_match "^deny host_not_allowed" "$out" "--explain: the default session still denies it"
 printf '[proxy]\nlisten = tcp:127.0.0.1:3999\n[defaults]\nmode = ask\n' >"$WORLD_DIR/ask.ini"
 out=$("$POSTERN_PROXY" --check -c "$WORLD_DIR/ask.ini" 2>&1)
 expect_eq 2 $? "mode = ask is refused"
