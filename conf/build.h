@@ -34,6 +34,9 @@ struct cf_sess_build {
 	 * given) and their lines. */
 	unsigned max_conns, max_uid;
 	int max_conns_line, max_uid_line;
+	/* mode = (CF_SESS_MODE_*, 0: not given) and its line. */
+	unsigned mode;
+	int mode_line;
 	/* The shares in force, worked out in build(). */
 	unsigned eff_max, eff_uid;
 	/* secrets = NAME, ...: the names as written, each with its line. */

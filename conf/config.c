@@ -330,8 +330,13 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 
 	c->sessions[0].name = strdup(ov != NULL && ov->default_name != NULL ? ov->default_name : "default");
 	c->sessions[0].is_default = 1;
-	for (i = 0; i <= b->nsess; i++)
+	for (i = 0; i <= b->nsess; i++) {
+		const struct cf_sess_build *sb = i == 0 ? &b->defaults : &b->sess[i - 1];
+		unsigned m = sb->mode ? sb->mode : b->defaults.mode;
+
 		c->sessions[i].cli_hints = ov != NULL && ov->cli_hints;
+		c->sessions[i].report = (ov != NULL && ov->report) || m == CF_SESS_MODE_REPORT;
+	}
 	if (c->sessions[0].name == NULL)
 		goto fail;
 	c->sessions[0].file = NULL;
@@ -392,8 +397,22 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 	for (i = 0; i < c->npins; i++)
 		c->pins[i].file = c->path;
 	for (i = 0; i < c->nsessions; i++) {
+		const struct cf_sess_build *sb = i == 0 ? &b->defaults : &b->sess[i - 1];
+		const struct cf_sess_build *from = sb->mode ? sb : &b->defaults;
+
 		c->sessions[i].file = c->path;
 		warn_rules(&c->sessions[i], b->diag);
+		/* Loud: a session in report mode enforces no allowlist. */
+		if (!c->sessions[i].report)
+			continue;
+		if (from->mode == CF_SESS_MODE_REPORT)
+			cfb_warn(b->diag, "%s:%d: session %s is in mode = report: NOT ENFORCING its allowlist "
+			    "(what it would refuse is allowed and audited as \"would\":\"deny\")",
+			    c->path, from->mode_line, c->sessions[i].name);
+		else
+			cfb_warn(b->diag, "session %s is in report mode (--report): NOT ENFORCING its allowlist "
+			    "(what it would refuse is allowed and audited as \"would\":\"deny\")",
+			    c->sessions[i].name);
 	}
 	/* Secrets last: their bindings are judged by the sessions' rules. */
 	{

@@ -43,6 +43,12 @@ enum cf_sni_mode {
 	CF_SNI_OFF,
 };
 
+/* A session's mode = (issue 17); 0 in the build means "not given". */
+enum {
+	CF_SESS_MODE_ENFORCE = 1,
+	CF_SESS_MODE_REPORT = 2,
+};
+
 /* [proxy]; durations in milliseconds. */
 struct cf_proxy_settings {
 	struct cf_listen admin;        /* admin.kind == 0 when not set */
@@ -79,6 +85,10 @@ struct cf_session {
 	char *name;
 	int is_default;               /* the [defaults] session (index 0) */
 	int cli_hints;                /* cf_suggest says --allow (cf_overrides) */
+	/* mode = report (its own, [defaults]' or cf_overrides.report): what
+	 * the allowlist would refuse is allowed and audited as would-deny
+	 * (cf_decide); every other refusal stays. */
+	int report;
 	struct cf_listen *listen;
 	size_t nlisten;
 	const struct cf_rule **allow;
@@ -167,6 +177,9 @@ struct cf_overrides {
 	 * run), so cf_suggest() says "--allow 'PATTERN'" rather than a line
 	 * to add to [defaults]. */
 	int cli_hints;
+	/* Nonzero: every session is in mode = report, whatever the file
+	 * says (postern-sidecar run --report). */
+	int report;
 };
 
 /*

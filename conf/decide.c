@@ -46,8 +46,35 @@ cf_reason_code(enum cf_reason r)
 	return "unknown";
 }
 
+static void decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
+    uint16_t port, const char *path, size_t len, const char *method, struct cf_decision *d);
+
 void
 cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h, uint16_t port,
+    const char *path, size_t len, const char *method, struct cf_decision *d)
+{
+	char detail[sizeof(d->detail)];
+
+	decide(s, mode, h, port, path, len, method, d);
+	/* Report mode relaxes the allowlist only: a deny rule, and every
+	 * check made after this one (the address, SNI, secrets, the
+	 * parser), still refuses.  No rule allowed the request, so RULE
+	 * stays NULL: what a rule grants (a path's narrowing, a pooled
+	 * upstream) does not carry over; only "private" of the host's own
+	 * rule in WOULD_RULE does (cf_decide_addr()). */
+	if (d->allow || !s->report || d->reason == CF_R_DENIED_BY_RULE)
+		return;
+	d->would = d->reason;
+	d->would_rule = d->rule;
+	d->allow = 1;
+	d->reason = CF_R_ALLOWED;
+	d->rule = NULL;
+	memcpy(detail, d->detail, sizeof(detail));
+	snprintf(d->detail, sizeof(d->detail), "report mode: would refuse: %.480s", detail);
+}
+
+static void
+decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h, uint16_t port,
     const char *path, size_t len, const char *method, struct cf_decision *d)
 {
 	const struct cf_rule *host_match = NULL, *port_match = NULL, *path_match = NULL, *best = NULL;
@@ -283,7 +310,11 @@ cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
 	d->rule = allowed ? allowed->rule : NULL;
 	range = cf_range_sockaddr(sa);
 	if (range != NULL) {
-		const struct cf_rule *r = d->rule;
+		/* A request report mode relaxed has no rule; the host's own
+		 * rule that would have refused it (another port, path or
+		 * method) still says whether the host may be private. */
+		const struct cf_rule *r = d->rule != NULL ? d->rule :
+		    allowed != NULL ? allowed->would_rule : NULL;
 		int named = r != NULL && (r->kind == CF_PAT_NET4 || r->kind == CF_PAT_NET6) &&
 		    cf_rule_match_sockaddr(r, sa);
 		if (r == NULL || !(r->private_ok || named)) {

@@ -55,6 +55,13 @@ struct cf_decision {
 	enum cf_reason reason;
 	const struct cf_rule *rule;   /* the rule that decided, or NULL */
 	char detail[512];             /* one sentence for people */
+	/* Report mode (S->report): the allowlist refused the request with
+	 * WOULD (host, port, path or method not allowed) by WOULD_RULE (or
+	 * NULL), yet ALLOW is 1, REASON CF_R_ALLOWED and RULE NULL (no rule
+	 * allowed it: its address must still pass cf_decide_addr() on its
+	 * own).  CF_R_ALLOWED (0) when the request is not relaxed. */
+	enum cf_reason would;
+	const struct cf_rule *would_rule;
 };
 
 /*
@@ -64,7 +71,10 @@ struct cf_decision {
  * and for the CONNECT of a terminated tunnel (CF_MODE_TLS), which a rule
  * narrowed by path or method admits.  A METHOD of NULL in CF_MODE_HTTP
  * matches no rule narrowed by method.  Deny rules win over allow rules;
- * any allow rule that admits the request admits it.  Fills D; never fails.
+ * any allow rule that admits the request admits it.  In a session in
+ * report mode (S->report) a request the allow rules would refuse is allowed
+ * with D->would set (see struct cf_decision); deny rules are never relaxed.
+ * Fills D; never fails.
  */
 void cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
     uint16_t port, const char *path, size_t len, const char *method, struct cf_decision *d);
@@ -73,8 +83,9 @@ void cf_decide(const struct cf_session *s, enum cf_mode mode, const struct cf_ho
  * Decide one resolved (or literal) address SA for a request that cf_decide()
  * allowed with ALLOWED: refused when it is one of the proxy's own TCP
  * listeners in C, inside a deny rule's address range, or never-reachable
- * (unless the allowing rule says "private" or names the range itself).
- * Fills D.
+ * (unless the allowing rule says "private" or names the range itself; for
+ * a request report mode relaxed, the rule that would have refused it, which
+ * names the same host, or none).  Fills D.
  */
 void cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
     const struct cf_decision *allowed, const struct sockaddr *sa, struct cf_decision *d);

@@ -548,6 +548,22 @@ set_choice(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	cfb_err(b, b->line, "%s is %s (%s)", k->name, words, shown);
 }
 
+/* mode = enforce | report; "ask" (issue 17) is named so that a file
+ * written for it is refused, not read as a typo. */
+static void
+set_mode(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	if (strcmp(value, "ask") == 0) {
+		cfb_err(b, b->line, "mode = ask is not implemented yet: mode is enforce or report (%s)",
+		    shown);
+		return;
+	}
+	set_choice(b, k, s, value, shown);
+	if (s != NULL)
+		memcpy(field(b, s, k->off_line), &b->line, sizeof(b->line));
+}
+
 static void
 set_duration(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
     const char *value, const char *shown)
@@ -885,6 +901,9 @@ set_inject(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 static const struct choice sni_modes[] = {
 	{ "match", CF_SNI_MATCH }, { "strict", CF_SNI_STRICT }, { "off", CF_SNI_OFF }, { NULL, 0 },
 };
+static const struct choice sess_modes[] = {
+	{ "enforce", CF_SESS_MODE_ENFORCE }, { "report", CF_SESS_MODE_REPORT }, { NULL, 0 },
+};
 static const struct choice yes_no[] = { { "yes", 1 }, { "no", 0 }, { NULL, 0 } };
 
 _Static_assert(sizeof(enum cf_sni_mode) == sizeof(unsigned), "put() stores sni as an unsigned");
@@ -933,6 +952,7 @@ static const struct key session_keys[] = {
 	{ .name = "max_connections", .set = set_count, SB(max_conns), .min = 1, .max = 1000000 },
 	{ .name = "max_connections_per_uid", .set = set_count, SB(max_uid), .min = 1, .max = 1000000 },
 	{ .name = "secrets", .set = set_secrets, .flags = K_LIST },
+	{ .name = "mode", .set = set_mode, SB(mode), .choices = sess_modes },
 	{ .name = NULL },
 };
 

@@ -267,8 +267,8 @@ refusal_words(struct px_conn *c, enum cf_reason reason, const struct cf_rule *ru
  * counts the repeats (tally.h).
  */
 static void
-tell_human(struct px_conn *c, enum cf_reason reason, const char *detail, const char *sugg,
-    const char *what, const char *h)
+tell_human_as(struct px_conn *c, int would, enum cf_reason reason, const char *detail,
+    const char *sugg, const char *what, const char *h)
 {
 	static const char lead[] = "pass --allow '";
 	char patbuf[CF_HOST_TEXT_MAX + 600];
@@ -289,14 +289,41 @@ tell_human(struct px_conn *c, enum cf_reason reason, const char *detail, const c
 		snprintf(where, sizeof(where), "%s:%u", h, c->port);
 	else
 		snprintf(where, sizeof(where), "%s", what);
-	if (px_tally_add(px_server_tally(c->srv), where, cf_reason_code(reason), pat) == 1) {
+	if (px_tally_add(would ? px_server_would_tally(c->srv) : px_server_tally(c->srv), where,
+	    cf_reason_code(reason), pat) == 1) {
+		const char *verb = would ? "report mode, allowed; would refuse" : "refused";
+
 		if (pat != NULL)
-			log_notice("refused %s: %s (%s); to allow it: --allow '%s'", what,
+			log_notice("%s %s: %s (%s); to allow it: --allow '%s'", verb, what,
 			    cf_reason_code(reason), detail ? detail : "", pat);
 		else
-			log_notice("refused %s: %s (%s)%s%s", what, cf_reason_code(reason),
+			log_notice("%s %s: %s (%s)%s%s", verb, what, cf_reason_code(reason),
 			    detail ? detail : "", sugg[0] ? "; " : "", sugg);
 	}
+}
+
+static void
+tell_human(struct px_conn *c, enum cf_reason reason, const char *detail, const char *sugg,
+    const char *what, const char *h)
+{
+	tell_human_as(c, 0, reason, detail, sugg, what, h);
+}
+
+void
+px_conn_tell_would(struct px_conn *c)
+{
+	static const char lead[] = "report mode: would refuse: ";
+	char sugg[512], h[CF_HOST_TEXT_MAX], what[600];
+	const char *detail = c->dec.detail;
+
+	if (!px_server_human(c->srv) || c->dec.would == CF_R_ALLOWED)
+		return;
+	/* The line says "would refuse" itself (cf_decide()'s words). */
+	if (strncmp(detail, lead, sizeof(lead) - 1) == 0)
+		detail += sizeof(lead) - 1;
+	refusal_words(c, c->dec.would, c->dec.would_rule, sugg, sizeof(sugg), what, sizeof(what),
+	    h, sizeof(h));
+	tell_human_as(c, 1, c->dec.would, detail, sugg, what, h);
 }
 
 void

@@ -280,6 +280,10 @@ void px_conn_refuse(struct px_conn *c, int status, enum cf_reason reason,
  * stream inside a terminated tunnel.  Nothing when the proxy does not
  * write for a person.
  */
+/* In report mode, the human line of a request allowed that the allowlist
+ * would have refused (C->dec.would): "would refuse", with its --allow
+ * hint, once per host:port and reason.  Nothing otherwise. */
+void px_conn_tell_would(struct px_conn *c);
 void px_conn_tell_refusal(struct px_conn *c, enum cf_reason reason, const struct cf_rule *rule,
     const char *detail);
 /* Drop the upstream, stop reading, flush what is queued to the client and
@@ -380,6 +384,9 @@ struct px_rec {
 	const char *detail;
 	const char *why;           /* close: why it closed, NULL for a plain end */
 	const char *secret;        /* decision: the secret injected (its name) */
+	/* decision: an allow in report mode that the allowlist would have
+	 * refused with this reason ("would":"deny"); CF_R_ALLOWED if not. */
+	enum cf_reason would;
 	int current;               /* judged by the server's current snapshot */
 };
 
@@ -408,6 +415,9 @@ void px_record_request(struct px_conn *c);
  * PROTO ("h2") and REASON (a refusal's code) are left out when NULL. */
 struct px_reqline {
 	const char *method, *path, *secret, *proto, *reason;
+	/* An allow in report mode: the reason code the allowlist would
+	 * have refused it with ("would":"deny"), NULL if none. */
+	const char *would;
 	int status;
 	uint64_t bytes_up, bytes_down;
 	/* An allowed request: "allow", the rule and where it is written

@@ -106,6 +106,7 @@ engine_overrides(const struct px_engine_opts *opts, struct cf_overrides *ov)
 	ov->serve_session = opts->serve_session;
 	ov->strict_modes = opts->strict_modes;
 	ov->cli_hints = opts->human;
+	ov->report = opts->report;
 	/* At start the proxy may still be root, and the user it is about to
 	 * become is the one the file names; once it serves, that is its own
 	 * euid, and a new file's user = line must not vouch for the file. */
@@ -172,8 +173,10 @@ px_engine_main(const struct px_engine_opts *opts)
 	in.ov = &ov;
 	in.human = opts->human;
 	/* Without it (out of memory) every refusal is told, none summed. */
-	if (opts->human)
+	if (opts->human) {
 		in.tally = px_tally_new();
+		in.would = px_tally_new();
+	}
 	/* A snapshot given is all there is: the file is not read again. */
 	in.load_once = opts->load_once || opts->config != NULL;
 	in.config_path = opts->config_path;
@@ -181,6 +184,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	in.cfg = opts->config != NULL ? cf_config_ref(opts->config) : engine_load(opts, &ov);
 	if (in.cfg == NULL) {
 		px_tally_free(in.tally);
+		px_tally_free(in.would);
 		return 2;
 	}
 	ov.trust_file_user = 0;
@@ -309,8 +313,10 @@ out:
 	}
 	/* The run is over (the sidecar stops us once CMD has exited): what
 	 * was refused, how often, and the --allow that would allow it. */
+	px_tally_summary_as(in.would, stderr, "postern: ", "report mode: would have refused");
 	px_tally_summary(in.tally, stderr, "postern: ");
 	px_tally_free(in.tally);
+	px_tally_free(in.would);
 	for (i = 0; i < 5; i++)
 		if (sigs[i] != NULL)
 			event_free(sigs[i]);

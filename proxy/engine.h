@@ -42,6 +42,9 @@ struct px_engine_opts {
 	 * stderr, send it nowhere instead (postern-sidecar run, where stderr
 	 * is the terminal CMD shares). */
 	int human;
+	/* Nonzero: every session in mode = report (cf_overrides.report;
+	 * postern-sidecar run --report). */
+	int report;
 	/* Nonzero: read the config once, at start, and never again: no
 	 * inotify watch, and SIGHUP and POST /reload are refused (postern-sidecar
 	 * run, where nobody but the command being sealed could edit the file). */

@@ -209,7 +209,8 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 		    upath == NULL ? "CONNECT, TLS terminated," : "terminated TLS", hbuf, port,
 		    upath != NULL ? " " : "", upath != NULL ? mbuf : "", upath != NULL ? " " : "",
 		    (int)upathlen, upath ? upath : "");
-		fprintf(bf, "  %s%s\n", d.detail, d.rule->private_ok ? "; the rule says \"private\"" : "");
+		fprintf(bf, "  %s%s\n", d.detail, d.rule != NULL && d.rule->private_ok ?
+		    "; the rule says \"private\"" : "");
 		rc = 0;
 		if (h.kind != CF_HOST_NAME) {
 			fprintf(bf, "  an IP literal: no DNS lookup\n");
@@ -259,7 +260,14 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 			}
 		}
 		fclose(bf);
-		if (final.allow) {
+		if (final.allow && d.rule == NULL) {
+			/* Report mode relaxed it (cf_decide()): no rule allows it. */
+			fprintf(out, "allow (report mode; would deny %s)\n", cf_reason_code(d.would));
+			cf_suggest(s, mode, &h, port, upath, upathlen, &(struct cf_decision){
+			    .reason = d.would, .rule = d.would_rule }, sugg, sizeof(sugg));
+			if (sugg[0] != '\0')
+				fprintf(out, "  to allow it when enforcing: %s\n", sugg);
+		} else if (final.allow) {
 			fprintf(out, "allow %s %s:%d\n", d.rule->text, d.rule->file, d.rule->line);
 		} else {
 			fprintf(out, "deny %s (%s)\n", cf_reason_code(final.reason), final.detail);

@@ -54,6 +54,7 @@ struct h2_stream {
 	uint32_t reset;
 	uint64_t bytes_up, bytes_down;
 	char *method, *authority, *path, *reason, *edit_set, *note, *note_at;
+	const char *would;		/* the verdict's, not copied (h2.h) */
 	char **edits;
 	size_t nedits;
 };
@@ -263,6 +264,7 @@ stream_report_free(struct h2_stream *s)
 		info.nedits = s->nedits;
 		info.note = s->note;
 		info.note_at = s->note_at;
+		info.would = s->would;
 		h->cbs.done(h->arg, &info);
 	}
 	if (s->prev)
@@ -575,6 +577,7 @@ handle_request(struct px_h2 *h, struct h2_stream *s, int end_stream)
 			refuse(s, 500, "bad_header_edit");
 			goto out;
 		}
+	s->would = v.would;
 	if ((v.note != NULL && (s->note = dup_or_empty(v.note, 512)) == NULL) ||
 	    (v.note_at != NULL && (s->note_at = dup_or_empty(v.note_at, 512)) == NULL))
 		goto nomem;

@@ -89,6 +89,9 @@ struct px_h2_verdict {
 	/* FORWARD: text the module keeps for the done callback (the audit's
 	 * rule and its FILE:LINE; NULL: none), copied. */
 	const char *note, *note_at;
+	/* FORWARD: a string that lives as long as the program (a reason
+	 * code), kept for the done callback; NULL: none. */
+	const char *would;
 };
 
 /* What the done callback is told when a stream ends.  Strings are valid
@@ -115,6 +118,7 @@ struct px_h2_stream_info {
 	const char *const *edits;
 	size_t nedits;
 	const char *note, *note_at;	/* the verdict's (NULL: none) */
+	const char *would;		/* the verdict's (NULL: none) */
 };
 
 /* Take LEN bytes for one side.  Return how many were taken (0..LEN; 0 means

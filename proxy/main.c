@@ -122,6 +122,9 @@ do_check(const char *path, const struct cf_overrides *ov)
 			printf("  listen %s\n", s->listen[j].text);
 		printf("  max_connections %u, %u per peer uid\n", s->max_connections,
 		    s->max_connections_per_uid);
+		if (s->report)
+			printf("  mode report: NOT ENFORCING the allowlist (deny rules, private ranges, "
+			    "SNI and secrets still are)\n");
 		if (s->nallow == 0)
 			printf("  allows nothing\n");
 		print_rules("allow", s->allow, s->nallow);

@@ -53,8 +53,14 @@ px_record(struct px_conn *c, const struct px_rec *r)
 	px_json_str(&j, "address", c->addr[0] ? c->addr : NULL);
 	if (r->decision != NULL)
 		px_json_str(&j, "decision", r->decision);
-	if (r->has_reason)
+	if (r->would != CF_R_ALLOWED) {
+		/* Report mode: allowed, and the reason the allowlist
+		 * would have refused it with. */
+		px_json_str(&j, "would", "deny");
+		px_json_str(&j, "reason", cf_reason_code(r->would));
+	} else if (r->has_reason) {
 		px_json_str(&j, "reason", cf_reason_code(r->reason));
+	}
 	if (r->rule != NULL) {
 		char at[300];
 		snprintf(at, sizeof(at), "%s:%d", r->rule->file, r->rule->line);
@@ -107,12 +113,15 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 {
 	struct px_rec r = { .event = "decision", .decision = allow ? "allow" : "deny", .has_reason = 1,
 		.reason = reason, .rule = rule, .detail = detail, .sni = sni,
-		.secret = allow && c->mode == CF_MODE_TLS && c->tm != NULL ? c->tm->secret : NULL };
+		.secret = allow && c->mode == CF_MODE_TLS && c->tm != NULL ? c->tm->secret : NULL,
+		.would = allow ? c->dec.would : CF_R_ALLOWED };
 
 	if (c->decided)
 		return;
 	c->decided = 1;
 	c->allow_pending = 0;
+	if (r.would != CF_R_ALLOWED)
+		px_conn_tell_would(c);
 	px_stats_decision(px_server_stats(c->srv), c->session, reason, rule);
 	if (allow && c->mode == CF_MODE_TLS && c->tm != NULL) {
 		/* A request allowed inside a terminated tunnel: one line
@@ -163,7 +172,10 @@ px_record_request_line(struct px_conn *c, const struct px_reqline *l)
 		px_json_num(&j, "status", l->status);
 	if (l->decision != NULL)
 		px_json_str(&j, "decision", l->decision);
-	if (l->reason != NULL && l->reason[0])
+	if (l->decision != NULL && l->would != NULL) {
+		px_json_str(&j, "would", "deny");
+		px_json_str(&j, "reason", l->would);
+	} else if (l->reason != NULL && l->reason[0])
 		px_json_str(&j, "reason", l->reason);
 	else if (l->decision != NULL)
 		px_json_str(&j, "reason", cf_reason_code(CF_R_ALLOWED));
@@ -188,6 +200,7 @@ px_record_request(struct px_conn *c)
 		.status = c->resp_status,
 		.bytes_up = c->cli.bytes - c->req_up0, .bytes_down = c->up.bytes - c->req_down0,
 		.decision = "allow", .rule = rule != NULL ? rule->text : NULL, .rule_at = at,
+		.would = c->dec.would != CF_R_ALLOWED ? cf_reason_code(c->dec.would) : NULL,
 	};
 
 	if (c->tm != NULL)

@@ -26,6 +26,7 @@ struct px_server {
 	struct px_audit *audit;
 	struct px_stats *metrics;
 	struct px_tally *tally;
+	struct px_tally *would;
 	struct px_conns *conns;
 	struct px_listeners *listeners;
 	struct px_sesstls *tls;
@@ -56,6 +57,7 @@ px_server_new(const struct px_server_init *in)
 	srv->audit = in->audit;
 	srv->metrics = in->metrics;
 	srv->tally = in->tally;
+	srv->would = in->would;
 	srv->conns = in->conns;
 	srv->listeners = in->listeners;
 	srv->tls = in->tls;
@@ -150,6 +152,12 @@ int
 px_server_human(const struct px_server *srv)
 {
 	return srv->human;
+}
+
+struct px_tally *
+px_server_would_tally(const struct px_server *srv)
+{
+	return srv->would;
 }
 
 struct px_tally *

@@ -65,6 +65,7 @@ struct px_server_init {
 	struct px_audit *audit;
 	struct px_stats *metrics; /* counters for /metrics (stats.c) */
 	struct px_tally *tally;   /* human: the refusals so far; may be NULL */
+	struct px_tally *would;   /* human: report mode's would-refusals; may be NULL */
 	struct px_conns *conns;   /* empty (px_conns_new()) */
 	struct px_listeners *listeners; /* empty (px_listeners_new()) */
 	struct px_sesstls *tls;   /* the sessions' CAs, in line with CFG (sesstls.h) */
@@ -114,6 +115,9 @@ void px_server_stop(struct px_server *srv);
  * those refusals are summed in (NULL: none, every one is told). */
 int px_server_human(const struct px_server *srv);
 struct px_tally *px_server_tally(const struct px_server *srv);
+/* The same for the requests report mode allowed that the allowlist would
+ * have refused (mode = report). */
+struct px_tally *px_server_would_tally(const struct px_server *srv);
 /* SRV's open connections (conns.c) and listeners (listen.c): opaque, for
  * those modules' own functions to look into. */
 struct px_conns *px_server_conns(const struct px_server *srv);

@@ -121,6 +121,11 @@ px_namereq_ports(const struct cf_session *s, const struct cf_host *h, uint16_t *
 					port_add(cand, &ncand, PX_NAMEREQ_MAX_PORTS, wide[k]);
 		}
 	}
+	/* Report mode allows what no rule names: the usual ports of an
+	 * unlisted name (or of another port of a listed one) are worth a
+	 * listener too, and are judged below like the others. */
+	for (k = 0; s->report && k < sizeof(wide) / sizeof(wide[0]); k++)
+		port_add(cand, &ncand, PX_NAMEREQ_MAX_PORTS, wide[k]);
 	/* Each candidate judged exactly as the CONNECT would be: a deny rule
 	 * or a path-only rule takes it away again (unless the session
 	 * terminates TLS there: then, as px_decide() judges that CONNECT, a
@@ -131,7 +136,9 @@ px_namereq_ports(const struct cf_session *s, const struct cf_host *h, uint16_t *
 			ports[n++] = cand[i];
 	}
 	if (n == 0 && d != NULL) {
-		uint16_t p0 = ncand > 0 ? cand[0] : 443;
+		/* In report mode the candidates are the usual ports: the
+		 * refusal speaks of 443, as the name check does. */
+		uint16_t p0 = s->report || ncand == 0 ? 443 : cand[0];
 
 		cf_decide(s, connect_mode(s, h, p0), h, p0, NULL, 0, NULL, d);
 	}

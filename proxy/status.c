@@ -167,7 +167,9 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 			px_status_json_str(out, px_listener_text(l));
 			first = 0;
 		}
-		evbuffer_add_printf(out, "],\"rules\":%zu,\"allow_rules\":%zu,\"deny_rules\":%zu",
+		evbuffer_add_printf(out, "],\"mode\":\"%s\",\"enforcing\":%s",
+		    s->report ? "report" : "enforce", s->report ? "false" : "true");
+		evbuffer_add_printf(out, ",\"rules\":%zu,\"allow_rules\":%zu,\"deny_rules\":%zu",
 		    s->nallow + s->ndeny, s->nallow, s->ndeny);
 		evbuffer_add_printf(out, ",\"connections_open\":%u,\"connections_total\":%llu"
 		    ",\"bytes_up\":%llu,\"bytes_down\":%llu}",
@@ -224,6 +226,8 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 		bup += oup;
 		bdown += odown;
 		evbuffer_add_printf(out, "\nsession %s\n", s->name);
+		evbuffer_add_printf(out, "  mode        %s\n", s->report ?
+		    "report (NOT ENFORCING: the allowlist is only reported)" : "enforce");
 		for (l = px_listeners_first(srv); l != NULL; l = px_listener_next(l)) {
 			if (strcmp(px_listener_session(l), s->name) == 0) {
 				evbuffer_add_printf(out, "  listen      %s\n", px_listener_text(l));

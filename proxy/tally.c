@@ -103,11 +103,17 @@ other:
 void
 px_tally_summary(const struct px_tally *t, FILE *f, const char *prefix)
 {
+	px_tally_summary_as(t, f, prefix, "refused");
+}
+
+void
+px_tally_summary_as(const struct px_tally *t, FILE *f, const char *prefix, const char *verb)
+{
 	size_t i, j, nallow = 0;
 
 	if (t == NULL || t->total == 0)
 		return;
-	fprintf(f, "%srefused %lu request%s in this run:\n", prefix, t->total,
+	fprintf(f, "%s%s %lu request%s in this run:\n", prefix, verb, t->total,
 	    t->total == 1 ? "" : "s");
 	for (i = 0; i < t->n && i < PX_TALLY_SHOWN; i++)
 		fprintf(f, "%s  %lux %s (%s)\n", prefix, t->v[i].count, t->v[i].where,

@@ -36,5 +36,7 @@ unsigned long px_tally_add(struct px_tally *t, const char *where, const char *re
  * them.  Writes nothing when nothing was refused.
  */
 void px_tally_summary(const struct px_tally *t, FILE *f, const char *prefix);
+/* The same, its first line saying VERB ("refused") of the requests. */
+void px_tally_summary_as(const struct px_tally *t, FILE *f, const char *prefix, const char *verb);
 
 #endif

@@ -262,6 +262,7 @@ t2_note(struct px_conn *c, struct px_h2_verdict *v)
 		snprintf(at, sizeof(at), "%s:%d", c->dec.rule->file, c->dec.rule->line);
 	v->note = c->dec.rule != NULL ? c->dec.rule->text : "";
 	v->note_at = at;
+	v->would = c->dec.would != CF_R_ALLOWED ? cf_reason_code(c->dec.would) : NULL;
 }
 
 /* Refuse R: STATUS with REASON's code (the module answers the stream),
@@ -439,6 +440,7 @@ t2_done(void *arg, const struct px_h2_stream_info *info)
 		.decision = info->note != NULL ? "allow" : NULL,
 		.rule = info->note != NULL && info->note[0] ? info->note : NULL,
 		.rule_at = info->note_at,
+		.would = info->note != NULL ? info->would : NULL,
 	};
 
 	t2_current(c, info->method, info->path);

@@ -49,7 +49,9 @@ TESTS += tests/integration/sidecar-run-claude.sh tests/integration/sidecar-run-c
 EXTRA_DIST += tests/integration/sidecar-run-claude.sh tests/integration/sidecar-run-claude-secret.sh
 # run's summary of refusals, and run --session (issue 13, item 7).
 TESTS += tests/integration/sidecar-run-summary.sh
+TESTS += tests/integration/sidecar-run-report.sh
 EXTRA_DIST += tests/integration/sidecar-run-summary.sh
+EXTRA_DIST += tests/integration/sidecar-run-report.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules

@@ -64,6 +64,7 @@ struct sc_opts {
 	const char *session_name;
 	const char *session;  /* run: --session */
 	int capture;          /* serve: --capture */
+	int report;           /* run: --report */
 	uid_t run_uid;        /* run: --uid */
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
@@ -87,7 +88,7 @@ sc_usage(FILE *f)
 	    "       postern-sidecar lockdown-check [-c FILE] [--user UID] [--probe-uid UID]\n"
 	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
-	    "       postern-sidecar run [-c FILE [--session NAME]] [--allow PATTERN]...\n"
+	    "       postern-sidecar run [-c FILE [--session NAME]] [--allow PATTERN]... [--report]\n"
 	    "                           [--session-name NAME]\n"
 	    "                           [--uid UID] [--socket PATH]... [--env NAME]...\n"
 	    "                           [--secret NAME]...\n"
@@ -101,7 +102,7 @@ static void
 sc_run_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME]\n"
+	    "usage: postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME] [--report]\n"
 	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
 	    "Runs CMD sealed: its only way out is a proxy started for it, which\n"
@@ -109,6 +110,9 @@ sc_run_usage(FILE *f)
 	    "  -c FILE              the proxy config (postern.ini(5))\n"
 	    "  --allow PATTERN      an allow_hosts item on top of it (repeatable)\n"
 	    "  --session-name NAME  the session's name in refusals and logs\n"
+	    "  --report             report mode: allow what the allowlist would refuse,\n"
+	    "                       telling each as \"would refuse\" (deny rules, private\n"
+	    "                       addresses, SNI and secrets are still enforced)\n"
 	    "  --uid UID            (root) the uid CMD runs as (default SUDO_UID, else 65534)\n"
 	    "  --socket PATH        let CMD reach this host UNIX socket (repeatable)\n"
 	    "  --env NAME           CMD also gets this variable (repeatable)\n"
@@ -196,7 +200,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
 		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
-		O_CAPTURE };
+		O_CAPTURE, O_REPORT };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -213,6 +217,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "env", required_argument, NULL, O_ENV },
 		{ "secret", required_argument, NULL, O_SECRET },
 		{ "capture", no_argument, NULL, O_CAPTURE },
+		{ "report", no_argument, NULL, O_REPORT },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -277,6 +282,13 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				return -1;
 			}
 			o->session_name = optarg;
+			break;
+		case O_REPORT:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--report only applies to run (a config file says mode = report)");
+				return -1;
+			}
+			o->report = 1;
 			break;
 		case O_SERVE_SESSION:
 			if (o->mode != SC_MODE_RUN) {
@@ -825,6 +837,7 @@ main(int argc, char **argv)
 		ro.bridge = o.bridge;
 		ro.session_name = o.session_name;
 		ro.session = o.session;
+		ro.report = o.report;
 		ro.sockets = o.sockets;
 		ro.n_sockets = o.n_sockets;
 		ro.forwards = o.forwards;

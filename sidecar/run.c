@@ -919,6 +919,7 @@ sc_run_main(const struct sc_run_opts *o)
 	r.eo.ready_fd = -1;
 	r.eo.session_name = o->session_name;
 	r.eo.serve_session = o->session;
+	r.eo.report = o->report;
 	/* A person at a terminal: refusals as plain lines on stderr, not
 	 * JSON audit lines mixed into CMD's output. */
 	r.eo.human = 1;

@@ -16,6 +16,7 @@ struct sc_run_opts {
 	const char *bridge;            /* NULL: next to /proc/self/exe */
 	const char *session_name;      /* NULL: "default" */
 	const char *session;           /* --session: serve [session NAME] */
+	int report;                    /* --report: every session in mode = report */
 	uid_t uid;                     /* a root caller's command runs as */
 	gid_t gid;                     /*   uid:gid (never 0; see main.c) */
 	const char *const *sockets;    /* --socket: host sockets CMD may reach */

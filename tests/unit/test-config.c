@@ -131,6 +131,12 @@ static const struct err_case err_cases[] = {
 	{ "max_connections bound", HEAD "max_connections = 0\n", "t.ini:3: max_connections must be 1-1000000 (0)" },
 	{ "max_header_bytes bound", HEAD "max_header_bytes = 2m\n", "t.ini:3: max_header_bytes must be 1k-1m (2m)" },
 	{ "unknown key twice", HEAD "bogus = 1\nbogus = 2\n", "t.ini:4: bogus is given twice (first on line 3)" },
+	{ "mode ask", HEAD "[session a]\nlisten = unix:/a\nmode = ask\n",
+	    "t.ini:5: mode = ask is not implemented yet: mode is enforce or report (ask)" },
+	{ "mode unknown", HEAD "[defaults]\nmode = watch\n", "t.ini:4: mode is enforce or report (watch)" },
+	{ "mode in proxy", HEAD "mode = report\n", "t.ini:3: mode belongs in" },
+	{ "mode twice", HEAD "[defaults]\nmode = report\nmode = enforce\n",
+	    "t.ini:5: mode is given twice (first on line 4)" },
 };
 
 static int
@@ -313,6 +319,69 @@ main(void)
 		}
 		cf_config_free(c);
 		cf_diag_free(&d);
+	}
+	{
+		/* mode: a session's own, else [defaults]', else enforce; a
+		 * session in report mode is a warning naming it and its line. */
+		static const struct {
+			const char *text;
+			int report[3]; /* default, a, b */
+			const char *warn;
+		} modes[] = {
+			{ HEAD "[session a]\nlisten = unix:/a\n[session b]\nlisten = unix:/b\n", { 0, 0, 0 }, NULL },
+			{ HEAD "[defaults]\nmode = report\n[session a]\nlisten = unix:/a\n"
+			    "[session b]\nlisten = unix:/b\nmode = enforce\n", { 1, 1, 0 },
+			  "t.ini:4: session a is in mode = report: NOT ENFORCING" },
+			{ HEAD "[session a]\nlisten = unix:/a\n[session b]\nlisten = unix:/b\nmode = report\n",
+			  { 0, 0, 1 }, "t.ini:7: session b is in mode = report: NOT ENFORCING" },
+			{ HEAD "[defaults]\nmode = enforce\n[session a]\nlisten = unix:/a\nmode = report\n"
+			    "[session b]\nlisten = unix:/b\n", { 0, 1, 0 },
+			  "t.ini:7: session a is in mode = report" },
+		};
+		size_t m, k;
+
+		for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+			struct cf_diag d;
+			struct cf_config *c;
+			int ok = 1, warned = 0, nreport = 0;
+
+			memset(&d, 0, sizeof(d));
+			c = cf_config_parse("t.ini", modes[m].text, strlen(modes[m].text), NULL, &d);
+			for (k = 0; c != NULL && k < 3; k++) {
+				ok &= cf_config_session(c, k)->report == modes[m].report[k];
+				nreport += modes[m].report[k];
+			}
+			for (k = 0; k < d.nwarnings; k++)
+				if (strstr(d.warnings[k], "NOT ENFORCING") != NULL)
+					warned++;
+			tap_ok(c != NULL && ok, "mode case %zu: the modes in force (%s)", m,
+			    d.nerrors ? d.errors[0] : "ok");
+			tap_ok(warned == nreport && (modes[m].warn == NULL || (d.nwarnings > 0 &&
+			    strstr(d.warnings[0], modes[m].warn) != NULL) || (d.nwarnings > 1 &&
+			    strstr(d.warnings[1], modes[m].warn) != NULL)),
+			    "mode case %zu: one warning per session not enforcing (%d: %s)", m, warned,
+			    d.nwarnings ? d.warnings[0] : "none");
+			cf_config_free(c);
+			cf_diag_free(&d);
+		}
+		{
+			/* run --report: every session, whatever the file says. */
+			static const char t[] = HEAD "[session a]\nlisten = unix:/a\nmode = enforce\n";
+			struct cf_overrides ov;
+			struct cf_diag d;
+			struct cf_config *c;
+
+			memset(&ov, 0, sizeof(ov));
+			ov.report = 1;
+			memset(&d, 0, sizeof(d));
+			c = cf_config_parse("t.ini", t, strlen(t), &ov, &d);
+			tap_ok(c != NULL && cf_config_session(c, 0)->report && cf_config_session(c, 1)->report &&
+			    d.nwarnings == 2 && strstr(d.warnings[1], "session a is in report mode (--report)") != NULL,
+			    "the report override puts every session in report mode, and says so (%s)",
+			    d.nwarnings > 1 ? d.warnings[1] : "no warning");
+			cf_config_free(c);
+			cf_diag_free(&d);
+		}
 	}
 	{
 		/* Warnings: a shadowed allow, a duplicate. */

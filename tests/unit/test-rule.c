@@ -113,6 +113,110 @@ struct dec_case {
 	const char *method; /* NULL: GET for plain HTTP, none otherwise */
 };
 
+/*
+ * mode = report (issue 17): what the allowlist refuses is allowed with
+ * "would" set and no rule; a deny rule still refuses; an address of the
+ * relaxed request in a never-reachable range is still refused; the same
+ * requests in an enforcing session are refused as before.
+ */
+static const char report_text[] =
+	"[proxy]\nlisten = tcp:127.0.0.1:3128\n"
+	"[defaults]\nallow_hosts = ok.test, ports.test:8080, http://paths.test/api/, m.test methods=GET\n"
+	"allow_hosts = lan.test:8443 private\n"
+	"deny_hosts = bad.test, 10.9.0.0/16\n"
+	"[session r]\nlisten = unix:/r\nmode = report\n";
+
+static const struct {
+	const char *session, *host;
+	enum cf_mode mode;
+	unsigned port;
+	const char *path, *method;
+	int allow;
+	const char *reason, *would; /* would: "allowed" when not relaxed */
+} report_dec[] = {
+	{ "r", "ok.test", CF_MODE_CONNECT, 443, NULL, NULL, 1, "allowed", "allowed" },
+	{ "r", "new.test", CF_MODE_CONNECT, 443, NULL, NULL, 1, "allowed", "host_not_allowed" },
+	{ "r", "ports.test", CF_MODE_CONNECT, 9090, NULL, NULL, 1, "allowed", "port_not_allowed" },
+	{ "r", "paths.test", CF_MODE_HTTP, 80, "/other", "GET", 1, "allowed", "path_not_allowed" },
+	{ "r", "m.test", CF_MODE_HTTP, 80, "/", "POST", 1, "allowed", "method_not_allowed" },
+	{ "r", "bad.test", CF_MODE_CONNECT, 443, NULL, NULL, 0, "denied_by_rule", "allowed" },
+	{ "r", "bad.test", CF_MODE_HTTP, 80, "/", "GET", 0, "denied_by_rule", "allowed" },
+	{ "default", "new.test", CF_MODE_CONNECT, 443, NULL, NULL, 0, "host_not_allowed", "allowed" },
+	{ "default", "ports.test", CF_MODE_CONNECT, 9090, NULL, NULL, 0, "port_not_allowed", "allowed" },
+	{ "default", "m.test", CF_MODE_HTTP, 80, "/", "POST", 0, "method_not_allowed", "allowed" },
+};
+
+static const struct {
+	const char *host;
+	unsigned port;
+	const char *addr;
+	int allow;
+	const char *reason;
+} report_addr[] = {
+	{ "new.test", 443, "93.184.9.1", 1, "allowed" },
+	{ "new.test", 443, "10.200.0.1", 0, "private_address" },
+	{ "new.test", 443, "127.0.0.1", 0, "private_address" },
+	{ "new.test", 3128, "127.0.0.1", 0, "private_address" },
+	{ "new.test", 443, "169.254.169.254", 0, "private_address" },
+	{ "new.test", 443, "10.9.0.1", 0, "denied_by_rule" },
+	{ "lan.test", 8443, "10.200.0.1", 1, "allowed" },
+	/* Relaxed (port_not_allowed): the host's own rule says private. */
+	{ "lan.test", 443, "10.200.0.1", 1, "allowed" },
+	{ "ok.test", 443, "10.200.0.1", 0, "private_address" },
+};
+
+static void
+report_cases(void)
+{
+	struct cf_diag diag;
+	struct cf_config *c;
+	size_t i;
+
+	memset(&diag, 0, sizeof(diag));
+	c = cf_config_parse("r.ini", report_text, strlen(report_text), NULL, &diag);
+	tap_ok(c != NULL && cf_config_find_session(c, "r")->report && !cf_config_find_session(c, "default")->report,
+	    "report config parses, session r in report mode (%s)", diag.nerrors ? diag.errors[0] : "ok");
+	if (c == NULL)
+		return;
+	for (i = 0; i < sizeof(report_dec) / sizeof(report_dec[0]); i++) {
+		const struct cf_session *s = cf_config_find_session(c, report_dec[i].session);
+		struct cf_host h;
+		struct cf_decision d;
+		const char *why;
+
+		cf_host_parse(report_dec[i].host, strlen(report_dec[i].host), 0, &h, &why);
+		cf_decide(s, report_dec[i].mode, &h, (uint16_t)report_dec[i].port, report_dec[i].path,
+		    report_dec[i].path ? strlen(report_dec[i].path) : 0, report_dec[i].method, &d);
+		tap_ok(d.allow == report_dec[i].allow && strcmp(cf_reason_code(d.reason), report_dec[i].reason) == 0 &&
+		    strcmp(cf_reason_code(d.would), report_dec[i].would) == 0 &&
+		    (d.would == CF_R_ALLOWED || (d.rule == NULL && strstr(d.detail, "would refuse") != NULL)),
+		    "session %s %s:%u -> %s %s, would %s (%s)", report_dec[i].session, report_dec[i].host,
+		    report_dec[i].port, report_dec[i].allow ? "allow" : "deny", report_dec[i].reason,
+		    report_dec[i].would, d.detail);
+	}
+	for (i = 0; i < sizeof(report_addr) / sizeof(report_addr[0]); i++) {
+		const struct cf_session *s = cf_config_find_session(c, "r");
+		struct sockaddr_in sin;
+		struct cf_host h;
+		struct cf_decision d, ad;
+		const char *why;
+
+		cf_host_parse(report_addr[i].host, strlen(report_addr[i].host), 0, &h, &why);
+		cf_decide(s, CF_MODE_CONNECT, &h, (uint16_t)report_addr[i].port, NULL, 0, NULL, &d);
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons((uint16_t)report_addr[i].port);
+		inet_pton(AF_INET, report_addr[i].addr, &sin.sin_addr);
+		cf_decide_addr(c, s, &d, (struct sockaddr *)&sin, &ad);
+		tap_ok(d.allow && ad.allow == report_addr[i].allow &&
+		    strcmp(cf_reason_code(ad.reason), report_addr[i].reason) == 0,
+		    "report mode: %s:%u at %s -> %s (%s)", report_addr[i].host, report_addr[i].port, report_addr[i].addr,
+		    report_addr[i].reason, ad.detail);
+	}
+	cf_config_free(c);
+	cf_diag_free(&diag);
+}
+
 static const char conf_text[] =
 	"[proxy]\n"
 	"listen = tcp:127.0.0.1:3128\n"
@@ -612,6 +716,8 @@ main(void)
 		cf_config_free(c2);
 		cf_diag_free(&d2);
 	}
+
+	report_cases();
 
 	cf_config_free(c);
 	cf_diag_free(&diag);
