@@ -274,18 +274,6 @@ void px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason,
     const struct cf_rule *rule, const char *detail, int audited);
 void px_conn_refuse(struct px_conn *c, int status, enum cf_reason reason,
     const struct cf_rule *rule, const char *detail);
-/*
- * Only the human line of a refusal (in run: once per host:port and reason,
- * with its --allow hint), for a refusal answered otherwise: an HTTP/2
- * stream inside a terminated tunnel.  Nothing when the proxy does not
- * write for a person.
- */
-/* In report mode, the human line of a request allowed that the allowlist
- * would have refused (C->dec.would): "would refuse", with its --allow
- * hint, once per host:port and reason.  Nothing otherwise. */
-void px_conn_tell_would(struct px_conn *c);
-void px_conn_tell_refusal(struct px_conn *c, enum cf_reason reason, const struct cf_rule *rule,
-    const char *detail);
 /* Drop the upstream, stop reading, flush what is queued to the client and
  * close (or linger, for a refusal at accept). */
 void px_conn_close_after_write(struct px_conn *c);

@@ -25,6 +25,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/socks.c proxy/socks.h \
 	proxy/stats.c proxy/stats.h \
 	proxy/tally.c proxy/tally.h \
+	proxy/tell.c proxy/tell.h \
 	proxy/splice.c proxy/splice.h
 libpostern_proxy_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(CARES_CFLAGS)
 PROXY_LIBS = libpostern_proxy.a $(CONF_LIBS) $(LIBEVENT_LIBS) $(CARES_LIBS) $(OPENSSL_LIBS)

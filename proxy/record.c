@@ -20,6 +20,7 @@
 #include <event2/util.h>
 
 #include "proxy/audit.h"
+#include "proxy/tell.h"
 #include "proxy/conn.h"
 #include "proxy/stats.h"
 
@@ -121,7 +122,7 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 	c->decided = 1;
 	c->allow_pending = 0;
 	if (r.would != CF_R_ALLOWED)
-		px_conn_tell_would(c);
+		px_tell_would(c);
 	px_stats_decision(px_server_stats(c->srv), c->session, reason, rule);
 	if (allow && c->mode == CF_MODE_TLS && c->tm != NULL) {
 		/* A request allowed inside a terminated tunnel: one line

@@ -30,6 +30,7 @@
 #include "conf/inject.h"
 #include "conf/secret.h"
 #include "proxy/conn.h"
+#include "proxy/tell.h"
 #include "proxy/h2.h"
 #include "proxy/http.h"
 #include "proxy/loopcall.h"
@@ -275,7 +276,7 @@ t2_refuse(struct px_conn *c, struct px_h2_verdict *v, int status, enum cf_reason
 	v->status = status;
 	v->reason = cf_reason_code(reason);
 	px_record_decision(c, 0, reason, rule, detail, NULL);
-	px_conn_tell_refusal(c, reason, rule, detail);
+	px_tell_refusal(c, reason, rule, detail);
 }
 
 /* Put every secret of C's session bound to this host, port and path on
