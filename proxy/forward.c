@@ -195,6 +195,30 @@ fwd_request_body(struct px_conn *c)
 	return 0;
 }
 
+/*
+ * Write RESP's head for the client into OUT.  Inside a terminated tunnel
+ * OUT is a TLS filter, which makes a record of every evbuffer_add(): the
+ * head is built aside and handed over whole, one record.  (Deferring the
+ * filter's callbacks instead made a freed tunnel's pending write run.)
+ */
+static int
+client_head(struct px_conn *c, const struct px_http_response *resp, int keep_alive,
+    struct evbuffer *out)
+{
+	static struct evbuffer *aside;
+	int rc;
+
+	if (!c->term)
+		return px_http_build_client_head(resp, keep_alive, out);
+	if (aside == NULL && (aside = evbuffer_new()) == NULL)
+		return -1;
+	rc = px_http_build_client_head(resp, keep_alive, aside);
+	if (evbuffer_add_buffer(out, aside) != 0)
+		rc = -1;
+	evbuffer_drain(aside, evbuffer_get_length(aside));
+	return rc;
+}
+
 static void
 fwd_finish(struct px_conn *c)
 {
@@ -277,7 +301,7 @@ fwd_response(struct px_conn *c)
 			if (resp.informational) {
 				/* RFC 9110 §15.2: no 1xx to an HTTP/1.0 client. */
 				if (c->req_minor != 0)
-					px_http_build_client_head(&resp, 1, out);
+					client_head(c, &resp, 1, out);
 				evbuffer_drain(in, head_len);
 				continue;
 			}
@@ -287,7 +311,7 @@ fwd_response(struct px_conn *c)
 			if (c->term && !resp.keep_alive)
 				c->cli_keep_alive = 0;
 			if (resp.upgrade_websocket && c->req_upgrade) {
-				px_http_build_client_head(&resp, 1, out);
+				client_head(c, &resp, 1, out);
 				evbuffer_drain(in, head_len);
 				c->up.bytes += head_len;
 				/* RFC 9110 §7.8: after 101 the connection is a tunnel. */
@@ -308,7 +332,7 @@ fwd_response(struct px_conn *c)
 				c->resp_dechunk = 1;
 				c->cli_keep_alive = 0;
 			}
-			px_http_build_client_head(&resp, c->cli_keep_alive, out);
+			client_head(c, &resp, c->cli_keep_alive, out);
 			evbuffer_drain(in, head_len);
 			c->up.bytes += head_len;
 			c->resp.chunked = resp.chunked;

@@ -598,22 +598,6 @@ tls_error_text(struct bufferevent *bev, const char *fallback)
 }
 
 /*
- * Fewer, fuller TLS records on a terminated tunnel's two filters.
- * bufferevent_openssl (libevent 2.1) calls SSL_write from its output's
- * callback, so every evbuffer_add() to it was a record of its own: a
- * response head rebuilt header by header went out as 12 records, each
- * with its own nonce, tag and OpenSSL overhead.  Deferred callbacks run
- * once, from the loop, after the callback that added the bytes: what one
- * callback writes goes out together (nothing is held past it, so a stream
- * still streams).
- */
-static void
-term_coalesce(struct bufferevent *bev, struct event_base *base)
-{
-	evbuffer_defer_callbacks(bufferevent_get_output(bev), base);
-}
-
-/*
  * The socket under a TLS filter.  libevent 2.1 reads a socket at most
  * 4 KiB a call (EVBUFFER_MAX_READ), one call a loop pass, and writes it
  * at most max_single_write (16 KiB) a call: a 16 KiB record in took four
@@ -716,7 +700,6 @@ term_client_start(struct px_conn *c)
 		return;
 	}
 	c->cli.bev = bev;
-	term_coalesce(bev, px_server_base(c->srv));
 	term_socket(under);
 	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
 	px_conn_enter(c, &term_cli_phase);
@@ -849,7 +832,6 @@ term_start(struct px_conn *c)
 		return;
 	}
 	c->up.bev = bev;
-	term_coalesce(bev, px_server_base(c->srv));
 	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
 	px_conn_enter(c, &term_up_phase);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
