@@ -21,6 +21,7 @@
 #include "bridge/addr.h"
 #include "bridge/connect.h"
 #include "bridge/forward.h"
+#include "bridge/relay.h"
 
 /* The proxy's answer to a CONNECT: head and refusal body, at most. */
 #define REPLY_MAX 8192
@@ -80,20 +81,9 @@ read_some(int fd, char *buf, size_t size, size_t *len, int ms)
 static void
 report(const char *target, const struct br_reply *rep, const char *buf, size_t len)
 {
-	const char *p = buf + rep->head_len, *end = buf + len, *nl;
-	char line[512];
-
 	log_notice("postern refused CONNECT %s: %d %s", target, rep->status,
 	    rep->reason[0] ? rep->reason : "(no reason given)");
-	while (p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (nl == NULL)
-			nl = end;
-		br_forward_escape(p, (size_t)(nl - p), line, sizeof(line));
-		if (line[0] != '\0')
-			log_notice("  %s", line);
-		p = nl + 1;
-	}
+	br_relay_log_body(buf + rep->head_len, buf + len);
 }
 
 /* Relay stdin -> S and S -> stdout until S's EOF (then ssh is done) or

@@ -599,8 +599,7 @@ static void
 fwd_report(struct conn *c, const char *what)
 {
 	struct fwd *f = c->fwd;
-	char key[sizeof(f->said)], line[512];
-	const char *p, *end, *nl;
+	char key[sizeof(f->said)];
 
 	if (what != NULL)
 		snprintf(key, sizeof(key), "%s", what);
@@ -617,8 +616,15 @@ fwd_report(struct conn *c, const char *what)
 	log_notice("forward to %s: the proxy refused CONNECT %s: %d %s; "
 	    "closing the connection", f->target, f->target,
 	    c->rep.status, c->rep.reason[0] ? c->rep.reason : "(no reason given)");
-	p = c->reply + c->rep.head_len;
-	end = c->reply + c->nreply;
+	br_relay_log_body(c->reply + c->rep.head_len, c->reply + c->nreply);
+}
+
+void
+br_relay_log_body(const char *p, const char *end)
+{
+	const char *nl;
+	char line[512];
+
 	while (p < end) {
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (nl == NULL)

@@ -77,4 +77,8 @@ int br_relay_run(struct br_relay *r);
 /* Make br_relay_run() return once the events in hand have been handled. */
 void br_relay_stop(struct br_relay *r);
 
+/* Log the body of a proxy's refusal, P up to END (untrusted), one escaped
+ * log line ("  TEXT") per line of it, blank lines left out. */
+void br_relay_log_body(const char *p, const char *end);
+
 #endif
