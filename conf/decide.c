@@ -358,31 +358,26 @@ cf_decide_addrs(const struct cf_config *c, const struct cf_session *s,
 }
 
 char *
-cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
+cf_suggest_pattern(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
     uint16_t port, const char *path, size_t len, const struct cf_decision *d,
     char *buf, size_t size)
 {
 	char hbuf[CF_HOST_TEXT_MAX], portbuf[16] = "";
-	char section[96], pat[CF_HOST_TEXT_MAX + 600];
 	uint16_t dflt = mode == CF_MODE_HTTP ? 80 : 443;
 	/* A rule that needed "private" to reach its address: the one that
 	 * widens it to another port or path needs it too. */
 	const char *priv = d->rule != NULL && d->rule->private_ok ? " private" : "";
 
+	(void)s;
 	buf[0] = '\0';
-	pat[0] = '\0';
 	cf_host_format(h, hbuf, sizeof(hbuf));
 	if (port != dflt)
 		snprintf(portbuf, sizeof(portbuf), ":%u", port);
-	if (s->is_default)
-		snprintf(section, sizeof(section), "[defaults]");
-	else
-		snprintf(section, sizeof(section), "[session %s]", s->name);
 
 	switch (d->reason) {
 	case CF_R_HOST_NOT_ALLOWED:
 	case CF_R_PORT_NOT_ALLOWED:
-		snprintf(pat, sizeof(pat), "%s%s%s", hbuf, portbuf, priv);
+		snprintf(buf, size, "%s%s%s", hbuf, portbuf, priv);
 		break;
 	case CF_R_PATH_NOT_ALLOWED: {
 		/* Suggest the request's first path segment as the prefix. */
@@ -401,20 +396,54 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 			n++;
 		if (n < len && path[n] == '/')
 			n++;
-		snprintf(pat, sizeof(pat), "%s%s%.*s%s", hbuf, portbuf, (int)n, path, priv);
+		snprintf(buf, size, "%s%s%.*s%s", hbuf, portbuf, (int)n, path, priv);
 		break;
 	}
 	case CF_R_PRIVATE_ADDRESS:
 		/* No allowing rule behind it: the proxy's own listener, or not
 		 * IP at all; "private" would change nothing. */
-		if (d->rule == NULL)
+		if (d->rule != NULL)
+			snprintf(buf, size, "%s%s private", hbuf, portbuf);
+		break;
+	default:
+		break;
+	}
+	return buf;
+}
+
+char *
+cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
+    uint16_t port, const char *path, size_t len, const struct cf_decision *d,
+    char *buf, size_t size)
+{
+	char section[96], pat[CF_HOST_TEXT_MAX + 600];
+
+	buf[0] = '\0';
+	cf_suggest_pattern(s, mode, h, port, path, len, d, pat, sizeof(pat));
+	if (s->is_default)
+		snprintf(section, sizeof(section), "[defaults]");
+	else
+		snprintf(section, sizeof(section), "[session %s]", s->name);
+
+	switch (d->reason) {
+	case CF_R_HOST_NOT_ALLOWED:
+	case CF_R_PORT_NOT_ALLOWED:
+	case CF_R_PATH_NOT_ALLOWED:
+		if (pat[0] == '\0')
 			break;
 		if (s->cli_hints)
-			snprintf(buf, size, "if this private address is intended, pass --allow '%s%s private'",
-			    hbuf, portbuf);
+			snprintf(buf, size, "pass --allow '%s'", pat);
 		else
-			snprintf(buf, size, "if this private address is intended, add to %s: allow_hosts = %s%s private",
-			    section, hbuf, portbuf);
+			snprintf(buf, size, "add to %s: allow_hosts = %s", section, pat);
+		break;
+	case CF_R_PRIVATE_ADDRESS:
+		if (pat[0] == '\0')
+			break;
+		if (s->cli_hints)
+			snprintf(buf, size, "if this private address is intended, pass --allow '%s'", pat);
+		else
+			snprintf(buf, size, "if this private address is intended, add to %s: allow_hosts = %s",
+			    section, pat);
 		break;
 	case CF_R_METHOD_NOT_ALLOWED:
 		if (d->rule != NULL && d->rule->methods != NULL)
@@ -428,12 +457,6 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 		break;
 	default:
 		break;
-	}
-	if (pat[0] != '\0') {
-		if (s->cli_hints)
-			snprintf(buf, size, "pass --allow '%s'", pat);
-		else
-			snprintf(buf, size, "add to %s: allow_hosts = %s", section, pat);
 	}
 	return buf;
 }

@@ -117,4 +117,17 @@ char *cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_
     uint16_t port, const char *path, size_t len, const struct cf_decision *d,
     char *buf, size_t size);
 
+/*
+ * The allow_hosts item alone that cf_suggest() would offer for D (the
+ * "PATTERN" of its "--allow 'PATTERN'"), into BUF (SIZE bytes): for
+ * host_not_allowed, port_not_allowed, path_not_allowed, and for
+ * private_address when D names the allowing rule ("HOST[:PORT] private").
+ * Returns BUF; an empty string when no allow_hosts item helps (a deny
+ * rule, a method, an address with no rule behind it).  postern-proxy's
+ * learn summary (proxy/learn.h) writes these very items.
+ */
+char *cf_suggest_pattern(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
+    uint16_t port, const char *path, size_t len, const struct cf_decision *d,
+    char *buf, size_t size);
+
 #endif
