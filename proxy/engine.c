@@ -27,6 +27,7 @@
 #include "proxy/audit.h"
 #include "proxy/conns.h"
 #include "proxy/dns.h"
+#include "proxy/learn.h"
 #include "proxy/engine.h"
 #include "proxy/log.h"
 #include "proxy/prio.h"
@@ -152,6 +153,55 @@ px_engine_load(const struct px_engine_opts *opts)
 	return engine_load(opts, &ov);
 }
 
+/*
+ * The learn summary of every session SRV served or learned from, as ready
+ * config blocks, written to FD from its start (run --learn reads it once
+ * we are gone).  A failure is told: the person asked for the block.
+ */
+static void
+learn_write(struct px_server *srv, int fd)
+{
+	const struct cf_config *cfg = px_server_config(srv);
+	struct px_learn *l = px_server_learn(srv);
+	char *buf = NULL, *one;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&buf, &len);
+	int first = 1;
+
+	if (f == NULL)
+		goto fail;
+	for (i = 0; i < cf_config_nsessions(cfg); i++) {
+		const struct cf_session *s = cf_config_session(cfg, i);
+
+		if (s->nlisten == 0 && !px_learn_known(l, s->name))
+			continue;
+		one = px_learn_render(l, s->name, s->is_default);
+		if (one == NULL)
+			continue;
+		fprintf(f, "%s%s", first ? "" : "\n", one);
+		free(one);
+		first = 0;
+	}
+	if (fclose(f) != 0)
+		goto fail;
+	if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		goto fail;
+	for (i = 0; i < len;) {
+		ssize_t w = write(fd, buf + i, len - i);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto fail;
+		i += (size_t)w;
+	}
+	free(buf);
+	return;
+fail:
+	log_err("cannot write the learned allow_hosts block");
+	free(buf);
+}
+
 int
 px_engine_main(const struct px_engine_opts *opts)
 {
@@ -179,12 +229,15 @@ px_engine_main(const struct px_engine_opts *opts)
 	}
 	/* A snapshot given is all there is: the file is not read again. */
 	in.load_once = opts->load_once || opts->config != NULL;
+	/* Without it (out of memory) nothing is learned. */
+	in.learn = px_learn_new();
 	in.config_path = opts->config_path;
 
 	in.cfg = opts->config != NULL ? cf_config_ref(opts->config) : engine_load(opts, &ov);
 	if (in.cfg == NULL) {
 		px_tally_free(in.tally);
 		px_tally_free(in.would);
+		px_learn_free(in.learn);
 		return 2;
 	}
 	ov.trust_file_user = 0;
@@ -315,6 +368,9 @@ out:
 	 * was refused, how often, and the --allow that would allow it. */
 	px_tally_summary_as(in.would, stderr, "postern: ", "report mode: would have refused");
 	px_tally_summary(in.tally, stderr, "postern: ");
+	if (opts->learn && srv != NULL)
+		learn_write(srv, opts->learn_fd);
+	px_learn_free(in.learn);
 	px_tally_free(in.tally);
 	px_tally_free(in.would);
 	for (i = 0; i < 5; i++)

@@ -56,6 +56,13 @@ struct px_engine_opts {
 	/* When >= 0: one byte is written to this descriptor once every
 	 * listener is bound and privileges are dropped, then it is closed. */
 	int ready_fd;
+	/* Nonzero: when the engine stops, write the learn summary of every
+	 * session it served (proxy/learn.h: ready allow_hosts blocks) to
+	 * learn_fd, from its start, replacing what was there
+	 * (postern-sidecar run --learn, which reads it once the engine is
+	 * gone). */
+	int learn;
+	int learn_fd;
 	/* When not NULL: serve this snapshot, which px_engine_load() made
 	 * from these same options, and never read config_path (it is only
 	 * the snapshot's name then; implies load_once).  postern-sidecar run

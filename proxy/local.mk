@@ -7,6 +7,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/conns.c proxy/conns.h \
 	proxy/decide.c \
 	proxy/forward.c \
+	proxy/learn.c proxy/learn.h \
 	proxy/record.c \
 	proxy/tunnel.c \
 	proxy/term2.c \

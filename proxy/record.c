@@ -20,6 +20,7 @@
 #include <event2/util.h>
 
 #include "proxy/audit.h"
+#include "proxy/learn.h"
 #include "proxy/tell.h"
 #include "proxy/conn.h"
 #include "proxy/stats.h"
@@ -102,6 +103,43 @@ px_record(struct px_conn *c, const struct px_rec *r)
 }
 
 /*
+ * What the learn summary (learn.h) takes from a decision: a request report
+ * mode relaxed (the allowlist's reason, and "private" when its address was
+ * then refused as never-reachable), and, in every mode, a refusal an
+ * allow_hosts item would fix, so that `postern-proxy ctl learn` on an
+ * enforcing proxy offers the items its refusals' hints offer.
+ */
+static void
+learn(struct px_conn *c, int allow, enum cf_reason reason, const struct cf_rule *rule)
+{
+	struct px_learn *l = px_server_learn(c->srv);
+	const char *addr = NULL;
+
+	if (l == NULL || c->sess == NULL || c->host.kind == 0)
+		return;
+	if (allow) {
+		if (c->dec.would == CF_R_ALLOWED)
+			return;
+		reason = c->dec.would;
+		rule = c->dec.would_rule;
+	} else if (reason == CF_R_PRIVATE_ADDRESS) {
+		if (c->addr[0] == '\0')
+			return;
+		addr = c->addr;
+		/* Relaxed by report mode, then refused at its address: the
+		 * item it needs is the allowlist's, with "private". */
+		if (rule == NULL && c->dec.would != CF_R_ALLOWED) {
+			reason = c->dec.would;
+			rule = c->dec.would_rule;
+		} else if (rule == NULL) {
+			return;
+		}
+	}
+	px_learn_add(l, c->sess, c->session, c->mode, &c->host, c->port, c->method, c->path, reason,
+	    rule, addr);
+}
+
+/*
  * The one decision line of the current request, and its count in
  * /metrics: written once, when the request is allowed (its upstream is
  * connected, and for a checked tunnel its ClientHello passed) or refused.
@@ -123,6 +161,7 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 	c->allow_pending = 0;
 	if (r.would != CF_R_ALLOWED)
 		px_tell_would(c);
+	learn(c, allow, reason, rule);
 	px_stats_decision(px_server_stats(c->srv), c->session, reason, rule);
 	if (allow && c->mode == CF_MODE_TLS && c->tm != NULL) {
 		/* A request allowed inside a terminated tunnel: one line

@@ -27,6 +27,7 @@ struct px_server {
 	struct px_stats *metrics;
 	struct px_tally *tally;
 	struct px_tally *would;
+	struct px_learn *learn;
 	struct px_conns *conns;
 	struct px_listeners *listeners;
 	struct px_sesstls *tls;
@@ -58,6 +59,7 @@ px_server_new(const struct px_server_init *in)
 	srv->metrics = in->metrics;
 	srv->tally = in->tally;
 	srv->would = in->would;
+	srv->learn = in->learn;
 	srv->conns = in->conns;
 	srv->listeners = in->listeners;
 	srv->tls = in->tls;
@@ -158,6 +160,12 @@ struct px_tally *
 px_server_would_tally(const struct px_server *srv)
 {
 	return srv->would;
+}
+
+struct px_learn *
+px_server_learn(const struct px_server *srv)
+{
+	return srv->learn;
 }
 
 struct px_tally *

@@ -49,6 +49,7 @@ struct px_sesstls;
 struct px_server;
 struct px_stats;
 struct px_tally;
+struct px_learn;
 
 struct sockaddr;
 struct px_listener;
@@ -66,6 +67,7 @@ struct px_server_init {
 	struct px_stats *metrics; /* counters for /metrics (stats.c) */
 	struct px_tally *tally;   /* human: the refusals so far; may be NULL */
 	struct px_tally *would;   /* human: report mode's would-refusals; may be NULL */
+	struct px_learn *learn;   /* what a rule would allow (learn.h); may be NULL */
 	struct px_conns *conns;   /* empty (px_conns_new()) */
 	struct px_listeners *listeners; /* empty (px_listeners_new()) */
 	struct px_sesstls *tls;   /* the sessions' CAs, in line with CFG (sesstls.h) */
@@ -118,6 +120,9 @@ struct px_tally *px_server_tally(const struct px_server *srv);
 /* The same for the requests report mode allowed that the allowlist would
  * have refused (mode = report). */
 struct px_tally *px_server_would_tally(const struct px_server *srv);
+/* The learn summary of every session (learn.h; NULL: none), for
+ * postern-sidecar run --learn and GET /learn. */
+struct px_learn *px_server_learn(const struct px_server *srv);
 /* SRV's open connections (conns.c) and listeners (listen.c): opaque, for
  * those modules' own functions to look into. */
 struct px_conns *px_server_conns(const struct px_server *srv);
