@@ -163,6 +163,8 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 		px_tell_would(c);
 	learn(c, allow, reason, rule);
 	px_stats_decision(px_server_stats(c->srv), c->session, reason, rule);
+	if (r.would != CF_R_ALLOWED)
+		px_stats_would(px_server_stats(c->srv), c->session, r.would);
 	if (allow && c->mode == CF_MODE_TLS && c->tm != NULL) {
 		/* A request allowed inside a terminated tunnel: one line
 		 * (issue 15), its request line, which carries the decision

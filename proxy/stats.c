@@ -24,6 +24,7 @@ struct sess_stats {
 	char *name;
 	uint64_t open, total, up, down;
 	uint64_t decisions[NREASONS];
+	uint64_t would[NREASONS];   /* report mode: allowed, would refuse */
 };
 
 struct rule_stats {
@@ -228,6 +229,18 @@ px_stats_decision(struct px_stats *s, const char *session, enum cf_reason reason
 }
 
 void
+px_stats_would(struct px_stats *s, const char *session, enum cf_reason would)
+{
+	struct sess_stats *ss;
+
+	if (s == NULL)
+		return;
+	ss = sess_get(s, session);
+	if (ss != NULL && (unsigned)would < NREASONS)
+		ss->would[would]++;
+}
+
+void
 px_stats_reload(struct px_stats *s, int ok)
 {
 	if (s == NULL)
@@ -286,6 +299,12 @@ uint64_t
 px_stats_decisions(const struct px_stats *s, size_t i, enum cf_reason reason)
 {
 	return (unsigned)reason < NREASONS ? s->sess[i].decisions[reason] : 0;
+}
+
+uint64_t
+px_stats_woulds(const struct px_stats *s, size_t i, enum cf_reason would)
+{
+	return (unsigned)would < NREASONS ? s->sess[i].would[would] : 0;
 }
 
 size_t

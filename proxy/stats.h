@@ -31,6 +31,9 @@ void px_stats_conn_close(struct px_stats *s, const char *session, uint64_t up, u
  * text, so that counts survive reloads that keep the line. */
 void px_stats_decision(struct px_stats *s, const char *session, enum cf_reason reason,
     const struct cf_rule *rule);
+/* Report mode: a request of SESSION allowed that the allowlist would have
+ * refused with WOULD (counted apart from its decision, which is an allow). */
+void px_stats_would(struct px_stats *s, const char *session, enum cf_reason would);
 /* TLS termination (issue 15): secret SECRET of SESSION was put on a
  * request (INJECTED nonzero), or a request carrying its placeholder where
  * it is not bound was refused.  Counted by names only. */
@@ -56,6 +59,9 @@ const char *px_stats_session_at(const struct px_stats *s, size_t i, uint64_t *op
     uint64_t *total, uint64_t *up, uint64_t *down);
 /* The I-th session's decisions with REASON. */
 uint64_t px_stats_decisions(const struct px_stats *s, size_t i, enum cf_reason reason);
+/* The I-th session's requests report mode allowed that would be refused
+ * with WOULD. */
+uint64_t px_stats_woulds(const struct px_stats *s, size_t i, enum cf_reason would);
 
 /* The rules that decided so far (in the order first seen): how many (0
  * for a NULL S); the I-th one's FILE:LINE as returned, its *TYPE ("allow"

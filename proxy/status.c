@@ -325,6 +325,22 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 			    (unsigned long long)n);
 		}
 	}
+	/* Report mode's allows stay allows in postern_decisions_total (what
+	 * happened); what enforcing would have done is counted apart. */
+	header(out, "postern_would_deny_total", "counter",
+	    "Requests report mode allowed that the allowlist would refuse, by session and reason.");
+	for (i = 0; i < nsess; i++) {
+		name = px_stats_session_at(s, i, &open, &total, &sup, &sdown);
+		for (r = 0; r < CF_R_NREASONS; r++) {
+			uint64_t n = px_stats_woulds(s, i, (enum cf_reason)r);
+			if (n == 0)
+				continue;
+			evbuffer_add_printf(out, "postern_would_deny_total{session=\"");
+			label(out, name);
+			evbuffer_add_printf(out, "\",reason=\"%s\"} %llu\n", cf_reason_code((enum cf_reason)r),
+			    (unsigned long long)n);
+		}
+	}
 	header(out, "postern_rule_hits_total", "counter", "Decisions made by each rule.");
 	for (i = 0; i < px_stats_nrules(s); i++) {
 		at = px_stats_rule_at(s, i, &type, &pattern, &hits);
