@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/eventfd.h>
+#include <sys/queue.h>
 #include <sys/un.h>
 
 #include <event2/buffer.h>
@@ -36,6 +37,7 @@
 
 #include "conf/config.h"
 #include "proxy/admin.h"
+#include "proxy/learn.h"
 #include "proxy/log.h"
 #include "proxy/loopcall.h"
 #include "proxy/reload.h"
@@ -206,16 +208,43 @@ reload_into(struct px_admin *a, int text, struct evbuffer *b)
 	return code;
 }
 
+/* On the loop: the learn summary of SESSION (learn.h) in B, for a session
+ * of the config in force or one learned from since; the HTTP status (404
+ * for a session neither knows, with a JSON error). */
+static int
+learn_into(struct px_admin *a, const char *session, struct evbuffer *b)
+{
+	const struct cf_session *s = cf_config_find_session(px_server_config(a->srv), session);
+	struct px_learn *l = px_server_learn(a->srv);
+	char *text;
+
+	if (s == NULL && !px_learn_known(l, session)) {
+		evbuffer_add_printf(b, "{\"error\":");
+		px_status_json_str(b, "no such session");
+		evbuffer_add_printf(b, ",\"session\":");
+		px_status_json_str(b, session);
+		evbuffer_add_printf(b, "}\n");
+		return 404;
+	}
+	text = px_learn_render(l, session, s != NULL && s->is_default);
+	if (text == NULL)
+		return 500;
+	evbuffer_add(b, text, strlen(text));
+	free(text);
+	return 200;
+}
+
 /*
  * What the admin thread asks of the loop: everything that reads or changes
  * the server's state runs there (loopcall.h), never on the admin thread.
  */
-enum job_kind { JOB_STATUS, JOB_METRICS, JOB_RELOAD };
+enum job_kind { JOB_STATUS, JOB_METRICS, JOB_RELOAD, JOB_LEARN };
 
 struct job {
 	struct px_admin *a;
 	enum job_kind kind;
 	int text;
+	const char *session; /* JOB_LEARN: the admin thread's */
 	struct evbuffer *b; /* the admin thread's; written only by the loop
 			     * while the job runs */
 	int code;
@@ -239,6 +268,9 @@ job_run(void *arg)
 		break;
 	case JOB_RELOAD:
 		j->code = reload_into(j->a, j->text, j->b);
+		break;
+	case JOB_LEARN:
+		j->code = learn_into(j->a, j->session, j->b);
 		break;
 	}
 }
@@ -266,9 +298,13 @@ serve_job(struct px_admin *a, struct evhttp_request *req, struct job *j)
 	if (j->kind == JOB_METRICS)
 		/* The Prometheus text exposition format, version 0.0.4. */
 		type = "text/plain; version=0.0.4; charset=utf-8";
+	else if (j->kind == JOB_LEARN)
+		/* A config block; its error is JSON, as every other one. */
+		type = j->code == 200 ? "text/plain; charset=utf-8" : "application/json";
 	else
 		type = j->text ? "text/plain; charset=utf-8" : "application/json";
 	reply(req, j->code, j->code == 200 ? "OK" : j->code == 409 ? "Conflict" :
+	    j->code == 404 ? "Not Found" : j->code == 500 ? "Internal Server Error" :
 	    "Unprocessable Entity", type, j->b);
 	evbuffer_free(j->b);
 }
@@ -296,6 +332,26 @@ request_cb(struct evhttp_request *req, void *arg)
 		}
 		j.kind = path[1] == 'm' ? JOB_METRICS : JOB_STATUS;
 		serve_job(a, req, &j);
+		return;
+	}
+	if (strcmp(path, "/learn") == 0) {
+		struct evkeyvalq q;
+		const char *query = evhttp_uri_get_query(u);
+
+		if (!get) {
+			reply_error(req, 405, "Method Not Allowed", "GET, HEAD");
+			return;
+		}
+		TAILQ_INIT(&q);
+		if (query == NULL || evhttp_parse_query_str(query, &q) != 0 ||
+		    (j.session = evhttp_find_header(&q, "session")) == NULL || j.session[0] == '\0') {
+			evhttp_clear_headers(&q);
+			reply_error(req, 400, "GET /learn needs ?session=NAME", NULL);
+			return;
+		}
+		j.kind = JOB_LEARN;
+		serve_job(a, req, &j);
+		evhttp_clear_headers(&q);
 		return;
 	}
 	if (strcmp(path, "/reload") == 0) {

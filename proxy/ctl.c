@@ -35,10 +35,11 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: postern-proxy ctl status|reload|metrics [--admin PATH] [-c FILE]\n"
+	    "usage: postern-proxy ctl status|reload|metrics|learn SESSION [--admin PATH] [-c FILE]\n"
 	    "  status   what the running proxy serves: config generation, last reload, sessions\n"
 	    "  reload   reload the config now; prints whether it was taken, or every error\n"
 	    "  metrics  the Prometheus metrics, as served\n"
+	    "  learn SESSION  an allow_hosts block of what SESSION's allowlist refused or would refuse\n"
 	    "  --admin PATH  the admin socket (default: `admin` in FILE's [proxy], else %s)\n",
 	    PX_CTL_DEFAULT_ADMIN);
 }
@@ -265,8 +266,8 @@ px_ctl_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
-	const char *admin = NULL, *file = NULL, *cmd, *req, *body;
-	char *resp = NULL;
+	const char *admin = NULL, *file = NULL, *cmd, *req, *body, *session = NULL;
+	char *resp = NULL, learnreq[200];
 	size_t len = 0, bodylen = 0;
 	int ch, rc = 1, status = 0, err;
 
@@ -303,6 +304,9 @@ px_ctl_main(int argc, char **argv)
 			return ch == 'h' ? 0 : 2;
 		}
 	}
+	/* learn takes the session's name; every other command nothing. */
+	if (strcmp(cmd, "learn") == 0 && optind < argc)
+		session = argv[optind++];
 	if (optind != argc) {
 		fprintf(stderr, "postern-proxy ctl: unexpected argument: %s\n", argv[optind]);
 		return 2;
@@ -311,7 +315,28 @@ px_ctl_main(int argc, char **argv)
 		req = "GET /status HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
 	else if (strcmp(cmd, "metrics") == 0)
 		req = "GET /metrics HTTP/1.0\r\nHost: postern\r\n\r\n";
-	else if (strcmp(cmd, "reload") == 0)
+	else if (strcmp(cmd, "learn") == 0) {
+		size_t i, n = session != NULL ? strlen(session) : 0;
+
+		/* A session's name is letters, digits, '.', '_' and '-'
+		 * (postern.ini(5)): nothing to escape in the query, and
+		 * nothing else is sent. */
+		for (i = 0; i < n; i++)
+			if (!((session[i] >= 'a' && session[i] <= 'z') || (session[i] >= 'A' &&
+			    session[i] <= 'Z') || (session[i] >= '0' && session[i] <= '9') ||
+			    session[i] == '.' || session[i] == '_' || session[i] == '-'))
+				break;
+		if (n == 0 || n > 64 || i < n) {
+			fprintf(stderr, "postern-proxy ctl: learn needs a session's name%s\n",
+			    n == 0 ? "" : " (letters, digits, '.', '_', '-')");
+			usage(stderr);
+			return 2;
+		}
+		snprintf(learnreq, sizeof(learnreq),
+		    "GET /learn?session=%s HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n",
+		    session);
+		req = learnreq;
+	} else if (strcmp(cmd, "reload") == 0)
 		req = "POST /reload HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n"
 		    "Content-Length: 0\r\n\r\n";
 	else {
@@ -342,6 +367,11 @@ px_ctl_main(int argc, char **argv)
 	if (strcmp(cmd, "reload") == 0 && (status == 422 || status == 409)) {
 		/* The body says what was wrong, line by line; it is the answer. */
 		fwrite(body, 1, bodylen, stdout);
+		goto out;
+	}
+	if (session != NULL && status == 404) {
+		fprintf(stderr, "postern-proxy ctl: the proxy at %s has no session %s\n", admin,
+		    session);
 		goto out;
 	}
 	if (status != 200) {
