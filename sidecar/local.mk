@@ -20,6 +20,7 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/probe.c sidecar/probe.h \
 	sidecar/rules.c sidecar/rules.h \
 	sidecar/run.c sidecar/run.h \
+	sidecar/learn.c sidecar/learn.h \
 	sidecar/unixnames.c sidecar/unixnames.h \
 	bridge/link.c bridge/link.h bridge/priv.c bridge/priv.h \
 	bridge/forward.c bridge/forward.h bridge/addr.c bridge/addr.h \
@@ -52,6 +53,9 @@ TESTS += tests/integration/sidecar-run-summary.sh
 TESTS += tests/integration/sidecar-run-report.sh
 EXTRA_DIST += tests/integration/sidecar-run-summary.sh
 EXTRA_DIST += tests/integration/sidecar-run-report.sh
+# run --learn (issue 17).
+TESTS += tests/integration/sidecar-run-learn.sh
+EXTRA_DIST += tests/integration/sidecar-run-learn.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules

@@ -65,6 +65,8 @@ struct sc_opts {
 	const char *session;  /* run: --session */
 	int capture;          /* serve: --capture */
 	int report;           /* run: --report */
+	int learn;            /* run: --learn[=FILE] */
+	const char *learn_file;
 	uid_t run_uid;        /* run: --uid */
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
@@ -89,6 +91,7 @@ sc_usage(FILE *f)
 	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
 	    "       postern-sidecar run [-c FILE [--session NAME]] [--allow PATTERN]... [--report]\n"
+	    "                           [--learn[=FILE]]\n"
 	    "                           [--session-name NAME]\n"
 	    "                           [--uid UID] [--socket PATH]... [--env NAME]...\n"
 	    "                           [--secret NAME]...\n"
@@ -103,6 +106,7 @@ sc_run_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME] [--report]\n"
+	    "                           [--learn[=FILE]]\n"
 	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
 	    "Runs CMD sealed: its only way out is a proxy started for it, which\n"
@@ -113,6 +117,8 @@ sc_run_usage(FILE *f)
 	    "  --report             report mode: allow what the allowlist would refuse,\n"
 	    "                       telling each as \"would refuse\" (deny rules, private\n"
 	    "                       addresses, SNI and secrets are still enforced)\n"
+	    "  --learn[=FILE]       report mode, and when CMD exits an allow_hosts block\n"
+	    "                       of what would have been refused, on stderr or in FILE\n"
 	    "  --uid UID            (root) the uid CMD runs as (default SUDO_UID, else 65534)\n"
 	    "  --socket PATH        let CMD reach this host UNIX socket (repeatable)\n"
 	    "  --env NAME           CMD also gets this variable (repeatable)\n"
@@ -200,7 +206,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
 		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
-		O_CAPTURE, O_REPORT };
+		O_CAPTURE, O_REPORT, O_LEARN };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -218,6 +224,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "secret", required_argument, NULL, O_SECRET },
 		{ "capture", no_argument, NULL, O_CAPTURE },
 		{ "report", no_argument, NULL, O_REPORT },
+		{ "learn", optional_argument, NULL, O_LEARN },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -289,6 +296,20 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				return -1;
 			}
 			o->report = 1;
+			break;
+		case O_LEARN:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--learn only applies to run");
+				return -1;
+			}
+			if (optarg != NULL && optarg[0] == '\0') {
+				sc_logx("--learn=FILE: the file name is empty");
+				return -1;
+			}
+			/* Learning is report mode with a summary at the end. */
+			o->report = 1;
+			o->learn = 1;
+			o->learn_file = optarg;
 			break;
 		case O_SERVE_SESSION:
 			if (o->mode != SC_MODE_RUN) {
@@ -838,6 +859,8 @@ main(int argc, char **argv)
 		ro.session_name = o.session_name;
 		ro.session = o.session;
 		ro.report = o.report;
+		ro.learn = o.learn;
+		ro.learn_file = o.learn_file;
 		ro.sockets = o.sockets;
 		ro.n_sockets = o.n_sockets;
 		ro.forwards = o.forwards;

@@ -53,6 +53,7 @@
 #include "conf/config.h"
 #include "sidecar/engine.h"
 #include "sidecar/jail.h"
+#include "sidecar/learn.h"
 #include "sidecar/log.h"
 #include "sidecar/pid1.h"
 #include "sidecar/run.h"
@@ -101,6 +102,7 @@ struct sc_run {
 	int supervise;       /* CMD runs: an engine's death is a crash */
 	struct timespec restarted[SC_ENGINE_RESTARTS]; /* the latest, a ring */
 	unsigned nrestarts;
+	int learn_fd;        /* --learn: what the engine learned (learn.h), or -1 */
 };
 
 /*
@@ -819,6 +821,7 @@ sc_run_main(const struct sc_run_opts *o)
 	memset(&r, 0, sizeof(r));
 	r.sigfd = -1;
 	r.sync = -1;
+	r.learn_fd = -1;
 	r.self = getpid();
 	if (sc_env_take() < 0) {
 		sc_logx("out of memory");
@@ -920,6 +923,16 @@ sc_run_main(const struct sc_run_opts *o)
 	r.eo.session_name = o->session_name;
 	r.eo.serve_session = o->session;
 	r.eo.report = o->report;
+	/* Every engine, a restarted one too, leaves its summary here. */
+	if (o->learn) {
+		r.learn_fd = sc_learn_open();
+		if (r.learn_fd < 0) {
+			sc_logerr(r.learn_fd, "--learn: cannot make a memory file");
+			goto out;
+		}
+		r.eo.learn = 1;
+		r.eo.learn_fd = r.learn_fd;
+	}
 	/* A person at a terminal: refusals as plain lines on stderr, not
 	 * JSON audit lines mixed into CMD's output. */
 	r.eo.human = 1;
@@ -1028,6 +1041,11 @@ out:
 		sc_run_wait(&r, r.child, -1, NULL);
 	}
 	sc_stop_engine(&r);
+	/* The engine is gone, its summary written: CMD ran, so tell it. */
+	if (r.learn_fd >= 0 && r.child > 0)
+		(void)sc_learn_finish(r.learn_fd, o->learn_file, o->config_path);
+	if (r.learn_fd >= 0)
+		close(r.learn_fd);
 	sc_remove_dir(&r);
 	cf_config_free(r.eo.config);
 	if (r.sigfd >= 0)

@@ -17,6 +17,8 @@ struct sc_run_opts {
 	const char *session_name;      /* NULL: "default" */
 	const char *session;           /* --session: serve [session NAME] */
 	int report;                    /* --report: every session in mode = report */
+	int learn;                     /* --learn: the learned block when CMD exits */
+	const char *learn_file;        /*   --learn=FILE: there, not on stderr */
 	uid_t uid;                     /* a root caller's command runs as */
 	gid_t gid;                     /*   uid:gid (never 0; see main.c) */
 	const char *const *sockets;    /* --socket: host sockets CMD may reach */

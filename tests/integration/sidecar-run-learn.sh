@@ -1,0 +1,88 @@
+#!/bin/sh
+# sidecar-run-learn.sh: postern-sidecar run --learn (issue 17).
+#   - CMD runs in report mode; when it exits, stderr has a ready config
+#     block of what the allowlist would refuse: one allow_hosts item per
+#     rule, deduplicated, each after a comment with its count and first
+#     request (the first path for plain HTTP), and the same items as
+#     --allow flags on one line;
+#   - a host whose address was refused as never-reachable learns
+#     "private", with a comment naming the address (in this world every
+#     upstream is in 10.200.0.0/16, so every item needs it: report mode
+#     relaxes the allowlist, never the ranges, so CMD's requests are
+#     refused in the learning run and learned all the same);
+#   - --learn=FILE writes the block there (replacing a file, and saying
+#     so), postern-proxy --check accepts FILE, and run -c FILE of the same
+#     CMD, enforcing, passes where the run without it is refused;
+#   - CMD's exit status is kept.
+. "$top_srcdir/tests/integration/sidecar-lib.sh"
+sc_world_up
+[ -x "$top_builddir/postern-bridge" ] || skip "postern-bridge is not built"
+
+XDG="$WORLD_DIR/xdg"
+mkdir -m 0711 "$XDG"
+cp "$WORLD_CA" "$WORLD_DIR/ca.pem"
+chmod 644 "$WORLD_DIR/ca.pem"
+run() { in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run "$@" 3<"$WORLD_DIR/ca.pem"; }
+
+# Two names over HTTPS (CONNECT), one of them twice; plain HTTP with a
+# path, three times on one host; the private host; then exit 7.
+cmd='for h in allowed.test other.test allowed.test; do
+		curl -sS --max-time 5 --cacert /dev/fd/3 -o /dev/null -w "https $h %{http_code}\n" https://$h/
+	done
+	for p in /simple/a /simple/b /other; do
+		curl -sS --max-time 5 -o /dev/null -w "http api.example.test%{http_code}\n" http://api.example.test$p
+	done
+	curl -sS --max-time 5 -o /dev/null -w "priv %{http_code}\n" http://priv.test/p
+	exit 7'
+
+out=$(run -- sh -c "$cmd" 2>&1)
+diag "enforce, no rules: $out"
+expect_no_match "200" "$out" "enforcing, the built-in config lets none of them through"
+
+out=$(run --learn -- sh -c "$cmd" 2>"$WORLD_DIR/err1")
+rc=$?
+err=$(cat "$WORLD_DIR/err1")
+diag "stderr: $err"
+expect_eq 7 $rc "run --learn exits with CMD's status"
+expect_match "NOT ENFORCING" "$err" "--learn is report mode, and says so"
+blk=$(sed -n '/^# learned by postern/,$p' "$WORLD_DIR/err1")
+expect_match "^# 2 requests, first CONNECT allowed.test:443$" "$blk" "allowed.test: its count and first request"
+expect_match "^allow_hosts = allowed.test private$" "$blk" "and its item, with private"
+expect_match "^# 1 request, first CONNECT other.test:443$" "$blk" "other.test: counted once"
+expect_match "^allow_hosts = other.test private$" "$blk" "other.test's item"
+expect_match "^# 3 requests, first GET /simple/a$" "$blk" "plain HTTP: one item for the host, its first path"
+expect_match "^allow_hosts = api.example.test private$" "$blk" "the host's item, port 80 by default"
+expect_match "^# answered 10.200.1.3, a private address: \"private\" lets it through$" "$blk" \
+	"the private one's comment names its address and why"
+expect_match "^allow_hosts = priv.test private$" "$blk" "priv.test's item"
+expect_eq 4 "$(printf '%s\n' "$blk" | grep -c '^allow_hosts = ')" "four items, deduplicated"
+expect_match "^postern: or, as flags: --allow 'allowed.test private' --allow 'other.test private' --allow 'api.example.test private' --allow 'priv.test private'$" \
+	"$err" "the same as --allow flags, on one line"
+
+echo old >"$WORLD_DIR/learned.ini"
+out=$(run --learn="$WORLD_DIR/learned.ini" -- sh -c "$cmd" 2>"$WORLD_DIR/err2")
+rc=$?
+err=$(cat "$WORLD_DIR/err2")
+diag "stderr: $err"
+expect_eq 7 $rc "run --learn=FILE exits with CMD's status"
+expect_match "the learned config is in $WORLD_DIR/learned.ini \(it replaced the file that was there\)" \
+	"$err" "it says where, and that it replaced a file"
+expect_no_match "^allow_hosts" "$err" "the block is not on stderr then"
+expect_eq 644 "$(stat -c %a "$WORLD_DIR/learned.ini")" "FILE is mode 0644"
+expect_eq 4 "$(grep -c '^allow_hosts = .* private$' "$WORLD_DIR/learned.ini")" "FILE has the four items"
+diag "FILE: $(cat "$WORLD_DIR/learned.ini")"
+chk=$("$top_builddir/postern-proxy" --check -c "$WORLD_DIR/learned.ini" 2>&1)
+expect_eq 0 $? "postern-proxy --check accepts FILE"
+diag "check: $chk"
+
+out=$(run -c "$WORLD_DIR/learned.ini" -- sh -c "$cmd" 2>"$WORLD_DIR/err3")
+rc=$?
+diag "enforce with FILE: $out $(cat "$WORLD_DIR/err3")"
+expect_eq 7 $rc "run -c FILE runs CMD to its end"
+expect_eq 2 "$(printf '%s\n' "$out" | grep -c '^https allowed.test 200$')" "allowed.test is reached, enforcing"
+expect_match "^https other.test 200$" "$out" "other.test too"
+expect_eq 3 "$(printf '%s\n' "$out" | grep -c '^http api.example.test200$')" "every path of the plain HTTP host"
+expect_match "^priv 200$" "$out" "and the private host"
+expect_no_match "NOT ENFORCING|would refuse|refused" "$(cat "$WORLD_DIR/err3")" "enforcing, nothing refused"
+
+expect_match "only applies to run" "$("$SIDECAR" --learn 2>&1)" "--learn is run's only"
