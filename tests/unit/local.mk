@@ -31,6 +31,11 @@ check_PROGRAMS += tests/unit/test-tally
 TESTS += tests/unit/test-tally
 tests_unit_test_tally_SOURCES = tests/unit/test-tally.c tests/unit/tap.h
 tests_unit_test_tally_LDADD = $(PROXY_LIBS)
+# The learn summary (run --learn, ctl learn).
+check_PROGRAMS += tests/unit/test-learn
+TESTS += tests/unit/test-learn
+tests_unit_test_learn_SOURCES = tests/unit/test-learn.c tests/unit/tap.h
+tests_unit_test_learn_LDADD = $(PROXY_LIBS)
 check_PROGRAMS += tests/unit/test-etchosts
 TESTS += tests/unit/test-etchosts
 tests_unit_test_etchosts_SOURCES = tests/unit/test-etchosts.c tests/unit/tap.h
