@@ -175,6 +175,12 @@ px_learn_add(struct px_learn *l, const struct cf_session *s, const char *name, e
 	}
 	if (addr != NULL)
 		private_ok = 1;
+	/* An item no config line can hold is not kept (nor is its memory
+	 * spent): it is counted with the rest left out. */
+	if (strlen("allow_hosts = ") + strlen(pat) + strlen(priv) >= LINE_MAX_OUT) {
+		ls->others++;
+		return;
+	}
 	for (i = 0; i < ls->n; i++) {
 		it = &ls->v[i];
 		if (strcmp(it->pattern, pat) != 0)
@@ -283,15 +289,11 @@ render_sess(FILE *f, const struct learn_sess *ls, const char *name, int is_defau
 		} else if (it->private_ok) {
 			comment(f, "its rule needed \"private\" to reach its address");
 		}
-		if (strlen("allow_hosts = ") + strlen(it->pattern) + strlen(" private") >= LINE_MAX_OUT) {
-			comment(f, "not written: the item is longer than a config line");
-			continue;
-		}
 		fprintf(f, "allow_hosts = %s%s\n", it->pattern, it->private_ok ? " private" : "");
 	}
 	if (ls != NULL && ls->others > 0) {
-		snprintf(line, sizeof(line), "and %lu more request%s not learned (more than %d items, "
-		    "or no allow_hosts item allows them)", ls->others, ls->others == 1 ? "" : "s",
+		snprintf(line, sizeof(line), "and %lu more request%s not learned (past %d items, or no "
+		    "config line can allow them)", ls->others, ls->others == 1 ? "" : "s",
 		    PX_LEARN_MAX);
 		comment(f, line);
 	}
@@ -299,10 +301,14 @@ render_sess(FILE *f, const struct learn_sess *ls, const char *name, int is_defau
 	 * comment line is held to the config's line length too). */
 	for (i = 0; ls != NULL && i < ls->n; i++) {
 		const struct learn_item *it = &ls->v[i];
+		const char *q;
+		/* " --allow '...'", each ' in it written as '\'' */
 		size_t w = strlen(it->pattern) + (it->private_ok ? 8 : 0) + 11;
 
-		if (strlen("allow_hosts = ") + strlen(it->pattern) + strlen(" private") >= LINE_MAX_OUT)
-			continue;
+		for (q = it->pattern; *q; q++)
+			if (*q == '\'')
+				w += 3;
+
 		if (nflags == 0 || col + w >= LINE_MAX_OUT) {
 			fputs(nflags == 0 ? "# as flags:" : "\n#  ", f);
 			col = 11;

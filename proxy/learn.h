@@ -13,8 +13,9 @@
  * in its comment; a host whose rule already narrows it by path learns the
  * prefix cf_suggest() offers.
  *
- * Bounded: a session keeps at most PX_LEARN_MAX items, and a summary says
- * how many requests were left out.  Only the event loop's thread touches
+ * Bounded: a session keeps at most PX_LEARN_MAX items, each short enough
+ * for one config line, at most PX_LEARN_SESSIONS sessions are learned
+ * from, and a summary says how many requests were left out.  Only the event loop's thread touches
  * it; no locking.
  */
 #ifndef POSTERN_PROXY_LEARN_H

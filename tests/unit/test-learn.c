@@ -139,9 +139,17 @@ main(void)
 	cf_config_free(c2);
 	free(out);
 
+	/* A prefix no config line holds is counted, not kept. */
+	memset(longpath, 'q', 300);
+	longpath[0] = '/';
+	longpath[300] = '\0';
+	px_learn_add(l, s, "default", CF_MODE_HTTP, &h, 80, "GET", longpath, CF_R_PATH_NOT_ALLOWED,
+	    s->allow[0], NULL);
 	out = px_learn_render(l, "default", 1);
 	tap_ok(out != NULL && strstr(out, "[defaults]\n") && strstr(out, "allow_hosts = paths.test/other/ private\n"),
 	    "[defaults], and a path rule's prefix with its private");
+	tap_ok(out != NULL && count(out, "allow_hosts = ") == 1 && strstr(out, "and 1 more request not learned"),
+	    "an item too long for a config line is counted, not kept");
 	free(out);
 
 	/* The cap, and lines the reader takes whatever the client sent. */
