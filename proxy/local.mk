@@ -3,6 +3,7 @@ noinst_LIBRARIES += libpostern_proxy.a
 libpostern_proxy_a_SOURCES = \
 	proxy/accept.c \
 	proxy/audit.c proxy/audit.h \
+	proxy/budget.c proxy/budget.h \
 	proxy/conn.c proxy/conn.h proxy/server.h \
 	proxy/conns.c proxy/conns.h \
 	proxy/decide.c \
