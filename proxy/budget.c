@@ -194,9 +194,9 @@ px_budget_up_resets_in(const struct px_budget *b, uint64_t now_ms)
 	return (unsigned)((end - now_ms + 999) / 1000);
 }
 
-int
-px_budget_admit(struct px_budget *b, uint64_t now_ms, int conn, enum px_budget_kind *kind,
-    unsigned *retry_s)
+/* The checks of px_budget_admit(): CONN also checks conns=. */
+static int
+admit(struct px_budget *b, uint64_t now_ms, int conn, enum px_budget_kind *kind, unsigned *retry_s)
 {
 	if (conn && b->conns != 0 && b->open >= b->conns) {
 		*kind = PX_BUDGET_CONNS;
@@ -222,14 +222,30 @@ px_budget_admit(struct px_budget *b, uint64_t now_ms, int conn, enum px_budget_k
 		}
 		b->tokens -= 1.0;
 	}
-	if (conn)
-		b->open++;
-	b->held++;
 	b->requests++;
 	return 0;
 refused:
 	b->exceeded[*kind]++;
 	return -1;
+}
+
+int
+px_budget_admit(struct px_budget *b, uint64_t now_ms, int conn, enum px_budget_kind *kind,
+    unsigned *retry_s)
+{
+	if (admit(b, now_ms, conn, kind, retry_s) != 0)
+		return -1;
+	if (conn)
+		b->open++;
+	b->held++;
+	return 0;
+}
+
+int
+px_budget_admit_stream(struct px_budget *b, uint64_t now_ms, enum px_budget_kind *kind,
+    unsigned *retry_s)
+{
+	return admit(b, now_ms, 0, kind, retry_s);
 }
 
 void

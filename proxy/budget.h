@@ -88,6 +88,14 @@ struct px_budget *px_budget_get(struct px_budgets *t, const char *session,
 int px_budget_admit(struct px_budget *b, uint64_t now_ms, int conn, enum px_budget_kind *kind,
     unsigned *retry_s);
 
+/*
+ * Admit one request that holds nothing (an HTTP/2 stream inside a
+ * terminated tunnel, whose tunnel holds the connection): the rps and up
+ * checks of px_budget_admit(), the same returns, and no hold.
+ */
+int px_budget_admit_stream(struct px_budget *b, uint64_t now_ms, enum px_budget_kind *kind,
+    unsigned *retry_s);
+
 /* Give back a hold px_budget_admit() took with CONN as given.  NULL is a
  * no-op. */
 void px_budget_release(struct px_budget *b, int conn);

@@ -6,23 +6,29 @@
 # rps=2 refuses some of 5 quick plain-HTTP requests; conns=1 refuses a
 # second tunnel while one is open; a request body over up= is not sent; a
 # reload that keeps the rule keeps the use, one that raises the limit lets
-# traffic through; /status and /metrics show the use.
+# traffic through; /status and /metrics show the use.  Inside a terminated
+# tunnel each request counts against rps= and its body against up=.
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 
+state="$WORLD_DIR/state"
+mkdir -p "$state"
+chmod 700 "$state"
 conf="$WORLD_DIR/postern.ini"
 # write_conf UP [LINE]: the config, allowed.test:7's budget UP per hour.
 write_conf() {
 	{
-		admin_proxy_section
+		admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state"
 		echo "[defaults]"
 		echo "allow_hosts = allowed.test:7 private up=$1/h"
 		echo "allow_hosts = other.test:7 private up=64k/h"
 		echo "allow_hosts = other.test:80 private rps=2"
 		echo "allow_hosts = api.example.test:7 private conns=1"
 		echo "allow_hosts = wild.test:80 private up=1k/h"
+		echo "allow_hosts = api.example.test inspect private up=2k/h"
+		echo "allow_hosts = dual.test inspect private rps=2"
 		[ -n "${2:-}" ] && echo "$2"
 	} >"$conf.new"
 	mv "$conf.new" "$conf"
@@ -127,6 +133,25 @@ expect_audit "the second body is over the budget: closed" event=close host=wild.
 expect_eq 0 "$(upstream_count target=/b2 body_length=600)" "and its body never reached the upstream whole"
 expect_eq 429 "$(curl_status -x http://127.0.0.1:3128 http://wild.test/b3)" \
 	"the attempt spent the budget: the next request is refused 429"
+
+# ---- inside a terminated tunnel
+CA="$state/ca/default.pem"
+tc() { in_px curl -sS --max-time 10 -x http://127.0.0.1:3128 --cacert "$CA" "$@"; }
+head -c 1500 /dev/zero >"$WORLD_DIR/body1500"
+out=$(tc -o /dev/null -w '%{http_code}' --data-binary @"$WORLD_DIR/body1500" https://api.example.test/t1)
+expect_eq 200 "$out" "a 1500-byte body inside a terminated tunnel fits in up=2k/h"
+tc -o /dev/null --data-binary @"$WORLD_DIR/body1500" https://api.example.test/t2 2>/dev/null
+expect_audit "the second is over the budget: the tunnel is closed" event=close host=api.example.test \
+	why=budget_exceeded
+expect_eq 0 "$(upstream_count target=/t2 body_length=1500)" "and its body never reached the upstream whole"
+tc -o /dev/null https://api.example.test/t3 2>/dev/null
+expect_audit "then a new tunnel to it is refused" event=decision method=CONNECT host=api.example.test \
+	decision=deny reason=budget_exceeded
+out=$(tc -s -o /dev/null -w '%{http_code}\n' https://dual.test/d1 https://dual.test/d2 https://dual.test/d3)
+diag "rps=2 inside TLS: $(echo $out)"
+expect_match "^200$" "$out" "under rps=2, the first request inside the tunnel is answered"
+expect_audit "a later one inside the tunnel is refused 429" host=dual.test tls=terminated \
+	reason=budget_exceeded
 
 # ---- /status and /metrics
 expect_eq 65536 "$(bud allowed. '["up"]["used_bytes"]')" "/status: the bytes used"
