@@ -41,3 +41,9 @@ check_PROGRAMS += tests/unit/test-socks
 TESTS += tests/unit/test-socks
 tests_unit_test_socks_SOURCES = tests/unit/test-socks.c tests/unit/tap.h
 tests_unit_test_socks_LDADD = $(PROXY_LIBS)
+
+# The budgets' use (proxy/budget.h).
+check_PROGRAMS += tests/unit/test-budget
+TESTS += tests/unit/test-budget
+tests_unit_test_budget_SOURCES = tests/unit/test-budget.c tests/unit/tap.h
+tests_unit_test_budget_LDADD = $(PROXY_LIBS)
