@@ -7,7 +7,8 @@
 # second tunnel while one is open; a request body over up= is not sent; a
 # reload that keeps the rule keeps the use, one that raises the limit lets
 # traffic through; /status and /metrics show the use.  Inside a terminated
-# tunnel each request counts against rps= and its body against up=.
+# tunnel each request counts against rps= and its body against up=, and
+# over HTTP/2 each stream against rps= and every client byte against up=.
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
@@ -16,6 +17,18 @@ world_up
 state="$WORLD_DIR/state"
 mkdir -p "$state"
 chmod 700 "$state"
+
+# An h2 upstream on allowed.test:8443 when nghttpd is there.
+HAVE_H2=
+if command -v nghttpd >/dev/null 2>&1 && curl -V | grep -q '^Features:.* HTTP2'; then
+	HAVE_H2=1
+	mkdir -p "$WORLD_DIR/docs"
+	echo "h2 get" >"$WORLD_DIR/docs/get"
+	ip netns exec "$WORLD_NS_UP" nghttpd -d "$WORLD_DIR/docs" \
+		-a "$WORLD_UP4" 8443 "$WORLD_KEY" "$WORLD_CERT" </dev/null >"$WORLD_DIR/nghttpd.log" 2>&1 &
+else
+	diag "nghttpd or curl's HTTP/2 is missing: the HTTP/2 part is not tried"
+fi
 conf="$WORLD_DIR/postern.ini"
 # write_conf UP [LINE]: the config, allowed.test:7's budget UP per hour.
 write_conf() {
@@ -29,6 +42,7 @@ write_conf() {
 		echo "allow_hosts = wild.test:80 private up=1k/h"
 		echo "allow_hosts = api.example.test inspect private up=2k/h"
 		echo "allow_hosts = dual.test inspect private rps=2"
+		echo "allow_hosts = allowed.test:8443 inspect private rps=2 up=16k/h"
 		[ -n "${2:-}" ] && echo "$2"
 	} >"$conf.new"
 	mv "$conf.new" "$conf"
@@ -152,6 +166,33 @@ diag "rps=2 inside TLS: $(echo $out)"
 expect_match "^200$" "$out" "under rps=2, the first request inside the tunnel is answered"
 expect_audit "a later one inside the tunnel is refused 429" host=dual.test tls=terminated \
 	reason=budget_exceeded
+
+if [ -n "$HAVE_H2" ]; then
+	in_up "$WORLD_PYTHON" -c '
+import socket, sys, time
+for i in range(100):
+    try:
+        socket.create_connection((sys.argv[1], 8443), timeout=1).close()
+        break
+    except OSError:
+        time.sleep(0.05)
+' "$WORLD_UP4"
+	h2c() { in_px curl -sS --max-time 20 --http2 -x http://127.0.0.1:3128 --cacert "$CA" "$@"; }
+	out=$(h2c -o /dev/null -w '%{http_version} %{http_code}\n' https://allowed.test:8443/get \
+		-o /dev/null https://allowed.test:8443/get)
+	diag "h2 under rps=2: $(echo $out)"
+	expect_match "^2 200$" "$out" "HTTP/2: the first stream under rps=2 is answered"
+	expect_match "^2 429$" "$out" "the second stream on the same connection is 429"
+	expect_audit "the stream's refusal is audited" event=decision port=8443 tls=terminated \
+		reason=budget_exceeded
+	sleep 1.1
+	head -c 32768 /dev/zero >"$WORLD_DIR/body32k"
+	h2c -o /dev/null --data-binary @"$WORLD_DIR/body32k" https://allowed.test:8443/get 2>/dev/null
+	expect_audit "HTTP/2 bytes past up=16k/h close the tunnel" event=close host=allowed.test port=8443 \
+		why=budget_exceeded
+	used=$(bud allowed.test:8443 '["up"]["used_bytes"]')
+	expect_eq 16384 "$used" "and at most the budget was taken from the client"
+fi
 
 # ---- /status and /metrics
 expect_eq 65536 "$(bud allowed. '["up"]["used_bytes"]')" "/status: the bytes used"
