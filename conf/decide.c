@@ -36,6 +36,7 @@ static const char *const reason_codes[] = {
 	[CF_R_SECRET_MISDIRECTED] = "secret_misdirected",
 	[CF_R_UPSTREAM_TLS_FAILED] = "upstream_tls_failed",
 	[CF_R_METHOD_NOT_ALLOWED] = "method_not_allowed",
+	[CF_R_BUDGET_EXCEEDED] = "budget_exceeded",
 };
 
 const char *
@@ -449,6 +450,15 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 		if (d->rule != NULL && d->rule->methods != NULL)
 			snprintf(buf, size, "add the method to methods= of allow_hosts = %s (%s:%d), which "
 			    "admits %s only", d->rule->text, d->rule->file, d->rule->line, d->rule->methods);
+		break;
+	case CF_R_BUDGET_EXCEEDED:
+		/* Over a budget the rule allows the request: only a larger
+		 * budget (or waiting) lets it through. */
+		if (d->rule != NULL && cf_rule_has_budget(d->rule)) {
+			char b[128];
+			snprintf(buf, size, "raise the budget of allow_hosts = %s (%s:%d), %s per session",
+			    d->rule->text, d->rule->file, d->rule->line, cf_rule_budget_text(d->rule, b, sizeof(b)));
+		}
 		break;
 	case CF_R_DENIED_BY_RULE:
 		if (d->rule != NULL)

@@ -44,6 +44,7 @@ enum cf_reason {
 	CF_R_SECRET_MISDIRECTED,     /* a placeholder sent where its secret is not bound */
 	CF_R_UPSTREAM_TLS_FAILED,    /* the upstream of a terminated tunnel failed TLS */
 	CF_R_METHOD_NOT_ALLOWED,     /* the host's rules admit other methods only */
+	CF_R_BUDGET_EXCEEDED,        /* the allowing rule's up=, rps= or conns= is spent */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

@@ -454,6 +454,151 @@ parse_methods(const char *s, size_t len, struct cf_rule *r, const char **why)
 	return 0;
 }
 
+/*
+ * "up=SIZE/WINDOW" (LEN bytes at S, after the '='): SIZE is a decimal
+ * count of bytes with an optional k, M or G (powers of 1024, as the sizes
+ * of files and buffers people compare it with); WINDOW an optional count
+ * and a unit s, m, h or d ("h" is "1h").  A lower-case m is minutes, never
+ * a size: "up=1m/h" is refused rather than guessed.
+ */
+static int
+parse_up(const char *s, size_t len, struct cf_rule *r, const char **why)
+{
+	const char *slash = memchr(s, '/', len), *w;
+	size_t nl, wl;
+	uint64_t mult = 1, n, wn = 1, unit;
+	int rc;
+
+	if (r->up_max != 0)
+		return fail(why, "up= given twice");
+	if (slash == NULL)
+		return fail(why, "up= needs a window: up=SIZE/WINDOW (up=1M/h, up=64k/10m)");
+	nl = (size_t)(slash - s);
+	if (nl > 0 && !is_digit(s[nl - 1])) {
+		switch (s[nl - 1]) {
+		case 'k': case 'K': mult = UINT64_C(1) << 10; break;
+		case 'M': mult = UINT64_C(1) << 20; break;
+		case 'G': mult = UINT64_C(1) << 30; break;
+		default:
+			return fail(why, "unknown size unit in up= (bytes, or k, M, G: powers of 1024)");
+		}
+		nl--;
+	}
+	if (nl == 0)
+		return fail(why, "up= needs a size: up=SIZE/WINDOW (up=1M/h)");
+	rc = bs_num_parse(s, nl, CF_BUDGET_UP_MAX / mult, 0, &n);
+	if (rc == -ERANGE)
+		return fail(why, "up= size too large (at most 1024T, 2^50 bytes)");
+	if (rc < 0)
+		return fail(why, "bad size in up= (digits with an optional k, M or G)");
+	if (n == 0)
+		return fail(why, "up= of zero bytes allows nothing: remove the rule instead");
+	w = slash + 1;
+	wl = len - nl - (mult != 1) - 1;
+	if (wl == 0)
+		return fail(why, "up= needs a window after the / (s, m, h or d, e.g. 10m)");
+	switch (w[wl - 1]) {
+	case 's': unit = 1; break;
+	case 'm': unit = 60; break;
+	case 'h': unit = 3600; break;
+	case 'd': unit = 86400; break;
+	default:
+		return fail(why, "unknown window unit in up= (s, m, h or d, e.g. up=1M/h, up=64k/10m)");
+	}
+	if (wl > 1) {
+		rc = bs_num_parse(w, wl - 1, CF_BUDGET_WINDOW_MAX / unit, 0, &wn);
+		if (rc == -ERANGE)
+			return fail(why, "up= window too long (at most 366d)");
+		if (rc < 0)
+			return fail(why, "bad window in up= (a count and s, m, h or d, e.g. 10m)");
+		if (wn == 0)
+			return fail(why, "up= window of zero length");
+	}
+	r->up_max = n * mult;
+	r->up_window = (uint32_t)(wn * unit);
+	return 0;
+}
+
+/* "rps=N" or "conns=N": NAME for the errors, the value at S. */
+static int
+parse_count(const char *name, const char *s, size_t len, uint32_t *out, const char **why)
+{
+	uint64_t v;
+	int rc;
+
+	if (*out != 0)
+		return fail(why, name[0] == 'r' ? "rps= given twice" : "conns= given twice");
+	rc = bs_num_parse(s, len, CF_BUDGET_N_MAX, 0, &v);
+	if (rc == -ERANGE)
+		return fail(why, name[0] == 'r' ? "rps= too large (at most 1000000)" :
+		    "conns= too large (at most 1000000)");
+	if (rc < 0)
+		return fail(why, name[0] == 'r' ? "bad number in rps= (rps=5)" :
+		    "bad number in conns= (conns=4)");
+	if (v == 0)
+		return fail(why, name[0] == 'r' ? "rps=0 allows nothing: remove the rule instead" :
+		    "conns=0 allows nothing: remove the rule instead");
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int
+cf_rule_has_budget(const struct cf_rule *r)
+{
+	return r->up_max != 0 || r->rps != 0 || r->conns != 0;
+}
+
+/* N bytes as the grammar writes them, in the largest unit that divides it. */
+static void
+size_text(uint64_t n, char *buf, size_t size)
+{
+	static const char units[] = "kMG";
+	int u = -1;
+
+	while (u < 2 && n >= 1024 && n % 1024 == 0) {
+		n /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%llu%s%.*s", (unsigned long long)n, u >= 0 ? "" : " bytes",
+	    u >= 0 ? 1 : 0, u >= 0 ? &units[u] : "");
+}
+
+static void
+window_text(uint32_t s, char *buf, size_t size)
+{
+	if (s % 86400 == 0)
+		snprintf(buf, size, "%ud", s / 86400);
+	else if (s % 3600 == 0)
+		snprintf(buf, size, "%uh", s / 3600);
+	else if (s % 60 == 0)
+		snprintf(buf, size, "%um", s / 60);
+	else
+		snprintf(buf, size, "%us", s);
+}
+
+char *
+cf_rule_budget_text(const struct cf_rule *r, char *buf, size_t size)
+{
+	char sz[32], win[16], rps[32] = "", conns[32] = "";
+	size_t n = 0;
+
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	if (r->up_max != 0) {
+		size_text(r->up_max, sz, sizeof(sz));
+		window_text(r->up_window, win, sizeof(win));
+		n = (size_t)snprintf(buf, size, "up %s per %s", sz, win);
+	}
+	if (r->rps != 0)
+		snprintf(rps, sizeof(rps), "%s%u requests/s", n > 0 ? ", " : "", r->rps);
+	if (r->conns != 0)
+		snprintf(conns, sizeof(conns), "%s%u at once", n > 0 || r->rps ? ", " : "", r->conns);
+	if (n < size)
+		snprintf(buf + n, size - n, "%s%s", rps, conns);
+	return buf;
+}
+
 int
 cf_rule_parse(const char *s, size_t len, enum cf_rule_type type, struct cf_rule *out,
     const char **why)
@@ -502,9 +647,21 @@ cf_rule_parse(const char *s, size_t len, enum cf_rule_type type, struct cf_rule 
 			rc = parse_methods(tok + 8, tl - 8, &r, why);
 			if (rc != 0)
 				goto out;
+		} else if (tl >= 3 && memcmp(tok, "up=", 3) == 0) {
+			rc = parse_up(tok + 3, tl - 3, &r, why);
+			if (rc != 0)
+				goto out;
+		} else if (tl >= 4 && memcmp(tok, "rps=", 4) == 0) {
+			rc = parse_count("rps", tok + 4, tl - 4, &r.rps, why);
+			if (rc != 0)
+				goto out;
+		} else if (tl >= 6 && memcmp(tok, "conns=", 6) == 0) {
+			rc = parse_count("conns", tok + 6, tl - 6, &r.conns, why);
+			if (rc != 0)
+				goto out;
 		} else {
-			rc = fail(why, "unknown flag (the flags are \"private\", \"inspect\" and "
-			    "\"methods=GET,HEAD\")");
+			rc = fail(why, "unknown flag (the flags are \"private\", \"inspect\", "
+			    "\"methods=GET,HEAD\", \"up=1M/h\", \"rps=5\" and \"conns=4\")");
 			goto out;
 		}
 	}
@@ -518,6 +675,11 @@ cf_rule_parse(const char *s, size_t len, enum cf_rule_type type, struct cf_rule 
 	}
 	if (type == CF_RULE_DENY && r.methods != NULL) {
 		rc = fail(why, "methods= narrows an allow rule; a deny rule cannot have it");
+		goto out;
+	}
+	if (type == CF_RULE_DENY && cf_rule_has_budget(&r)) {
+		rc = fail(why, "a budget (up=, rps=, conns=) limits what an allow rule admits; a deny "
+		    "rule cannot have one");
 		goto out;
 	}
 

@@ -63,6 +63,15 @@ struct cf_rule {
 	char *methods;
 	int private_ok;            /* the "private" flag */
 	int inspect;               /* the "inspect" flag: TLS is terminated */
+	/* Budgets (issue 17), zero when not given: "up=SIZE/WINDOW" (bytes
+	 * from the client to the upstream per UP_WINDOW seconds), "rps=N"
+	 * (requests and new tunnels per second, burst N), "conns=N"
+	 * (connections to the rule's hosts at once).  Counted by
+	 * proxy/budget per session and rule text, outside the snapshot. */
+	uint64_t up_max;
+	uint32_t up_window;
+	uint32_t rps;
+	uint32_t conns;
 	char *text;                /* the item as written, for people */
 	char *taken_as;            /* a URL item: the pattern it stood for, else NULL */
 	const char *file;          /* where it was written; owned by the config */
@@ -85,9 +94,16 @@ struct cf_rule {
  * domain or http:// URL: TLS to it is terminated so that each request is
  * judged); "methods=M[,M]..." (method tokens of RFC 9110 §9.1 of at
  * most CF_METHOD_MAX bytes, upper-case letters, digits, '-' and '_' as
- * every registered method is, not CONNECT, each once).
+ * every registered method is, not CONNECT, each once); the budgets
+ * "up=SIZE/WINDOW" (SIZE digits with an optional k, M or G, powers of
+ * 1024, up to CF_BUDGET_UP_MAX bytes; WINDOW an optional count and s, m,
+ * h or d, up to CF_BUDGET_WINDOW_MAX seconds: up=1M/h, up=64k/10m),
+ * "rps=N" and "conns=N" (1 to CF_BUDGET_N_MAX), each once, never zero.
  */
 #define CF_METHOD_MAX 20
+#define CF_BUDGET_UP_MAX (UINT64_C(1) << 50)      /* 1024 TiB */
+#define CF_BUDGET_WINDOW_MAX (366u * 86400u)      /* a year */
+#define CF_BUDGET_N_MAX 1000000u
 
 int cf_rule_parse(const char *s, size_t len, enum cf_rule_type type,
     struct cf_rule *out, const char **why);
@@ -98,6 +114,15 @@ int cf_rule_parse(const char *s, size_t len, enum cf_rule_type type,
  * followed by a method (methods=GET,HEAD) continues the flag, not the list.
  */
 size_t cf_rule_item_len(const char *s);
+
+/* Nonzero when R carries any budget (up=, rps=, conns=). */
+int cf_rule_has_budget(const struct cf_rule *r);
+
+/*
+ * R's budgets for people, "up 1M per 1h, 5 requests/s, 4 at once", into
+ * BUF (SIZE bytes); an empty string when it has none.  Returns BUF.
+ */
+char *cf_rule_budget_text(const struct cf_rule *r, char *buf, size_t size);
 
 /* Free what cf_rule_parse() allocated in R; R itself is not freed. */
 void cf_rule_clear(struct cf_rule *r);

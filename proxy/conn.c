@@ -220,6 +220,7 @@ status_text(int status)
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
 	case 421: return "Misdirected Request";
+	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
 	case 501: return "Not Implemented";
 	case 502: return "Bad Gateway";
@@ -293,9 +294,12 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 	    "Content-Length: %d\r\n"
 	    "X-Postern-Reason: %s\r\n"
 	    "Cache-Control: no-store\r\n"
-	    "Connection: close\r\n"
-	    "\r\n",
+	    "Connection: close\r\n",
 	    status, status_text(status), n, cf_reason_code(reason));
+	/* RFC 6585 §4, RFC 9110 §10.2.3: when a budget frees up. */
+	if (c->retry_after != 0)
+		evbuffer_add_printf(out, "Retry-After: %u\r\n", c->retry_after);
+	evbuffer_add(out, "\r\n", 2);
 	evbuffer_add(out, body, (size_t)n);
 	px_conn_close_after_write(c);
 }
@@ -339,6 +343,8 @@ px_conn_free(struct px_conn *c, const char *why)
 	px_stats_conn_close(px_server_stats(srv), c->session, c->cli.bytes, c->up.bytes,
 	    px_conn_ms_since(&c->started, &now) / 1000.0, c->mode == CF_MODE_CONNECT && c->addr[0]);
 
+	px_budget_release(c->budget, 1);
+	px_budget_release(c->req_budget, 0);
 	px_dns_cancel(c->dnsq);
 	px_connect_cancel(c->connector);
 	px_splice_free(c->spl);

@@ -31,6 +31,7 @@
 #include <event2/util.h>
 
 #include "conf/config.h"
+#include "proxy/budget.h"
 #include "proxy/dns.h"
 #include "proxy/http.h"
 #include "proxy/server.h"
@@ -229,7 +230,27 @@ struct px_conn {
 	int socks, socks_rep;
 	uint64_t req_up0, req_down0;
 	int resp_status;
+	/*
+	 * Budgets (proxy/budget.h): BUDGET is held by the current tunnel or
+	 * plain-HTTP request (a connection to the host), REQ_BUDGET by the
+	 * current request inside a terminated tunnel (a request, no new
+	 * connection); each NULL when its rule has none.  The bytes sent up
+	 * are charged to the one that applies (budget_up()), the relay
+	 * stopping at what is left; BUDGET_OVER: a relay on bufferevents
+	 * went over it and closes once what was allowed is flushed.
+	 * RETRY_AFTER: the Retry-After seconds of the next refusal, or 0.
+	 */
+	struct px_budget *budget, *req_budget;
+	int budget_over;
+	unsigned retry_after;
 };
+
+/* The budget the bytes C sends up now count against, or NULL. */
+static inline struct px_budget *
+px_conn_up_budget(const struct px_conn *c)
+{
+	return c->term ? c->req_budget : c->budget;
+}
 
 /*
  * The state of a terminated tunnel: its host and port, fixed by the

@@ -24,6 +24,7 @@
 #include "conf/config.h"
 #include "conf/etchosts.h"
 #include "conf/secret.h"
+#include "proxy/budget.h"
 #include "proxy/conn.h"
 #include "proxy/conns.h"
 #include "proxy/connect.h"
@@ -449,6 +450,57 @@ take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_l
 }
 
 /*
+ * The budgets of rule R (issue 17), for C's new tunnel or plain-HTTP
+ * request (CONN: a connection to the host, held in C->budget) or a request
+ * inside C's terminated tunnel (held in C->req_budget): admitted, or
+ * refused with 429 budget_exceeded, saying which budget and when it frees
+ * up (Retry-After for the rps and up windows).  Returns 1 after refusing C
+ * (or closing it, out of memory), else 0.
+ */
+static int
+budget_refused(struct px_conn *c, const struct cf_rule *r, int conn)
+{
+	struct px_budget **slot = conn ? &c->budget : &c->req_budget, *b;
+	enum px_budget_kind kind;
+	unsigned retry = 0;
+	char d[sizeof(c->dec.detail)], lim[128], when[64];
+
+	/* A keep-alive connection's last request, or a tunnel's last
+	 * request, gives its hold back: this one is judged anew. */
+	px_budget_release(*slot, conn);
+	*slot = NULL;
+	if (r == NULL || !cf_rule_has_budget(r))
+		return 0;
+	b = px_budget_get(px_server_budgets(c->srv), c->session, r);
+	if (b == NULL) {
+		px_conn_free(c, "out of memory");
+		return 1;
+	}
+	if (px_budget_admit(b, px_budget_now_ms(), conn, &kind, &retry) == 0) {
+		*slot = b;
+		return 0;
+	}
+	cf_rule_budget_text(r, lim, sizeof(lim));
+	if (retry != 0)
+		snprintf(when, sizeof(when), "it frees up in %us", retry);
+	else
+		snprintf(when, sizeof(when), "it frees up when one of them closes");
+	if (kind == PX_BUDGET_UP)
+		snprintf(d, sizeof(d), "the up budget of allow_hosts = %s (%s:%d) is spent in session %s: "
+		    "%llu of %llu bytes sent up in this window; %s", r->text, r->file, r->line, c->session,
+		    (unsigned long long)b->up_used, (unsigned long long)b->up_max, when);
+	else if (kind == PX_BUDGET_RPS)
+		snprintf(d, sizeof(d), "the rps budget of allow_hosts = %s (%s:%d) is spent in session %s: "
+		    "more than %u requests a second; %s", r->text, r->file, r->line, c->session, b->rps, when);
+	else
+		snprintf(d, sizeof(d), "the conns budget of allow_hosts = %s (%s:%d) is spent in session %s: "
+		    "%u connections to it are open; %s", r->text, r->file, r->line, c->session, b->open, when);
+	c->retry_after = retry;
+	px_conn_refuse(c, 429, CF_R_BUDGET_EXCEEDED, r, d);
+	return 1;
+}
+
+/*
  * A request read inside a terminated tunnel (issue 15), judged on its own
  * by the snapshot in force now: origin form only; its Host must be the
  * tunnel's host (a Host naming another one is domain fronting: 421, RFC
@@ -510,6 +562,10 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		refuse_misdirected(c, bad);
 		return;
 	}
+	/* A request inside the tunnel counts against its rule's rps and up
+	 * budgets; the tunnel itself already holds a connection. */
+	if (budget_refused(c, c->dec.rule, 0))
+		return;
 	if (c->tm->fail[0] != '\0') {
 		/* The upstream failed its handshake (term_fail says how). */
 		px_conn_refuse(c, 502, CF_R_UPSTREAM_TLS_FAILED, c->dec.rule, c->tm->fail);
@@ -606,6 +662,8 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		}
 	}
 	if (c->mode == CF_MODE_HTTP && (path_overridden(c, req) || method_overridden(c, req)))
+		return;
+	if (budget_refused(c, c->dec.rule, 1))
 		return;
 
 	if (c->mode == CF_MODE_HTTP) {
@@ -716,6 +774,8 @@ px_decide_socks(struct px_conn *c)
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
 	}
+	if (budget_refused(c, c->dec.rule, 1))
+		return;
 	start_lookup(c);
 }
 

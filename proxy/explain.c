@@ -268,7 +268,12 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 			if (sugg[0] != '\0')
 				fprintf(out, "  to allow it when enforcing: %s\n", sugg);
 		} else if (final.allow) {
+			char b[128];
 			fprintf(out, "allow %s %s:%d\n", d.rule->text, d.rule->file, d.rule->line);
+			if (cf_rule_has_budget(d.rule))
+				fprintf(out, "  budget: %s, counted per session (a running proxy "
+				    "answers 429 budget_exceeded over it)\n",
+				    cf_rule_budget_text(d.rule, b, sizeof(b)));
 		} else {
 			fprintf(out, "deny %s (%s)\n", cf_reason_code(final.reason), final.detail);
 			cf_suggest(s, mode, &h, port, upath, upathlen, &final, sugg, sizeof(sugg));

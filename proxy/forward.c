@@ -154,7 +154,9 @@ fwd_move(struct evbuffer *in, struct evbuffer *out, size_t n)
 }
 
 /* Pass request-body bytes from the client to upstream, as far as framing
- * and back-pressure allow. */
+ * and back-pressure allow.  Returns 0; -1 on bad framing; -2 when the
+ * bytes would pass the rule's byte budget (issue 17): none of them goes,
+ * the budget counts as spent, and the caller closes the connection. */
 static int
 fwd_request_body(struct px_conn *c)
 {
@@ -184,6 +186,22 @@ fwd_request_body(struct px_conn *c)
 		c->req.left -= (int64_t)n;
 		if (c->req.left == 0)
 			c->req.done = 1;
+	}
+	if (n > 0 && px_conn_up_budget(c) != NULL) {
+		struct px_budget *b = px_conn_up_budget(c);
+		uint64_t now = px_budget_now_ms();
+
+		uint64_t left = px_budget_up_left(b, now);
+
+		if (left < n) {
+			/* The attempt spends what is left: the requests after
+			 * it are refused until the window resets, as a tunnel
+			 * closed at the budget leaves it spent. */
+			px_budget_up_take(b, now, left);
+			px_budget_up_exceeded(b);
+			return -2;
+		}
+		px_budget_up_take(b, now, n);
 	}
 	if (n > 0) {
 		fwd_move(in, out, n);
@@ -222,7 +240,13 @@ client_head(struct px_conn *c, const struct px_http_response *resp, int keep_ali
 static void
 fwd_finish(struct px_conn *c)
 {
-	/* Response complete. */
+	/* Response complete: a plain-HTTP request gives back its hold on
+	 * conns= (an idle keep-alive connection is no connection to the
+	 * host). */
+	if (!c->term) {
+		px_budget_release(c->budget, 1);
+		c->budget = NULL;
+	}
 	if (c->term) {
 		/* Inside a terminated tunnel the one upstream stays with the
 		 * tunnel; one that will not take another request ends the
@@ -403,10 +427,12 @@ fwd_cli_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct px_conn *c = arg;
 
+	int rc;
+
 	(void)bev;
 	px_loopcall_check();
-	if (fwd_request_body(c) != 0)
-		px_conn_free(c, "bad request body");
+	if ((rc = fwd_request_body(c)) != 0)
+		px_conn_free(c, rc == -2 ? cf_reason_code(CF_R_BUDGET_EXCEEDED) : "bad request body");
 }
 
 /* The client drained: resume reading upstream. */
@@ -525,8 +551,10 @@ px_forward_start(struct px_conn *c)
 		bufferevent_enable(c->up.bev, EV_READ);
 	if (!c->req.done) {
 		bufferevent_enable(c->cli.bev, EV_READ);
-		if (fwd_request_body(c) != 0) {
-			px_conn_free(c, "bad request body");
+		int rc = fwd_request_body(c);
+
+		if (rc != 0) {
+			px_conn_free(c, rc == -2 ? cf_reason_code(CF_R_BUDGET_EXCEEDED) : "bad request body");
 			return;
 		}
 	} else {

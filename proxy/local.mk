@@ -3,6 +3,7 @@ noinst_LIBRARIES += libpostern_proxy.a
 libpostern_proxy_a_SOURCES = \
 	proxy/accept.c \
 	proxy/audit.c proxy/audit.h \
+	proxy/budget.c proxy/budget.h \
 	proxy/conn.c proxy/conn.h proxy/server.h \
 	proxy/conns.c proxy/conns.h \
 	proxy/decide.c \
@@ -41,3 +42,9 @@ check_PROGRAMS += tests/unit/test-socks
 TESTS += tests/unit/test-socks
 tests_unit_test_socks_SOURCES = tests/unit/test-socks.c tests/unit/tap.h
 tests_unit_test_socks_LDADD = $(PROXY_LIBS)
+
+# The budgets' use (proxy/budget.h).
+check_PROGRAMS += tests/unit/test-budget
+TESTS += tests/unit/test-budget
+tests_unit_test_budget_SOURCES = tests/unit/test-budget.c tests/unit/tap.h
+tests_unit_test_budget_LDADD = $(PROXY_LIBS)

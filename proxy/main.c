@@ -38,10 +38,15 @@ static void
 print_rules(const char *what, const struct cf_rule *const *v, size_t n)
 {
 	size_t i;
+	char b[128];
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		printf("    %s %-40s %s:%d%s\n", what, v[i]->text, v[i]->file, v[i]->line,
 		    strcmp(v[i]->section, "defaults") == 0 ? "  [defaults]" : "");
+		/* Budgets are counted per session: say so beside the rule. */
+		if (cf_rule_has_budget(v[i]))
+			printf("          budget: %s (per session)\n", cf_rule_budget_text(v[i], b, sizeof(b)));
+	}
 }
 
 /* Each HOST:PORT session S terminates TLS for, and why: the secrets

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "conf/config.h"
+#include "proxy/budget.h"
 #include "proxy/conns.h"
 #include "proxy/log.h"
 #include "proxy/reload.h"
@@ -224,6 +225,9 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	px_sesstls_commit(px_server_tls(srv), tls_next);
 	tls_next = NULL;
 	px_server_set_config(srv, nc);
+	/* Budgets survive the reload: a kept rule keeps its use, under
+	 * its new limits. */
+	px_budgets_reload(px_server_budgets(srv), nc);
 	px_server_reloaded(srv, 1, NULL);
 	px_stats_reload(px_server_stats(srv), 1);
 	log_info("reloaded %s (%s): generation %lu (sha256 %s)", cf_config_path(nc), trigger,

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "conf/config.h"
+#include "proxy/budget.h"
 #include "proxy/server.h"
 
 /*
@@ -31,6 +32,7 @@ struct px_server {
 	struct px_conns *conns;
 	struct px_listeners *listeners;
 	struct px_sesstls *tls;
+	struct px_budgets *budgets;
 	const char *config_path;
 	const struct cf_overrides *ov;
 	int load_once;
@@ -51,6 +53,10 @@ px_server_new(const struct px_server_init *in)
 
 	if (srv == NULL)
 		return NULL;
+	if ((srv->budgets = px_budgets_new()) == NULL) {
+		free(srv);
+		return NULL;
+	}
 	srv->base = in->base;
 	srv->cfg = in->cfg;
 	srv->generation = 1;
@@ -84,6 +90,7 @@ px_server_free(struct px_server *srv)
 	if (srv == NULL)
 		return;
 	cf_config_free(srv->cfg);
+	px_budgets_free(srv->budgets);
 	free(srv->last_reload_errors);
 	free(srv);
 }
@@ -202,6 +209,12 @@ struct px_audit *
 px_server_audit(const struct px_server *srv)
 {
 	return srv->audit;
+}
+
+struct px_budgets *
+px_server_budgets(const struct px_server *srv)
+{
+	return srv->budgets;
 }
 
 time_t

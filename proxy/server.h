@@ -16,7 +16,9 @@
  *              each snapshot it takes (sesstls.h).
  *   server.c   the snapshot in force and its generation
  *              (px_server_set_config()), the last reload
- *              (px_server_reloaded()), both called by reload.c; started_at.
+ *              (px_server_reloaded()), both called by reload.c; started_at;
+ *              the budgets' use (budget.h), changed by decide.c, tunnel.c
+ *              and forward.c through budget.c, pruned by reload.c.
  *   conns.c    the open connections (struct px_conns, conns.h): the list,
  *              how many count against max_connections, the refusals
  *              lingering, the sessions' and uids' shares, the idle-trim
@@ -43,6 +45,7 @@
 struct event_base;
 struct px_dns;
 struct px_audit;
+struct px_budgets;
 struct px_conns;
 struct px_listeners;
 struct px_sesstls;
@@ -132,6 +135,9 @@ struct px_listeners *px_server_listeners(const struct px_server *srv);
 struct px_stats *px_server_stats(const struct px_server *srv);
 struct px_dns *px_server_dns(const struct px_server *srv);
 struct px_audit *px_server_audit(const struct px_server *srv);
+/* The use of the rules' budgets (budget.h): made and freed with SRV,
+ * outside every snapshot, so that a reload keeps it. */
+struct px_budgets *px_server_budgets(const struct px_server *srv);
 /* When SRV started serving (wall clock). */
 time_t px_server_started_at(const struct px_server *srv);
 /* Record the outcome of a reload made now: OK nonzero when it was taken;

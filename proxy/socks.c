@@ -143,7 +143,8 @@ px_socks_reply(unsigned char out[PX_SOCKS_REPLY_LEN], int rep)
 int
 px_socks_rep_for(int status, int reason)
 {
-	if (status == 403)
+	/* A budget's 429 is the ruleset's word too (RFC 1928 §6, X'02'). */
+	if (status == 403 || status == 429)
 		return PX_SOCKS_REP_NOT_ALLOWED;
 	if (reason == CF_R_DNS_FAILURE || (reason == CF_R_TIMEOUT && status == 504))
 		return PX_SOCKS_REP_HOST_UNREACH;

@@ -41,6 +41,7 @@ struct dir {
 	struct bs_pipe p;
 	size_t inpipe;
 	int eof, shut;
+	int over;           /* FROM has more than its quota allows */
 	uint64_t *count;
 };
 
@@ -52,7 +53,16 @@ struct px_splice {
 	px_splice_done_cb cb;
 	void *arg;
 	int done;
+	px_splice_quota_fn quota; /* on a->b, or NULL */
+	void *qarg;
 };
+
+void
+px_splice_set_quota(struct px_splice *s, px_splice_quota_fn quota, void *arg)
+{
+	s->quota = quota;
+	s->qarg = arg;
+}
 
 static void
 finish(struct px_splice *s, int err)
@@ -95,7 +105,13 @@ settle(struct dir *d)
 {
 	struct px_splice *s = d->s;
 
-	if (!d->eof && (d->p.r < 0 || d->inpipe < d->p.cap))
+	/* Over its quota: what was read within it goes out first, and
+	 * nothing more. */
+	if (d->over && d->inpipe == 0) {
+		finish(s, EDQUOT);
+		return;
+	}
+	if (!d->eof && !d->over && (d->p.r < 0 || d->inpipe < d->p.cap))
 		event_add(d->rev, NULL);
 	else
 		event_del(d->rev);
@@ -126,12 +142,36 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 		ssize_t n;
 		size_t room = d->p.cap - d->inpipe;
 
+		if (d == &s->d[0] && s->quota != NULL) {
+			uint64_t q = s->quota(s->qarg, 0);
+			char x;
+			ssize_t r;
+
+			if (q == 0) {
+				/* Spent: more bytes waiting is over the budget,
+				 * EOF is the client's plain end. */
+				r = recv(d->from, &x, 1, MSG_PEEK | MSG_DONTWAIT);
+				if (r > 0)
+					d->over = 1;
+				else if (r == 0)
+					d->eof = 1;
+				else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+					finish(s, errno);
+					return;
+				}
+				break;
+			}
+			if (q < room)
+				room = (size_t)q;
+		}
 		if (room == 0)
 			break;
 		n = bs_pump_in(d->from, &d->p, room);
 		if (n > 0) {
 			d->inpipe += (size_t)n;
 			*d->count += (uint64_t)n;
+			if (d == &s->d[0] && s->quota != NULL)
+				(void)s->quota(s->qarg, (uint64_t)n);
 			if (s->activity != NULL)
 				event_base_gettimeofday_cached(s->base, s->activity);
 			break;

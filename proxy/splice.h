@@ -33,6 +33,16 @@ typedef void (*px_splice_done_cb)(int err, void *arg);
 struct px_splice *px_splice_new(struct event_base *base, int a, int b, uint64_t *a_to_b,
     uint64_t *b_to_a, struct timeval *activity, px_splice_done_cb cb, void *arg);
 
+/*
+ * A byte budget on the A -> B direction: QUOTA(ARG, TOOK) counts TOOK
+ * bytes just read from A (0 before a read) and returns how many more may
+ * be read now.  Each read from A is bounded by it; once it is 0 and A has
+ * more to send, A is read no more, and once the bytes already read are out
+ * to B the relay ends with EDQUOT.  Set it right after px_splice_new().
+ */
+typedef uint64_t (*px_splice_quota_fn)(void *arg, uint64_t took);
+void px_splice_set_quota(struct px_splice *s, px_splice_quota_fn quota, void *arg);
+
 /* Stop relaying, close both sockets, return the pipes; NULL is a no-op. */
 void px_splice_free(struct px_splice *s);
 

@@ -18,6 +18,7 @@
 #include "base/text.h"
 #include "conf/config.h"
 #include "proxy/audit.h"
+#include "proxy/budget.h"
 #include "proxy/conns.h"
 #include "proxy/dns.h"
 #include "proxy/server.h"
@@ -106,6 +107,87 @@ iso_time(time_t t, char *buf, size_t size)
 
 /* ---- /status ------------------------------------------------------------- */
 
+/*
+ * Session S's budgets (issue 17): each allow rule that has one, its
+ * limits and its use so far (none yet: zeros), as a JSON array.
+ */
+static void
+json_budgets(const struct px_server *srv, const struct cf_session *s, struct evbuffer *out)
+{
+	uint64_t now = px_budget_now_ms();
+	size_t i;
+	int first = 1;
+
+	evbuffer_add_printf(out, ",\"budgets\":[");
+	for (i = 0; i < s->nallow; i++) {
+		const struct cf_rule *r = s->allow[i];
+		const struct px_budget *b;
+
+		if (!cf_rule_has_budget(r))
+			continue;
+		b = px_budget_find(px_server_budgets(srv), s->name, r);
+		evbuffer_add_printf(out, "%s{\"rule\":", first ? "" : ",");
+		first = 0;
+		px_status_json_str(out, r->text);
+		evbuffer_add_printf(out, ",\"at\":");
+		px_status_json_str(out, r->file);
+		evbuffer_add_printf(out, ",\"line\":%d", r->line);
+		if (r->up_max != 0)
+			evbuffer_add_printf(out, ",\"up\":{\"limit_bytes\":%llu,\"window_seconds\":%u,"
+			    "\"used_bytes\":%llu,\"resets_in_seconds\":%u}",
+			    (unsigned long long)r->up_max, r->up_window,
+			    (unsigned long long)(b ? px_budget_up_used(b, now) : 0),
+			    b ? px_budget_up_resets_in(b, now) : 0);
+		if (r->rps != 0)
+			evbuffer_add_printf(out, ",\"rps\":{\"limit\":%u,\"tokens\":%.1f}", r->rps,
+			    b ? px_budget_tokens(b, now) : (double)r->rps);
+		if (r->conns != 0)
+			evbuffer_add_printf(out, ",\"conns\":{\"limit\":%u,\"open\":%u}", r->conns,
+			    b ? b->open : 0);
+		evbuffer_add_printf(out, ",\"requests\":%llu,\"exceeded\":{\"up\":%llu,\"rps\":%llu,"
+		    "\"conns\":%llu}}", (unsigned long long)(b ? b->requests : 0),
+		    (unsigned long long)(b ? b->exceeded[PX_BUDGET_UP] : 0),
+		    (unsigned long long)(b ? b->exceeded[PX_BUDGET_RPS] : 0),
+		    (unsigned long long)(b ? b->exceeded[PX_BUDGET_CONNS] : 0));
+	}
+	evbuffer_add_printf(out, "]");
+}
+
+/* The same for a person: one line per budgeted rule. */
+static void
+text_budgets(const struct px_server *srv, const struct cf_session *s, struct evbuffer *out)
+{
+	uint64_t now = px_budget_now_ms();
+	size_t i;
+
+	for (i = 0; i < s->nallow; i++) {
+		const struct cf_rule *r = s->allow[i];
+		const struct px_budget *b;
+		char lim[128];
+
+		if (!cf_rule_has_budget(r))
+			continue;
+		b = px_budget_find(px_server_budgets(srv), s->name, r);
+		evbuffer_add_printf(out, "  budget      %s (%s:%d): %s\n", r->text, r->file, r->line,
+		    cf_rule_budget_text(r, lim, sizeof(lim)));
+		if (r->up_max != 0) {
+			unsigned rs = b ? px_budget_up_resets_in(b, now) : 0;
+			evbuffer_add_printf(out, "              up %llu of %llu bytes used", (unsigned long long)
+			    (b ? px_budget_up_used(b, now) : 0), (unsigned long long)r->up_max);
+			if (rs != 0)
+				evbuffer_add_printf(out, ", window resets in %us", rs);
+			evbuffer_add_printf(out, "\n");
+		}
+		if (r->conns != 0)
+			evbuffer_add_printf(out, "              conns %u of %u open\n", b ? b->open : 0, r->conns);
+		if (b != NULL && (b->exceeded[0] | b->exceeded[1] | b->exceeded[2]) != 0)
+			evbuffer_add_printf(out, "              exceeded: up %llu, rps %llu, conns %llu\n",
+			    (unsigned long long)b->exceeded[PX_BUDGET_UP],
+			    (unsigned long long)b->exceeded[PX_BUDGET_RPS],
+			    (unsigned long long)b->exceeded[PX_BUDGET_CONNS]);
+	}
+}
+
 static unsigned long
 uptime(const struct px_server *srv)
 {
@@ -172,9 +254,11 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 		evbuffer_add_printf(out, ",\"rules\":%zu,\"allow_rules\":%zu,\"deny_rules\":%zu",
 		    s->nallow + s->ndeny, s->nallow, s->ndeny);
 		evbuffer_add_printf(out, ",\"connections_open\":%u,\"connections_total\":%llu"
-		    ",\"bytes_up\":%llu,\"bytes_down\":%llu}",
+		    ",\"bytes_up\":%llu,\"bytes_down\":%llu",
 		    nopen, (unsigned long long)total, (unsigned long long)up,
 		    (unsigned long long)down);
+		json_budgets(srv, s, out);
+		evbuffer_add_printf(out, "}");
 	}
 	evbuffer_add_printf(out, "]}\n");
 }
@@ -242,6 +326,7 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 		    nopen, (unsigned long long)total);
 		evbuffer_add_printf(out, "  bytes       %llu up, %llu down\n",
 		    (unsigned long long)bup, (unsigned long long)bdown);
+		text_budgets(srv, s, out);
 	}
 }
 
@@ -285,6 +370,56 @@ secret_line(struct evbuffer *out, const struct px_stats *s, size_t i, const char
 	evbuffer_add_printf(out, "\",secret=\"");
 	label(out, sec);
 	evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)(misdirected ? mis : inj));
+}
+
+/* One budget sample of metric NAME for entry B: {session,rule[,kind]}. */
+static void
+budget_labels(struct evbuffer *out, const char *name, const struct px_budget *b, const char *kind)
+{
+	evbuffer_add_printf(out, "%s{session=\"", name);
+	label(out, b->session);
+	evbuffer_add_printf(out, "\",rule=\"");
+	label(out, b->rule);
+	if (kind != NULL)
+		evbuffer_add_printf(out, "\",kind=\"%s", kind);
+	evbuffer_add_printf(out, "\"} ");
+}
+
+/* The budgets' use (issue 17), one sample per session and rule used. */
+static void
+budget_metrics(const struct px_server *srv, struct evbuffer *out)
+{
+	const struct px_budget *b;
+	uint64_t now = px_budget_now_ms();
+	int k;
+
+	header(out, "postern_budget_used_bytes", "gauge",
+	    "Bytes sent up in the current window of a rule's up= budget, by session and rule.");
+	for (b = px_budgets_first(px_server_budgets(srv)); b != NULL; b = b->next)
+		if (b->up_max != 0) {
+			budget_labels(out, "postern_budget_used_bytes", b, NULL);
+			evbuffer_add_printf(out, "%llu\n", (unsigned long long)px_budget_up_used(b, now));
+		}
+	header(out, "postern_budget_limit_bytes", "gauge", "The up= budget per window, by session and rule.");
+	for (b = px_budgets_first(px_server_budgets(srv)); b != NULL; b = b->next)
+		if (b->up_max != 0) {
+			budget_labels(out, "postern_budget_limit_bytes", b, NULL);
+			evbuffer_add_printf(out, "%llu\n", (unsigned long long)b->up_max);
+		}
+	header(out, "postern_budget_conns_open", "gauge",
+	    "Connections holding a rule's budget now, by session and rule.");
+	for (b = px_budgets_first(px_server_budgets(srv)); b != NULL; b = b->next) {
+		budget_labels(out, "postern_budget_conns_open", b, NULL);
+		evbuffer_add_printf(out, "%u\n", b->open);
+	}
+	header(out, "postern_budget_exceeded_total", "counter",
+	    "Requests refused and tunnels closed over a budget, by session, rule and kind.");
+	for (b = px_budgets_first(px_server_budgets(srv)); b != NULL; b = b->next)
+		for (k = 0; k < PX_BUDGET_NKINDS; k++) {
+			budget_labels(out, "postern_budget_exceeded_total", b,
+			    px_budget_kind_name((enum px_budget_kind)k));
+			evbuffer_add_printf(out, "%llu\n", (unsigned long long)b->exceeded[k]);
+		}
 }
 
 void
@@ -390,6 +525,7 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 		evbuffer_add_printf(out, "postern_audit_lines_lost_total %llu\n",
 		    (unsigned long long)px_audit_lost(px_server_audit(srv)));
 	}
+	budget_metrics(srv, out);
 	header(out, "postern_tunnel_duration_seconds", "histogram", "Lifetime of CONNECT tunnels.");
 	for (i = 0; i < px_stats_nbuckets(); i++) {
 		cum += px_stats_bucket_count(s, i);

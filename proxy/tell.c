@@ -36,6 +36,7 @@ px_tell_words(const struct px_conn *c, enum cf_reason reason, const struct cf_ru
 	if (c->sess != NULL && c->host.kind != 0 &&
 	    (reason == CF_R_HOST_NOT_ALLOWED || reason == CF_R_PORT_NOT_ALLOWED ||
 	    reason == CF_R_PATH_NOT_ALLOWED || reason == CF_R_METHOD_NOT_ALLOWED ||
+	    reason == CF_R_BUDGET_EXCEEDED ||
 	    reason == CF_R_PRIVATE_ADDRESS || reason == CF_R_DENIED_BY_RULE)) {
 		struct cf_decision d;
 		memset(&d, 0, sizeof(d));

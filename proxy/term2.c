@@ -29,6 +29,7 @@
 #include "conf/host.h"
 #include "conf/inject.h"
 #include "conf/secret.h"
+#include "proxy/budget.h"
 #include "proxy/conn.h"
 #include "proxy/tell.h"
 #include "proxy/h2.h"
@@ -127,6 +128,21 @@ t2_feed(struct px_conn *c, struct conn_side *s)
 	px_conn_touch(c);
 	while (rc == 0 && evbuffer_peek(in, -1, NULL, &v, 1) > 0 && v.iov_len > 0) {
 		size_t n = v.iov_len;
+
+		/* Issue 17: every byte the client sends, frames and all,
+		 * counts against the tunnel's up= budget; past it the
+		 * tunnel closes, and nothing over it is fed to the relay. */
+		if (s == &c->cli && c->budget != NULL && c->budget->up_max != 0) {
+			uint64_t now = px_budget_now_ms(), left = px_budget_up_left(c->budget, now);
+
+			if (left < n) {
+				px_budget_up_take(c->budget, now, left);
+				px_budget_up_exceeded(c->budget);
+				px_conn_free(c, cf_reason_code(CF_R_BUDGET_EXCEEDED));
+				return -1;
+			}
+			px_budget_up_take(c->budget, now, n);
+		}
 
 		if (s == &c->cli)
 			rc = px_h2_client_input(c->tm->h2, v.iov_base, n);
@@ -418,6 +434,21 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 0);
 		t2_refuse(c, v, 403, CF_R_SECRET_MISDIRECTED, c->dec.rule, d);
 		return;
+	}
+	if (c->dec.rule != NULL && cf_rule_has_budget(c->dec.rule)) {
+		/* Each stream counts against its rule's rps= (and is refused
+		 * once its up= is spent); the bytes count in t2_feed(). */
+		struct px_budget *b = px_budget_get(px_server_budgets(c->srv), c->session, c->dec.rule);
+		enum px_budget_kind kind;
+		unsigned retry;
+
+		if (b == NULL || px_budget_admit_stream(b, px_budget_now_ms(), &kind, &retry) != 0) {
+			snprintf(d, sizeof(d), "the %s budget of allow_hosts = %s (%s:%d) is spent in "
+			    "session %s", b == NULL ? "(out of memory)" : px_budget_kind_name(kind),
+			    c->dec.rule->text, c->dec.rule->file, c->dec.rule->line, c->session);
+			t2_refuse(c, v, 429, CF_R_BUDGET_EXCEEDED, c->dec.rule, d);
+			return;
+		}
 	}
 	t2_inject(c, r, v);
 	v->action = PX_H2_FORWARD;

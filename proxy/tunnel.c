@@ -44,14 +44,41 @@ static void term_start(struct px_conn *c);
 
 /* ---- relaying ----------------------------------------------------------- */
 
-/* Pass everything buffered from FROM on to TO, counting it as FROM's. */
+/*
+ * Pass everything buffered from FROM on to TO, counting it as FROM's; from
+ * the client, never more than its byte budget leaves (issue 17).  Over it,
+ * the rest is dropped, the client is read no more, and the tunnel closes
+ * once what was allowed is out (tunnel_write_cb()).
+ */
 static void
-pass_buffered(struct conn_side *from, struct conn_side *to)
+pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 {
 	struct evbuffer *in = bufferevent_get_input(from->bev);
+	struct px_budget *b = from == &c->cli ? px_conn_up_budget(c) : NULL;
+	size_t n = evbuffer_get_length(in);
 
-	from->bytes += evbuffer_get_length(in);
-	evbuffer_add_buffer(bufferevent_get_output(to->bev), in);
+	if (b != NULL && n > 0) {
+		uint64_t now = px_budget_now_ms(), left = px_budget_up_left(b, now);
+
+		if (left < n) {
+			n = (size_t)left;
+			if (!c->budget_over) {
+				c->budget_over = 1;
+				px_budget_up_exceeded(b);
+			}
+		}
+		px_budget_up_take(b, now, n);
+	}
+	from->bytes += n;
+	evbuffer_remove_buffer(in, bufferevent_get_output(to->bev), n);
+	if (c->budget_over && from == &c->cli) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		bufferevent_disable(from->bev, EV_READ);
+		bufferevent_setwatermark(to->bev, EV_WRITE, 0, 0);
+		/* The write callback closes the tunnel, from the loop, once
+		 * the output is empty (it may be already). */
+		bufferevent_trigger(to->bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+	}
 }
 
 /*
@@ -64,7 +91,9 @@ relay(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 	if (evbuffer_get_length(bufferevent_get_input(from->bev)) == 0)
 		return;
 	px_conn_touch(c);
-	pass_buffered(from, to);
+	pass_buffered(c, from, to);
+	if (c->budget_over)
+		return;
 	(void)px_conn_throttle(from, to);
 }
 
@@ -99,7 +128,26 @@ splice_done_cb(int err, void *arg)
 {
 	struct px_conn *c = arg;
 
+	if (err == EDQUOT && px_conn_up_budget(c) != NULL) {
+		px_budget_up_exceeded(px_conn_up_budget(c));
+		px_conn_free(c, cf_reason_code(CF_R_BUDGET_EXCEEDED));
+		return;
+	}
 	px_conn_free(c, err == 0 ? NULL : strerror(err));
+}
+
+/* The splice relay's byte budget from the client (px_splice_set_quota()). */
+static uint64_t
+splice_quota(void *arg, uint64_t took)
+{
+	struct px_conn *c = arg;
+	struct px_budget *b = px_conn_up_budget(c);
+	uint64_t now = px_budget_now_ms();
+
+	if (b == NULL)
+		return UINT64_MAX;
+	px_budget_up_take(b, now, took);
+	return px_budget_up_left(b, now);
 }
 
 /*
@@ -116,7 +164,7 @@ tunnel_to_splice(struct px_conn *c)
 
 	/* A terminated tunnel's bytes are TLS records the proxy makes: they
 	 * cannot be spliced. */
-	if (c->cli.eof || c->up.eof || c->term)
+	if (c->cli.eof || c->up.eof || c->term || c->budget_over)
 		return -1;
 	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0 ||
 	    evbuffer_get_length(bufferevent_get_input(c->up.bev)) > 0 ||
@@ -131,6 +179,8 @@ tunnel_to_splice(struct px_conn *c)
 	    &c->last_activity, splice_done_cb, c);
 	if (c->spl == NULL)
 		return -1;
+	if (px_conn_up_budget(c) != NULL && px_conn_up_budget(c)->up_max != 0)
+		px_splice_set_quota(c->spl, splice_quota, c);
 	/* The relay owns the sockets now: the bufferevents let go of them. */
 	bufferevent_setfd(c->cli.bev, -1);
 	bufferevent_setfd(c->up.bev, -1);
@@ -174,8 +224,8 @@ tunnel_start(struct px_conn *c)
 	if (!c->cli.eof && !c->up.eof) {
 		/* Pass on what is buffered, reading nothing more meanwhile;
 		 * the write callbacks switch to splice once it is out. */
-		pass_buffered(&c->cli, &c->up);
-		pass_buffered(&c->up, &c->cli);
+		pass_buffered(c, &c->cli, &c->up);
+		pass_buffered(c, &c->up, &c->cli);
 		rc = tunnel_to_splice(c);
 		if (rc == 0)
 			return;
@@ -401,6 +451,12 @@ tunnel_write_cb(struct bufferevent *bev, void *arg)
 	struct px_conn *c = arg;
 
 	px_loopcall_check();
+	if (c->budget_over) {
+		/* Over the byte budget: closed once what it allowed is out. */
+		if (bev == c->up.bev && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			px_conn_free(c, cf_reason_code(CF_R_BUDGET_EXCEEDED));
+		return;
+	}
 	if (c->splice_pending) {
 		splice_retry(c);
 		return;

@@ -5,7 +5,8 @@
  * boundary of the normalised name.  The second line is also matched as a
  * path: a path a prefix rule admits has, before its query, no ';' and no
  * %-escape other than of an unreserved character other than '.'.  And
- * as a method: one that a methods= flag admits is in its list.
+ * as a method: one that a methods= flag admits is in its list.  A budget
+ * taken is never zero and within its bounds.
  */
 #include "config.h"
 
@@ -42,6 +43,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* "inspect" is on one exact name only: the CA's name constraints
 	 * list it as such. */
 	if (r.inspect && (r.kind != CF_PAT_EXACT || (r.port_given && r.port_lo != r.port_hi)))
+		abort();
+	if ((r.up_max != 0) != (r.up_window != 0) || r.up_max > CF_BUDGET_UP_MAX ||
+	    r.up_window > CF_BUDGET_WINDOW_MAX || r.rps > CF_BUDGET_N_MAX || r.conns > CF_BUDGET_N_MAX)
 		abort();
 	/* A method a methods= list admits is one of its items, never empty,
 	 * never CONNECT. */

@@ -26,6 +26,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-auditfull.sh \
 	tests/integration/proxy-audit-once.sh \
 	tests/integration/proxy-socks.sh \
+	tests/integration/proxy-budget.sh \
 	tests/integration/proxy-report.sh \
 	tests/integration/proxy-learn.sh \
 	tests/integration/reload-session-removed.sh

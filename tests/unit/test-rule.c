@@ -76,6 +76,35 @@ static const struct pat_case pat_cases[] = {
 	{ "http://x.test/a/ inspect", 0 },
 	{ "x.test Inspect", 0 },
 	{ "x.test inspect=yes", 0 },
+	/* Budgets (issue 17): up=SIZE/WINDOW, rps=N, conns=N. */
+	{ "x.test up=1M/h rps=5 conns=4", 1 },
+	{ "x.test up=64k/10m", 1 },
+	{ "x.test up=100/s", 1 },
+	{ "x.test up=2G/7d private", 1 },
+	{ "x.test up=1024T/h", 0 },           /* T is no unit */
+	{ "x.test up=1m/h", 0 },              /* m is minutes, never a size */
+	{ "x.test up=1M", 0 },                /* no window */
+	{ "x.test up=1M/", 0 },
+	{ "x.test up=1M/w", 0 },
+	{ "x.test up=1M/0h", 0 },
+	{ "x.test up=0/h", 0 },
+	{ "x.test up=/h", 0 },
+	{ "x.test up=k/h", 0 },
+	{ "x.test up=01M/h", 0 },
+	{ "x.test up=-1M/h", 0 },
+	{ "x.test up=1M/367d", 0 },
+	{ "x.test up=1048577G/h", 0 },        /* over 2^50 bytes */
+	{ "x.test up=99999999999999999999/h", 0 },
+	{ "x.test up=1M/h up=2M/h", 0 },
+	{ "x.test rps=0", 0 },
+	{ "x.test rps=", 0 },
+	{ "x.test rps=5 rps=5", 0 },
+	{ "x.test rps=1000001", 0 },
+	{ "x.test rps=5x", 0 },
+	{ "x.test conns=0", 0 },
+	{ "x.test conns=1 conns=2", 0 },
+	{ "x.test conns= 4", 0 },
+	{ "x.test Rps=5", 0 },
 	/* "methods=": RFC 9110 tokens, a non-empty list, each once. */
 	{ "x.test methods=GET", 1 },
 	{ "x.test methods=GET,HEAD,M-SEARCH,PROPFIND", 1 },
@@ -578,6 +607,47 @@ main(void)
 		    "a deny rule cannot inspect");
 		tap_ok(cf_rule_parse("x.test methods=GET", 18, CF_RULE_DENY, &r, &why) != 0,
 		    "a deny rule cannot have methods");
+		tap_ok(cf_rule_parse("x.test up=1M/h", 14, CF_RULE_DENY, &r, &why) != 0 &&
+		    strstr(why, "deny") != NULL, "a deny rule cannot have a budget (%s)", why);
+		tap_ok(cf_rule_parse("x.test conns=2", 14, CF_RULE_DENY, &r, &why) != 0,
+		    "a deny rule cannot have conns=");
+		{
+			/* What the budgets leave in the rule, and how people see them. */
+			static const struct {
+				const char *item;
+				uint64_t up;
+				uint32_t window, rps, conns;
+				const char *text;
+			} bcases[] = {
+				{ "x.test up=1M/h rps=5 conns=4", 1048576, 3600, 5, 4,
+				  "up 1M per 1h, 5 requests/s, 4 at once" },
+				{ "x.test up=64k/10m", 65536, 600, 0, 0, "up 64k per 10m" },
+				{ "x.test up=1500/90s", 1500, 90, 0, 0, "up 1500 bytes per 90s" },
+				{ "x.test up=3G/2d", UINT64_C(3) << 30, 172800, 0, 0, "up 3G per 2d" },
+				{ "x.test up=1024K/60m", 1048576, 3600, 0, 0, "up 1M per 1h" },
+				{ "x.test conns=1", 0, 0, 0, 1, "1 at once" },
+				{ "x.test rps=2 conns=3", 0, 0, 2, 3, "2 requests/s, 3 at once" },
+				{ "x.test", 0, 0, 0, 0, "" },
+			};
+			char bt[128];
+			for (i = 0; i < sizeof(bcases) / sizeof(bcases[0]); i++) {
+				int rc;
+				memset(&r, 0, sizeof(r));
+				rc = cf_rule_parse(bcases[i].item, strlen(bcases[i].item), CF_RULE_ALLOW, &r, &why);
+				tap_ok(rc == 0 && r.up_max == bcases[i].up && r.up_window == bcases[i].window &&
+				    r.rps == bcases[i].rps && r.conns == bcases[i].conns &&
+				    strcmp(cf_rule_budget_text(&r, bt, sizeof(bt)), bcases[i].text) == 0 &&
+				    (cf_rule_has_budget(&r) != 0) == (bcases[i].text[0] != '\0'),
+				    "'%s' budgets: %s", bcases[i].item, rc == 0 ? bt : why);
+				cf_rule_clear(&r);
+			}
+		}
+		why = "";
+		tap_ok(cf_rule_parse("x.test up=1M/h up=1M/h", 22, CF_RULE_ALLOW, &r, &why) != 0 &&
+		    strstr(why, "twice") != NULL, "up= given twice says so (%s)", why);
+		why = "";
+		tap_ok(cf_rule_parse("x.test up=1M/w", 14, CF_RULE_ALLOW, &r, &why) != 0 &&
+		    strstr(why, "window unit") != NULL, "an unknown window unit says so (%s)", why);
 		/* The list splitter: a comma inside methods= continues it. */
 		tap_ok(cf_rule_item_len("a.test methods=GET,HEAD, b.test") == 23 &&
 		    cf_rule_item_len("a.test methods=GET,HEAD") == 23 &&
