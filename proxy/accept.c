@@ -20,7 +20,6 @@
 #include <event2/util.h>
 
 #include <sys/socket.h>
-#include <netinet/tcp.h>
 #include <sys/un.h>
 
 #include "conf/config.h"
@@ -365,13 +364,9 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 		}
 	} else {
 		char a[INET6_ADDRSTRLEN];
-		int one = 1;
 
-		/* As on the upstream side (connect.c): a relay writes what it
-		 * has as it comes, and with Nagle a second small write (a
-		 * streamed answer's next record, an SSE event) would wait for
-		 * the client's delayed ACK, 40 ms on Linux. */
-		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* TCP_NODELAY comes with the first allowed request
+		 * (start_lookup() in decide.c): a refusal is one write. */
 		px_conn_sa_text(sa, a, sizeof(a));
 		if (sa->sa_family == AF_INET)
 			snprintf(c->peer, sizeof(c->peer), "%s:%u", a,

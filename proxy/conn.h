@@ -155,6 +155,7 @@ struct px_conn {
 	char peer[96];
 	long pid, uid;
 	int is_unix;
+	int nodelay;                   /* TCP_NODELAY set on the client socket */
 	/* What it holds of its session's and its uid's share (share.c),
 	 * whether it counts against [proxy] max_connections (a refusal over a
 	 * share does not: it must not fill the proxy for everyone else), and

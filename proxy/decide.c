@@ -16,6 +16,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -695,6 +698,19 @@ start_lookup(struct px_conn *c)
 	bufferevent_disable(c->cli.bev, EV_READ);
 	px_conn_enter(c, &lookup_phase);
 	px_conn_arm_timer(c, p->connect_timeout_ms + 30000);
+	if (!c->is_unix && !c->nodelay) {
+		int one = 1;
+
+		/* As on the upstream side (connect.c): a relay writes what it
+		 * has as it comes, and with Nagle a second small write (a
+		 * streamed answer's next record, an SSE event) would wait for
+		 * the client's delayed ACK, 40 ms on Linux.  Set only now, for
+		 * the first allowed request: a refusal is one write, and
+		 * needs no system call more. */
+		(void)setsockopt(bufferevent_getfd(c->cli.bev), IPPROTO_TCP, TCP_NODELAY, &one,
+		    sizeof(one));
+		c->nodelay = 1;
+	}
 
 	if (c->mode == CF_MODE_HTTP && px_forward_reuse(c))
 		return;
