@@ -197,6 +197,12 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 		cf_config_free(nc);
 		nc = NULL;
 	}
+	if (nc == NULL && probe != NULL && probe->refused != NULL && probe->refused(probe->arg)) {
+		log_debug("%s refused: reading it again before saying so", path ? path : "<built-in>");
+		cf_diag_free(diag);
+		rc = 1;
+		goto out;
+	}
 	if (nc == NULL) {
 		for (i = 0; i < diag->nerrors; i++) {
 			log_warnx("reload (%s) refused: %s", trigger, diag->errors[i]);

@@ -18,9 +18,16 @@ struct px_server;
  * for.  A load that fails then may have read a file half-written (an
  * editor's truncate and write in place): the reload is put off until that
  * writer's close asks again, not refused.
+ *
+ * REFUSED(ARG), when not NULL, is asked before a refusal is taken: nonzero
+ * puts it off (the asker reads the file again later and says 0 then), for
+ * a write the events cannot show yet: the kernel changes a truncated
+ * file's size before it queues the IN_MODIFY, so a reader can catch the
+ * empty file with nothing queued to say so.
  */
 struct px_reload_probe {
 	int (*written)(void *arg);
+	int (*refused)(void *arg);
 	void *arg;
 };
 
@@ -44,7 +51,7 @@ typedef int px_reload_fn(void *arg, struct cf_diag *diag, const char *trigger,
  * recorded in SRV (px_server_last_reload()) and counted (stats.h).
  * Returns 0 when the new config was taken, -1 otherwise; 1 (nothing
  * recorded, nothing logged but a debug line) when the load failed while
- * PROBE says the file was being written.
+ * PROBE says the file was being written, or PROBE puts a refusal off.
  */
 int px_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger,
     const struct px_reload_probe *probe);

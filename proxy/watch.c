@@ -48,6 +48,7 @@ struct px_watch {
 	int pending;
 	int writing;              /* the file's inode was written, not yet closed */
 	int touched;              /* an event on the file since the last reload began */
+	int recheck;              /* a refusal put off: the next one is taken */
 	char *dir;
 	char *name;               /* the config file's entry in DIR */
 };
@@ -98,6 +99,7 @@ out:
 static int drain(struct px_watch *w);
 static void schedule(struct px_watch *w);
 static int written_since(void *arg);
+static int refused_again(void *arg);
 
 static void
 timer_cb(evutil_socket_t fd, short what, void *arg)
@@ -135,7 +137,9 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	{
-		struct px_reload_probe probe = { .written = written_since, .arg = w };
+		struct px_reload_probe probe = {
+			.written = written_since, .refused = refused_again, .arg = w,
+		};
 
 		w->touched = 0;
 		w->reload(w->reload_arg, NULL, "inotify", &probe);
@@ -201,6 +205,7 @@ classify(struct px_watch *w, const struct inotify_event *ev)
 	if (strcmp(ev->name, w->name) != 0 && strcmp(ev->name, "..data") != 0)
 		return 0;
 	w->touched = 1;
+	w->recheck = 0;           /* a new change: its refusal is read twice too */
 	if (ev->mask & IN_MODIFY) {
 		w->writing = 1;
 		return 0;
@@ -283,6 +288,35 @@ written_since(void *arg)
 	if (drain(w))
 		schedule(w);
 	return w->touched || w->writing;
+}
+
+/*
+ * The reload's probe before a refusal: a truncate in place shows in the
+ * file a moment before its IN_MODIFY is queued (notify_change() sets the
+ * size, then notifies), so a load can read the empty or half-written file
+ * with no event to say so; under load (reload-load.sh) that is a refused
+ * reload that nobody wrote.  The first refusal of a change is put off and
+ * the file read again after the quiet period; the refusal is taken when it
+ * is read the same with no event between, or when the events say it was
+ * written meanwhile (then the writer's close asks again, as written_since()
+ * says).  A real mistake is refused PX_WATCH_DEBOUNCE_MS later, no more.
+ */
+static int
+refused_again(void *arg)
+{
+	struct px_watch *w = arg;
+
+	if (drain(w))
+		schedule(w);
+	if (w->touched || w->writing)
+		return 1;
+	if (w->recheck) {
+		w->recheck = 0;
+		return 0;
+	}
+	w->recheck = 1;
+	schedule(w);
+	return 1;
 }
 
 struct px_watch *
