@@ -245,6 +245,26 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 				cfk_add_listen(b, &b->plisten, &b->nplisten, ov->extra_listen[i]);
 			b->line = saved;
 		}
+		if (ov->admin != NULL) {
+			struct cf_listen *one = NULL;
+			size_t n = 0;
+			int saved = b->line;
+
+			free(b->proxy.admin.text);
+			memset(&b->proxy.admin, 0, sizeof(b->proxy.admin));
+			b->proxy.has_admin_group = 0;
+			b->line = 0;
+			if (cfk_add_listen(b, &one, &n, ov->admin) == 0) {
+				if (one[0].kind == CF_LISTEN_UNIX)
+					b->proxy.admin = one[0];
+				else {
+					cfb_err(b, 0, "the admin socket must be unix:PATH (%s)", ov->admin);
+					free(one[0].text);
+				}
+			}
+			free(one);
+			b->line = saved;
+		}
 		if (ov->has_user) {
 			b->proxy.has_user = 1;
 			b->proxy.user = ov->user;

@@ -155,6 +155,10 @@ struct cf_overrides {
 	const char *const *extra_listen; /* listeners for the default session */
 	size_t n_extra_listen;
 	int replace_listen;              /* they replace [proxy]'s listeners */
+	/* "unix:PATH": the admin socket, in place of the file's [proxy]
+	 * admin and admin_group (so at mode 0600); postern-sidecar run --ask,
+	 * whose per-run socket is the only way to answer its questions. */
+	const char *admin;
 	int has_user;                    /* override [proxy] user */
 	uid_t user;
 	const char *default_name;        /* name of the default session, or

@@ -100,6 +100,7 @@ engine_overrides(const struct px_engine_opts *opts, struct cf_overrides *ov)
 	ov->extra_listen = opts->extra_listen;
 	ov->n_extra_listen = opts->n_extra_listen;
 	ov->replace_listen = opts->replace_listen;
+	ov->admin = opts->admin;
 	ov->has_user = opts->has_user;
 	ov->user = opts->user;
 	ov->default_name = opts->session_name;

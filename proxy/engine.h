@@ -27,6 +27,9 @@ struct px_engine_opts {
 	const char *const *extra_listen;
 	size_t n_extra_listen;
 	int replace_listen;
+	/* When not NULL, "unix:PATH": the admin socket, in place of the
+	 * config's (cf_overrides.admin; postern-sidecar run --ask). */
+	const char *admin;
 	/* When has_user is nonzero, drop to this uid (and gid) after binding,
 	 * whatever the config's "user" says. */
 	int has_user;
