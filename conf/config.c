@@ -355,7 +355,9 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 		unsigned m = sb->mode ? sb->mode : b->defaults.mode;
 
 		c->sessions[i].cli_hints = ov != NULL && ov->cli_hints;
-		c->sessions[i].report = (ov != NULL && ov->report) || m == CF_SESS_MODE_REPORT;
+		c->sessions[i].ask = (ov != NULL && ov->ask) || m == CF_SESS_MODE_ASK;
+		c->sessions[i].report = !c->sessions[i].ask &&
+		    ((ov != NULL && ov->report) || m == CF_SESS_MODE_REPORT);
 	}
 	if (c->sessions[0].name == NULL)
 		goto fail;
@@ -422,7 +424,19 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 
 		c->sessions[i].file = c->path;
 		warn_rules(&c->sessions[i], b->diag);
-		/* Loud: a session in report mode enforces no allowlist. */
+		/* Loud: a session in ask mode waits for people, and one in
+		 * report mode enforces no allowlist. */
+		if (c->sessions[i].ask) {
+			if (from->mode == CF_SESS_MODE_ASK)
+				cfb_warn(b->diag, "%s:%d: session %s is in mode = ask: what its allowlist "
+				    "refuses is HELD until an admin answers (postern-proxy ctl pending) "
+				    "or ask_timeout passes", c->path, from->mode_line, c->sessions[i].name);
+			else
+				cfb_warn(b->diag, "session %s is in ask mode (--ask): what its allowlist "
+				    "refuses is HELD until an admin answers or ask_timeout passes",
+				    c->sessions[i].name);
+			continue;
+		}
 		if (!c->sessions[i].report)
 			continue;
 		if (from->mode == CF_SESS_MODE_REPORT)

@@ -47,6 +47,7 @@ enum cf_sni_mode {
 enum {
 	CF_SESS_MODE_ENFORCE = 1,
 	CF_SESS_MODE_REPORT = 2,
+	CF_SESS_MODE_ASK = 3,
 };
 
 /* [proxy]; durations in milliseconds. */
@@ -68,6 +69,9 @@ struct cf_proxy_settings {
 	unsigned connect_timeout_ms;
 	unsigned idle_timeout_ms;
 	unsigned header_timeout_ms;
+	/* mode = ask: how long a held request waits for an admin's answer
+	 * (proxy/ask.h) before it is refused with ask_timeout. */
+	unsigned ask_timeout_ms;
 	unsigned max_connections;
 	unsigned max_headers;
 	size_t max_header_bytes;
@@ -89,6 +93,10 @@ struct cf_session {
 	 * the allowlist would refuse is allowed and audited as would-deny
 	 * (cf_decide); every other refusal stays. */
 	int report;
+	/* mode = ask (its own, [defaults]' or cf_overrides.ask): what the
+	 * allowlist refuses is held while an admin is asked (proxy/ask.h);
+	 * nothing is allowed without an answer.  Never set with REPORT. */
+	int ask;
 	struct cf_listen *listen;
 	size_t nlisten;
 	const struct cf_rule **allow;
@@ -184,6 +192,10 @@ struct cf_overrides {
 	/* Nonzero: every session is in mode = report, whatever the file
 	 * says (postern-sidecar run --report). */
 	int report;
+	/* Nonzero: every session is in mode = ask, whatever the file says
+	 * (postern-sidecar run --ask); it wins over REPORT, since holding
+	 * a request is the stricter of the two. */
+	int ask;
 };
 
 /*

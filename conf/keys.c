@@ -548,17 +548,11 @@ set_choice(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	cfb_err(b, b->line, "%s is %s (%s)", k->name, words, shown);
 }
 
-/* mode = enforce | report; "ask" (issue 17) is named so that a file
- * written for it is refused, not read as a typo. */
+/* mode = enforce | report | ask, and its line (for the warning). */
 static void
 set_mode(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
     const char *value, const char *shown)
 {
-	if (strcmp(value, "ask") == 0) {
-		cfb_err(b, b->line, "mode = ask is not implemented yet: mode is enforce or report (%s)",
-		    shown);
-		return;
-	}
 	set_choice(b, k, s, value, shown);
 	if (s != NULL)
 		memcpy(field(b, s, k->off_line), &b->line, sizeof(b->line));
@@ -902,7 +896,8 @@ static const struct choice sni_modes[] = {
 	{ "match", CF_SNI_MATCH }, { "strict", CF_SNI_STRICT }, { "off", CF_SNI_OFF }, { NULL, 0 },
 };
 static const struct choice sess_modes[] = {
-	{ "enforce", CF_SESS_MODE_ENFORCE }, { "report", CF_SESS_MODE_REPORT }, { NULL, 0 },
+	{ "enforce", CF_SESS_MODE_ENFORCE }, { "report", CF_SESS_MODE_REPORT },
+	{ "ask", CF_SESS_MODE_ASK }, { NULL, 0 },
 };
 static const struct choice yes_no[] = { { "yes", 1 }, { "no", 0 }, { NULL, 0 } };
 
@@ -930,6 +925,8 @@ static const struct key proxy_keys[] = {
 	{ .name = "idle_timeout", .set = set_duration, PX(idle_timeout_ms), .dflt = 15 * 60 * 1000,
 	  .show = show_duration },
 	{ .name = "header_timeout", .set = set_duration, PX(header_timeout_ms), .dflt = 10 * 1000,
+	  .show = show_duration },
+	{ .name = "ask_timeout", .set = set_duration, PX(ask_timeout_ms), .dflt = 60 * 1000,
 	  .show = show_duration },
 	{ .name = "max_connections", .set = set_count, PX(max_connections), .min = 1, .max = 1000000,
 	  .dflt = 10000, .show = show_count },

@@ -108,6 +108,7 @@ engine_overrides(const struct px_engine_opts *opts, struct cf_overrides *ov)
 	ov->strict_modes = opts->strict_modes;
 	ov->cli_hints = opts->human;
 	ov->report = opts->report;
+	ov->ask = opts->ask;
 	/* At start the proxy may still be root, and the user it is about to
 	 * become is the one the file names; once it serves, that is its own
 	 * euid, and a new file's user = line must not vouch for the file. */

@@ -122,6 +122,9 @@ do_check(const char *path, const struct cf_overrides *ov)
 			printf("  listen %s\n", s->listen[j].text);
 		printf("  max_connections %u, %u per peer uid\n", s->max_connections,
 		    s->max_connections_per_uid);
+		if (s->ask)
+			printf("  mode ask: what the allowlist refuses is HELD until an admin answers "
+			    "(postern-proxy ctl pending, allow ID, deny ID) or ask_timeout passes\n");
 		if (s->report)
 			printf("  mode report: NOT ENFORCING the allowlist (deny rules, private ranges, "
 			    "SNI and secrets still are)\n");

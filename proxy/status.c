@@ -168,7 +168,7 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 			first = 0;
 		}
 		evbuffer_add_printf(out, "],\"mode\":\"%s\",\"enforcing\":%s",
-		    s->report ? "report" : "enforce", s->report ? "false" : "true");
+		    s->report ? "report" : s->ask ? "ask" : "enforce", s->report ? "false" : "true");
 		evbuffer_add_printf(out, ",\"rules\":%zu,\"allow_rules\":%zu,\"deny_rules\":%zu",
 		    s->nallow + s->ndeny, s->nallow, s->ndeny);
 		evbuffer_add_printf(out, ",\"connections_open\":%u,\"connections_total\":%llu"
@@ -227,7 +227,9 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 		bdown += odown;
 		evbuffer_add_printf(out, "\nsession %s\n", s->name);
 		evbuffer_add_printf(out, "  mode        %s\n", s->report ?
-		    "report (NOT ENFORCING: the allowlist is only reported)" : "enforce");
+		    "report (NOT ENFORCING: the allowlist is only reported)" : s->ask ?
+		    "ask (what the allowlist refuses is HELD until an admin answers: ctl pending)" :
+		    "enforce");
 		for (l = px_listeners_first(srv); l != NULL; l = px_listener_next(l)) {
 			if (strcmp(px_listener_session(l), s->name) == 0) {
 				evbuffer_add_printf(out, "  listen      %s\n", px_listener_text(l));
