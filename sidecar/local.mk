@@ -109,3 +109,14 @@ EXTRA_DIST += tests/integration/sidecar-run-capture-clients.sh
 # Transparent capture in the pod: container mode --capture (issue 16).
 TESTS += tests/integration/sidecar-pod-capture.sh
 EXTRA_DIST += tests/integration/sidecar-pod-capture.sh
+
+# Fuzz target for what `ask` reads from a run's admin socket
+# (tests/fuzz/fuzz-sidecar-pending.c).
+check_PROGRAMS += tests/fuzz/sidecar-pending-replay
+TESTS += tests/fuzz/sidecar-pending-replay
+tests_fuzz_sidecar_pending_replay_SOURCES = tests/fuzz/fuzz-sidecar-pending.c tests/fuzz/replay.c \
+	sidecar/pending.c
+tests_fuzz_sidecar_pending_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-pending"'
+tests_fuzz_sidecar_pending_replay_LDADD = $(BASE_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-sidecar-pending.c tests/fuzz/fuzz-sidecar-pending.srcs
