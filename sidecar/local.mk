@@ -7,6 +7,7 @@
 # mode's --capture its DNS stub and relay (bridge/dnsstub.c, relay.c).
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
+	sidecar/ask.c sidecar/ask.h sidecar/pending.c sidecar/pending.h \
 	sidecar/capture.c sidecar/capture.h \
 	bridge/dnsstub.c bridge/dnsstub.h bridge/dnswire.c bridge/dnswire.h \
 	bridge/relay.c bridge/relay.h bridge/session.c bridge/session.h \

@@ -17,6 +17,8 @@ struct sc_run_opts {
 	const char *session_name;      /* NULL: "default" */
 	const char *session;           /* --session: serve [session NAME] */
 	int report;                    /* --report: every session in mode = report */
+	int ask;                       /* --ask: every session in mode = ask, with an
+	                                *   admin socket of its own (sidecar/ask.h) */
 	uid_t uid;                     /* a root caller's command runs as */
 	gid_t gid;                     /*   uid:gid (never 0; see main.c) */
 	const char *const *sockets;    /* --socket: host sockets CMD may reach */
