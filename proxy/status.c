@@ -17,9 +17,11 @@
 
 #include "base/text.h"
 #include "conf/config.h"
+#include "proxy/ask.h"
 #include "proxy/audit.h"
 #include "proxy/conns.h"
 #include "proxy/dns.h"
+#include "proxy/grants.h"
 #include "proxy/server.h"
 #include "proxy/stats.h"
 #include "proxy/status.h"
@@ -95,13 +97,120 @@ px_status_text_line(struct evbuffer *out, const char *s, size_t n)
 	evbuffer_commit_space(out, &vec, 1);
 }
 
-static void
-iso_time(time_t t, char *buf, size_t size)
+void
+px_status_iso_time(time_t t, char *buf, size_t size)
 {
 	struct tm tm;
 
 	if (t == 0 || gmtime_r(&t, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		snprintf(buf, size, "never");
+}
+
+/* ---- /pending and /grants (mode = ask, issue 17) ------------------------- */
+
+void
+px_status_pending(const struct px_server *srv, int text, struct evbuffer *out)
+{
+	const struct px_ask *a = px_server_ask(srv);
+	struct px_ask_q q;
+	char when[32];
+	size_t i;
+
+	if (text)
+		evbuffer_add_printf(out, "%-5s %-12s %-34s %-8s %-8s %s\n", "ID", "SESSION", "HOST:PORT",
+		    "METHOD", "WAITING", "EXPIRES IN");
+	else
+		evbuffer_add_printf(out, "{\"pending\":[");
+	for (i = 0; a != NULL && px_ask_nth(a, i, &q) == 0; i++) {
+		px_status_iso_time(q.asked, when, sizeof(when));
+		if (text) {
+			char hp[CF_HOST_TEXT_MAX + 8], line[CF_HOST_TEXT_MAX + 600];
+			int n;
+
+			snprintf(hp, sizeof(hp), "%s:%u", q.host, q.port);
+			n = snprintf(line, sizeof(line), "%-5u %-12s %-34s %-8s %-8zu %lds%s%s  (peer %s, asked %s)",
+			    q.id, q.session, hp, q.method, q.waiting, (q.expires_in_ms + 999) / 1000,
+			    q.path[0] ? "  path " : "", q.path, q.peer, when);
+			if (n < 0)
+				continue;
+			px_status_text_line(out, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+			continue;
+		}
+		if (i > 0)
+			evbuffer_add(out, ",", 1);
+		evbuffer_add_printf(out, "{\"id\":%u,\"session\":", q.id);
+		px_status_json_str(out, q.session);
+		evbuffer_add_printf(out, ",\"host\":");
+		px_status_json_str(out, q.host);
+		evbuffer_add_printf(out, ",\"port\":%u,\"method\":", q.port);
+		px_status_json_str(out, q.method);
+		evbuffer_add_printf(out, ",\"path\":");
+		px_status_json_str(out, q.path);
+		evbuffer_add_printf(out, ",\"peer\":");
+		px_status_json_str(out, q.peer);
+		evbuffer_add_printf(out, ",\"asked\":\"%s\",\"expires_in_ms\":%ld,\"waiting\":%zu}", when,
+		    q.expires_in_ms, q.waiting);
+	}
+	if (text && i == 0)
+		evbuffer_add_printf(out, "(no question pending)\n");
+	if (!text)
+		evbuffer_add_printf(out, "]}\n");
+}
+
+/* One grant as a JSON object. */
+static void
+grant_json(struct evbuffer *out, const struct px_grant *g)
+{
+	char when[32], until[32];
+
+	px_status_iso_time(g->when, when, sizeof(when));
+	px_status_iso_time(g->until, until, sizeof(until));
+	evbuffer_add_printf(out, "{\"session\":");
+	px_status_json_str(out, g->session);
+	evbuffer_add_printf(out, ",\"host\":");
+	px_status_json_str(out, g->host);
+	evbuffer_add_printf(out, ",\"port\":%u,\"grant\":\"%s\",\"uid\":%ld,\"when\":\"%s\",\"until\":",
+	    g->port, px_grant_kind_word(g->kind), g->uid, when);
+	if (g->until == 0)
+		evbuffer_add_printf(out, "null}");
+	else
+		evbuffer_add_printf(out, "\"%s\"}", until);
+}
+
+void
+px_status_grants(const struct px_server *srv, int text, struct evbuffer *out)
+{
+	struct px_grants *g = px_server_grants(srv);
+	size_t i, n = g != NULL ? px_grants_expire(g, time(NULL)) : 0;
+
+	if (text)
+		evbuffer_add_printf(out, "%-12s %-34s %-6s %-6s %-21s %s\n", "SESSION", "HOST:PORT", "GRANT",
+		    "UID", "WHEN", "UNTIL");
+	else
+		evbuffer_add_printf(out, "{\"grants\":[");
+	for (i = 0; i < n; i++) {
+		const struct px_grant *e = px_grants_at(g, i);
+		char hp[CF_HOST_TEXT_MAX + 8], when[32], until[32], line[CF_HOST_TEXT_MAX + 300];
+		int len;
+
+		if (!text) {
+			if (i > 0)
+				evbuffer_add(out, ",", 1);
+			grant_json(out, e);
+			continue;
+		}
+		snprintf(hp, sizeof(hp), "%s:%u", e->host, e->port);
+		px_status_iso_time(e->when, when, sizeof(when));
+		px_status_iso_time(e->until, until, sizeof(until));
+		len = snprintf(line, sizeof(line), "%-12s %-34s %-6s %-6ld %-21s %s", e->session, hp,
+		    px_grant_kind_word(e->kind), e->uid, when, e->until ? until : "(until restart)");
+		if (len > 0)
+			px_status_text_line(out, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+	}
+	if (text && n == 0)
+		evbuffer_add_printf(out, "(no runtime grant)\n");
+	if (!text)
+		evbuffer_add_printf(out, "]}\n");
 }
 
 /* ---- /status ------------------------------------------------------------- */
@@ -136,7 +245,7 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 	px_status_json_str(out, cf_config_hash(c));
 	evbuffer_add_printf(out, "},\"last_reload\":{\"time\":");
 	errors = px_server_last_reload(srv, &last, &ok);
-	iso_time(last, when, sizeof(when));
+	px_status_iso_time(last, when, sizeof(when));
 	px_status_json_str(out, last ? when : NULL);
 	evbuffer_add_printf(out, ",\"ok\":%s,\"errors\":", ok ? "true" : "false");
 	json_lines(out, errors);
@@ -198,7 +307,7 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 	evbuffer_add_printf(out, "generation  %lu (sha256 %s)\n", px_server_generation(srv),
 	    cf_config_hash(c));
 	e = px_server_last_reload(srv, &last, &ok);
-	iso_time(last, when, sizeof(when));
+	px_status_iso_time(last, when, sizeof(when));
 	evbuffer_add_printf(out, "last reload %s%s\n", when,
 	    last == 0 ? "" : ok ? ", taken" : ", REFUSED (the old config stays)");
 	while (e != NULL && *e != '\0') {
