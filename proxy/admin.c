@@ -253,6 +253,10 @@ decide_into(struct job *j)
 	if (ask == NULL || px_ask_find(ask, j->id, &q) != 0) {
 		snprintf(msg, sizeof(msg), "question %u is not pending (answered, expired, or never asked)",
 		    j->id);
+		if (j->text) {
+			evbuffer_add_printf(j->b, "%s\n", msg);
+			return 404;
+		}
 		evbuffer_add_printf(j->b, "{\"error\":");
 		px_status_json_str(j->b, msg);
 		evbuffer_add_printf(j->b, "}\n");
@@ -290,6 +294,18 @@ decide_into(struct job *j)
 	    q.port, px_ask_answer_word(j->answer), j->uid);
 	/* Q's strings are the question's: not used past this point. */
 	(void)px_ask_answer(ask, j->id, j->answer, &released);
+	if (j->text) {
+		evbuffer_add_printf(j->b, "question %u: %s %s (%zu request%s released)", j->id,
+		    allow ? "allow" : "deny", session ? "for the session" : "once", released,
+		    released == 1 ? "" : "s");
+		if (session && until != 0) {
+			px_status_iso_time(until, until_s, sizeof(until_s));
+			evbuffer_add_printf(j->b, ", until %s\n", until_s);
+		} else {
+			evbuffer_add_printf(j->b, "%s\n", session ? ", until the proxy restarts" : "");
+		}
+		return 200;
+	}
 	evbuffer_add_printf(j->b, "{\"id\":%u,\"answer\":\"%s\",\"scope\":\"%s\",\"released\":%zu,"
 	    "\"until\":", j->id, allow ? "allow" : "deny", session ? "session" : "once", released);
 	if (until != 0) {
@@ -357,8 +373,6 @@ serve_job(struct px_admin *a, struct evhttp_request *req, struct job *j)
 		type = "text/plain; version=0.0.4; charset=utf-8";
 	else
 		type = j->text ? "text/plain; charset=utf-8" : "application/json";
-	if (j->kind == JOB_DECIDE)
-		type = "application/json";
 	reply(req, j->code, j->code == 200 ? "OK" : j->code == 409 ? "Conflict" :
 	    j->code == 404 ? "Not Found" : j->code == 500 ? "Internal Server Error" :
 	    "Unprocessable Entity", type, j->b);

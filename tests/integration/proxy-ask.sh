@@ -86,6 +86,8 @@ wait_question() {
 decide() {
 	admin_curl -o "$WORLD_DIR/decide.json" -w '%{http_code}' -X POST --data "$1" http://postern/decide
 }
+# pctl ARGS...: postern-proxy ctl on this proxy's admin socket.
+pctl() { ctl --admin "$ADMIN_SOCK" "$@"; }
 answer() {
 	"$WORLD_PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
 		"$WORLD_DIR/decide.json" "$1"
@@ -101,17 +103,27 @@ expect_eq "CONNECT" "$(pending 'q[0]["method"]')" "the question says CONNECT"
 expect_eq "default" "$(pending 'q[0]["session"]')" "and the session"
 expect_match "^127\.0\.0\.1" "$(pending 'q[0]["peer"]')" "and the peer"
 expect_eq 1 "$(pending '1 if 0 < q[0]["expires_in_ms"] <= 20000 else 0')" "and when it expires"
+out=$(pctl pending)
+expect_match "^$id +default +allowed\.test:443 +CONNECT +2 " "$out" "ctl pending: one id, waiting 2"
+expect_eq 1 "$(printf '%s\n' "$out" | grep -c '^[0-9]')" "and no other question"
+expect_match '"waiting":2' "$(pctl pending --json)" "ctl pending --json: the raw answer"
 # Meanwhile the proxy serves the other session.
 expect_eq 200 "$(curl_status -x http://127.0.0.1:3129 https://allowed.test/)" \
 	"session e is served while a request is held"
 expect_eq none "$(cat "$WORLD_DIR/a1" 2>/dev/null || echo none)" "the held CONNECT still waits"
-expect_eq 200 "$(decide "id=$id&answer=allow&scope=once")" "POST /decide allow once"
-expect_eq 2 "$(answer released)" "releases both waiters"
+out=$(pctl allow "$id" --once)
+expect_eq 0 $? "ctl allow ID --once"
+expect_match "^question $id: allow once \(2 requests released\)" "$out" "releases both waiters"
 expect_eq 200 "$(result a1)" "the first held CONNECT reaches allowed.test"
 expect_eq 200 "$(result a2)" "and the second"
 expect_audit "the decision line says it was asked, and the answer" event=decision session=default \
 	host=allowed.test port=443 decision=allow asked="$id" answer=allow_once
 expect_eq 404 "$(decide "id=$id&answer=deny&scope=once")" "a second answer to the question is 404"
+out=$(pctl deny "$id" 2>&1)
+expect_eq 1 $? "ctl deny of an answered question exits 1"
+expect_match "question $id is not pending" "$out" "and says why"
+pctl allow "$id" --once --for 1m 2>/dev/null
+expect_eq 2 $? "ctl allow --once --for is a usage error"
 expect_eq 422 "$(decide "id=$id&answer=maybe")" "a malformed answer is 422"
 expect_eq 422 "$(decide "id=$id&answer=deny&scope=once&for=10m")" "for with deny is 422"
 
@@ -119,7 +131,8 @@ expect_eq 422 "$(decide "id=$id&answer=deny&scope=once&for=10m")" "for with deny
 held d1 $A https://allowed.test/
 id=$(wait_question allowed.test 443 1)
 expect_ne "" "$id" "allow once left no grant: the next CONNECT is asked again"
-expect_eq 200 "$(decide "id=$id&answer=deny&scope=once")" "POST /decide deny once"
+pctl deny "$id" --once >/dev/null
+expect_eq 0 $? "ctl deny ID --once"
 expect_eq 403 "$(result d1)" "the held CONNECT is refused 403"
 expect_audit "reason denied_by_admin" event=decision host=allowed.test port=443 decision=deny \
 	reason=denied_by_admin asked="$id" answer=deny_once
@@ -130,8 +143,10 @@ id=$(wait_question other.test 80 1)
 expect_ne "" "$id" "a plain-HTTP GET to another path is held"
 expect_eq /elsewhere "$(pending 'q[0]["path"]')" "/pending shows its path"
 expect_eq GET "$(pending 'q[0]["method"]')" "and its method"
-expect_eq 200 "$(decide "id=$id&answer=allow&scope=session")" "POST /decide allow for the session"
-expect_eq session "$(answer scope)" "the answer says scope session"
+out=$(pctl allow "$id")
+expect_eq 0 $? "ctl allow ID (for the session)"
+expect_match "^question $id: allow for the session \(1 request released\), until the proxy restarts" \
+	"$out" "ctl says the grant lasts until a restart"
 expect_eq 200 "$(result h1)" "the held GET is answered by upstream"
 expect_upstream "upstream saw the held request" target=/elsewhere
 expect_audit "the grant is audited: who and when" event=grant session=default host=other.test \
@@ -146,7 +161,8 @@ expect_eq 0 "$(pending 'len(q)')" "and no question was asked"
 # ---- deny for the session: the next request is refused at once.
 held s1 $A https://allowed.test/
 id=$(wait_question allowed.test 443 1)
-expect_eq 200 "$(decide "id=$id&answer=deny&scope=session")" "POST /decide deny for the session"
+pctl deny "$id" >/dev/null
+expect_eq 0 $? "ctl deny ID (for the session)"
 expect_eq 403 "$(result s1)" "the held CONNECT is refused"
 t0=$(date +%s%N)
 out=$(printf 'CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n' | raw 127.0.0.1 3128 --timeout 3)
@@ -169,6 +185,9 @@ expect_eq 403 "$(result p1)" "its never-reachable address is still refused"
 expect_audit "as private_address" event=decision host=priv.test decision=deny reason=private_address
 
 # ---- the grants, listed; a reload keeps them.
+out=$(pctl grants)
+expect_match "^default +other\.test:80 +allow +0 " "$out" "ctl grants: allow other.test:80 by uid 0"
+expect_match "^default +allowed\.test:443 +deny +0 " "$out" "and deny allowed.test:443"
 expect_eq "allow deny" "$(admin_get /grants | "$WORLD_PYTHON" -c '
 import json, sys
 g = json.load(sys.stdin)["grants"]
@@ -189,6 +208,21 @@ expect_eq 403 "$(result t1)" "unanswered, it is refused"
 expect_audit "with reason ask_timeout" event=decision host=wild.test decision=deny reason=ask_timeout \
 	asked="$id" answer=timeout
 expect_eq 404 "$(decide "id=$id&answer=allow")" "an expired question cannot be answered"
+
+# ---- a grant for a time ends.
+held g1 $A http://allowed.test/timed
+id=$(wait_question allowed.test 80 1)
+out=$(pctl allow "$id" --for 2s)
+expect_match "^question $id: allow for the session \(1 request released\), until 20" "$out" \
+	"ctl allow --for 2s: a grant with an end"
+expect_eq 200 "$(result g1)" "the held GET goes through"
+expect_eq 200 "$(curl_status $A http://allowed.test/timed2)" "so does the next, unasked"
+sleep 2.5
+held g2 $A http://allowed.test/timed3
+id=$(wait_question allowed.test 80 1)
+expect_ne "" "$id" "once the grant has ended, the host is asked again"
+pctl deny "$id" --once >/dev/null
+expect_eq 403 "$(result g2)" "and denied once"
 
 # ---- a client that goes away leaves its question.
 in_px curl -sS --max-time 1 -o /dev/null -x http://127.0.0.1:3128 https://a.wild.test/ 2>/dev/null
