@@ -213,6 +213,19 @@ px_status_grants(const struct px_server *srv, int text, struct evbuffer *out)
 		evbuffer_add_printf(out, "]}\n");
 }
 
+/* How many questions of session NAME are open. */
+static size_t
+session_pending(const struct px_server *srv, const char *name)
+{
+	const struct px_ask *a = px_server_ask(srv);
+	struct px_ask_q q;
+	size_t i, n = 0;
+
+	for (i = 0; a != NULL && px_ask_nth(a, i, &q) == 0; i++)
+		n += strcmp(q.session, name) == 0;
+	return n;
+}
+
 /* ---- /status ------------------------------------------------------------- */
 
 static unsigned long
@@ -234,7 +247,7 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 	int ok;
 	uint64_t rok, rfailed;
 	char when[32];
-	size_t i;
+	size_t i, k, ngrants;
 
 	evbuffer_add_printf(out, "{\"version\":");
 	px_status_json_str(out, PACKAGE_VERSION);
@@ -252,7 +265,10 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 	px_stats_reloads(px_server_stats(srv), &rok, &rfailed);
 	evbuffer_add_printf(out, "},\"reloads\":{\"ok\":%llu,\"failed\":%llu}",
 	    (unsigned long long)rok, (unsigned long long)rfailed);
-	evbuffer_add_printf(out, ",\"connections_open\":%u,\"sessions\":[", px_conns_count(srv));
+	evbuffer_add_printf(out, ",\"connections_open\":%u", px_conns_count(srv));
+	ngrants = px_server_grants(srv) != NULL ? px_grants_expire(px_server_grants(srv), time(NULL)) : 0;
+	evbuffer_add_printf(out, ",\"pending\":%zu,\"grants\":%zu,\"sessions\":[",
+	    px_server_ask(srv) != NULL ? px_ask_open(px_server_ask(srv)) : 0, ngrants);
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
 		const struct px_listener *l;
@@ -281,9 +297,24 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 		evbuffer_add_printf(out, ",\"rules\":%zu,\"allow_rules\":%zu,\"deny_rules\":%zu",
 		    s->nallow + s->ndeny, s->nallow, s->ndeny);
 		evbuffer_add_printf(out, ",\"connections_open\":%u,\"connections_total\":%llu"
-		    ",\"bytes_up\":%llu,\"bytes_down\":%llu}",
+		    ",\"bytes_up\":%llu,\"bytes_down\":%llu",
 		    nopen, (unsigned long long)total, (unsigned long long)up,
 		    (unsigned long long)down);
+		/* mode = ask: its open questions, and the runtime grants an
+		 * admin made for it (in every mode: they are rules too). */
+		evbuffer_add_printf(out, ",\"pending\":%zu,\"grants\":[", session_pending(srv, s->name));
+		first = 1;
+		for (k = 0; k < ngrants; k++) {
+			const struct px_grant *g = px_grants_at(px_server_grants(srv), k);
+
+			if (strcmp(g->session, s->name) != 0)
+				continue;
+			if (!first)
+				evbuffer_add(out, ",", 1);
+			grant_json(out, g);
+			first = 0;
+		}
+		evbuffer_add_printf(out, "]}");
 	}
 	evbuffer_add_printf(out, "]}\n");
 }
@@ -299,7 +330,8 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 	uint64_t rok, rfailed;
 	char when[32];
 	unsigned long up = uptime(srv);
-	size_t i;
+	size_t i, k, ngrants = px_server_grants(srv) != NULL ?
+	    px_grants_expire(px_server_grants(srv), time(NULL)) : 0;
 
 	evbuffer_add_printf(out, "postern-proxy %s, pid %ld, up %lud %02lu:%02lu:%02lu\n",
 	    PACKAGE_VERSION, (long)getpid(), up / 86400, up / 3600 % 24, up / 60 % 60, up % 60);
@@ -353,6 +385,24 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 		    nopen, (unsigned long long)total);
 		evbuffer_add_printf(out, "  bytes       %llu up, %llu down\n",
 		    (unsigned long long)bup, (unsigned long long)bdown);
+		if (s->ask || session_pending(srv, s->name) > 0)
+			evbuffer_add_printf(out, "  pending     %zu question(s) (ctl pending)\n",
+			    session_pending(srv, s->name));
+		for (k = 0; k < ngrants; k++) {
+			const struct px_grant *g = px_grants_at(px_server_grants(srv), k);
+			char line[CF_HOST_TEXT_MAX + 200], until[32];
+			int n;
+
+			if (strcmp(g->session, s->name) != 0)
+				continue;
+			px_status_iso_time(g->until, until, sizeof(until));
+			n = snprintf(line, sizeof(line), "  grant       %s %s:%u (uid %ld, until %s)",
+			    px_grant_kind_word(g->kind), g->host, g->port, g->uid,
+			    g->until ? until : "the proxy restarts");
+			if (n > 0)
+				px_status_text_line(out, line, (size_t)n < sizeof(line) ? (size_t)n :
+				    sizeof(line) - 1);
+		}
 	}
 }
 
@@ -477,6 +527,48 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 	evbuffer_add_printf(out, "postern_config_reloads_total %llu\n", (unsigned long long)hits);
 	header(out, "postern_config_reload_failures_total", "counter", "Reloads refused (the old config stayed).");
 	evbuffer_add_printf(out, "postern_config_reload_failures_total %llu\n", (unsigned long long)count);
+	/* mode = ask and runtime grants (issue 17). */
+	if (px_server_ask(srv) != NULL) {
+		static const enum px_ask_answer answers[] = { PX_ASK_ALLOW_ONCE, PX_ASK_ALLOW_SESSION,
+			PX_ASK_DENY_ONCE, PX_ASK_DENY_SESSION, PX_ASK_TIMEOUT };
+		size_t k;
+
+		header(out, "postern_asks_pending", "gauge", "Questions of mode = ask waiting for an answer.");
+		evbuffer_add_printf(out, "postern_asks_pending %zu\n", px_ask_open(px_server_ask(srv)));
+		header(out, "postern_asks_total", "counter", "Questions of mode = ask settled, by answer.");
+		for (k = 0; k < sizeof(answers) / sizeof(answers[0]); k++)
+			evbuffer_add_printf(out, "postern_asks_total{answer=\"%s\"} %llu\n",
+			    px_ask_answer_word(answers[k]),
+			    (unsigned long long)px_ask_count(px_server_ask(srv), answers[k]));
+	}
+	if (px_server_grants(srv) != NULL) {
+		struct px_grants *gs = px_server_grants(srv);
+		size_t k, m, n = px_grants_expire(gs, time(NULL));
+
+		header(out, "postern_grants", "gauge", "Runtime grants in force, by session and kind.");
+		/* One sample per session and kind, each written at its first
+		 * grant: a handful of grants, so the square is nothing. */
+		for (k = 0; k < n; k++) {
+			const struct px_grant *g = px_grants_at(gs, k);
+			unsigned long same = 0;
+			int seen = 0;
+
+			for (m = 0; m < n; m++) {
+				const struct px_grant *o = px_grants_at(gs, m);
+
+				if (o->kind != g->kind || strcmp(o->session, g->session) != 0)
+					continue;
+				if (m < k)
+					seen = 1;
+				same++;
+			}
+			if (seen)
+				continue;
+			evbuffer_add_printf(out, "postern_grants{session=\"");
+			label(out, g->session);
+			evbuffer_add_printf(out, "\",kind=\"%s\"} %lu\n", px_grant_kind_word(g->kind), same);
+		}
+	}
 	header(out, "postern_config_generation", "gauge", "Generation of the config in force.");
 	evbuffer_add_printf(out, "postern_config_generation %lu\n", px_server_generation(srv));
 	if (px_server_audit(srv) != NULL) {

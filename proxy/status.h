@@ -14,8 +14,9 @@ struct evbuffer;
 struct px_server;
 
 /* Append /status to OUT: one JSON object (version, pid, uptime, the config
- * in force, the last reload, and per session its bound listeners, rules,
- * connections and bytes), ended by a newline. */
+ * in force, the last reload, and per session its bound listeners, mode,
+ * rules, connections, bytes, questions pending and runtime grants), ended
+ * by a newline. */
 void px_status_json(const struct px_server *srv, struct evbuffer *out);
 
 /* The same for a person (postern-proxy ctl status; Accept: text/plain). */
@@ -29,7 +30,8 @@ void px_status_text(const struct px_server *srv, struct evbuffer *out);
  * connections too), postern_dns_cache_{hits,misses}_total and
  * postern_dns_failures_total, postern_config_reloads_total and
  * postern_config_reload_failures_total, postern_config_generation,
- * postern_audit_lines_lost_total, and the histogram
+ * postern_audit_lines_lost_total, postern_asks_pending, postern_asks_total
+ * by answer, postern_grants by session and kind, and the histogram
  * postern_tunnel_duration_seconds.
  */
 void px_status_metrics(const struct px_server *srv, struct evbuffer *out);

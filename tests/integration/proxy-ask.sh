@@ -107,6 +107,9 @@ out=$(pctl pending)
 expect_match "^$id +default +allowed\.test:443 +CONNECT +2 " "$out" "ctl pending: one id, waiting 2"
 expect_eq 1 "$(printf '%s\n' "$out" | grep -c '^[0-9]')" "and no other question"
 expect_match '"waiting":2' "$(pctl pending --json)" "ctl pending --json: the raw answer"
+expect_eq 1 "$(status_get '[x["pending"] for x in s["sessions"] if x["name"] == "default"][0]')" \
+	"/status: the default session has one question pending"
+expect_eq 1 "$(metrics_get postern_asks_pending)" "/metrics: postern_asks_pending 1"
 # Meanwhile the proxy serves the other session.
 expect_eq 200 "$(curl_status -x http://127.0.0.1:3129 https://allowed.test/)" \
 	"session e is served while a request is held"
@@ -194,6 +197,18 @@ g = json.load(sys.stdin)["grants"]
 print(" ".join(x["grant"] for x in sorted(g, key=lambda x: x["host"], reverse=True)
                if x["session"] == "default" and x["until"] is None))')" \
 	"GET /grants: allow other.test:80, deny allowed.test:443, with no end"
+sess() { status_get "[x for x in s['sessions'] if x['name'] == '$1'][0]$2"; }
+expect_eq 2 "$(sess default '["grants"].__len__()')" "/status: the default session has two grants"
+expect_eq 0 "$(sess e '["grants"].__len__()')" "and session e none"
+expect_eq 0 "$(sess default '["grants"][0]["uid"]')" "each with who made it"
+out=$(pctl status)
+expect_match "grant       allow other\.test:80 \(uid 0, until the proxy restarts\)" "$out" \
+	"ctl status lists the session's grants"
+expect_match "mode        ask \(what the allowlist refuses is HELD" "$out" "and says loudly it asks"
+expect_eq 1 "$(metrics_get postern_grants session=default kind=allow)" "/metrics: one allow grant"
+expect_eq 1 "$(metrics_get postern_grants session=default kind=deny)" "and one deny grant"
+expect_eq 2 "$(metrics_get postern_asks_total answer=allow_once)" "/metrics: two questions allowed once"
+expect_eq 1 "$(metrics_get postern_asks_total answer=deny_session)" "one denied for the session"
 write_conf 2s
 expect_eq 200 "$(admin_curl -X POST -o /dev/null -w '%{http_code}' http://postern/reload)" "reload"
 expect_eq 200 "$(curl_status $A http://other.test/after-reload)" "the allow grant survives the reload"
@@ -208,6 +223,8 @@ expect_eq 403 "$(result t1)" "unanswered, it is refused"
 expect_audit "with reason ask_timeout" event=decision host=wild.test decision=deny reason=ask_timeout \
 	asked="$id" answer=timeout
 expect_eq 404 "$(decide "id=$id&answer=allow")" "an expired question cannot be answered"
+expect_eq 1 "$(metrics_get postern_asks_total answer=timeout)" "/metrics counts the timeout"
+expect_eq 2 "$(sess default '["grants"].__len__()')" "the grants survived the reload in /status too"
 
 # ---- a grant for a time ends.
 held g1 $A http://allowed.test/timed
