@@ -264,4 +264,11 @@ const struct cf_pin *cf_config_pin_at(const struct cf_config *c, size_t i);
 /* Named secrets, their bindings and placeholders (conf/secret.c). */
 #include "conf/secret.h"
 
+/*
+ * A duration as the config writes one (500ms, 10s, 15m, 1h: above zero, at
+ * most 30 days) into *MS.  Returns 0, or -EINVAL with *WHY, one sentence.
+ * For what takes a duration from elsewhere (the admin socket's "for").
+ */
+int cf_duration_parse(const char *s, unsigned *ms, const char **why);
+
 #endif

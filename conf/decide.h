@@ -44,6 +44,8 @@ enum cf_reason {
 	CF_R_SECRET_MISDIRECTED,     /* a placeholder sent where its secret is not bound */
 	CF_R_UPSTREAM_TLS_FAILED,    /* the upstream of a terminated tunnel failed TLS */
 	CF_R_METHOD_NOT_ALLOWED,     /* the host's rules admit other methods only */
+	CF_R_ASK_TIMEOUT,            /* mode = ask: no admin answered in ask_timeout */
+	CF_R_DENIED_BY_ADMIN,        /* an admin's answer or runtime grant denies it */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

@@ -56,6 +56,12 @@ parse_duration(const char *s, unsigned *ms, const char **why)
 	return 0;
 }
 
+int
+cf_duration_parse(const char *s, unsigned *ms, const char **why)
+{
+	return parse_duration(s, ms, why);
+}
+
 /* "32768", "32k", "1m". */
 static int
 parse_size(const char *s, size_t *out, const char **why)

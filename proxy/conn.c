@@ -20,6 +20,7 @@
 #include <event2/util.h>
 
 #include "conf/config.h"
+#include "proxy/ask.h"
 #include "proxy/conn.h"
 #include "proxy/h2.h"
 #include "proxy/conns.h"
@@ -339,6 +340,7 @@ px_conn_free(struct px_conn *c, const char *why)
 	px_stats_conn_close(px_server_stats(srv), c->session, c->cli.bytes, c->up.bytes,
 	    px_conn_ms_since(&c->started, &now) / 1000.0, c->mode == CF_MODE_CONNECT && c->addr[0]);
 
+	px_ask_leave(c->askw);
 	px_dns_cancel(c->dnsq);
 	px_connect_cancel(c->connector);
 	px_splice_free(c->spl);

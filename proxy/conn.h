@@ -52,6 +52,7 @@
 #define REFUSING_MAX 256
 
 struct px_conn;
+struct px_ask_wait;
 
 /*
  * A phase of the connection: the callbacks of its two bufferevents and of
@@ -229,6 +230,17 @@ struct px_conn {
 	int socks, socks_rep;
 	uint64_t req_up0, req_down0;
 	int resp_status;
+	/*
+	 * mode = ask (proxy/ask.h): ASKW while the request is held on a
+	 * question (px_conn_free() leaves it); ASK_ID, the question it was
+	 * held on (0: not asked) and ASK_ANSWER, the answer (enum
+	 * px_ask_answer), for its decision line.  GRANTED: allowed by a
+	 * runtime grant or an admin's answer, not by a rule.
+	 */
+	struct px_ask_wait *askw;
+	unsigned ask_id;
+	int ask_answer;
+	int granted;
 };
 
 /*

@@ -24,10 +24,12 @@
 #include "base/super.h"
 #include "conf/config.h"
 #include "proxy/admin.h"
+#include "proxy/ask.h"
 #include "proxy/audit.h"
 #include "proxy/conns.h"
 #include "proxy/dns.h"
 #include "proxy/engine.h"
+#include "proxy/grants.h"
 #include "proxy/log.h"
 #include "proxy/prio.h"
 #include "proxy/reload.h"
@@ -229,6 +231,13 @@ px_engine_main(const struct px_engine_opts *opts)
 			goto out;
 		}
 	}
+	/* The questions and grants outlive every snapshot (a reload keeps
+	 * them); the questions' deadline is taken from each snapshot. */
+	if ((in.ask = px_ask_new(in.base, cf_config_proxy(in.cfg)->ask_timeout_ms)) == NULL ||
+	    (in.grants = px_grants_new()) == NULL) {
+		log_err("out of memory");
+		goto out;
+	}
 	if ((in.listeners = px_listeners_new()) == NULL || (srv = px_server_new(&in)) == NULL) {
 		log_err("out of memory");
 		goto out;
@@ -325,6 +334,9 @@ out:
 	px_dns_free(in.dns);
 	px_audit_free(in.audit);
 	px_server_free(srv);
+	/* Every connection is closed: no question has a waiter left. */
+	px_ask_free(in.ask);
+	px_grants_free(in.grants);
 	px_conns_free(in.conns);
 	px_listeners_free(in.listeners);
 	px_sesstls_free(in.tls);

@@ -2,11 +2,13 @@
 noinst_LIBRARIES += libpostern_proxy.a
 libpostern_proxy_a_SOURCES = \
 	proxy/accept.c \
+	proxy/ask.c proxy/ask.h \
 	proxy/audit.c proxy/audit.h \
 	proxy/conn.c proxy/conn.h proxy/server.h \
 	proxy/conns.c proxy/conns.h \
 	proxy/decide.c \
 	proxy/forward.c \
+	proxy/grants.c proxy/grants.h \
 	proxy/record.c \
 	proxy/tunnel.c \
 	proxy/term2.c \

@@ -27,6 +27,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-audit-once.sh \
 	tests/integration/proxy-socks.sh \
 	tests/integration/proxy-report.sh \
+	tests/integration/proxy-ask.sh \
 	tests/integration/reload-session-removed.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)
