@@ -127,14 +127,16 @@ sc_ask_dir_make(struct sc_ask_dir *d, pid_t pid, uid_t owner)
 	snprintf(d->sock, sizeof(d->sock), "%s/admin.sock", d->dir);
 	snprintf(d->listen, sizeof(d->listen), "unix:%s", d->sock);
 	/* Our PID is ours: a directory of that name is a dead run's. */
-	if (mkdir(d->dir, 0700) < 0 && errno == EEXIST) {
+	if (mkdir(d->dir, 0700) < 0) {
+		if (errno != EEXIST) {
+			err = -errno;
+			goto fail;
+		}
 		sc_ask_remove_stale(d->dir);
-		errno = 0;
-		(void)mkdir(d->dir, 0700);
-	}
-	if (errno != 0 && errno != EEXIST) {
-		err = -errno;
-		goto fail;
+		if (mkdir(d->dir, 0700) < 0) {
+			err = -errno;
+			goto fail;
+		}
 	}
 	if (owner != (uid_t)-1 && chown(d->dir, owner, (gid_t)owner) < 0) {
 		err = -errno;
