@@ -156,6 +156,31 @@ px_engine_load(const struct px_engine_opts *opts)
 	return engine_load(opts, &ov);
 }
 
+/* For the person at the terminal when a run ends (postern-sidecar run):
+ * how many questions ask mode asked, and how they were answered, in the
+ * style of the refusals' summary.  Nothing when none was asked. */
+static void
+engine_ask_summary(const struct px_ask *a)
+{
+	uint64_t allowed, denied, late, open, n;
+
+	if (a == NULL)
+		return;
+	allowed = px_ask_count(a, PX_ASK_ALLOW_ONCE) + px_ask_count(a, PX_ASK_ALLOW_SESSION);
+	denied = px_ask_count(a, PX_ASK_DENY_ONCE) + px_ask_count(a, PX_ASK_DENY_SESSION);
+	late = px_ask_count(a, PX_ASK_TIMEOUT);
+	open = px_ask_open(a);
+	n = allowed + denied + late + open;
+	if (n == 0)
+		return;
+	fprintf(stderr, "postern: ask mode: %llu question%s in this run: %llu allowed, %llu denied, "
+	    "%llu not answered in time (refused)", (unsigned long long)n, n == 1 ? "" : "s",
+	    (unsigned long long)allowed, (unsigned long long)denied, (unsigned long long)late);
+	if (open > 0)
+		fprintf(stderr, ", %llu still open at the end", (unsigned long long)open);
+	fputc('\n', stderr);
+}
+
 int
 px_engine_main(const struct px_engine_opts *opts)
 {
@@ -326,6 +351,8 @@ out:
 	 * was refused, how often, and the --allow that would allow it. */
 	px_tally_summary_as(in.would, stderr, "postern: ", "report mode: would have refused");
 	px_tally_summary(in.tally, stderr, "postern: ");
+	if (opts->human)
+		engine_ask_summary(in.ask);
 	px_tally_free(in.tally);
 	px_tally_free(in.would);
 	for (i = 0; i < 5; i++)
