@@ -43,6 +43,8 @@ EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.
 # run reads its config once (issue 11, item 3).
 TESTS += tests/integration/sidecar-run-once.sh
 EXTRA_DIST += tests/integration/sidecar-run-once.sh
+TESTS += tests/integration/sidecar-run-ask.sh
+EXTRA_DIST += tests/integration/sidecar-run-ask.sh
 TESTS += tests/integration/sidecar-run-forward.sh
 EXTRA_DIST += tests/integration/sidecar-run-forward.sh
 # run --env, with the real Claude Code (issue 13, item 2).
