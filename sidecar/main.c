@@ -425,6 +425,12 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			    "session served is named by --session)");
 			return -1;
 		}
+		/* Letting through and holding are two answers to one
+		 * question; the proxy would hold, but say so here. */
+		if (o->report && o->ask) {
+			sc_logx("run: --report and --ask exclude each other");
+			return -1;
+		}
 		o->argv = argv + optind;
 		return 0;
 	}

@@ -103,6 +103,9 @@ expect_match "^postern: ask mode: 3 questions in this run: 1 allowed, 1 denied, 
 	"$err" "the summary says what was asked and answered"
 expect_eq no "$( [ -e "/run/postern/run-$RUN" ] && echo yes || echo no)" \
 	"the run's admin socket directory is gone at exit"
+out=$("$SIDECAR" run --report --ask -- true 2>&1)
+expect_eq 2 $? "run --report --ask is refused"
+expect_match "exclude each other" "$out" "and says why"
 out=$("$SIDECAR" ask 2>&1)
 expect_eq 1 $? "ask with no run going fails"
 expect_match "no ask-mode run is going" "$out" "and says so"
