@@ -57,7 +57,10 @@ sc_ask_base(char *out, size_t size)
 	struct stat st;
 
 	if (me == 0)
-		snprintf(out, size, "/run/postern");
+		/* Not /run/postern: the shipped unit gives that to the
+		 * proxy's user (RuntimeDirectory=), who must not be able to
+		 * put a socket of its own where root's ask looks. */
+		snprintf(out, size, "/run/postern-ask");
 	else if (xdg != NULL && xdg[0] == '/' && stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) &&
 	    st.st_uid == me && strlen(xdg) < 64)
 		snprintf(out, size, "%s/postern", xdg);

@@ -2,7 +2,7 @@
  * sidecar/ask.h: answering the questions of `postern-sidecar run --ask`.
  *
  * Every ask-mode run gives its proxy engine an admin socket of its own,
- * BASE/run-PID/admin.sock, where BASE is /run/postern for root and
+ * BASE/run-PID/admin.sock, where BASE is /run/postern-ask for root and
  * $XDG_RUNTIME_DIR/postern (else /tmp/postern-UID) for anyone else, so
  * that `postern-sidecar ask`, started by the same user in another
  * terminal, finds it.  The asker (the ask command, or the prompt run

@@ -101,7 +101,7 @@ expect_match "^postern: the run \(pid $RUN\) ended$" "$asked" "ask tells that th
 expect_match "refused GET api.example.test:80 path /x: ask_timeout" "$err" "refused with ask_timeout"
 expect_match "^postern: ask mode: 3 questions in this run: 1 allowed, 1 denied, 1 not answered in time" \
 	"$err" "the summary says what was asked and answered"
-expect_eq no "$( [ -e "/run/postern/run-$RUN" ] && echo yes || echo no)" \
+expect_eq no "$( [ -e "/run/postern-ask/run-$RUN" ] && echo yes || echo no)" \
 	"the run's admin socket directory is gone at exit"
 out=$("$SIDECAR" run --report --ask -- true 2>&1)
 expect_eq 2 $? "run --report --ask is refused"
@@ -167,7 +167,7 @@ ip netns exec "$WORLD_NS_PX" setsid -w "$SIDECAR" run --ask -- sh -c "$cmd" >"$W
 RUN=$!
 BG="$BG $RUN"
 attached "$RUN" || { diag "$(cat "$WORLD_DIR/err3")"; die "run --ask has no admin socket"; }
-SOCK=/run/postern/run-$RUN/admin.sock
+SOCK=/run/postern-ask/run-$RUN/admin.sock
 expect_eq REACHED "$("$WORLD_PYTHON" "$VAR/conn.py" "$SOCK")" "outside, the admin socket answers"
 expect_eq 0 "$(grep -c "@.*\(postern\|admin\)" /proc/net/unix)" "it has no abstract name"
 echo "$SOCK" >"$VAR/where"
@@ -179,7 +179,7 @@ expect_match "^path ENOENT$" "$out" "CMD cannot connect to the admin socket by i
 expect_match "^listed 0$" "$out" "nor see it among its sockets"
 expect_match "^dir engine postern-bridge" "$out" "its /run/postern holds its own proxy's socket directory"
 expect_no_match "^dir .*run-" "$out" "and no run directory"
-expect_eq no "$( [ -e "/run/postern/run-$RUN" ] && echo yes || echo no)" "gone at exit"
+expect_eq no "$( [ -e "/run/postern-ask/run-$RUN" ] && echo yes || echo no)" "gone at exit"
 
 # 4. An ordinary user, its runtime directory in /var/lib: the jail's fresh
 # /run and /tmp do not hide it, the cover over the run directory must.
