@@ -37,6 +37,11 @@ check=$("$POSTERN_PROXY" --check -c "$conf" 2>&1)
 expect_match "postern.ini:[0-9]*: session default is in mode = ask: what its allowlist refuses is HELD" \
 	"$check" "--check says loudly that the default session asks"
 
+out=$("$POSTERN_PROXY" --explain https://priv.test/ -c "$conf" 2>&1)
+expect_match "^ask host_not_allowed \(mode = ask: held until an admin answers" "$out" "--explain says an unlisted host is asked"
+out=$("$POSTERN_PROXY" --explain https://deny.test/ -c "$conf" 2>&1)
+expect_match "^deny denied_by_rule" "$out" "and a denied one is refused"
+
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"
 expect_eq ask "$(status_get '[x["mode"] for x in s["sessions"] if x["name"] == "default"][0]')" \
