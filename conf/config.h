@@ -65,6 +65,10 @@ struct cf_proxy_settings {
 	 * verified against (NULL: the system store). */
 	char *state_dir;
 	char *upstream_ca_file;
+	/* mode = ask: where ctl grants --save writes the runtime grants, read
+	 * back at start and at every reload (conf/grantfile.h); NULL: none,
+	 * grants end with the process. */
+	char *grants_file;
 	enum cf_sni_mode sni;
 	unsigned connect_timeout_ms;
 	unsigned idle_timeout_ms;

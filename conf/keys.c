@@ -473,7 +473,8 @@ static void
 set_path(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
     const char *value, const char *shown)
 {
-	char **f = k->arg == 0 ? &b->proxy.state_dir : &b->proxy.upstream_ca_file;
+	char **f = k->arg == 0 ? &b->proxy.state_dir : k->arg == 1 ? &b->proxy.upstream_ca_file :
+	    &b->proxy.grants_file;
 	char *v;
 
 	(void)s;
@@ -735,13 +736,13 @@ show_log(const struct key *k, const struct cf_proxy_settings *p, char *buf, size
 static void
 show_path(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
 {
-	const char *v = k->arg == 0 ? p->state_dir : p->upstream_ca_file;
+	const char *v = k->arg == 0 ? p->state_dir : k->arg == 1 ? p->upstream_ca_file : p->grants_file;
 
 	if (v != NULL)
 		snprintf(buf, size, "%s", v);
 	else
 		snprintf(buf, size, "%s", k->arg == 0 ? "(none: session CAs live in memory only)" :
-		    "(the system store)");
+		    k->arg == 1 ? "(the system store)" : "(none: runtime grants end with the process)");
 }
 
 static void
@@ -943,6 +944,7 @@ static const struct key proxy_keys[] = {
 	{ .name = "revoke", .set = set_choice, PX(revoke), .choices = yes_no, .dflt = 0, .show = show_choice },
 	{ .name = "state_dir", .set = set_path, .arg = 0, .show = show_path },
 	{ .name = "upstream_ca_file", .set = set_path, .arg = 1, .show = show_path },
+	{ .name = "grants_file", .set = set_path, .arg = 2, .show = show_path },
 	{ .name = NULL },
 };
 

@@ -216,7 +216,7 @@ reload_into(struct px_admin *a, int text, struct evbuffer *b)
  * What the admin thread asks of the loop: everything that reads or changes
  * the server's state runs there (loopcall.h), never on the admin thread.
  */
-enum job_kind { JOB_STATUS, JOB_METRICS, JOB_RELOAD, JOB_PENDING, JOB_DECIDE, JOB_GRANTS };
+enum job_kind { JOB_STATUS, JOB_METRICS, JOB_RELOAD, JOB_PENDING, JOB_DECIDE, JOB_GRANTS, JOB_SAVE };
 
 struct job {
 	struct px_admin *a;
@@ -317,6 +317,46 @@ decide_into(struct job *j)
 	return 200;
 }
 
+/* On the loop: POST /grants/save, the grants with no end into grants_file. */
+static int
+save_into(struct job *j)
+{
+	struct px_server *srv = j->a->srv;
+	const char *path = cf_config_proxy(px_server_config(srv))->grants_file;
+	size_t saved = 0, skipped = 0;
+	char why[600];
+
+	if (path == NULL) {
+		snprintf(why, sizeof(why), "no grants_file in [proxy] of %s: there is nowhere to save "
+		    "the grants", cf_config_path(px_server_config(srv)));
+		goto fail;
+	}
+	if (px_grants_save(px_server_grants(srv), path, time(NULL), &saved, &skipped, why,
+	    sizeof(why)) != 0)
+		goto fail;
+	log_info("grants_file %s: %zu grant(s) saved, %zu timed one(s) not", path, saved, skipped);
+	if (j->text) {
+		evbuffer_add_printf(j->b, "saved %zu grant(s) to %s\n", saved, path);
+		if (skipped > 0)
+			evbuffer_add_printf(j->b, "not saved: %zu grant(s) with an end (--for): read back, "
+			    "a grant has none; each is a comment in the file\n", skipped);
+		return 200;
+	}
+	evbuffer_add_printf(j->b, "{\"saved\":%zu,\"not_saved_timed\":%zu,\"path\":", saved, skipped);
+	px_status_json_str(j->b, path);
+	evbuffer_add_printf(j->b, "}\n");
+	return 200;
+fail:
+	if (j->text) {
+		evbuffer_add_printf(j->b, "%s\n", why);
+	} else {
+		evbuffer_add_printf(j->b, "{\"error\":");
+		px_status_json_str(j->b, why);
+		evbuffer_add_printf(j->b, "}\n");
+	}
+	return 409;
+}
+
 static void
 job_run(void *arg)
 {
@@ -344,6 +384,9 @@ job_run(void *arg)
 		break;
 	case JOB_DECIDE:
 		j->code = decide_into(j);
+		break;
+	case JOB_SAVE:
+		j->code = save_into(j);
 		break;
 	}
 }
@@ -491,6 +534,15 @@ request_cb(struct evhttp_request *req, void *arg)
 			return;
 		}
 		j.kind = path[1] == 'p' ? JOB_PENDING : JOB_GRANTS;
+		serve_job(a, req, &j);
+		return;
+	}
+	if (strcmp(path, "/grants/save") == 0) {
+		if (cmd != EVHTTP_REQ_POST) {
+			reply_error(req, 405, "Method Not Allowed", "POST");
+			return;
+		}
+		j.kind = JOB_SAVE;
 		serve_job(a, req, &j);
 		return;
 	}

@@ -44,7 +44,8 @@ usage(FILE *f)
 	    "                              allow question ID's requests, and (without --once) its\n"
 	    "                              host and port for the session, for DURATION or no end\n"
 	    "  deny ID [--once]            refuse them, and (without --once) for the session\n"
-	    "  grants [--json]             the runtime grants in force\n"
+	    "  grants [--json] [--save]    the runtime grants in force; --save writes those\n"
+	    "                              with no end to grants_file\n"
 	    "  --admin PATH  the admin socket (default: `admin` in FILE's [proxy], else %s)\n"
 	    "exit status: 0 done, 1 failed (for allow and deny: ID is not pending), 2 usage\n",
 	    PX_CTL_DEFAULT_ADMIN);
@@ -272,6 +273,7 @@ px_ctl_main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "for", required_argument, NULL, 'f' },
+		{ "save", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
@@ -279,7 +281,7 @@ px_ctl_main(int argc, char **argv)
 	const char *admin = NULL, *file = NULL, *cmd, *req, *body, *dur = NULL, *id = NULL;
 	char *resp = NULL;
 	size_t len = 0, bodylen = 0;
-	int ch, rc = 1, status = 0, err, json = 0, once = 0;
+	int ch, rc = 1, status = 0, err, json = 0, once = 0, save = 0;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+a:c:h", opts, NULL)) != -1) {
@@ -321,6 +323,8 @@ px_ctl_main(int argc, char **argv)
 			once = 1;
 		else if (ch == 'f')
 			dur = optarg;
+		else if (ch == 's')
+			save = 1;
 		else {
 			usage(ch == 'h' ? stdout : stderr);
 			return ch == 'h' ? 0 : 2;
@@ -335,9 +339,9 @@ px_ctl_main(int argc, char **argv)
 	}
 	if ((json && strcmp(cmd, "pending") != 0 && strcmp(cmd, "grants") != 0) ||
 	    (once && strcmp(cmd, "allow") != 0 && strcmp(cmd, "deny") != 0) ||
-	    (dur != NULL && strcmp(cmd, "allow") != 0)) {
+	    (dur != NULL && strcmp(cmd, "allow") != 0) || (save && strcmp(cmd, "grants") != 0)) {
 		fprintf(stderr, "postern-proxy ctl: %s takes no %s\n", cmd,
-		    json ? "--json" : once ? "--once" : "--for");
+		    json ? "--json" : once ? "--once" : dur != NULL ? "--for" : "--save");
 		return 2;
 	}
 	if (strcmp(cmd, "status") == 0)
@@ -350,6 +354,10 @@ px_ctl_main(int argc, char **argv)
 	else if (strcmp(cmd, "pending") == 0)
 		req = json ? "GET /pending HTTP/1.0\r\nHost: postern\r\n\r\n" :
 		    "GET /pending HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
+	else if (strcmp(cmd, "grants") == 0 && save)
+		req = json ? "POST /grants/save HTTP/1.0\r\nHost: postern\r\nContent-Length: 0\r\n\r\n" :
+		    "POST /grants/save HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n"
+		    "Content-Length: 0\r\n\r\n";
 	else if (strcmp(cmd, "grants") == 0)
 		req = json ? "GET /grants HTTP/1.0\r\nHost: postern\r\n\r\n" :
 		    "GET /grants HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
@@ -406,6 +414,12 @@ px_ctl_main(int argc, char **argv)
 	}
 	if (id != NULL && status == 404) {
 		/* Answered already, expired, or never asked: the body says. */
+		fprintf(stderr, "postern-proxy ctl: ");
+		fwrite(body, 1, bodylen, stderr);
+		goto out;
+	}
+	if (save && status == 409) {
+		/* No grants_file, or it could not be written: the body says. */
 		fprintf(stderr, "postern-proxy ctl: ");
 		fwrite(body, 1, bodylen, stderr);
 		goto out;

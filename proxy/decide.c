@@ -55,68 +55,11 @@ static const struct px_phase lookup_phase = {
 
 /* ---- runtime grants and mode = ask (issue 17) ---------------------------- */
 
-/* The allowlist's own refusals: what report mode relaxes, mode = ask
- * holds, and a runtime grant answers.  Never a deny rule, an address, SNI,
- * the parser or a secret's binding. */
-static int
-allowlist_refusal(enum cf_reason r)
-{
-	return r == CF_R_HOST_NOT_ALLOWED || r == CF_R_PORT_NOT_ALLOWED ||
-	    r == CF_R_PATH_NOT_ALLOWED || r == CF_R_METHOD_NOT_ALLOWED;
-}
-
-/*
- * An admin decides C's request (an answer, or a grant one left): allowed
- * with no rule (so no "private"; BY, the host's own rule that refused
- * another port, path or method, still says whether its address may be
- * private, as for report mode), or refused with denied_by_admin.
- */
-static void
-admin_decides(struct px_conn *c, int allow, const struct cf_rule *by, const char *how)
-{
-	struct cf_decision *d = &c->dec;
-
-	d->allow = allow;
-	d->reason = allow ? CF_R_ALLOWED : CF_R_DENIED_BY_ADMIN;
-	d->rule = NULL;
-	d->would = CF_R_ALLOWED;
-	d->would_rule = allow ? by : NULL;
-	snprintf(d->detail, sizeof(d->detail), "%s", how);
-	c->granted = allow;
-}
-
-/*
- * Runtime grants (grants.h) speak where the allowlist refused C's request,
- * or in report mode would have, in every mode: an admin's allow is a rule
- * added at run time, and a deny is kept even in report mode, as a deny
- * rule is.  An expired grant is dropped and says nothing.
- */
-static void
-apply_grant(struct px_conn *c)
-{
-	struct cf_decision *d = &c->dec;
-	enum cf_reason why = d->allow ? d->would : d->reason;
-	const struct cf_rule *by = d->allow ? d->would_rule : d->rule;
-	const struct px_grant *g;
-	char h[CF_HOST_TEXT_MAX], how[CF_HOST_TEXT_MAX + 200];
-
-	if (!allowlist_refusal(why) || px_server_grants(c->srv) == NULL)
-		return;
-	px_conn_host_text(c, h, sizeof(h));
-	g = px_grants_find(px_server_grants(c->srv), c->session, h, c->port, time(NULL));
-	if (g == NULL)
-		return;
-	snprintf(how, sizeof(how), "%s by a runtime grant: an admin (uid %ld) answered %s for session %s",
-	    g->kind == PX_GRANT_ALLOW ? "allowed" : "denied", g->uid,
-	    px_grant_kind_word(g->kind), c->session);
-	admin_decides(c, g->kind == PX_GRANT_ALLOW, by, how);
-}
-
 /* Is C's refused request one to hold (mode = ask)? */
 static int
 askable(const struct px_conn *c)
 {
-	return c->sess->ask && !c->dec.allow && allowlist_refusal(c->dec.reason) &&
+	return c->sess->ask && !c->dec.allow && px_allowlist_refusal(c->dec.reason) &&
 	    px_server_ask(c->srv) != NULL;
 }
 
@@ -148,13 +91,13 @@ ask_done(void *arg, unsigned id, enum px_ask_answer answer)
 	case PX_ASK_DENY_SESSION:
 		snprintf(d, sizeof(d), "an admin denied it (question %u: %s)", id,
 		    px_ask_answer_word(answer));
-		admin_decides(c, 0, NULL, d);
+		px_conn_admin_decides(c, 0, NULL, d);
 		px_conn_refuse(c, 403, CF_R_DENIED_BY_ADMIN, NULL, d);
 		return;
 	default:
 		snprintf(d, sizeof(d), "allowed by an admin (question %u: %s)", id,
 		    px_ask_answer_word(answer));
-		admin_decides(c, 1, c->dec.rule, d);
+		px_conn_admin_decides(c, 1, c->dec.rule, d);
 		/* Looked up, vetted and connected as any allowed request. */
 		start_lookup(c);
 		return;
@@ -237,7 +180,7 @@ revoke_tunnel(struct px_conn *c, int answer)
 		cf_decide(s, m, &c->host, c->port, c->mode != CF_MODE_CONNECT ? c->path : NULL,
 		    c->mode != CF_MODE_CONNECT ? strlen(c->path) : 0,
 		    c->mode != CF_MODE_CONNECT ? c->method : NULL, &d);
-		if (!d.allow && allowlist_refusal(d.reason) && c->granted) {
+		if (!d.allow && px_allowlist_refusal(d.reason) && c->granted) {
 			/* An admin allowed this tunnel (a grant, or an
 			 * answer): the allowlist, which never did, cannot
 			 * take it back; a deny grant made since can. */
@@ -679,7 +622,7 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	    &c->dec);
 	/* A grant for the tunnel's host and port speaks for its requests;
 	 * they are never held (mode = ask asks the CONNECT). */
-	apply_grant(c);
+	px_conn_grant(c);
 	if (!c->dec.allow) {
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
@@ -764,7 +707,7 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	    &c->host, c->port, c->mode == CF_MODE_HTTP ? req->path : NULL,
 	    c->mode == CF_MODE_HTTP ? req->path_len : 0, c->mode == CF_MODE_HTTP ? c->method : NULL,
 	    &c->dec);
-	apply_grant(c);
+	px_conn_grant(c);
 	/* mode = ask: the request is made ready as if allowed (its head
 	 * consumed, its upstream head built, every other check made) and
 	 * held at the point where it would be looked up. */
@@ -899,7 +842,7 @@ px_decide_socks(struct px_conn *c)
 	c->path[0] = '\0';
 	cf_decide(c->sess, px_tunnel_terminates(c) ? CF_MODE_TLS : CF_MODE_CONNECT, &c->host, c->port,
 	    NULL, 0, NULL, &c->dec);
-	apply_grant(c);
+	px_conn_grant(c);
 	if (!c->dec.allow && askable(c)) {
 		hold(c);
 		return;

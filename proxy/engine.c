@@ -23,6 +23,7 @@
 
 #include "base/super.h"
 #include "conf/config.h"
+#include "conf/grantfile.h"
 #include "proxy/admin.h"
 #include "proxy/ask.h"
 #include "proxy/audit.h"
@@ -268,6 +269,31 @@ px_engine_main(const struct px_engine_opts *opts)
 		goto out;
 	}
 	in.cfg = NULL;      /* the server's now */
+	/* The grants an admin saved: a bad grants_file stops the start, as
+	 * a bad config does. */
+	if (cf_config_proxy(px_server_config(srv))->grants_file != NULL) {
+		const char *gf = cf_config_proxy(px_server_config(srv))->grants_file;
+		struct cf_grant_entry *gv = NULL;
+		struct cf_diag gd;
+		size_t gn = 0, k;
+		int grc;
+
+		memset(&gd, 0, sizeof(gd));
+		grc = cf_grants_load(gf, px_server_config(srv), &gd, &gv, &gn);
+		for (k = 0; k < gd.nerrors; k++)
+			log_errx("%s", gd.errors[k]);
+		cf_diag_free(&gd);
+		if (grc == 0 && px_grants_set_file(in.grants, gv, gn, time(NULL)) != 0)
+			grc = -ENOMEM;
+		free(gv);
+		if (grc != 0) {
+			log_errx("grants_file %s refused: %s", gf, strerror(-grc));
+			rc = 2;
+			goto out;
+		}
+		if (gn > 0)
+			log_info("grants_file %s: %zu grant(s)", gf, gn);
+	}
 	/* The listeners hand their clients to the connection code; the
 	 * reload module gives the same to those a reload binds. */
 	if (px_listeners_open(srv, px_server_config(srv), px_conn_accept) != 0)

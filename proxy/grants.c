@@ -6,9 +6,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "conf/grantfile.h"
 #include "proxy/grants.h"
 
 struct px_grants {
@@ -105,4 +110,131 @@ px_grants_find(struct px_grants *g, const char *session, const char *host, uint1
 {
 	px_grants_expire(g, now);
 	return find(g, session, host, port);
+}
+
+int
+px_grants_set_file(struct px_grants *g, const struct cf_grant_entry *v, size_t n, time_t now)
+{
+	size_t i, kept = 0;
+	int rc;
+
+	for (i = 0; i < g->n; i++)
+		if (!g->v[i].from_file)
+			g->v[kept++] = g->v[i];
+	g->n = kept;
+	for (i = 0; i < n; i++) {
+		struct px_grant *e;
+
+		rc = px_grants_add(g, v[i].session, v[i].host, v[i].port,
+		    v[i].deny ? PX_GRANT_DENY : PX_GRANT_ALLOW, -1, now, 0);
+		if (rc != 0)
+			return rc;
+		if ((e = find(g, v[i].session, v[i].host, v[i].port)) != NULL)
+			e->from_file = 1;
+	}
+	return 0;
+}
+
+static void
+iso(time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "?");
+}
+
+/* Write the grants of G in GRANTS_FILE syntax to F. */
+static void
+write_grants(struct px_grants *g, FILE *f, time_t now, size_t *saved, size_t *skipped)
+{
+	size_t i, k;
+	char when[32], until[32];
+
+	iso(now, when, sizeof(when));
+	fprintf(f, "# postern grants_file, written by postern-proxy ctl grants --save at %s.\n"
+	    "# Read at start and at every reload; a bad line refuses the reload.\n", when);
+	for (i = 0; i < g->n; i++) {
+		const struct px_grant *e = &g->v[i];
+		int first = 1;
+
+		/* One section per session, at its first grant. */
+		for (k = 0; k < i; k++)
+			if (strcmp(g->v[k].session, e->session) == 0)
+				break;
+		if (k < i)
+			continue;
+		for (k = i; k < g->n; k++) {
+			const struct px_grant *o = &g->v[k];
+
+			if (strcmp(o->session, e->session) != 0)
+				continue;
+			if (first)
+				fprintf(f, "\n[session %s]\n", e->session);
+			first = 0;
+			iso(o->when, when, sizeof(when));
+			if (o->until != 0) {
+				/* Read back, a grant has no end: a timed one
+				 * is said, not written. */
+				iso(o->until, until, sizeof(until));
+				fprintf(f, "# not saved: %s %s:%u (uid %ld, %s) ends at %s\n",
+				    px_grant_kind_word(o->kind), o->host, o->port, o->uid, when, until);
+				(*skipped)++;
+				continue;
+			}
+			if (o->from_file)
+				fprintf(f, "# %s %s:%u: from this file\n", px_grant_kind_word(o->kind), o->host,
+				    o->port);
+			else
+				fprintf(f, "# %s %s:%u: by uid %ld at %s, no end\n", px_grant_kind_word(o->kind),
+				    o->host, o->port, o->uid, when);
+			fprintf(f, "%s = %s:%u\n", o->kind == PX_GRANT_DENY ? "deny_hosts" : "allow_hosts",
+			    o->host, o->port);
+			(*saved)++;
+		}
+	}
+}
+
+int
+px_grants_save(struct px_grants *g, const char *path, time_t now, size_t *saved,
+    size_t *skipped, char *why, size_t whysize)
+{
+	char tmp[4096];
+	FILE *f = NULL;
+	int fd, rc = 0;
+
+	*saved = 0;
+	*skipped = 0;
+	px_grants_expire(g, now);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(tmp)) {
+		snprintf(why, whysize, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	/* Born 0600 and new: never a moment where another uid may read or
+	 * replace what is about to become the grants file. */
+	(void)unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+		rc = -errno;
+		snprintf(why, whysize, "cannot create %s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	write_grants(g, f, now, saved, skipped);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+		rc = -errno;
+		snprintf(why, whysize, "cannot write %s: %s", tmp, strerror(errno));
+	}
+	if (fclose(f) != 0 && rc == 0) {
+		rc = -errno;
+		snprintf(why, whysize, "cannot write %s: %s", tmp, strerror(errno));
+	}
+	if (rc == 0 && rename(tmp, path) != 0) {
+		rc = -errno;
+		snprintf(why, whysize, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+	}
+	if (rc != 0)
+		(void)unlink(tmp);
+	return rc;
 }

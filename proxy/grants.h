@@ -37,6 +37,7 @@ struct px_grant {
 	long uid;          /* who answered: the admin client's uid, -1 unknown */
 	time_t when;       /* wall clock */
 	time_t until;      /* wall clock; 0: as long as the process runs */
+	int from_file;     /* read from grants_file (px_grants_set_file()) */
 };
 
 struct px_grants;
@@ -67,6 +68,28 @@ const struct px_grant *px_grants_find(struct px_grants *g, const char *session, 
  * (in the order they were made). */
 size_t px_grants_expire(struct px_grants *g, time_t now);
 const struct px_grant *px_grants_at(const struct px_grants *g, size_t i);
+
+struct cf_grant_entry;
+
+/*
+ * The grants of grants_file, read at start or at a reload (V, N entries,
+ * conf/grantfile.h): the grants read from the file before are dropped, and
+ * each of V is added as a grant with no end, by uid -1 ("the file"), made
+ * at NOW, replacing an admin's grant for the same key.  Returns 0 or
+ * -ENOMEM (the grants read so far stay).
+ */
+int px_grants_set_file(struct px_grants *g, const struct cf_grant_entry *v, size_t n, time_t now);
+
+/*
+ * Write the grants with no end to PATH, for grants_file: atomically (a
+ * temporary file in PATH's directory, mode 0600, renamed over PATH), one
+ * [session NAME] per session, each grant a line with a comment saying who
+ * made it and when.  A grant with an end is not written (read back, it
+ * would have none): *SKIPPED counts them, each a comment.  *SAVED counts
+ * the grants written.  Returns 0, or -errno with one sentence in WHY.
+ */
+int px_grants_save(struct px_grants *g, const char *path, time_t now, size_t *saved,
+    size_t *skipped, char *why, size_t whysize);
 
 /* "allow" or "deny". */
 const char *px_grant_kind_word(enum px_grant_kind k);

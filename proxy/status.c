@@ -169,8 +169,9 @@ grant_json(struct evbuffer *out, const struct px_grant *g)
 	px_status_json_str(out, g->session);
 	evbuffer_add_printf(out, ",\"host\":");
 	px_status_json_str(out, g->host);
-	evbuffer_add_printf(out, ",\"port\":%u,\"grant\":\"%s\",\"uid\":%ld,\"when\":\"%s\",\"until\":",
-	    g->port, px_grant_kind_word(g->kind), g->uid, when);
+	evbuffer_add_printf(out, ",\"port\":%u,\"grant\":\"%s\",\"uid\":%ld,\"when\":\"%s\",\"from\":\"%s\","
+	    "\"until\":", g->port, px_grant_kind_word(g->kind), g->uid, when,
+	    g->from_file ? "grants_file" : "admin");
 	if (g->until == 0)
 		evbuffer_add_printf(out, "null}");
 	else

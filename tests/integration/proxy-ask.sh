@@ -13,12 +13,13 @@ world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 
 conf="$WORLD_DIR/postern.ini"
-# write_conf ASK_TIMEOUT: the default session asks; session e enforces.
+# write_conf ASK_TIMEOUT [LINE]: the default session asks; session e
+# enforces; LINE goes in [proxy] (grants_file).
 # allowed.test:8443 and other.test/api/ are listed (with private, since
 # the world's addresses are in 10/8): another port or path of them is
 # asked.  priv.test is listed nowhere.
 write_conf() {
-	{ admin_proxy_section "ask_timeout = $1"; cat <<EOF; } >"$conf"
+	{ admin_proxy_section "ask_timeout = $1" ${2:+"$2"}; cat <<EOF; } >"$conf"
 [defaults]
 allow_hosts = allowed.test:8443 private
 allow_hosts = http://other.test/api/ private
@@ -35,6 +36,11 @@ write_conf 20s
 check=$("$POSTERN_PROXY" --check -c "$conf" 2>&1)
 expect_match "postern.ini:[0-9]*: session default is in mode = ask: what its allowlist refuses is HELD" \
 	"$check" "--check says loudly that the default session asks"
+
+out=$("$POSTERN_PROXY" --explain https://priv.test/ -c "$conf" 2>&1)
+expect_match "^ask host_not_allowed \(mode = ask: held until an admin answers" "$out" "--explain says an unlisted host is asked"
+out=$("$POSTERN_PROXY" --explain https://deny.test/ -c "$conf" 2>&1)
+expect_match "^deny denied_by_rule" "$out" "and a denied one is refused"
 
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"
@@ -258,8 +264,58 @@ expect_eq 0 "$(admin_get /grants | "$WORLD_PYTHON" -c 'import json,sys; print(le
 held r1 $A http://other.test/restarted
 id=$(wait_question other.test 80 1)
 expect_ne "" "$id" "and other.test is asked again"
-decide "id=$id&answer=deny&scope=once" >/dev/null
-expect_eq 403 "$(result r1)" "denied once"
+pctl allow "$id" >/dev/null
+expect_eq 200 "$(result r1)" "allowed for the session"
+out=$(pctl grants --save 2>&1)
+expect_eq 1 $? "ctl grants --save without grants_file fails"
+expect_match "no grants_file in \[proxy\]" "$out" "and says why"
+
+# ---- grants_file: saved grants come back after a restart.
+held r2 $A http://allowed.test/timed
+id=$(wait_question allowed.test 80 1)
+pctl allow "$id" --for 1h >/dev/null
+expect_eq 200 "$(result r2)" "a timed grant for allowed.test:80"
+gf="$WORLD_DIR/grants.ini"
+write_conf 2s "grants_file = $gf"
+expect_eq 200 "$(admin_curl -X POST -o /dev/null -w '%{http_code}' http://postern/reload)" \
+	"reload with grants_file (not there yet: no grant)"
+out=$(pctl grants --save)
+expect_eq 0 $? "ctl grants --save"
+expect_match "^saved 1 grant\(s\) to $gf" "$out" "saves the grant with no end"
+expect_match "not saved: 1 grant\(s\) with an end" "$out" "and says the timed one is not saved"
+expect_eq 600 "$(stat -c %a "$gf")" "grants_file is mode 0600"
+expect_match "^allow_hosts = other\.test:80$" "$(cat "$gf")" "it holds allow_hosts = other.test:80"
+expect_match "^# allow other\.test:80: by uid 0 at 20[0-9-]*T" "$(cat "$gf")" "with who and when"
+expect_match "^# not saved: allow allowed\.test:80 .* ends at " "$(cat "$gf")" \
+	"and the timed grant as a comment"
+expect_eq 0 "$(ls "$WORLD_DIR" | grep -c 'grants.ini.tmp')" "no temporary file is left"
+"$POSTERN_PROXY" --check -c "$conf" >/dev/null 2>&1
+expect_eq 0 $? "--check takes the saved grants_file"
+proxy_stop >/dev/null
+proxy_start "$conf" || die "no proxy after the second restart"
+admin_wait || die "no admin socket after the second restart"
+t0=$(date +%s%N)
+expect_eq 200 "$(curl_status $A http://other.test/saved)" "after a restart the saved grant allows other.test"
+expect_eq 1 "$(( ($(date +%s%N) - t0) / 1000000 < 3000 ))" "unasked"
+expect_eq grants_file "$(admin_get /grants | "$WORLD_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["grants"][0]["from"])')" \
+	"GET /grants says it came from grants_file"
+held r3 $A http://allowed.test/timed-again
+id=$(wait_question allowed.test 80 1)
+expect_ne "" "$id" "the timed grant, not saved, is gone"
+pctl deny "$id" --once >/dev/null
+expect_eq 403 "$(result r3)" "denied once"
+
+# ---- a bad grants_file refuses the reload; the grants in force stay.
+cp "$gf" "$gf.good"
+printf '[session nope]\nallow_hosts = x.test:1\n[session default]\nallow_hosts = y.test\n' >"$gf"
+out=$(admin_curl -X POST -w '\n%{http_code}' http://postern/reload)
+expect_match "422$" "$out" "a reload with a bad grants_file is refused (422)"
+expect_match "grants.ini:2: \\[session nope\\]: no such session" "$out" "with FILE:LINE: an unknown session"
+expect_match "grants.ini:4: a grant is HOST:PORT \(y.test: no port\)" "$out" "and a grant without a port"
+out=$("$POSTERN_PROXY" --check -c "$conf" 2>&1)
+expect_eq 2 $? "--check refuses the bad grants_file"
+expect_match "grants.ini:2: \\[session nope\\]: no such session" "$out" "with the same FILE:LINE"
+expect_eq 200 "$(curl_status $A http://other.test/still)" "the grants in force stay"
 
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
