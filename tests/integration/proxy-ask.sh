@@ -99,6 +99,16 @@ answer() {
 		"$WORLD_DIR/decide.json" "$1"
 }
 
+# ---- the bridge's name check never waits: answered as report mode would.
+t0=$(date +%s%N)
+out=$(in_px curl -sS --max-time 3 -w ' %{http_code}' "http://127.0.0.1:3128/.well-known/postern/name?host=priv.test")
+expect_match "200$" "$out" "the name check of an unlisted name is answered 200"
+expect_match "ports 22 80 443" "$out" "with the usual ports (the CONNECT that follows is asked)"
+expect_eq 1 "$(( ($(date +%s%N) - t0) / 1000000 < 1000 ))" "at once"
+out=$(in_px curl -sS --max-time 3 -w ' %{http_code}' "http://127.0.0.1:3128/.well-known/postern/name?host=deny.test")
+expect_match "403$" "$out" "a denied name is still refused"
+expect_eq 0 "$(pending 'len(q)')" "and no question was asked"
+
 # ---- two CONNECTs for one host wait on one question; allow once.
 held a1 $A https://allowed.test/
 held a2 $A https://allowed.test/
