@@ -146,6 +146,14 @@ expect_eq 2 $? "ctl allow --once --for is a usage error"
 expect_eq 422 "$(decide "id=$id&answer=maybe")" "a malformed answer is 422"
 expect_eq 422 "$(decide "id=$id&answer=deny&scope=once&for=10m")" "for with deny is 422"
 
+# ---- a SOCKS5 CONNECT is asked the same way.
+held k1 --socks5-hostname 127.0.0.1:3128 https://allowed.test/
+id=$(wait_question allowed.test 443 1)
+expect_ne "" "$id" "a SOCKS5 CONNECT to allowed.test:443 is held"
+expect_eq "SOCKS5 CONNECT" "$(pending 'q[0]["method"]')" "the question says SOCKS5 CONNECT"
+pctl allow "$id" --once >/dev/null
+expect_eq 200 "$(result k1)" "allowed once, it reaches allowed.test"
+
 # ---- allow once granted nothing: asked again, denied once.
 held d1 $A https://allowed.test/
 id=$(wait_question allowed.test 443 1)
@@ -223,7 +231,7 @@ expect_match "grant       allow other\.test:80 \(uid 0, until the proxy restarts
 expect_match "mode        ask \(what the allowlist refuses is HELD" "$out" "and says loudly it asks"
 expect_eq 1 "$(metrics_get postern_grants session=default kind=allow)" "/metrics: one allow grant"
 expect_eq 1 "$(metrics_get postern_grants session=default kind=deny)" "and one deny grant"
-expect_eq 2 "$(metrics_get postern_asks_total answer=allow_once)" "/metrics: two questions allowed once"
+expect_eq 3 "$(metrics_get postern_asks_total answer=allow_once)" "/metrics: three questions allowed once"
 expect_eq 1 "$(metrics_get postern_asks_total answer=deny_session)" "one denied for the session"
 write_conf 2s
 expect_eq 200 "$(admin_curl -X POST -o /dev/null -w '%{http_code}' http://postern/reload)" "reload"
