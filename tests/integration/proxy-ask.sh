@@ -99,6 +99,16 @@ answer() {
 		"$WORLD_DIR/decide.json" "$1"
 }
 
+# ---- the bridge's name check never waits: answered as report mode would.
+t0=$(date +%s%N)
+out=$(in_px curl -sS --max-time 3 -w ' %{http_code}' "http://127.0.0.1:3128/.well-known/postern/name?host=priv.test")
+expect_match "200$" "$out" "the name check of an unlisted name is answered 200"
+expect_match "ports 22 80 443" "$out" "with the usual ports (the CONNECT that follows is asked)"
+expect_eq 1 "$(( ($(date +%s%N) - t0) / 1000000 < 1000 ))" "at once"
+out=$(in_px curl -sS --max-time 3 -w ' %{http_code}' "http://127.0.0.1:3128/.well-known/postern/name?host=deny.test")
+expect_match "403$" "$out" "a denied name is still refused"
+expect_eq 0 "$(pending 'len(q)')" "and no question was asked"
+
 # ---- two CONNECTs for one host wait on one question; allow once.
 held a1 $A https://allowed.test/
 held a2 $A https://allowed.test/
@@ -135,6 +145,14 @@ pctl allow "$id" --once --for 1m 2>/dev/null
 expect_eq 2 $? "ctl allow --once --for is a usage error"
 expect_eq 422 "$(decide "id=$id&answer=maybe")" "a malformed answer is 422"
 expect_eq 422 "$(decide "id=$id&answer=deny&scope=once&for=10m")" "for with deny is 422"
+
+# ---- a SOCKS5 CONNECT is asked the same way.
+held k1 --socks5-hostname 127.0.0.1:3128 https://allowed.test/
+id=$(wait_question allowed.test 443 1)
+expect_ne "" "$id" "a SOCKS5 CONNECT to allowed.test:443 is held"
+expect_eq "SOCKS5 CONNECT" "$(pending 'q[0]["method"]')" "the question says SOCKS5 CONNECT"
+pctl allow "$id" --once >/dev/null
+expect_eq 200 "$(result k1)" "allowed once, it reaches allowed.test"
 
 # ---- allow once granted nothing: asked again, denied once.
 held d1 $A https://allowed.test/
@@ -213,7 +231,7 @@ expect_match "grant       allow other\.test:80 \(uid 0, until the proxy restarts
 expect_match "mode        ask \(what the allowlist refuses is HELD" "$out" "and says loudly it asks"
 expect_eq 1 "$(metrics_get postern_grants session=default kind=allow)" "/metrics: one allow grant"
 expect_eq 1 "$(metrics_get postern_grants session=default kind=deny)" "and one deny grant"
-expect_eq 2 "$(metrics_get postern_asks_total answer=allow_once)" "/metrics: two questions allowed once"
+expect_eq 3 "$(metrics_get postern_asks_total answer=allow_once)" "/metrics: three questions allowed once"
 expect_eq 1 "$(metrics_get postern_asks_total answer=deny_session)" "one denied for the session"
 write_conf 2s
 expect_eq 200 "$(admin_curl -X POST -o /dev/null -w '%{http_code}' http://postern/reload)" "reload"
