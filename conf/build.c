@@ -272,6 +272,7 @@ cfb_proxy_clear(struct cf_proxy_settings *p)
 	free(p->dns_servers);
 	free(p->state_dir);
 	free(p->upstream_ca_file);
+	free(p->grants_file);
 }
 
 static void

@@ -3,7 +3,9 @@
  * modules that fill it and not part of conf/'s interface: the line reader
  * (reader.c), the table of keys (keys.c), StrictModes (strict.c) and the
  * snapshot builder (config.c), which owns it for one cf_config_parse() or
- * cf_config_load().  Only config.c creates one; the others fill it.
+ * cf_config_load().  Only config.c creates one for a config (grantfile.c
+ * one for a grants file, for the reader and the errors alone); the
+ * others fill it.
  */
 #ifndef POSTERN_CONF_BUILD_H
 #define POSTERN_CONF_BUILD_H

@@ -245,6 +245,26 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 				cfk_add_listen(b, &b->plisten, &b->nplisten, ov->extra_listen[i]);
 			b->line = saved;
 		}
+		if (ov->admin != NULL) {
+			struct cf_listen *one = NULL;
+			size_t n = 0;
+			int saved = b->line;
+
+			free(b->proxy.admin.text);
+			memset(&b->proxy.admin, 0, sizeof(b->proxy.admin));
+			b->proxy.has_admin_group = 0;
+			b->line = 0;
+			if (cfk_add_listen(b, &one, &n, ov->admin) == 0) {
+				if (one[0].kind == CF_LISTEN_UNIX)
+					b->proxy.admin = one[0];
+				else {
+					cfb_err(b, 0, "the admin socket must be unix:PATH (%s)", ov->admin);
+					free(one[0].text);
+				}
+			}
+			free(one);
+			b->line = saved;
+		}
 		if (ov->has_user) {
 			b->proxy.has_user = 1;
 			b->proxy.user = ov->user;
@@ -335,7 +355,9 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 		unsigned m = sb->mode ? sb->mode : b->defaults.mode;
 
 		c->sessions[i].cli_hints = ov != NULL && ov->cli_hints;
-		c->sessions[i].report = (ov != NULL && ov->report) || m == CF_SESS_MODE_REPORT;
+		c->sessions[i].ask = (ov != NULL && ov->ask) || m == CF_SESS_MODE_ASK;
+		c->sessions[i].report = !c->sessions[i].ask &&
+		    ((ov != NULL && ov->report) || m == CF_SESS_MODE_REPORT);
 	}
 	if (c->sessions[0].name == NULL)
 		goto fail;
@@ -402,7 +424,19 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 
 		c->sessions[i].file = c->path;
 		warn_rules(&c->sessions[i], b->diag);
-		/* Loud: a session in report mode enforces no allowlist. */
+		/* Loud: a session in ask mode waits for people, and one in
+		 * report mode enforces no allowlist. */
+		if (c->sessions[i].ask) {
+			if (from->mode == CF_SESS_MODE_ASK)
+				cfb_warn(b->diag, "%s:%d: session %s is in mode = ask: what its allowlist "
+				    "refuses is HELD until an admin answers (postern-proxy ctl pending) "
+				    "or ask_timeout passes", c->path, from->mode_line, c->sessions[i].name);
+			else
+				cfb_warn(b->diag, "session %s is in ask mode (--ask): what its allowlist "
+				    "refuses is HELD until an admin answers or ask_timeout passes",
+				    c->sessions[i].name);
+			continue;
+		}
 		if (!c->sessions[i].report)
 			continue;
 		if (from->mode == CF_SESS_MODE_REPORT)

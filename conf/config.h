@@ -47,6 +47,7 @@ enum cf_sni_mode {
 enum {
 	CF_SESS_MODE_ENFORCE = 1,
 	CF_SESS_MODE_REPORT = 2,
+	CF_SESS_MODE_ASK = 3,
 };
 
 /* [proxy]; durations in milliseconds. */
@@ -64,10 +65,17 @@ struct cf_proxy_settings {
 	 * verified against (NULL: the system store). */
 	char *state_dir;
 	char *upstream_ca_file;
+	/* mode = ask: where ctl grants --save writes the runtime grants, read
+	 * back at start and at every reload (conf/grantfile.h); NULL: none,
+	 * grants end with the process. */
+	char *grants_file;
 	enum cf_sni_mode sni;
 	unsigned connect_timeout_ms;
 	unsigned idle_timeout_ms;
 	unsigned header_timeout_ms;
+	/* mode = ask: how long a held request waits for an admin's answer
+	 * (proxy/ask.h) before it is refused with ask_timeout. */
+	unsigned ask_timeout_ms;
 	unsigned max_connections;
 	unsigned max_headers;
 	size_t max_header_bytes;
@@ -89,6 +97,10 @@ struct cf_session {
 	 * the allowlist would refuse is allowed and audited as would-deny
 	 * (cf_decide); every other refusal stays. */
 	int report;
+	/* mode = ask (its own, [defaults]' or cf_overrides.ask): what the
+	 * allowlist refuses is held while an admin is asked (proxy/ask.h);
+	 * nothing is allowed without an answer.  Never set with REPORT. */
+	int ask;
 	struct cf_listen *listen;
 	size_t nlisten;
 	const struct cf_rule **allow;
@@ -155,6 +167,10 @@ struct cf_overrides {
 	const char *const *extra_listen; /* listeners for the default session */
 	size_t n_extra_listen;
 	int replace_listen;              /* they replace [proxy]'s listeners */
+	/* "unix:PATH": the admin socket, in place of the file's [proxy]
+	 * admin and admin_group (so at mode 0600); postern-sidecar run --ask,
+	 * whose per-run socket is the only way to answer its questions. */
+	const char *admin;
 	int has_user;                    /* override [proxy] user */
 	uid_t user;
 	const char *default_name;        /* name of the default session, or
@@ -180,6 +196,10 @@ struct cf_overrides {
 	/* Nonzero: every session is in mode = report, whatever the file
 	 * says (postern-sidecar run --report). */
 	int report;
+	/* Nonzero: every session is in mode = ask, whatever the file says
+	 * (postern-sidecar run --ask); it wins over REPORT, since holding
+	 * a request is the stricter of the two. */
+	int ask;
 };
 
 /*
@@ -247,5 +267,12 @@ const struct cf_pin *cf_config_pin_at(const struct cf_config *c, size_t i);
 #include "conf/decide.h"
 /* Named secrets, their bindings and placeholders (conf/secret.c). */
 #include "conf/secret.h"
+
+/*
+ * A duration as the config writes one (500ms, 10s, 15m, 1h: above zero, at
+ * most 30 days) into *MS.  Returns 0, or -EINVAL with *WHY, one sentence.
+ * For what takes a duration from elsewhere (the admin socket's "for").
+ */
+int cf_duration_parse(const char *s, unsigned *ms, const char **why);
 
 #endif

@@ -37,6 +37,8 @@ static const char *const reason_codes[] = {
 	[CF_R_UPSTREAM_TLS_FAILED] = "upstream_tls_failed",
 	[CF_R_METHOD_NOT_ALLOWED] = "method_not_allowed",
 	[CF_R_BUDGET_EXCEEDED] = "budget_exceeded",
+	[CF_R_ASK_TIMEOUT] = "ask_timeout",
+	[CF_R_DENIED_BY_ADMIN] = "denied_by_admin",
 };
 
 const char *

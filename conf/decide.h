@@ -45,6 +45,8 @@ enum cf_reason {
 	CF_R_UPSTREAM_TLS_FAILED,    /* the upstream of a terminated tunnel failed TLS */
 	CF_R_METHOD_NOT_ALLOWED,     /* the host's rules admit other methods only */
 	CF_R_BUDGET_EXCEEDED,        /* the allowing rule's up=, rps= or conns= is spent */
+	CF_R_ASK_TIMEOUT,            /* mode = ask: no admin answered in ask_timeout */
+	CF_R_DENIED_BY_ADMIN,        /* an admin's answer or runtime grant denies it */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

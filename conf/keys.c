@@ -56,6 +56,12 @@ parse_duration(const char *s, unsigned *ms, const char **why)
 	return 0;
 }
 
+int
+cf_duration_parse(const char *s, unsigned *ms, const char **why)
+{
+	return parse_duration(s, ms, why);
+}
+
 /* "32768", "32k", "1m". */
 static int
 parse_size(const char *s, size_t *out, const char **why)
@@ -467,7 +473,8 @@ static void
 set_path(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
     const char *value, const char *shown)
 {
-	char **f = k->arg == 0 ? &b->proxy.state_dir : &b->proxy.upstream_ca_file;
+	char **f = k->arg == 0 ? &b->proxy.state_dir : k->arg == 1 ? &b->proxy.upstream_ca_file :
+	    &b->proxy.grants_file;
 	char *v;
 
 	(void)s;
@@ -548,17 +555,11 @@ set_choice(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	cfb_err(b, b->line, "%s is %s (%s)", k->name, words, shown);
 }
 
-/* mode = enforce | report; "ask" (issue 17) is named so that a file
- * written for it is refused, not read as a typo. */
+/* mode = enforce | report | ask, and its line (for the warning). */
 static void
 set_mode(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
     const char *value, const char *shown)
 {
-	if (strcmp(value, "ask") == 0) {
-		cfb_err(b, b->line, "mode = ask is not implemented yet: mode is enforce or report (%s)",
-		    shown);
-		return;
-	}
 	set_choice(b, k, s, value, shown);
 	if (s != NULL)
 		memcpy(field(b, s, k->off_line), &b->line, sizeof(b->line));
@@ -735,13 +736,13 @@ show_log(const struct key *k, const struct cf_proxy_settings *p, char *buf, size
 static void
 show_path(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
 {
-	const char *v = k->arg == 0 ? p->state_dir : p->upstream_ca_file;
+	const char *v = k->arg == 0 ? p->state_dir : k->arg == 1 ? p->upstream_ca_file : p->grants_file;
 
 	if (v != NULL)
 		snprintf(buf, size, "%s", v);
 	else
 		snprintf(buf, size, "%s", k->arg == 0 ? "(none: session CAs live in memory only)" :
-		    "(the system store)");
+		    k->arg == 1 ? "(the system store)" : "(none: runtime grants end with the process)");
 }
 
 static void
@@ -902,7 +903,8 @@ static const struct choice sni_modes[] = {
 	{ "match", CF_SNI_MATCH }, { "strict", CF_SNI_STRICT }, { "off", CF_SNI_OFF }, { NULL, 0 },
 };
 static const struct choice sess_modes[] = {
-	{ "enforce", CF_SESS_MODE_ENFORCE }, { "report", CF_SESS_MODE_REPORT }, { NULL, 0 },
+	{ "enforce", CF_SESS_MODE_ENFORCE }, { "report", CF_SESS_MODE_REPORT },
+	{ "ask", CF_SESS_MODE_ASK }, { NULL, 0 },
 };
 static const struct choice yes_no[] = { { "yes", 1 }, { "no", 0 }, { NULL, 0 } };
 
@@ -931,6 +933,8 @@ static const struct key proxy_keys[] = {
 	  .show = show_duration },
 	{ .name = "header_timeout", .set = set_duration, PX(header_timeout_ms), .dflt = 10 * 1000,
 	  .show = show_duration },
+	{ .name = "ask_timeout", .set = set_duration, PX(ask_timeout_ms), .dflt = 60 * 1000,
+	  .show = show_duration },
 	{ .name = "max_connections", .set = set_count, PX(max_connections), .min = 1, .max = 1000000,
 	  .dflt = 10000, .show = show_count },
 	{ .name = "max_headers", .set = set_count, PX(max_headers), .min = 1, .max = 10000, .dflt = 100,
@@ -940,6 +944,7 @@ static const struct key proxy_keys[] = {
 	{ .name = "revoke", .set = set_choice, PX(revoke), .choices = yes_no, .dflt = 0, .show = show_choice },
 	{ .name = "state_dir", .set = set_path, .arg = 0, .show = show_path },
 	{ .name = "upstream_ca_file", .set = set_path, .arg = 1, .show = show_path },
+	{ .name = "grants_file", .set = set_path, .arg = 2, .show = show_path },
 	{ .name = NULL },
 };
 

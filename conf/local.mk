@@ -7,6 +7,7 @@ libpostern_conf_a_SOURCES = \
 	conf/config.c conf/config.h \
 	conf/build.c conf/build.h \
 	conf/reader.c conf/reader.h \
+	conf/grantfile.c conf/grantfile.h \
 	conf/keys.c conf/keys.h \
 	conf/pins.c conf/pins.h \
 	conf/strict.c conf/strict.h \

@@ -39,6 +39,8 @@ new_request(struct px_conn *c)
 {
 	c->requests++;
 	c->decided = 0;
+	c->ask_id = 0;
+	c->granted = 0;
 	c->host.kind = 0;
 	c->method[0] = '\0';
 	c->path[0] = '\0';
@@ -313,6 +315,8 @@ head_next(struct px_conn *c)
 {
 	c->head_timer_armed = 0;
 	c->decided = 0;
+	c->ask_id = 0;
+	c->granted = 0;
 	c->close_why = NULL;
 	c->host.kind = 0;
 	c->addr[0] = '\0';

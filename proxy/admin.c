@@ -31,12 +31,17 @@
 #include <sys/un.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "base/cursor.h"
 #include "conf/config.h"
 #include "proxy/admin.h"
+#include "proxy/ask.h"
+#include "proxy/audit.h"
+#include "proxy/grants.h"
 #include "proxy/learn.h"
 #include "proxy/log.h"
 #include "proxy/loopcall.h"
@@ -238,7 +243,9 @@ learn_into(struct px_admin *a, const char *session, struct evbuffer *b)
  * What the admin thread asks of the loop: everything that reads or changes
  * the server's state runs there (loopcall.h), never on the admin thread.
  */
-enum job_kind { JOB_STATUS, JOB_METRICS, JOB_RELOAD, JOB_LEARN };
+enum job_kind {
+	JOB_STATUS, JOB_METRICS, JOB_RELOAD, JOB_LEARN, JOB_PENDING, JOB_DECIDE, JOB_GRANTS, JOB_SAVE
+};
 
 struct job {
 	struct px_admin *a;
@@ -248,7 +255,137 @@ struct job {
 	struct evbuffer *b; /* the admin thread's; written only by the loop
 			     * while the job runs */
 	int code;
+	/* POST /decide, parsed on the admin thread: the question, the
+	 * answer, a grant's time (0: none), and who asks (SO_PEERCRED). */
+	unsigned id;
+	enum px_ask_answer answer;
+	unsigned for_ms;
+	long uid;
 };
+
+/*
+ * On the loop: answer question J->id.  An answer for the session leaves a
+ * runtime grant first (audited: who, when, until), so that a request the
+ * released ones make next finds it; then every waiter is released.
+ */
+static int
+decide_into(struct job *j)
+{
+	struct px_server *srv = j->a->srv;
+	struct px_ask *ask = px_server_ask(srv);
+	struct px_ask_q q;
+	int session = j->answer == PX_ASK_ALLOW_SESSION || j->answer == PX_ASK_DENY_SESSION;
+	int allow = j->answer == PX_ASK_ALLOW_ONCE || j->answer == PX_ASK_ALLOW_SESSION;
+	time_t now = time(NULL), until = 0;
+	size_t released = 0;
+	char until_s[32], msg[120];
+
+	if (ask == NULL || px_ask_find(ask, j->id, &q) != 0) {
+		snprintf(msg, sizeof(msg), "question %u is not pending (answered, expired, or never asked)",
+		    j->id);
+		if (j->text) {
+			evbuffer_add_printf(j->b, "%s\n", msg);
+			return 404;
+		}
+		evbuffer_add_printf(j->b, "{\"error\":");
+		px_status_json_str(j->b, msg);
+		evbuffer_add_printf(j->b, "}\n");
+		return 404;
+	}
+	if (session) {
+		struct px_json l;
+		int rc;
+
+		if (j->for_ms > 0)
+			until = now + (time_t)((j->for_ms + 999) / 1000);
+		rc = px_grants_add(px_server_grants(srv), q.session, q.host, q.port,
+		    allow ? PX_GRANT_ALLOW : PX_GRANT_DENY, j->uid, now, until);
+		if (rc != 0) {
+			evbuffer_add_printf(j->b, "{\"error\":\"%s\"}\n", strerror(-rc));
+			return 500;
+		}
+		px_json_begin(&l, "grant");
+		px_json_str(&l, "session", q.session);
+		px_json_str(&l, "host", q.host);
+		px_json_num(&l, "port", q.port);
+		px_json_str(&l, "grant", allow ? "allow" : "deny");
+		px_json_num(&l, "asked", j->id);
+		px_json_num(&l, "uid", j->uid);
+		px_status_iso_time(now, until_s, sizeof(until_s));
+		px_json_str(&l, "when", until_s);
+		if (until != 0) {
+			px_status_iso_time(until, until_s, sizeof(until_s));
+			px_json_str(&l, "until", until_s);
+		}
+		px_json_num(&l, "generation", (int64_t)px_server_generation(srv));
+		px_json_emit(&l, px_server_audit(srv));
+	}
+	log_info("question %u (session %s, %s:%u) answered %s by uid %ld", j->id, q.session, q.host,
+	    q.port, px_ask_answer_word(j->answer), j->uid);
+	/* Q's strings are the question's: not used past this point. */
+	(void)px_ask_answer(ask, j->id, j->answer, &released);
+	if (j->text) {
+		evbuffer_add_printf(j->b, "question %u: %s %s (%zu request%s released)", j->id,
+		    allow ? "allow" : "deny", session ? "for the session" : "once", released,
+		    released == 1 ? "" : "s");
+		if (session && until != 0) {
+			px_status_iso_time(until, until_s, sizeof(until_s));
+			evbuffer_add_printf(j->b, ", until %s\n", until_s);
+		} else {
+			evbuffer_add_printf(j->b, "%s\n", session ? ", until the proxy restarts" : "");
+		}
+		return 200;
+	}
+	evbuffer_add_printf(j->b, "{\"id\":%u,\"answer\":\"%s\",\"scope\":\"%s\",\"released\":%zu,"
+	    "\"until\":", j->id, allow ? "allow" : "deny", session ? "session" : "once", released);
+	if (until != 0) {
+		px_status_iso_time(until, until_s, sizeof(until_s));
+		evbuffer_add_printf(j->b, "\"%s\"}\n", until_s);
+	} else {
+		evbuffer_add_printf(j->b, "null}\n");
+	}
+	return 200;
+}
+
+/* On the loop: POST /grants/save, the grants with no end into grants_file. */
+static int
+save_into(struct job *j)
+{
+	struct px_server *srv = j->a->srv;
+	const char *path = cf_config_proxy(px_server_config(srv))->grants_file;
+	size_t saved = 0, skipped = 0;
+	char why[600];
+
+	if (path == NULL) {
+		snprintf(why, sizeof(why), "no grants_file in [proxy] of %s: there is nowhere to save "
+		    "the grants", cf_config_path(px_server_config(srv)));
+		goto fail;
+	}
+	if (px_grants_save(px_server_grants(srv), path, time(NULL), &saved, &skipped, why,
+	    sizeof(why)) != 0)
+		goto fail;
+	log_info("grants_file %s: %zu grant(s) saved, %zu timed one(s) not", path, saved, skipped);
+	if (j->text) {
+		evbuffer_add_printf(j->b, "saved %zu grant(s) to %s\n", saved, path);
+		if (skipped > 0)
+			evbuffer_add_printf(j->b, "not saved: %zu grant(s) with an end (--for): read back, "
+			    "a grant has none; each is a comment in the file\n", skipped);
+		return 200;
+	}
+	evbuffer_add_printf(j->b, "{\"saved\":%zu,\"not_saved_timed\":%zu,\"path\":", saved, skipped);
+	px_status_json_str(j->b, path);
+	evbuffer_add_printf(j->b, "}\n");
+	return 200;
+fail:
+	if (j->text) {
+		evbuffer_add_printf(j->b, "%s\n", why);
+	} else {
+		evbuffer_add_printf(j->b, "{\"error\":");
+		px_status_json_str(j->b, why);
+		evbuffer_add_printf(j->b, "}\n");
+	}
+	return 409;
+}
 
 static void
 job_run(void *arg)
@@ -271,6 +408,18 @@ job_run(void *arg)
 		break;
 	case JOB_LEARN:
 		j->code = learn_into(j->a, j->session, j->b);
+		break;
+	case JOB_PENDING:
+		px_status_pending(j->a->srv, j->text, j->b);
+		break;
+	case JOB_GRANTS:
+		px_status_grants(j->a->srv, j->text, j->b);
+		break;
+	case JOB_DECIDE:
+		j->code = decide_into(j);
+		break;
+	case JOB_SAVE:
+		j->code = save_into(j);
 		break;
 	}
 }
@@ -307,6 +456,87 @@ serve_job(struct px_admin *a, struct evhttp_request *req, struct job *j)
 	    j->code == 404 ? "Not Found" : j->code == 500 ? "Internal Server Error" :
 	    "Unprocessable Entity", type, j->b);
 	evbuffer_free(j->b);
+}
+
+/* The uid of the admin client on REQ's connection (SO_PEERCRED), -1 when
+ * it cannot be told: who answered is in every grant. */
+static long
+peer_uid(struct evhttp_request *req)
+{
+	struct evhttp_connection *con = evhttp_request_get_connection(req);
+	struct bufferevent *bev = con != NULL ? evhttp_connection_get_bufferevent(con) : NULL;
+	int fd = bev != NULL ? bufferevent_getfd(bev) : -1;
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+		return -1;
+	return (long)cr.uid;
+}
+
+/*
+ * POST /decide's body, application/x-www-form-urlencoded (parsed by
+ * libevent's evhttp_parse_query_str()): id=N&answer=allow|deny
+ * [&scope=once|session (default session)][&for=DURATION (allow for the
+ * session only)].  Fills J; 0, or -EINVAL with one sentence in *WHY.
+ */
+static int
+parse_decide(struct evhttp_request *req, struct job *j, const char **why)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	size_t n = evbuffer_get_length(in);
+	struct evkeyvalq kv;
+	struct evkeyval *e;
+	const char *id = NULL, *answer = NULL, *scope = NULL, *dur = NULL;
+	char body[ADMIN_MAX_BODY + 1];
+	uint64_t v;
+	int rc = -EINVAL;
+
+	TAILQ_INIT(&kv);
+	*why = "the body is id=N&answer=allow|deny[&scope=once|session][&for=DURATION]";
+	if (n > ADMIN_MAX_BODY)
+		return -EINVAL;
+	evbuffer_copyout(in, body, n);
+	body[n] = '\0';
+	if (strlen(body) != n || evhttp_parse_query_str(body, &kv) != 0)
+		goto out;
+	TAILQ_FOREACH(e, &kv, next) {
+		const char **slot = strcmp(e->key, "id") == 0 ? &id : strcmp(e->key, "answer") == 0 ?
+		    &answer : strcmp(e->key, "scope") == 0 ? &scope : strcmp(e->key, "for") == 0 ? &dur :
+		    NULL;
+
+		if (slot == NULL || *slot != NULL)
+			goto out;   /* unknown or given twice */
+		*slot = e->value;
+	}
+	if (id == NULL || bs_num_parse(id, strlen(id), UINT32_MAX, 0, &v) != 0 || v == 0) {
+		*why = "id is the question's number (GET /pending)";
+		goto out;
+	}
+	j->id = (unsigned)v;
+	if (scope == NULL)
+		scope = "session";
+	if (answer == NULL || (strcmp(answer, "allow") != 0 && strcmp(answer, "deny") != 0) ||
+	    (strcmp(scope, "once") != 0 && strcmp(scope, "session") != 0)) {
+		*why = "answer is allow or deny, scope once or session";
+		goto out;
+	}
+	if (answer[0] == 'a')
+		j->answer = scope[0] == 'o' ? PX_ASK_ALLOW_ONCE : PX_ASK_ALLOW_SESSION;
+	else
+		j->answer = scope[0] == 'o' ? PX_ASK_DENY_ONCE : PX_ASK_DENY_SESSION;
+	if (dur != NULL) {
+		if (j->answer != PX_ASK_ALLOW_SESSION) {
+			*why = "for is given only with answer=allow and scope=session";
+			goto out;
+		}
+		if (cf_duration_parse(dur, &j->for_ms, why) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	evhttp_clear_headers(&kv);
+	return rc;
 }
 
 /* On the admin thread. */
@@ -352,6 +582,40 @@ request_cb(struct evhttp_request *req, void *arg)
 		j.kind = JOB_LEARN;
 		serve_job(a, req, &j);
 		evhttp_clear_headers(&q);
+		return;
+	}
+	if (strcmp(path, "/pending") == 0 || strcmp(path, "/grants") == 0) {
+		if (!get) {
+			reply_error(req, 405, "Method Not Allowed", "GET, HEAD");
+			return;
+		}
+		j.kind = path[1] == 'p' ? JOB_PENDING : JOB_GRANTS;
+		serve_job(a, req, &j);
+		return;
+	}
+	if (strcmp(path, "/grants/save") == 0) {
+		if (cmd != EVHTTP_REQ_POST) {
+			reply_error(req, 405, "Method Not Allowed", "POST");
+			return;
+		}
+		j.kind = JOB_SAVE;
+		serve_job(a, req, &j);
+		return;
+	}
+	if (strcmp(path, "/decide") == 0) {
+		const char *why = NULL;
+
+		if (cmd != EVHTTP_REQ_POST) {
+			reply_error(req, 405, "Method Not Allowed", "POST");
+			return;
+		}
+		if (parse_decide(req, &j, &why) != 0) {
+			reply_error(req, 422, why, NULL);
+			return;
+		}
+		j.uid = peer_uid(req);
+		j.kind = JOB_DECIDE;
+		serve_job(a, req, &j);
 		return;
 	}
 	if (strcmp(path, "/reload") == 0) {

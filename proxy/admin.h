@@ -1,7 +1,7 @@
 /*
  * proxy/admin.h: the admin socket (`admin = unix:PATH` in [proxy]), a
  * libevent evhttp server on a UNIX socket: GET /status, GET /metrics,
- * POST /reload.  See postern-proxy(8), "ADMIN SOCKET".
+ * POST /reload, and mode = ask's GET /pending, POST /decide, GET /grants.  See postern-proxy(8), "ADMIN SOCKET".
  */
 #ifndef POSTERN_PROXY_ADMIN_H
 #define POSTERN_PROXY_ADMIN_H

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -20,11 +21,13 @@
 #include <event2/util.h>
 
 #include "conf/config.h"
+#include "proxy/ask.h"
 #include "proxy/conn.h"
 #include "proxy/h2.h"
 #include "proxy/conns.h"
 #include "proxy/connect.h"
 #include "proxy/dns.h"
+#include "proxy/grants.h"
 #include "proxy/log.h"
 #include "proxy/loopcall.h"
 #include "proxy/sni.h"
@@ -345,6 +348,7 @@ px_conn_free(struct px_conn *c, const char *why)
 
 	px_budget_release(c->budget, 1);
 	px_budget_release(c->req_budget, 0);
+	px_ask_leave(c->askw);
 	px_dns_cancel(c->dnsq);
 	px_connect_cancel(c->connector);
 	px_splice_free(c->spl);
@@ -414,6 +418,65 @@ px_conn_idle_timeout(struct px_conn *c)
 		return;
 	}
 	px_conn_arm_timer(c, (unsigned)(p->idle_timeout_ms - (unsigned long)idle));
+}
+
+/* ---- runtime grants and admins' answers (issue 17) ------------------------ */
+
+/* The allowlist's own refusals: what report mode relaxes, mode = ask
+ * holds, and a runtime grant answers.  Never a deny rule, an address, SNI,
+ * the parser or a secret's binding. */
+int
+px_allowlist_refusal(enum cf_reason r)
+{
+	return r == CF_R_HOST_NOT_ALLOWED || r == CF_R_PORT_NOT_ALLOWED ||
+	    r == CF_R_PATH_NOT_ALLOWED || r == CF_R_METHOD_NOT_ALLOWED;
+}
+
+/*
+ * An admin decides C's request (an answer, or a grant one left): allowed
+ * with no rule (so no "private"; BY, the host's own rule that refused
+ * another port, path or method, still says whether its address may be
+ * private, as for report mode), or refused with denied_by_admin.
+ */
+void
+px_conn_admin_decides(struct px_conn *c, int allow, const struct cf_rule *by, const char *how)
+{
+	struct cf_decision *d = &c->dec;
+
+	d->allow = allow;
+	d->reason = allow ? CF_R_ALLOWED : CF_R_DENIED_BY_ADMIN;
+	d->rule = NULL;
+	d->would = CF_R_ALLOWED;
+	d->would_rule = allow ? by : NULL;
+	snprintf(d->detail, sizeof(d->detail), "%s", how);
+	c->granted = allow;
+}
+
+/*
+ * Runtime grants (grants.h) speak where the allowlist refused C's request,
+ * or in report mode would have, in every mode: an admin's allow is a rule
+ * added at run time, and a deny is kept even in report mode, as a deny
+ * rule is.  An expired grant is dropped and says nothing.
+ */
+void
+px_conn_grant(struct px_conn *c)
+{
+	struct cf_decision *d = &c->dec;
+	enum cf_reason why = d->allow ? d->would : d->reason;
+	const struct cf_rule *by = d->allow ? d->would_rule : d->rule;
+	const struct px_grant *g;
+	char h[CF_HOST_TEXT_MAX], how[CF_HOST_TEXT_MAX + 200];
+
+	if (!px_allowlist_refusal(why) || px_server_grants(c->srv) == NULL)
+		return;
+	px_conn_host_text(c, h, sizeof(h));
+	g = px_grants_find(px_server_grants(c->srv), c->session, h, c->port, time(NULL));
+	if (g == NULL)
+		return;
+	snprintf(how, sizeof(how), "%s by a runtime grant: an admin (uid %ld) answered %s for session %s",
+	    g->kind == PX_GRANT_ALLOW ? "allowed" : "denied", g->uid,
+	    px_grant_kind_word(g->kind), c->session);
+	px_conn_admin_decides(c, g->kind == PX_GRANT_ALLOW, by, how);
 }
 
 /* Placeholders are cut from the path before anything shows it. */

@@ -53,6 +53,7 @@
 #define REFUSING_MAX 256
 
 struct px_conn;
+struct px_ask_wait;
 
 /*
  * A phase of the connection: the callbacks of its two bufferevents and of
@@ -244,6 +245,17 @@ struct px_conn {
 	struct px_budget *budget, *req_budget;
 	int budget_over;
 	unsigned retry_after;
+	/*
+	 * mode = ask (proxy/ask.h): ASKW while the request is held on a
+	 * question (px_conn_free() leaves it); ASK_ID, the question it was
+	 * held on (0: not asked) and ASK_ANSWER, the answer (enum
+	 * px_ask_answer), for its decision line.  GRANTED: allowed by a
+	 * runtime grant or an admin's answer, not by a rule.
+	 */
+	struct px_ask_wait *askw;
+	unsigned ask_id;
+	int ask_answer;
+	int granted;
 };
 
 /* The budget the bytes C sends up now count against, or NULL. */
@@ -316,6 +328,20 @@ const struct cf_proxy_settings *px_conn_settings(const struct px_conn *c);
  * (conn.c; decide.c and, for HTTP/2 streams, term2.c call it). */
 void px_conn_redact_path(struct px_conn *c);
 void px_conn_host_text(const struct px_conn *c, char *buf, size_t size);
+/* Nonzero for the allowlist's own refusals (host, port, path or method
+ * not allowed): what report mode relaxes, mode = ask holds and a runtime
+ * grant answers; never a deny rule, an address, SNI, the parser or a
+ * secret's binding. */
+int px_allowlist_refusal(enum cf_reason r);
+/* An admin decides C's request (an answer, or the grant one left): C->dec
+ * becomes an allow with no rule (BY, the rule that refused it, still says
+ * whether its address may be private) or a refusal, denied_by_admin, with
+ * HOW as its detail. */
+void px_conn_admin_decides(struct px_conn *c, int allow, const struct cf_rule *by, const char *how);
+/* Where the allowlist refused C->dec (or, in report mode, would have), a
+ * runtime grant for C's session, host and port (grants.h) decides it
+ * instead (px_conn_admin_decides()); without one C->dec is left as is. */
+void px_conn_grant(struct px_conn *c);
 long px_conn_ms_since(const struct timeval *then, const struct timeval *now);
 
 /* ---- the two sides (relayd's se_in/se_out) ---- */

@@ -35,12 +35,21 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: postern-proxy ctl status|reload|metrics|learn SESSION [--admin PATH] [-c FILE]\n"
+	    "usage: postern-proxy ctl COMMAND [--admin PATH] [-c FILE]\n"
 	    "  status   what the running proxy serves: config generation, last reload, sessions\n"
 	    "  reload   reload the config now; prints whether it was taken, or every error\n"
 	    "  metrics  the Prometheus metrics, as served\n"
-	    "  learn SESSION  an allow_hosts block of what SESSION's allowlist refused or would refuse\n"
-	    "  --admin PATH  the admin socket (default: `admin` in FILE's [proxy], else %s)\n",
+	    "  learn SESSION               an allow_hosts block of what SESSION's allowlist\n"
+	    "                              refused or would refuse\n"
+	    "  pending [--json]            the questions of sessions in mode = ask\n"
+	    "  allow ID [--once] [--for DURATION]\n"
+	    "                              allow question ID's requests, and (without --once) its\n"
+	    "                              host and port for the session, for DURATION or no end\n"
+	    "  deny ID [--once]            refuse them, and (without --once) for the session\n"
+	    "  grants [--json] [--save]    the runtime grants in force; --save writes those\n"
+	    "                              with no end to grants_file\n"
+	    "  --admin PATH  the admin socket (default: `admin` in FILE's [proxy], else %s)\n"
+	    "exit status: 0 done, 1 failed (for allow and deny: ID is not pending), 2 usage\n",
 	    PX_CTL_DEFAULT_ADMIN);
 }
 
@@ -263,13 +272,19 @@ px_ctl_main(int argc, char **argv)
 		{ "admin", required_argument, NULL, 'a' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "for", required_argument, NULL, 'f' },
+		{ "save", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
-	const char *admin = NULL, *file = NULL, *cmd, *req, *body, *session = NULL;
-	char *resp = NULL, learnreq[200];
+	char reqbuf[512], learnreq[200];
+	const char *admin = NULL, *file = NULL, *cmd, *req, *body, *dur = NULL, *id = NULL;
+	const char *session = NULL;
+	char *resp = NULL;
 	size_t len = 0, bodylen = 0;
-	int ch, rc = 1, status = 0, err;
+	int ch, rc = 1, status = 0, err, json = 0, once = 0, save = 0;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+a:c:h", opts, NULL)) != -1) {
@@ -293,22 +308,46 @@ px_ctl_main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	cmd = argv[optind++];
+	cmd = argv[optind];
+	/* The rest is parsed anew (optind 0 makes getopt start over, and in
+	 * its permuting order, which the "+" above had fixed), so that
+	 * options and an id may come in any order after the command. */
+	argv += optind;
+	argc -= optind;
+	optind = 0;
 	while ((ch = getopt_long(argc, argv, "a:c:h", opts, NULL)) != -1) {
 		if (ch == 'a')
 			admin = optarg;
 		else if (ch == 'c')
 			file = optarg;
+		else if (ch == 'j')
+			json = 1;
+		else if (ch == 'o')
+			once = 1;
+		else if (ch == 'f')
+			dur = optarg;
+		else if (ch == 's')
+			save = 1;
 		else {
 			usage(ch == 'h' ? stdout : stderr);
 			return ch == 'h' ? 0 : 2;
 		}
 	}
-	/* learn takes the session's name; every other command nothing. */
+	/* learn takes the session's name, allow and deny the question's id
+	 * (ctl pending lists them); every other command nothing. */
 	if (strcmp(cmd, "learn") == 0 && optind < argc)
 		session = argv[optind++];
+	else if ((strcmp(cmd, "allow") == 0 || strcmp(cmd, "deny") == 0) && optind < argc)
+		id = argv[optind++];
 	if (optind != argc) {
 		fprintf(stderr, "postern-proxy ctl: unexpected argument: %s\n", argv[optind]);
+		return 2;
+	}
+	if ((json && strcmp(cmd, "pending") != 0 && strcmp(cmd, "grants") != 0) ||
+	    (once && strcmp(cmd, "allow") != 0 && strcmp(cmd, "deny") != 0) ||
+	    (dur != NULL && strcmp(cmd, "allow") != 0) || (save && strcmp(cmd, "grants") != 0)) {
+		fprintf(stderr, "postern-proxy ctl: %s takes no %s\n", cmd,
+		    json ? "--json" : once ? "--once" : dur != NULL ? "--for" : "--save");
 		return 2;
 	}
 	if (strcmp(cmd, "status") == 0)
@@ -339,7 +378,43 @@ px_ctl_main(int argc, char **argv)
 	} else if (strcmp(cmd, "reload") == 0)
 		req = "POST /reload HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n"
 		    "Content-Length: 0\r\n\r\n";
-	else {
+	else if (strcmp(cmd, "pending") == 0)
+		req = json ? "GET /pending HTTP/1.0\r\nHost: postern\r\n\r\n" :
+		    "GET /pending HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
+	else if (strcmp(cmd, "grants") == 0 && save)
+		req = json ? "POST /grants/save HTTP/1.0\r\nHost: postern\r\nContent-Length: 0\r\n\r\n" :
+		    "POST /grants/save HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n"
+		    "Content-Length: 0\r\n\r\n";
+	else if (strcmp(cmd, "grants") == 0)
+		req = json ? "GET /grants HTTP/1.0\r\nHost: postern\r\n\r\n" :
+		    "GET /grants HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
+	else if (strcmp(cmd, "allow") == 0 || strcmp(cmd, "deny") == 0) {
+		char form[160];
+		uint64_t v;
+		unsigned ms;
+		const char *why = NULL;
+
+		if (id == NULL || bs_num_parse(id, strlen(id), UINT32_MAX, 0, &v) != 0 || v == 0) {
+			fprintf(stderr, "postern-proxy ctl: %s takes the id of a pending question "
+			    "(postern-proxy ctl pending)%s%s\n", cmd, id ? ", not " : "", id ? id : "");
+			return 2;
+		}
+		if (dur != NULL && once) {
+			fprintf(stderr, "postern-proxy ctl: --for is the length of a grant for the session; "
+			    "--once leaves none\n");
+			return 2;
+		}
+		if (dur != NULL && cf_duration_parse(dur, &ms, &why) != 0) {
+			fprintf(stderr, "postern-proxy ctl: --for %s: %s\n", dur, why);
+			return 2;
+		}
+		snprintf(form, sizeof(form), "id=%llu&answer=%s&scope=%s%s%s", (unsigned long long)v, cmd,
+		    once ? "once" : "session", dur ? "&for=" : "", dur ? dur : "");
+		snprintf(reqbuf, sizeof(reqbuf), "POST /decide HTTP/1.0\r\nHost: postern\r\n"
+		    "Accept: text/plain\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+		    "Content-Length: %zu\r\n\r\n%s", strlen(form), form);
+		req = reqbuf;
+	} else {
 		fprintf(stderr, "postern-proxy ctl: unknown command: %s\n", cmd);
 		usage(stderr);
 		return 2;
@@ -362,6 +437,18 @@ px_ctl_main(int argc, char **argv)
 	}
 	if (px_ctl_parse_response(resp, len, &status, &body, &bodylen) != 0) {
 		fprintf(stderr, "postern-proxy ctl: %s: not an HTTP response\n", admin);
+		goto out;
+	}
+	if (id != NULL && status == 404) {
+		/* Answered already, expired, or never asked: the body says. */
+		fprintf(stderr, "postern-proxy ctl: ");
+		fwrite(body, 1, bodylen, stderr);
+		goto out;
+	}
+	if (save && status == 409) {
+		/* No grants_file, or it could not be written: the body says. */
+		fprintf(stderr, "postern-proxy ctl: ");
+		fwrite(body, 1, bodylen, stderr);
 		goto out;
 	}
 	if (strcmp(cmd, "reload") == 0 && (status == 422 || status == 409)) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <netinet/in.h>
@@ -28,11 +29,14 @@
 #include "conf/etchosts.h"
 #include "conf/secret.h"
 #include "proxy/budget.h"
+#include "proxy/ask.h"
 #include "proxy/conn.h"
 #include "proxy/conns.h"
 #include "proxy/connect.h"
 #include "proxy/dns.h"
+#include "proxy/grants.h"
 #include "proxy/http.h"
+#include "proxy/log.h"
 #include "proxy/prio.h"
 #include "proxy/sessreq.h"
 #include "proxy/socks.h"
@@ -52,6 +56,107 @@ lookup_timeout(struct px_conn *c)
 static const struct px_phase lookup_phase = {
 	.name = "lookup", .cli_event = px_conn_event_close, .timeout = lookup_timeout,
 };
+
+/* ---- runtime grants and mode = ask (issue 17) ---------------------------- */
+
+/* Is C's refused request one to hold (mode = ask)? */
+static int
+askable(const struct px_conn *c)
+{
+	return c->sess->ask && !c->dec.allow && px_allowlist_refusal(c->dec.reason) &&
+	    px_server_ask(c->srv) != NULL;
+}
+
+static void start_lookup(struct px_conn *c);
+
+/* The answer to the question C waits on (ask.h). */
+static void
+ask_done(void *arg, unsigned id, enum px_ask_answer answer)
+{
+	struct px_conn *c = arg;
+	char d[sizeof(c->dec.detail)];
+
+	c->askw = NULL;
+	c->ask_id = id;
+	c->ask_answer = (int)answer;
+	switch (answer) {
+	case PX_ASK_GONE:
+		px_conn_free(c, "client gone while asked");
+		return;
+	case PX_ASK_TIMEOUT:
+		/* C->dec keeps the allowlist's refusal: the line to add is
+		 * still the way to allow it (tell.c). */
+		snprintf(d, sizeof(d), "no admin answered question %u within ask_timeout (%u ms); "
+		    "the allowlist refused it: %.300s", id, px_conn_settings(c)->ask_timeout_ms,
+		    c->dec.detail);
+		px_conn_refuse(c, 403, CF_R_ASK_TIMEOUT, NULL, d);
+		return;
+	case PX_ASK_DENY_ONCE:
+	case PX_ASK_DENY_SESSION:
+		snprintf(d, sizeof(d), "an admin denied it (question %u: %s)", id,
+		    px_ask_answer_word(answer));
+		px_conn_admin_decides(c, 0, NULL, d);
+		px_conn_refuse(c, 403, CF_R_DENIED_BY_ADMIN, NULL, d);
+		return;
+	default:
+		snprintf(d, sizeof(d), "allowed by an admin (question %u: %s)", id,
+		    px_ask_answer_word(answer));
+		px_conn_admin_decides(c, 1, c->dec.rule, d);
+		/* Looked up, vetted and connected as any allowed request. */
+		start_lookup(c);
+		return;
+	}
+}
+
+/* The backstop: the question's timer answers first. */
+static void
+ask_backstop(struct px_conn *c)
+{
+	px_ask_leave(c->askw);
+	c->askw = NULL;
+	px_conn_refuse(c, 403, CF_R_ASK_TIMEOUT, NULL, "no admin answered within ask_timeout");
+}
+
+/* Held: nothing is read from the client (as in the lookup phase); the
+ * question watches its socket for it going away. */
+static const struct px_phase ask_phase = {
+	.name = "ask", .cli_event = px_conn_event_close, .timeout = ask_backstop,
+};
+
+/*
+ * Hold C's request, which the allowlist refused in a session in ask mode,
+ * on the question for its session, host and port (a new one is published
+ * if none is open).  Out of memory, it is refused as enforce mode would.
+ */
+static void
+hold(struct px_conn *c)
+{
+	const struct cf_proxy_settings *p = px_conn_settings(c);
+	struct px_ask *a = px_server_ask(c->srv);
+	struct px_ask_req r;
+	char h[CF_HOST_TEXT_MAX];
+
+	px_conn_host_text(c, h, sizeof(h));
+	memset(&r, 0, sizeof(r));
+	r.session = c->session;
+	r.host = h;
+	r.port = c->port;
+	r.method = c->method[0] ? c->method : "CONNECT";
+	r.path = c->mode == CF_MODE_HTTP ? c->path : "";
+	r.peer = c->peer;
+	bufferevent_disable(c->cli.bev, EV_READ);
+	px_conn_enter(c, &ask_phase);
+	px_conn_arm_timer(c, p->ask_timeout_ms + 5000);
+	px_ask_set_timeout(a, p->ask_timeout_ms);
+	c->askw = px_ask_hold(a, &r, bufferevent_getfd(c->cli.bev), ask_done, c, &c->ask_id);
+	if (c->askw == NULL) {
+		c->ask_id = 0;
+		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+		return;
+	}
+	log_info("session %s: %s %s:%u%s%s held on question %u (%s)", c->session, r.method, h,
+	    c->port, r.path[0] ? " path " : "", r.path, c->ask_id, cf_reason_code(c->dec.reason));
+}
 
 /*
  * Judge the connected tunnel C (a CONNECT, or a plain-HTTP request after its
@@ -79,6 +184,21 @@ revoke_tunnel(struct px_conn *c, int answer)
 		cf_decide(s, m, &c->host, c->port, c->mode != CF_MODE_CONNECT ? c->path : NULL,
 		    c->mode != CF_MODE_CONNECT ? strlen(c->path) : 0,
 		    c->mode != CF_MODE_CONNECT ? c->method : NULL, &d);
+		if (!d.allow && px_allowlist_refusal(d.reason) && c->granted) {
+			/* An admin allowed this tunnel (a grant, or an
+			 * answer): the allowlist, which never did, cannot
+			 * take it back; a deny grant made since can. */
+			const struct px_grant *g;
+			char h[CF_HOST_TEXT_MAX];
+
+			px_conn_host_text(c, h, sizeof(h));
+			g = px_grants_find(px_server_grants(srv), c->session, h, c->port, time(NULL));
+			if (g == NULL || g->kind == PX_GRANT_ALLOW)
+				return 0;
+			d.reason = CF_R_DENIED_BY_ADMIN;
+			snprintf(d.detail, sizeof(d.detail), "denied by a runtime grant (uid %ld)", g->uid);
+			d.rule = NULL;
+		}
 		if (d.allow) {
 			cf_decide_addr(px_server_config(srv), s, &d, &c->up_peer.sa, &ad);
 			if (ad.allow)
@@ -555,6 +675,9 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	}
 	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, req->path, req->path_len, c->method,
 	    &c->dec);
+	/* A grant for the tunnel's host and port speaks for its requests;
+	 * they are never held (mode = ask asks the CONNECT). */
+	px_conn_grant(c);
 	if (!c->dec.allow) {
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
@@ -591,8 +714,6 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
 	px_forward_start(c);
 }
-
-static void start_lookup(struct px_conn *c);
 
 /*
  * The decision: who may go where, by this connection's snapshot.
@@ -645,7 +766,11 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	    &c->host, c->port, c->mode == CF_MODE_HTTP ? req->path : NULL,
 	    c->mode == CF_MODE_HTTP ? req->path_len : 0, c->mode == CF_MODE_HTTP ? c->method : NULL,
 	    &c->dec);
-	if (!c->dec.allow) {
+	px_conn_grant(c);
+	/* mode = ask: the request is made ready as if allowed (its head
+	 * consumed, its upstream head built, every other check made) and
+	 * held at the point where it would be looked up. */
+	if (!c->dec.allow && !askable(c)) {
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
 	}
@@ -664,7 +789,8 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 			return;
 		}
 	}
-	if (c->mode == CF_MODE_HTTP && (path_overridden(c, req) || method_overridden(c, req)))
+	if (c->mode == CF_MODE_HTTP && c->dec.allow && (path_overridden(c, req) ||
+	    method_overridden(c, req)))
 		return;
 	if (budget_refused(c, c->dec.rule, 1))
 		return;
@@ -682,6 +808,10 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	/* The head is consumed; any bytes after it are the body, a pipelined
 	 * request, or (CONNECT) the client's first flight. */
 	evbuffer_drain(in, head_len);
+	if (!c->dec.allow) {
+		hold(c);
+		return;
+	}
 	start_lookup(c);
 }
 
@@ -786,6 +916,11 @@ px_decide_socks(struct px_conn *c)
 	c->path[0] = '\0';
 	cf_decide(c->sess, px_tunnel_terminates(c) ? CF_MODE_TLS : CF_MODE_CONNECT, &c->host, c->port,
 	    NULL, 0, NULL, &c->dec);
+	px_conn_grant(c);
+	if (!c->dec.allow && askable(c)) {
+		hold(c);
+		return;
+	}
 	if (!c->dec.allow) {
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;

@@ -23,12 +23,15 @@
 
 #include "base/super.h"
 #include "conf/config.h"
+#include "conf/grantfile.h"
 #include "proxy/admin.h"
+#include "proxy/ask.h"
 #include "proxy/audit.h"
 #include "proxy/conns.h"
 #include "proxy/dns.h"
 #include "proxy/learn.h"
 #include "proxy/engine.h"
+#include "proxy/grants.h"
 #include "proxy/log.h"
 #include "proxy/prio.h"
 #include "proxy/reload.h"
@@ -101,6 +104,7 @@ engine_overrides(const struct px_engine_opts *opts, struct cf_overrides *ov)
 	ov->extra_listen = opts->extra_listen;
 	ov->n_extra_listen = opts->n_extra_listen;
 	ov->replace_listen = opts->replace_listen;
+	ov->admin = opts->admin;
 	ov->has_user = opts->has_user;
 	ov->user = opts->user;
 	ov->default_name = opts->session_name;
@@ -108,6 +112,7 @@ engine_overrides(const struct px_engine_opts *opts, struct cf_overrides *ov)
 	ov->strict_modes = opts->strict_modes;
 	ov->cli_hints = opts->human;
 	ov->report = opts->report;
+	ov->ask = opts->ask;
 	/* At start the proxy may still be root, and the user it is about to
 	 * become is the one the file names; once it serves, that is its own
 	 * euid, and a new file's user = line must not vouch for the file. */
@@ -202,6 +207,31 @@ fail:
 	free(buf);
 }
 
+/* For the person at the terminal when a run ends (postern-sidecar run):
+ * how many questions ask mode asked, and how they were answered, in the
+ * style of the refusals' summary.  Nothing when none was asked. */
+static void
+engine_ask_summary(const struct px_ask *a)
+{
+	uint64_t allowed, denied, late, open, n;
+
+	if (a == NULL)
+		return;
+	allowed = px_ask_count(a, PX_ASK_ALLOW_ONCE) + px_ask_count(a, PX_ASK_ALLOW_SESSION);
+	denied = px_ask_count(a, PX_ASK_DENY_ONCE) + px_ask_count(a, PX_ASK_DENY_SESSION);
+	late = px_ask_count(a, PX_ASK_TIMEOUT);
+	open = px_ask_open(a);
+	n = allowed + denied + late + open;
+	if (n == 0)
+		return;
+	fprintf(stderr, "postern: ask mode: %llu question%s in this run: %llu allowed, %llu denied, "
+	    "%llu not answered in time (refused)", (unsigned long long)n, n == 1 ? "" : "s",
+	    (unsigned long long)allowed, (unsigned long long)denied, (unsigned long long)late);
+	if (open > 0)
+		fprintf(stderr, ", %llu still open at the end", (unsigned long long)open);
+	fputc('\n', stderr);
+}
+
 int
 px_engine_main(const struct px_engine_opts *opts)
 {
@@ -280,11 +310,43 @@ px_engine_main(const struct px_engine_opts *opts)
 			goto out;
 		}
 	}
+	/* The questions and grants outlive every snapshot (a reload keeps
+	 * them); the questions' deadline is taken from each snapshot. */
+	if ((in.ask = px_ask_new(in.base, cf_config_proxy(in.cfg)->ask_timeout_ms)) == NULL ||
+	    (in.grants = px_grants_new()) == NULL) {
+		log_err("out of memory");
+		goto out;
+	}
 	if ((in.listeners = px_listeners_new()) == NULL || (srv = px_server_new(&in)) == NULL) {
 		log_err("out of memory");
 		goto out;
 	}
 	in.cfg = NULL;      /* the server's now */
+	/* The grants an admin saved: a bad grants_file stops the start, as
+	 * a bad config does. */
+	if (cf_config_proxy(px_server_config(srv))->grants_file != NULL) {
+		const char *gf = cf_config_proxy(px_server_config(srv))->grants_file;
+		struct cf_grant_entry *gv = NULL;
+		struct cf_diag gd;
+		size_t gn = 0, k;
+		int grc;
+
+		memset(&gd, 0, sizeof(gd));
+		grc = cf_grants_load(gf, px_server_config(srv), &gd, &gv, &gn);
+		for (k = 0; k < gd.nerrors; k++)
+			log_errx("%s", gd.errors[k]);
+		cf_diag_free(&gd);
+		if (grc == 0 && px_grants_set_file(in.grants, gv, gn, time(NULL)) != 0)
+			grc = -ENOMEM;
+		free(gv);
+		if (grc != 0) {
+			log_errx("grants_file %s refused: %s", gf, strerror(-grc));
+			rc = 2;
+			goto out;
+		}
+		if (gn > 0)
+			log_info("grants_file %s: %zu grant(s)", gf, gn);
+	}
 	/* The listeners hand their clients to the connection code; the
 	 * reload module gives the same to those a reload binds. */
 	if (px_listeners_open(srv, px_server_config(srv), px_conn_accept) != 0)
@@ -371,6 +433,8 @@ out:
 	if (opts->learn && srv != NULL)
 		learn_write(srv, opts->learn_fd);
 	px_learn_free(in.learn);
+	if (opts->human)
+		engine_ask_summary(in.ask);
 	px_tally_free(in.tally);
 	px_tally_free(in.would);
 	for (i = 0; i < 5; i++)
@@ -379,6 +443,9 @@ out:
 	px_dns_free(in.dns);
 	px_audit_free(in.audit);
 	px_server_free(srv);
+	/* Every connection is closed: no question has a waiter left. */
+	px_ask_free(in.ask);
+	px_grants_free(in.grants);
 	px_conns_free(in.conns);
 	px_listeners_free(in.listeners);
 	px_sesstls_free(in.tls);

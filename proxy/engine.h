@@ -27,6 +27,9 @@ struct px_engine_opts {
 	const char *const *extra_listen;
 	size_t n_extra_listen;
 	int replace_listen;
+	/* When not NULL, "unix:PATH": the admin socket, in place of the
+	 * config's (cf_overrides.admin; postern-sidecar run --ask). */
+	const char *admin;
 	/* When has_user is nonzero, drop to this uid (and gid) after binding,
 	 * whatever the config's "user" says. */
 	int has_user;
@@ -45,6 +48,10 @@ struct px_engine_opts {
 	/* Nonzero: every session in mode = report (cf_overrides.report;
 	 * postern-sidecar run --report). */
 	int report;
+	/* Nonzero: every session in mode = ask (cf_overrides.ask;
+	 * postern-sidecar run --ask): refused requests wait for an answer on
+	 * the admin socket (proxy/ask.h). */
+	int ask;
 	/* Nonzero: read the config once, at start, and never again: no
 	 * inotify watch, and SIGHUP and POST /reload are refused (postern-sidecar
 	 * run, where nobody but the command being sealed could edit the file). */

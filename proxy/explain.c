@@ -162,7 +162,13 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 
 	cf_decide(s, mode, &h, port, upath, upathlen, upath == NULL ? NULL : mbuf, &d);
 	if (!d.allow) {
-		fprintf(out, "deny %s (%s)\n", cf_reason_code(d.reason), d.detail);
+		if (s->ask && (d.reason == CF_R_HOST_NOT_ALLOWED || d.reason == CF_R_PORT_NOT_ALLOWED ||
+		    d.reason == CF_R_PATH_NOT_ALLOWED || d.reason == CF_R_METHOD_NOT_ALLOWED))
+			/* mode = ask: the allowlist's refusal is a question. */
+			fprintf(out, "ask %s (mode = ask: held until an admin answers, else refused "
+			    "with ask_timeout; %s)\n", cf_reason_code(d.reason), d.detail);
+		else
+			fprintf(out, "deny %s (%s)\n", cf_reason_code(d.reason), d.detail);
 		cf_suggest(s, mode, &h, port, upath, upathlen, &d, sugg, sizeof(sugg));
 		if (sugg[0] != '\0')
 			fprintf(out, "  %s\n", sugg);

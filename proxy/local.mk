@@ -2,6 +2,7 @@
 noinst_LIBRARIES += libpostern_proxy.a
 libpostern_proxy_a_SOURCES = \
 	proxy/accept.c \
+	proxy/ask.c proxy/ask.h \
 	proxy/audit.c proxy/audit.h \
 	proxy/budget.c proxy/budget.h \
 	proxy/conn.c proxy/conn.h proxy/server.h \
@@ -9,6 +10,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/decide.c \
 	proxy/forward.c \
 	proxy/learn.c proxy/learn.h \
+	proxy/grants.c proxy/grants.h \
 	proxy/record.c \
 	proxy/tunnel.c \
 	proxy/term2.c \

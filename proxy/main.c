@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 
 #include "conf/config.h"
+#include "conf/grantfile.h"
 #include "proxy/ctl.h"
 #include "proxy/engine.h"
 #include "proxy/explain.h"
@@ -115,6 +116,28 @@ do_check(const char *path, const struct cf_overrides *ov)
 		cf_diag_free(&diag);
 		return 2;
 	}
+	/* grants_file is checked as the proxy reads it at start. */
+	if (cf_config_proxy(c)->grants_file != NULL) {
+		struct cf_grant_entry *gv = NULL;
+		struct cf_diag gd;
+		size_t gn = 0;
+		int grc;
+
+		memset(&gd, 0, sizeof(gd));
+		grc = cf_grants_load(cf_config_proxy(c)->grants_file, c, &gd, &gv, &gn);
+		free(gv);
+		if (grc != 0) {
+			for (i = 0; i < gd.nerrors; i++)
+				fprintf(stderr, "%s\n", gd.errors[i]);
+			fprintf(stderr, "postern-proxy: grants_file %s refused: %s\n",
+			    cf_config_proxy(c)->grants_file, strerror(-grc));
+			cf_diag_free(&gd);
+			cf_diag_free(&diag);
+			cf_config_free(c);
+			return 2;
+		}
+		cf_diag_free(&gd);
+	}
 	printf("%s: ok (sha256 %s)\n", cf_config_path(c), cf_config_hash(c));
 	printf("proxy\n");
 	cf_config_show_proxy(c, show_setting, NULL);
@@ -127,6 +150,9 @@ do_check(const char *path, const struct cf_overrides *ov)
 			printf("  listen %s\n", s->listen[j].text);
 		printf("  max_connections %u, %u per peer uid\n", s->max_connections,
 		    s->max_connections_per_uid);
+		if (s->ask)
+			printf("  mode ask: what the allowlist refuses is HELD until an admin answers "
+			    "(postern-proxy ctl pending, allow ID, deny ID) or ask_timeout passes\n");
 		if (s->report)
 			printf("  mode report: NOT ENFORCING the allowlist (deny rules, private ranges, "
 			    "SNI and secrets still are)\n");

@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
+#include "proxy/ask.h"
 #include "proxy/audit.h"
 #include "proxy/learn.h"
 #include "proxy/tell.h"
@@ -63,6 +64,14 @@ px_record(struct px_conn *c, const struct px_rec *r)
 	} else if (r->has_reason) {
 		px_json_str(&j, "reason", cf_reason_code(r->reason));
 	}
+	/* mode = ask: the question it waited on, and the answer. */
+	if (r->decision != NULL && c->ask_id != 0) {
+		px_json_num(&j, "asked", c->ask_id);
+		px_json_str(&j, "answer", px_ask_answer_word((enum px_ask_answer)c->ask_answer));
+	}
+	if (r->decision != NULL && c->granted && r->rule == NULL && strcmp(r->decision, "allow") == 0)
+		px_json_str(&j, "grant", c->ask_id != 0 && c->ask_answer == PX_ASK_ALLOW_ONCE ?
+		    "once" : "session");
 	if (r->rule != NULL) {
 		char at[300];
 		snprintf(at, sizeof(at), "%s:%d", r->rule->file, r->rule->line);

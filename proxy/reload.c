@@ -11,7 +11,9 @@
 
 #include "conf/config.h"
 #include "proxy/budget.h"
+#include "conf/grantfile.h"
 #include "proxy/conns.h"
+#include "proxy/grants.h"
 #include "proxy/log.h"
 #include "proxy/reload.h"
 #include "proxy/server.h"
@@ -149,7 +151,8 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	struct cf_config *nc;
 	struct px_sesstls_next *tls_next = NULL;
 	char *errors = NULL;
-	size_t i, len = 0;
+	struct cf_grant_entry *gfile = NULL;
+	size_t i, len = 0, ngfile = 0;
 	int rc = -1;
 
 	memset(&local, 0, sizeof(local));
@@ -193,6 +196,15 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 			nc = NULL;
 		}
 	}
+	/* grants_file is validated and loaded like the config: a bad one
+	 * refuses the reload, and the grants read are taken only with NC. */
+	if (nc != NULL && cf_config_proxy(nc)->grants_file != NULL &&
+	    cf_grants_load(cf_config_proxy(nc)->grants_file, nc, diag, &gfile, &ngfile) != 0) {
+		if (diag->nerrors == 0)
+			diag_add_error(diag, "%s: out of memory", cf_config_proxy(nc)->grants_file);
+		cf_config_free(nc);
+		nc = NULL;
+	}
 	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
 		cf_config_free(nc);
 		nc = NULL;
@@ -234,6 +246,9 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	/* Budgets survive the reload: a kept rule keeps its use, under
 	 * its new limits. */
 	px_budgets_reload(px_server_budgets(srv), nc);
+	/* Without grants_file now, the grants once read from one go. */
+	if (px_grants_set_file(px_server_grants(srv), gfile, ngfile, time(NULL)) != 0)
+		log_warnx("reload (%s): out of memory taking the grants of grants_file", trigger);
 	px_server_reloaded(srv, 1, NULL);
 	px_stats_reload(px_server_stats(srv), 1);
 	log_info("reloaded %s (%s): generation %lu (sha256 %s)", cf_config_path(nc), trigger,
@@ -247,6 +262,7 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	px_conns_limit_check(srv);
 	rc = 0;
 out:
+	free(gfile);
 	px_sesstls_abort(px_server_tls(srv), tls_next);
 	cf_diag_free(&local);
 	return rc;

@@ -33,6 +33,8 @@ struct px_server {
 	struct px_listeners *listeners;
 	struct px_sesstls *tls;
 	struct px_budgets *budgets;
+	struct px_ask *ask;
+	struct px_grants *grants;
 	const char *config_path;
 	const struct cf_overrides *ov;
 	int load_once;
@@ -69,6 +71,8 @@ px_server_new(const struct px_server_init *in)
 	srv->conns = in->conns;
 	srv->listeners = in->listeners;
 	srv->tls = in->tls;
+	srv->ask = in->ask;
+	srv->grants = in->grants;
 	srv->config_path = in->config_path;
 	srv->ov = in->ov;
 	srv->load_once = in->load_once;
@@ -197,6 +201,18 @@ struct px_stats *
 px_server_stats(const struct px_server *srv)
 {
 	return srv->metrics;
+}
+
+struct px_ask *
+px_server_ask(const struct px_server *srv)
+{
+	return srv->ask;
+}
+
+struct px_grants *
+px_server_grants(const struct px_server *srv)
+{
+	return srv->grants;
 }
 
 struct px_dns *

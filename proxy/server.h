@@ -11,6 +11,8 @@
  *              refusal tally, human, config path, overrides, load_once:
  *              made by the engine, given once to px_server_new(), freed by
  *              the engine after px_server_free(); never changed between.
+ *              The same for the pending questions (ask.h) and the runtime
+ *              grants (grants.h), whose contents change as admins answer.
  *              stopping: px_server_stop().  The sessions' CAs (tls): the
  *              engine makes the registry, reload.c keeps it in line with
  *              each snapshot it takes (sesstls.h).
@@ -53,6 +55,8 @@ struct px_server;
 struct px_stats;
 struct px_tally;
 struct px_learn;
+struct px_ask;
+struct px_grants;
 
 struct sockaddr;
 struct px_listener;
@@ -74,6 +78,8 @@ struct px_server_init {
 	struct px_conns *conns;   /* empty (px_conns_new()) */
 	struct px_listeners *listeners; /* empty (px_listeners_new()) */
 	struct px_sesstls *tls;   /* the sessions' CAs, in line with CFG (sesstls.h) */
+	struct px_ask *ask;       /* mode = ask's pending questions (ask.h) */
+	struct px_grants *grants; /* runtime grants (grants.h): outlive snapshots */
 	const char *config_path;  /* NULL: built-in */
 	const struct cf_overrides *ov;
 	int load_once;            /* the config is never reloaded */
@@ -133,6 +139,11 @@ struct px_listeners *px_server_listeners(const struct px_server *srv);
 /* SRV's counters (stats.h), DNS resolver (dns.h) and audit log (audit.h);
  * the engine's, valid as long as SRV. */
 struct px_stats *px_server_stats(const struct px_server *srv);
+/* SRV's pending questions (ask.h) and runtime grants (grants.h): the
+ * engine's, valid as long as SRV; every module may change them, on the
+ * loop (admin.c answers, decide.c holds and consults). */
+struct px_ask *px_server_ask(const struct px_server *srv);
+struct px_grants *px_server_grants(const struct px_server *srv);
 struct px_dns *px_server_dns(const struct px_server *srv);
 struct px_audit *px_server_audit(const struct px_server *srv);
 /* The use of the rules' budgets (budget.h): made and freed with SRV,

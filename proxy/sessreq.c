@@ -124,7 +124,7 @@ px_namereq_ports(const struct cf_session *s, const struct cf_host *h, uint16_t *
 	/* Report mode allows what no rule names: the usual ports of an
 	 * unlisted name (or of another port of a listed one) are worth a
 	 * listener too, and are judged below like the others. */
-	for (k = 0; s->report && k < sizeof(wide) / sizeof(wide[0]); k++)
+	for (k = 0; (s->report || s->ask) && k < sizeof(wide) / sizeof(wide[0]); k++)
 		port_add(cand, &ncand, PX_NAMEREQ_MAX_PORTS, wide[k]);
 	/* Each candidate judged exactly as the CONNECT would be: a deny rule
 	 * or a path-only rule takes it away again (unless the session
@@ -132,13 +132,18 @@ px_namereq_ports(const struct cf_session *s, const struct cf_host *h, uint16_t *
 	 * path or methods= rule admits the tunnel and judges each request). */
 	for (i = 0; i < ncand && n < max; i++) {
 		cf_decide(s, connect_mode(s, h, cand[i]), h, cand[i], NULL, 0, NULL, &dd);
-		if (dd.allow)
+		/* mode = ask: the name check must not wait (the bridge's stub
+		 * gives it a second), so it is answered as report mode would,
+		 * and the CONNECT that follows is what is asked. */
+		if (dd.allow || (s->ask && (dd.reason == CF_R_HOST_NOT_ALLOWED ||
+		    dd.reason == CF_R_PORT_NOT_ALLOWED || dd.reason == CF_R_PATH_NOT_ALLOWED ||
+		    dd.reason == CF_R_METHOD_NOT_ALLOWED)))
 			ports[n++] = cand[i];
 	}
 	if (n == 0 && d != NULL) {
 		/* In report mode the candidates are the usual ports: the
 		 * refusal speaks of 443, as the name check does. */
-		uint16_t p0 = s->report || ncand == 0 ? 443 : cand[0];
+		uint16_t p0 = s->report || s->ask || ncand == 0 ? 443 : cand[0];
 
 		cf_decide(s, connect_mode(s, h, p0), h, p0, NULL, 0, NULL, d);
 	}

@@ -17,10 +17,12 @@
 
 #include "base/text.h"
 #include "conf/config.h"
+#include "proxy/ask.h"
 #include "proxy/audit.h"
 #include "proxy/budget.h"
 #include "proxy/conns.h"
 #include "proxy/dns.h"
+#include "proxy/grants.h"
 #include "proxy/server.h"
 #include "proxy/stats.h"
 #include "proxy/status.h"
@@ -96,13 +98,134 @@ px_status_text_line(struct evbuffer *out, const char *s, size_t n)
 	evbuffer_commit_space(out, &vec, 1);
 }
 
-static void
-iso_time(time_t t, char *buf, size_t size)
+void
+px_status_iso_time(time_t t, char *buf, size_t size)
 {
 	struct tm tm;
 
 	if (t == 0 || gmtime_r(&t, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		snprintf(buf, size, "never");
+}
+
+/* ---- /pending and /grants (mode = ask, issue 17) ------------------------- */
+
+void
+px_status_pending(const struct px_server *srv, int text, struct evbuffer *out)
+{
+	const struct px_ask *a = px_server_ask(srv);
+	struct px_ask_q q;
+	char when[32];
+	size_t i;
+
+	if (text)
+		evbuffer_add_printf(out, "%-5s %-12s %-34s %-8s %-8s %s\n", "ID", "SESSION", "HOST:PORT",
+		    "METHOD", "WAITING", "EXPIRES IN");
+	else
+		evbuffer_add_printf(out, "{\"pending\":[");
+	for (i = 0; a != NULL && px_ask_nth(a, i, &q) == 0; i++) {
+		px_status_iso_time(q.asked, when, sizeof(when));
+		if (text) {
+			char hp[CF_HOST_TEXT_MAX + 8], line[CF_HOST_TEXT_MAX + 600];
+			int n;
+
+			snprintf(hp, sizeof(hp), "%s:%u", q.host, q.port);
+			n = snprintf(line, sizeof(line), "%-5u %-12s %-34s %-8s %-8zu %lds%s%s  (peer %s, asked %s)",
+			    q.id, q.session, hp, q.method, q.waiting, (q.expires_in_ms + 999) / 1000,
+			    q.path[0] ? "  path " : "", q.path, q.peer, when);
+			if (n < 0)
+				continue;
+			px_status_text_line(out, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+			continue;
+		}
+		if (i > 0)
+			evbuffer_add(out, ",", 1);
+		evbuffer_add_printf(out, "{\"id\":%u,\"session\":", q.id);
+		px_status_json_str(out, q.session);
+		evbuffer_add_printf(out, ",\"host\":");
+		px_status_json_str(out, q.host);
+		evbuffer_add_printf(out, ",\"port\":%u,\"method\":", q.port);
+		px_status_json_str(out, q.method);
+		evbuffer_add_printf(out, ",\"path\":");
+		px_status_json_str(out, q.path);
+		evbuffer_add_printf(out, ",\"peer\":");
+		px_status_json_str(out, q.peer);
+		evbuffer_add_printf(out, ",\"asked\":\"%s\",\"expires_in_ms\":%ld,\"waiting\":%zu}", when,
+		    q.expires_in_ms, q.waiting);
+	}
+	if (text && i == 0)
+		evbuffer_add_printf(out, "(no question pending)\n");
+	if (!text)
+		evbuffer_add_printf(out, "]}\n");
+}
+
+/* One grant as a JSON object. */
+static void
+grant_json(struct evbuffer *out, const struct px_grant *g)
+{
+	char when[32], until[32];
+
+	px_status_iso_time(g->when, when, sizeof(when));
+	px_status_iso_time(g->until, until, sizeof(until));
+	evbuffer_add_printf(out, "{\"session\":");
+	px_status_json_str(out, g->session);
+	evbuffer_add_printf(out, ",\"host\":");
+	px_status_json_str(out, g->host);
+	evbuffer_add_printf(out, ",\"port\":%u,\"grant\":\"%s\",\"uid\":%ld,\"when\":\"%s\",\"from\":\"%s\","
+	    "\"until\":", g->port, px_grant_kind_word(g->kind), g->uid, when,
+	    g->from_file ? "grants_file" : "admin");
+	if (g->until == 0)
+		evbuffer_add_printf(out, "null}");
+	else
+		evbuffer_add_printf(out, "\"%s\"}", until);
+}
+
+void
+px_status_grants(const struct px_server *srv, int text, struct evbuffer *out)
+{
+	struct px_grants *g = px_server_grants(srv);
+	size_t i, n = g != NULL ? px_grants_expire(g, time(NULL)) : 0;
+
+	if (text)
+		evbuffer_add_printf(out, "%-12s %-34s %-6s %-6s %-21s %s\n", "SESSION", "HOST:PORT", "GRANT",
+		    "UID", "WHEN", "UNTIL");
+	else
+		evbuffer_add_printf(out, "{\"grants\":[");
+	for (i = 0; i < n; i++) {
+		const struct px_grant *e = px_grants_at(g, i);
+		char hp[CF_HOST_TEXT_MAX + 8], when[32], until[32], line[CF_HOST_TEXT_MAX + 300];
+		int len;
+
+		if (!text) {
+			if (i > 0)
+				evbuffer_add(out, ",", 1);
+			grant_json(out, e);
+			continue;
+		}
+		snprintf(hp, sizeof(hp), "%s:%u", e->host, e->port);
+		px_status_iso_time(e->when, when, sizeof(when));
+		px_status_iso_time(e->until, until, sizeof(until));
+		len = snprintf(line, sizeof(line), "%-12s %-34s %-6s %-6ld %-21s %s", e->session, hp,
+		    px_grant_kind_word(e->kind), e->uid, when, e->until ? until : "(until restart)");
+		if (len > 0)
+			px_status_text_line(out, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+	}
+	if (text && n == 0)
+		evbuffer_add_printf(out, "(no runtime grant)\n");
+	if (!text)
+		evbuffer_add_printf(out, "]}\n");
+}
+
+/* How many questions of session NAME are open. */
+static size_t
+session_pending(const struct px_server *srv, const char *name)
+{
+	const struct px_ask *a = px_server_ask(srv);
+	struct px_ask_q q;
+	size_t i, n = 0;
+
+	for (i = 0; a != NULL && px_ask_nth(a, i, &q) == 0; i++)
+		n += strcmp(q.session, name) == 0;
+	return n;
 }
 
 /* ---- /status ------------------------------------------------------------- */
@@ -207,7 +330,7 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 	int ok;
 	uint64_t rok, rfailed;
 	char when[32];
-	size_t i;
+	size_t i, k, ngrants;
 
 	evbuffer_add_printf(out, "{\"version\":");
 	px_status_json_str(out, PACKAGE_VERSION);
@@ -218,14 +341,17 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 	px_status_json_str(out, cf_config_hash(c));
 	evbuffer_add_printf(out, "},\"last_reload\":{\"time\":");
 	errors = px_server_last_reload(srv, &last, &ok);
-	iso_time(last, when, sizeof(when));
+	px_status_iso_time(last, when, sizeof(when));
 	px_status_json_str(out, last ? when : NULL);
 	evbuffer_add_printf(out, ",\"ok\":%s,\"errors\":", ok ? "true" : "false");
 	json_lines(out, errors);
 	px_stats_reloads(px_server_stats(srv), &rok, &rfailed);
 	evbuffer_add_printf(out, "},\"reloads\":{\"ok\":%llu,\"failed\":%llu}",
 	    (unsigned long long)rok, (unsigned long long)rfailed);
-	evbuffer_add_printf(out, ",\"connections_open\":%u,\"sessions\":[", px_conns_count(srv));
+	evbuffer_add_printf(out, ",\"connections_open\":%u", px_conns_count(srv));
+	ngrants = px_server_grants(srv) != NULL ? px_grants_expire(px_server_grants(srv), time(NULL)) : 0;
+	evbuffer_add_printf(out, ",\"pending\":%zu,\"grants\":%zu,\"sessions\":[",
+	    px_server_ask(srv) != NULL ? px_ask_open(px_server_ask(srv)) : 0, ngrants);
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
 		const struct px_listener *l;
@@ -250,7 +376,7 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 			first = 0;
 		}
 		evbuffer_add_printf(out, "],\"mode\":\"%s\",\"enforcing\":%s",
-		    s->report ? "report" : "enforce", s->report ? "false" : "true");
+		    s->report ? "report" : s->ask ? "ask" : "enforce", s->report ? "false" : "true");
 		evbuffer_add_printf(out, ",\"rules\":%zu,\"allow_rules\":%zu,\"deny_rules\":%zu",
 		    s->nallow + s->ndeny, s->nallow, s->ndeny);
 		evbuffer_add_printf(out, ",\"connections_open\":%u,\"connections_total\":%llu"
@@ -258,7 +384,21 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 		    nopen, (unsigned long long)total, (unsigned long long)up,
 		    (unsigned long long)down);
 		json_budgets(srv, s, out);
-		evbuffer_add_printf(out, "}");
+		/* mode = ask: its open questions, and the runtime grants an
+		 * admin made for it (in every mode: they are rules too). */
+		evbuffer_add_printf(out, ",\"pending\":%zu,\"grants\":[", session_pending(srv, s->name));
+		first = 1;
+		for (k = 0; k < ngrants; k++) {
+			const struct px_grant *g = px_grants_at(px_server_grants(srv), k);
+
+			if (strcmp(g->session, s->name) != 0)
+				continue;
+			if (!first)
+				evbuffer_add(out, ",", 1);
+			grant_json(out, g);
+			first = 0;
+		}
+		evbuffer_add_printf(out, "]}");
 	}
 	evbuffer_add_printf(out, "]}\n");
 }
@@ -274,7 +414,8 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 	uint64_t rok, rfailed;
 	char when[32];
 	unsigned long up = uptime(srv);
-	size_t i;
+	size_t i, k, ngrants = px_server_grants(srv) != NULL ?
+	    px_grants_expire(px_server_grants(srv), time(NULL)) : 0;
 
 	evbuffer_add_printf(out, "postern-proxy %s, pid %ld, up %lud %02lu:%02lu:%02lu\n",
 	    PACKAGE_VERSION, (long)getpid(), up / 86400, up / 3600 % 24, up / 60 % 60, up % 60);
@@ -282,7 +423,7 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 	evbuffer_add_printf(out, "generation  %lu (sha256 %s)\n", px_server_generation(srv),
 	    cf_config_hash(c));
 	e = px_server_last_reload(srv, &last, &ok);
-	iso_time(last, when, sizeof(when));
+	px_status_iso_time(last, when, sizeof(when));
 	evbuffer_add_printf(out, "last reload %s%s\n", when,
 	    last == 0 ? "" : ok ? ", taken" : ", REFUSED (the old config stays)");
 	while (e != NULL && *e != '\0') {
@@ -311,7 +452,9 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 		bdown += odown;
 		evbuffer_add_printf(out, "\nsession %s\n", s->name);
 		evbuffer_add_printf(out, "  mode        %s\n", s->report ?
-		    "report (NOT ENFORCING: the allowlist is only reported)" : "enforce");
+		    "report (NOT ENFORCING: the allowlist is only reported)" : s->ask ?
+		    "ask (what the allowlist refuses is HELD until an admin answers: ctl pending)" :
+		    "enforce");
 		for (l = px_listeners_first(srv); l != NULL; l = px_listener_next(l)) {
 			if (strcmp(px_listener_session(l), s->name) == 0) {
 				evbuffer_add_printf(out, "  listen      %s\n", px_listener_text(l));
@@ -327,6 +470,24 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 		evbuffer_add_printf(out, "  bytes       %llu up, %llu down\n",
 		    (unsigned long long)bup, (unsigned long long)bdown);
 		text_budgets(srv, s, out);
+		if (s->ask || session_pending(srv, s->name) > 0)
+			evbuffer_add_printf(out, "  pending     %zu question(s) (ctl pending)\n",
+			    session_pending(srv, s->name));
+		for (k = 0; k < ngrants; k++) {
+			const struct px_grant *g = px_grants_at(px_server_grants(srv), k);
+			char line[CF_HOST_TEXT_MAX + 200], until[32];
+			int n;
+
+			if (strcmp(g->session, s->name) != 0)
+				continue;
+			px_status_iso_time(g->until, until, sizeof(until));
+			n = snprintf(line, sizeof(line), "  grant       %s %s:%u (uid %ld, until %s)",
+			    px_grant_kind_word(g->kind), g->host, g->port, g->uid,
+			    g->until ? until : "the proxy restarts");
+			if (n > 0)
+				px_status_text_line(out, line, (size_t)n < sizeof(line) ? (size_t)n :
+				    sizeof(line) - 1);
+		}
 	}
 }
 
@@ -517,6 +678,48 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 	evbuffer_add_printf(out, "postern_config_reloads_total %llu\n", (unsigned long long)hits);
 	header(out, "postern_config_reload_failures_total", "counter", "Reloads refused (the old config stayed).");
 	evbuffer_add_printf(out, "postern_config_reload_failures_total %llu\n", (unsigned long long)count);
+	/* mode = ask and runtime grants (issue 17). */
+	if (px_server_ask(srv) != NULL) {
+		static const enum px_ask_answer answers[] = { PX_ASK_ALLOW_ONCE, PX_ASK_ALLOW_SESSION,
+			PX_ASK_DENY_ONCE, PX_ASK_DENY_SESSION, PX_ASK_TIMEOUT };
+		size_t k;
+
+		header(out, "postern_asks_pending", "gauge", "Questions of mode = ask waiting for an answer.");
+		evbuffer_add_printf(out, "postern_asks_pending %zu\n", px_ask_open(px_server_ask(srv)));
+		header(out, "postern_asks_total", "counter", "Questions of mode = ask settled, by answer.");
+		for (k = 0; k < sizeof(answers) / sizeof(answers[0]); k++)
+			evbuffer_add_printf(out, "postern_asks_total{answer=\"%s\"} %llu\n",
+			    px_ask_answer_word(answers[k]),
+			    (unsigned long long)px_ask_count(px_server_ask(srv), answers[k]));
+	}
+	if (px_server_grants(srv) != NULL) {
+		struct px_grants *gs = px_server_grants(srv);
+		size_t k, m, n = px_grants_expire(gs, time(NULL));
+
+		header(out, "postern_grants", "gauge", "Runtime grants in force, by session and kind.");
+		/* One sample per session and kind, each written at its first
+		 * grant: a handful of grants, so the square is nothing. */
+		for (k = 0; k < n; k++) {
+			const struct px_grant *g = px_grants_at(gs, k);
+			unsigned long same = 0;
+			int seen = 0;
+
+			for (m = 0; m < n; m++) {
+				const struct px_grant *o = px_grants_at(gs, m);
+
+				if (o->kind != g->kind || strcmp(o->session, g->session) != 0)
+					continue;
+				if (m < k)
+					seen = 1;
+				same++;
+			}
+			if (seen)
+				continue;
+			evbuffer_add_printf(out, "postern_grants{session=\"");
+			label(out, g->session);
+			evbuffer_add_printf(out, "\",kind=\"%s\"} %lu\n", px_grant_kind_word(g->kind), same);
+		}
+	}
 	header(out, "postern_config_generation", "gauge", "Generation of the config in force.");
 	evbuffer_add_printf(out, "postern_config_generation %lu\n", px_server_generation(srv));
 	if (px_server_audit(srv) != NULL) {

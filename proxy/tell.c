@@ -33,6 +33,12 @@ px_tell_words(const struct px_conn *c, enum cf_reason reason, const struct cf_ru
 {
 	sugg[0] = '\0';
 	h[0] = '\0';
+	/* Unanswered in mode = ask: the allowlist's refusal (still in
+	 * C->dec) says what would allow it for good. */
+	if (reason == CF_R_ASK_TIMEOUT && !c->dec.allow) {
+		reason = c->dec.reason;
+		rule = c->dec.rule;
+	}
 	if (c->sess != NULL && c->host.kind != 0 &&
 	    (reason == CF_R_HOST_NOT_ALLOWED || reason == CF_R_PORT_NOT_ALLOWED ||
 	    reason == CF_R_PATH_NOT_ALLOWED || reason == CF_R_METHOD_NOT_ALLOWED ||

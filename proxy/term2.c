@@ -407,6 +407,8 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	}
 	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, r->path, strlen(r->path), r->method,
 	    &c->dec);
+	/* A grant for the tunnel's host and port speaks for each stream. */
+	px_conn_grant(c);
 	if (!c->dec.allow) {
 		t2_refuse(c, v, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;

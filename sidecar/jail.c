@@ -39,6 +39,7 @@ struct sc_jail {
 	size_t n_hide, cap_hide;
 	struct sc_jail_keep *keep;
 	size_t n_keep;
+	char *cover;         /* a directory to hide (sc_jail_cover) */
 };
 
 /* The directories that get a fresh tmpfs, and its mode.  /run is 0755 like
@@ -75,6 +76,7 @@ sc_jail_free(struct sc_jail *j)
 	for (i = 0; i < j->n_keep; i++)
 		free(j->keep[i].path);
 	free(j->keep);
+	free(j->cover);
 	free(j);
 }
 
@@ -106,6 +108,18 @@ sc_jail_keep(struct sc_jail *j, const char *path)
 	j->keep[j->n_keep].dev = st.st_dev;
 	j->keep[j->n_keep].ino = st.st_ino;
 	j->n_keep++;
+	return 0;
+}
+
+int
+sc_jail_cover(struct sc_jail *j, const char *dir)
+{
+	char *copy = strdup(dir);
+
+	if (copy == NULL)
+		return -ENOMEM;
+	free(j->cover);
+	j->cover = copy;
 	return 0;
 }
 
@@ -300,6 +314,16 @@ sc_jail_build(const struct sc_jail *j, const char *engine_dir, const char *bridg
 			sc_logerr(err, "cannot cover the host socket %s", j->hide[i]);
 			goto out;
 		}
+	}
+	/* Mounted on the directory, not on the socket in it: a socket the
+	 * engine binds there after a crash is under it too.  Read-only and
+	 * mode 0: the command cannot put anything there either. */
+	if (j->cover != NULL && lstat(j->cover, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    mount("tmpfs", j->cover, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+	    "mode=0,size=4k,nr_inodes=2") < 0) {
+		err = -errno;
+		sc_logerr(err, "cannot cover %s", j->cover);
+		goto out;
 	}
 	for (i = 0; i < j->n_keep; i++) {
 		err = sc_jail_attach(keep_fd[i], j->keep[i].path);

@@ -9,7 +9,8 @@
  *   - fresh, empty tmpfs over /tmp, /var/tmp, /run and /dev/shm, the usual
  *     homes of sockets (an ssh-agent, tmux, docker.sock, D-Bus, journald);
  *   - every other pathname socket bound on the host when the command
- *     starts is covered with a bind of /dev/null (connect: ECONNREFUSED);
+ *     starts is covered with a bind of /dev/null (connect: ECONNREFUSED),
+ *     and each directory given to sc_jail_cover() with an empty tmpfs;
  *   - each socket the user named (--socket PATH) is bound back in at its
  *     path, the directory of the proxy's socket at SC_JAIL_ENGINE_DIR
  *     (the socket is SC_JAIL_SOCK) and the bridge binary at SC_JAIL_BRIDGE;
@@ -45,6 +46,15 @@ void sc_jail_free(struct sc_jail *jail);
  * else, or another negative errno (-ENAMETOOLONG, -ENOENT, -ENOMEM).
  */
 int sc_jail_keep(struct sc_jail *jail, const char *path);
+
+/*
+ * Hide the host directory DIR from the command (run --ask's admin socket
+ * directory): when DIR is still there in the command's view (it is not
+ * under a fresh tmpfs already), an empty read-only tmpfs is mounted over
+ * it, so that a socket made in it later (by an engine started after a
+ * crash) is hidden too.  DIR is copied; 0 or -ENOMEM.
+ */
+int sc_jail_cover(struct sc_jail *jail, const char *dir);
 
 /*
  * Record every pathname socket bound in the caller's network namespace

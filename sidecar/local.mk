@@ -7,6 +7,7 @@
 # mode's --capture its DNS stub and relay (bridge/dnsstub.c, relay.c).
 bin_PROGRAMS += postern-sidecar
 postern_sidecar_SOURCES = sidecar/main.c \
+	sidecar/ask.c sidecar/ask.h sidecar/pending.c sidecar/pending.h \
 	sidecar/capture.c sidecar/capture.h \
 	bridge/dnsstub.c bridge/dnsstub.h bridge/dnswire.c bridge/dnswire.h \
 	bridge/relay.c bridge/relay.h bridge/session.c bridge/session.h \
@@ -43,6 +44,8 @@ EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.
 # run reads its config once (issue 11, item 3).
 TESTS += tests/integration/sidecar-run-once.sh
 EXTRA_DIST += tests/integration/sidecar-run-once.sh
+TESTS += tests/integration/sidecar-run-ask.sh
+EXTRA_DIST += tests/integration/sidecar-run-ask.sh
 TESTS += tests/integration/sidecar-run-forward.sh
 EXTRA_DIST += tests/integration/sidecar-run-forward.sh
 # run --env, with the real Claude Code (issue 13, item 2).
@@ -113,3 +116,14 @@ EXTRA_DIST += tests/integration/sidecar-run-capture-clients.sh
 # Transparent capture in the pod: container mode --capture (issue 16).
 TESTS += tests/integration/sidecar-pod-capture.sh
 EXTRA_DIST += tests/integration/sidecar-pod-capture.sh
+
+# Fuzz target for what `ask` reads from a run's admin socket
+# (tests/fuzz/fuzz-sidecar-pending.c).
+check_PROGRAMS += tests/fuzz/sidecar-pending-replay
+TESTS += tests/fuzz/sidecar-pending-replay
+tests_fuzz_sidecar_pending_replay_SOURCES = tests/fuzz/fuzz-sidecar-pending.c tests/fuzz/replay.c \
+	sidecar/pending.c
+tests_fuzz_sidecar_pending_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-pending"'
+tests_fuzz_sidecar_pending_replay_LDADD = $(BASE_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-sidecar-pending.c tests/fuzz/fuzz-sidecar-pending.srcs

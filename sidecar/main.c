@@ -5,6 +5,7 @@
  *   postern-sidecar lockdown-check [OPTIONS]  lock and prove, then exit
  *   postern-sidecar unlock                    remove the lock-down rules
  *   postern-sidecar run [OPTIONS] [--] CMD... one command in a fresh netns
+ *   postern-sidecar ask [--pid PID] [--list]  answer a run --ask's questions
  */
 #include "config.h"
 
@@ -28,6 +29,7 @@
 #include "bridge/link.h"
 #include "conf/config.h"
 #include "proxy/mem.h"
+#include "sidecar/ask.h"
 #include "sidecar/capture.h"
 #include "sidecar/engine.h"
 #include "sidecar/escape.h"
@@ -67,6 +69,7 @@ struct sc_opts {
 	int report;           /* run: --report */
 	int learn;            /* run: --learn[=FILE] */
 	const char *learn_file;
+	int ask;              /* run: --ask */
 	uid_t run_uid;        /* run: --uid */
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
@@ -92,11 +95,13 @@ sc_usage(FILE *f)
 	    "       postern-sidecar unlock\n"
 	    "       postern-sidecar run [-c FILE [--session NAME]] [--allow PATTERN]... [--report]\n"
 	    "                           [--learn[=FILE]]\n"
+	    "                           [--ask]\n"
 	    "                           [--session-name NAME]\n"
 	    "                           [--uid UID] [--socket PATH]... [--env NAME]...\n"
 	    "                           [--secret NAME]...\n"
 	    "                           [--forward PORT[:HOST:HPORT]]... [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
+	    "       postern-sidecar ask [--pid PID] [--list]\n"
 	    "See postern-sidecar(8).\n");
 }
 
@@ -119,6 +124,9 @@ sc_run_usage(FILE *f)
 	    "                       addresses, SNI and secrets are still enforced)\n"
 	    "  --learn[=FILE]       report mode, and when CMD exits an allow_hosts block\n"
 	    "                       of what would have been refused, on stderr or in FILE\n"
+	    "  --ask                ask mode: hold what the allowlist would refuse until\n"
+	    "                       it is answered (postern-sidecar ask in another\n"
+	    "                       terminal, or a prompt here when stdin is not one)\n"
 	    "  --uid UID            (root) the uid CMD runs as (default SUDO_UID, else 65534)\n"
 	    "  --socket PATH        let CMD reach this host UNIX socket (repeatable)\n"
 	    "  --env NAME           CMD also gets this variable (repeatable)\n"
@@ -206,7 +214,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
 		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
-		O_CAPTURE, O_REPORT, O_LEARN };
+		O_CAPTURE, O_REPORT, O_LEARN, O_ASK };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -225,6 +233,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "capture", no_argument, NULL, O_CAPTURE },
 		{ "report", no_argument, NULL, O_REPORT },
 		{ "learn", optional_argument, NULL, O_LEARN },
+		{ "ask", no_argument, NULL, O_ASK },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -310,6 +319,13 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			o->report = 1;
 			o->learn = 1;
 			o->learn_file = optarg;
+			break;
+		case O_ASK:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--ask only applies to run (a config file says mode = ask)");
+				return -1;
+			}
+			o->ask = 1;
 			break;
 		case O_SERVE_SESSION:
 			if (o->mode != SC_MODE_RUN) {
@@ -428,6 +444,12 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		if (o->session != NULL && o->session_name != NULL) {
 			sc_logx("run: --session and --session-name exclude each other (the "
 			    "session served is named by --session)");
+			return -1;
+		}
+		/* Letting through and holding are two answers to one
+		 * question; the proxy would hold, but say so here. */
+		if (o->report && o->ask) {
+			sc_logx("run: %s and --ask exclude each other", o->learn ? "--learn" : "--report");
 			return -1;
 		}
 		o->argv = argv + optind;
@@ -836,6 +858,58 @@ sc_serve(const struct sc_opts *o)
 	}
 }
 
+/* postern-sidecar ask [--pid PID] [--list]: options of its own. */
+static int
+sc_ask_args(int argc, char **argv)
+{
+	enum { O_PID = 256, O_LIST };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, O_PID },
+		{ "list", no_argument, NULL, O_LIST },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sc_ask_opts ao;
+	uint64_t v;
+	int c;
+
+	memset(&ao, 0, sizeof(ao));
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_PID:
+			if (bs_num_parse(optarg, strlen(optarg), 0x7fffffff, 0, &v) < 0 || v == 0) {
+				sc_logx("--pid: '%s' is not a process id", optarg);
+				return 2;
+			}
+			ao.pid = (pid_t)v;
+			break;
+		case O_LIST:
+			ao.list = 1;
+			break;
+		case 'h':
+			printf("usage: postern-sidecar ask [--pid PID] [--list]\n"
+			    "Answers the questions of a postern-sidecar run --ask of this user:\n"
+			    "  a [DURATION]  allow for this run (a 10m: for ten minutes)\n"
+			    "  o             allow once\n"
+			    "  d             deny for this run\n"
+			    "  n             deny once\n"
+			    "  s             skip (it is refused at ask_timeout)\n"
+			    "  --pid PID     the run to answer, when several are going\n"
+			    "  --list        print the pending questions once and exit\n"
+			    "See postern-sidecar(8).\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		sc_logx("ask: unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	return sc_ask_main(&ao);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -844,6 +918,8 @@ main(int argc, char **argv)
 	int code;
 
 	px_mem_init();
+	if (argc > 1 && strcmp(argv[1], "ask") == 0)
+		return sc_ask_args(argc, argv);
 	if (sc_parse_args(argc, argv, &o) < 0)
 		return 2;
 	code = sc_resolve_uid(&o);
@@ -861,6 +937,7 @@ main(int argc, char **argv)
 		ro.report = o.report;
 		ro.learn = o.learn;
 		ro.learn_file = o.learn_file;
+		ro.ask = o.ask;
 		ro.sockets = o.sockets;
 		ro.n_sockets = o.n_sockets;
 		ro.forwards = o.forwards;

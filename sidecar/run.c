@@ -51,6 +51,7 @@
 #include "bridge/link.h"
 #include "bridge/priv.h"
 #include "conf/config.h"
+#include "sidecar/ask.h"
 #include "sidecar/engine.h"
 #include "sidecar/jail.h"
 #include "sidecar/learn.h"
@@ -103,6 +104,8 @@ struct sc_run {
 	struct timespec restarted[SC_ENGINE_RESTARTS]; /* the latest, a ring */
 	unsigned nrestarts;
 	int learn_fd;        /* --learn: what the engine learned (learn.h), or -1 */
+	struct sc_ask_dir ask; /* --ask: the engine's admin socket */
+	pid_t prompt;          /* --ask: the prompt on /dev/tty, or 0 */
 };
 
 /*
@@ -808,6 +811,37 @@ sc_engine_restart(struct sc_run *r, const struct sc_run_opts *o)
 	return 0;
 }
 
+/*
+ * --ask, once the engine serves: say how to answer, and when CMD cannot
+ * own the terminal (our stdin is not one) but there is one to ask on, ask
+ * there ourselves, in a child (sidecar/ask.h), so that nothing here waits
+ * for a person.  With stdin a terminal, CMD may be a full-screen program:
+ * a question printed there would be lost in it, or break it.
+ */
+static void
+sc_run_ask_start(struct sc_run *r)
+{
+	char other[64] = "";
+	const char *sudo = geteuid() == 0 && getenv("SUDO_UID") != NULL ? "sudo " : "";
+	int tty = -1;
+
+	if (sc_ask_count_runs(r->self) > 0)
+		snprintf(other, sizeof(other), " --pid %ld", (long)r->self);
+	if (!isatty(STDIN_FILENO))
+		tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (tty >= 0) {
+		r->prompt = sc_ask_prompt_start(r->ask.sock, tty);
+		close(tty);
+		if (r->prompt < 0) {
+			sc_logerr(errno, "cannot start the prompt");
+			r->prompt = 0;
+		}
+	}
+	fprintf(stderr, "postern: ask mode: %sanswer in another terminal with: "
+	    "%spostern-sidecar ask%s\n", r->prompt > 0 ? "questions come on this terminal; or " : "",
+	    sudo, other);
+}
+
 int
 sc_run_main(const struct sc_run_opts *o)
 {
@@ -910,6 +944,15 @@ sc_run_main(const struct sc_run_opts *o)
 		goto out;
 	}
 	memset(&r.eo, 0, sizeof(r.eo));
+	if (o->ask) {
+		/* The engine binds its admin socket there, as its own uid. */
+		err = sc_ask_dir_make(&r.ask, r.self, r.engine_uid != 0 ? r.engine_uid : (uid_t)-1);
+		if (err == 0)
+			err = sc_jail_cover(r.jail, r.ask.dir);
+		if (err < 0)
+			goto out;
+		r.eo.admin = r.ask.listen;
+	}
 	r.listen_list[0] = r.listen;
 	r.eo.config_path = o->config_path;
 	r.eo.extra_allow = o->allow;
@@ -933,6 +976,7 @@ sc_run_main(const struct sc_run_opts *o)
 		r.eo.learn = 1;
 		r.eo.learn_fd = r.learn_fd;
 	}
+	r.eo.ask = o->ask;
 	/* A person at a terminal: refusals as plain lines on stderr, not
 	 * JSON audit lines mixed into CMD's output. */
 	r.eo.human = 1;
@@ -967,6 +1011,8 @@ sc_run_main(const struct sc_run_opts *o)
 	if (code != 0)
 		goto out;
 	code = SC_RUN_SETUP_FAILED;
+	if (o->ask)
+		sc_run_ask_start(&r);
 	/* The host's sockets, read in our network namespace: the child's
 	 * will have none. */
 	err = sc_jail_scan(r.jail);
@@ -1040,6 +1086,10 @@ out:
 		kill(r.child, SIGKILL);
 		sc_run_wait(&r, r.child, -1, NULL);
 	}
+	if (r.prompt > 0) {
+		kill(r.prompt, SIGTERM);
+		(void)waitpid(r.prompt, NULL, 0);
+	}
 	sc_stop_engine(&r);
 	/* The engine is gone, its summary written: CMD ran, so tell it. */
 	if (r.learn_fd >= 0 && r.child > 0)
@@ -1047,6 +1097,7 @@ out:
 	if (r.learn_fd >= 0)
 		close(r.learn_fd);
 	sc_remove_dir(&r);
+	sc_ask_dir_remove(&r.ask);
 	cf_config_free(r.eo.config);
 	if (r.sigfd >= 0)
 		close(r.sigfd);

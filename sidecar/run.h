@@ -19,6 +19,8 @@ struct sc_run_opts {
 	int report;                    /* --report: every session in mode = report */
 	int learn;                     /* --learn: the learned block when CMD exits */
 	const char *learn_file;        /*   --learn=FILE: there, not on stderr */
+	int ask;                       /* --ask: every session in mode = ask, with an
+	                                *   admin socket of its own (sidecar/ask.h) */
 	uid_t uid;                     /* a root caller's command runs as */
 	gid_t gid;                     /*   uid:gid (never 0; see main.c) */
 	const char *const *sockets;    /* --socket: host sockets CMD may reach */

@@ -45,3 +45,11 @@ tests_fuzz_socks_replay_SOURCES = tests/fuzz/fuzz-socks.c tests/fuzz/replay.c
 tests_fuzz_socks_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/socks"'
 tests_fuzz_socks_replay_LDADD = $(PROXY_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-socks.srcs
+
+# The grants_file parser (conf/grantfile.h).
+check_PROGRAMS += tests/fuzz/grantfile-replay
+TESTS += tests/fuzz/grantfile-replay
+tests_fuzz_grantfile_replay_SOURCES = tests/fuzz/fuzz-grantfile.c tests/fuzz/replay.c
+tests_fuzz_grantfile_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/grantfile"'
+tests_fuzz_grantfile_replay_LDADD = $(CONF_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-grantfile.srcs

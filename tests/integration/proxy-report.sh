@@ -52,8 +52,9 @@ out=$("$POSTERN_PROXY" --explain https://unlisted.test/ -c "$conf" 2>&1)
 expect_match "^deny host_not_allowed" "$out" "--explain: the default session still denies it"
 printf '[proxy]\nlisten = tcp:127.0.0.1:3999\n[defaults]\nmode = ask\n' >"$WORLD_DIR/ask.ini"
 out=$("$POSTERN_PROXY" --check -c "$WORLD_DIR/ask.ini" 2>&1)
-expect_eq 2 $? "mode = ask is refused"
-expect_match "ask.ini:4: mode = ask is not implemented yet" "$out" "with FILE:LINE and why"
+expect_eq 0 $? "mode = ask is taken"
+expect_match "ask.ini:4: session default is in mode = ask: what its allowlist refuses is HELD" "$out" \
+	"and said loudly, with FILE:LINE"
 
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"

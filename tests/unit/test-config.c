@@ -131,9 +131,9 @@ static const struct err_case err_cases[] = {
 	{ "max_connections bound", HEAD "max_connections = 0\n", "t.ini:3: max_connections must be 1-1000000 (0)" },
 	{ "max_header_bytes bound", HEAD "max_header_bytes = 2m\n", "t.ini:3: max_header_bytes must be 1k-1m (2m)" },
 	{ "unknown key twice", HEAD "bogus = 1\nbogus = 2\n", "t.ini:4: bogus is given twice (first on line 3)" },
-	{ "mode ask", HEAD "[session a]\nlisten = unix:/a\nmode = ask\n",
-	    "t.ini:5: mode = ask is not implemented yet: mode is enforce or report (ask)" },
-	{ "mode unknown", HEAD "[defaults]\nmode = watch\n", "t.ini:4: mode is enforce or report (watch)" },
+	{ "mode unknown", HEAD "[defaults]\nmode = watch\n", "t.ini:4: mode is enforce, report or ask (watch)" },
+	{ "ask_timeout", HEAD "ask_timeout = soon\n", "t.ini:3: ask_timeout: " },
+	{ "ask_timeout in a session", HEAD "[defaults]\nask_timeout = 5s\n", "t.ini:4: ask_timeout belongs in" },
 	{ "mode in proxy", HEAD "mode = report\n", "t.ini:3: mode belongs in" },
 	{ "mode twice", HEAD "[defaults]\nmode = report\nmode = enforce\n",
 	    "t.ini:5: mode is given twice (first on line 4)" },
@@ -379,6 +379,46 @@ main(void)
 			    d.nwarnings == 2 && strstr(d.warnings[1], "session a is in report mode (--report)") != NULL,
 			    "the report override puts every session in report mode, and says so (%s)",
 			    d.nwarnings > 1 ? d.warnings[1] : "no warning");
+			cf_config_free(c);
+			cf_diag_free(&d);
+		}
+		{
+			/* mode = ask: held, said loudly with its line, never in
+			 * report mode too; ask_timeout is 60 s unless given. */
+			static const char t[] = HEAD "ask_timeout = 2s\n[session a]\nlisten = unix:/a\nmode = ask\n";
+			static const char t0[] = HEAD "[defaults]\nmode = ask\n";
+			struct cf_overrides ov;
+			struct cf_diag d;
+			struct cf_config *c;
+
+			memset(&d, 0, sizeof(d));
+			c = cf_config_parse("t.ini", t, strlen(t), NULL, &d);
+			tap_ok(c != NULL && !cf_config_session(c, 0)->ask && cf_config_session(c, 1)->ask &&
+			    !cf_config_session(c, 1)->report && cf_config_proxy(c)->ask_timeout_ms == 2000 &&
+			    d.nwarnings == 1 && strstr(d.warnings[0], "t.ini:6: session a is in mode = ask: "
+			    "what its allowlist refuses is HELD") != NULL,
+			    "mode = ask holds session a, warns with its line, ask_timeout 2s (%s)",
+			    d.nerrors ? d.errors[0] : d.nwarnings ? d.warnings[0] : "no warning");
+			cf_config_free(c);
+			cf_diag_free(&d);
+			memset(&d, 0, sizeof(d));
+			c = cf_config_parse("t.ini", t0, strlen(t0), NULL, &d);
+			tap_ok(c != NULL && cf_config_session(c, 0)->ask &&
+			    cf_config_proxy(c)->ask_timeout_ms == 60000,
+			    "[defaults] mode = ask puts the default session in ask mode, ask_timeout 60s");
+			cf_config_free(c);
+			cf_diag_free(&d);
+			/* run --ask: every session, and it wins over --report. */
+			memset(&ov, 0, sizeof(ov));
+			ov.ask = 1;
+			ov.report = 1;
+			memset(&d, 0, sizeof(d));
+			c = cf_config_parse("t.ini", t, strlen(t), &ov, &d);
+			tap_ok(c != NULL && cf_config_session(c, 0)->ask && cf_config_session(c, 1)->ask &&
+			    !cf_config_session(c, 0)->report && d.nwarnings == 2 &&
+			    strstr(d.warnings[0], "session default is in ask mode (--ask)") != NULL,
+			    "the ask override puts every session in ask mode, and says so (%s)",
+			    d.nwarnings ? d.warnings[0] : "no warning");
 			cf_config_free(c);
 			cf_diag_free(&d);
 		}

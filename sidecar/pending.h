@@ -1,0 +1,46 @@
+/*
+ * sidecar/pending.h: the answers of a run's admin socket that
+ * `postern-sidecar ask` reads: the JSON of GET /pending (proxy/ask.h) and
+ * the head of an HTTP response.  The bytes come from the proxy engine, but
+ * the names and paths in them were chosen by the sandboxed command, so
+ * they are parsed as hostile: bounded, and every string kept printable.
+ */
+#ifndef POSTERN_SIDECAR_PENDING_H
+#define POSTERN_SIDECAR_PENDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* At most this many questions are kept from one list; the rest wait. */
+#define SC_PENDING_MAX 64
+
+/* One pending question.  Strings are NUL-terminated, truncated to fit,
+ * with every byte outside printable ASCII replaced by '?'. */
+struct sc_pending {
+	uint64_t id;
+	char session[72];
+	char host[256];
+	unsigned port;
+	char method[24];
+	char path[200];
+	uint64_t waiting;
+	uint64_t expires_in_ms;
+};
+
+/*
+ * Parse LEN bytes of BODY, the JSON object {"pending":[{...},...]} of GET
+ * /pending, into at most MAX entries of OUT (unknown keys and values of
+ * any type are skipped, nesting at most 16 deep).  An entry without an
+ * "id" is dropped.  Returns how many were stored (0..MAX), or -EINVAL
+ * when BODY is not such an object.
+ */
+int sc_pending_parse(const char *body, size_t len, struct sc_pending *out, size_t max);
+
+/*
+ * Split an HTTP/1.x response of LEN bytes at RESP: its status code and
+ * where its body starts.  Returns 0, or -EINVAL when the head is not a
+ * complete status line and header block.
+ */
+int sc_http_split(const char *resp, size_t len, unsigned *status, size_t *body_off);
+
+#endif
