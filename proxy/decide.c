@@ -110,6 +110,7 @@ ask_backstop(struct px_conn *c)
 {
 	px_ask_leave(c->askw);
 	c->askw = NULL;
+	c->ask_answer = PX_ASK_TIMEOUT;
 	px_conn_refuse(c, 403, CF_R_ASK_TIMEOUT, NULL, "no admin answered within ask_timeout");
 }
 
