@@ -42,3 +42,10 @@ check_PROGRAMS += tests/unit/test-socks
 TESTS += tests/unit/test-socks
 tests_unit_test_socks_SOURCES = tests/unit/test-socks.c tests/unit/tap.h
 tests_unit_test_socks_LDADD = $(PROXY_LIBS)
+
+# mode = ask's questions and the runtime grants (proxy/ask.h, proxy/grants.h).
+check_PROGRAMS += tests/unit/test-ask
+TESTS += tests/unit/test-ask
+tests_unit_test_ask_SOURCES = tests/unit/test-ask.c tests/unit/tap.h
+tests_unit_test_ask_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_test_ask_LDADD = $(PROXY_LIBS)
