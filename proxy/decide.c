@@ -141,6 +141,8 @@ hold(struct px_conn *c)
 	r.method = c->method[0] ? c->method : "CONNECT";
 	r.path = c->mode == CF_MODE_HTTP ? c->path : "";
 	r.peer = c->peer;
+	r.pid = c->is_unix ? c->pid : -1;
+	r.uid = c->is_unix ? c->uid : -1;
 	bufferevent_disable(c->cli.bev, EV_READ);
 	px_conn_enter(c, &ask_phase);
 	px_conn_arm_timer(c, p->ask_timeout_ms + 5000);

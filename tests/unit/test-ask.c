@@ -39,8 +39,8 @@ told(void *arg, unsigned id, enum px_ask_answer answer)
 	w->answer = answer;
 }
 
-static const struct px_ask_req req_a = { "default", "a.test", 443, "CONNECT", "", "peer" };
-static const struct px_ask_req req_b = { "default", "b.test", 80, "GET", "/p", "peer" };
+static const struct px_ask_req req_a = { "default", "a.test", 443, "CONNECT", "", "peer", -1, -1 };
+static const struct px_ask_req req_b = { "default", "b.test", 80, "GET", "/p", "peer", 7, 1000 };
 
 int
 main(void)
@@ -63,7 +63,8 @@ main(void)
 	tap_ok(px_ask_open(a) == 2 && px_ask_nth(a, 0, &q) == 0 && q.id == id1 && q.waiting == 2 &&
 	    strcmp(q.host, "a.test") == 0 && q.port == 443, "two open, the first with two waiting");
 	tap_ok(px_ask_find(a, id3, &q) == 0 && strcmp(q.path, "/p") == 0 && q.expires_in_ms > 0 &&
-	    q.expires_in_ms <= 200, "a question carries its path and when it expires");
+	    q.expires_in_ms <= 200 && q.pid == 7 && q.uid == 1000,
+	    "a question carries its path, the client's pid and uid, and when it expires");
 	tap_ok(px_ask_answer(a, id1, PX_ASK_ALLOW_ONCE, &released) == 0 && released == 2 &&
 	    w1.told == 1 && w2.told == 1 && w1.answer == PX_ASK_ALLOW_ONCE && w1.id == id1,
 	    "one answer tells both waiters once");
