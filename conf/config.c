@@ -430,7 +430,9 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 			if (from->mode == CF_SESS_MODE_ASK)
 				cfb_warn(b->diag, "%s:%d: session %s is in mode = ask: what its allowlist "
 				    "refuses is HELD until an admin answers (postern-proxy ctl pending) "
-				    "or ask_timeout passes", c->path, from->mode_line, c->sessions[i].name);
+				    "or ask_timeout passes%s", c->path, from->mode_line, c->sessions[i].name,
+				    c->proxy.admin.kind == 0 ? "; there is no admin = unix:PATH in [proxy], "
+				    "so nobody can answer: every such request waits, then is refused" : "");
 			else
 				cfb_warn(b->diag, "session %s is in ask mode (--ask): what its allowlist "
 				    "refuses is HELD until an admin answers or ask_timeout passes",

@@ -33,6 +33,7 @@ struct question {
 	unsigned id;
 	char *session, *host, *method, *path, *peer;
 	uint16_t port;
+	long pid, uid;
 	time_t asked;
 	struct timespec expires; /* CLOCK_MONOTONIC */
 	struct event *timer;
@@ -213,6 +214,8 @@ question_new(struct px_ask *a, const struct px_ask_req *r)
 	q->path = strdup(r->path != NULL ? r->path : "");
 	q->peer = strdup(r->peer != NULL ? r->peer : "");
 	q->port = r->port;
+	q->pid = r->pid;
+	q->uid = r->uid;
 	q->timer = evtimer_new(a->base, expire_cb, q);
 	if (q->session == NULL || q->host == NULL || q->method == NULL || q->path == NULL ||
 	    q->peer == NULL || q->timer == NULL || evtimer_add(q->timer, &tv) != 0) {
@@ -303,6 +306,8 @@ fill(const struct question *q, struct px_ask_q *o)
 	o->path = q->path;
 	o->peer = q->peer;
 	o->port = q->port;
+	o->pid = q->pid;
+	o->uid = q->uid;
 	o->asked = q->asked;
 	o->expires_in_ms = ms > 0 ? ms : 0;
 	o->waiting = q->nwaiting;

@@ -46,6 +46,7 @@ struct px_ask_req {
 	const char *method;    /* "CONNECT", "GET", ... */
 	const char *path;      /* plain HTTP, redacted; "" otherwise */
 	const char *peer;      /* as the audit names the client */
+	long pid, uid;         /* a UNIX listener's client (SO_PEERCRED); -1 else */
 };
 
 /* What a waiter is told: the question's id and the answer (or timeout,
@@ -82,6 +83,7 @@ struct px_ask_q {
 	unsigned id;
 	const char *session, *host, *method, *path, *peer;
 	uint16_t port;
+	long pid, uid;         /* of the client that asked first; -1: not known */
 	time_t asked;          /* wall clock */
 	long expires_in_ms;
 	size_t waiting;

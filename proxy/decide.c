@@ -114,6 +114,7 @@ ask_backstop(struct px_conn *c)
 {
 	px_ask_leave(c->askw);
 	c->askw = NULL;
+	c->ask_answer = PX_ASK_TIMEOUT;
 	px_conn_refuse(c, 403, CF_R_ASK_TIMEOUT, NULL, "no admin answered within ask_timeout");
 }
 
@@ -144,6 +145,8 @@ hold(struct px_conn *c)
 	r.method = c->method[0] ? c->method : "CONNECT";
 	r.path = c->mode == CF_MODE_HTTP ? c->path : "";
 	r.peer = c->peer;
+	r.pid = c->is_unix ? c->pid : -1;
+	r.uid = c->is_unix ? c->uid : -1;
 	bufferevent_disable(c->cli.bev, EV_READ);
 	px_conn_enter(c, &ask_phase);
 	px_conn_arm_timer(c, p->ask_timeout_ms + 5000);

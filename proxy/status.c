@@ -149,6 +149,9 @@ px_status_pending(const struct px_server *srv, int text, struct evbuffer *out)
 		px_status_json_str(out, q.path);
 		evbuffer_add_printf(out, ",\"peer\":");
 		px_status_json_str(out, q.peer);
+		/* A UNIX listener's client, as the audit line names it. */
+		if (q.uid >= 0)
+			evbuffer_add_printf(out, ",\"pid\":%ld,\"uid\":%ld", q.pid, q.uid);
 		evbuffer_add_printf(out, ",\"asked\":\"%s\",\"expires_in_ms\":%ld,\"waiting\":%zu}", when,
 		    q.expires_in_ms, q.waiting);
 	}

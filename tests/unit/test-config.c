@@ -404,8 +404,10 @@ main(void)
 			memset(&d, 0, sizeof(d));
 			c = cf_config_parse("t.ini", t0, strlen(t0), NULL, &d);
 			tap_ok(c != NULL && cf_config_session(c, 0)->ask &&
-			    cf_config_proxy(c)->ask_timeout_ms == 60000,
-			    "[defaults] mode = ask puts the default session in ask mode, ask_timeout 60s");
+			    cf_config_proxy(c)->ask_timeout_ms == 60000 && d.nwarnings >= 1 &&
+			    strstr(d.warnings[0], "no admin = unix:PATH in [proxy], so nobody can answer") != NULL,
+			    "[defaults] mode = ask puts the default session in ask mode, ask_timeout 60s, and "
+			    "says nobody can answer without an admin socket");
 			cf_config_free(c);
 			cf_diag_free(&d);
 			/* run --ask: every session, and it wins over --report. */
