@@ -123,6 +123,19 @@ find(const struct px_budgets *t, const char *session, const char *key)
 	return NULL;
 }
 
+/* Rule R's limits (a snapshot's) on B's use so far: a lower rps cuts
+ * the bucket down to it. */
+static void
+limits_take(struct px_budget *b, const struct cf_rule *r)
+{
+	b->up_max = r->up_max;
+	b->up_window = r->up_window;
+	b->rps = r->rps;
+	b->conns = r->conns;
+	if (b->tokens > b->rps)
+		b->tokens = b->rps;
+}
+
 struct px_budget *
 px_budget_get(struct px_budgets *t, const char *session, const struct cf_rule *r)
 {
@@ -154,14 +167,7 @@ px_budget_get(struct px_budgets *t, const char *session, const struct cf_rule *r
 		free(b->rule);
 		b->rule = text;
 	}
-	/* The snapshot's limits, applied to the use so far: a lower rps
-	 * cuts the bucket down to it. */
-	b->up_max = r->up_max;
-	b->up_window = r->up_window;
-	b->rps = r->rps;
-	b->conns = r->conns;
-	if (b->tokens > b->rps)
-		b->tokens = b->rps;
+	limits_take(b, r);
 	return b;
 }
 
@@ -322,13 +328,7 @@ px_budgets_reload(struct px_budgets *t, const struct cf_config *cfg)
 		const struct cf_rule *r = rule_now(b, cfg, &oom);
 
 		if (r != NULL) {
-			/* The new limits, on the use so far. */
-			b->up_max = r->up_max;
-			b->up_window = r->up_window;
-			b->rps = r->rps;
-			b->conns = r->conns;
-			if (b->tokens > b->rps)
-				b->tokens = b->rps;
+			limits_take(b, r);
 		} else if (b->held == 0 && !oom) {
 			*pp = b->next;
 			entry_free(b);
