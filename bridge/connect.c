@@ -79,7 +79,7 @@ read_some(int fd, char *buf, size_t size, size_t *len, int ms)
 /* Say the proxy's refusal: the status and reason, then each line of its
  * body (the rule that is missing, proxy/conn.c), escaped. */
 static void
-report(const char *target, const struct br_reply *rep, const char *buf, size_t len)
+report(const char *target, const struct bs_reply *rep, const char *buf, size_t len)
 {
 	log_notice("postern refused CONNECT %s: %d %s", target, rep->status,
 	    rep->reason[0] ? rep->reason : "(no reason given)");
@@ -149,7 +149,7 @@ br_connect_main(int argc, char **argv)
 	struct sockaddr_storage ss;
 	struct sockaddr_un sun;
 	struct br_forward f;
-	struct br_reply rep;
+	struct bs_reply rep;
 	socklen_t slen;
 	char spec[BR_FORWARD_TARGET_MAX + 16], req[2 * BR_FORWARD_TARGET_MAX + 64];
 	char *buf = NULL;
@@ -236,7 +236,7 @@ br_connect_main(int argc, char **argv)
 		}
 		if (parsed)
 			continue;
-		n = br_reply_parse(buf, len, &rep);
+		n = bs_reply_parse(buf, len, &rep);
 		if (n == 0)
 			continue;
 		if (n < 0) {

@@ -174,13 +174,13 @@ int
 br_dns_ports_parse(const char *buf, size_t len, uint16_t *ports, size_t max)
 {
 	static const char lead[] = "postern-name 1\nports";
-	struct br_reply r;
+	struct bs_reply r;
 	const char *p, *end;
 	size_t n = 0;
 	unsigned long v;
 	int rc;
 
-	rc = br_reply_parse(buf, len, &r);
+	rc = bs_reply_parse(buf, len, &r);
 	if (rc < 0)
 		return -EINVAL;
 	if (rc == 0 || r.status != 200)

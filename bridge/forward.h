@@ -11,11 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/reply.h"
+
 /* A host name (253) or "[" IPv6 "]", ":", 5 digits, NUL, rounded up. */
 #define BR_FORWARD_TARGET_MAX 272
-
-/* The longest X-Postern-Reason value kept (the proxy's are short codes). */
-#define BR_REPLY_REASON_MAX 64
 
 struct br_forward {
 	uint16_t port;                        /* listened on in the sandbox */
@@ -34,25 +33,6 @@ struct br_forward {
  * a static phrase; *F is written only on success.
  */
 int br_forward_parse(const char *s, struct br_forward *f, const char **why);
-
-/* The proxy's answer to a CONNECT, as far as the bridge needs it. */
-struct br_reply {
-	int status;                           /* 100-999 */
-	size_t head_len;                      /* bytes up to and with CRLFCRLF */
-	char reason[BR_REPLY_REASON_MAX];     /* X-Postern-Reason, or "" */
-};
-
-/*
- * Parse the response head at the start of BUF (LEN bytes, untrusted: the
- * other end of the proxy's socket) into *OUT: status line "HTTP/1.D SP
- * DDD ...", header lines, then an empty line (RFC 9112 §4, §2.2).  The
- * X-Postern-Reason field's value is kept with only letters, digits and
- * '_' copied (anything else ends it).  Returns 1 with *OUT filled when the
- * whole head is in BUF, 0 when more bytes are needed (no CRLFCRLF yet, and
- * what is there could still start a valid head), or -EINVAL when BUF cannot
- * be a response head.  Bytes after the head are not looked at.
- */
-int br_reply_parse(const char *buf, size_t len, struct br_reply *out);
 
 /*
  * Copy SRC (LEN bytes, untrusted) into BUF of SIZE bytes (SIZE > 0) for a

@@ -79,7 +79,7 @@ struct handle {
  */
 struct fwd {
 	char *target;
-	char said[BR_REPLY_REASON_MAX + 8];
+	char said[BS_REPLY_REASON_MAX + 8];
 	struct fwd *next;
 };
 
@@ -144,7 +144,7 @@ struct conn {
 	struct fwd *fwd;            /* the --forward it came in on, or NULL */
 	char *reply;                /* forward: the answer so far (FWD_REPLY_MAX) */
 	size_t nreply;
-	struct br_reply rep;        /* forward: the parsed head, once C_REFUSED */
+	struct bs_reply rep;        /* forward: the parsed head, once C_REFUSED */
 	bool queued;                /* on the timer queue */
 	struct conn *prev, *next;   /* all live connections */
 	struct conn *wprev, *wnext; /* connections waiting on the timer */
@@ -697,7 +697,7 @@ conn_handshake(struct conn *c)
 		c->nreply += (size_t)n;
 		if (c->state != C_HANDSHAKE)
 			continue;
-		rc = br_reply_parse(c->reply, c->nreply, &c->rep);
+		rc = bs_reply_parse(c->reply, c->nreply, &c->rep);
 		if (rc == 0)
 			continue;
 		if (rc < 0) {

@@ -322,7 +322,7 @@ int
 br_session_response(const char *buf, size_t len, int *status,
     struct br_session **out, const char **why)
 {
-	struct br_reply r;
+	struct bs_reply r;
 	struct bs_cursor c;
 	const unsigned char *p, *v;
 	const char *dummy;
@@ -333,7 +333,7 @@ br_session_response(const char *buf, size_t len, int *status,
 
 	if (why == NULL)
 		why = &dummy;
-	rc = br_reply_parse(buf, len, &r);
+	rc = bs_reply_parse(buf, len, &r);
 	if (rc < 0) {
 		*why = "the answer is not an HTTP response";
 		return -EINVAL;
@@ -352,7 +352,7 @@ br_session_response(const char *buf, size_t len, int *status,
 	bs_cur_skip_until(&c, "\r");
 	c.off += 2;
 	while (bs_cur_left(&c) > 0) {
-		/* br_reply_parse() ended each line at CRLF: a bare LF inside
+		/* bs_reply_parse() ended each line at CRLF: a bare LF inside
 		 * one would split it differently here, so it is refused. */
 		p = c.data + c.off;
 		n = bs_cur_skip_until(&c, "\r\n");

@@ -24,6 +24,7 @@
 #include <ini.h>
 
 #include "base/cursor.h"
+#include "base/reply.h"
 #include "base/unix.h"
 #include "conf/config.h"
 #include "proxy/ctl.h"
@@ -141,12 +142,9 @@ wait_fd(int fd, short events, const struct timespec *deadline)
 	}
 }
 
-/*
- * Send REQ to the UNIX socket PATH and read the whole response into
- * *RESP (malloc'd, NUL-terminated, *LEN bytes).  Returns 0 or -errno.
- */
-static int
-exchange(const char *path, const char *req, char **resp, size_t *len)
+int
+px_ctl_exchange(const char *path, const char *req, int timeout_ms, size_t max, char **resp,
+    size_t *len)
 {
 	struct sockaddr_un sun;
 	struct timespec deadline;
@@ -160,7 +158,12 @@ exchange(const char *path, const char *req, char **resp, size_t *len)
 	if (rc < 0)
 		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += CTL_TIMEOUT_MS / 1000;
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -199,7 +202,7 @@ exchange(const char *path, const char *req, char **resp, size_t *len)
 		ssize_t n;
 		if (cap - off < 4096 + 1) {
 			char *nb;
-			if (cap >= CTL_MAX_RESPONSE) {
+			if (cap >= max) {
 				rc = -EMSGSIZE;
 				goto out;
 			}
@@ -242,27 +245,14 @@ int
 px_ctl_parse_response(const char *resp, size_t len, int *status, const char **body,
     size_t *bodylen)
 {
-	size_t i;
-	uint64_t code;
+	struct bs_reply r;
 
-	/* status-line = HTTP-version SP status-code SP [reason] CRLF
-	 * (RFC 9112 section 4); HTTP-version = "HTTP/" DIGIT "." DIGIT. */
-	if (len < 13 || memcmp(resp, "HTTP/1.", 7) != 0 || resp[7] < '0' || resp[7] > '9' ||
-	    resp[8] != ' ')
+	if (bs_reply_parse(resp, len, &r) != 1)
 		return -EINVAL;
-	if (bs_num_parse(resp + 9, 3, 999, BS_NUM_ZEROS, &code) < 0)
-		return -EINVAL;
-	if (resp[12] != ' ' && resp[12] != '\r')
-		return -EINVAL;
-	*status = (int)code;
-	for (i = 12; i + 3 < len; i++) {
-		if (resp[i] == '\r' && resp[i + 1] == '\n' && resp[i + 2] == '\r' && resp[i + 3] == '\n') {
-			*body = resp + i + 4;
-			*bodylen = len - i - 4;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	*status = r.status;
+	*body = resp + r.head_len;
+	*bodylen = len - r.head_len;
+	return 0;
 }
 
 int
@@ -428,7 +418,7 @@ px_ctl_main(int argc, char **argv)
 	if (admin == NULL)
 		admin = PX_CTL_DEFAULT_ADMIN;
 
-	err = exchange(admin, req, &resp, &len);
+	err = px_ctl_exchange(admin, req, CTL_TIMEOUT_MS, CTL_MAX_RESPONSE, &resp, &len);
 	if (err != 0) {
 		fprintf(stderr, "postern-proxy ctl: %s: %s%s\n", admin, strerror(-err),
 		    err == -ENOENT || err == -ECONNREFUSED ?

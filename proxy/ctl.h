@@ -25,9 +25,21 @@
 int px_ctl_main(int argc, char **argv);
 
 /*
+ * Send REQ (a whole HTTP/1.0 request, NUL-terminated) to the UNIX socket
+ * PATH and read the whole response, up to the peer's close, into *RESP
+ * (malloc'd, NUL-terminated, *LEN bytes; the caller frees it), all within
+ * TIMEOUT_MS, at most about MAX bytes.  Never blocks past the time (a
+ * listener whose backlog is full is waited for, not hung on).  Returns 0,
+ * or -ETIMEDOUT, -EMSGSIZE, -ENOENT, -ECONNREFUSED or another -errno, with
+ * *RESP NULL.  The admin socket's client for ctl and postern-sidecar ask.
+ */
+int px_ctl_exchange(const char *path, const char *req, int timeout_ms, size_t max, char **resp,
+    size_t *len);
+
+/*
  * Split the HTTP/1.x response RESP (LEN bytes) into its status code
- * (*STATUS) and body (*BODY, *BODYLEN, pointing into RESP).  Bounds-checked;
- * exposed for the unit test.  Returns 0, or -EINVAL when RESP is not a
+ * (*STATUS) and body (*BODY, *BODYLEN, pointing into RESP).  Bounds-checked
+ * (tests/unit/test-ctl.c, fuzzed by fuzz-sidecar-pending).  Returns 0, or -EINVAL when RESP is not a
  * complete HTTP/1.x response head.
  */
 int px_ctl_parse_response(const char *resp, size_t len, int *status, const char **body,

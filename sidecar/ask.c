@@ -31,6 +31,7 @@
 
 #include "base/cursor.h"
 #include "base/unix.h"
+#include "proxy/ctl.h"
 #include "sidecar/ask.h"
 #include "sidecar/log.h"
 #include "sidecar/pending.h"
@@ -220,83 +221,31 @@ static int
 sc_ask_http(const char *sock, const char *method, const char *path, const char *body,
     char **resp, size_t *len, size_t *body_off)
 {
-	char head[256];
-	struct pollfd pfd;
-	size_t cap = 8192, n = 0;
-	unsigned status;
-	char *buf = NULL, *nb;
-	int fd, hl, err;
-	ssize_t r;
+	char req[1024];
+	const char *b;
+	size_t blen;
+	int hl, err, status;
 
 	*resp = NULL;
-	fd = sc_ask_connect(sock);
-	if (fd < 0)
-		return fd;
 	if (body != NULL)
-		hl = snprintf(head, sizeof(head), "%s %s HTTP/1.0\r\nHost: postern\r\n"
+		hl = snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: postern\r\n"
 		    "Content-Type: application/x-www-form-urlencoded\r\n"
-		    "Content-Length: %zu\r\n\r\n", method, path, strlen(body));
+		    "Content-Length: %zu\r\n\r\n%s", method, path, strlen(body), body);
 	else
-		hl = snprintf(head, sizeof(head), "%s %s HTTP/1.0\r\nHost: postern\r\n\r\n",
+		hl = snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: postern\r\n\r\n",
 		    method, path);
-	if (hl <= 0 || (size_t)hl >= sizeof(head) ||
-	    send(fd, head, (size_t)hl, MSG_NOSIGNAL) != hl ||
-	    (body != NULL && send(fd, body, strlen(body), MSG_NOSIGNAL) != (ssize_t)strlen(body))) {
-		err = -EIO;
-		goto out;
+	if (hl <= 0 || (size_t)hl >= sizeof(req))
+		return -EMSGSIZE;
+	err = px_ctl_exchange(sock, req, SC_ASK_IO_MS, SC_ASK_MAX_RESP, resp, len);
+	if (err < 0)
+		return err;
+	if (px_ctl_parse_response(*resp, *len, &status, &b, &blen) != 0 || status < 100) {
+		free(*resp);
+		*resp = NULL;
+		return -EPROTO;
 	}
-	buf = malloc(cap);
-	if (buf == NULL) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		pfd.fd = fd;
-		pfd.events = POLLIN;
-		r = poll(&pfd, 1, SC_ASK_IO_MS);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			err = r == 0 ? -ETIMEDOUT : -errno;
-			goto out;
-		}
-		if (n + 1 >= cap) {
-			if (cap >= SC_ASK_MAX_RESP) {
-				err = -EMSGSIZE;
-				goto out;
-			}
-			nb = realloc(buf, cap * 2);
-			if (nb == NULL) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	if (sc_http_split(buf, n, &status, body_off) < 0) {
-		err = -EPROTO;
-		goto out;
-	}
-	*resp = buf;
-	*len = n;
-	buf = NULL;
-	err = (int)status;
-out:
-	free(buf);
-	close(fd);
-	return err;
+	*body_off = (size_t)(b - *resp);
+	return status;
 }
 
 struct sc_asker {

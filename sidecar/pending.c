@@ -242,26 +242,3 @@ sc_pending_parse(const char *body, size_t len, struct sc_pending *out, size_t ma
 	}
 	return found ? (int)n : -EINVAL;
 }
-
-int
-sc_http_split(const char *resp, size_t len, unsigned *status, size_t *body_off)
-{
-	struct bs_cursor c;
-	uint64_t code;
-	size_t i;
-
-	bs_cur_init(&c, resp, len);
-	/* RFC 9112 §4: HTTP-version SP 3DIGIT SP reason. */
-	if (len < 12 || memcmp(resp, "HTTP/1.", 7) != 0 || resp[8] != ' ')
-		return -EINVAL;
-	c.off = 9;
-	if (bs_cur_num(&c, 999, &code) < 0 || c.off != 12 || code < 100)
-		return -EINVAL;
-	for (i = 12; i + 4 <= len; i++)
-		if (memcmp(resp + i, "\r\n\r\n", 4) == 0) {
-			*status = (unsigned)code;
-			*body_off = i + 4;
-			return 0;
-		}
-	return -EINVAL;
-}

@@ -36,11 +36,4 @@ struct sc_pending {
  */
 int sc_pending_parse(const char *body, size_t len, struct sc_pending *out, size_t max);
 
-/*
- * Split an HTTP/1.x response of LEN bytes at RESP: its status code and
- * where its body starts.  Returns 0, or -EINVAL when the head is not a
- * complete status line and header block.
- */
-int sc_http_split(const char *resp, size_t len, unsigned *status, size_t *body_off);
-
 #endif

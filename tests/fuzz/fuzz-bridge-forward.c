@@ -20,26 +20,26 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data, *why;
-	struct br_reply r, r2;
+	struct bs_reply r, r2;
 	struct br_forward f, f2;
 	char spec[600], esc[128];
 	size_t i;
 	int rc;
 
-	rc = br_reply_parse(buf, size, &r);
+	rc = bs_reply_parse(buf, size, &r);
 	if (rc == 1) {
 		if (r.head_len < 4 || r.head_len > size ||
 		    memcmp(buf + r.head_len - 4, "\r\n\r\n", 4) != 0 ||
 		    r.status < 100 || r.status > 999 || strlen(r.reason) >= sizeof(r.reason))
 			abort();
-		if (br_reply_parse(buf, r.head_len, &r2) != 1 || r2.head_len != r.head_len ||
+		if (bs_reply_parse(buf, r.head_len, &r2) != 1 || r2.head_len != r.head_len ||
 		    r2.status != r.status || strcmp(r2.reason, r.reason) != 0)
 			abort();
 	}
 	if (rc >= 0) {
 		/* Every prefix is "need more" or the same complete head. */
 		for (i = 0; i < size && i < 64; i++)
-			if (br_reply_parse(buf, i, &r2) < 0)
+			if (bs_reply_parse(buf, i, &r2) < 0)
 				abort();
 	}
 	(void)br_forward_escape(buf, size, esc, sizeof(esc));

@@ -114,12 +114,12 @@ main(void)
 
 	for (i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
 		const struct reply_case *t = &replies[i];
-		struct br_reply r;
+		struct bs_reply r;
 		size_t want = t->head_len ? t->head_len : strlen(t->in);
 		int rc;
 
 		memset(&r, 0, sizeof(r));
-		rc = br_reply_parse(t->in, strlen(t->in), &r);
+		rc = bs_reply_parse(t->in, strlen(t->in), &r);
 		if (t->rc != 1)
 			tap_ok(rc == t->rc, "reply %zu: %d, want %d", i, rc, t->rc);
 		else
