@@ -934,6 +934,21 @@ px_decide_socks(struct px_conn *c)
 }
 
 /*
+ * C's plain-HTTP request is about to become a tunnel (upstream answered
+ * its WebSocket upgrade with 101): a reload with revoke = yes that landed
+ * since it was decided found no tunnel to revoke, so it is judged now as
+ * that pass would have judged it, before the 101 reaches the client.
+ */
+int
+px_decide_upgrade(struct px_conn *c)
+{
+	if (c->term || c->generation == px_server_generation(c->srv) ||
+	    !cf_config_proxy(px_server_config(c->srv))->revoke)
+		return 0;
+	return revoke_tunnel(c, 1);
+}
+
+/*
  * revoke = yes: after a reload, close every tunnel whose target the new
  * rules refuse (its session gone counts as refused), logging each; a
  * WebSocket after its 101 is a tunnel too (RFC 9110 §7.8).  Other plain

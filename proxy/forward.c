@@ -335,6 +335,8 @@ fwd_response(struct px_conn *c)
 			if (c->term && !resp.keep_alive)
 				c->cli_keep_alive = 0;
 			if (resp.upgrade_websocket && c->req_upgrade) {
+				if (px_decide_upgrade(c))
+					return 1;
 				client_head(c, &resp, 1, out);
 				evbuffer_drain(in, head_len);
 				c->up.bytes += head_len;

@@ -185,6 +185,38 @@ finish w1
 expect_eq 1 $? "revoke = yes: the WebSocket to $WORLD_UP4 was closed"
 proxy_stop
 
+# ---- (b') revoke = yes: a WebSocket whose 101 comes after the reload
+# The world answers /upgrade/slow after 1.5 s; the reload lands meanwhile,
+# when the request is neither a tunnel (nothing to revoke) nor judged
+# again by anything else: its 101 must not open a tunnel the new rules
+# refuse.
+write_conf yes "allow_hosts = allowed.test/upgrade private"
+proxy_start "$conf" || die "no proxy"
+admin_wait || die "no admin socket"
+in_px "$WORLD_PYTHON" -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 3128), timeout=8)
+s.sendall(b"GET http://allowed.test/upgrade/slow HTTP/1.1\r\nHost: allowed.test\r\n"
+          b"Connection: Upgrade\r\nUpgrade: websocket\r\n"
+          b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+buf = b""
+while b"\r\n\r\n" not in buf:
+    d = s.recv(4096)
+    if not d: break
+    buf += d
+print(buf.split(b"\r\n")[0].decode("latin-1"))
+' >"$WORLD_DIR/slowws.out" 2>&1 &
+slowws=$!
+sleep 0.5
+write_conf yes "allow_hosts = allowed.test/upgrade private" "deny_hosts = $WORLD_UP4"
+expect_eq 0 "$(reload; echo $?)" "reload adding deny_hosts = $WORLD_UP4 while the 101 is awaited"
+wait $slowws
+expect_match "^HTTP/1.1 403 " "$(cat "$WORLD_DIR/slowws.out")" \
+	"the 101 after the reload is not passed on: 403 instead"
+expect_audit "and the upgrade is logged as revoked, with the address rule" event=revoke \
+	host=allowed.test port=80 path=/upgrade/slow reason=denied_by_rule
+proxy_stop
+
 # ---- (c) revoke = yes: a tunnel still in its lookup when the reload lands
 # lib-proxy/dnsfake.py on 10.200.1.54 answers slow.test (10.200.1.2) after
 # 1 s; the reload comes while the proxy waits for it.

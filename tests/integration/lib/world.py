@@ -368,8 +368,12 @@ class HttpConn:
         if path == "/close":
             self.respond(200, "OK", echo, info, True, head_only)
             return False
-        if path == "/upgrade" and header_values(headers, "upgrade"):
+        if path in ("/upgrade", "/upgrade/slow") and header_values(headers, "upgrade"):
             proto = header_values(headers, "upgrade")[0]
+            if path == "/upgrade/slow":
+                # The 101 after 1.5 s: time for a reload to land between
+                # the request and the switch (reload-address.sh).
+                time.sleep(1.5)
             out = ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\n"
                    "Connection: Upgrade\r\nX-Conn: %d\r\n\r\n" % (proto, self.conn_no))
             self.send(out.encode("latin-1"))
