@@ -114,9 +114,12 @@ px_record(struct px_conn *c, const struct px_rec *r)
 /*
  * What the learn summary (learn.h) takes from a decision: a request report
  * mode relaxed (the allowlist's reason, and "private" when its address was
- * then refused as never-reachable), and, in every mode, a refusal an
- * allow_hosts item would fix, so that `postern-proxy ctl learn` on an
- * enforcing proxy offers the items its refusals' hints offer.
+ * then refused as never-reachable, or failed on its way out: its name did
+ * not resolve, its upstream did not answer; the allowlist would have
+ * refused it all the same, and the admin needs its item whatever the
+ * network said), and, in every mode, a refusal an allow_hosts item would
+ * fix, so that `postern-proxy ctl learn` on an enforcing proxy offers the
+ * items its refusals' hints offer.
  */
 static void
 learn(struct px_conn *c, int allow, enum cf_reason reason, const struct cf_rule *rule)
@@ -143,6 +146,10 @@ learn(struct px_conn *c, int allow, enum cf_reason reason, const struct cf_rule 
 		} else if (rule == NULL) {
 			return;
 		}
+	} else if ((reason == CF_R_DNS_FAILURE || reason == CF_R_CONNECT_FAILURE ||
+	    reason == CF_R_TIMEOUT) && c->dec.would != CF_R_ALLOWED) {
+		reason = c->dec.would;
+		rule = c->dec.would_rule;
 	}
 	px_learn_add(l, c->sess, c->session, c->mode, &c->host, c->port, c->method, c->path, reason,
 	    rule, addr);

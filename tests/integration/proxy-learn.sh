@@ -32,6 +32,9 @@ curl_status $R http://api.example.test/simple/b >/dev/null
 curl_status $R https://allowed.test/ >/dev/null
 expect_eq 200 "$(curl_status $R http://other.test/elsewhere)" "report: another path of a listed host is reached"
 expect_eq 403 "$(curl_status $E http://other.test/x)" "enforce: it is refused in the default session"
+# A name that does not resolve: report mode let it through, its lookup
+# failed; the allowlist would have refused it, so it is learned all the same.
+expect_eq 502 "$(curl_status $R https://gone.test/)" "report: a name that does not resolve gets 502"
 
 out=$(ctl --admin "$ADMIN_SOCK" learn rep)
 expect_eq 0 $? "ctl learn rep"
@@ -45,9 +48,11 @@ expect_match "^# 1 request, first CONNECT allowed.test:443$" "$out" "the CONNECT
 expect_match "^allow_hosts = allowed.test private$" "$out" "its item"
 expect_match "^allow_hosts = other.test/elsewhere private$" "$out" \
 	"a path rule's refusal learns the prefix its hint offers, private as its rule"
-expect_match "^# as flags: --allow 'api.example.test private' --allow 'allowed.test private' --allow 'other.test/elsewhere private'$" \
+expect_match "^# 1 request, first CONNECT gone.test:443$" "$out" "the name that did not resolve, counted"
+expect_match "^allow_hosts = gone.test$" "$out" "... and learned, without private (it had no address)"
+expect_match "^# as flags: --allow 'api.example.test private' --allow 'allowed.test private' --allow 'other.test/elsewhere private' --allow 'gone.test'$" \
 	"$out" "the same as --allow flags"
-expect_eq 3 "$(printf '%s\n' "$out" | grep -c '^allow_hosts = ')" "three items"
+expect_eq 4 "$(printf '%s\n' "$out" | grep -c '^allow_hosts = ')" "four items"
 
 out=$(admin_curl -i "http://postern/learn?session=default")
 expect_match "^HTTP/1.1 200 " "$out" "GET /learn?session=default"
