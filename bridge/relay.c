@@ -9,7 +9,10 @@
  * in kernel pages and the memory a connection can pin is the pipe's capacity
  * per direction: when the destination is slow the pipe fills, the bridge
  * stops reading the source, and TCP or UNIX-socket flow control pushes back
- * on the sender instead of the bridge buffering without bound.
+ * on the sender instead of the bridge buffering without bound.  Small
+ * messages skip the pipe (dir_copy()): through one shared buffer of
+ * SMALL_MAX bytes, whatever send(2) leaves over going into the pipe, so the
+ * bound is the same.
  */
 #include "config.h"
 
@@ -59,6 +62,16 @@
  * the proxy's are a few hundred bytes; more is not an answer to log.
  */
 #define FWD_REPLY_MAX 4096
+/*
+ * A direction whose pipe is empty reads at most this much with recv(2) into
+ * the relay's buffer and sends it with send(2): two system calls for a small
+ * message instead of three splice(2)s (in, out, and the in that says
+ * EAGAIN), since a short recv(2) says the socket is empty.  A read that
+ * fills the buffer is bulk data, and the direction splices from then on.
+ * What send(2) does not take goes into the pipe, which holds it: an empty
+ * pipe has room for two pages at the least (PIPE_MIN_DEF_BUFFERS).
+ */
+#define SMALL_MAX 8192
 
 enum handle_kind {
 	H_LISTENER,
@@ -121,6 +134,7 @@ struct side {
 	int fd;
 	bool rd, wr;
 	bool out;
+	bool hup;  /* epoll said EPOLLRDHUP, EPOLLHUP or EPOLLERR once */
 };
 
 /* One direction: SRC -> pipe -> DST. */
@@ -129,6 +143,7 @@ struct dir {
 	struct bs_pipe p; /* the pipe (-1 when none) */
 	size_t inpipe; /* bytes spliced in and not yet out */
 	bool grown;    /* the pipe was enlarged to BULK_PIPE (or tried) */
+	bool bulk;     /* a recv(2) filled SMALL_MAX: splice only from then on */
 	bool eof;      /* SRC said EOF */
 	bool dead;     /* DST refused writes; this direction was abandoned */
 	bool shut;     /* DST has been shut down for writing */
@@ -174,6 +189,8 @@ struct br_relay {
 	bool upstream_down;
 	/* Likewise running out of descriptors or memory on our side. */
 	bool starved;
+	/* Small messages pass through here (SMALL_MAX); one thread, one buffer. */
+	char small[SMALL_MAX];
 };
 
 static uint64_t
@@ -849,12 +866,67 @@ conn_new(struct br_relay *r, int fd, struct fwd *fwd)
 
 /* What dir_pump() returns when the destination refuses writes. */
 #define PUMP_DST_GONE (-1)
+/* ... and when the pipe would not take bytes already read (cannot happen). */
+#define PUMP_FAIL (-2)
 
 /*
- * Move what can be moved in one direction.  Returns 0, or PUMP_DST_GONE
- * when the destination refuses writes (EPIPE, a reset).  A source that fails
- * (a reset) counts as its EOF: what it sent before is in the pipe and is
- * still delivered.
+ * The small-message path: D's pipe is empty and its destination writable,
+ * so up to SMALL_MAX bytes are read into BUF and sent from there.  Returns
+ * 1 when something changed (bytes moved, EOF, a flag), 0 when not, or
+ * PUMP_DST_GONE / PUMP_FAIL as dir_pump().
+ *
+ * A recv(2) that returns less than asked for has emptied the socket: the
+ * source's readable flag is cleared without the read that would say EAGAIN,
+ * since bytes arriving later give a new edge.  Not so once epoll has said
+ * the peer shut down or failed: that news may have come with the very event
+ * that brought these bytes, so the next read must see the EOF.
+ */
+static int
+dir_copy(struct dir *d, char *buf)
+{
+	ssize_t n, w;
+
+	do
+		n = recv(d->src->fd, buf, SMALL_MAX, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN) {
+		d->src->rd = false;
+		return 1;
+	}
+	if (n <= 0) {
+		/* EOF, or a failure (a reset), which counts as EOF. */
+		d->eof = true;
+		return 1;
+	}
+	if (n == SMALL_MAX)
+		d->bulk = true;
+	else if (!d->src->hup)
+		d->src->rd = false;
+	do
+		w = send(d->dst->fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	if (w < 0 && errno == EAGAIN) {
+		d->dst->wr = false;
+		w = 0;
+	} else if (w < 0) {
+		return PUMP_DST_GONE;
+	}
+	if (w < n) {
+		/* The rest waits in the empty pipe, ahead of any later byte. */
+		ssize_t k = write(d->p.w, buf + w, (size_t)(n - w));
+
+		if (k != n - w)
+			return PUMP_FAIL;
+		d->inpipe += (size_t)k;
+	}
+	return 1;
+}
+
+/*
+ * Move what can be moved in one direction.  Returns 0, PUMP_DST_GONE when
+ * the destination refuses writes (EPIPE, a reset), or PUMP_FAIL when the
+ * connection must be closed.  A source that fails (a reset) counts as its
+ * EOF: what it sent before is in the pipe and is still delivered.
  *
  * An EAGAIN from "source -> pipe" is ambiguous: the source may be empty or
  * the pipe full (its slots, not its bytes, are the limit).  So the source's
@@ -863,14 +935,21 @@ conn_new(struct br_relay *r, int fd, struct fwd *fwd)
  * tried again, which never loses an edge.
  */
 static int
-dir_pump(struct dir *d)
+dir_pump(struct dir *d, char *buf)
 {
 	bool progress;
 	ssize_t n;
+	int rc;
 
 	do {
 		progress = false;
-		if (!d->eof && d->src->rd) {
+		if (!d->eof && d->src->rd && d->inpipe == 0 && !d->bulk &&
+		    d->dst->wr) {
+			rc = dir_copy(d, buf);
+			if (rc < 0)
+				return rc;
+			progress = rc > 0;
+		} else if (!d->eof && d->src->rd) {
 			n = bs_pump_in(d->src->fd, &d->p, SPLICE_CHUNK);
 			if (n > 0) {
 				d->inpipe += (size_t)n;
@@ -965,7 +1044,11 @@ conn_pump(struct conn *c)
 {
 	int err;
 
-	err = dir_pump(&c->up);
+	err = dir_pump(&c->up, c->r->small);
+	if (err == PUMP_FAIL) {
+		conn_close(c);
+		return;
+	}
 	if (err == PUMP_DST_GONE) {
 		/*
 		 * The proxy will take no more (it answered and closed, say
@@ -975,7 +1058,7 @@ conn_pump(struct conn *c)
 		 */
 		c->up.eof = c->up.shut = c->up.dead = true;
 	}
-	if (dir_pump(&c->down) < 0) {
+	if (dir_pump(&c->down, c->r->small) < 0) {
 		/* The client is gone: nothing left to deliver. */
 		conn_close(c);
 		return;
@@ -1025,6 +1108,8 @@ side_event(struct side *s, uint32_t ev)
 	/* Errors and hang-ups surface through the next splice(2). */
 	if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 		s->rd = true;
+	if (ev & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		s->hup = true;
 	if (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR))
 		s->wr = true;
 	if (c->state == C_RELAY)
