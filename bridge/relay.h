@@ -1,9 +1,10 @@
 /*
  * bridge/relay.h: the bridge's relay.  Loopback TCP listeners in, one new
  * connection to the proxy's UNIX socket per accepted TCP connection out, and
- * the bytes moved both ways with splice(2) through a pipe per direction, in
- * one thread driven by one epoll instance.  Other file descriptors (the
- * bridge's signalfd) can be watched by the same loop.
+ * the bytes moved both ways (copied while the destination keeps up, spliced
+ * through a pipe per direction once it lags), in one thread driven by one
+ * epoll instance.  Other file descriptors (the bridge's signalfd) can be
+ * watched by the same loop.
  */
 #ifndef POSTERN_BRIDGE_RELAY_H
 #define POSTERN_BRIDGE_RELAY_H
