@@ -482,12 +482,6 @@ void px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len);
  * request, and drained it): exactly as an HTTP CONNECT to that host and
  * port.  C may be freed or closing on return. */
 void px_decide_socks(struct px_conn *c);
-/* Before C's plain-HTTP request becomes a tunnel (a 101 from upstream):
- * when a reload with revoke = yes came since C's request was decided,
- * judge it as the revoke pass judges open tunnels.  Returns 1 when
- * refused (403 to the client instead of the 101; C closing or freed), 0
- * when it may go on. */
-int px_decide_upgrade(struct px_conn *c);
 
 /* ---- forward.c ---- */
 

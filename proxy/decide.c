@@ -38,6 +38,7 @@
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/prio.h"
+#include "proxy/revoke.h"
 #include "proxy/sessreq.h"
 #include "proxy/socks.h"
 #include "proxy/stats.h"
@@ -161,68 +162,6 @@ hold(struct px_conn *c)
 	    c->port, r.path[0] ? " path " : "", r.path, c->ask_id, cf_reason_code(c->dec.reason));
 }
 
-/*
- * Judge the connected tunnel C (a CONNECT, or a plain-HTTP request after its
- * 101 Switching Protocols, judged with its path) by the server's current
- * snapshot, on the full decision: the name and port, then the address it is
- * connected to (deny_hosts address rules, the never-reachable ranges unless
- * the allowing rule says "private", the proxy's own listeners).  A refused
- * tunnel is logged as "revoke" and closed, after a 403 when ANSWER (the
- * client still waits for the answer to its CONNECT): returns 1, and C is
- * freed or closing.  Returns 0 when the tunnel may stay.
- */
-static int
-revoke_tunnel(struct px_conn *c, int answer)
-{
-	struct px_server *srv = c->srv;
-	const struct cf_session *s;
-	struct cf_decision d, ad;
-	struct px_rec r = { .event = "revoke", .has_reason = 1, .current = 1 };
-
-	s = cf_config_find_session(px_server_config(srv), c->session);
-	if (s != NULL) {
-		/* A terminated tunnel is judged as its CONNECT was (a path
-		 * rule admits it); a WebSocket inside one, with its path. */
-		enum cf_mode m = c->mode == CF_MODE_CONNECT && c->term ? CF_MODE_TLS : c->mode;
-		cf_decide(s, m, &c->host, c->port, c->mode != CF_MODE_CONNECT ? c->path : NULL,
-		    c->mode != CF_MODE_CONNECT ? strlen(c->path) : 0,
-		    c->mode != CF_MODE_CONNECT ? c->method : NULL, &d);
-		if (!d.allow && px_allowlist_refusal(d.reason) && c->granted) {
-			/* An admin allowed this tunnel (a grant, or an
-			 * answer): the allowlist, which never did, cannot
-			 * take it back; a deny grant made since can. */
-			const struct px_grant *g;
-			char h[CF_HOST_TEXT_MAX];
-
-			px_conn_host_text(c, h, sizeof(h));
-			g = px_grants_find(px_server_grants(srv), c->session, h, c->port, time(NULL));
-			if (g == NULL || g->kind == PX_GRANT_ALLOW)
-				return 0;
-			d.reason = CF_R_DENIED_BY_ADMIN;
-			snprintf(d.detail, sizeof(d.detail), "denied by a runtime grant (uid %ld)", g->uid);
-			d.rule = NULL;
-		}
-		if (d.allow) {
-			cf_decide_addr(px_server_config(srv), s, &d, &c->up_peer.sa, &ad);
-			if (ad.allow)
-				return 0;
-			d = ad;
-		}
-	} else {
-		memset(&d, 0, sizeof(d));
-		d.reason = CF_R_SESSION_REMOVED;
-		snprintf(d.detail, sizeof(d.detail), "session %s was removed", c->session);
-	}
-	px_record_pending_allow(c);
-	r.reason = d.reason;
-	r.detail = d.detail;
-	px_record(c, &r);
-	if (answer)
-		px_conn_refuse_ex(c, 403, d.reason, d.rule, d.detail, 1);
-	else
-		px_conn_free(c, "revoked by reload");
-	return 1;
-}
 
 static void
 connected_cb(int fd, int err, size_t index, void *arg)
@@ -268,7 +207,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		 * it now, before its first byte, as the revoke pass would have.
 		 */
 		if (c->generation != px_server_generation(c->srv) && cf_config_proxy(px_server_config(c->srv))->revoke &&
-		    revoke_tunnel(c, 1))
+		    px_revoke_tunnel(c, 1))
 			return;
 		px_tunnel_open(c);
 		return;
@@ -931,39 +870,4 @@ px_decide_socks(struct px_conn *c)
 	if (budget_refused(c, c->dec.rule, 1))
 		return;
 	start_lookup(c);
-}
-
-/*
- * C's plain-HTTP request is about to become a tunnel (upstream answered
- * its WebSocket upgrade with 101): a reload with revoke = yes that landed
- * since it was decided found no tunnel to revoke, so it is judged now as
- * that pass would have judged it, before the 101 reaches the client.
- */
-int
-px_decide_upgrade(struct px_conn *c)
-{
-	if (c->term || c->generation == px_server_generation(c->srv) ||
-	    !cf_config_proxy(px_server_config(c->srv))->revoke)
-		return 0;
-	return revoke_tunnel(c, 1);
-}
-
-/*
- * revoke = yes: after a reload, close every tunnel whose target the new
- * rules refuse (its session gone counts as refused), logging each; a
- * WebSocket after its 101 is a tunnel too (RFC 9110 §7.8).  Other plain
- * HTTP connections need nothing: their next request is judged anew, and an
- * idle upstream vetted under an older snapshot is never reused.
- */
-void
-px_conn_revoke(struct px_server *srv)
-{
-	struct px_conn *c, *next;
-
-	for (c = px_conns_first(srv); c != NULL; c = next) {
-		next = px_conns_next(c);
-		if (c->phase == NULL || !c->phase->tunnel)
-			continue;
-		(void)revoke_tunnel(c, 0);
-	}
 }

@@ -26,6 +26,7 @@
 #include "proxy/http.h"
 #include "proxy/log.h"
 #include "proxy/loopcall.h"
+#include "proxy/revoke.h"
 
 static const struct px_phase fwd_phase;
 
@@ -335,7 +336,7 @@ fwd_response(struct px_conn *c)
 			if (c->term && !resp.keep_alive)
 				c->cli_keep_alive = 0;
 			if (resp.upgrade_websocket && c->req_upgrade) {
-				if (px_decide_upgrade(c))
+				if (px_revoke_upgrade(c))
 					return 1;
 				client_head(c, &resp, 1, out);
 				evbuffer_drain(in, head_len);

@@ -12,6 +12,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/learn.c proxy/learn.h \
 	proxy/grants.c proxy/grants.h \
 	proxy/record.c \
+	proxy/revoke.c proxy/revoke.h \
 	proxy/tunnel.c \
 	proxy/term2.c \
 	proxy/connect.c proxy/connect.h \

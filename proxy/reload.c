@@ -16,6 +16,7 @@
 #include "proxy/grants.h"
 #include "proxy/log.h"
 #include "proxy/reload.h"
+#include "proxy/revoke.h"
 #include "proxy/server.h"
 #include "proxy/sesstls.h"
 #include "proxy/stats.h"

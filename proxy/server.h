@@ -158,15 +158,13 @@ void px_server_reloaded(struct px_server *srv, int ok, char *errors);
  * errors joined by newlines (NULL when it was taken; owned by SRV). */
 const char *px_server_last_reload(const struct px_server *srv, time_t *when, int *ok);
 
-/* ---- the connection code (accept.c, conn.c, decide.c) -------------------- */
+/* ---- the connection code (accept.c, conn.c; revoke.h for revoke = yes) --- */
 
 /* Accept a new client socket FD from listener L (accept.c). */
 void px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int salen);
 
 /* Close every connection (shutdown; conn.c). */
 void px_conn_close_all(struct px_server *srv);
-/* revoke = yes: close tunnels that the current snapshot refuses (decide.c). */
-void px_conn_revoke(struct px_server *srv);
 
 /* ---- the listeners (listen.c) -------------------------------------------- */
 
