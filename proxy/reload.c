@@ -10,8 +10,8 @@
 #include <time.h>
 
 #include "conf/config.h"
-#include "proxy/budget.h"
 #include "conf/grantfile.h"
+#include "proxy/budget.h"
 #include "proxy/conns.h"
 #include "proxy/grants.h"
 #include "proxy/log.h"

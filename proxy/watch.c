@@ -306,9 +306,7 @@ refused_again(void *arg)
 {
 	struct px_watch *w = arg;
 
-	if (drain(w))
-		schedule(w);
-	if (w->touched || w->writing)
+	if (written_since(w))
 		return 1;
 	if (w->recheck) {
 		w->recheck = 0;
