@@ -206,8 +206,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		 * being looked up or connected found nothing to revoke: judge
 		 * it now, before its first byte, as the revoke pass would have.
 		 */
-		if (c->generation != px_server_generation(c->srv) && cf_config_proxy(px_server_config(c->srv))->revoke &&
-		    px_revoke_tunnel(c, 1))
+		if (px_revoke_late(c))
 			return;
 		px_tunnel_open(c);
 		return;

@@ -336,7 +336,12 @@ fwd_response(struct px_conn *c)
 			if (c->term && !resp.keep_alive)
 				c->cli_keep_alive = 0;
 			if (resp.upgrade_websocket && c->req_upgrade) {
-				if (px_revoke_upgrade(c))
+				/* A reload with revoke = yes since the request
+				 * was decided found no tunnel to revoke: judge
+				 * it now, before the 101 reaches the client.  A
+				 * terminated tunnel's requests are judged anew
+				 * each, and the tunnel by the pass. */
+				if (!c->term && px_revoke_late(c))
 					return 1;
 				client_head(c, &resp, 1, out);
 				evbuffer_drain(in, head_len);

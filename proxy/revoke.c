@@ -72,9 +72,9 @@ px_revoke_tunnel(struct px_conn *c, int answer)
 }
 
 int
-px_revoke_upgrade(struct px_conn *c)
+px_revoke_late(struct px_conn *c)
 {
-	if (c->term || c->generation == px_server_generation(c->srv) ||
+	if (c->generation == px_server_generation(c->srv) ||
 	    !cf_config_proxy(px_server_config(c->srv))->revoke)
 		return 0;
 	return px_revoke_tunnel(c, 1);

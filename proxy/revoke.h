@@ -24,12 +24,13 @@ struct px_server;
  */
 int px_revoke_tunnel(struct px_conn *c, int answer);
 
-/* Before C's plain-HTTP request becomes a tunnel (a 101 from upstream):
- * when a reload with revoke = yes came since C's request was decided (the
- * pass found no tunnel to revoke then), judge it as the pass would have.
- * Returns 1 when refused (403 to the client instead of the 101; C closing
- * or freed), 0 when it may go on. */
-int px_revoke_upgrade(struct px_conn *c);
+/* Before C becomes a tunnel (a CONNECT connected upstream, a 101 from
+ * upstream), still awaiting its answer: when a reload with revoke = yes
+ * came since C's request was decided (the pass found no tunnel to revoke
+ * then), judge it as the pass would have.  Returns 1 when refused (403 to
+ * the client instead of the 200 or 101; C closing or freed), 0 when it may
+ * go on. */
+int px_revoke_late(struct px_conn *c);
 
 /* revoke = yes, after a reload: judge every open tunnel of SRV, closing
  * (and logging) each the new snapshot refuses. */
