@@ -6,7 +6,8 @@
 #
 # Each target is tests/fuzz/fuzz-NAME.c with a companion fuzz-NAME.srcs: the
 # first line lists the other source files it needs (relative to the source
-# tree), the second the pkg-config modules it links.  New findings are
+# tree; the base library, base/*.c, is always linked), the second the
+# pkg-config modules it links.  New findings are
 # written to tests/fuzz/findings/NAME/; add each one to the corpus with the
 # fix, so that "make check" replays it from then on.
 set -eu
@@ -30,6 +31,12 @@ for t in $targets; do
 	pkgs=$(sed -n 2p "$srcdir/tests/fuzz/fuzz-$t.srcs")
 	files=""
 	for s in $srcs; do files="$files $srcdir/$s"; done
+	# Every binary links the whole base library (BASE_LIBS in the
+	# Makefile), so every target does too: a base file that starts to
+	# use another base file cannot break one target's link.
+	for b in "$srcdir"/base/*.c; do
+		case " $srcs " in *" base/${b##*/} "*) ;; *) files="$files $b" ;; esac
+	done
 	# shellcheck disable=SC2086
 	"$cc" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined \
