@@ -51,6 +51,19 @@ px_conns_new(struct event_base *base)
 
 	if (cs == NULL)
 		return NULL;
+	/*
+	 * glibc gives the top of the heap back to the system as soon as
+	 * 128 KiB of it are free (M_TRIM_THRESHOLD), and a relay's buffers
+	 * (TLS records, 64 KiB reads under a TLS filter, up to RELAY_HIGH
+	 * of output) come and go by more than that: a bulk stream through a
+	 * terminated tunnel took a page fault, a zeroed page, every 6.7 KB
+	 * (40,000 per 256 MiB).  Up to 4 MiB stays; idle_trim_cb() gives it
+	 * back once the proxy is idle.  Setting one threshold stops glibc's
+	 * dynamic ones, so the mmap threshold is set too, above any buffer
+	 * a relay allocates.
+	 */
+	(void)mallopt(M_TRIM_THRESHOLD, 4 << 20);
+	(void)mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	TAILQ_INIT(&cs->list);
 	LIST_INIT(&cs->shares);
 	cs->idle_trim = evtimer_new(base, idle_trim_cb, cs);

@@ -588,10 +588,12 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	c->req_up0 = c->cli.bytes;
 	c->req_down0 = c->up.bytes;
 	if (req->form == PX_TARGET_ORIGIN) {
-		/* The audit line keeps the path without its query. */
-		pl = strcspn(req->path, "?");
-		if (pl > req->path_len)
-			pl = req->path_len;
+		/* The audit line keeps the path without its query.  The path
+		 * lies in the head's buffer, not NUL-terminated: look no
+		 * further than its length. */
+		const char *q = memchr(req->path, '?', req->path_len);
+
+		pl = q != NULL ? (size_t)(q - req->path) : req->path_len;
 		if (pl > sizeof(c->path) - 1)
 			pl = sizeof(c->path) - 1;
 		memcpy(c->path, req->path, pl);

@@ -713,6 +713,55 @@ term_socket(struct bufferevent *under)
 {
 	evbuffer_add_cb(bufferevent_get_input(under), term_topup_cb, under);
 	bufferevent_set_max_single_write(under, TERM_WRITE_MAX);
+	/* The filter seals what it is given at most WRITE_FRAME (15,000)
+	 * bytes a pass unless the socket's output has a high watermark: a
+	 * 16 KiB chain left as a record of 15,000 bytes and one of 1,384.
+	 * With one, it seals up to what the socket may still take. */
+	bufferevent_setwatermark(under, EV_WRITE, 0, TERM_WRITE_MAX);
+}
+
+/*
+ * Whole records out, for the TLS filter BEV.  The filter decrypts into
+ * 4 KiB reservations of its input (its READ_DEFAULT; only a read
+ * watermark raises it, and one makes the filter read again from inside
+ * whatever drains its input: a terminated tunnel's next request phase
+ * then saw its upstream "speak"), each a chain of about 8 KiB, and the
+ * other side's filter seals every chain as a record of its own, at most
+ * 15,000 bytes: a bulk stream left as twice as many records as needed,
+ * SSL_write and SSL_read calls alike (20,000 SSL_write per 256 MiB, 13.4
+ * KB each, counted with uprobes).  While a bulk stream is being
+ * decrypted (at least TERM_ROOM_MIN more bytes wait under the filter),
+ * term_room_cb() gives the input room for up to TERM_READ_MAX in one
+ * chain after each piece, so the next ones land in it, and the other side
+ * seals it in one SSL_write of full records.  A request or an answer
+ * (less than that waiting) takes no room.
+ */
+#define TERM_READ_MAX (64 * 1024)
+#define TERM_ROOM_MIN (16 * 1024)
+
+static void
+term_room_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	struct bufferevent *under = bufferevent_get_underlying(arg);
+	size_t waiting;
+
+	/* Once a reader took everything (there is nothing to copy into the
+	 * new room then), or after a piece decrypted behind more than 8 KiB
+	 * (evbuffer_expand() copies up to 4 KiB into a larger chain when
+	 * the last one holds no more). */
+	if (under == NULL || (info->n_added == 0 ? evbuffer_get_length(buf) != 0 :
+	    evbuffer_get_length(buf) <= 8192))
+		return;
+	waiting = evbuffer_get_length(bufferevent_get_input(under));
+	if (waiting >= TERM_ROOM_MIN)
+		(void)evbuffer_expand(buf, waiting < TERM_READ_MAX ? waiting : TERM_READ_MAX);
+}
+
+static void
+term_filter(struct bufferevent *bev)
+{
+	/* On the filter's own input: it goes with the filter. */
+	evbuffer_add_cb(bufferevent_get_input(bev), term_room_cb, bev);
 }
 
 /* Wrap the client's socket in TLS with the session's leaf for the tunnel's
@@ -757,6 +806,7 @@ term_client_start(struct px_conn *c)
 	}
 	c->cli.bev = bev;
 	term_socket(under);
+	term_filter(bev);
 	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
 	px_conn_enter(c, &term_cli_phase);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
@@ -888,6 +938,7 @@ term_start(struct px_conn *c)
 		return;
 	}
 	c->up.bev = bev;
+	term_filter(bev);
 	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
 	px_conn_enter(c, &term_up_phase);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);

@@ -19,6 +19,8 @@
 #              decides, injects x-api-key, audits and re-encrypts)
 #   TLS MiB down, tunnel / terminated  one GET /bytes/N (BENCH_MIB, 32
 #              MiB) on such a connection, per MiB
+#   TLS MiB up, tunnel / terminated  one POST /sink of as many bytes on
+#              such a connection, per MiB
 #
 # The TLS rows count only the requests: the client (instr-client.py tls)
 # makes its connection, handshakes and sends 50 requests before the
@@ -138,7 +140,8 @@ sync_run() {
 }
 
 # measure LABEL BIN PORT: prints "tunnel request refusal tls-tunnel
-# tls-terminated mib-tunnel mib-terminated" instructions each.
+# tls-terminated mib-tunnel mib-terminated up-tunnel up-terminated"
+# instructions each.
 measure() {
 	local label bin port d pid out a b c
 	label=$1 bin=$2 port=$3
@@ -200,18 +203,22 @@ EOT
 	out="$out $((ir / MIB))"
 	ir=$(sync_run "$d" tlsdown "$port" "bench.test:$TLS" $((MIB << 20)) "$d/session-ca.pem") || return 1
 	out="$out $((ir / MIB))"
+	ir=$(sync_run "$d" tlsup "$port" "tun.test:$TLS" $((MIB << 20)) "$T/upca.pem" "$KEY") || return 1
+	out="$out $((ir / MIB))"
+	ir=$(sync_run "$d" tlsup "$port" "bench.test:$TLS" $((MIB << 20)) "$d/session-ca.pem") || return 1
+	out="$out $((ir / MIB))"
 	kill "$pid"
 	wait "$pid" 2>/dev/null
 	echo "$out"
 }
 
-echo "bench-instr: $N tunnels, $((2 * N)) keep-alive requests, $N refusals, $N TLS requests and $MIB MiB down per TLS target"
+echo "bench-instr: $N tunnels, $((2 * N)) keep-alive requests, $N refusals, $N TLS requests and $MIB MiB down and up per TLS target"
 P=$(measure postern "$top_builddir/postern-proxy" 18090) || exit 1
 B=
 if [ -n "${BENCH_BASE:-}" ]; then
 	B=$(measure postern-base "$BENCH_BASE" 18091) || exit 1
 fi
-ROWS="tunnel request refusal TLS_request,_tunnel TLS_request,_terminated TLS_MiB_down,_tunnel TLS_MiB_down,_terminated"
+ROWS="tunnel request refusal TLS_request,_tunnel TLS_request,_terminated TLS_MiB_down,_tunnel TLS_MiB_down,_terminated TLS_MiB_up,_tunnel TLS_MiB_up,_terminated"
 printf '| instructions per | postern |%s\n' "${B:+ postern-base | postern ÷ base |}"
 printf '|---|--:|%s\n' "${B:+--:|--:|}"
 i=0

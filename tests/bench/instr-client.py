@@ -8,7 +8,9 @@
 # answer (tls-load serve's: the x-api-key it received) checked against
 # $INSTR_EXPECT; the client sends the key itself only when $INSTR_KEY is
 # set (an opaque tunnel); tlsdown: the same connection, one GET /bytes/N
-# (N bytes down).  With $INSTR_SYNC set, a tls or tlsdown client makes
+# (N bytes down); tlsup: the same connection, one POST /sink of N bytes
+# (up), its count checked.  With $INSTR_SYNC set, a tls, tlsdown or tlsup
+# client makes
 # its connection and handshake and sends $INSTR_WARM (50) requests first,
 # then prints "ready" and waits for a line on its standard input before
 # the N: the caller counts only those.  Exits non-zero on any other answer.
@@ -93,12 +95,23 @@ def tls(n):
             d = f.read(min(left, 1 << 20))
             if not d: raise SystemExit("short body")
             left -= len(d)
+    elif kind == "tlsup":
+        t.sendall(b"POST /sink HTTP/1.1\r\nHost: %s\r\n%sContent-Length: %d\r\n\r\n" %
+                  (name.encode(), hk, n))
+        chunk = b"u" * (1 << 20)
+        left = n
+        while left > 0:
+            m = min(left, len(chunk))
+            t.sendall(chunk[:m])
+            left -= m
+        got = f.read(read_answer(f))
+        if got != b"%d" % n: raise SystemExit("the upstream counted %r" % got[:20])
     else:
         keyed(n)
     t.close()
 if kind == "http":
     http_keepalive(n)
-elif kind in ("tls", "tlsdown"):
+elif kind in ("tls", "tlsdown", "tlsup"):
     tls(n)
 else:
     for i in range(n): tunnel()
