@@ -159,3 +159,65 @@ bs_hex(const void *src, size_t len, char *out)
 	}
 	out[2 * len] = '\0';
 }
+
+void
+bs_str_addn(struct bs_str *s, const char *p, size_t n)
+{
+	if (s->len + 1 < s->size) {
+		size_t room = s->size - s->len - 1, k = n < room ? n : room;
+
+		memcpy(s->buf + s->len, p, k);
+		s->buf[s->len + k] = '\0';
+	}
+	s->len += n;
+}
+
+void
+bs_str_add(struct bs_str *s, const char *p)
+{
+	bs_str_addn(s, p, strlen(p));
+}
+
+void
+bs_str_uint(struct bs_str *s, unsigned long v)
+{
+	char n[24];
+	size_t i = sizeof(n);
+
+	do {
+		n[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	bs_str_addn(s, n + i, sizeof(n) - i);
+}
+
+void
+bs_str_int(struct bs_str *s, long v)
+{
+	if (v < 0) {
+		bs_str_addn(s, "-", 1);
+		bs_str_uint(s, (unsigned long)0 - (unsigned long)v);
+	} else {
+		bs_str_uint(s, (unsigned long)v);
+	}
+}
+
+char *
+bs_ipv4_text(const void *a, char *out)
+{
+	const unsigned char *b = a;
+	char *o = out;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (i > 0)
+			*o++ = '.';
+		if (b[i] >= 100)
+			*o++ = (char)('0' + b[i] / 100);
+		if (b[i] >= 10)
+			*o++ = (char)('0' + b[i] / 10 % 10);
+		*o++ = (char)('0' + b[i] % 10);
+	}
+	*o = '\0';
+	return out;
+}
