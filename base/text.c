@@ -183,7 +183,7 @@ bs_hex(const void *src, size_t len, char *out)
 }
 
 void
-bs_str_addn(struct bs_str *s, const char *p, size_t n)
+bs_str_cut(struct bs_str *s, const char *p, size_t n)
 {
 	if (s->len + 1 < s->size) {
 		size_t room = s->size - s->len - 1, k = n < room ? n : room;
@@ -192,12 +192,6 @@ bs_str_addn(struct bs_str *s, const char *p, size_t n)
 		s->buf[s->len + k] = '\0';
 	}
 	s->len += n;
-}
-
-void
-bs_str_add(struct bs_str *s, const char *p)
-{
-	bs_str_addn(s, p, strlen(p));
 }
 
 void

@@ -7,6 +7,7 @@
 #define POSTERN_BASE_TEXT_H
 
 #include <stddef.h>
+#include <string.h>
 
 /* bs_escape() flags. */
 #define BS_ESC_TAB_SPACE 0x1      /* a tab becomes a space instead of \x09 */
@@ -59,6 +60,10 @@ struct bs_str {
 	size_t len;
 };
 
+/* bs_str_addn() when the N bytes do not all fit: what does, and the
+ * count. */
+void bs_str_cut(struct bs_str *s, const char *p, size_t n);
+
 static inline void
 bs_str_init(struct bs_str *s, char *buf, size_t size)
 {
@@ -68,11 +73,26 @@ bs_str_init(struct bs_str *s, char *buf, size_t size)
 	buf[0] = '\0';
 }
 
-/* Append the N bytes at P (no NUL among them). */
-void bs_str_addn(struct bs_str *s, const char *p, size_t n);
+/* Append the N bytes at P (no NUL among them).  Inline, as bs_str_add():
+ * most appends are a literal, whose length the compiler then knows. */
+static inline void
+bs_str_addn(struct bs_str *s, const char *p, size_t n)
+{
+	if (s->len + n < s->size) {
+		memcpy(s->buf + s->len, p, n);
+		s->buf[s->len + n] = '\0';
+		s->len += n;
+	} else {
+		bs_str_cut(s, p, n);
+	}
+}
 
 /* Append the NUL-terminated P. */
-void bs_str_add(struct bs_str *s, const char *p);
+static inline void
+bs_str_add(struct bs_str *s, const char *p)
+{
+	bs_str_addn(s, p, strlen(p));
+}
 
 /* Append V in decimal ("%lu"). */
 void bs_str_uint(struct bs_str *s, unsigned long v);
