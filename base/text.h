@@ -7,6 +7,7 @@
 #define POSTERN_BASE_TEXT_H
 
 #include <stddef.h>
+#include <string.h>
 
 /* bs_escape() flags. */
 #define BS_ESC_TAB_SPACE 0x1      /* a tab becomes a space instead of \x09 */
@@ -44,5 +45,67 @@ size_t bs_json_escape(const char *src, size_t len, char *buf, size_t size, unsig
 /* Write the LEN bytes at SRC as 2 * LEN lowercase hex digits and a NUL
  * into OUT, which must hold 2 * LEN + 1 bytes. */
 void bs_hex(const void *src, size_t len, char *out);
+
+/*
+ * A string built by appends into a caller's buffer, as snprintf() builds
+ * it but without parsing a format per field (the refusal's head and body,
+ * the audit fields, the words of a refusal are on every refused request):
+ * BUF of SIZE bytes (SIZE > 0) always holds the NUL-terminated prefix that
+ * fits, and LEN counts the whole result, so LEN >= SIZE says it was cut
+ * short, as snprintf()'s return does.
+ */
+struct bs_str {
+	char *buf;
+	size_t size;
+	size_t len;
+};
+
+/* bs_str_addn() when the N bytes do not all fit: what does, and the
+ * count. */
+void bs_str_cut(struct bs_str *s, const char *p, size_t n);
+
+static inline void
+bs_str_init(struct bs_str *s, char *buf, size_t size)
+{
+	s->buf = buf;
+	s->size = size;
+	s->len = 0;
+	buf[0] = '\0';
+}
+
+/* Append the N bytes at P (no NUL among them).  Inline, as bs_str_add():
+ * most appends are a literal, whose length the compiler then knows. */
+static inline void
+bs_str_addn(struct bs_str *s, const char *p, size_t n)
+{
+	if (s->len + n < s->size) {
+		memcpy(s->buf + s->len, p, n);
+		s->buf[s->len + n] = '\0';
+		s->len += n;
+	} else {
+		bs_str_cut(s, p, n);
+	}
+}
+
+/* Append the NUL-terminated P. */
+static inline void
+bs_str_add(struct bs_str *s, const char *p)
+{
+	bs_str_addn(s, p, strlen(p));
+}
+
+/* Append V in decimal ("%lu"). */
+void bs_str_uint(struct bs_str *s, unsigned long v);
+
+/* Append V in decimal ("%ld"). */
+void bs_str_int(struct bs_str *s, long v);
+
+/*
+ * The IPv4 address at A (4 bytes, network order) in dotted decimal, as
+ * inet_ntop(AF_INET) writes it, into OUT of at least 16 bytes
+ * (INET_ADDRSTRLEN), NUL-terminated; returns OUT.  inet_ntop() formats
+ * with sprintf(), a few thousand instructions on every request.
+ */
+char *bs_ipv4_text(const void *a, char *out);
 
 #endif

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "base/text.h"
 #include "conf/config.h"
 #include "conf/ranges.h"
 
@@ -82,6 +83,7 @@ decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h, u
 {
 	const struct cf_rule *host_match = NULL, *port_match = NULL, *path_match = NULL, *best = NULL;
 	char hbuf[CF_HOST_TEXT_MAX];
+	struct bs_str b;
 	size_t i;
 
 	memset(d, 0, sizeof(*d));
@@ -142,8 +144,15 @@ decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h, u
 		d->allow = 1;
 		d->reason = CF_R_ALLOWED;
 		d->rule = best;
-		snprintf(d->detail, sizeof(d->detail), "allowed by allow_hosts = %s (%s:%d)",
-		    best->text, best->file, best->line);
+		/* On every allowed request: appended, not printf()'d. */
+		bs_str_init(&b, d->detail, sizeof(d->detail));
+		bs_str_add(&b, "allowed by allow_hosts = ");
+		bs_str_add(&b, best->text);
+		bs_str_add(&b, " (");
+		bs_str_add(&b, best->file);
+		bs_str_addn(&b, ":", 1);
+		bs_str_int(&b, best->line);
+		bs_str_addn(&b, ")", 1);
 		return;
 	}
 	if (path_match != NULL && mode != CF_MODE_CONNECT) {
@@ -188,7 +197,14 @@ decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h, u
 		return;
 	}
 	d->reason = CF_R_HOST_NOT_ALLOWED;
-	snprintf(d->detail, sizeof(d->detail), "no rule matches %s:%u in session %s", hbuf, port, s->name);
+	/* The most frequent refusal: appended, not printf()'d. */
+	bs_str_init(&b, d->detail, sizeof(d->detail));
+	bs_str_add(&b, "no rule matches ");
+	bs_str_add(&b, hbuf);
+	bs_str_addn(&b, ":", 1);
+	bs_str_uint(&b, port);
+	bs_str_add(&b, " in session ");
+	bs_str_add(&b, s->name);
 }
 
 /* Is SA (unmapped, AF_INET or AF_INET6) the unspecified address? */
@@ -262,6 +278,7 @@ cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
 {
 	char abuf[INET6_ADDRSTRLEN];
 	const char *range;
+	struct bs_str b;
 	uint16_t port = 0;
 	size_t i, j;
 
@@ -269,7 +286,7 @@ cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
 	abuf[0] = '\0';
 	if (sa->sa_family == AF_INET) {
 		const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)sa;
-		inet_ntop(AF_INET, &sin->sin_addr, abuf, sizeof(abuf));
+		bs_ipv4_text(&sin->sin_addr, abuf);
 		port = ntohs(sin->sin_port);
 	} else if (sa->sa_family == AF_INET6) {
 		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)(const void *)sa;
@@ -330,8 +347,11 @@ cf_decide_addr(const struct cf_config *c, const struct cf_session *s,
 	}
 	d->allow = 1;
 	d->reason = CF_R_ALLOWED;
-	snprintf(d->detail, sizeof(d->detail), "address %s is allowed%s", abuf,
-	    range ? " (private, by the rule's flag or address)" : "");
+	/* On every allowed connection: appended, not printf()'d. */
+	bs_str_init(&b, d->detail, sizeof(d->detail));
+	bs_str_add(&b, "address ");
+	bs_str_add(&b, abuf);
+	bs_str_add(&b, range ? " is allowed (private, by the rule's flag or address)" : " is allowed");
 }
 
 int
@@ -360,27 +380,42 @@ cf_decide_addrs(const struct cf_config *c, const struct cf_session *s,
 	return 1;
 }
 
+/* "HOST" or "HOST:PORT" (PORT not DFLT) into BUF of SIZE bytes, started
+ * as B; HBUF is scratch for the host's text. */
+static void
+suggest_host(struct bs_str *b, char *buf, size_t size, const struct cf_host *h, char *hbuf,
+    size_t hsize, uint16_t port, uint16_t dflt)
+{
+	bs_str_init(b, buf, size);
+	cf_host_format(h, hbuf, hsize);
+	bs_str_add(b, hbuf);
+	if (port != dflt) {
+		bs_str_addn(b, ":", 1);
+		bs_str_uint(b, port);
+	}
+}
+
 char *
 cf_suggest_pattern(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
     uint16_t port, const char *path, size_t len, const struct cf_decision *d,
     char *buf, size_t size)
 {
-	char hbuf[CF_HOST_TEXT_MAX], portbuf[16] = "";
+	char hbuf[CF_HOST_TEXT_MAX];
 	uint16_t dflt = mode == CF_MODE_HTTP ? 80 : 443;
 	/* A rule that needed "private" to reach its address: the one that
 	 * widens it to another port or path needs it too. */
 	const char *priv = d->rule != NULL && d->rule->private_ok ? " private" : "";
+	struct bs_str b;
 
 	(void)s;
 	buf[0] = '\0';
-	cf_host_format(h, hbuf, sizeof(hbuf));
-	if (port != dflt)
-		snprintf(portbuf, sizeof(portbuf), ":%u", port);
-
+	/* Appended, not printf()'d: every refusal asks for its pattern
+	 * (the words, the learn summary). */
 	switch (d->reason) {
 	case CF_R_HOST_NOT_ALLOWED:
 	case CF_R_PORT_NOT_ALLOWED:
-		snprintf(buf, size, "%s%s%s", hbuf, portbuf, priv);
+		suggest_host(&b, buf, size, h, hbuf, sizeof(hbuf), port, dflt);
+		bs_str_add(&b, priv);
 		break;
 	case CF_R_PATH_NOT_ALLOWED: {
 		/* Suggest the request's first path segment as the prefix. */
@@ -399,14 +434,19 @@ cf_suggest_pattern(const struct cf_session *s, enum cf_mode mode, const struct c
 			n++;
 		if (n < len && path[n] == '/')
 			n++;
-		snprintf(buf, size, "%s%s%.*s%s", hbuf, portbuf, (int)n, path, priv);
+		suggest_host(&b, buf, size, h, hbuf, sizeof(hbuf), port, dflt);
+		/* "%.*s": up to a NUL, as printf() stops there. */
+		bs_str_addn(&b, path, strnlen(path, n));
+		bs_str_add(&b, priv);
 		break;
 	}
 	case CF_R_PRIVATE_ADDRESS:
 		/* No allowing rule behind it: the proxy's own listener, or not
 		 * IP at all; "private" would change nothing. */
-		if (d->rule != NULL)
-			snprintf(buf, size, "%s%s private", hbuf, portbuf);
+		if (d->rule != NULL) {
+			suggest_host(&b, buf, size, h, hbuf, sizeof(hbuf), port, dflt);
+			bs_str_add(&b, " private");
+		}
 		break;
 	default:
 		break;
@@ -422,11 +462,17 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 	char section[96], pat[CF_HOST_TEXT_MAX + 600];
 
 	buf[0] = '\0';
+	struct bs_str b;
+
 	cf_suggest_pattern(s, mode, h, port, path, len, d, pat, sizeof(pat));
-	if (s->is_default)
-		snprintf(section, sizeof(section), "[defaults]");
-	else
-		snprintf(section, sizeof(section), "[session %s]", s->name);
+	bs_str_init(&b, section, sizeof(section));
+	if (s->is_default) {
+		bs_str_add(&b, "[defaults]");
+	} else {
+		bs_str_add(&b, "[session ");
+		bs_str_add(&b, s->name);
+		bs_str_addn(&b, "]", 1);
+	}
 
 	switch (d->reason) {
 	case CF_R_HOST_NOT_ALLOWED:
@@ -434,10 +480,17 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 	case CF_R_PATH_NOT_ALLOWED:
 		if (pat[0] == '\0')
 			break;
-		if (s->cli_hints)
-			snprintf(buf, size, "pass --allow '%s'", pat);
-		else
-			snprintf(buf, size, "add to %s: allow_hosts = %s", section, pat);
+		bs_str_init(&b, buf, size);
+		if (s->cli_hints) {
+			bs_str_add(&b, "pass --allow '");
+			bs_str_add(&b, pat);
+			bs_str_addn(&b, "'", 1);
+		} else {
+			bs_str_add(&b, "add to ");
+			bs_str_add(&b, section);
+			bs_str_add(&b, ": allow_hosts = ");
+			bs_str_add(&b, pat);
+		}
 		break;
 	case CF_R_PRIVATE_ADDRESS:
 		if (pat[0] == '\0')
@@ -457,9 +510,9 @@ cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_host *
 		/* Over a budget the rule allows the request: only a larger
 		 * budget (or waiting) lets it through. */
 		if (d->rule != NULL && cf_rule_has_budget(d->rule)) {
-			char b[128];
+			char bud[128];
 			snprintf(buf, size, "raise the budget of allow_hosts = %s (%s:%d), %s per session",
-			    d->rule->text, d->rule->file, d->rule->line, cf_rule_budget_text(d->rule, b, sizeof(b)));
+			    d->rule->text, d->rule->file, d->rule->line, cf_rule_budget_text(d->rule, bud, sizeof(bud)));
 		}
 		break;
 	case CF_R_DENIED_BY_RULE:

@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 
 #include "base/cursor.h"
+#include "base/text.h"
 #include "conf/host.h"
 
 static int
@@ -207,7 +208,7 @@ cf_host_parse(const char *s, size_t len, int flags, struct cf_host *out,
 		if (parse_ipv4_canonical(s, len, &h.addr.v4) != 0)
 			return fail(why, "non-canonical IPv4 literal (only a.b.c.d in decimal)");
 		h.kind = CF_HOST_IPV4;
-		inet_ntop(AF_INET, &h.addr.v4, h.name, sizeof(h.name));
+		bs_ipv4_text(&h.addr.v4, h.name);
 		*out = h;
 		return 0;
 	}

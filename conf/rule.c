@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 
 #include "base/cursor.h"
+#include "base/text.h"
 #include "conf/host.h"
 #include "conf/ranges.h"
 #include "conf/rule.h"
@@ -980,4 +981,16 @@ cf_rule_shadows(const struct cf_rule *deny, const struct cf_rule *allow)
 		return (deny->port_lo <= 443 && deny->port_hi >= 443) &&
 		    (deny->port_lo <= 80 && deny->port_hi >= 80);
 	return deny->port_lo <= allow->port_lo && deny->port_hi >= allow->port_hi;
+}
+
+char *
+cf_rule_at(const struct cf_rule *r, char *buf, size_t size)
+{
+	struct bs_str b;
+
+	bs_str_init(&b, buf, size);
+	bs_str_add(&b, r->file);
+	bs_str_addn(&b, ":", 1);
+	bs_str_int(&b, r->line);
+	return buf;
 }

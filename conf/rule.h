@@ -160,4 +160,9 @@ int cf_rule_match_method(const struct cf_rule *r, const char *method);
  */
 int cf_rule_shadows(const struct cf_rule *deny, const struct cf_rule *allow);
 
+/* "FILE:LINE", where R was written, into BUF of SIZE bytes (cut to fit,
+ * as snprintf() would); returns BUF.  Without printf(): the audit line
+ * and the metrics write it on every decision a rule made. */
+char *cf_rule_at(const struct cf_rule *r, char *buf, size_t size);
+
 #endif

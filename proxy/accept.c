@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "base/text.h"
 #include "conf/config.h"
 #include "proxy/conn.h"
 #include "proxy/conns.h"
@@ -334,6 +335,7 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 {
 	struct px_server *srv = px_listener_server(l);
 	struct px_conn *c;
+	struct bs_str b;
 	unsigned held = 0;
 	int over = 0;
 
@@ -347,7 +349,8 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	c->phase = &head_phase;
 	c->next_request = head_next;
 	c->pid = c->uid = -1;
-	snprintf(c->session, sizeof(c->session), "%s", px_listener_session(l));
+	bs_str_init(&b, c->session, sizeof(c->session));
+	bs_str_add(&b, px_listener_session(l));
 	c->cfg = px_server_config_ref(srv);
 	c->generation = px_server_generation(srv);
 	c->sess = cf_config_find_session(c->cfg, c->session);
@@ -372,12 +375,17 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 		/* TCP_NODELAY comes with the first allowed request
 		 * (start_lookup() in decide.c): a refusal is one write. */
 		px_conn_sa_text(sa, a, sizeof(a));
-		if (sa->sa_family == AF_INET)
-			snprintf(c->peer, sizeof(c->peer), "%s:%u", a,
-			    ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port));
-		else
-			snprintf(c->peer, sizeof(c->peer), "[%s]:%u", a,
-			    ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port));
+		bs_str_init(&b, c->peer, sizeof(c->peer));
+		if (sa->sa_family == AF_INET) {
+			bs_str_add(&b, a);
+			bs_str_addn(&b, ":", 1);
+			bs_str_uint(&b, ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port));
+		} else {
+			bs_str_addn(&b, "[", 1);
+			bs_str_add(&b, a);
+			bs_str_addn(&b, "]:", 2);
+			bs_str_uint(&b, ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port));
+		}
 	}
 
 	/* Into the server's set, with the session's and the uid's share

@@ -20,6 +20,7 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
+#include "base/text.h"
 #include "conf/config.h"
 #include "proxy/ask.h"
 #include "proxy/conn.h"
@@ -44,7 +45,9 @@ char *
 px_conn_sa_text(const struct sockaddr *sa, char *buf, size_t size)
 {
 	buf[0] = '\0';
-	if (sa->sa_family == AF_INET)
+	if (sa->sa_family == AF_INET && size >= INET_ADDRSTRLEN)
+		bs_ipv4_text(&((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf);
+	else if (sa->sa_family == AF_INET)
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf, (socklen_t)size);
 	else if (sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf, (socklen_t)size);
@@ -245,8 +248,9 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
     const char *detail, int audited)
 {
 	struct evbuffer *out = bufferevent_get_output(c->cli.bev);
-	char body[2048], sugg[512], h[CF_HOST_TEXT_MAX], what[600];
-	int n;
+	char body[2048], sugg[512], h[CF_HOST_TEXT_MAX], what[600], msg[2048 + 512];
+	struct bs_str b;
+	size_t n;
 
 	if (!audited) {
 		if (c->decided) {
@@ -259,19 +263,30 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 		}
 	}
 	px_tell_words(c, reason, rule, sugg, sizeof(sugg), what, sizeof(what), h, sizeof(h));
-	n = snprintf(body, sizeof(body),
-	    "postern refused this request: %s\n"
-	    "%s\n"
-	    "%s\n"
-	    "%s%s%s"
-	    "(session %s, config %s, generation %lu)\n",
-	    cf_reason_code(reason), what, detail ? detail : "",
-	    sugg[0] ? "To allow it, an admin can " : "", sugg, sugg[0] ? "\n" : "",
-	    c->session, cf_config_path(px_server_config(c->srv)), px_server_generation(c->srv));
-	if (n < 0)
-		n = 0;
-	if ((size_t)n >= sizeof(body))
-		n = sizeof(body) - 1;
+	/* Appended, not printf()'d: a refusal is the most frequent answer
+	 * a misbehaving client gets, and the formats cost a third of it. */
+	bs_str_init(&b, body, sizeof(body));
+	bs_str_add(&b, "postern refused this request: ");
+	bs_str_add(&b, cf_reason_code(reason));
+	bs_str_addn(&b, "\n", 1);
+	bs_str_add(&b, what);
+	bs_str_addn(&b, "\n", 1);
+	if (detail != NULL)
+		bs_str_add(&b, detail);
+	bs_str_addn(&b, "\n", 1);
+	if (sugg[0]) {
+		bs_str_add(&b, "To allow it, an admin can ");
+		bs_str_add(&b, sugg);
+		bs_str_addn(&b, "\n", 1);
+	}
+	bs_str_add(&b, "(session ");
+	bs_str_add(&b, c->session);
+	bs_str_add(&b, ", config ");
+	bs_str_add(&b, cf_config_path(px_server_config(c->srv)));
+	bs_str_add(&b, ", generation ");
+	bs_str_uint(&b, px_server_generation(c->srv));
+	bs_str_add(&b, ")\n");
+	n = b.len < sizeof(body) ? b.len : sizeof(body) - 1;
 	if (px_server_human(c->srv) && !audited)
 		px_tell_human(c, 0, reason, detail, sugg, what, h);
 	if (c->socks && !c->connect_answered) {
@@ -291,19 +306,26 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 		px_conn_close_after_write(c);
 		return;
 	}
-	evbuffer_add_printf(out,
-	    "HTTP/1.1 %d %s\r\n"
-	    "Content-Type: text/plain; charset=utf-8\r\n"
-	    "Content-Length: %d\r\n"
-	    "X-Postern-Reason: %s\r\n"
-	    "Cache-Control: no-store\r\n"
-	    "Connection: close\r\n",
-	    status, status_text(status), n, cf_reason_code(reason));
+	/* The head and the body in one buffer, one add. */
+	bs_str_init(&b, msg, sizeof(msg));
+	bs_str_add(&b, "HTTP/1.1 ");
+	bs_str_int(&b, status);
+	bs_str_addn(&b, " ", 1);
+	bs_str_add(&b, status_text(status));
+	bs_str_add(&b, "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ");
+	bs_str_uint(&b, n);
+	bs_str_add(&b, "\r\nX-Postern-Reason: ");
+	bs_str_add(&b, cf_reason_code(reason));
+	bs_str_add(&b, "\r\nCache-Control: no-store\r\nConnection: close\r\n");
 	/* RFC 6585 §4, RFC 9110 §10.2.3: when a budget frees up. */
-	if (c->retry_after != 0)
-		evbuffer_add_printf(out, "Retry-After: %u\r\n", c->retry_after);
-	evbuffer_add(out, "\r\n", 2);
-	evbuffer_add(out, body, (size_t)n);
+	if (c->retry_after != 0) {
+		bs_str_add(&b, "Retry-After: ");
+		bs_str_uint(&b, c->retry_after);
+		bs_str_addn(&b, "\r\n", 2);
+	}
+	bs_str_addn(&b, "\r\n", 2);
+	bs_str_addn(&b, body, n);
+	evbuffer_add(out, msg, b.len < sizeof(msg) ? b.len : sizeof(msg) - 1);
 	px_conn_close_after_write(c);
 }
 

@@ -193,18 +193,24 @@ px_connect_start(struct event_base *base, const struct sockaddr_storage *addrs,
 		errno = EINVAL;
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
+	/* Not calloc(): of its 2.5 KB only the N slots in use are ever
+	 * read, and zeroing the rest was a tenth of a tunnel's start. */
+	c = malloc(sizeof(*c));
 	if (c == NULL)
 		return NULL;
 	if (n > MAX_ATTEMPTS)
 		n = MAX_ATTEMPTS;
 	c->base = base;
 	c->n = n;
+	c->next = 0;
+	c->delay = c->timeout = NULL;
+	c->last_err = 0;
 	c->cb = cb;
 	c->arg = arg;
 	for (i = 0; i < n; i++) {
-		c->addrs[i] = addrs[i];
+		memcpy(&c->addrs[i], &addrs[i], lens[i] <= sizeof(addrs[i]) ? lens[i] : sizeof(addrs[i]));
 		c->lens[i] = lens[i];
+		memset(&c->att[i], 0, sizeof(c->att[i]));
 		c->att[i].fd = -1;
 	}
 	c->delay = evtimer_new(base, delay_cb, c);

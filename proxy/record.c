@@ -74,7 +74,7 @@ px_record(struct px_conn *c, const struct px_rec *r)
 		    "once" : "session");
 	if (r->rule != NULL) {
 		char at[300];
-		snprintf(at, sizeof(at), "%s:%d", r->rule->file, r->rule->line);
+		cf_rule_at(r->rule, at, sizeof(at));
 		px_json_str(&j, "rule", r->rule->text);
 		px_json_str(&j, "rule_at", at);
 	}
@@ -264,6 +264,6 @@ px_record_request(struct px_conn *c)
 	if (c->tm != NULL)
 		c->tm->line_due = 0;
 	if (rule != NULL)
-		snprintf(at, sizeof(at), "%s:%d", rule->file, rule->line);
+		cf_rule_at(rule, at, sizeof(at));
 	px_record_request_line(c, &l);
 }

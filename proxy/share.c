@@ -35,6 +35,7 @@ static struct px_share *
 find_or_add(struct px_share_list *list, const char *session, long uid)
 {
 	struct px_share *sh = find(list, session, uid);
+	size_t n;
 
 	if (sh != NULL)
 		return sh;
@@ -42,7 +43,9 @@ find_or_add(struct px_share_list *list, const char *session, long uid)
 	if (sh == NULL)
 		return NULL;
 	sh->uid = uid;
-	snprintf(sh->session, sizeof(sh->session), "%s", session);
+	/* As snprintf("%s") would, cut to fit, without the format. */
+	n = strnlen(session, sizeof(sh->session) - 1);
+	memcpy(sh->session, session, n);
 	LIST_INSERT_HEAD(list, sh, entry);
 	return sh;
 }

@@ -202,7 +202,7 @@ px_stats_decision(struct px_stats *s, const char *session, enum cf_reason reason
 		ss->decisions[reason]++;
 	if (rule == NULL)
 		return;
-	snprintf(at, sizeof(at), "%s:%d", rule->file, rule->line);
+	cf_rule_at(rule, at, sizeof(at));
 	for (i = 0; i < s->nrules; i++) {
 		if (strcmp(s->rules[i].at, at) == 0 && strcmp(s->rules[i].pattern, rule->text) == 0) {
 			s->rules[i].hits++;

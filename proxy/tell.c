@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "base/text.h"
 #include "conf/config.h"
 #include "conf/decide.h"
 #include "conf/host.h"
@@ -31,6 +32,8 @@ void
 px_tell_words(const struct px_conn *c, enum cf_reason reason, const struct cf_rule *rule, char *sugg,
     size_t suggsz, char *what, size_t whatsz, char *h, size_t hsz)
 {
+	struct bs_str w;
+
 	sugg[0] = '\0';
 	h[0] = '\0';
 	/* Unanswered in mode = ask: the allowlist's refusal (still in
@@ -51,12 +54,19 @@ px_tell_words(const struct px_conn *c, enum cf_reason reason, const struct cf_ru
 		cf_suggest(c->sess, c->mode, &c->host, c->port, c->path, strlen(c->path), &d,
 		    sugg, suggsz);
 	}
+	/* Appended, not printf()'d: this runs on every refusal. */
+	bs_str_init(&w, what, whatsz);
+	bs_str_add(&w, c->method[0] ? c->method : "request");
 	if (c->host.kind != 0) {
 		cf_host_format(&c->host, h, hsz);
-		snprintf(what, whatsz, "%s %s:%u%s%s", c->method[0] ? c->method : "request", h,
-		    c->port, c->path[0] ? " path " : "", c->path);
-	} else {
-		snprintf(what, whatsz, "%s", c->method[0] ? c->method : "request");
+		bs_str_addn(&w, " ", 1);
+		bs_str_add(&w, h);
+		bs_str_addn(&w, ":", 1);
+		bs_str_uint(&w, c->port);
+		if (c->path[0]) {
+			bs_str_add(&w, " path ");
+			bs_str_add(&w, c->path);
+		}
 	}
 }
 

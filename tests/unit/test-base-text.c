@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/text.h"
@@ -85,6 +87,42 @@ main(void)
 		    (jsons[i].want == NULL ? buf[0] == 'Z' : strcmp(buf, jsons[i].want) == 0),
 		    "json case %zu: \"%.64s\" need %zu (want \"%s\", %zu)", i,
 		    jsons[i].size ? buf : "", n, jsons[i].want ? jsons[i].want : "", jsons[i].need);
+	}
+	/* bs_str: what snprintf() writes and returns, at every size,
+	 * including the cut-short ones. */
+	for (i = 1; i <= 40; i++) {
+		char want[64];
+		struct bs_str b;
+		int w;
+
+		memset(buf, 'Z', sizeof(buf));
+		memset(want, 'Z', sizeof(want));
+		w = snprintf(want, i, "GET %s:%lu%s%ld]", "example.com", 443UL, " path /x", -17L);
+		bs_str_init(&b, buf, i);
+		bs_str_add(&b, "GET ");
+		bs_str_add(&b, "example.com");
+		bs_str_addn(&b, ":", 1);
+		bs_str_uint(&b, 443);
+		bs_str_addn(&b, " path /x", 8);
+		bs_str_int(&b, -17);
+		bs_str_addn(&b, "]", 1);
+		tap_ok(w >= 0 && b.len == (size_t)w && memcmp(buf, want, sizeof(buf)) == 0,
+		    "str in %zu bytes: \"%s\" %zu (want \"%s\" %d)", i, buf, b.len, want, w);
+	}
+	{
+		struct bs_str b;
+		char want[64];
+
+		snprintf(want, sizeof(want), "0 %lu %ld %ld", ULONG_MAX, LONG_MIN, LONG_MAX);
+		bs_str_init(&b, buf, sizeof(buf));
+		bs_str_uint(&b, 0);
+		bs_str_addn(&b, " ", 1);
+		bs_str_uint(&b, ULONG_MAX);
+		bs_str_addn(&b, " ", 1);
+		bs_str_int(&b, LONG_MIN);
+		bs_str_addn(&b, " ", 1);
+		bs_str_int(&b, LONG_MAX);
+		tap_ok(strcmp(buf, want) == 0, "str numbers at their ends: %s (want %s)", buf, want);
 	}
 	bs_hex("\x00\x01\xab\xff", 4, hex);
 	tap_ok(strcmp(hex, "0001abff") == 0, "hex: %s", hex);
