@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -153,6 +154,27 @@ cli_unsent(const struct px_conn *c)
 	    (under != NULL ? evbuffer_get_length(bufferevent_get_output(under)) : 0);
 }
 
+int
+px_conn_cli_send(struct px_conn *c, const void *data, size_t len)
+{
+	struct evbuffer *out = bufferevent_get_output(c->cli.bev);
+	ssize_t n = 0;
+
+	if (len > 0 && evbuffer_get_length(out) == 0 &&
+	    bufferevent_get_underlying(c->cli.bev) == NULL) {
+		do
+			n = send(bufferevent_getfd(c->cli.bev), data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		/* EAGAIN, or an error the bufferevent meets on its own
+		 * write of the same bytes and reports as it always did. */
+		if (n < 0)
+			n = 0;
+	}
+	if ((size_t)n == len)
+		return 0;
+	return evbuffer_add(out, (const char *)data + n, len - (size_t)n);
+}
+
 static void
 closing_write_cb(struct bufferevent *bev, void *arg)
 {
@@ -247,7 +269,6 @@ void
 px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const struct cf_rule *rule,
     const char *detail, int audited)
 {
-	struct evbuffer *out = bufferevent_get_output(c->cli.bev);
 	char body[2048], sugg[512], h[CF_HOST_TEXT_MAX], what[600], msg[2048 + 512];
 	struct bs_str b;
 	size_t n;
@@ -298,9 +319,9 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 		if (c->socks == 1) {
 			r[0] = PX_SOCKS_VERSION;
 			r[1] = 0xFF;
-			evbuffer_add(out, r, 2);
+			px_conn_cli_send(c, r, 2);
 		} else {
-			evbuffer_add(out, r, px_socks_reply(r, c->socks_rep ? c->socks_rep :
+			px_conn_cli_send(c, r, px_socks_reply(r, c->socks_rep ? c->socks_rep :
 			    px_socks_rep_for(status, reason)));
 		}
 		px_conn_close_after_write(c);
@@ -325,7 +346,7 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 	}
 	bs_str_addn(&b, "\r\n", 2);
 	bs_str_addn(&b, body, n);
-	evbuffer_add(out, msg, b.len < sizeof(msg) ? b.len : sizeof(msg) - 1);
+	px_conn_cli_send(c, msg, b.len < sizeof(msg) ? b.len : sizeof(msg) - 1);
 	px_conn_close_after_write(c);
 }
 

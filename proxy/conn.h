@@ -310,6 +310,14 @@ void px_conn_refuse(struct px_conn *c, int status, enum cf_reason reason,
     const struct cf_rule *rule, const char *detail);
 /* Drop the upstream, stop reading, flush what is queued to the client and
  * close (or linger, for a refusal at accept). */
+/* Queue LEN bytes of DATA to the client, written at once when nothing
+ * waits before them and the client's bufferevent is its socket's (not a
+ * TLS filter): a short answer (a 200, a refusal) then costs one send(2)
+ * instead of a round trip through the loop for EPOLLOUT, its two
+ * epoll_ctl(2) and a wake-up.  What the socket does not take now is
+ * queued on the bufferevent as before, errors included (its own write
+ * reports them).  0, or -1 when out of memory. */
+int px_conn_cli_send(struct px_conn *c, const void *data, size_t len);
 void px_conn_close_after_write(struct px_conn *c);
 /* The idle timeout: close C when it was idle for idle_timeout, else arm
  * the timer for the rest. */

@@ -269,10 +269,10 @@ connect_answer(struct px_conn *c)
 	if (c->socks) {
 		/* RFC 1928 §6: succeeded, bound to 0.0.0.0:0 (socks.h). */
 		unsigned char r[PX_SOCKS_REPLY_LEN];
-		evbuffer_add(bufferevent_get_output(c->cli.bev), r, px_socks_reply(r, PX_SOCKS_REP_OK));
+		px_conn_cli_send(c, r, px_socks_reply(r, PX_SOCKS_REP_OK));
 	} else {
-		evbuffer_add_printf(bufferevent_get_output(c->cli.bev),
-		    "HTTP/1.1 200 Connection established\r\n\r\n");
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+		px_conn_cli_send(c, ok, sizeof(ok) - 1);
 	}
 	event_base_gettimeofday_cached(px_server_base(c->srv), &now);
 	sni_set_deadline(c, &now);
