@@ -10,8 +10,17 @@
  *       Serve on UNIXPATH and on 127.0.0.1:<free port> (written to
  *       TCPPORTFILE).  The first byte of a connection picks what it does:
  *       'E' echo, 'S' sink (read to EOF, answer the 8-byte count),
- *       'G' + 8-byte count: send that many bytes and close.
+ *       'G' + 8-byte count: send that many bytes and close;
+ *       'P' + 8-byte count: the same with the bytes of a fixed pattern
+ *       (a pseudo-random table of a prime length, repeated), which the
+ *       client checks byte for byte; 'U' + 8-byte count: read that many
+ *       bytes, answer the 8-byte count, close (an upload that needs no
+ *       half-close).
  *   bridge-load up|down ADDR BYTES       one bulk stream; prints "MB/s"
+ *   bridge-load upc ADDR BYTES           up, announcing the count ('U')
+ *                                        instead of shutting down the
+ *                                        write side: for a relay that does
+ *                                        not carry a half-close
  *   bridge-load cps ADDR CONNS SECONDS   connect+64-byte echo+close loops
  *   bridge-load lat ADDR CONNS SECONDS   64-byte ping-pong; p50/p99 in us
  *   bridge-load idle ADDR CONNS          open CONNS echo connections, print
@@ -19,6 +28,15 @@
  *   bridge-load tps ADDR CONNS SECONDS   CONNS processes, each looping on a
  *                                        blocking dial (tunnel included) +
  *                                        64-byte echo + close; prints /s
+ *   bridge-load dl ADDR CONNS BYTES SECONDS
+ *                                        open CONNS tunnels, then download
+ *                                        BYTES of the pattern on all of
+ *                                        them at once, checking every byte;
+ *                                        prints "OK SHORT WRONG FAILED":
+ *                                        complete and right, cut short (EOF,
+ *                                        reset or not done in SECONDS),
+ *                                        complete with a wrong or extra
+ *                                        byte, tunnel not opened
  *   bridge-load dns-a ADDR NAME          one A query to the DNS server at
  *                                        ADDR (tcp: syntax, sent over UDP);
  *                                        prints the first address
@@ -34,7 +52,9 @@
  * With BRIDGE_LOAD_CONNECT=HOST:PORT, up, down, lat and tps go through an
  * HTTP CONNECT tunnel to HOST:PORT opened at ADDR (postern-proxy); with
  * BRIDGE_LOAD_SOCKS=HOST:PORT, through a SOCKS5 CONNECT to that name
- * (ATYP 0x03, no authentication) instead.
+ * (ATYP 0x03, no authentication) instead.  BRIDGE_LOAD_AUTH, when set, is
+ * the value of a Proxy-Authorization field sent with the CONNECT (a proxy
+ * that wants credentials: sandbox-runtime's, in bench-sandbox.sh).
  *
  * ADDR is tcp:HOST:PORT or unix:PATH.  Loopback only.
  */
@@ -63,6 +83,34 @@
 #define MSG 64
 
 static char buf[BUF];
+
+/*
+ * The 'P' stream: byte i is pat[i % PAT_LEN].  A prime length, so that a
+ * lost, repeated or reordered piece of any power-of-two size does not land
+ * on the same bytes again.
+ */
+#define PAT_LEN 1048573u
+static unsigned char pat[PAT_LEN];
+
+static void
+pat_init(void)
+{
+	uint32_t x = 2463534242u;
+	size_t i;
+
+	for (i = 0; i < PAT_LEN; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		pat[i] = (unsigned char)(x >> 24);
+	}
+}
+
+/*
+ * In dl, a tunnel that is not opened is a counted failure, not the end
+ * of the tool.
+ */
+static bool soft_tunnel;
 
 static void
 die(const char *what)
@@ -206,30 +254,43 @@ socks(int fd, const char *target)
 	read_all(fd, rep, rep[3] == 4 ? 18 : 6);
 }
 
-static void
+/* 0, or -1 when soft_tunnel is set and the tunnel was not opened. */
+static int
 tunnel(int fd)
 {
 	const char *target = getenv("BRIDGE_LOAD_CONNECT");
 	const char *starget = getenv("BRIDGE_LOAD_SOCKS");
-	char req[512], head[4096];
+	const char *auth = getenv("BRIDGE_LOAD_AUTH");
+	char req[1024], head[4096];
 	size_t got = 0;
 	ssize_t n;
 	int len;
 
 	if (starget != NULL && *starget != '\0') {
 		socks(fd, starget);
-		return;
+		return 0;
 	}
 	if (target == NULL || *target == '\0')
-		return;
-	len = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n",
-	    target, target);
+		return 0;
+	if (auth != NULL && *auth != '\0')
+		len = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n"
+		    "Proxy-Authorization: %s\r\n\r\n", target, target, auth);
+	else
+		len = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n",
+		    target, target);
+	if (len < 0 || (size_t)len >= sizeof(req))
+		die("CONNECT request too long");
 	write_all(fd, req, (size_t)len);
 	/* Byte by byte: nothing after the head may be consumed here. */
 	while (got < sizeof(head) - 1) {
 		n = read(fd, head + got, 1);
-		if (n <= 0)
+		if (n <= 0) {
+			if (soft_tunnel) {
+				fprintf(stderr, "CONNECT: no answer\n");
+				return -1;
+			}
 			die("CONNECT: no answer");
+		}
 		got++;
 		if (got >= 4 && memcmp(head + got - 4, "\r\n\r\n", 4) == 0)
 			break;
@@ -237,8 +298,11 @@ tunnel(int fd)
 	head[got] = '\0';
 	if (strncmp(head, "HTTP/1.1 200", 12) != 0) {
 		fprintf(stderr, "CONNECT refused: %.200s\n", head);
+		if (soft_tunnel)
+			return -1;
 		exit(1);
 	}
+	return 0;
 }
 
 static int
@@ -255,8 +319,10 @@ dial(const struct sockaddr_storage *ss, socklen_t len, bool nb)
 		close(fd);
 		return -1;
 	}
-	if (!nb)
-		tunnel(fd);
+	if (!nb && tunnel(fd) < 0) {
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -265,7 +331,8 @@ dial(const struct sockaddr_storage *ss, socklen_t len, bool nb)
 struct sconn {
 	int fd;
 	char mode;       /* 0 until the first byte */
-	uint64_t count;  /* S: bytes read; G: bytes left to send */
+	uint64_t count;  /* S: bytes read; G, P: bytes left to send */
+	uint64_t sent;   /* P: bytes sent; U: bytes read */
 	unsigned char hdr[8];
 	size_t hdrlen;
 	char *pend;      /* E: what could not be written back yet */
@@ -287,9 +354,19 @@ serve_event(int ep, struct sconn *c, uint32_t ev)
 	ssize_t n, w;
 
 	for (;;) {
-		if (c->mode == 'G' && c->hdrlen == 8) {
+		if ((c->mode == 'G' || c->mode == 'P') && c->hdrlen == 8) {
 			while (c->count > 0) {
-				w = write(c->fd, buf, c->count < BUF ? c->count : BUF);
+				size_t k = c->count < BUF ? (size_t)c->count : BUF;
+				const char *from = buf;
+
+				if (c->mode == 'P') {
+					size_t off = (size_t)(c->sent % PAT_LEN);
+
+					from = (const char *)pat + off;
+					if (k > PAT_LEN - off)
+						k = PAT_LEN - off;
+				}
+				w = write(c->fd, from, k);
 				if (w < 0) {
 					if (errno == EAGAIN) {
 						e.events = EPOLLOUT;
@@ -301,6 +378,7 @@ serve_event(int ep, struct sconn *c, uint32_t ev)
 					return;
 				}
 				c->count -= (uint64_t)w;
+				c->sent += (uint64_t)w;
 			}
 			shutdown(c->fd, SHUT_WR);
 			sclose(c);
@@ -347,13 +425,24 @@ serve_event(int ep, struct sconn *c, uint32_t ev)
 				c->mode = *p++;
 				len--;
 			}
-			if (c->mode == 'G') {
+			if (c->mode == 'G' || c->mode == 'P' || c->mode == 'U') {
 				while (len > 0 && c->hdrlen < 8) {
 					c->hdr[c->hdrlen++] = (unsigned char)*p++;
 					len--;
 				}
 				if (c->hdrlen == 8)
 					memcpy(&c->count, c->hdr, 8);
+				if (c->mode != 'U' || c->hdrlen < 8)
+					continue;
+				c->sent += len;
+				if (c->sent >= c->count) {
+					uint64_t v = c->sent;
+
+					/* 8 bytes into an idle socket. */
+					(void)!write(c->fd, &v, sizeof(v));
+					sclose(c);
+					return;
+				}
 				continue;
 			}
 			if (c->mode == 'S') {
@@ -395,6 +484,7 @@ serve(const char *upath, const char *portfile)
 	FILE *f;
 
 	raise_nofile();
+	pat_init();
 	ep = epoll_create1(0);
 	lu = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	memset(&sun, 0, sizeof(sun));
@@ -447,7 +537,7 @@ serve(const char *upath, const char *portfile)
 /* --- clients --- */
 
 static int
-bulk(const char *spec, bool up, uint64_t bytes)
+bulk(const char *spec, bool up, bool counted, uint64_t bytes)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = parse_addr(spec, &ss);
@@ -462,14 +552,19 @@ bulk(const char *spec, bool up, uint64_t bytes)
 	if (fd < 0)
 		die("connect");
 	if (up) {
-		write_all(fd, "S", 1);
+		unsigned char req[9];
+
+		req[0] = counted ? 'U' : 'S';
+		memcpy(req + 1, &bytes, 8);
+		write_all(fd, req, counted ? 9 : 1);
 		while (left > 0) {
 			size_t k = left < BUF ? left : BUF;
 
 			write_all(fd, buf, k);
 			left -= k;
 		}
-		shutdown(fd, SHUT_WR);
+		if (!counted)
+			shutdown(fd, SHUT_WR);
 		read_all(fd, &got, sizeof(got));
 	} else {
 		unsigned char req[9];
@@ -945,6 +1040,131 @@ idle(const char *spec, int conns)
 	return 0;
 }
 
+/*
+ * CONNS downloads at once: every tunnel is opened first (blocking, one
+ * after the other), then every request is sent, then all are read
+ * together, so that the relays carry CONNS streams at the same time.  A
+ * download is right when it ends (EOF) after exactly BYTES bytes, each the
+ * pattern's; what ends early, is reset or is not done within SECONDS is
+ * short; what has a wrong byte or more than BYTES is wrong.
+ */
+struct dlconn {
+	int fd;
+	uint64_t got;
+	bool bad;
+	bool done;
+};
+
+static int
+dl(const char *spec, int conns, uint64_t bytes, double secs)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = parse_addr(spec, &ss);
+	struct dlconn *d = calloc((size_t)conns, sizeof(*d));
+	struct epoll_event e, evs[256];
+	unsigned long ok = 0, shrt = 0, wrong = 0, failed = 0;
+	unsigned long s_eof = 0, s_err = 0, s_late = 0;
+	uint64_t s_min = UINT64_MAX, s_max = 0;
+	int ep, i, n, open_ = 0;
+	unsigned char req[9];
+	double tend;
+
+	if (d == NULL)
+		die("calloc");
+	raise_nofile();
+	pat_init();
+	soft_tunnel = true;
+	ep = epoll_create1(0);
+	for (i = 0; i < conns; i++) {
+		d[i].fd = dial(&ss, len, false);
+		if (d[i].fd < 0) {
+			failed++;
+			d[i].done = true;
+		}
+	}
+	req[0] = 'P';
+	memcpy(req + 1, &bytes, 8);
+	for (i = 0; i < conns; i++) {
+		if (d[i].done)
+			continue;
+		write_all(d[i].fd, req, sizeof(req));
+		nonblock(d[i].fd);
+		e.events = EPOLLIN;
+		e.data.ptr = &d[i];
+		epoll_ctl(ep, EPOLL_CTL_ADD, d[i].fd, &e);
+		open_++;
+	}
+	tend = now() + secs;
+	while (open_ > 0 && now() < tend) {
+		n = epoll_wait(ep, evs, 256, 100);
+		for (i = 0; i < n; i++) {
+			struct dlconn *k = evs[i].data.ptr;
+			ssize_t r = read(k->fd, buf, BUF);
+
+			if (r < 0 && (errno == EAGAIN || errno == EINTR))
+				continue;
+			if (r > 0) {
+				size_t at = 0;
+
+				while (at < (size_t)r && !k->bad) {
+					size_t off = (size_t)((k->got + at) % PAT_LEN);
+					size_t m = (size_t)r - at;
+
+					if (m > PAT_LEN - off)
+						m = PAT_LEN - off;
+					if (k->got + at + m > bytes ||
+					    memcmp(buf + at, pat + off, m) != 0)
+						k->bad = true;
+					at += m;
+				}
+				k->got += (uint64_t)r;
+				continue;
+			}
+			/* EOF or an error (a reset): the end of this one. */
+			if (k->bad)
+				wrong++;
+			else if (r == 0 && k->got == bytes)
+				ok++;
+			else {
+				shrt++;
+				if (r == 0)
+					s_eof++;
+				else
+					s_err++;
+				s_min = k->got < s_min ? k->got : s_min;
+				s_max = k->got > s_max ? k->got : s_max;
+			}
+			k->done = true;
+			close(k->fd);
+			open_--;
+		}
+	}
+	for (i = 0; i < conns; i++) {
+		if (d[i].done)
+			continue;
+		/* Still open at the deadline: not delivered in time. */
+		if (d[i].bad)
+			wrong++;
+		else {
+			shrt++;
+			s_late++;
+			s_min = d[i].got < s_min ? d[i].got : s_min;
+			s_max = d[i].got > s_max ? d[i].got : s_max;
+		}
+		close(d[i].fd);
+	}
+	if (shrt > 0)
+		fprintf(stderr, "dl: %lu of %d cut short (%lu by EOF, %lu by an error, "
+		    "%lu still open after %.0fs), after %llu to %llu of %llu bytes\n",
+		    shrt, conns, s_eof, s_err, s_late, secs, (unsigned long long)s_min,
+		    (unsigned long long)s_max, (unsigned long long)bytes);
+	if (wrong > 0)
+		fprintf(stderr, "dl: %lu of %d with a wrong byte\n", wrong, conns);
+	printf("%lu %lu %lu %lu\n", ok, shrt, wrong, failed);
+	free(d);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -953,9 +1173,11 @@ main(int argc, char **argv)
 	if (argc >= 4 && strcmp(argv[1], "serve") == 0)
 		serve(argv[2], argv[3]);
 	if (argc >= 4 && strcmp(argv[1], "up") == 0)
-		return bulk(argv[2], true, strtoull(argv[3], NULL, 10));
+		return bulk(argv[2], true, false, strtoull(argv[3], NULL, 10));
+	if (argc >= 4 && strcmp(argv[1], "upc") == 0)
+		return bulk(argv[2], true, true, strtoull(argv[3], NULL, 10));
 	if (argc >= 4 && strcmp(argv[1], "down") == 0)
-		return bulk(argv[2], false, strtoull(argv[3], NULL, 10));
+		return bulk(argv[2], false, false, strtoull(argv[3], NULL, 10));
 	if (argc >= 5 && strcmp(argv[1], "cps") == 0)
 		return cps(argv[2], atoi(argv[3]), atof(argv[4]));
 	if (argc >= 5 && strcmp(argv[1], "lat") == 0)
@@ -964,6 +1186,8 @@ main(int argc, char **argv)
 		return idle(argv[2], atoi(argv[3]));
 	if (argc >= 5 && strcmp(argv[1], "tps") == 0)
 		return tps(argv[2], atoi(argv[3]), atof(argv[4]));
+	if (argc >= 6 && strcmp(argv[1], "dl") == 0)
+		return dl(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 10), atof(argv[5]));
 	if (argc >= 4 && strcmp(argv[1], "dns-a") == 0)
 		return dns_a(argv[2], argv[3]);
 	if (argc >= 8 && strcmp(argv[1], "dns") == 0)

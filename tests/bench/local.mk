@@ -5,7 +5,9 @@
 # benchmark (bench-term: keep-alive HTTPS direct, through a plain postern
 # tunnel, through postern terminating TLS and injecting a credential, and
 # through squid's ssl_bump) when squid can bump TLS, and then the bridge
-# benchmark (bench-bridge, from bridge/local.mk) when that target exists.
+# benchmark (bench-bridge, from bridge/local.mk) when that target exists,
+# and last the whole sandbox path against sandbox-runtime (bench-sandbox)
+# when its optional dependencies are installed (contrib/install-bench-deps.sh).
 # "make bench-proxy" and "make bench-term" run one each.  The load tools
 # are check programs so that "make check" always compiles them.
 
@@ -45,6 +47,11 @@ bench: bench-proxy
 	else \
 	  echo "bench: no bench-bridge target, skipping the bridge benchmark"; \
 	fi
+	@if $(SHELL) $(top_srcdir)/tests/bench/bench-sandbox.sh --can-run; then \
+	  $(MAKE) $(AM_MAKEFLAGS) bench-sandbox; \
+	else \
+	  echo "bench: skipping the sandbox-runtime benchmark"; \
+	fi
 # Issue 16's "Speed": tunnels/s and bulk MB/s out of a bridge sandbox by
 # HTTP CONNECT, SOCKS5 and transparent capture side by side, and the DNS
 # stub's answers/s (needs root: the bridge runs in a namespace of its own).
@@ -61,4 +68,14 @@ bench-instr: postern-proxy tests/bench/proxy-load tests/bench/tls-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-instr.sh
 
-.PHONY: bench bench-proxy bench-term bench-instr bench-capture
+# Issue 18's "whole sandbox path": client -> postern-bridge -> the session
+# socket -> postern-proxy against client -> sandbox-runtime's bwrap, socat
+# and Node proxy, same clients, same upstream.  Needs root and the optional
+# bench dependencies (contrib/install-bench-deps.sh: sandbox-runtime from
+# npm, ripgrep, wrk); without them it says which is missing and skips.
+EXTRA_DIST += tests/bench/bench-sandbox.sh
+bench-sandbox: postern-proxy postern-bridge tests/bench/bridge-load tests/bench/proxy-load
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	  $(SHELL) $(top_srcdir)/tests/bench/bench-sandbox.sh
+
+.PHONY: bench bench-proxy bench-term bench-instr bench-capture bench-sandbox

@@ -6,3 +6,9 @@
 local up = os.getenv("BENCH_UPSTREAM")
 wrk.path = "http://" .. up .. "/"
 wrk.headers["Host"] = up
+-- BENCH_PROXY_AUTH, when set, is a Proxy-Authorization value (a proxy that
+-- wants credentials: sandbox-runtime's, in bench-sandbox.sh).
+local auth = os.getenv("BENCH_PROXY_AUTH")
+if auth ~= nil and auth ~= "" then
+	wrk.headers["Proxy-Authorization"] = auth
+end
