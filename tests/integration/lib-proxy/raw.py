@@ -4,13 +4,15 @@
     raw.py HOST PORT [--split N] [--delay S] [--shut] [--timeout S] < request
 
 Sends standard input (in pieces of N bytes with S seconds between them when
---split is given), half-closes with --shut, then reads until EOF or until
---timeout seconds pass without a byte, and writes the bytes received to
+--split is given) and half-closes with --shut, while it reads the answer
+until EOF or until --timeout seconds pass without a byte once the request
+is out, and writes the bytes received to
 standard output.  Exit status 0 on EOF, 3 on timeout, 4 when the peer
 reset the connection.
 """
 import argparse
 import socket
+import threading
 import sys
 import time
 
@@ -26,24 +28,35 @@ def main():
     a = ap.parse_args()
     data = sys.stdin.buffer.read()
     s = socket.create_connection((a.host, a.port), timeout=a.timeout)
-    try:
-        if a.split > 0:
-            for i in range(0, len(data), a.split):
-                s.sendall(data[i:i + a.split])
-                if a.delay:
-                    time.sleep(a.delay)
-        else:
-            s.sendall(data)
-        if a.shut:
-            s.shutdown(socket.SHUT_WR)
-    except (BrokenPipeError, ConnectionResetError):
-        pass
+
+    def send():
+        try:
+            if a.split > 0:
+                for i in range(0, len(data), a.split):
+                    s.sendall(data[i:i + a.split])
+                    if a.delay:
+                        time.sleep(a.delay)
+            else:
+                s.sendall(data)
+            if a.shut:
+                s.shutdown(socket.SHUT_WR)
+        except (BrokenPipeError, ConnectionResetError, socket.timeout, OSError):
+            pass
+
+    # Sent while the answer is read: a request bigger than what the
+    # socket buffers on the way hold (an echo of megabytes) would
+    # otherwise wait for a reader that is not reading yet.
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
     out = bytearray()
     rc = 0
     while True:
         try:
             b = s.recv(65536)
         except socket.timeout:
+            if sender.is_alive():
+                # The timeout counts from the end of the request.
+                continue
             rc = 3
             break
         except ConnectionResetError:
