@@ -44,10 +44,13 @@ void px_conns_remove(struct px_conn *c);
  * the next one first. */
 struct px_conn *px_conns_first(const struct px_server *srv);
 struct px_conn *px_conns_next(const struct px_conn *c);
-/* How many of SRV's connections count against max_connections. */
+/* How many connections count against max_connections: every worker's
+ * (worker.h); px_conns_mine(): SRV's own. */
 unsigned px_conns_count(const struct px_server *srv);
-/* The open connections of session NAME (NULL: of every session): returns
- * how many, and sets *UP and *DOWN to the bytes they have relayed so far
+unsigned px_conns_mine(const struct px_server *srv);
+/* The open connections of session NAME (NULL: of every session), every
+ * worker's, each read on its own loop (call from the first worker's loop,
+ * px_workers_each()): returns how many, and sets *UP and *DOWN to the bytes they have relayed so far
  * (closed ones are counted in stats.c). */
 unsigned px_conns_relayed(const struct px_server *srv, const char *name, uint64_t *up,
     uint64_t *down);
