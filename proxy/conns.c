@@ -119,7 +119,6 @@ px_conns_remove(struct px_conn *c)
 {
 	struct px_server *srv = c->srv;
 	struct px_conns *cs = px_server_conns(srv);
-
 	int change;
 
 	TAILQ_REMOVE(&cs->list, c, entry);
@@ -206,8 +205,3 @@ px_conns_limit_check(struct px_server *srv)
 		px_listeners_pause(srv, px_workers_full(srv));
 }
 
-unsigned
-px_conns_mine(const struct px_server *srv)
-{
-	return px_server_conns(srv)->n;
-}

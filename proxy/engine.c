@@ -1,7 +1,8 @@
 /*
  * proxy/engine.c: load, bind, drop privileges, serve (see engine.h).
  *
- * The engine builds the one struct px_server and wires the modules to each
+ * The engine builds the struct px_server (one per worker with workers = N,
+ * worker.h: the first serves on this thread) and wires the modules to each
  * other: it hands the listeners px_conn_accept(), and the admin socket and
  * the watch px_reload_cb(), so that none of them names another.  It makes
  * what the server holds (the loop, DNS, the audit log, the counters, the
