@@ -105,8 +105,13 @@ px_conns_add(struct px_conn *c, unsigned *held)
 	if (over == 0) {
 		c->counted = 1;
 		cs->n++;
+		/* Another worker filled the proxy a moment ago: stop this
+		 * loop's accepting now, not after the rest of a burst (its
+		 * pause is on its way). */
 		if (change >= 0)
 			px_workers_limit(srv, change);
+		else if (px_workers_full(srv) && !px_listeners_paused(srv))
+			px_listeners_pause(srv, 1);
 	} else if (cs->nrefusing < REFUSING_MAX) {
 		c->linger = 1;
 		cs->nrefusing++;
