@@ -596,14 +596,16 @@ out:
 struct cf_config *
 cf_config_ref(struct cf_config *c)
 {
-	c->refs++;
+	/* Atomic: the workers' loops (proxy/worker.h) take and drop
+	 * references to one snapshot at once. */
+	__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
 	return c;
 }
 
 void
 cf_config_free(struct cf_config *c)
 {
-	if (c == NULL || --c->refs > 0)
+	if (c == NULL || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	config_destroy(c);
 }

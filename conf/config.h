@@ -77,12 +77,19 @@ struct cf_proxy_settings {
 	 * (proxy/ask.h) before it is refused with ask_timeout. */
 	unsigned ask_timeout_ms;
 	unsigned max_connections;
+	/* One event loop per worker thread (proxy/worker.h): 1 to
+	 * PX_WORKERS_MAX, or 0 for "auto" (the CPUs the process may run on).
+	 * Read at start only: a reload that changes it warns. */
+	unsigned workers;
 	unsigned max_headers;
 	size_t max_header_bytes;
 	int revoke;
 };
 
 struct cf_secret;
+
+/* The most worker threads workers = N may ask for. */
+#define PX_WORKERS_MAX 64
 
 /*
  * A session: its listeners and its effective rules ([defaults] first, then

@@ -594,6 +594,22 @@ set_count(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 		memcpy(field(b, s, k->off_line), &b->line, sizeof(b->line));
 }
 
+/* workers = auto | N: "auto" is stored as 0, for the engine to take the
+ * CPUs the process may run on (sched_getaffinity) when it starts. */
+static void
+set_workers(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	(void)s;
+	if (strcmp(value, "auto") == 0) {
+		b->proxy.workers = 0;
+		return;
+	}
+	set_count(b, k, NULL, value, shown);
+	if (b->proxy.workers == 0)
+		b->proxy.workers = 1;
+}
+
 /* A size in bytes as written in the file: 1024 as "1k", 1048576 as "1m". */
 static void
 size_text(char *buf, size_t size, unsigned long long n)
@@ -682,6 +698,15 @@ show_duration(const struct key *k, const struct cf_proxy_settings *p, char *buf,
 		snprintf(buf, size, "%llus", ms / 1000);
 	else
 		snprintf(buf, size, "%llums", ms);
+}
+
+static void
+show_workers(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	if (pfield(k, p) == 0)
+		snprintf(buf, size, "auto");
+	else
+		show_count(k, p, buf, size);
 }
 
 static void
@@ -937,6 +962,8 @@ static const struct key proxy_keys[] = {
 	  .show = show_duration },
 	{ .name = "max_connections", .set = set_count, PX(max_connections), .min = 1, .max = 1000000,
 	  .dflt = 10000, .show = show_count },
+	{ .name = "workers", .set = set_workers, PX(workers), .min = 1, .max = PX_WORKERS_MAX,
+	  .dflt = 1, .show = show_workers },
 	{ .name = "max_headers", .set = set_count, PX(max_headers), .min = 1, .max = 10000, .dflt = 100,
 	  .show = show_count },
 	{ .name = "max_header_bytes", .set = set_size, PX(max_header_bytes), .min = 1024,

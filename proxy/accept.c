@@ -31,6 +31,7 @@
 #include "proxy/prio.h"
 #include "proxy/socks.h"
 #include "proxy/stats.h"
+#include "proxy/worker.h"
 
 /* ---- the request head --------------------------------------------------- */
 
@@ -357,6 +358,7 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	event_base_gettimeofday_cached(px_server_base(srv), &c->started);
 	c->last_activity = c->started;
 	px_stats_conn_open(px_server_stats(srv), c->session);
+	px_workers_accepted(srv);
 
 	if (sa->sa_family == AF_UNIX) {
 		struct ucred cred;

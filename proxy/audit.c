@@ -15,7 +15,13 @@
 
 #include "base/text.h"
 #include "proxy/audit.h"
+#include "proxy/lock.h"
 #include "proxy/log.h"
+
+/* Every worker writes to the one log: each line is one write(2) made
+ * under this lock, so lines never interleave and stay in the order the
+ * lock was taken (lock.h). */
+static pthread_mutex_t audit_lock = PX_LOCK_INIT;
 
 struct px_audit {
 	char *path; /* NULL for stderr */
@@ -60,6 +66,7 @@ px_audit_open(const char *target)
 int
 px_audit_reopen(struct px_audit *a)
 {
+	PX_LOCKED(&audit_lock);
 	int fd;
 
 	if (a->path == NULL)
@@ -116,6 +123,7 @@ px_audit_free(struct px_audit *a)
 uint64_t
 px_audit_lost(const struct px_audit *a)
 {
+	PX_LOCKED(&audit_lock);
 	return a->lost;
 }
 
@@ -267,6 +275,7 @@ px_json_emit(struct px_json *j, struct px_audit *a)
 	j->buf[j->len++] = '\n';
 	if (a == NULL)
 		return;
+	PX_LOCKED(&audit_lock);
 	do {
 		w = write(a->fd, j->buf, j->len);
 	} while (w < 0 && errno == EINTR);

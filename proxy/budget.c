@@ -16,6 +16,11 @@
 
 #include "conf/config.h"
 #include "proxy/budget.h"
+#include "proxy/lock.h"
+
+/* Budgets are global, not per worker: one session's rule is one budget
+ * however its connections spread (lock.h). */
+static pthread_mutex_t budget_lock = PX_LOCK_INIT;
 
 struct px_budgets {
 	struct px_budget *head, **tail;
@@ -55,6 +60,7 @@ entry_free(struct px_budget *b)
 void
 px_budgets_free(struct px_budgets *t)
 {
+	PX_LOCKED(&budget_lock);
 	struct px_budget *b, *next;
 
 	if (t == NULL)
@@ -139,6 +145,7 @@ limits_take(struct px_budget *b, const struct cf_rule *r)
 struct px_budget *
 px_budget_get(struct px_budgets *t, const char *session, const struct cf_rule *r)
 {
+	PX_LOCKED(&budget_lock);
 	struct px_budget *b;
 	char *key = rule_key(r), *text;
 
@@ -193,6 +200,7 @@ bucket_fill(struct px_budget *b, uint64_t now_ms)
 unsigned
 px_budget_up_resets_in(const struct px_budget *b, uint64_t now_ms)
 {
+	PX_LOCKED(&budget_lock);
 	uint64_t end = b->window_start_ms + (uint64_t)b->up_window * 1000;
 
 	if (b->up_max == 0 || b->up_used == 0 || now_ms >= end)
@@ -239,6 +247,7 @@ int
 px_budget_admit(struct px_budget *b, uint64_t now_ms, int conn, enum px_budget_kind *kind,
     unsigned *retry_s)
 {
+	PX_LOCKED(&budget_lock);
 	if (admit(b, now_ms, conn, kind, retry_s) != 0)
 		return -1;
 	if (conn)
@@ -251,12 +260,14 @@ int
 px_budget_admit_stream(struct px_budget *b, uint64_t now_ms, enum px_budget_kind *kind,
     unsigned *retry_s)
 {
+	PX_LOCKED(&budget_lock);
 	return admit(b, now_ms, 0, kind, retry_s);
 }
 
 void
 px_budget_release(struct px_budget *b, int conn)
 {
+	PX_LOCKED(&budget_lock);
 	if (b == NULL)
 		return;
 	if (conn && b->open > 0)
@@ -268,6 +279,7 @@ px_budget_release(struct px_budget *b, int conn)
 uint64_t
 px_budget_up_left(struct px_budget *b, uint64_t now_ms)
 {
+	PX_LOCKED(&budget_lock);
 	if (b->up_max == 0)
 		return UINT64_MAX;
 	window_roll(b, now_ms);
@@ -277,6 +289,7 @@ px_budget_up_left(struct px_budget *b, uint64_t now_ms)
 void
 px_budget_up_take(struct px_budget *b, uint64_t now_ms, uint64_t n)
 {
+	PX_LOCKED(&budget_lock);
 	if (b->up_max == 0 || n == 0)
 		return;
 	window_roll(b, now_ms);
@@ -288,6 +301,7 @@ px_budget_up_take(struct px_budget *b, uint64_t now_ms, uint64_t n)
 void
 px_budget_up_exceeded(struct px_budget *b)
 {
+	PX_LOCKED(&budget_lock);
 	b->exceeded[PX_BUDGET_UP]++;
 }
 
@@ -321,6 +335,7 @@ rule_now(const struct px_budget *b, const struct cf_config *cfg, int *oom)
 void
 px_budgets_reload(struct px_budgets *t, const struct cf_config *cfg)
 {
+	PX_LOCKED(&budget_lock);
 	struct px_budget **pp = &t->head, *b;
 
 	while ((b = *pp) != NULL) {
@@ -345,6 +360,7 @@ px_budgets_reload(struct px_budgets *t, const struct cf_config *cfg)
 const struct px_budget *
 px_budget_find(const struct px_budgets *t, const char *session, const struct cf_rule *r)
 {
+	PX_LOCKED(&budget_lock);
 	char *key = rule_key(r);
 	const struct px_budget *b;
 
@@ -358,6 +374,7 @@ px_budget_find(const struct px_budgets *t, const char *session, const struct cf_
 uint64_t
 px_budget_up_used(const struct px_budget *b, uint64_t now_ms)
 {
+	PX_LOCKED(&budget_lock);
 	if (b->up_used == 0 || now_ms - b->window_start_ms >= (uint64_t)b->up_window * 1000)
 		return 0;
 	return b->up_used;
@@ -366,6 +383,7 @@ px_budget_up_used(const struct px_budget *b, uint64_t now_ms)
 double
 px_budget_tokens(const struct px_budget *b, uint64_t now_ms)
 {
+	PX_LOCKED(&budget_lock);
 	double t = b->tokens;
 
 	if (now_ms > b->tokens_ms)
@@ -376,5 +394,6 @@ px_budget_tokens(const struct px_budget *b, uint64_t now_ms)
 const struct px_budget *
 px_budgets_first(const struct px_budgets *t)
 {
+	PX_LOCKED(&budget_lock);
 	return t->head;
 }

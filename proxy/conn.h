@@ -499,6 +499,8 @@ void px_decide_socks(struct px_conn *c);
 int px_forward_reuse(struct px_conn *c);
 /* Send C's pending request head upstream and relay the body and answer. */
 void px_forward_start(struct px_conn *c);
+/* Free the calling thread's scratch buffer, at the end of its loop. */
+void px_forward_cleanup(void);
 
 /* ---- term2.c ---- */
 

@@ -1,7 +1,9 @@
 /*
  * proxy/conns.c: the open client connections of one server (see conns.h).
  *
- * Touched only on the loop's thread, like the server that holds it.
+ * Touched only on the loop's thread, like the server that holds it: one
+ * set per worker (worker.h).  The count against max_connections and the
+ * sessions' shares are the workers' together, kept by worker.c.
  */
 #include "config.h"
 
@@ -18,12 +20,12 @@
 #include "proxy/conns.h"
 #include "proxy/server.h"
 #include "proxy/share.h"
+#include "proxy/worker.h"
 
 struct px_conns {
 	TAILQ_HEAD(, px_conn) list;
-	unsigned n;               /* counted against [proxy] max_connections */
+	unsigned n;               /* this worker's, counted against max_connections */
 	unsigned nrefusing;       /* refused over a share, answer in flight */
-	struct px_share_list shares; /* per session and peer uid (share.c) */
 	struct event *idle_trim;  /* armed when the last connection closes */
 };
 
@@ -65,7 +67,6 @@ px_conns_new(struct event_base *base)
 	(void)mallopt(M_TRIM_THRESHOLD, 4 << 20);
 	(void)mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	TAILQ_INIT(&cs->list);
-	LIST_INIT(&cs->shares);
 	cs->idle_trim = evtimer_new(base, idle_trim_cb, cs);
 	if (cs->idle_trim == NULL) {
 		free(cs);
@@ -89,7 +90,7 @@ px_conns_add(struct px_conn *c, unsigned *held)
 {
 	struct px_server *srv = c->srv;
 	struct px_conns *cs = px_server_conns(srv);
-	int over = 0;
+	int over = 0, change;
 
 	TAILQ_INSERT_TAIL(&cs->list, c, entry);
 	/* The session's share, and the peer uid's within it, are checked
@@ -97,14 +98,20 @@ px_conns_add(struct px_conn *c, unsigned *held)
 	 * at once, so it never waits, and it never counts against
 	 * [proxy] max_connections, so refusing it never fills the proxy for
 	 * the other sessions. */
-	if (c->sess != NULL)
-		over = px_share_take(&cs->shares, c->session, c->is_unix ? c->uid : -1,
-		    c->sess->max_connections, c->sess->max_connections_per_uid, &c->share_sess,
-		    &c->share_uid, held);
+	change = px_workers_take(srv, c->sess != NULL ? c->session : NULL, c->is_unix ? c->uid : -1,
+	    c->sess != NULL ? c->sess->max_connections : 0,
+	    c->sess != NULL ? c->sess->max_connections_per_uid : 0, &c->share_sess, &c->share_uid,
+	    held, &over);
 	if (over == 0) {
 		c->counted = 1;
 		cs->n++;
-		px_conns_limit_check(srv);
+		/* Another worker filled the proxy a moment ago: stop this
+		 * loop's accepting now, not after the rest of a burst (its
+		 * pause is on its way). */
+		if (change >= 0)
+			px_workers_limit(srv, change);
+		else if (px_workers_full(srv) && !px_listeners_paused(srv))
+			px_listeners_pause(srv, 1);
 	} else if (cs->nrefusing < REFUSING_MAX) {
 		c->linger = 1;
 		cs->nrefusing++;
@@ -117,16 +124,17 @@ px_conns_remove(struct px_conn *c)
 {
 	struct px_server *srv = c->srv;
 	struct px_conns *cs = px_server_conns(srv);
+	int change;
 
 	TAILQ_REMOVE(&cs->list, c, entry);
-	px_share_put(c->share_sess);
-	px_share_put(c->share_uid);
+	change = px_workers_release(srv, c->share_sess, c->share_uid, c->counted);
+	c->share_sess = c->share_uid = NULL;
 	if (c->linger)
 		cs->nrefusing--;
-	if (c->counted) {
+	if (c->counted)
 		cs->n--;
-		px_conns_limit_check(srv);
-	}
+	if (change >= 0)
+		px_workers_limit(srv, change);
 	if (cs->n == 0) {
 		/* Idle again: in a moment (libevent frees the bufferevents
 		 * on its next turn, and a new client may come), give freed
@@ -151,24 +159,42 @@ px_conns_next(const struct px_conn *c)
 unsigned
 px_conns_count(const struct px_server *srv)
 {
-	return px_server_conns(srv)->n;
+	return px_workers_count(srv);
+}
+
+struct relayed {
+	const char *name;
+	unsigned n;
+	uint64_t up, down;
+};
+
+/* On each worker's loop: add up its own connections. */
+static int
+relayed_one(struct px_server *srv, void *arg)
+{
+	struct relayed *r = arg;
+	const struct px_conn *c;
+
+	TAILQ_FOREACH(c, &px_server_conns(srv)->list, entry) {
+		if (r->name != NULL && strcmp(c->session, r->name) != 0)
+			continue;
+		r->n++;
+		r->up += c->cli.bytes;
+		r->down += c->up.bytes;
+	}
+	return 0;
 }
 
 unsigned
 px_conns_relayed(const struct px_server *srv, const char *name, uint64_t *up, uint64_t *down)
 {
-	const struct px_conn *c;
-	unsigned n = 0;
+	struct relayed r = { name, 0, 0, 0 };
 
-	*up = *down = 0;
-	TAILQ_FOREACH(c, &px_server_conns(srv)->list, entry) {
-		if (name != NULL && strcmp(c->session, name) != 0)
-			continue;
-		n++;
-		*up += c->cli.bytes;
-		*down += c->up.bytes;
-	}
-	return n;
+	/* Every worker's connections, each read on its own loop. */
+	(void)px_workers_each((struct px_server *)srv, relayed_one, &r);
+	*up = r.up;
+	*down = r.down;
+	return r.n;
 }
 
 /* By comparison, not equality: a reload may move the limit past the count
@@ -176,8 +202,11 @@ px_conns_relayed(const struct px_server *srv, const char *name, uint64_t *up, ui
 void
 px_conns_limit_check(struct px_server *srv)
 {
-	int full = px_server_conns(srv)->n >= cf_config_proxy(px_server_config(srv))->max_connections;
+	int change = px_workers_recheck(srv);
 
-	if (full != px_listeners_paused(srv))
-		px_listeners_pause(srv, full);
+	if (change >= 0)
+		px_workers_limit(srv, change);
+	else if (px_workers_full(srv) != px_listeners_paused(srv))
+		px_listeners_pause(srv, px_workers_full(srv));
 }
+

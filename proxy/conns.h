@@ -5,7 +5,8 @@
  * refusals lingering after their answer, each session's and uid's share
  * (share.h), and the timer that gives freed heap back once none is open.
  * accept.c adds a connection, conn.c removes it; nothing else changes the
- * set.
+ * set.  With workers = N each worker has its set; the count and the
+ * shares are the workers' together (worker.h).
  */
 #ifndef POSTERN_PROXY_CONNS_H
 #define POSTERN_PROXY_CONNS_H
@@ -44,14 +45,16 @@ void px_conns_remove(struct px_conn *c);
  * the next one first. */
 struct px_conn *px_conns_first(const struct px_server *srv);
 struct px_conn *px_conns_next(const struct px_conn *c);
-/* How many of SRV's connections count against max_connections. */
+/* How many connections count against max_connections: every worker's
+ * (worker.h). */
 unsigned px_conns_count(const struct px_server *srv);
-/* The open connections of session NAME (NULL: of every session): returns
- * how many, and sets *UP and *DOWN to the bytes they have relayed so far
- * (closed ones are counted in stats.c). */
+/* The open connections of session NAME (NULL: of every session), every
+ * worker's, each read on its own loop (call from the first worker's loop,
+ * px_workers_each()): returns how many, and sets *UP and *DOWN to the
+ * bytes they have relayed so far (closed ones are counted in stats.c). */
 unsigned px_conns_relayed(const struct px_server *srv, const char *name, uint64_t *up,
     uint64_t *down);
-/* Stop accepting when SRV's count is at the current [proxy]
+/* Stop accepting (every worker) when the count is at SRV's current [proxy]
  * max_connections, start again when it is below (after an accept, a close
  * or a reload that moved the limit). */
 void px_conns_limit_check(struct px_server *srv);

@@ -356,8 +356,8 @@ drop_header(struct px_http_request *req, const char *name)
 static int
 build_injected_head(struct px_conn *c, struct px_http_request *req)
 {
-	static char extra[2 * (CF_SECRET_MAX * 3 + 256)];
-	static char val[CF_SECRET_MAX * 3 + 256];
+	static _Thread_local char extra[2 * (CF_SECRET_MAX * 3 + 256)];
+	static _Thread_local char val[CF_SECRET_MAX * 3 + 256];
 	char query[CF_SECRET_MAX * 3 + 256];
 	size_t elen = 0, qlen = 0, i, n = cf_session_nsecrets(c->sess);
 	int rc;

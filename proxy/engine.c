@@ -1,7 +1,8 @@
 /*
  * proxy/engine.c: load, bind, drop privileges, serve (see engine.h).
  *
- * The engine builds the one struct px_server and wires the modules to each
+ * The engine builds the struct px_server (one per worker with workers = N,
+ * worker.h: the first serves on this thread) and wires the modules to each
  * other: it hands the listeners px_conn_accept(), and the admin socket and
  * the watch px_reload_cb(), so that none of them names another.  It makes
  * what the server holds (the loop, DNS, the audit log, the counters, the
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <event2/thread.h>
 
 #include "base/super.h"
 #include "conf/config.h"
@@ -27,6 +29,7 @@
 #include "proxy/admin.h"
 #include "proxy/ask.h"
 #include "proxy/audit.h"
+#include "proxy/conn.h"
 #include "proxy/conns.h"
 #include "proxy/dns.h"
 #include "proxy/learn.h"
@@ -42,6 +45,108 @@
 #include "proxy/stats.h"
 #include "proxy/tally.h"
 #include "proxy/watch.h"
+#include "proxy/worker.h"
+
+/* The workers' hooks (worker.h): the listeners, connections and scratch
+ * of the modules above proxy/worker. */
+static void
+hook_pause(struct px_server *srv, int full)
+{
+	if (full != px_listeners_paused(srv))
+		px_listeners_pause(srv, full);
+}
+
+static void
+hook_end(struct px_server *srv)
+{
+	px_conn_close_all(srv);
+	px_forward_cleanup();
+	px_splice_cleanup();
+}
+
+static const struct px_workers_hooks engine_hooks = {
+	.pause = hook_pause,
+	.turn = px_listeners_take_turn,
+	.end = hook_end,
+};
+
+/* What the engine makes for each worker after the first (worker.h). */
+struct engine_worker {
+	struct event_base *base;
+	struct px_conns *conns;
+	struct px_dns *dns;
+	struct px_listeners *listeners;
+	struct px_server *srv;
+};
+
+/*
+ * Workers 1..N-1: a loop, a connection set, a DNS channel (and cache) and
+ * a listener set each, and a server sharing the rest of IN's.  0, or -1
+ * (logged) with what was made left in W for engine_workers_free().
+ */
+static int
+engine_workers_new(const struct px_server_init *in, struct px_server *first,
+    struct engine_worker *w, unsigned n, const struct px_dns_opts *dopts)
+{
+	struct px_server_init wi;
+	char errbuf[256];
+	unsigned i;
+
+	for (i = 1; i < n; i++) {
+		wi = *in;
+		wi.first = first;
+		wi.worker = i;
+		if ((w[i].base = event_base_new()) == NULL ||
+		    event_base_priority_init(w[i].base, PX_PRI_N) != 0 ||
+		    (w[i].conns = px_conns_new(w[i].base)) == NULL ||
+		    (w[i].listeners = px_listeners_new()) == NULL) {
+			log_errx("cannot create worker %u's event loop", i);
+			return -1;
+		}
+		w[i].dns = px_dns_new(w[i].base, cf_config_proxy(px_server_config(first))->dns_servers,
+		    dopts, errbuf, sizeof(errbuf));
+		if (w[i].dns == NULL) {
+			log_errx("DNS: %s", errbuf);
+			return -1;
+		}
+		wi.base = w[i].base;
+		wi.conns = w[i].conns;
+		wi.dns = w[i].dns;
+		wi.listeners = w[i].listeners;
+		wi.cfg = px_server_config_ref(first);
+		if ((w[i].srv = px_server_new(&wi)) == NULL) {
+			cf_config_free(wi.cfg);
+			log_err("out of memory");
+			return -1;
+		}
+		px_workers_set(in->workers, i, w[i].srv);
+	}
+	return 0;
+}
+
+/* Free what engine_workers_new() made, once their threads have ended. */
+static void
+engine_workers_free(struct engine_worker *w, unsigned n)
+{
+	unsigned i;
+
+	for (i = 1; i < n; i++) {
+		px_dns_free(w[i].dns);
+		px_server_free(w[i].srv);
+		px_conns_free(w[i].conns);
+		px_listeners_free(w[i].listeners);
+	}
+}
+
+static void
+engine_bases_free(struct engine_worker *w, unsigned n)
+{
+	unsigned i;
+
+	for (i = 1; i < n; i++)
+		if (w[i].base != NULL)
+			event_base_free(w[i].base);
+}
 
 static void
 stop_cb(evutil_socket_t sig, short what, void *arg)
@@ -258,6 +363,8 @@ px_engine_main(const struct px_engine_opts *opts)
 	struct cf_overrides ov;
 	struct px_dns_opts dopts;
 	struct event *sigs[5];
+	struct engine_worker *wk = NULL;
+	unsigned nworkers = 1;
 	char errbuf[256];
 	int rc = 1, i;
 
@@ -287,6 +394,25 @@ px_engine_main(const struct px_engine_opts *opts)
 		return 2;
 	}
 	ov.trust_file_user = 0;
+	nworkers = cf_config_proxy(in.cfg)->workers;
+	if (nworkers == 0)
+		nworkers = px_workers_auto();
+	if (nworkers > 1 && px_reload_has_ask(in.cfg)) {
+		log_warnx("workers = %u: mode = ask keeps to one worker in this version; serving with 1",
+		    nworkers);
+		nworkers = 1;
+	}
+	/* Several loops make events active on each other (worker.h); one
+	 * loop keeps libevent without locks, as it always ran. */
+	if (nworkers > 1 && evthread_use_pthreads() != 0) {
+		log_errx("cannot give libevent its locks; serving with 1 worker");
+		nworkers = 1;
+	}
+	if ((in.workers = px_workers_new(nworkers, &engine_hooks)) == NULL ||
+	    (wk = calloc(nworkers, sizeof(*wk))) == NULL) {
+		log_err("out of memory");
+		goto out;
+	}
 	in.metrics = px_stats_new();
 	if (in.metrics == NULL) {
 		log_err("out of memory");
@@ -338,6 +464,9 @@ px_engine_main(const struct px_engine_opts *opts)
 		goto out;
 	}
 	in.cfg = NULL;      /* the server's now */
+	px_workers_set(in.workers, 0, srv);
+	if (engine_workers_new(&in, srv, wk, nworkers, &dopts) != 0)
+		goto out;
 	/* The grants an admin saved: a bad grants_file stops the start, as
 	 * a bad config does. */
 	if (cf_config_proxy(px_server_config(srv))->grants_file != NULL) {
@@ -415,12 +544,18 @@ px_engine_main(const struct px_engine_opts *opts)
 		log_warnx("running as root: set user = UID in [proxy] to drop privileges");
 	}
 
+	/* The other workers' threads, after the privilege drop (it is per
+	 * thread: capabilities, no_new_privs), with every listener copied. */
+	if (px_workers_start(in.workers) != 0)
+		goto out;
 	if (admin != NULL && px_admin_start(admin) != 0) {
 		log_err("cannot start the admin socket's thread");
 		goto out;
 	}
 	log_info("serving %s (sha256 %s), generation %lu", cf_config_path(px_server_config(srv)),
 	    cf_config_hash(px_server_config(srv)), px_server_generation(srv));
+	if (nworkers > 1)
+		log_info("%u workers, one event loop each", nworkers);
 	if (opts->ready_fd >= 0) {
 		ssize_t w;
 		do {
@@ -439,6 +574,9 @@ out:
 		px_server_stop(srv);
 		px_watch_free(watch);
 		px_admin_free(admin);
+		/* The other workers close their connections on their own
+		 * threads; then the listeners, with every copy of them. */
+		px_workers_stop(in.workers);
 		px_conn_close_all(srv);
 		px_listeners_close(srv);
 	}
@@ -457,6 +595,12 @@ out:
 		if (sigs[i] != NULL)
 			event_free(sigs[i]);
 	px_dns_free(in.dns);
+	if (wk != NULL)
+		engine_workers_free(wk, nworkers);
+	px_workers_free(in.workers);
+	if (wk != NULL)
+		engine_bases_free(wk, nworkers);
+	free(wk);
 	px_audit_free(in.audit);
 	px_server_free(srv);
 	/* Every connection is closed: no question has a waiter left. */

@@ -226,11 +226,21 @@ fwd_request_body(struct px_conn *c)
  * client's read).  (Deferring the filter's callbacks instead made a freed
  * tunnel's pending write run.)
  */
+/* Per worker thread (worker.h), freed by px_forward_cleanup(). */
+static _Thread_local struct evbuffer *aside;
+
+void
+px_forward_cleanup(void)
+{
+	if (aside != NULL)
+		evbuffer_free(aside);
+	aside = NULL;
+}
+
 static int
 client_head(struct px_conn *c, const struct px_http_response *resp, int keep_alive,
     struct evbuffer *in, size_t head_len, size_t body, struct evbuffer *out)
 {
-	static struct evbuffer *aside;
 	unsigned char *p;
 	int rc;
 

@@ -15,6 +15,10 @@
 
 #include "conf/grantfile.h"
 #include "proxy/grants.h"
+#include "proxy/lock.h"
+
+/* Shared by every worker (lock.h). */
+static pthread_mutex_t grants_lock = PX_LOCK_INIT;
 
 struct px_grants {
 	struct px_grant *v;
@@ -30,6 +34,7 @@ px_grants_new(void)
 void
 px_grants_free(struct px_grants *g)
 {
+	PX_LOCKED(&grants_lock);
 	if (g == NULL)
 		return;
 	free(g->v);
@@ -45,6 +50,7 @@ px_grant_kind_word(enum px_grant_kind k)
 size_t
 px_grants_expire(struct px_grants *g, time_t now)
 {
+	PX_LOCKED(&grants_lock);
 	size_t i, kept = 0;
 
 	for (i = 0; i < g->n; i++)
@@ -57,6 +63,7 @@ px_grants_expire(struct px_grants *g, time_t now)
 const struct px_grant *
 px_grants_at(const struct px_grants *g, size_t i)
 {
+	PX_LOCKED(&grants_lock);
 	return i < g->n ? &g->v[i] : NULL;
 }
 
@@ -76,6 +83,7 @@ int
 px_grants_add(struct px_grants *g, const char *session, const char *host, uint16_t port,
     enum px_grant_kind kind, long uid, time_t when, time_t until)
 {
+	PX_LOCKED(&grants_lock);
 	struct px_grant *e;
 
 	if (strlen(session) >= sizeof(e->session) || strlen(host) >= sizeof(e->host))
@@ -108,13 +116,25 @@ const struct px_grant *
 px_grants_find(struct px_grants *g, const char *session, const char *host, uint16_t port,
     time_t now)
 {
-	px_grants_expire(g, now);
-	return find(g, session, host, port);
+	/* A copy, this thread's own: the first worker may grow the table
+	 * (an admin's answer) while another worker's caller still reads it.
+	 * Expired grants are passed over, not dropped: only the first
+	 * worker's loop (the admin's answers, /status) changes the table, so
+	 * that what it walks there stays put. */
+	static _Thread_local struct px_grant found;
+	PX_LOCKED(&grants_lock);
+	const struct px_grant *e = find(g, session, host, port);
+
+	if (e == NULL || (e->until != 0 && e->until <= now))
+		return NULL;
+	found = *e;
+	return &found;
 }
 
 int
 px_grants_set_file(struct px_grants *g, const struct cf_grant_entry *v, size_t n, time_t now)
 {
+	PX_LOCKED(&grants_lock);
 	size_t i, kept = 0;
 	int rc;
 
@@ -199,6 +219,7 @@ int
 px_grants_save(struct px_grants *g, const char *path, time_t now, size_t *saved,
     size_t *skipped, char *why, size_t whysize)
 {
+	PX_LOCKED(&grants_lock);
 	char tmp[4096];
 	FILE *f = NULL;
 	int fd, rc = 0;

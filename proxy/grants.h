@@ -58,8 +58,9 @@ int px_grants_add(struct px_grants *g, const char *session, const char *host, ui
 
 /*
  * The grant in force for SESSION, HOST (normal form) and PORT at NOW, or
- * NULL; expired grants are dropped first.  The pointer is valid until the
- * next call that changes G.
+ * NULL; an expired grant is not found (px_grants_expire() drops it).  The
+ * pointer is to a copy of the calling thread's own, valid until its next
+ * px_grants_find().
  */
 const struct px_grant *px_grants_find(struct px_grants *g, const char *session, const char *host,
     uint16_t port, time_t now);

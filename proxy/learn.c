@@ -19,6 +19,10 @@
 #include "conf/host.h"
 #include "conf/ranges.h"
 #include "proxy/learn.h"
+#include "proxy/lock.h"
+
+/* Shared by every worker (lock.h). */
+static pthread_mutex_t learn_lock = PX_LOCK_INIT;
 
 /* A config line may hold at most 198 characters (conf/reader.c); every
  * line written here stays under this, comments included. */
@@ -134,6 +138,7 @@ px_learn_add(struct px_learn *l, const struct cf_session *s, const char *name, e
     const struct cf_host *h, uint16_t port, const char *method, const char *path,
     enum cf_reason reason, const struct cf_rule *rule, const char *addr)
 {
+	PX_LOCKED(&learn_lock);
 	static const char priv[] = " private";
 	struct learn_sess *ls;
 	struct learn_item *it, *nv;
@@ -230,6 +235,7 @@ other:
 int
 px_learn_known(const struct px_learn *l, const char *name)
 {
+	PX_LOCKED(&learn_lock);
 	return sess_find(l, name) != NULL;
 }
 
@@ -326,6 +332,7 @@ render_sess(FILE *f, const struct learn_sess *ls, const char *name, int is_defau
 char *
 px_learn_render(const struct px_learn *l, const char *name, int is_default)
 {
+	PX_LOCKED(&learn_lock);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -344,6 +351,7 @@ px_learn_render(const struct px_learn *l, const char *name, int is_default)
 char *
 px_learn_render_all(const struct px_learn *l)
 {
+	PX_LOCKED(&learn_lock);
 	char *buf = NULL;
 	size_t len = 0, i;
 	FILE *f = open_memstream(&buf, &len);

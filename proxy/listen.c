@@ -21,6 +21,7 @@
 #include "base/unix.h"
 #include "proxy/log.h"
 #include "proxy/server.h"
+#include "proxy/worker.h"
 
 #define BACKOFF_MS 200
 
@@ -37,6 +38,14 @@ struct px_listener {
 	uid_t uid;                /* the UNIX socket file's owner, group and */
 	gid_t gid;                /* mode, as last set (bind or reload) */
 	mode_t mode;
+	/* workers = N: a copy on another worker's loop of the first
+	 * worker's listener SRC (NULL: L is the first worker's own). */
+	struct px_listener *src;
+	/* A UNIX socket every worker watches takes turns (take_turns()):
+	 * TURN, in the first worker's listener, is the worker that accepts
+	 * the next connection. */
+	int turns;
+	unsigned turn;            /* atomic */
 	TAILQ_ENTRY(px_listener) entry;
 };
 
@@ -68,8 +77,44 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa, i
 {
 	struct px_listener *l = arg;
 
-	(void)lev;
 	l->accept(l, fd, sa, salen);
+	if (l->turns) {
+		/*
+		 * One socket, every worker's: whichever loop woke first would
+		 * take a whole burst from the backlog (libevent accepts until
+		 * EAGAIN), so the workers take turns, one connection each,
+		 * round the ring; the next one is woken to take its turn.
+		 */
+		struct px_listener *o = l->src != NULL ? l->src : l;
+		unsigned n = px_workers_n(px_server_workers(l->srv));
+		unsigned next = (px_server_worker(l->srv) + 1) % n;
+
+		__atomic_store_n(&o->turn, next, __ATOMIC_RELEASE);
+		evconnlistener_disable(lev);
+		px_workers_turn(l->srv, next);
+	}
+}
+
+/* Whether L may accept now on its worker: not while the listeners are
+ * paused or backing off, nor while it is another worker's turn. */
+static int
+may_accept(const struct px_listener *l)
+{
+	const struct px_listener *o = l->src != NULL ? l->src : l;
+
+	if (px_server_stopping(l->srv) || px_server_listeners(l->srv)->paused)
+		return 0;
+	return !l->turns || __atomic_load_n(&o->turn, __ATOMIC_ACQUIRE) == px_server_worker(l->srv);
+}
+
+void
+px_listeners_take_turn(struct px_server *srv)
+{
+	struct px_listener *l;
+
+	TAILQ_FOREACH(l, &px_server_listeners(srv)->list, entry)
+		if (l->turns && may_accept(l) && !evtimer_pending(l->backoff, NULL))
+			evconnlistener_enable(l->lev);
 }
 
 static void
@@ -80,7 +125,7 @@ backoff_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	/* Not while max_connections holds every listener. */
-	if (!px_server_stopping(l->srv) && !px_server_listeners(l->srv)->paused)
+	if (may_accept(l))
 		evconnlistener_enable(l->lev);
 }
 
@@ -318,12 +363,110 @@ bind_unix(struct px_listener *l, const struct cf_listen *w)
 	return fd;
 }
 
+/* Free L, a listener of SRV's list (or never added, ADDED zero). */
+static void
+listener_free(struct px_server *srv, struct px_listener *l, int added)
+{
+	if (added)
+		TAILQ_REMOVE(&px_server_listeners(srv)->list, l, entry);
+	if (l->lev != NULL)
+		evconnlistener_free(l->lev);
+	if (l->backoff != NULL)
+		event_free(l->backoff);
+	free(l->where.text);
+	free(l->session);
+	free(l);
+}
+
+/*
+ * workers = N: on worker SRV's own loop (px_workers_each()), a copy of the
+ * first worker's listener SRC.  A TCP listener gets a socket of its own
+ * bound to the same address with SO_REUSEPORT, and the kernel spreads the
+ * connections; a UNIX one has one socket file, so every worker watches a
+ * dup() of its descriptor (an accept that another worker won fails with
+ * EAGAIN, which libevent takes as nothing to do).
+ */
+static int
+copy_open(struct px_server *srv, void *arg)
+{
+	struct px_listener *src = arg, *l;
+	unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC;
+	int fd = -1, fd0 = evconnlistener_get_fd(src->lev), one = 1;
+
+	if (px_server_worker(srv) == 0)
+		return 0;
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return -ENOMEM;
+	l->srv = srv;
+	l->accept = src->accept;
+	l->where = src->where;
+	l->where.text = strdup(src->where.text);
+	l->session = strdup(src->session);
+	l->src = src;
+	if (l->where.text == NULL || l->session == NULL)
+		goto fail;
+	if (src->where.kind == CF_LISTEN_UNIX) {
+		fd = fcntl(fd0, F_DUPFD_CLOEXEC, 0);
+	} else {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+
+		/* The address the first socket got (port 0 asks for one). */
+		if (getsockname(fd0, (struct sockaddr *)&ss, &sl) != 0)
+			goto fail;
+		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0 ||
+		    bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 1024) != 0)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0) {
+		log_err("worker %u: cannot listen on %s", px_server_worker(srv), src->where.text);
+		goto fail;
+	}
+	if (evutil_make_socket_nonblocking(fd) != 0 ||
+	    (l->lev = evconnlistener_new(px_server_base(srv), accept_cb, l, flags, 0, fd)) == NULL) {
+		close(fd);
+		goto fail;
+	}
+	if ((l->backoff = evtimer_new(px_server_base(srv), backoff_cb, l)) == NULL)
+		goto fail;
+	evconnlistener_set_error_cb(l->lev, accept_error_cb);
+	l->turns = src->turns;
+	if (!may_accept(l))
+		evconnlistener_disable(l->lev);
+	TAILQ_INSERT_TAIL(&px_server_listeners(srv)->list, l, entry);
+	return 0;
+fail:
+	listener_free(srv, l, 0);
+	return -1;
+}
+
+/* On worker SRV's loop: close its copy of the first worker's listener ARG. */
+static int
+copy_close(struct px_server *srv, void *arg)
+{
+	struct px_listener *l, *next;
+
+	if (px_server_worker(srv) == 0)
+		return 0;
+	for (l = px_listeners_first(srv); l != NULL; l = next) {
+		next = px_listener_next(l);
+		if (l->src == arg)
+			listener_free(srv, l, 1);
+	}
+	return 0;
+}
+
 int
 px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *session,
     px_accept_fn *accept)
 {
 	struct px_listener *l = calloc(1, sizeof(*l));
 	unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC;
+	int many = px_workers_n(px_server_workers(srv)) > 1;
 
 	if (l == NULL)
 		return -ENOMEM;
@@ -354,8 +497,11 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 		if (l->lev == NULL)
 			close(fd);
 	} else {
+		/* With several workers each binds a socket of its own here
+		 * (copy_open()); with one, a second proxy on the port is
+		 * refused as it always was. */
 		l->lev = evconnlistener_new_bind(px_server_base(srv), accept_cb, l,
-		    flags | LEV_OPT_REUSEABLE, 1024, (const struct sockaddr *)&w->addr, (int)w->addrlen);
+		    flags | LEV_OPT_REUSEABLE | (many ? LEV_OPT_REUSEABLE_PORT : 0), 1024, (const struct sockaddr *)&w->addr, (int)w->addrlen);
 		if (l->lev == NULL)
 			log_err("cannot listen on %s", w->text);
 	}
@@ -364,13 +510,21 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 	l->backoff = evtimer_new(px_server_base(srv), backoff_cb, l);
 	if (l->backoff == NULL)
 		goto fail;
+	/* The first worker has the first turn. */
+	l->turns = many && w->kind == CF_LISTEN_UNIX;
 	evconnlistener_set_error_cb(l->lev, accept_error_cb);
 	TAILQ_INSERT_TAIL(&px_server_listeners(srv)->list, l, entry);
+	if (many && px_workers_each(srv, copy_open, l) != 0) {
+		px_listener_close(srv, l);
+		return -1;
+	}
 	log_info("listening on %s (session %s)", w->text, session);
 	return 0;
 fail:
 	if (l->lev != NULL)
 		evconnlistener_free(l->lev);
+	if (l->backoff != NULL)
+		event_free(l->backoff);
 	if (l->unlink_on_close)
 		unlink(w->path);
 	free(l->where.text);
@@ -426,6 +580,9 @@ px_listener_text(const struct px_listener *l)
 void
 px_listener_close(struct px_server *srv, struct px_listener *l)
 {
+	/* The other workers' copies first, each on its own loop. */
+	if (l->src == NULL && px_workers_n(px_server_workers(srv)) > 1)
+		(void)px_workers_each(srv, copy_close, l);
 	TAILQ_REMOVE(&px_server_listeners(srv)->list, l, entry);
 	evconnlistener_free(l->lev);
 	event_free(l->backoff);
@@ -465,7 +622,7 @@ px_listeners_pause(struct px_server *srv, int pause)
 	TAILQ_FOREACH(l, &ls->list, entry) {
 		if (pause)
 			evconnlistener_disable(l->lev);
-		else if (!px_server_stopping(srv))
+		else if (may_accept(l))
 			evconnlistener_enable(l->lev);
 	}
 }

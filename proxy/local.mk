@@ -20,6 +20,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/explain.c proxy/explain.h \
 	proxy/listen.c \
 	proxy/log.h \
+	proxy/lock.h \
 	proxy/loopcall.c proxy/loopcall.h \
 	proxy/mem.c proxy/mem.h \
 	proxy/prio.h \
@@ -31,7 +32,8 @@ libpostern_proxy_a_SOURCES = \
 	proxy/stats.c proxy/stats.h \
 	proxy/tally.c proxy/tally.h \
 	proxy/tell.c proxy/tell.h \
-	proxy/splice.c proxy/splice.h
+	proxy/splice.c proxy/splice.h \
+	proxy/worker.c proxy/worker.h
 libpostern_proxy_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(CARES_CFLAGS)
 PROXY_LIBS = libpostern_proxy.a $(CONF_LIBS) $(LIBEVENT_LIBS) $(CARES_LIBS) $(OPENSSL_LIBS)
 

@@ -32,13 +32,17 @@ struct px_loopcall {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int closed;
+	int waiting;              /* a call waits (px_loopcall_check()) */
 	enum slot state;
 	px_loopcall_fn fn;
 	void *arg;
 };
 
-int px_loopcall_waiting;
-static struct px_loopcall *the_lc; /* the process's one loop side */
+/* The loop side of the calling thread's loop (px_loopcall_bind()), and
+ * the flag px_loopcall_check() reads: one per loop, so that a call
+ * waiting for one worker never makes another leave its bulk queue. */
+_Thread_local int *px_loopcall_waiting;
+static _Thread_local struct px_loopcall *self_lc;
 
 /* On the loop: the eventfd was written, or px_loopcall_poke() made the
  * event active. */
@@ -54,7 +58,7 @@ loop_cb(evutil_socket_t fd, short what, void *arg)
 	/* Non-blocking; EAGAIN when only poked. */
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN && errno != EINTR)
 		return;
-	__atomic_store_n(&px_loopcall_waiting, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&lc->waiting, 0, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&lc->mu);
 	if (lc->state != S_PENDING) {
 		pthread_mutex_unlock(&lc->mu);
@@ -76,9 +80,17 @@ loop_cb(evutil_socket_t fd, short what, void *arg)
 void
 px_loopcall_poke(void)
 {
-	__atomic_store_n(&px_loopcall_waiting, 0, __ATOMIC_RELAXED);
-	if (the_lc != NULL)
-		event_active(the_lc->ev, EV_READ, 1);
+	if (self_lc != NULL) {
+		__atomic_store_n(&self_lc->waiting, 0, __ATOMIC_RELAXED);
+		event_active(self_lc->ev, EV_READ, 1);
+	}
+}
+
+void
+px_loopcall_bind(struct px_loopcall *lc)
+{
+	self_lc = lc;
+	px_loopcall_waiting = lc != NULL ? &lc->waiting : NULL;
 }
 
 struct px_loopcall *
@@ -88,10 +100,6 @@ px_loopcall_new(struct event_base *base)
 	pthread_condattr_t ca;
 	int e;
 
-	if (the_lc != NULL) {
-		errno = EBUSY;
-		return NULL;
-	}
 	if ((lc = calloc(1, sizeof(*lc))) == NULL)
 		return NULL;
 	lc->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -115,7 +123,8 @@ px_loopcall_new(struct event_base *base)
 		errno = ENOMEM;
 		return NULL;
 	}
-	the_lc = lc;
+	if (self_lc == NULL)
+		px_loopcall_bind(lc);
 	return lc;
 }
 
@@ -139,8 +148,8 @@ px_loopcall_free(struct px_loopcall *lc)
 	close(lc->efd);
 	pthread_cond_destroy(&lc->cv);
 	pthread_mutex_destroy(&lc->mu);
-	if (the_lc == lc)
-		the_lc = NULL;
+	if (self_lc == lc)
+		px_loopcall_bind(NULL);
 	free(lc);
 }
 
@@ -171,7 +180,7 @@ px_loopcall_run(struct px_loopcall *lc, px_loopcall_fn fn, void *arg, int timeou
 	lc->state = S_PENDING;
 	lc->fn = fn;
 	lc->arg = arg;
-	__atomic_store_n(&px_loopcall_waiting, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&lc->waiting, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&lc->mu);
 
 	/* Wakes an idle loop; a busy one sees the flag first.  Should the

@@ -26,11 +26,15 @@ struct px_loopcall;
 typedef void (*px_loopcall_fn)(void *arg);
 
 /*
- * The loop's side, made on the loop's thread: an eventfd and its event at
- * control priority on BASE.  One per process (px_loopcall_check() reads a
- * process-wide flag).  NULL + errno on failure.
+ * The loop's side: an eventfd and its event at control priority on BASE.
+ * One per loop (each worker's, worker.h); made on the loop's thread, it is
+ * that thread's at once, else px_loopcall_bind() makes it so.  NULL +
+ * errno on failure.
  */
 struct px_loopcall *px_loopcall_new(struct event_base *base);
+/* On the loop's thread, before its loop runs: LC is the one whose waiting
+ * call px_loopcall_check() looks for (NULL: none). */
+void px_loopcall_bind(struct px_loopcall *lc);
 
 /*
  * Refuse further calls and release one that is waiting (it returns
@@ -50,8 +54,9 @@ void px_loopcall_free(struct px_loopcall *lc);
  */
 int px_loopcall_run(struct px_loopcall *lc, px_loopcall_fn fn, void *arg, int timeout_ms);
 
-/* Set while a call waits for the loop; read by px_loopcall_check(). */
-extern int px_loopcall_waiting;
+/* This thread's loop's flag, set while a call waits for it; read by
+ * px_loopcall_check() (NULL on a thread without a loop side). */
+extern _Thread_local int *px_loopcall_waiting;
 void px_loopcall_poke(void);
 
 /*
@@ -61,7 +66,9 @@ void px_loopcall_poke(void);
 static inline void
 px_loopcall_check(void)
 {
-	if (__atomic_load_n(&px_loopcall_waiting, __ATOMIC_RELAXED))
+	int *w = px_loopcall_waiting;
+
+	if (w != NULL && __atomic_load_n(w, __ATOMIC_RELAXED))
 		px_loopcall_poke();
 }
 

@@ -20,6 +20,7 @@
 #include "proxy/server.h"
 #include "proxy/sesstls.h"
 #include "proxy/stats.h"
+#include "proxy/worker.h"
 
 /*
  * Bring the listeners in line with NC: open what is new first (so that a
@@ -126,6 +127,28 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 	return 0;
 }
 
+/*
+ * On each worker's loop, after the first took NC (px_workers_each()): the
+ * others take it too, at the first's generation, so that every audit line
+ * says the generation that decided it; then revoke = yes over the
+ * worker's own tunnels, and listeners bound by this reload must not accept
+ * while the proxy is full.
+ */
+static int
+adopt(struct px_server *srv, void *arg)
+{
+	struct cf_config *nc = arg;
+	struct px_server *first = px_workers_server(px_server_workers(srv), 0);
+
+	if (srv != first)
+		px_server_adopt_config(srv, cf_config_ref(nc), px_server_generation(first));
+	if (cf_config_proxy(nc)->revoke)
+		px_conn_revoke(srv);
+	if (px_listeners_paused(srv))
+		px_listeners_pause(srv, 1);
+	return 0;
+}
+
 /* Append one error to D, formatted. */
 static void __attribute__((format(printf, 2, 3)))
 diag_add_error(struct cf_diag *d, const char *fmt, ...)
@@ -140,6 +163,17 @@ diag_add_error(struct cf_diag *d, const char *fmt, ...)
 	if (vasprintf(&nv[d->nerrors], fmt, ap) >= 0)
 		d->nerrors++;
 	va_end(ap);
+}
+
+int
+px_reload_has_ask(const struct cf_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cf_config_nsessions(cfg); i++)
+		if (cf_config_session(cfg, i)->ask)
+			return 1;
+	return 0;
 }
 
 int
@@ -206,6 +240,15 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 		cf_config_free(nc);
 		nc = NULL;
 	}
+	/* A question's waiters would sit on several loops: mode = ask keeps
+	 * to one worker in this version (the start refuses it too). */
+	if (nc != NULL && px_workers_n(px_server_workers(srv)) > 1 && px_reload_has_ask(nc)) {
+		diag_add_error(diag, "%s: mode = ask needs workers = 1 (this proxy runs %u workers); "
+		    "restart it with workers = 1 to ask", path ? path : "<built-in>",
+		    px_workers_n(px_server_workers(srv)));
+		cf_config_free(nc);
+		nc = NULL;
+	}
 	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
 		cf_config_free(nc);
 		nc = NULL;
@@ -240,6 +283,8 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 		    cf_config_proxy(cur)->admin_group != cf_config_proxy(nc)->admin_group)
 			log_warnx("reload (%s): a changed admin or admin_group takes effect at the next restart",
 			    trigger);
+		if (cf_config_proxy(cur)->workers != cf_config_proxy(nc)->workers)
+			log_warnx("reload (%s): a changed workers takes effect at the next restart", trigger);
 	}
 	px_sesstls_commit(px_server_tls(srv), tls_next);
 	tls_next = NULL;
@@ -254,12 +299,9 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	px_stats_reload(px_server_stats(srv), 1);
 	log_info("reloaded %s (%s): generation %lu (sha256 %s)", cf_config_path(nc), trigger,
 	    px_server_generation(srv), cf_config_hash(nc));
-	if (cf_config_proxy(nc)->revoke)
-		px_conn_revoke(srv);
-	/* The limit may have moved past what is open; listeners bound by
-	 * this reload must not accept while the proxy is full either. */
-	if (px_listeners_paused(srv))
-		px_listeners_pause(srv, 1);
+	/* Every worker takes NC on its own loop, then revokes over its own
+	 * tunnels. */
+	(void)px_workers_each(srv, adopt, nc);
 	px_conns_limit_check(srv);
 	rc = 0;
 out:

@@ -56,6 +56,10 @@ typedef int px_reload_fn(void *arg, struct cf_diag *diag, const char *trigger,
 int px_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger,
     const struct px_reload_probe *probe);
 
+/* Nonzero when a session of CFG is in mode = ask (which needs workers =
+ * 1, worker.h). */
+int px_reload_has_ask(const struct cf_config *cfg);
+
 /* px_reload() as a px_reload_fn: ARG is the struct px_server. */
 int px_reload_cb(void *arg, struct cf_diag *diag, const char *trigger,
     const struct px_reload_probe *probe);

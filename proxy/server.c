@@ -1,9 +1,10 @@
 /*
  * proxy/server.c: the owner of struct px_server (see server.h).
  *
- * Only plain reads and writes: the server is touched from its loop's one
- * thread (the admin thread hands its work over, loopcall.h), so nothing
- * here locks.
+ * Only plain reads and writes: each server (one per worker, worker.h) is
+ * touched from its loop's one thread (the admin thread hands its work
+ * over, loopcall.h; a reload reaches the other workers the same way), so
+ * nothing here locks.
  */
 #include "config.h"
 
@@ -40,6 +41,9 @@ struct px_server {
 	int load_once;
 	int human;
 	int stopping;
+	struct px_workers *workers;
+	unsigned worker;
+	int own_budgets;
 	/* Last reload: wall-clock time, result, and its errors joined by
 	 * newlines (NULL when it succeeded). */
 	time_t started_at;
@@ -55,10 +59,16 @@ px_server_new(const struct px_server_init *in)
 
 	if (srv == NULL)
 		return NULL;
-	if ((srv->budgets = px_budgets_new()) == NULL) {
+	if (in->first != NULL) {
+		srv->budgets = in->first->budgets;
+	} else if ((srv->budgets = px_budgets_new()) == NULL) {
 		free(srv);
 		return NULL;
+	} else {
+		srv->own_budgets = 1;
 	}
+	srv->workers = in->workers;
+	srv->worker = in->worker;
 	srv->base = in->base;
 	srv->cfg = in->cfg;
 	srv->generation = 1;
@@ -94,7 +104,8 @@ px_server_free(struct px_server *srv)
 	if (srv == NULL)
 		return;
 	cf_config_free(srv->cfg);
-	px_budgets_free(srv->budgets);
+	if (srv->own_budgets)
+		px_budgets_free(srv->budgets);
 	free(srv->last_reload_errors);
 	free(srv);
 }
@@ -123,6 +134,26 @@ px_server_set_config(struct px_server *srv, struct cf_config *nc)
 	cf_config_free(srv->cfg);
 	srv->cfg = nc;
 	srv->generation++;
+}
+
+void
+px_server_adopt_config(struct px_server *srv, struct cf_config *nc, unsigned long gen)
+{
+	cf_config_free(srv->cfg);
+	srv->cfg = nc;
+	srv->generation = gen;
+}
+
+struct px_workers *
+px_server_workers(const struct px_server *srv)
+{
+	return srv->workers;
+}
+
+unsigned
+px_server_worker(const struct px_server *srv)
+{
+	return srv->worker;
 }
 
 const char *

@@ -5,7 +5,8 @@
  * struct px_server is opaque: it is defined in server.c, and every other
  * module reads and changes it through the functions below, so that who
  * changes what is written in one file.  Each part has one owner, the only
- * module that changes it (the server is touched on the loop's thread only):
+ * module that changes it (the server is touched on the loop's thread only;
+ * with workers = N there is one server per worker, see worker.h):
  *
  *   engine.c   the event loop, DNS resolver, audit log, counters (stats.c),
  *              refusal tally, human, config path, overrides, load_once:
@@ -57,6 +58,7 @@ struct px_tally;
 struct px_learn;
 struct px_ask;
 struct px_grants;
+struct px_workers;
 
 struct sockaddr;
 struct px_listener;
@@ -84,6 +86,13 @@ struct px_server_init {
 	const struct cf_overrides *ov;
 	int load_once;            /* the config is never reloaded */
 	int human;                /* one plain stderr line per refusal */
+	/* workers = N (worker.h): the set this server is worker WORKER of
+	 * (the engine then calls px_workers_set()); a worker after the first
+	 * shares the first's budgets (FIRST), everything else above is its
+	 * own or shared as worker.h says. */
+	struct px_workers *workers;
+	unsigned worker;
+	struct px_server *first;  /* NULL for the first */
 };
 
 /* ---- the server itself (server.c) ---------------------------------------- */
@@ -109,6 +118,9 @@ unsigned long px_server_generation(const struct px_server *srv);
 /* Take NC (owned by SRV from now on) as the snapshot in force, free the
  * old one, and count a generation. */
 void px_server_set_config(struct px_server *srv, struct cf_config *nc);
+/* The same on a worker after the first, which takes the first's
+ * generation GEN with its snapshot NC (reload.c). */
+void px_server_adopt_config(struct px_server *srv, struct cf_config *nc, unsigned long gen);
 /* The config file (NULL: the built-in default), and the overrides every
  * load of it applies; both owned by the engine. */
 const char *px_server_config_path(const struct px_server *srv);
@@ -149,6 +161,10 @@ struct px_audit *px_server_audit(const struct px_server *srv);
 /* The use of the rules' budgets (budget.h): made and freed with SRV,
  * outside every snapshot, so that a reload keeps it. */
 struct px_budgets *px_server_budgets(const struct px_server *srv);
+/* The workers SRV is one of (worker.h), and SRV's index among them (0:
+ * the first, on the engine's thread). */
+struct px_workers *px_server_workers(const struct px_server *srv);
+unsigned px_server_worker(const struct px_server *srv);
 /* When SRV started serving (wall clock). */
 time_t px_server_started_at(const struct px_server *srv);
 /* Record the outcome of a reload made now: OK nonzero when it was taken;
@@ -212,6 +228,9 @@ int px_listener_is(const struct px_listener *l, const struct cf_listen *w, const
  * without restarting a paused listener. */
 void px_listeners_pause(struct px_server *srv, int pause);
 int px_listeners_paused(const struct px_server *srv);
+/* workers = N: it may be SRV's turn on a UNIX socket every worker watches
+ * (px_workers_turn() woke it): accept there again if so. */
+void px_listeners_take_turn(struct px_server *srv);
 /*
  * Bind a new non-blocking, close-on-exec stream socket at the UNIX socket
  * PATH, not yet listening: its directory made if missing (one level, 0755;

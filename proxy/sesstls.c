@@ -15,6 +15,11 @@
 #include "proxy/log.h"
 #include "proxy/sesstls.h"
 #include "proxy/tlsup.h"
+#include "proxy/lock.h"
+
+/* Shared by every worker (lock.h): a reload commits on one loop while
+ * the others make leaves. */
+static pthread_mutex_t sesstls_lock = PX_LOCK_INIT;
 
 struct sess {
 	char *name;
@@ -53,6 +58,7 @@ sess_clear(struct sess *s)
 void
 px_sesstls_free(struct px_sesstls *r)
 {
+	PX_LOCKED(&sesstls_lock);
 	size_t i;
 
 	if (r == NULL)
@@ -216,6 +222,7 @@ struct px_sesstls_next *
 px_sesstls_prepare(struct px_sesstls *r, const struct cf_config *cfg, size_t *made, char *err,
     size_t errsz)
 {
+	PX_LOCKED(&sesstls_lock);
 	const struct cf_proxy_settings *p = cf_config_proxy(cfg);
 	struct px_sesstls_next *x;
 	size_t i, total = cf_config_nsessions(cfg);
@@ -270,6 +277,7 @@ fail:
 void
 px_sesstls_abort(struct px_sesstls *r, struct px_sesstls_next *x)
 {
+	PX_LOCKED(&sesstls_lock);
 	size_t i;
 
 	if (x == NULL)
@@ -285,6 +293,7 @@ px_sesstls_abort(struct px_sesstls *r, struct px_sesstls_next *x)
 void
 px_sesstls_commit(struct px_sesstls *r, struct px_sesstls_next *x)
 {
+	PX_LOCKED(&sesstls_lock);
 	size_t i, j;
 
 	/* Free the old CAs the new entries do not keep. */
@@ -319,6 +328,7 @@ int
 px_sesstls_update(struct px_sesstls *r, const struct cf_config *cfg, size_t *made, char *err,
     size_t errsz)
 {
+	PX_LOCKED(&sesstls_lock);
 	struct px_sesstls_next *x = px_sesstls_prepare(r, cfg, made, err, errsz);
 
 	if (x == NULL)
@@ -330,6 +340,7 @@ px_sesstls_update(struct px_sesstls *r, const struct cf_config *cfg, size_t *mad
 SSL_CTX *
 px_sesstls_leaf(struct px_sesstls *r, const char *session, const char *host)
 {
+	PX_LOCKED(&sesstls_lock);
 	struct sess *s = find(r, session);
 	size_t i;
 
@@ -343,6 +354,7 @@ px_sesstls_leaf(struct px_sesstls *r, const char *session, const char *host)
 const char *
 px_sesstls_pem(const struct px_sesstls *r, const char *session)
 {
+	PX_LOCKED(&sesstls_lock);
 	const struct sess *s = find(r, session);
 
 	return s != NULL ? s->pem : NULL;
@@ -351,6 +363,7 @@ px_sesstls_pem(const struct px_sesstls *r, const char *session)
 size_t
 px_sesstls_ncas(const struct px_sesstls *r, const char *session)
 {
+	PX_LOCKED(&sesstls_lock);
 	const struct sess *s = find(r, session);
 
 	return s != NULL ? s->ncas : 0;
@@ -359,5 +372,6 @@ px_sesstls_ncas(const struct px_sesstls *r, const char *session)
 SSL_CTX *
 px_sesstls_upstream(const struct px_sesstls *r)
 {
+	PX_LOCKED(&sesstls_lock);
 	return r->up;
 }

@@ -25,7 +25,9 @@
 
 #define PIPE_WANT (256 * 1024) /* asked of F_SETPIPE_SZ; the default is 64 KiB */
 
-static struct bs_pipe_pool pool;
+/* Per worker thread (worker.h): a pipe is taken and given back on the
+ * loop of its connection; px_splice_cleanup() empties the calling thread's. */
+static _Thread_local struct bs_pipe_pool pool;
 
 void
 px_splice_cleanup(void)

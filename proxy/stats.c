@@ -12,6 +12,11 @@
 #include <string.h>
 
 #include "proxy/stats.h"
+#include "proxy/lock.h"
+
+/* Every worker counts into the one set (lock.h): /status and /metrics
+ * then show the sum as they always did. */
+static pthread_mutex_t stats_lock = PX_LOCK_INIT;
 
 #define NREASONS 24
 /* Every reason must have a counter: a new one past the last slot would
@@ -87,6 +92,7 @@ px_stats_free(struct px_stats *s)
 void
 px_stats_secret(struct px_stats *s, const char *session, const char *secret, int injected)
 {
+	PX_LOCKED(&stats_lock);
 	struct secret_stats *nv, *e = NULL;
 	size_t i;
 
@@ -120,6 +126,7 @@ px_stats_secret(struct px_stats *s, const char *session, const char *secret, int
 size_t
 px_stats_nsecrets(const struct px_stats *s)
 {
+	PX_LOCKED(&stats_lock);
 	return s ? s->nsecrets : 0;
 }
 
@@ -127,6 +134,7 @@ const char *
 px_stats_secret_at(const struct px_stats *s, size_t i, const char **session, uint64_t *injected,
     uint64_t *misdirected)
 {
+	PX_LOCKED(&stats_lock);
 	*session = s->secrets[i].session;
 	*injected = s->secrets[i].injected;
 	*misdirected = s->secrets[i].misdirected;
@@ -156,6 +164,7 @@ sess_get(struct px_stats *s, const char *name)
 void
 px_stats_conn_open(struct px_stats *s, const char *session)
 {
+	PX_LOCKED(&stats_lock);
 	struct sess_stats *ss;
 
 	if (s == NULL || (ss = sess_get(s, session)) == NULL)
@@ -168,6 +177,7 @@ void
 px_stats_conn_close(struct px_stats *s, const char *session, uint64_t up, uint64_t down,
     double seconds, int tunnel)
 {
+	PX_LOCKED(&stats_lock);
 	struct sess_stats *ss;
 	size_t i;
 
@@ -191,6 +201,7 @@ void
 px_stats_decision(struct px_stats *s, const char *session, enum cf_reason reason,
     const struct cf_rule *rule)
 {
+	PX_LOCKED(&stats_lock);
 	struct sess_stats *ss;
 	char at[300];
 	size_t i;
@@ -231,6 +242,7 @@ px_stats_decision(struct px_stats *s, const char *session, enum cf_reason reason
 void
 px_stats_would(struct px_stats *s, const char *session, enum cf_reason would)
 {
+	PX_LOCKED(&stats_lock);
 	struct sess_stats *ss;
 
 	if (s == NULL)
@@ -243,6 +255,7 @@ px_stats_would(struct px_stats *s, const char *session, enum cf_reason would)
 void
 px_stats_reload(struct px_stats *s, int ok)
 {
+	PX_LOCKED(&stats_lock);
 	if (s == NULL)
 		return;
 	if (ok)
@@ -254,6 +267,7 @@ px_stats_reload(struct px_stats *s, int ok)
 void
 px_stats_reloads(const struct px_stats *s, uint64_t *ok, uint64_t *failed)
 {
+	PX_LOCKED(&stats_lock);
 	*ok = s ? s->reloads_ok : 0;
 	*failed = s ? s->reloads_failed : 0;
 }
@@ -262,6 +276,7 @@ void
 px_stats_session(const struct px_stats *s, const char *session, uint64_t *open,
     uint64_t *total, uint64_t *up, uint64_t *down)
 {
+	PX_LOCKED(&stats_lock);
 	size_t i;
 
 	*open = *total = *up = *down = 0;
@@ -281,6 +296,7 @@ px_stats_session(const struct px_stats *s, const char *session, uint64_t *open,
 size_t
 px_stats_nsessions(const struct px_stats *s)
 {
+	PX_LOCKED(&stats_lock);
 	return s ? s->nsess : 0;
 }
 
@@ -288,6 +304,7 @@ const char *
 px_stats_session_at(const struct px_stats *s, size_t i, uint64_t *open, uint64_t *total,
     uint64_t *up, uint64_t *down)
 {
+	PX_LOCKED(&stats_lock);
 	*open = s->sess[i].open;
 	*total = s->sess[i].total;
 	*up = s->sess[i].up;
@@ -298,18 +315,21 @@ px_stats_session_at(const struct px_stats *s, size_t i, uint64_t *open, uint64_t
 uint64_t
 px_stats_decisions(const struct px_stats *s, size_t i, enum cf_reason reason)
 {
+	PX_LOCKED(&stats_lock);
 	return (unsigned)reason < NREASONS ? s->sess[i].decisions[reason] : 0;
 }
 
 uint64_t
 px_stats_woulds(const struct px_stats *s, size_t i, enum cf_reason would)
 {
+	PX_LOCKED(&stats_lock);
 	return (unsigned)would < NREASONS ? s->sess[i].would[would] : 0;
 }
 
 size_t
 px_stats_nrules(const struct px_stats *s)
 {
+	PX_LOCKED(&stats_lock);
 	return s ? s->nrules : 0;
 }
 
@@ -317,6 +337,7 @@ const char *
 px_stats_rule_at(const struct px_stats *s, size_t i, const char **type, const char **pattern,
     uint64_t *hits)
 {
+	PX_LOCKED(&stats_lock);
 	*type = s->rules[i].type;
 	*pattern = s->rules[i].pattern;
 	*hits = s->rules[i].hits;
@@ -338,12 +359,14 @@ px_stats_bucket_le(size_t i)
 uint64_t
 px_stats_bucket_count(const struct px_stats *s, size_t i)
 {
+	PX_LOCKED(&stats_lock);
 	return s ? s->hist[i] : 0;
 }
 
 void
 px_stats_tunnels(const struct px_stats *s, uint64_t *count, double *sum)
 {
+	PX_LOCKED(&stats_lock);
 	*count = s ? s->hist_count : 0;
 	*sum = s ? s->hist_sum : 0.0;
 }

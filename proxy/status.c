@@ -26,6 +26,7 @@
 #include "proxy/server.h"
 #include "proxy/stats.h"
 #include "proxy/status.h"
+#include "proxy/worker.h"
 
 /* ---- JSON and text output ------------------------------------------------ */
 
@@ -586,6 +587,26 @@ budget_metrics(const struct px_server *srv, struct evbuffer *out)
 		}
 }
 
+/* On each worker's loop: add its DNS cache's counters to ARG's. */
+static int
+dns_sum(struct px_server *srv, void *arg)
+{
+	struct px_dns_stats *sum = arg, one;
+
+	if (px_server_dns(srv) == NULL)
+		return 0;
+	px_dns_stats(px_server_dns(srv), &one);
+	sum->hits += one.hits;
+	sum->misses += one.misses;
+	sum->coalesced += one.coalesced;
+	sum->failures += one.failures;
+	sum->timeouts += one.timeouts;
+	sum->evictions += one.evictions;
+	sum->entries += one.entries;
+	sum->inflight += one.inflight;
+	return 0;
+}
+
 void
 px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 {
@@ -668,7 +689,9 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 	evbuffer_add_printf(out, "postern_bytes_total{direction=\"down\"} %llu\n", (unsigned long long)down);
 	if (px_server_dns(srv) != NULL) {
 		struct px_dns_stats ds;
-		px_dns_stats(px_server_dns(srv), &ds);
+
+		memset(&ds, 0, sizeof(ds));
+		(void)px_workers_each((struct px_server *)srv, dns_sum, &ds);
 		header(out, "postern_dns_cache_hits_total", "counter", "Lookups answered from the cache.");
 		evbuffer_add_printf(out, "postern_dns_cache_hits_total %llu\n", (unsigned long long)ds.hits);
 		header(out, "postern_dns_cache_misses_total", "counter", "Lookups that needed a query.");
@@ -744,4 +767,15 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 	evbuffer_add_printf(out, "postern_tunnel_duration_seconds_sum %.3f\n", sum);
 	evbuffer_add_printf(out, "postern_tunnel_duration_seconds_count %llu\n",
 	    (unsigned long long)count);
+	/* workers = N: how the kernel spread the connections (only then, so
+	 * that one worker's /metrics stays what it was). */
+	if (px_workers_n(px_server_workers(srv)) > 1) {
+		unsigned w;
+
+		header(out, "postern_worker_connections", "counter",
+		    "Client connections accepted, by worker (workers = N).");
+		for (w = 0; w < px_workers_n(px_server_workers(srv)); w++)
+			evbuffer_add_printf(out, "postern_worker_connections{worker=\"%u\"} %llu\n", w,
+			    (unsigned long long)px_workers_accepted_by(px_server_workers(srv), w));
+	}
 }

@@ -9,6 +9,10 @@
 #include <string.h>
 
 #include "proxy/tally.h"
+#include "proxy/lock.h"
+
+/* Shared by every worker (lock.h). */
+static pthread_mutex_t tally_lock = PX_LOCK_INIT;
 
 /* Distinct entries kept; a CMD that tries thousands of hosts must not grow
  * the engine without bound, and nobody reads a summary that long. */
@@ -61,6 +65,7 @@ same(const char *a, const char *b)
 unsigned long
 px_tally_add(struct px_tally *t, const char *where, const char *reason, const char *allow)
 {
+	PX_LOCKED(&tally_lock);
 	struct px_tally_entry *e, *nv;
 	size_t i, ncap;
 
@@ -103,12 +108,14 @@ other:
 void
 px_tally_summary(const struct px_tally *t, FILE *f, const char *prefix)
 {
+	PX_LOCKED(&tally_lock);
 	px_tally_summary_as(t, f, prefix, "refused");
 }
 
 void
 px_tally_summary_as(const struct px_tally *t, FILE *f, const char *prefix, const char *verb)
 {
+	PX_LOCKED(&tally_lock);
 	size_t i, j, nallow = 0;
 
 	if (t == NULL || t->total == 0)

@@ -42,9 +42,9 @@
  * never-indexed header fields), and are wiped as soon as it returns. */
 #define T2_EDITS 8
 #define T2_VAL (CF_SECRET_MAX * 3 + 256)
-static char t2_vals[T2_EDITS][T2_VAL];
-static struct px_h2_edit t2_edits[T2_EDITS];
-static size_t t2_nvals;
+static _Thread_local char t2_vals[T2_EDITS][T2_VAL];
+static _Thread_local struct px_h2_edit t2_edits[T2_EDITS];
+static _Thread_local size_t t2_nvals;
 
 static void
 t2_wipe(void)
@@ -272,7 +272,7 @@ t2_method_override(const struct px_h2_req *r)
 static void
 t2_note(struct px_conn *c, struct px_h2_verdict *v)
 {
-	static char at[300];
+	static _Thread_local char at[300];
 
 	at[0] = '\0';
 	if (c->dec.rule != NULL)

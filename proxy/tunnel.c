@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -570,6 +571,14 @@ static const struct px_phase sni_phase = {
 /* The ex_data slot of a client-side SSL that holds the protocol to select
  * (a static string: "h2" or "http/1.1"), or NULL to select none. */
 static int alpn_idx = -1;
+/* Taken once for every worker (worker.h). */
+static pthread_once_t alpn_once = PTHREAD_ONCE_INIT;
+
+static void
+alpn_idx_init(void)
+{
+	alpn_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
 
 /*
  * The client-side ALPN choice.  The leaf contexts are shared by every
@@ -912,8 +921,7 @@ term_start(struct px_conn *c)
 
 	c->tm->host = c->host;
 	c->tm->port = c->port;
-	if (alpn_idx < 0)
-		alpn_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+	pthread_once(&alpn_once, alpn_idx_init);
 	/* h2 upstream only when the client offered it (and no query binding
 	 * needs the HTTP/1.1 path): a client that speaks HTTP/1.1 only must
 	 * not be left with an upstream that chose h2. */

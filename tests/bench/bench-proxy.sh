@@ -41,6 +41,11 @@
 # checkout -q REV && (cd /tmp/base && autoreconf -fi && ./configure -q &&
 # make postern-proxy), then BENCH_BASE=/tmp/base/postern-proxy make bench.
 #
+# BENCH_WORKERS=N: postern runs with workers = N (event loops; unset: the
+# config's default, 1).  postern-base never gets it, so
+# BENCH_WORKERS=2 BENCH_BASE=$top_builddir/postern-proxy compares two
+# workers against one of the same build in the same rounds.
+#
 # Everything runs in a private network namespace (unshare -n) with only
 # loopback in it, so no byte can leave the machine, the TIME_WAIT sockets of
 # hundreds of thousands of short connections stay out of the host's tables,
@@ -177,6 +182,7 @@ listen = tcp:127.0.0.1:$PX_PORT
 user = 65534:65534
 log = $T/postern-audit.log
 max_connections = 10000
+${BENCH_WORKERS:+workers = $BENCH_WORKERS}
 
 [defaults]
 max_connections = 10000
@@ -188,7 +194,8 @@ EOF
 # does not have.
 if [ -n "$BASE" ]; then
 	sed -e "s|^listen = .*|listen = tcp:127.0.0.1:$PB_PORT|" \
-		-e "s|^log = .*|log = $T/postern-base-audit.log|" "$T/postern.ini" > "$T/postern-base.ini"
+		-e "s|^log = .*|log = $T/postern-base-audit.log|" -e '/^workers = /d' \
+		"$T/postern.ini" > "$T/postern-base.ini"
 	i=0
 	until "$BASE" --check -c "$T/postern-base.ini" >/dev/null 2>"$T/postern-base.check"; do
 		n=$(sed -n "s|^$T/postern-base.ini:\([0-9][0-9]*\):.*|\1|p" "$T/postern-base.check" | head -1)
@@ -353,6 +360,7 @@ TARGETS="direct postern tinyproxy squid"
 [ -n "$BASE" ] && TARGETS="direct postern base tinyproxy squid"
 echo "bench-proxy: $ROUNDS rounds; bulk $BYTES bytes each way; ${SECS}s per timed test; $IDLE idle tunnels"
 echo "bench-proxy: $(nproc) CPUs, kernel $(uname -r), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "${BENCH_WORKERS:-}" ] || echo "bench-proxy: postern runs with workers = $BENCH_WORKERS"
 rev=$(git -C "$top_srcdir" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -z "$ONLY" ]; then
 	echo "bench-proxy: $("$POSTERN" --version 2>&1 | head -1) (tree at $rev); $(tinyproxy -v 2>&1 | head -1); $(squid -v | head -1)"

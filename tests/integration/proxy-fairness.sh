@@ -127,5 +127,6 @@ expect_eq 0 $? "uid 65534's tunnels work"
 wait "$h2"
 expect_eq 0 $? "uid 65533's tunnels work"
 
+workers_spread
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"

@@ -65,6 +65,7 @@ i=0
 while [ "$(connect_once 3129)" != 200 ] && [ $i -lt 20 ]; do i=$((i + 1)); done
 expect_eq 200 "$(connect_once 3129)" "and once they closed, clients are still served"
 
+workers_spread
 # Lowered below what is open (a fresh proxy, so that this part stands on
 # its own).
 proxy_stop

@@ -91,7 +91,23 @@ main(void)
 	event_base_priority_init(base, PX_PRI_N);
 	lc = px_loopcall_new(base);
 	tap_ok(lc != NULL, "the loop side is made");
-	tap_ok(px_loopcall_new(base) == NULL && errno == EBUSY, "there is one per process");
+	{
+		/* One per loop (workers = N): a second loop gets its own side,
+		 * and this thread's flag stays the first loop's. */
+		int *mine = px_loopcall_waiting;
+		struct event_base *b2 = event_base_new();
+		struct px_loopcall *lc2 = NULL;
+
+		if (b2 != NULL && event_base_priority_init(b2, PX_PRI_N) == 0)
+			lc2 = px_loopcall_new(b2);
+
+		tap_ok(lc2 != NULL && mine != NULL && px_loopcall_waiting == mine,
+		    "each loop has its own side; the thread keeps the one it was bound to");
+		px_loopcall_free(lc2);
+		tap_ok(px_loopcall_waiting == mine, "freeing another loop's side leaves this one bound");
+		if (b2 != NULL)
+			event_base_free(b2);
+	}
 
 	/* An idle loop is woken and runs the call on its own thread. */
 	memset(&c, 0, sizeof(c));

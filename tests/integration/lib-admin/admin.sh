@@ -21,6 +21,7 @@ admin_proxy_section() {
 	echo "admin = unix:$ADMIN_SOCK"
 	echo "log = $PROXY_LOG"
 	echo "dns_servers = $WORLD_DNS"
+	[ -z "$POSTERN_TEST_WORKERS" ] || echo "workers = $POSTERN_TEST_WORKERS"
 	for l in "$@"; do echo "$l"; done
 }
 
@@ -95,6 +96,21 @@ metrics_get() {
 	local rc=$?
 	rm -f "$f"
 	return $rc
+}
+
+# workers_spread: with POSTERN_TEST_WORKERS=N (a scenario's second run over
+# N event loops), check that every worker accepted connections, so that
+# the run proved what it says (/metrics' postern_worker_connections).
+workers_spread() {
+	local i n
+	[ "${POSTERN_TEST_WORKERS:-1}" -gt 1 ] || return 0
+	i=0
+	while [ $i -lt "$POSTERN_TEST_WORKERS" ]; do
+		n=$(metrics_get postern_worker_connections worker="$i")
+		[ "${n:-0}" -gt 0 ] && ok "worker $i accepted $n connections" ||
+			fail "worker $i accepted no connection (${n:-no metric})"
+		i=$((i + 1))
+	done
 }
 
 # ctl ARGS...: postern-proxy ctl ARGS.

@@ -23,6 +23,7 @@ proxy_conf() {
 		echo "listen = tcp:127.0.0.1:3128"
 		echo "log = $PROXY_LOG"
 		echo "dns_servers = $WORLD_DNS"
+		[ -z "$POSTERN_TEST_WORKERS" ] || echo "workers = $POSTERN_TEST_WORKERS"
 		for l in "$@"; do echo "$l"; done
 	} >"$f"
 	echo "$f"
