@@ -192,8 +192,11 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
  * enables and disables each side's read and write a dozen times, often
  * twice within one callback, and each was an epoll_ctl(2) of its own
  * (18 per tunnel; 12 with the changelist, and 15% less CPU per tunnel).
- * The changelist's one hazard is a descriptor dup()ed into the same epoll
- * set (libevent's epoll.c); the proxy registers no dup()ed descriptor.
+ * The changelist's hazard is a dup()ed descriptor (libevent's epoll.c):
+ * a removal reaches epoll after the close, and epoll forgets a file only
+ * when its last descriptor is closed.  The proxy registers none: with
+ * workers = N the loops watch a UNIX listener's one descriptor
+ * (listen.c).
  */
 static struct event_base *
 loop_new(void)

@@ -382,9 +382,14 @@ listener_free(struct px_server *srv, struct px_listener *l, int added)
  * workers = N: on worker SRV's own loop (px_workers_each()), a copy of the
  * first worker's listener SRC.  A TCP listener gets a socket of its own
  * bound to the same address with SO_REUSEPORT, and the kernel spreads the
- * connections; a UNIX one has one socket file, so every worker watches a
- * dup() of its descriptor (an accept that another worker won fails with
- * EAGAIN, which libevent takes as nothing to do).
+ * connections; a UNIX one has one socket file, so every worker watches
+ * the first worker's descriptor itself (an accept that another worker won
+ * fails with EAGAIN, which libevent takes as nothing to do), and only the
+ * first closes it, after every copy is gone.  Not a dup(): a loop applies
+ * its epoll changes when it next waits (engine.c), so a copy's removal
+ * would reach epoll after its close, and epoll forgets a descriptor only
+ * when its last duplicate is closed: the copy's loop would go on being
+ * woken for a socket it no longer watches.
  */
 static int
 copy_open(struct px_server *srv, void *arg)
@@ -406,7 +411,8 @@ copy_open(struct px_server *srv, void *arg)
 	if (l->where.text == NULL || l->session == NULL)
 		goto fail;
 	if (src->where.kind == CF_LISTEN_UNIX) {
-		fd = fcntl(fd0, F_DUPFD_CLOEXEC, 0);
+		fd = fd0;
+		flags &= ~(unsigned)LEV_OPT_CLOSE_ON_FREE;
 	} else {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
@@ -428,7 +434,8 @@ copy_open(struct px_server *srv, void *arg)
 	}
 	if (evutil_make_socket_nonblocking(fd) != 0 ||
 	    (l->lev = evconnlistener_new(px_server_base(srv), accept_cb, l, flags, 0, fd)) == NULL) {
-		close(fd);
+		if (fd != fd0)
+			close(fd);
 		goto fail;
 	}
 	if ((l->backoff = evtimer_new(px_server_base(srv), backoff_cb, l)) == NULL)
