@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -36,9 +37,15 @@ px_sessreq_answer(struct px_conn *c)
 {
 	const char *names[MAX_PLACEHOLDERS], *values[MAX_PLACEHOLDERS];
 	size_t i, n = cf_session_nsecrets(c->sess);
-	const char *pem = px_sesstls_pem(px_server_tls(c->srv), c->sess->name);
-	int rc;
+	char *pem;
+	/* A copy: with workers = N a reload on the first worker's loop
+	 * may replace the registry's PEM while this worker renders it. */
+	int rc = px_sesstls_pem_copy(px_server_tls(c->srv), c->sess->name, &pem);
 
+	if (rc < 0) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
 	if (n > MAX_PLACEHOLDERS)
 		n = MAX_PLACEHOLDERS;
 	for (i = 0; i < n; i++) {
@@ -46,6 +53,10 @@ px_sessreq_answer(struct px_conn *c)
 		values[i] = cf_session_placeholder(c->sess, i);
 	}
 	rc = px_sessinfo_render(bufferevent_get_output(c->cli.bev), names, values, n, pem);
+	if (rc == 0)
+		log_debug("session %s: session info (%zu placeholder%s%s) to %s", c->sess->name,
+		    n, n == 1 ? "" : "s", pem != NULL ? ", CA" : "", c->peer);
+	free(pem);
 	if (rc < 0) {
 		/* Never half an answer: a bridge refuses to start on a body
 		 * it cannot parse, and should. */
@@ -54,8 +65,6 @@ px_sessreq_answer(struct px_conn *c)
 		px_conn_free(c, "session info not rendered");
 		return;
 	}
-	log_debug("session %s: session info (%zu placeholder%s%s) to %s", c->sess->name, n,
-	    n == 1 ? "" : "s", pem != NULL ? ", CA" : "", c->peer);
 	px_conn_close_after_write(c);
 }
 

@@ -360,6 +360,20 @@ px_sesstls_pem(const struct px_sesstls *r, const char *session)
 	return s != NULL ? s->pem : NULL;
 }
 
+int
+px_sesstls_pem_copy(const struct px_sesstls *r, const char *session, char **pem)
+{
+	PX_LOCKED(&sesstls_lock);
+	const struct sess *s = find(r, session);
+
+	*pem = NULL;
+	if (s == NULL || s->pem == NULL)
+		return 0;
+	if ((*pem = strdup(s->pem)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
 size_t
 px_sesstls_ncas(const struct px_sesstls *r, const char *session)
 {

@@ -68,8 +68,12 @@ void px_sesstls_abort(struct px_sesstls *r, struct px_sesstls_next *x);
 SSL_CTX *px_sesstls_leaf(struct px_sesstls *r, const char *session, const char *host);
 
 /* Every CA of SESSION in PEM, oldest first (what its sandbox is to trust),
- * owned by R until the next update; NULL when SESSION terminates nothing. */
+ * owned by R until the next update; NULL when SESSION terminates nothing.
+ * Only on the first worker's loop, where updates run (reload.c). */
 const char *px_sesstls_pem(const struct px_sesstls *r, const char *session);
+/* The same, copied under R's lock for any worker's loop: in *PEM, for the
+ * caller to free (NULL when SESSION terminates nothing); 0 or -ENOMEM. */
+int px_sesstls_pem_copy(const struct px_sesstls *r, const char *session, char **pem);
 
 /* How many CAs SESSION has (0: it terminates nothing). */
 size_t px_sesstls_ncas(const struct px_sesstls *r, const char *session);

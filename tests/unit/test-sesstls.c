@@ -126,6 +126,18 @@ main(void)
 	SSL_CTX_free(la);
 	SSL_CTX_free(lb);
 
+	/* What any worker reads: a copy of the same PEM, or none. */
+	{
+		char *copy = NULL, *none = (char *)"x";
+
+		tap_ok(px_sesstls_pem_copy(r, "one", &copy) == 0 && copy != NULL &&
+		    strcmp(copy, pem2) == 0 && copy != px_sesstls_pem(r, "one"),
+		    "px_sesstls_pem_copy() hands out a copy of the session's PEM");
+		free(copy);
+		tap_ok(px_sesstls_pem_copy(r, "nosuch", &none) == 0 && none == NULL,
+		    "and NULL for a session that terminates nothing");
+	}
+
 	/* The same config again: nothing made. */
 	tap_ok(px_sesstls_update(r, c2, &made, err, sizeof(err)) == 0 && made == 0 &&
 	    strcmp(px_sesstls_pem(r, "one"), pem2) == 0, "an unchanged reload makes nothing");
