@@ -394,7 +394,8 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	 * checked at once, before the request head (conns.c says why). */
 	over = px_conns_add(c, &held);
 
-	evutil_make_socket_nonblocking(fd);
+	/* FD is non-blocking already: evconnlistener accepts with accept4()'s
+	 * SOCK_NONBLOCK (px_accept_fn, server.h). */
 	c->cli.bev = bufferevent_socket_new(px_server_base(srv), fd, BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(px_server_base(srv), px_conn_timer_cb, c);
 	if (c->cli.bev == NULL || c->timer == NULL || over == -ENOMEM) {

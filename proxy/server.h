@@ -64,7 +64,8 @@ struct sockaddr;
 struct px_listener;
 /* What a listener hands each accepted client socket to (px_conn_accept()
  * for the proxy, given by the engine, as evconnlistener_new() is given
- * its callback): the listener knows nothing of what happens next. */
+ * its callback): the listener knows nothing of what happens next.  FD is
+ * non-blocking and close-on-exec (evconnlistener's accept4()). */
 typedef void px_accept_fn(struct px_listener *l, int fd, const struct sockaddr *sa, int salen);
 
 /* What the engine builds a server from (px_server_new()). */
