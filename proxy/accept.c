@@ -276,13 +276,34 @@ head_timeout(struct px_conn *c)
  * connected (proxy/tunnel.c); it must not speak, and if it closes, the
  * client's connection ends too (the client opens a new tunnel), as a
  * server may close an idle persistent connection (RFC 9112 §9.5).
+ *
+ * Before the tunnel's first answer it is different: the client has asked
+ * nothing yet and is owed one answer that says why the upstream cannot
+ * serve it.  An h2-only server closes as soon as its handshake ends
+ * without h2; whether that reaches the proxy during the client's
+ * handshake or after it is only a matter of timing.  So the upstream is
+ * let go and the first request gets its 502 (decide.c).
  */
+static void
+head_up_gone(struct px_conn *c)
+{
+	c->up.eof = 1;
+	bufferevent_free(c->up.bev);
+	c->up.bev = NULL;
+}
+
 static void
 head_up_read_cb(struct bufferevent *bev, void *arg)
 {
+	struct px_conn *c = arg;
+
 	(void)bev;
 	px_loopcall_check();
-	px_conn_free(arg, "upstream spoke between requests");
+	if (c->up.bytes == 0) {
+		head_up_gone(c);
+		return;
+	}
+	px_conn_free(c, "upstream spoke between requests");
 }
 
 static void
@@ -292,14 +313,13 @@ head_up_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
-		if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) == 0) {
+		if (c->up.bytes != 0 && evbuffer_get_length(bufferevent_get_input(c->cli.bev)) == 0) {
 			px_conn_free(c, NULL);
 			return;
 		}
-		/* A head is arriving: it gets its answer (a 502). */
-		c->up.eof = 1;
-		bufferevent_free(c->up.bev);
-		c->up.bev = NULL;
+		/* A head is arriving, or none was answered yet: it gets its
+		 * answer (a 502). */
+		head_up_gone(c);
 	}
 }
 

@@ -77,6 +77,34 @@ cat >"$WORLD_DIR/dual.py" <<-'EOF'
 	    c, _ = s.accept()
 	    threading.Thread(target=one, args=(c,), daemon=True).start()
 EOF
+# An h2-only upstream that closes 0.5 s after a handshake without h2
+# (nghttpd closes at once, which the proxy may see during the client's
+# handshake or after it): on allowed.test:8446 the close always comes once
+# the client's tunnel is open and before it asks.
+cat >"$WORLD_DIR/late.py" <<-'EOF'
+	import socket, ssl, sys, threading, time
+	cert, key, addr = sys.argv[1], sys.argv[2], sys.argv[3]
+	ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+	ctx.load_cert_chain(cert, key)
+	ctx.set_alpn_protocols(["h2"])
+	s = socket.socket()
+	s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+	s.bind((addr, 8446))
+	s.listen(16)
+	def one(c):
+	    try:
+	        t = ctx.wrap_socket(c, server_side=True)
+	        time.sleep(0.5)
+	        t.close()
+	    except Exception:
+	        pass
+	while True:
+	    c, _ = s.accept()
+	    threading.Thread(target=one, args=(c,), daemon=True).start()
+EOF
+ip netns exec "$WORLD_NS_UP" "$WORLD_PYTHON" "$WORLD_DIR/late.py" "$WORLD_CERT" "$WORLD_KEY" \
+	"$WORLD_UP4" </dev/null >"$WORLD_DIR/late.out" 2>&1 &
+
 DUALLOG="$WORLD_DIR/dual.log"
 : >"$DUALLOG"
 ip netns exec "$WORLD_NS_UP" "$WORLD_PYTHON" "$WORLD_DIR/dual.py" "$WORLD_CERT" "$WORLD_KEY" \
@@ -151,7 +179,7 @@ write_conf() {
 	cat <<-EOF
 		[defaults]
 		allow_hosts = allowed.test private, allowed.test:8443 private, allowed.test:8444 private
-		allow_hosts = allowed.test:8445 private
+		allow_hosts = allowed.test:8445 private, allowed.test:8446 private
 		allow_hosts = api.example.test:8443/v1/ private, other.test private
 		secrets = ${1:-k, g}
 		[secret k]
@@ -159,6 +187,7 @@ write_conf() {
 		inject = allowed.test:8443 header x-api-key
 		inject = allowed.test:8444 header x-api-key
 		inject = allowed.test:8445 header x-api-key
+		inject = allowed.test:8446 header x-api-key
 		inject = allowed.test header x-api-key
 		[secret g]
 		from_env = PX_TEST_TOK
@@ -181,7 +210,7 @@ for i in range(100):
         break
     except OSError:
         time.sleep(0.05)
-' "$WORLD_UP4" 8443 8444 ${HAVE_H2PY:+8445}
+' "$WORLD_UP4" 8443 8444 8446 ${HAVE_H2PY:+8445}
 
 CA="$state/ca/default.pem"
 [ -s "$CA" ] || die "the session CA is not in $CA"
@@ -410,6 +439,35 @@ out=$(in_px curl -sS --max-time 10 --http1.1 -x http://127.0.0.1:3128 --cacert "
 expect_match "^HTTP/1.1 502" "$out" "an http/1.1-only client to an h2-only upstream: 502"
 expect_match "^X-Postern-Reason: bad_upstream_response" "$out" "with reason bad_upstream_response"
 expect_match "the client must offer h2" "$out" "and a text that says what to do"
+# The same when the h2-only upstream's close comes after the client's
+# tunnel is open and before it asks (late.py on 8446, a client that waits
+# a second): the first request still gets the 502 that says why, not a
+# closed tunnel.
+out=$(in_px env CA="$CA" "$WORLD_PYTHON" -c '
+import os, socket, ssl, time
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"CONNECT allowed.test:8446 HTTP/1.1\r\nHost: allowed.test:8446\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(1)
+ctx = ssl.create_default_context(cafile=os.environ["CA"])
+ctx.set_alpn_protocols(["http/1.1"])
+t = ctx.wrap_socket(s, server_hostname="allowed.test")
+time.sleep(1)
+t.sendall(b"GET /inj HTTP/1.1\r\nHost: allowed.test:8446\r\n\r\n")
+out = b""
+try:
+    while True:
+        b = t.recv(65536)
+        if not b:
+            break
+        out += b
+except (ssl.SSLError, OSError):
+    pass
+print(out.decode("utf-8", "replace"))
+' 2>&1)
+expect_match "^HTTP/1.1 502" "$out" "a client that asks after the h2-only upstream closed: 502"
+expect_match "the client must offer h2" "$out" "and the text that says what to do"
 # The world's upstream on 443 speaks http/1.1 only: an h2 client gets 1.1.
 out=$(h2c -o /dev/null -w '%{http_version} %{http_code}\n' -H "x-api-key: $PH_K" https://allowed.test/h1)
 expect_eq "1.1 200" "$out" "curl --http2 to an http/1.1-only upstream: HTTP/1.1, 200"
