@@ -34,16 +34,6 @@ write_conf() {
 	write_by_rename "$WORLD_DIR/next.ini" "$conf"
 }
 
-# wait_ready FILE: until hold.py has written its answers (10 s at most).
-wait_ready() {
-	local i
-	i=0
-	while ! grep -q '^ready$' "$1" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
 # count FILE LINE: how many of hold.py's answers are exactly LINE.
 count() {
 	grep -cx "$1" "$2"

@@ -27,15 +27,6 @@ write_conf() {
 	write_by_rename "$WORLD_DIR/next.ini" "$conf"
 }
 
-wait_ready() {
-	local i
-	i=0
-	while ! grep -q '^ready$' "$1" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
 # connect_once PORT: the status of one CONNECT to the echo port, empty when
 # nothing answered within 1 s.
 connect_once() {

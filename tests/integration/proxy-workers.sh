@@ -34,15 +34,6 @@ write_conf() {
 	write_by_rename "$WORLD_DIR/next.ini" "$conf"
 }
 
-wait_ready() {
-	local i
-	i=0
-	while ! grep -q '^ready$' "$1" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
 # worker I: how many connections worker I has accepted so far.
 worker() {
 	metrics_get postern_worker_connections worker="$1"

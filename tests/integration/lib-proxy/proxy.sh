@@ -45,3 +45,14 @@ proxy_alive() {
 	out=$(printf 'CONNECT nowhere.invalid:443 HTTP/1.1\r\nHost: nowhere.invalid:443\r\n\r\n' | raw 127.0.0.1 3128 --timeout 3)
 	[ "$(status_of "$out")" = 403 ]
 }
+
+# wait_ready FILE: wait (10 s at most) until FILE has a line "ready", as
+# hold.py writes once its tunnels are open.
+wait_ready() {
+	local i
+	i=0
+	while ! grep -q '^ready$' "$1" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
