@@ -410,7 +410,12 @@ px_conn_free(struct px_conn *c, const char *why)
 		evbuffer_free(c->pending);
 	free(c->hdrs);
 	free(c->close_detail);
-	free(c->tm);
+	if (c->tm != NULL) {
+		for (i = 0; i < 2; i++)
+			if (c->tm->flush[i] != NULL)
+				event_free(c->tm->flush[i]);
+		free(c->tm);
+	}
 	cf_config_free(c->cfg);
 	px_conns_remove(c);
 	free(c);

@@ -282,6 +282,7 @@ struct px_term {
 	char fail[160];
 	char secret[72];        /* a secret name is at most 64 */
 	int line_due;           /* an allowed HTTP/1.1 request's line is to be written */
+	struct event *flush[2]; /* writes the socket under the client's (0), the upstream's (1) TLS */
 };
 
 /* ---- conn.c: the connection itself ---- */

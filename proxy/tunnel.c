@@ -33,6 +33,7 @@
 #include "proxy/conn.h"
 #include "proxy/log.h"
 #include "proxy/loopcall.h"
+#include "proxy/prio.h"
 #include "proxy/sesstls.h"
 #include "proxy/sni.h"
 #include "proxy/socks.h"
@@ -716,17 +717,93 @@ term_topup_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *a
 	topup_busy = 0;
 }
 
-/* Fewer, fuller reads and writes on the socket UNDER a TLS filter. */
+/*
+ * Written at once, for the socket under a TLS filter.  libevent's socket
+ * bufferevent waits for EPOLLOUT before it writes what the filter sealed:
+ * a request and its answer each took an epoll_ctl(2) to ask for the
+ * event, a loop pass to get it and another epoll_ctl(2) to drop it, four
+ * a request.  Instead, when sealed bytes land in an empty output,
+ * term_out_cb() makes term_flush() run later in the same loop pass (every
+ * record the pass seals goes out in one writev(2)), and the socket's
+ * EV_WRITE stays off while the kernel takes everything: taking it back in
+ * the same pass costs nothing (the changelist never sent it).  What the
+ * kernel does not take, and a write error, go the usual way: EV_WRITE on,
+ * the socket's bufferevent writes the rest and tells the filter.
+ */
 static void
-term_socket(struct bufferevent *under)
+term_flush(struct bufferevent *bev)
 {
+	struct bufferevent *under = bev != NULL ? bufferevent_get_underlying(bev) : NULL;
+	struct evbuffer *out;
+	evutil_socket_t fd;
+
+	if (under == NULL || (fd = bufferevent_getfd(under)) < 0)
+		return;
+	out = bufferevent_get_output(under);
+	bufferevent_disable(under, EV_WRITE);
+	if (evbuffer_get_length(out) > 0) {
+		/* The socket's bufferevent keeps its output's front frozen
+		 * but while it writes. */
+		evbuffer_unfreeze(out, 1);
+		(void)evbuffer_write_atmost(out, fd, TERM_WRITE_MAX);
+		evbuffer_freeze(out, 1);
+	}
+	if (evbuffer_get_length(out) > 0 || evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+		bufferevent_enable(under, EV_WRITE);
+}
+
+static void
+term_flush_cli_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	term_flush(c->cli.bev);
+}
+
+static void
+term_flush_up_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	term_flush(c->up.bev);
+}
+
+static void
+term_out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	(void)buf;
+	if (info->n_added > 0 && info->orig_size == 0)
+		event_active(arg, EV_WRITE, 0);
+}
+
+/* Fewer, fuller reads and writes on the socket UNDER a TLS filter; SIDE
+ * 0 the client's, 1 the upstream's.  -1 when out of memory. */
+static int
+term_socket(struct px_conn *c, struct bufferevent *under, int side)
+{
+	struct event *ev = c->tm->flush[side];
+
+	if (ev == NULL && (ev = event_new(px_server_base(c->srv), -1, 0,
+	    side == 0 ? term_flush_cli_cb : term_flush_up_cb, c)) == NULL)
+		return -1;
+	/* With the sockets' events: activated from their callbacks, it
+	 * joins the queue being run instead of cutting the pass short. */
+	(void)event_priority_set(ev, PX_PRI_BULK);
+	c->tm->flush[side] = ev;
 	evbuffer_add_cb(bufferevent_get_input(under), term_topup_cb, under);
+	/* Added after the socket bufferevent's own, so it runs first. */
+	evbuffer_add_cb(bufferevent_get_output(under), term_out_cb, ev);
 	bufferevent_set_max_single_write(under, TERM_WRITE_MAX);
 	/* The filter seals what it is given at most WRITE_FRAME (15,000)
 	 * bytes a pass unless the socket's output has a high watermark: a
 	 * 16 KiB chain left as a record of 15,000 bytes and one of 1,384.
 	 * With one, it seals up to what the socket may still take. */
 	bufferevent_setwatermark(under, EV_WRITE, 0, TERM_WRITE_MAX);
+	return 0;
 }
 
 /*
@@ -814,7 +891,11 @@ term_client_start(struct px_conn *c)
 		return;
 	}
 	c->cli.bev = bev;
-	term_socket(under);
+	if (term_socket(c, under, 0) != 0) {
+		evbuffer_free(held);
+		px_conn_free(c, "out of memory");
+		return;
+	}
 	term_filter(bev);
 	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
 	px_conn_enter(c, &term_cli_phase);
@@ -938,7 +1019,11 @@ term_start(struct px_conn *c)
 	/* The ClientHello stays in the client's buffer until the upstream's
 	 * handshake is over. */
 	bufferevent_disable(c->cli.bev, EV_READ);
-	term_socket(c->up.bev);
+	if (term_socket(c, c->up.bev, 1) != 0) {
+		SSL_free(ssl);
+		px_conn_free(c, "out of memory");
+		return;
+	}
 	bev = bufferevent_openssl_filter_new(px_server_base(c->srv), c->up.bev, ssl,
 	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL) {
