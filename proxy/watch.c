@@ -44,6 +44,8 @@ struct px_watch {
 	int wd;
 	struct event *ev;         /* inotify readable */
 	struct event *timer;      /* debounce */
+	struct event *rest;       /* EV resumes: see read_cb() */
+	int ours;                 /* an event drained was about the config */
 	struct timeval first;     /* first event of the current burst */
 	int pending;
 	int writing;              /* the file's inode was written, not yet closed */
@@ -197,13 +199,16 @@ classify(struct px_watch *w, const struct inotify_event *ev)
 	struct stat st;
 	char path[PATH_MAX];
 
-	if (ev->mask & (IN_Q_OVERFLOW | IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
+	if (ev->mask & (IN_Q_OVERFLOW | IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
+		w->ours = 1;
 		return 1;
+	}
 	if (ev->len == 0)
 		return 0;
 	/* ev->name is NUL-padded to ev->len by the kernel. */
 	if (strcmp(ev->name, w->name) != 0 && strcmp(ev->name, "..data") != 0)
 		return 0;
+	w->ours = 1;
 	w->touched = 1;
 	w->recheck = 0;           /* a new change: its refusal is read twice too */
 	if (ev->mask & IN_MODIFY) {
@@ -266,15 +271,41 @@ drain(struct px_watch *w)
 	return hit;
 }
 
+/*
+ * Other files of the directory are written too, often: an audit log kept
+ * next to the config queues an IN_MODIFY for every line, and the loop
+ * woke for each (an epoll event and two read(2)s a request).  After a
+ * wake that brought only such events, EV rests for PX_WATCH_REST_MS: the
+ * kernel queues (and merges) what comes meanwhile, and it is read, in
+ * order, when EV resumes.  The config's own events are never read later
+ * than that, far inside the debounce; the reload's probes drain the
+ * queue themselves whenever they ask.
+ */
+#define PX_WATCH_REST_MS 20
+
 static void
-read_cb(evutil_socket_t fd, short what, void *arg)
+rest_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct px_watch *w = arg;
 
 	(void)fd;
 	(void)what;
+	(void)event_add(w->ev, NULL);
+}
+
+static void
+read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_watch *w = arg;
+	struct timeval tv = { 0, PX_WATCH_REST_MS * 1000 };
+
+	(void)fd;
+	(void)what;
+	w->ours = 0;
 	if (drain(w))
 		schedule(w);
+	if (!w->ours && event_del(w->ev) == 0 && event_add(w->rest, &tv) != 0)
+		(void)event_add(w->ev, NULL);
 }
 
 /* The reload's probe: did anything write to the file since the reload
@@ -372,7 +403,8 @@ px_watch_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg)
 	}
 	w->ev = event_new(px_server_base(srv), w->fd, EV_READ | EV_PERSIST, read_cb, w);
 	w->timer = evtimer_new(px_server_base(srv), timer_cb, w);
-	if (w->ev == NULL || w->timer == NULL || event_add(w->ev, NULL) != 0)
+	w->rest = evtimer_new(px_server_base(srv), rest_cb, w);
+	if (w->ev == NULL || w->timer == NULL || w->rest == NULL || event_add(w->ev, NULL) != 0)
 		goto fail;
 	log_info("watching %s for changes to %s", w->dir, w->name);
 	return w;
@@ -392,6 +424,8 @@ px_watch_free(struct px_watch *w)
 		event_free(w->ev);
 	if (w->timer != NULL)
 		event_free(w->timer);
+	if (w->rest != NULL)
+		event_free(w->rest);
 	if (w->fd >= 0)
 		close(w->fd);
 	free(w->dir);

@@ -4,7 +4,8 @@
 # prefix that is a valid config by itself but lacks a deny_hosts line and
 # a session: while it stalls nothing is reloaded (the generation stays,
 # the deny holds, the session's socket is there); after its close the
-# whole file is taken, in one reload.  And every session that is in both
+# whole file is taken, in one reload, though requests wrote the audit log
+# next to it right up to the close.  And every session that is in both
 # the old and the new config keeps its socket file across that reload
 # (same inode: a sandbox that bind-mounted it stays connected), even when
 # the reload changes that session's rules or its socket's mode.
@@ -99,6 +100,23 @@ expect_eq 403 "$(px https://api.example.test/)" "during the stall: the half file
 expect_eq "$ib" "$(ino "$S/b.sock")" "during the stall: b's socket is still there, same inode"
 expect_eq 0 "$(metrics_get postern_config_reloads_total)" "during the stall: no reload taken"
 expect_eq 0 "$(metrics_get postern_config_reload_failures_total)" "during the stall: none attempted"
+
+# The audit log lies in the config's directory: every request's line is
+# an inotify event there too, and after a wake that brought only such
+# events the watch rests a moment.  Traffic right up to the close: the
+# stall still holds, and the close below is still seen.
+case $PROXY_LOG in
+"$WORLD_DIR"/*) ;;
+*) die "the audit log should be in the config's directory (else this proves nothing)" ;;
+esac
+n=0
+i=0
+while [ $i -lt 30 ]; do
+	[ "$(px https://allowed.test/)" = 200 ] && n=$((n + 1))
+	i=$((i + 1))
+done
+expect_eq 30 "$n" "30 requests during the stall, each an audit line next to the config"
+expect_eq 1 "$(generation)" "after them, still no reload (generation 1)"
 
 touch "$WORLD_DIR/w.go"
 wait "$writer"
