@@ -5,14 +5,17 @@
  * the proxy in between differs.  Loopback only.
  *
  *   proxy-load serve PORTFILE
- *       Serve on two free ports of 127.0.0.1 and write "RAW HTTP" to
- *       PORTFILE.  RAW: the first byte of a connection picks what it does:
+ *       Serve on three free ports of 127.0.0.1 and write "RAW HTTP
+ *       REFUSE" to PORTFILE.  RAW: the first byte of a connection picks what it does:
  *       'E' echo the rest; 'S' sink: read to EOF, answer the 8-byte count
  *       and close (the half-close probe); 'U' + 8-byte N: read N bytes, then
  *       answer the 8-byte count (bulk upload without needing a half-close);
  *       'G' + 8-byte N: send N bytes and close.  HTTP: a fixed 200 response
  *       to every request head, keep-alive unless the request says close or is
- *       HTTP/1.0 without keep-alive.
+ *       HTTP/1.0 without keep-alive.  REFUSE: the refusal floor, a 403 of
+ *       a proxy's size to the first head and the close, with nothing else
+ *       done (no parsing, no decision, no log): what refusals/s one event
+ *       loop can reach on this machine at all.
  *
  * Every client command takes PROXY (HOST:PORT of an HTTP proxy, or "-" for a
  * direct connection) and TARGET (HOST:PORT; through a proxy it is the
@@ -179,7 +182,7 @@ get64(const unsigned char *p)
 /* ------------------------------------------------------------------ */
 /* The server                                                          */
 
-enum srv_kind { K_LISTEN_RAW, K_LISTEN_HTTP, K_RAW, K_HTTP };
+enum srv_kind { K_LISTEN_RAW, K_LISTEN_HTTP, K_LISTEN_REFUSE, K_RAW, K_HTTP, K_REFUSE };
 
 struct sconn {
 	enum srv_kind kind;
@@ -199,9 +202,24 @@ struct sconn {
 
 static int sepfd;
 
+/* A connection to the refusal floor: as little as a refusal needs. */
+struct rconn {
+	enum srv_kind kind;	/* K_REFUSE, where sconn has its kind */
+	int fd;
+	size_t len;
+	char in[4096];
+};
+
 static const char http_resp[] =
 	"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
 	"Content-Length: 13\r\n\r\nhello, world\n";
+/* What the refusal floor answers to any head: a refusal of about the
+ * size of a proxy's, then the close. */
+static const char refuse_resp[] =
+	"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
+	"Content-Length: 96\r\nConnection: close\r\n\r\n"
+	"refused: this server answers every request with 403 and closes "
+	"(the bench's refusal floor)....\n";
 static const char http_resp_close[] =
 	"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
 	"Content-Length: 13\r\nConnection: close\r\n\r\nhello, world\n";
@@ -395,6 +413,19 @@ accept_all(int lfd, enum srv_kind kind)
 			return;
 		}
 		nodelay(fd);
+		if (kind == K_REFUSE) {
+			struct rconn *r = malloc(sizeof(*r));
+
+			if (r == NULL)
+				die("malloc");
+			r->kind = kind;
+			r->fd = fd;
+			r->len = 0;
+			ev.data.ptr = r;
+			if (epoll_ctl(sepfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+				die("epoll_ctl");
+			continue;
+		}
 		c = calloc(1, sizeof(*c));
 		if (c == NULL)
 			die("calloc");
@@ -431,6 +462,25 @@ port_of(int fd)
 	if (getsockname(fd, (struct sockaddr *)&sa, &sl) < 0)
 		die("getsockname");
 	return ntohs(sa.sin_port);
+}
+
+/* The refusal floor: read to the end of the head, answer, close.  The
+ * answer fits any socket buffer: one write, no EPOLLOUT. */
+static void
+rfevent(struct rconn *r)
+{
+	ssize_t n = read(r->fd, r->in + r->len, sizeof(r->in) - r->len);
+
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n > 0) {
+		r->len += (size_t)n;
+		if (memmem(r->in, r->len, "\r\n\r\n", 4) == NULL && r->len < sizeof(r->in))
+			return;
+		(void)write(r->fd, refuse_resp, sizeof(refuse_resp) - 1);
+	}
+	close(r->fd);
+	free(r);
 }
 
 /* One connection is ready: read what there is, or write what is pending. */
@@ -515,6 +565,7 @@ static _Noreturn void
 cmd_serve(const char *portfile)
 {
 	struct sconn lraw = { .kind = K_LISTEN_RAW }, lhttp = { .kind = K_LISTEN_HTTP };
+	struct sconn lrefuse = { .kind = K_LISTEN_REFUSE };
 	struct epoll_event ev = { .events = EPOLLIN }, evs[256];
 	FILE *f;
 
@@ -525,10 +576,13 @@ cmd_serve(const char *portfile)
 		die("epoll_create1");
 	lraw.fd = listen_any();
 	lhttp.fd = listen_any();
+	lrefuse.fd = listen_any();
 	ev.data.ptr = &lraw;
 	epoll_ctl(sepfd, EPOLL_CTL_ADD, lraw.fd, &ev);
 	ev.data.ptr = &lhttp;
 	epoll_ctl(sepfd, EPOLL_CTL_ADD, lhttp.fd, &ev);
+	ev.data.ptr = &lrefuse;
+	epoll_ctl(sepfd, EPOLL_CTL_ADD, lrefuse.fd, &ev);
 	/* Written to a temporary name and renamed: the script polls for it. */
 	{
 		char tmp[4096];
@@ -536,7 +590,8 @@ cmd_serve(const char *portfile)
 		f = fopen(tmp, "w");
 		if (f == NULL)
 			die(tmp);
-		fprintf(f, "%u %u\n", port_of(lraw.fd), port_of(lhttp.fd));
+		fprintf(f, "%u %u %u\n", port_of(lraw.fd), port_of(lhttp.fd),
+		    port_of(lrefuse.fd));
 		if (fclose(f) != 0 || rename(tmp, portfile) < 0)
 			die(portfile);
 	}
@@ -550,10 +605,16 @@ cmd_serve(const char *portfile)
 		}
 		for (int i = 0; i < n; i++) {
 			struct sconn *c = evs[i].data.ptr;
-			if (c->kind == K_LISTEN_RAW)
+
+			/* Both kinds of connection begin with their kind. */
+			if (*(const enum srv_kind *)evs[i].data.ptr == K_REFUSE)
+				rfevent(evs[i].data.ptr);
+			else if (c->kind == K_LISTEN_RAW)
 				accept_all(c->fd, K_RAW);
 			else if (c->kind == K_LISTEN_HTTP)
 				accept_all(c->fd, K_HTTP);
+			else if (c->kind == K_LISTEN_REFUSE)
+				accept_all(c->fd, K_REFUSE);
 			else
 				sevent(c, evs[i].events);
 		}
