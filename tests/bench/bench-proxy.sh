@@ -20,6 +20,11 @@
 #                  steal) during each bulk stream, in cores: the client,
 #                  the server and the proxy share them, so a stream that
 #                  keeps every core busy is at the machine's limit
+#   tunnel floor   the same tunnels/s through proxy-load's floor relay (a
+#                  CONNECT relay that reads the head, connects, answers
+#                  200, relays with read/write and closes, nothing else),
+#                  and its CPU per tunnel: what one event loop can do on
+#                  this machine at all, in the direct column
 #   refusals/s     CONNECT to a host no rule allows, read the 403 head,
 #                  close; 8 clients at once.  In the direct column the
 #                  refusal floor: the bench server's third port answers
@@ -175,6 +180,18 @@ UP_RAW="127.0.0.1:$RAW"
 UP_HTTP="127.0.0.1:$HTTP"
 REFUSED="refused.invalid:$RAW"	# a name no proxy allows, on an allowed port
 
+# The tunnel floor: proxy-load's least CONNECT relay (head, connect, 200,
+# read/write, close; nothing else), to the server's raw port.
+"$LOAD" floor "$T/floorport" "$UP_RAW" 2>"$T/floor.err" &
+FLOOR_PID=$!
+PIDS="$SERVER_PID $FLOOR_PID"
+i=0
+while [ ! -s "$T/floorport" ]; do
+	i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-proxy: the floor relay did not start" >&2; exit 1; }
+	sleep 0.1
+done
+read -r FLOOR < "$T/floorport"
+
 PX_PORT=18080
 TP_PORT=18081
 SQ_PORT=18082
@@ -276,7 +293,7 @@ start_proxies() {
 		"$BASE" -c "$T/postern-base.ini" 2>>"$T/postern-base.err" &
 		PB_PID=$!
 	fi
-	PIDS="$SERVER_PID $PX_PID $TP_PID $SQ_PID $PB_PID"
+	PIDS="$SERVER_PID $FLOOR_PID $PX_PID $TP_PID $SQ_PID $PB_PID"
 	wait_listen $PX_PORT postern $PX_PID
 	wait_listen $TP_PORT tinyproxy $TP_PID
 	wait_listen $SQ_PORT squid $SQ_PID
@@ -287,7 +304,7 @@ stop_proxies() {
 		for d in $(descendants "$p"); do kill "$d" 2>/dev/null; done
 	done
 	for p in $PX_PID $TP_PID $SQ_PID $PB_PID; do wait "$p" 2>/dev/null; done
-	PIDS=$SERVER_PID
+	PIDS="$SERVER_PID $FLOOR_PID"
 }
 
 proxy_of() {
@@ -422,6 +439,13 @@ while [ $r -lt "$MAIN_ROUNDS" ]; do
 			echo "$v" >> "$T/tps.$t"
 			[ -n "$pid" ] && per_op "$pid" "$c0" "$v" >> "$T/cputps.$t"
 		}
+		if [ "$t" = direct ]; then
+			c0=$(cpu_ticks "$FLOOR_PID")
+			v=$(run floor "tunnels/s" "$LOAD" tps "127.0.0.1:$FLOOR" "$UP_RAW" 8 "$SECS") && {
+				echo "$v" >> "$T/tpsfloor.direct"
+				per_op "$FLOOR_PID" "$c0" "$v" >> "$T/cputpsfloor.direct"
+			}
+		fi
 
 		if [ "$t" = direct ]; then
 			wurl="http://$UP_HTTP/"
@@ -482,7 +506,7 @@ head_rounds() { # TARGET LABEL BINARY INI PORT
 	[ "$ht" = base ] && hp="postern-base "
 	"$hbin" -c "$hini" 2>>"$T/$hl.err" &
 	HPID=$!
-	PIDS="$SERVER_PID $HPID"
+	PIDS="$SERVER_PID $FLOOR_PID $HPID"
 	wait_listen "$hport" "$hl" $HPID
 	r=0
 	while [ $r -lt "$ROUNDS" ]; do
@@ -500,7 +524,7 @@ head_rounds() { # TARGET LABEL BINARY INI PORT
 	done
 	for d in $(descendants "$HPID"); do kill "$d" 2>/dev/null; done
 	wait "$HPID" 2>/dev/null
-	PIDS=$SERVER_PID
+	PIDS="$SERVER_PID $FLOOR_PID"
 }
 head_rounds postern postern "$POSTERN" "$T/postern.ini" $PX_PORT
 [ -n "$BASE" ] && head_rounds base postern-base "$BASE" "$T/postern-base.ini" $PB_PORT
@@ -516,7 +540,7 @@ both() { if [ "$1" = met ] && [ "$2" = met ]; then echo met; elif [ "$1" = n/a ]
 maxof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a + 0 > b + 0) ? a : b }'; }
 minof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a + 0 < b + 0) ? a : b }'; }
 
-for m in up down busyup busydown tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse cputps cpurps cpuref \
+for m in up down busyup busydown tps tpsfloor cputpsfloor rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse cputps cpurps cpuref \
 	headbig headsmall headratio; do
 	for t in $TARGETS; do
 		v=-
@@ -548,7 +572,7 @@ fi
 echo
 echo "| metric | direct | postern |$BH tinyproxy | squid | ÷direct | ÷tinyproxy | ÷squid |$BR target | |"
 echo "|---|--:|--:|$BS--:|--:|--:|--:|--:|$BS---|---|"
-ROWS="up down busyup busydown tps rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half cputps cpurps cpuref"
+ROWS="up down busyup busydown tps tpsfloor rps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu refuse half cputps cputpsfloor cpurps cpuref"
 [ -n "$ONLY" ] && ROWS=""
 for m in $ROWS headbig headsmall headratio; do
 	eval "d=\${M_${m}_direct:--} p=\$M_${m}_postern tp=\$M_${m}_tinyproxy sq=\$M_${m}_squid"
@@ -564,6 +588,18 @@ for m in $ROWS headbig headsmall headratio; do
 	busyup|busydown)
 		label="cores busy (of $(nproc)), bulk ${m#busy}"
 		rd=- rt=- rs=- rb=- target="" verdict="" ;;
+	tpsfloor)
+		# The floor relay's rate in the direct column; the proxies'
+		# own tunnels/s beside it, and postern's share of the floor.
+		label="tunnels/s: the floor relay (direct column) and each proxy"
+		eval "p=\$M_tps_postern tp=\$M_tps_tinyproxy sq=\$M_tps_squid pb=\${M_tps_base:--}"
+		rd=$(ratio "$p" "$d"); rt=- rs=- rb=-
+		target="" verdict="" ;;
+	cputpsfloor)
+		label="CPU µs per tunnel: the floor relay (direct column) and each proxy"
+		eval "p=\$M_cputps_postern tp=\$M_cputps_tinyproxy sq=\$M_cputps_squid pb=\${M_cputps_base:--}"
+		rd=$(ratio "$p" "$d"); rt=- rs=- rb=-
+		target="" verdict="" ;;
 	tps)
 		label="tunnels/s (8 clients)"
 		target="≥2× best peer"

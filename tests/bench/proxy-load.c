@@ -21,6 +21,11 @@
  * direct connection) and TARGET (HOST:PORT; through a proxy it is the
  * CONNECT authority, directly it is connected to):
  *
+ *   proxy-load floor PORTFILE UPSTREAM
+ *       The tunnel floor: on a free port of 127.0.0.1 (written to
+ *       PORTFILE), a CONNECT "proxy" that does only what a tunnel needs
+ *       (the head read, a connect to UPSTREAM whatever it says, the 200,
+ *       a read/write relay, both closed at either's end), nothing else.
  *   proxy-load up|down PROXY TARGET BYTES MAXSECS
  *       One bulk stream through one tunnel; prints "BYTES SECONDS MB/s"
  *       (stops early after MAXSECS, counting what was moved).
@@ -617,6 +622,196 @@ cmd_serve(const char *portfile)
 				accept_all(c->fd, K_REFUSE);
 			else
 				sevent(c, evs[i].events);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The tunnel floor: the least a CONNECT proxy can do                   */
+
+/*
+ * One side of a floor tunnel.  The tunnel's two sides point at each
+ * other; the client's side holds the head until the upstream's connect
+ * completes.
+ */
+struct fside {
+	int fd;
+	struct fside *peer;
+	bool client;		/* the accepted side */
+	bool open;		/* the 200 is out: relay */
+	bool dead;		/* closed: freed after the current batch */
+	struct fside *next_dead;
+	size_t len;
+	char buf[4096];
+};
+
+static int fepfd;
+static struct sockaddr_in f_up;
+static struct fside *f_dead;	/* closed in this batch of events */
+
+static void
+fwatch(struct fside *x, uint32_t ev, int op)
+{
+	struct epoll_event e = { .events = ev, .data.ptr = x };
+
+	if (epoll_ctl(fepfd, op, x->fd, &e) < 0)
+		die("epoll_ctl");
+}
+
+static void
+fbury(struct fside *x)
+{
+	if (x == NULL || x->dead)
+		return;
+	close(x->fd);
+	x->dead = true;
+	x->next_dead = f_dead;
+	f_dead = x;
+}
+
+/* Close both sides; they are freed once the batch of events that may
+ * still name them is done. */
+static void
+fclose2(struct fside *x)
+{
+	fbury(x->peer);
+	fbury(x);
+}
+
+static void
+fevent(struct fside *x, uint32_t events)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	ssize_t n;
+
+	if (x->dead)
+		return;
+	if (!x->client && !x->open) {
+		/* The upstream's connect finished (or failed). */
+		int err = 0;
+		socklen_t el = sizeof(err);
+
+		if (getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err != 0 ||
+		    write(x->peer->fd, ok, sizeof(ok) - 1) != (ssize_t)sizeof(ok) - 1) {
+			fclose2(x);
+			return;
+		}
+		x->open = x->peer->open = true;
+		fwatch(x, EPOLLIN, EPOLL_CTL_MOD);
+		x->peer->len = 0;
+		return;
+	}
+	(void)events;
+	n = read(x->fd, x->buf + (x->open ? 0 : x->len),
+	    x->open ? sizeof(x->buf) : sizeof(x->buf) - x->len);
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0) {
+		fclose2(x);
+		return;
+	}
+	if (x->open) {
+		/* Small messages: the peer's socket takes them whole. */
+		if (write(x->peer->fd, x->buf, (size_t)n) != n)
+			fclose2(x);
+		return;
+	}
+	x->len += (size_t)n;
+	if (memmem(x->buf, x->len, "\r\n\r\n", 4) == NULL) {
+		if (x->len == sizeof(x->buf))
+			fclose2(x);
+		return;
+	}
+	/* Any head: the floor has one upstream, the bench server's raw
+	 * port, and makes no decision. */
+	{
+		struct fside *u = calloc(1, sizeof(*u));
+
+		if (u == NULL)
+			die("calloc");
+		u->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (u->fd < 0)
+			die("socket");
+		nodelay(u->fd);
+		u->peer = x;
+		x->peer = u;
+		if (connect(u->fd, (struct sockaddr *)&f_up, sizeof(f_up)) < 0 &&
+		    errno != EINPROGRESS) {
+			fclose2(x);
+			return;
+		}
+		fwatch(u, EPOLLOUT, EPOLL_CTL_ADD);
+	}
+}
+
+/*
+ * floor PORTFILE UPSTREAM: a CONNECT "proxy" that does only what a tunnel
+ * needs (read the head, connect to UPSTREAM whatever the head says,
+ * answer 200, relay with read/write, close both on either's end): no
+ * parsing, no decision, no DNS, no log, no limits.  Its tunnels/s is
+ * what one event loop can reach on this machine at all.
+ */
+static void
+cmd_floor(const char *portfile, const char *upstream)
+{
+	struct epoll_event evs[256];
+	int lfd;
+	FILE *f;
+	char tmp[4096];
+
+	raise_nofile();
+	signal(SIGPIPE, SIG_IGN);
+	parse_addr(upstream, &f_up);
+	fepfd = epoll_create1(0);
+	if (fepfd < 0)
+		die("epoll_create1");
+	lfd = listen_any();
+	{
+		struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
+
+		if (epoll_ctl(fepfd, EPOLL_CTL_ADD, lfd, &e) < 0)
+			die("epoll_ctl");
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		die(tmp);
+	fprintf(f, "%u\n", port_of(lfd));
+	if (fclose(f) != 0 || rename(tmp, portfile) < 0)
+		die(portfile);
+	for (;;) {
+		int n = epoll_wait(fepfd, evs, 256, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			die("epoll_wait");
+		}
+		while (f_dead != NULL) {
+			struct fside *d = f_dead;
+
+			f_dead = d->next_dead;
+			free(d);
+		}
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.ptr != NULL) {
+				fevent(evs[i].data.ptr, evs[i].events);
+				continue;
+			}
+			for (;;) {
+				int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK);
+				struct fside *x;
+
+				if (fd < 0)
+					break;
+				nodelay(fd);
+				x = calloc(1, sizeof(*x));
+				if (x == NULL)
+					die("calloc");
+				x->fd = fd;
+				x->client = true;
+				fwatch(x, EPOLLIN, EPOLL_CTL_ADD);
+			}
 		}
 	}
 }
@@ -1256,6 +1451,7 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: proxy-load serve PORTFILE\n"
+	    "       proxy-load floor PORTFILE UPSTREAM\n"
 	    "       proxy-load up|down PROXY TARGET BYTES MAXSECS\n"
 	    "       proxy-load tps|lat|refuse PROXY TARGET CONNS SECONDS\n"
 	    "       proxy-load idle PROXY TARGET CONNS\n"
@@ -1273,6 +1469,11 @@ main(int argc, char **argv)
 		if (argc != 3)
 			usage();
 		cmd_serve(argv[2]);
+	}
+	if (strcmp(argv[1], "floor") == 0) {
+		if (argc != 4)
+			usage();
+		cmd_floor(argv[2], argv[3]);
 	}
 	if (argc < 4)
 		usage();
