@@ -212,25 +212,30 @@ ${BENCH_WORKERS:+workers = $BENCH_WORKERS}
 max_connections = 10000
 allow_hosts = 127.0.0.1:$RAW, 127.0.0.1:$HTTP
 EOF
-# The base: the same config but for its port and its audit log.  A key
+# The base: the same config but for its port and its audit log, both in
+# a directory of their own: each postern watches its config's directory,
+# and one that saw the other's audit log grow would spend the other's
+# measurement waking for it (postern >= 22a4759 rests then; older ones
+# woke for every line, which made the new one look slower).  A key
 # newer than the base (its --check names the line) is left out for it,
 # and said: [defaults] max_connections, say, only lifts a share the base
 # does not have.
 if [ -n "$BASE" ]; then
+	mkdir "$T/base"
 	sed -e "s|^listen = .*|listen = tcp:127.0.0.1:$PB_PORT|" \
-		-e "s|^log = .*|log = $T/postern-base-audit.log|" -e '/^workers = /d' \
-		"$T/postern.ini" > "$T/postern-base.ini"
+		-e "s|^log = .*|log = $T/base/postern-base-audit.log|" -e '/^workers = /d' \
+		"$T/postern.ini" > "$T/base/postern-base.ini"
 	i=0
-	until "$BASE" --check -c "$T/postern-base.ini" >/dev/null 2>"$T/postern-base.check"; do
-		n=$(sed -n "s|^$T/postern-base.ini:\([0-9][0-9]*\):.*|\1|p" "$T/postern-base.check" | head -1)
+	until "$BASE" --check -c "$T/base/postern-base.ini" >/dev/null 2>"$T/postern-base.check"; do
+		n=$(sed -n "s|^$T/base/postern-base.ini:\([0-9][0-9]*\):.*|\1|p" "$T/postern-base.check" | head -1)
 		i=$((i + 1))
 		if [ -z "$n" ] || [ $i -gt 5 ]; then
 			echo "bench-proxy: postern-base refuses the config:" >&2
 			cat "$T/postern-base.check" >&2
 			exit 1
 		fi
-		echo "bench-proxy: postern-base: left out \"$(sed -n "${n}p" "$T/postern-base.ini")\" ($(head -1 "$T/postern-base.check" | sed 's|^[^ ]* ||'))"
-		sed -i "${n}d" "$T/postern-base.ini"
+		echo "bench-proxy: postern-base: left out \"$(sed -n "${n}p" "$T/base/postern-base.ini")\" ($(head -1 "$T/postern-base.check" | sed 's|^[^ ]* ||'))"
+		sed -i "${n}d" "$T/base/postern-base.ini"
 	done
 fi
 
@@ -291,7 +296,7 @@ start_proxies() {
 	SQ_PID=$!
 	PB_PID=
 	if [ -n "$BASE" ]; then
-		"$BASE" -c "$T/postern-base.ini" 2>>"$T/postern-base.err" &
+		"$BASE" -c "$T/base/postern-base.ini" 2>>"$T/postern-base.err" &
 		PB_PID=$!
 	fi
 	PIDS="$SERVER_PID $FLOOR_PID $PX_PID $TP_PID $SQ_PID $PB_PID"
@@ -534,7 +539,7 @@ head_rounds() { # TARGET LABEL BINARY INI PORT
 	PIDS="$SERVER_PID $FLOOR_PID"
 }
 head_rounds postern postern "$POSTERN" "$T/postern.ini" $PX_PORT
-[ -n "$BASE" ] && head_rounds base postern-base "$BASE" "$T/postern-base.ini" $PB_PORT
+[ -n "$BASE" ] && head_rounds base postern-base "$BASE" "$T/base/postern-base.ini" $PB_PORT
 echo "bench-proxy: done in $(($(date +%s) - START))s, load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---------------------------------------------------------------------------
