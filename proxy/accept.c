@@ -282,16 +282,9 @@ head_timeout(struct px_conn *c)
  * serve it.  An h2-only server closes as soon as its handshake ends
  * without h2; whether that reaches the proxy during the client's
  * handshake or after it is only a matter of timing.  So the upstream is
- * let go and the first request gets its 502 (decide.c).
+ * let go (px_conn_up_gone()) and the first request gets its 502
+ * (decide.c).
  */
-static void
-head_up_gone(struct px_conn *c)
-{
-	c->up.eof = 1;
-	bufferevent_free(c->up.bev);
-	c->up.bev = NULL;
-}
-
 static void
 head_up_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -300,7 +293,7 @@ head_up_read_cb(struct bufferevent *bev, void *arg)
 	(void)bev;
 	px_loopcall_check();
 	if (c->up.bytes == 0) {
-		head_up_gone(c);
+		px_conn_up_gone(c);
 		return;
 	}
 	px_conn_free(c, "upstream spoke between requests");
@@ -319,7 +312,7 @@ head_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		}
 		/* A head is arriving, or none was answered yet: it gets its
 		 * answer (a 502). */
-		head_up_gone(c);
+		px_conn_up_gone(c);
 	}
 }
 

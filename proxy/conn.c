@@ -215,6 +215,16 @@ static const struct px_phase lingering_phase = {
 };
 
 void
+px_conn_up_gone(struct px_conn *c)
+{
+	c->up.eof = 1;
+	if (c->up.bev != NULL) {
+		bufferevent_free(c->up.bev);
+		c->up.bev = NULL;
+	}
+}
+
+void
 px_conn_close_after_write(struct px_conn *c)
 {
 	if (c->up.bev != NULL) {

@@ -320,6 +320,9 @@ void px_conn_refuse(struct px_conn *c, int status, enum cf_reason reason,
  * reports them).  0, or -1 when out of memory. */
 int px_conn_cli_send(struct px_conn *c, const void *data, size_t len);
 void px_conn_close_after_write(struct px_conn *c);
+/* The upstream went away (or is let go) while C stays: its bufferevent
+ * freed, and C->up marked at EOF for whatever asks next. */
+void px_conn_up_gone(struct px_conn *c);
 /* The idle timeout: close C when it was idle for idle_timeout, else arm
  * the timer for the rest. */
 void px_conn_idle_timeout(struct px_conn *c);

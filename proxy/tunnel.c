@@ -940,17 +940,13 @@ term_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		    v != X509_V_OK ? px_tlsup_reason(v) :
 		    tls_error_text(bev, (what & BEV_EVENT_EOF) ? "it closed during the handshake" :
 		    "handshake failed"));
-		bufferevent_free(c->up.bev);
-		c->up.bev = NULL;
-		c->up.eof = 1;
+		px_conn_up_gone(c);
 		term_client_start(c);
 		return;
 	}
 	/* The upstream went away during the client's handshake: the first
 	 * request will find it gone. */
-	bufferevent_free(c->up.bev);
-	c->up.bev = NULL;
-	c->up.eof = 1;
+	px_conn_up_gone(c);
 }
 
 static void
