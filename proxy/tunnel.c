@@ -752,24 +752,16 @@ term_flush(struct bufferevent *bev)
 		bufferevent_enable(under, EV_WRITE);
 }
 
+/* ARG is the conn's side (c->cli or c->up): its bufferevent is read
+ * when the flush runs, so one replaced or freed meanwhile is never used. */
 static void
-term_flush_cli_cb(evutil_socket_t fd, short what, void *arg)
+term_flush_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct px_conn *c = arg;
+	const struct conn_side *side = arg;
 
 	(void)fd;
 	(void)what;
-	term_flush(c->cli.bev);
-}
-
-static void
-term_flush_up_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct px_conn *c = arg;
-
-	(void)fd;
-	(void)what;
-	term_flush(c->up.bev);
+	term_flush(side->bev);
 }
 
 static void
@@ -787,13 +779,17 @@ term_socket(struct px_conn *c, struct bufferevent *under, int side)
 {
 	struct event *ev = c->tm->flush[side];
 
-	if (ev == NULL && (ev = event_new(px_server_base(c->srv), -1, 0,
-	    side == 0 ? term_flush_cli_cb : term_flush_up_cb, c)) == NULL)
-		return -1;
-	/* With the sockets' events: activated from their callbacks, it
-	 * joins the queue being run instead of cutting the pass short. */
-	(void)event_priority_set(ev, PX_PRI_BULK);
-	c->tm->flush[side] = ev;
+	if (ev == NULL) {
+		ev = event_new(px_server_base(c->srv), -1, 0, term_flush_cb,
+		    side == 0 ? &c->cli : &c->up);
+		if (ev == NULL)
+			return -1;
+		/* With the sockets' events: activated from their callbacks,
+		 * it joins the queue being run instead of cutting the pass
+		 * short. */
+		(void)event_priority_set(ev, PX_PRI_BULK);
+		c->tm->flush[side] = ev;
+	}
 	evbuffer_add_cb(bufferevent_get_input(under), term_topup_cb, under);
 	/* Added after the socket bufferevent's own, so it runs first. */
 	evbuffer_add_cb(bufferevent_get_output(under), term_out_cb, ev);

@@ -167,15 +167,19 @@ wait_listen() { # PORT NAME PID
 	done
 }
 
-# The server: raw protocol port and HTTP port.
+wait_portfile() { # FILE WHAT: wait for proxy-load's port file, 5 s at most
+	i=0
+	while [ ! -s "$1" ]; do
+		i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-proxy: $2 did not start" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
+# The server: raw protocol, HTTP and refusal-floor ports.
 "$LOAD" serve "$T/ports" 2>"$T/server.err" &
 SERVER_PID=$!
 PIDS=$SERVER_PID
-i=0
-while [ ! -s "$T/ports" ]; do
-	i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-proxy: server did not start" >&2; exit 1; }
-	sleep 0.1
-done
+wait_portfile "$T/ports" server
 read -r RAW HTTP REFUSE < "$T/ports"
 UP_RAW="127.0.0.1:$RAW"
 UP_HTTP="127.0.0.1:$HTTP"
@@ -186,11 +190,7 @@ REFUSED="refused.invalid:$RAW"	# a name no proxy allows, on an allowed port
 "$LOAD" floor "$T/floorport" "$UP_RAW" 2>"$T/floor.err" &
 FLOOR_PID=$!
 PIDS="$SERVER_PID $FLOOR_PID"
-i=0
-while [ ! -s "$T/floorport" ]; do
-	i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-proxy: the floor relay did not start" >&2; exit 1; }
-	sleep 0.1
-done
+wait_portfile "$T/floorport" "the floor relay"
 read -r FLOOR < "$T/floorport"
 
 PX_PORT=18080
@@ -600,22 +600,18 @@ for m in $ROWS headbig headsmall headratio; do
 	busyup|busydown)
 		label="cores busy (of $(nproc)), bulk ${m#busy}"
 		rd=- rt=- rs=- rb=- target="" verdict="" ;;
-	tpsfloor)
-		# The floor relay's rate in the direct column; the proxies'
-		# own tunnels/s beside it, and postern's share of the floor.
-		label="tunnels/s: the floor relay (direct column) and each proxy"
-		eval "p=\$M_tps_postern tp=\$M_tps_tinyproxy sq=\$M_tps_squid pb=\${M_tps_base:--}"
-		rd=$(ratio "$p" "$d"); rt=- rs=- rb=-
-		target="" verdict="" ;;
-	lat64p50floor|lat64p99floor)
-		q=${m#lat64}; q=${q%floor}
-		label="latency 64 tunnels $q: the floor relay (direct column) and each proxy"
-		eval "p=\$M_lat64${q}_postern tp=\$M_lat64${q}_tinyproxy sq=\$M_lat64${q}_squid pb=\${M_lat64${q}_base:--}"
-		rd=$(ratio "$p" "$d"); rt=- rs=- rb=-
-		target="" verdict="" ;;
-	cputpsfloor)
-		label="CPU µs per tunnel: the floor relay (direct column) and each proxy"
-		eval "p=\$M_cputps_postern tp=\$M_cputps_tinyproxy sq=\$M_cputps_squid pb=\${M_cputps_base:--}"
+	tpsfloor|cputpsfloor|lat64p50floor|lat64p99floor)
+		# The floor relay's value in the direct column; beside it the
+		# proxies' own values of the same metric, and postern's share
+		# of the floor.
+		src=${m%floor}
+		case $src in
+		tps) label="tunnels/s" ;;
+		cputps) label="CPU µs per tunnel" ;;
+		*) label="latency 64 tunnels ${src#lat64}" ;;
+		esac
+		label="$label: the floor relay (direct column) and each proxy"
+		eval "p=\$M_${src}_postern tp=\$M_${src}_tinyproxy sq=\$M_${src}_squid pb=\${M_${src}_base:--}"
 		rd=$(ratio "$p" "$d"); rt=- rs=- rb=-
 		target="" verdict="" ;;
 	tps)

@@ -469,6 +469,28 @@ port_of(int fd)
 	return ntohs(sa.sin_port);
 }
 
+/* The ports, those that are not 0, on one line of PORTFILE: written to a
+ * temporary name and renamed, since the script polls for the file. */
+static void
+write_portfile(const char *portfile, unsigned a, unsigned b, unsigned c)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		die(tmp);
+	fprintf(f, "%u", a);
+	if (b != 0)
+		fprintf(f, " %u", b);
+	if (c != 0)
+		fprintf(f, " %u", c);
+	fprintf(f, "\n");
+	if (fclose(f) != 0 || rename(tmp, portfile) < 0)
+		die(portfile);
+}
+
 /* The refusal floor: read to the end of the head, answer, close.  The
  * answer fits any socket buffer: one write, no EPOLLOUT. */
 static void
@@ -572,7 +594,6 @@ cmd_serve(const char *portfile)
 	struct sconn lraw = { .kind = K_LISTEN_RAW }, lhttp = { .kind = K_LISTEN_HTTP };
 	struct sconn lrefuse = { .kind = K_LISTEN_REFUSE };
 	struct epoll_event ev = { .events = EPOLLIN }, evs[256];
-	FILE *f;
 
 	raise_nofile();
 	signal(SIGPIPE, SIG_IGN);
@@ -588,18 +609,7 @@ cmd_serve(const char *portfile)
 	epoll_ctl(sepfd, EPOLL_CTL_ADD, lhttp.fd, &ev);
 	ev.data.ptr = &lrefuse;
 	epoll_ctl(sepfd, EPOLL_CTL_ADD, lrefuse.fd, &ev);
-	/* Written to a temporary name and renamed: the script polls for it. */
-	{
-		char tmp[4096];
-		snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
-		f = fopen(tmp, "w");
-		if (f == NULL)
-			die(tmp);
-		fprintf(f, "%u %u %u\n", port_of(lraw.fd), port_of(lhttp.fd),
-		    port_of(lrefuse.fd));
-		if (fclose(f) != 0 || rename(tmp, portfile) < 0)
-			die(portfile);
-	}
+	write_portfile(portfile, port_of(lraw.fd), port_of(lhttp.fd), port_of(lrefuse.fd));
 	for (;;) {
 		int n = epoll_wait(sepfd, evs, 256, -1);
 
@@ -756,8 +766,6 @@ cmd_floor(const char *portfile, const char *upstream)
 {
 	struct epoll_event evs[256];
 	int lfd;
-	FILE *f;
-	char tmp[4096];
 
 	raise_nofile();
 	signal(SIGPIPE, SIG_IGN);
@@ -772,13 +780,7 @@ cmd_floor(const char *portfile, const char *upstream)
 		if (epoll_ctl(fepfd, EPOLL_CTL_ADD, lfd, &e) < 0)
 			die("epoll_ctl");
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
-	f = fopen(tmp, "w");
-	if (f == NULL)
-		die(tmp);
-	fprintf(f, "%u\n", port_of(lfd));
-	if (fclose(f) != 0 || rename(tmp, portfile) < 0)
-		die(portfile);
+	write_portfile(portfile, port_of(lfd), 0, 0);
 	for (;;) {
 		int n = epoll_wait(fepfd, evs, 256, -1);
 
