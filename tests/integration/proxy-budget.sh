@@ -1,7 +1,7 @@
 #!/bin/sh
 # proxy-budget: per-host budgets (issue 17).  A tunnel under up=64k/h is
 # closed at the budget: the upstream echo receives exactly 64 KiB (spliced,
-# and as a pipelined first flight), the close line says budget_exceeded,
+# and as a pipelined first flight, one over the whole budget too), the close line says budget_exceeded,
 # and a new tunnel is answered 429 with X-Postern-Reason and Retry-After;
 # rps=2 refuses some of 5 quick plain-HTTP requests; conns=1 refuses a
 # second tunnel while one is open; a request body over up= is not sent; a
@@ -40,6 +40,7 @@ write_conf() {
 		echo "allow_hosts = other.test:80 private rps=2"
 		echo "allow_hosts = api.example.test:7 private conns=1"
 		echo "allow_hosts = wild.test:80 private up=1k/h"
+		echo "allow_hosts = wild.test:7 private up=1k/h"
 		echo "allow_hosts = api.example.test inspect private up=2k/h"
 		echo "allow_hosts = dual.test inspect private rps=2"
 		echo "allow_hosts = allowed.test:8443 inspect private rps=2 up=16k/h"
@@ -104,6 +105,15 @@ expect_audit "the pipelined tunnel is closed at its budget" event=close host=oth
 	why=budget_exceeded
 wait_echo
 expect_eq 65536 "$(echo_in | head -1)" "the upstream received exactly the budget of the pipelined tunnel"
+# A first flight (32 KiB) over the whole budget (1 KiB): what the proxy
+# writes at once, at the tunnel's start, is bounded as well.
+upstream_log_reset
+out=$(flood wild.test:7 5000 --pipelined)
+diag "pipelined flood over up=1k/h: $out"
+expect_audit "the tunnel whose first flight is over its budget is closed" event=close \
+	host=wild.test port=7 why=budget_exceeded
+wait_echo
+expect_eq 1024 "$(echo_in | head -1)" "the upstream received exactly the 1 KiB budget of the first flight"
 
 # ---- rps=2: five quick plain-HTTP requests
 n200=0
