@@ -119,8 +119,12 @@ settle(struct dir *d)
 		event_del(d->rev);
 	if (d->eof && d->inpipe == 0 && !d->shut) {
 		d->shut = 1;
-		/* RFC 9293 §3.6: a half-close; the other direction goes on. */
-		shutdown(d->to, SHUT_WR);
+		/* RFC 9293 §3.6: a half-close; the other direction goes on.
+		 * The second direction to end needs none: both sockets are
+		 * read to their EOF, so the close in px_splice_free() sends
+		 * the FIN (not a reset), one system call fewer a tunnel. */
+		if (!s->d[d == &s->d[0]].shut)
+			shutdown(d->to, SHUT_WR);
 	}
 	if (s->d[0].shut && s->d[1].shut)
 		finish(s, 0);

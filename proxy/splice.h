@@ -13,8 +13,9 @@ struct px_splice;
 
 /*
  * Called once when the relay is over: ERR is 0 when both directions ended
- * (EOF passed on as a half-close each way), or an errno value.  The relay
- * must then be freed with px_splice_free() (possibly from inside the call).
+ * (EOF passed on as a half-close each way; the second one by the close in
+ * px_splice_free()), or an errno value.  The relay must then be freed with
+ * px_splice_free(), from inside the call or right after it.
  */
 typedef void (*px_splice_done_cb)(int err, void *arg);
 
