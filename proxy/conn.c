@@ -175,6 +175,21 @@ px_conn_cli_send(struct px_conn *c, const void *data, size_t len)
 	return evbuffer_add(out, (const char *)data + n, len - (size_t)n);
 }
 
+int
+px_conn_send_buffer(struct conn_side *s, struct evbuffer *src)
+{
+	struct evbuffer *out = bufferevent_get_output(s->bev);
+
+	/* An error is left for the bufferevent's own write to meet and
+	 * report, as in px_conn_cli_send(). */
+	if (evbuffer_get_length(src) > 0 && evbuffer_get_length(out) == 0 &&
+	    bufferevent_get_underlying(s->bev) == NULL)
+		(void)evbuffer_write(src, bufferevent_getfd(s->bev));
+	if (evbuffer_get_length(src) == 0)
+		return 0;
+	return evbuffer_add_buffer(out, src);
+}
+
 static void
 closing_write_cb(struct bufferevent *bev, void *arg)
 {

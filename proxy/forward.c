@@ -244,15 +244,21 @@ client_head(struct px_conn *c, const struct px_http_response *resp, int keep_ali
 	unsigned char *p;
 	int rc;
 
-	if (!c->term) {
-		rc = px_http_build_client_head(resp, keep_alive, out);
-		evbuffer_drain(in, head_len);
-		if (body > 0)
-			fwd_move(in, out, body);
-		return rc;
-	}
 	if (aside == NULL && (aside = evbuffer_new()) == NULL)
 		return -1;
+	if (!c->term) {
+		/* Built aside and written at once when the client's socket
+		 * takes it (px_conn_send_buffer()): a short answer's head and
+		 * body in one writev(2), not a loop pass later. */
+		rc = px_http_build_client_head(resp, keep_alive, aside);
+		evbuffer_drain(in, head_len);
+		if (body > 0)
+			fwd_move(in, aside, body);
+		if (px_conn_send_buffer(&c->cli, aside) != 0)
+			rc = -1;
+		evbuffer_drain(aside, evbuffer_get_length(aside));
+		return rc;
+	}
 	rc = px_http_build_client_head(resp, keep_alive, aside);
 	evbuffer_drain(in, head_len);
 	if (body > 0 && ((p = evbuffer_pullup(in, (ev_ssize_t)body)) == NULL ||
@@ -398,10 +404,11 @@ fwd_response(struct px_conn *c)
 			c->resp.left = resp.content_length > 0 ? resp.content_length : 0;
 			{
 				/* A short Content-Length body already here goes
-				 * with the head (client_head()). */
+				 * with the head (client_head()): one TLS record
+				 * in a terminated tunnel, one writev(2) else. */
 				size_t body = 0;
 
-				if (c->term && !resp.no_body && !resp.chunked && !resp.close_delimited) {
+				if (!resp.no_body && !resp.chunked && !resp.close_delimited) {
 					body = avail - head_len;
 					if ((uint64_t)body > (uint64_t)c->resp.left)
 						body = (size_t)c->resp.left;
@@ -593,7 +600,12 @@ px_forward_start(struct px_conn *c)
 	bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
 	bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
 	c->cli.bytes += evbuffer_get_length(c->pending);
-	evbuffer_add_buffer(bufferevent_get_output(c->up.bev), c->pending);
+	/* The rebuilt head at once, not a loop pass
+	 * and two epoll_ctl(2) later. */
+	if (px_conn_send_buffer(&c->up, c->pending) != 0) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
 	/* Only when it is off: on a TLS filter (a terminated tunnel, whose
 	 * upstream reads between requests) every enable also tries an
 	 * SSL_read that finds nothing, some 2,500 instructions a request. */
