@@ -176,18 +176,19 @@ px_conn_cli_send(struct px_conn *c, const void *data, size_t len)
 }
 
 int
-px_conn_send_buffer(struct conn_side *s, struct evbuffer *src)
+px_conn_send_buffer(struct conn_side *s, struct evbuffer *src, size_t n)
 {
 	struct evbuffer *out = bufferevent_get_output(s->bev);
+	int w;
 
 	/* An error is left for the bufferevent's own write to meet and
 	 * report, as in px_conn_cli_send(). */
-	if (evbuffer_get_length(src) > 0 && evbuffer_get_length(out) == 0 &&
-	    bufferevent_get_underlying(s->bev) == NULL)
-		(void)evbuffer_write(src, bufferevent_getfd(s->bev));
-	if (evbuffer_get_length(src) == 0)
+	if (n > 0 && evbuffer_get_length(out) == 0 && bufferevent_get_underlying(s->bev) == NULL &&
+	    (w = evbuffer_write_atmost(src, bufferevent_getfd(s->bev), (ev_ssize_t)n)) > 0)
+		n -= (size_t)w;
+	if (n == 0)
 		return 0;
-	return evbuffer_add_buffer(out, src);
+	return evbuffer_remove_buffer(src, out, n) < 0 ? -1 : 0;
 }
 
 static void

@@ -319,10 +319,11 @@ void px_conn_refuse(struct px_conn *c, int status, enum cf_reason reason,
  * queued on the bufferevent as before, errors included (its own write
  * reports them).  0, or -1 when out of memory. */
 int px_conn_cli_send(struct px_conn *c, const void *data, size_t len);
-/* The same for what SRC holds, to side S (either one): written at once
- * (writev(2)) under the same conditions, the rest moved onto S's
- * bufferevent; SRC is left empty.  0, or -1 when out of memory. */
-int px_conn_send_buffer(struct conn_side *s, struct evbuffer *src);
+/* The same for the first N bytes of SRC, to side S (either one): written
+ * at once (writev(2)) under the same conditions, the rest of them moved
+ * onto S's bufferevent; they leave SRC either way.  0, or -1 when out of
+ * memory. */
+int px_conn_send_buffer(struct conn_side *s, struct evbuffer *src, size_t n);
 void px_conn_close_after_write(struct px_conn *c);
 /* The upstream went away (or is let go) while C stays: its bufferevent
  * freed, and C->up marked at EOF for whatever asks next. */

@@ -215,16 +215,17 @@ fwd_request_body(struct px_conn *c)
 }
 
 /*
- * Write RESP's head for the client into OUT, after draining its HEAD_LEN
- * bytes from IN, followed by the first BODY bytes of IN (the rest of the
- * body follows by its framing).  Inside a terminated tunnel OUT is a TLS
- * filter, which seals a record at once for every evbuffer_add() and
- * one per chain: the head and what fits of the body are built aside,
- * made one chain, and handed over whole, one record (a short answer's
- * head and body went out as two records, each with its fixed cost: some
- * 8,000 instructions for the proxy's SSL_write, and as much for the
- * client's read).  (Deferring the filter's callbacks instead made a freed
- * tunnel's pending write run.)
+ * Send RESP's head to the client, after draining its HEAD_LEN bytes from
+ * IN, followed by the first BODY bytes of IN (at most FWD_COPY_MAX; the
+ * rest of the body follows by its framing).  Both are built aside and
+ * handed over together (px_conn_send_buffer()): on a plain socket one
+ * writev(2) at once, not a loop pass later.  Inside a terminated tunnel
+ * the client's side is a TLS filter, which seals a record at once for
+ * every evbuffer_add() and one per chain: made one chain first, they go
+ * out as one record (a short answer's head and body went out as two
+ * records, each with its fixed cost: some 8,000 instructions for the
+ * proxy's SSL_write, and as much for the client's read).  (Deferring the
+ * filter's callbacks instead made a freed tunnel's pending write run.)
  */
 /* Per worker thread (worker.h), freed by px_forward_cleanup(). */
 static _Thread_local struct evbuffer *aside;
@@ -239,26 +240,13 @@ px_forward_cleanup(void)
 
 static int
 client_head(struct px_conn *c, const struct px_http_response *resp, int keep_alive,
-    struct evbuffer *in, size_t head_len, size_t body, struct evbuffer *out)
+    struct evbuffer *in, size_t head_len, size_t body)
 {
 	unsigned char *p;
 	int rc;
 
 	if (aside == NULL && (aside = evbuffer_new()) == NULL)
 		return -1;
-	if (!c->term) {
-		/* Built aside and written at once when the client's socket
-		 * takes it (px_conn_send_buffer()): a short answer's head and
-		 * body in one writev(2), not a loop pass later. */
-		rc = px_http_build_client_head(resp, keep_alive, aside);
-		evbuffer_drain(in, head_len);
-		if (body > 0)
-			fwd_move(in, aside, body);
-		if (px_conn_send_buffer(&c->cli, aside) != 0)
-			rc = -1;
-		evbuffer_drain(aside, evbuffer_get_length(aside));
-		return rc;
-	}
 	rc = px_http_build_client_head(resp, keep_alive, aside);
 	evbuffer_drain(in, head_len);
 	if (body > 0 && ((p = evbuffer_pullup(in, (ev_ssize_t)body)) == NULL ||
@@ -266,8 +254,9 @@ client_head(struct px_conn *c, const struct px_http_response *resp, int keep_ali
 		rc = -1;
 	else
 		evbuffer_drain(in, body);
-	(void)evbuffer_pullup(aside, -1);
-	if (evbuffer_add_buffer(out, aside) != 0)
+	if (c->term)
+		(void)evbuffer_pullup(aside, -1);
+	if (px_conn_send_buffer(&c->cli, aside, evbuffer_get_length(aside)) != 0)
 		rc = -1;
 	evbuffer_drain(aside, evbuffer_get_length(aside));
 	return rc;
@@ -361,7 +350,7 @@ fwd_response(struct px_conn *c)
 			if (resp.informational) {
 				/* RFC 9110 §15.2: no 1xx to an HTTP/1.0 client. */
 				if (c->req_minor != 0)
-					client_head(c, &resp, 1, in, head_len, 0, out);
+					client_head(c, &resp, 1, in, head_len, 0);
 				else
 					evbuffer_drain(in, head_len);
 				continue;
@@ -379,7 +368,7 @@ fwd_response(struct px_conn *c)
 				 * each, and the tunnel by the pass. */
 				if (!c->term && px_revoke_late(c))
 					return 1;
-				client_head(c, &resp, 1, in, head_len, 0, out);
+				client_head(c, &resp, 1, in, head_len, 0);
 				c->up.bytes += head_len;
 				/* RFC 9110 §7.8: after 101 the connection is a tunnel. */
 				c->req.done = 1;
@@ -415,7 +404,7 @@ fwd_response(struct px_conn *c)
 					if (body > FWD_COPY_MAX)
 						body = 0;
 				}
-				client_head(c, &resp, c->cli_keep_alive, in, head_len, body, out);
+				client_head(c, &resp, c->cli_keep_alive, in, head_len, body);
 				c->up.bytes += head_len + body;
 				c->resp.left -= (int64_t)body;
 			}
@@ -600,9 +589,9 @@ px_forward_start(struct px_conn *c)
 	bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
 	bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
 	c->cli.bytes += evbuffer_get_length(c->pending);
-	/* The rebuilt head at once, not a loop pass
-	 * and two epoll_ctl(2) later. */
-	if (px_conn_send_buffer(&c->up, c->pending) != 0) {
+	/* The rebuilt head at once, not a loop pass and two epoll_ctl(2)
+	 * later. */
+	if (px_conn_send_buffer(&c->up, c->pending, evbuffer_get_length(c->pending)) != 0) {
 		px_conn_free(c, "out of memory");
 		return;
 	}

@@ -72,7 +72,9 @@ pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 		px_budget_up_take(b, now, n);
 	}
 	from->bytes += n;
-	evbuffer_remove_buffer(in, bufferevent_get_output(to->bev), n);
+	/* At once when TO's socket takes them (the first flight held for
+	 * the SNI check, typically), not a loop pass later. */
+	(void)px_conn_send_buffer(to, in, n);
 	if (c->budget_over && from == &c->cli) {
 		evbuffer_drain(in, evbuffer_get_length(in));
 		bufferevent_disable(from->bev, EV_READ);
@@ -217,40 +219,6 @@ hold_for_splice(struct conn_side *s)
 	bufferevent_enable(s->bev, EV_WRITE);
 }
 
-/*
- * Write what FROM has buffered straight to TO's socket, now, rather than
- * through TO's output and a loop pass (usually the first flight held for
- * the SNI check: a few hundred bytes into an empty socket buffer).  From
- * the input buffer, since a bufferevent's output is its own to drain.
- * What does not fit, or an error, is left for pass_buffered(), and so is
- * a client over its byte budget; only plain sockets, with nothing queued
- * before, so the order holds.
- */
-static void
-write_now(struct px_conn *c, struct conn_side *from, struct conn_side *to)
-{
-	struct evbuffer *in = bufferevent_get_input(from->bev);
-	struct px_budget *b = from == &c->cli ? px_conn_up_budget(c) : NULL;
-	size_t n = evbuffer_get_length(in);
-	uint64_t now = 0;
-	int w;
-
-	if (n == 0 || evbuffer_get_length(bufferevent_get_output(to->bev)) > 0 ||
-	    bufferevent_get_underlying(to->bev) != NULL)
-		return;
-	if (b != NULL) {
-		now = px_budget_now_ms();
-		if (px_budget_up_left(b, now) < n)
-			return;
-	}
-	w = evbuffer_write_atmost(in, bufferevent_getfd(to->bev), (ev_ssize_t)n);
-	if (w <= 0)
-		return;
-	from->bytes += (uint64_t)w;
-	if (b != NULL)
-		px_budget_up_take(b, now, (uint64_t)w);
-}
-
 static void
 tunnel_start(struct px_conn *c)
 {
@@ -260,10 +228,6 @@ tunnel_start(struct px_conn *c)
 	if (!c->cli.eof && !c->up.eof) {
 		/* Pass on what is buffered, reading nothing more meanwhile;
 		 * the write callbacks switch to splice once it is out. */
-		if (!c->term && !c->budget_over) {
-			write_now(c, &c->cli, &c->up);
-			write_now(c, &c->up, &c->cli);
-		}
 		pass_buffered(c, &c->cli, &c->up);
 		pass_buffered(c, &c->up, &c->cli);
 		rc = tunnel_to_splice(c);
