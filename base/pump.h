@@ -18,14 +18,27 @@
 struct bs_pipe {
 	int r, w;
 	size_t cap; /* its size, when it was asked for one; else 0 */
+	int big;    /* grown by bs_pipe_grow(): it holds one of the budget's */
 };
 
 #define BS_POOL_MAX 64
+/* Big pipes a pool keeps for the next stream. */
+#define BS_POOL_BIG 4
+/*
+ * Big pipes the process may hold at once, in use or pooled, in all pools
+ * together.  The kernel counts every pipe's slots against the user's
+ * fs.pipe-user-pages-soft (16,384 pages by default, 64 MiB), and a user
+ * over it gets two-page pipes and no growth: 16 pipes of 1 MiB leave most
+ * of it to the small ones.
+ */
+#define BS_BIG_MAX 16
 
 /* Empty pipes kept for reuse.  Zero-filled is an empty pool. */
 struct bs_pipe_pool {
 	struct bs_pipe pipes[BS_POOL_MAX];
 	size_t n;
+	struct bs_pipe big[BS_POOL_BIG];
+	size_t nbig;
 };
 
 /*
@@ -36,14 +49,32 @@ struct bs_pipe_pool {
 int bs_pipe_get(struct bs_pipe_pool *pool, struct bs_pipe *p, size_t want);
 
 /*
- * Give P's pipe back to POOL, or close it when the pool is full; P is
- * then empty (-1).  Only a pipe known to be empty may go back, so that no
+ * As bs_pipe_get(), for a stream: a big pipe from POOL when it has one,
+ * else what bs_pipe_get() gives (the caller may then bs_pipe_grow() it).
+ * Returns 0, or -1 with errno set.
+ */
+int bs_pipe_get_big(struct bs_pipe_pool *pool, struct bs_pipe *p, size_t want);
+
+/*
+ * Grow P's pipe, which may hold bytes, to SIZE (F_SETPIPE_SZ), if it is
+ * not big already and fewer than BS_BIG_MAX big pipes exist.  Returns 1
+ * when it grew (P->cap is then its new size and P->big is set), 0 when the
+ * budget is spent (nothing was asked of the kernel), or -1 when the kernel
+ * refused (the user's pipe quota, fs.pipe-max-size): trying again is
+ * pointless.
+ */
+int bs_pipe_grow(struct bs_pipe *p, size_t size);
+
+/*
+ * Give P's pipe back to POOL (a big one to its big pipes), or close it
+ * when the pool is full; P is then empty (-1).  Only a pipe known to be empty may go back, so that no
  * byte of one connection can ever reach another: a caller with bytes in
  * flight calls bs_pipe_close().  No-op when P has no pipe.
  */
 void bs_pipe_put(struct bs_pipe_pool *pool, struct bs_pipe *p);
 
-/* Close P's pipe, whatever it holds; P is then empty.  No-op when none. */
+/* Close P's pipe, whatever it holds, and give back its place in the big
+ * pipes' budget; P is then empty.  No-op when none. */
 void bs_pipe_close(struct bs_pipe *p);
 
 /* Close every pipe POOL holds. */

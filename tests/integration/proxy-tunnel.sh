@@ -25,6 +25,40 @@ want=$(sha256sum <"$WORLD_DIR/big.bin" | cut -d' ' -f1)
 got=$(tail -c 8388608 "$WORLD_DIR/big.out" | sha256sum | cut -d' ' -f1)
 expect_eq "$want" "$got" "8 MiB up and back down through a tunnel arrive intact"
 
+# A stream's pipe grows to 1 MiB, and no more than 16 do at once
+# (BS_BIG_MAX, base/pump.h): 20 tunnels at once, 4 MiB each way, each
+# with bytes of its own, so a pipe that changed hands with bytes in it
+# would show.  The pipes' sizes are read through the proxy's /proc links.
+rm -f "$WORLD_DIR/pipes.stop"
+"$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/pipesizes.py" "$WORLD_PROXY_PID" \
+	"$WORLD_DIR/pipes.stop" >"$WORLD_DIR/pipes.out" &
+sampler=$!
+pids=
+i=0
+while [ $i -lt 20 ]; do
+	head -c 4194304 /dev/urandom >"$WORLD_DIR/s$i.bin"
+	{ printf 'CONNECT allowed.test:7 HTTP/1.1\r\nHost: allowed.test:7\r\n\r\n'; cat "$WORLD_DIR/s$i.bin"; } |
+		raw 127.0.0.1 3128 --shut --timeout 30 >"$WORLD_DIR/s$i.out" &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+wait $pids
+: >"$WORLD_DIR/pipes.stop"
+wait "$sampler"
+bad=
+i=0
+while [ $i -lt 20 ]; do
+	tail -c 4194304 "$WORLD_DIR/s$i.out" | cmp -s - "$WORLD_DIR/s$i.bin" || bad="$bad $i"
+	i=$((i + 1))
+done
+expect_eq "" "$bad" "20 tunnels at once, 4 MiB each way: every one gets its own bytes back"
+pipes=$(cat "$WORLD_DIR/pipes.out")
+diag "the proxy's pipes during those: $pipes"
+big=$(echo "$pipes" | sed -n 's/^big=\([0-9]*\) .*/\1/p')
+[ -n "$big" ] && [ "$big" -ge 1 ] && [ "$big" -le 16 ] &&
+	ok "streams got 1 MiB pipes, at most 16 at once ($big)" ||
+	fail "1 MiB pipes at once: '$big', want 1 to 16"
+
 out=$(printf 'GET http://allowed.test/upgrade HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\nraw-bytes-after-upgrade' |
 	raw 127.0.0.1 3128 --shut --timeout 5)
 expect_eq 101 "$(status_of "$out")" "Upgrade: websocket passes through: 101"

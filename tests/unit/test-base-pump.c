@@ -13,6 +13,85 @@
 #include "base/pump.h"
 #include "tests/unit/tap.h"
 
+/* Big pipes: grown with their bytes, pooled apart, within the budget. */
+static void
+big_pipes(struct bs_pipe_pool *pool)
+{
+	struct bs_pipe p, q, all[BS_BIG_MAX + 1];
+	char buf[16];
+	int s[2], i, grown, rc;
+	ssize_t n;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) < 0)
+		return;
+	tap_ok(bs_pipe_get(pool, &p, 65536) == 0 && !p.big, "a new pipe is not big");
+	(void)write(s[0], "hello", 5);
+	tap_ok(bs_pump_in(s[1], &p, 5) == 5, "five bytes into it");
+	rc = bs_pipe_grow(&p, 1024 * 1024);
+	tap_ok(rc == 1 && p.big && p.cap == 1024 * 1024, "grown to 1 MiB with its bytes (%d, %zu)",
+	    rc, p.cap);
+	tap_ok(bs_pipe_grow(&p, 1024 * 1024) == 0, "a big pipe does not grow again");
+	n = bs_pump_out(&p, s[0], 5);
+	tap_ok(n == 5 && read(s[1], buf, sizeof(buf)) == 5 && memcmp(buf, "hello", 5) == 0,
+	    "its bytes come out unchanged");
+	bs_pipe_put(pool, &p);
+	tap_ok(pool->nbig == 1 && pool->n == 0 && p.r == -1 && !p.big,
+	    "put: a big pipe goes to the big ones");
+	tap_ok(bs_pipe_get(pool, &q, 65536) == 0 && !q.big && pool->nbig == 1,
+	    "a plain get leaves it there");
+	bs_pipe_put(pool, &q);
+	tap_ok(bs_pipe_get_big(pool, &q, 65536) == 0 && q.big && q.cap == 1024 * 1024 &&
+		pool->nbig == 0, "a stream's get takes it");
+	bs_pipe_put(pool, &q);
+
+	/* The budget counts pooled big pipes too: one is in the pool. */
+	grown = 1;
+	for (i = 0; i < BS_BIG_MAX + 1; i++) {
+		if (bs_pipe_get(pool, &all[i], 65536) != 0)
+			break;
+		if (bs_pipe_grow(&all[i], 128 * 1024) == 1)
+			grown++;
+	}
+	tap_ok(i == BS_BIG_MAX + 1 && grown == BS_BIG_MAX && !all[BS_BIG_MAX].big &&
+		all[BS_BIG_MAX].cap == 65536,
+	    "no more than %d big pipes exist at once (%d)", BS_BIG_MAX, grown);
+	bs_pipe_close(&all[0]);
+	tap_ok(bs_pipe_grow(&all[BS_BIG_MAX], 128 * 1024) == 1,
+	    "closing one gives its place to the next");
+	for (i = 0; i <= BS_BIG_MAX; i++)
+		bs_pipe_close(&all[i]);
+	bs_pipe_pool_clear(pool);
+	tap_ok(pool->nbig == 0, "clear empties the big ones too");
+	for (i = 0, grown = 0; i < BS_BIG_MAX; i++) {
+		if (bs_pipe_get(pool, &all[i], 65536) == 0 && bs_pipe_grow(&all[i], 128 * 1024) == 1)
+			grown++;
+	}
+	tap_ok(grown == BS_BIG_MAX, "and their places are free again (%d)", grown);
+	for (i = 0; i < BS_BIG_MAX; i++)
+		bs_pipe_close(&all[i]);
+
+	/* The kernel's refusal: a pipe holding more than the size asked. */
+	tap_ok(bs_pipe_get(pool, &p, 65536) == 0, "another pipe");
+	/* Four writes, four messages: four of the pipe's slots. */
+	for (i = 0; i < 4; i++)
+		(void)write(s[0], "abcd", 4);
+	tap_ok(bs_pump_in(s[1], &p, 16) == 16, "four messages into it");
+	rc = bs_pipe_grow(&p, 4096);
+	tap_ok(rc == -1 && !p.big && p.cap == 65536,
+	    "a size the kernel refuses: -1, the pipe as it was (%d, %zu)", rc, p.cap);
+	bs_pipe_close(&p);
+	for (i = 0, grown = 0; i < BS_BIG_MAX; i++) {
+		if (bs_pipe_get(pool, &all[i], 65536) == 0 && bs_pipe_grow(&all[i], 128 * 1024) == 1)
+			grown++;
+	}
+	tap_ok(grown == BS_BIG_MAX, "a refusal holds no place in the budget (%d)", grown);
+	for (i = 0; i < BS_BIG_MAX; i++)
+		bs_pipe_close(&all[i]);
+	bs_pipe_pool_clear(pool);
+	close(s[0]);
+	close(s[1]);
+}
+
 int
 main(void)
 {
@@ -72,5 +151,6 @@ main(void)
 	bs_pipe_put(&pool, &q);
 	bs_pipe_pool_clear(&pool);
 	tap_ok(pool.n == 0 && write(wfd, "", 0) < 0 && errno == EBADF, "clear empties the pool");
+	big_pipes(&pool);
 	return tap_done();
 }
