@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <event2/buffer.h>
@@ -240,6 +241,21 @@ px_conn_up_gone(struct px_conn *c)
 	}
 }
 
+/* Bytes the client sent that will not be read: in its input, or still
+ * in the socket (a plain one: under TLS the filter's own close_notify
+ * ends the connection). */
+static int
+cli_unread(const struct px_conn *c)
+{
+	int n = 0;
+
+	if (bufferevent_get_underlying(c->cli.bev) != NULL)
+		return 0;
+	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0)
+		return 1;
+	return ioctl(bufferevent_getfd(c->cli.bev), FIONREAD, &n) == 0 && n > 0;
+}
+
 void
 px_conn_close_after_write(struct px_conn *c)
 {
@@ -248,6 +264,14 @@ px_conn_close_after_write(struct px_conn *c)
 		c->up.bev = NULL;
 	}
 	bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
+	/* RFC 9112 §9.6: closing with bytes of the client's unread (a
+	 * pipelined request behind a refusal, the rest of a head too large)
+	 * makes the kernel send a reset, and a reset can destroy the answers
+	 * still on their way to the client.  Shut down writing and throw
+	 * away what it sends for a while instead, as a refusal at accept
+	 * does. */
+	if (!c->linger && cli_unread(c))
+		(void)px_conns_linger(c);
 	if (c->linger) {
 		px_conn_enter(c, &lingering_phase);
 		bufferevent_enable(c->cli.bev, EV_READ);

@@ -119,6 +119,20 @@ px_conns_add(struct px_conn *c, unsigned *held)
 	return over;
 }
 
+int
+px_conns_linger(struct px_conn *c)
+{
+	struct px_conns *cs = px_server_conns(c->srv);
+
+	if (c->linger)
+		return 1;
+	if (cs->nrefusing >= REFUSING_MAX)
+		return 0;
+	c->linger = 1;
+	cs->nrefusing++;
+	return 1;
+}
+
 void
 px_conns_remove(struct px_conn *c)
 {

@@ -35,6 +35,13 @@ void px_conns_free(struct px_conns *cs);
  * set until px_conns_remove().
  */
 int px_conns_add(struct px_conn *c, unsigned *held);
+/*
+ * Let C linger after its answer (C->linger), reading and discarding what
+ * its client still sends, while fewer than REFUSING_MAX connections of
+ * its server do.  Returns 1 when C lingers (it may have already), 0 when
+ * too many do.
+ */
+int px_conns_linger(struct px_conn *c);
 /* Take C out of its server's set and give back what it holds there (its
  * shares, its count); once none is open, freed heap is given back to the
  * system in a moment.  C itself is the caller's to free. */

@@ -40,6 +40,30 @@ sleep 3
 during2=$(proxy_rss_kb)
 wait "$cp"
 judge $((during2 - before)) "forward path"
+
+# A keep-alive client that floods the connection while its request's
+# answer is awaited: the proxy reads no more of it until the answer is
+# out (the kernel's socket buffers fill and the client waits), then
+# answers the pipelined request behind it and refuses the flood (431:
+# the "head" it makes is too large).  The refusal's close leaves flood
+# bytes unread, and closing then would reset the connection and destroy
+# what of the 8 MB answer is still in the proxy's socket buffer: the
+# proxy shuts down writing and reads on for a while instead.
+before=$(proxy_rss_kb)
+in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/pipeflood.py" 127.0.0.1 3128 \
+	allowed.test 1.2 /bytes/8000000 >"$WORLD_DIR/flood.out" &
+fp=$!
+sleep 1.2
+during3=$(proxy_rss_kb)
+wait "$fp"
+sent=$(sed -n 's/^sent=//p' "$WORLD_DIR/flood.out")
+diag "flood during an awaited answer: $sent bytes taken, RSS before $before kB, during $during3 kB"
+[ -n "$sent" ] && [ "$sent" -lt 33554432 ] &&
+	ok "the connection took less than 32 MiB of the flood ($sent bytes): the proxy stopped reading" ||
+	fail "the connection took $sent bytes of the flood"
+judge $((during3 - before)) "a flood behind an awaited answer"
+expect_eq "200 200 200 431" "$(sed -n 's/^status=//p' "$WORLD_DIR/flood.out" | tr '\n' ' ' | sed 's/ $//')" \
+	"a first answer, the awaited one, the pipelined request's 8 MB whole, then a 431 for the flood"
 proxy_alive && ok "the proxy still serves" || fail "the proxy died"
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
