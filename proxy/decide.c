@@ -768,7 +768,6 @@ start_lookup(struct px_conn *c)
 {
 	const struct cf_proxy_settings *p = px_conn_settings(c);
 
-	bufferevent_disable(c->cli.bev, EV_READ);
 	px_conn_enter(c, &lookup_phase);
 	px_conn_arm_timer(c, p->connect_timeout_ms + 30000);
 	if (!c->is_unix && !c->nodelay) {
@@ -785,8 +784,12 @@ start_lookup(struct px_conn *c)
 		c->nodelay = 1;
 	}
 
+	/* A pooled upstream takes the request at once, the client's read
+	 * left on (px_forward_start() says why). */
 	if (c->mode == CF_MODE_HTTP && px_forward_reuse(c))
 		return;
+	/* Nothing more is read from the client until it is connected. */
+	bufferevent_disable(c->cli.bev, EV_READ);
 	free(c->lk);
 	/* Not zeroed: 64 addresses are 8 KB, and every path below writes
 	 * the addresses it counts in naddrs before anything reads them. */

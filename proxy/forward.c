@@ -209,8 +209,8 @@ fwd_request_body(struct px_conn *c)
 		c->cli.bytes += n;
 	}
 	(void)px_conn_throttle(&c->cli, &c->up);
-	if (c->req.done)
-		bufferevent_disable(c->cli.bev, EV_READ);
+	/* A body read whole leaves the read on, as a head does
+	 * (px_forward_start()). */
 	return 0;
 }
 
@@ -477,6 +477,12 @@ fwd_cli_read_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	px_loopcall_check();
+	if (c->req.done) {
+		/* Early bytes of the next request: they wait, unread further,
+		 * for this answer to be out (px_forward_start()). */
+		bufferevent_disable(c->cli.bev, EV_READ);
+		return;
+	}
 	if ((rc = fwd_request_body(c)) != 0)
 		px_conn_free(c, rc == -2 ? cf_reason_code(CF_R_BUDGET_EXCEEDED) : "bad request body");
 }
@@ -608,7 +614,11 @@ px_forward_start(struct px_conn *c)
 			px_conn_free(c, rc == -2 ? cf_reason_code(CF_R_BUDGET_EXCEEDED) : "bad request body");
 			return;
 		}
-	} else {
-		bufferevent_disable(c->cli.bev, EV_READ);
 	}
+	/* A request read whole leaves the client's read on: a keep-alive
+	 * client sends nothing until it has its answer, and turning the
+	 * read off now and on again for the next request costs two
+	 * epoll_ctl(2) a request.  Bytes that do come meanwhile (a
+	 * pipelined request, an EOF) stop it then (fwd_cli_read_cb(),
+	 * fwd_cli_event_cb()), and wait in its input for head_next(). */
 }
