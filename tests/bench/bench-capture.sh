@@ -156,9 +156,12 @@ while [ ! -s "$T/sink.port" ]; do
 done
 SINK_PORT=$(cat "$T/sink.port")
 
+# The audit log apart from the config, as in a deployment (postern
+# watches its config's directory; see bench-proxy.sh).
+mkdir -p "$T/log"
 cat > "$T/postern.ini" <<EOF
 [proxy]
-log = $T/audit.log
+log = $T/log/audit.log
 max_connections = 10000
 
 [hosts]

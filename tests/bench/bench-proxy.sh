@@ -199,12 +199,17 @@ SQ_PORT=18082
 PB_PORT=18083
 
 # postern: the two upstreams as IP-literal rules (no DNS, like the peers);
-# unprivileged after binding, like the peers.
+# unprivileged after binding, like the peers.  Its audit log is in a
+# directory of its own, as in a deployment (/etc/postern/postern.ini,
+# /var/log/postern/audit.log): postern watches its config's directory,
+# and every audit line written there would queue an inotify event in the
+# writing system call (wrk -c32: 18.6 against 21.9 us CPU a request).
+mkdir "$T/log"
 cat > "$T/postern.ini" <<EOF
 [proxy]
 listen = tcp:127.0.0.1:$PX_PORT
 user = 65534:65534
-log = $T/postern-audit.log
+log = $T/log/postern-audit.log
 max_connections = 10000
 ${BENCH_WORKERS:+workers = $BENCH_WORKERS}
 
@@ -212,18 +217,17 @@ ${BENCH_WORKERS:+workers = $BENCH_WORKERS}
 max_connections = 10000
 allow_hosts = 127.0.0.1:$RAW, 127.0.0.1:$HTTP
 EOF
-# The base: the same config but for its port and its audit log, both in
-# a directory of their own: each postern watches its config's directory,
-# and one that saw the other's audit log grow would spend the other's
-# measurement waking for it (postern >= 22a4759 rests then; older ones
-# woke for every line, which made the new one look slower).  A key
+# The base: the same config but for its port and its audit log, its
+# config in a directory of its own: each postern watches its config's
+# directory, and one that saw the other's config directory change would
+# spend the other's measurement waking for it.  A key
 # newer than the base (its --check names the line) is left out for it,
 # and said: [defaults] max_connections, say, only lifts a share the base
 # does not have.
 if [ -n "$BASE" ]; then
 	mkdir "$T/base"
 	sed -e "s|^listen = .*|listen = tcp:127.0.0.1:$PB_PORT|" \
-		-e "s|^log = .*|log = $T/base/postern-base-audit.log|" -e '/^workers = /d' \
+		-e "s|^log = .*|log = $T/log/postern-base-audit.log|" -e '/^workers = /d' \
 		"$T/postern.ini" > "$T/base/postern-base.ini"
 	i=0
 	until "$BASE" --check -c "$T/base/postern-base.ini" >/dev/null 2>"$T/postern-base.check"; do

@@ -250,9 +250,12 @@ done
 RAW=$(cat "$T/sink.port")
 HTTP=$(awk '{ print $2 }' "$T/http.ports")
 
+# The audit log apart from the config, as in a deployment (postern
+# watches its config's directory; see bench-proxy.sh).
+mkdir -p "$T/log"
 cat > "$T/postern.ini" <<EOF
 [proxy]
-log = $T/audit.log
+log = $T/log/audit.log
 max_connections = 10000
 
 [hosts]

@@ -225,13 +225,16 @@ SQ_PORT=18092	# squid
 # postern: bench.test pinned to loopback (no DNS, like squid's hosts file),
 # unprivileged after binding, like squid.  The two configs differ only in
 # the secret (and what termination needs: the state directory for the
-# session CA, the upstream's CA) and their ports and logs.
+# session CA, the upstream's CA) and their ports and logs.  The logs are
+# apart from the configs, as in a deployment: each postern watches its
+# config's directory (see bench-proxy.sh).
+mkdir "$T/log"
 postern_ini() { # PORT NAME
 	cat <<EOF
 [proxy]
 listen = tcp:127.0.0.1:$1
 user = 65534:65534
-log = $T/$2-audit.log
+log = $T/log/$2-audit.log
 max_connections = 10000
 EOF
 }
