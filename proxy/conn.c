@@ -14,7 +14,6 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <event2/buffer.h>
@@ -241,19 +240,16 @@ px_conn_up_gone(struct px_conn *c)
 	}
 }
 
-/* Bytes the client sent that will not be read: in its input, or still
- * in the socket (a plain one: under TLS the filter's own close_notify
- * ends the connection). */
+/* Bytes the client sent that will not be read: in its input beyond the
+ * head just refused (a plain socket: under TLS the filter's own
+ * close_notify ends the connection).  What is still in the kernel is not
+ * asked for (an ioctl(2) on every refusal's close); when the client's
+ * bytes are arriving, the last read left some in the input. */
 static int
 cli_unread(const struct px_conn *c)
 {
-	int n = 0;
-
-	if (bufferevent_get_underlying(c->cli.bev) != NULL)
-		return 0;
-	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0)
-		return 1;
-	return ioctl(bufferevent_getfd(c->cli.bev), FIONREAD, &n) == 0 && n > 0;
+	return bufferevent_get_underlying(c->cli.bev) == NULL &&
+	    evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > c->head_judged;
 }
 
 void

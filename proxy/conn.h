@@ -164,6 +164,10 @@ struct px_conn {
 	 * writing side and now only drains (2). */
 	struct px_share *share_sess, *share_uid;
 	int counted;
+	/* The head being judged: its bytes at the start of the client's
+	 * input until it is consumed (px_decide()); they are no bytes the
+	 * client sent unread when a refusal closes (px_conn_close_after_write()). */
+	size_t head_judged;
 	int linger;
 
 	/* The snapshot that decided the current request. */

@@ -654,6 +654,7 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	if (take_framing(c, req, head_len) != 0)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->cli.bev), head_len);
+	c->head_judged = 0;
 	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
 	px_forward_start(c);
 }
@@ -666,6 +667,7 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 {
 	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
 
+	c->head_judged = head_len;
 	if (c->sess == NULL) {
 		px_conn_refuse(c, 403, CF_R_SESSION_REMOVED, NULL,
 		    "this listener's session was removed from the config");
@@ -751,6 +753,7 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	/* The head is consumed; any bytes after it are the body, a pipelined
 	 * request, or (CONNECT) the client's first flight. */
 	evbuffer_drain(in, head_len);
+	c->head_judged = 0;
 	if (!c->dec.allow) {
 		hold(c);
 		return;
