@@ -67,9 +67,10 @@ int bs_pipe_grow(struct bs_pipe *p, size_t size);
 
 /*
  * Give P's pipe back to POOL (a big one to its big pipes), or close it
- * when the pool is full; P is then empty (-1).  Only a pipe known to be empty may go back, so that no
- * byte of one connection can ever reach another: a caller with bytes in
- * flight calls bs_pipe_close().  No-op when P has no pipe.
+ * when the pool is full; P is then empty (-1).  Only a pipe known to be
+ * empty may go back, so that no byte of one connection can ever reach
+ * another: a caller with bytes in flight calls bs_pipe_close().  No-op
+ * when P has no pipe.
  */
 void bs_pipe_put(struct bs_pipe_pool *pool, struct bs_pipe *p);
 
