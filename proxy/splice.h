@@ -1,6 +1,6 @@
 /*
- * proxy/splice.h: relay an established tunnel with splice(2), so the
- * bytes of a CONNECT tunnel never pass through user space.
+ * proxy/splice.h: relay an established tunnel, copying while the
+ * destination keeps up and splicing through a pipe while it does not.
  */
 #ifndef POSTERN_PROXY_SPLICE_H
 #define POSTERN_PROXY_SPLICE_H
@@ -22,7 +22,9 @@ typedef void (*px_splice_done_cb)(int err, void *arg);
 /*
  * Take over two connected non-blocking sockets A (the client) and B
  * (upstream) and relay both ways through a pipe per direction, taken from a
- * small pool only while bytes are in flight (an idle tunnel holds no pipe).
+ * small pool only while bytes are in flight (an idle tunnel holds no pipe):
+ * what the destination takes at once goes through one copy buffer per
+ * thread, the rest waits in the pipe.
  * Each pipe bounds the bytes in flight in its direction: reading a side
  * stops while its pipe is full (back-pressure).  After EOF from one side
  * and once its pipe is empty, the other side's write half is shut
