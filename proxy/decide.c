@@ -45,17 +45,43 @@
 
 #include <openssl/crypto.h>
 
-/* Looking up and connecting: nothing is read from the client meanwhile;
- * connect_timeout (and the resolver's own) bound it, and this timer is
- * the backstop. */
+/* Looking up and connecting: connect_timeout (and the resolver's own)
+ * bound it, and this timer is the backstop. */
 static void
 lookup_timeout(struct px_conn *c)
 {
 	px_conn_free(c, "timeout");
 }
 
+/*
+ * The client's read stays on while its request is looked up and
+ * connected: a client sends nothing meanwhile (it waits for the 200 or
+ * the answer), and turning the read off and on again is two epoll_ctl(2)
+ * a tunnel.  Bytes that come anyway turn it off and wait in the input,
+ * where the tunnel or the forward path takes them from, as bytes that
+ * came with the head; the kernel's flow control holds the rest back.
+ */
+static void
+lookup_cli_read(struct bufferevent *bev, void *arg)
+{
+	(void)arg;
+	bufferevent_disable(bev, EV_READ);
+}
+
+/* An EOF is the next phase's to see: libevent has turned the read off,
+ * and the socket says EOF again when the tunnel or the forward path
+ * turns it on, as when it was off all along.  A failure closes. */
+static void
+lookup_cli_event(struct bufferevent *bev, short what, void *arg)
+{
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR))
+		return;
+	px_conn_event_close(bev, what, arg);
+}
+
 static const struct px_phase lookup_phase = {
-	.name = "lookup", .cli_event = px_conn_event_close, .timeout = lookup_timeout,
+	.name = "lookup", .cli_read = lookup_cli_read, .cli_event = lookup_cli_event,
+	.timeout = lookup_timeout,
 };
 
 /* ---- runtime grants and mode = ask (issue 17) ---------------------------- */
@@ -791,8 +817,6 @@ start_lookup(struct px_conn *c)
 	 * left on (px_forward_start() says why). */
 	if (c->mode == CF_MODE_HTTP && px_forward_reuse(c))
 		return;
-	/* Nothing more is read from the client until it is connected. */
-	bufferevent_disable(c->cli.bev, EV_READ);
 	free(c->lk);
 	/* Not zeroed: 64 addresses are 8 KB, and every path below writes
 	 * the addresses it counts in naddrs before anything reads them. */

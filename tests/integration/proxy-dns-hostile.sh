@@ -24,7 +24,7 @@ while ! grep -q ready "$WORLD_DIR/dnsfake.out" 2>/dev/null; do
 done
 
 conf=$(proxy_conf "[defaults]" \
-	"allow_hosts = slow.test:7 private, tc.test:7 private, tcdead.test:7 private" \
+	"allow_hosts = slow.test:7 private, slowflood.test:7 private, tc.test:7 private, tcdead.test:7 private" \
 	"allow_hosts = garbage.test:7 private, noise.test:7 private, loop.test:7 private" \
 	"allow_hosts = other.test:7 private, short.test:7 private, fine.test:7 private")
 sed -i "s/^dns_servers = .*/dns_servers = $FAKE/" "$conf"
@@ -42,6 +42,20 @@ t1=$(ms)
 expect_eq 200 "$(status_of "$out")" "a slow answer is waited for: 200"
 [ $((t1 - t0)) -ge 900 ] && ok "and it took the server's second ($((t1 - t0)) ms)" ||
 	fail "answered in $((t1 - t0)) ms: not from the slow server?"
+
+# Bytes sent behind the CONNECT while its name is looked up wait in the
+# kernel (the proxy takes one read of them and stops) and reach the
+# upstream once the tunnel stands, every one in order.
+in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/lookupflood.py" 127.0.0.1 3128 \
+	slowflood.test:7 0.7 >"$WORLD_DIR/lookupflood.out" 2>&1
+sent=$(sed -n 's/^sent=//p' "$WORLD_DIR/lookupflood.out")
+diag "a flood during a slow lookup: $sent bytes taken"
+[ -n "$sent" ] && [ "$sent" -gt 0 ] && [ "$sent" -lt 33554432 ] &&
+	ok "the connection took less than 32 MiB of it ($sent bytes): the proxy stopped reading" ||
+	fail "the connection took ${sent:-no} bytes of a flood during the lookup"
+expect_eq 200 "$(sed -n 's/^status=//p' "$WORLD_DIR/lookupflood.out")" "and the tunnel came up: 200"
+expect_eq "$sent intact" "$(sed -n 's/^echoed=//p' "$WORLD_DIR/lookupflood.out")" \
+	"every byte of it came back through the tunnel, in order"
 
 # TC: c-ares asks again over TCP and gets the answer there.
 out=$(connect tc.test)

@@ -5,6 +5,7 @@ dnsfake.py ADDR LOGFILE: answer UDP and TCP queries on ADDR:53, each name
 its own way (A queries; any other type gets an empty NOERROR answer):
 
   slow.test      A 10.200.1.2, but only after 1 second
+  slowflood.test the same (a second slow name, not in the proxy's cache)
   tc.test        over UDP an empty answer with the TC bit; over TCP A 10.200.1.2
   tcdead.test    over UDP TC; over TCP the connection is closed unanswered
   garbage.test   the query's ID and the QR bit, then random bytes
@@ -95,7 +96,7 @@ def answer(proto, q):
         return None
     qid, name, qtype, question = p
     log(proto, name)
-    if name == "slow.test":
+    if name in ("slow.test", "slowflood.test"):
         time.sleep(1.0)
     if qtype != 1 and name.endswith(".test"):
         return header(qid, 0, 0) + question
@@ -105,7 +106,7 @@ def answer(proto, q):
         if proto == "udp" and len(r) > 512:
             return header(qid, 0x0200, 0) + question
         return r
-    if name in ("slow.test", "fine.test"):
+    if name in ("slow.test", "slowflood.test", "fine.test"):
         return header(qid, 0, 1) + question + a_record(UP)
     if name in ("tc.test", "tcdead.test"):
         if proto == "udp":
