@@ -80,6 +80,38 @@ struct engine_worker {
 };
 
 /*
+ * The loop, with the priorities of prio.h; NULL on failure.
+ *
+ * With epoll's changelist, libevent applies the interest changes of one
+ * loop pass when it next waits, merged per descriptor: a tunnel's life
+ * enables and disables each side's read and write a dozen times, often
+ * twice within one callback, and each was an epoll_ctl(2) of its own
+ * (18 per tunnel; 12 with the changelist, and 15% less CPU per tunnel).
+ * The changelist's hazard is a dup()ed descriptor (libevent's epoll.c):
+ * a removal reaches epoll after the close, and epoll forgets a file only
+ * when its last descriptor is closed.  The proxy registers none: with
+ * workers = N the loops watch a UNIX listener's one descriptor
+ * (listen.c).
+ */
+static struct event_base *
+loop_new(void)
+{
+	struct event_config *ec = event_config_new();
+	struct event_base *base = NULL;
+
+	if (ec != NULL) {
+		event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+		base = event_base_new_with_config(ec);
+		event_config_free(ec);
+	}
+	if (base != NULL && event_base_priority_init(base, PX_PRI_N) != 0) {
+		event_base_free(base);
+		base = NULL;
+	}
+	return base;
+}
+
+/*
  * Workers 1..N-1: a loop, a connection set, a DNS channel (and cache) and
  * a listener set each, and a server sharing the rest of IN's.  0, or -1
  * (logged) with what was made left in W for engine_workers_free().
@@ -96,8 +128,7 @@ engine_workers_new(const struct px_server_init *in, struct px_server *first,
 		wi = *in;
 		wi.first = first;
 		wi.worker = i;
-		if ((w[i].base = event_base_new()) == NULL ||
-		    event_base_priority_init(w[i].base, PX_PRI_N) != 0 ||
+		if ((w[i].base = loop_new()) == NULL ||
 		    (w[i].conns = px_conns_new(w[i].base)) == NULL ||
 		    (w[i].listeners = px_listeners_new()) == NULL) {
 			log_errx("cannot create worker %u's event loop", i);
@@ -182,38 +213,6 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	(void)sig;
 	(void)what;
 	px_reload(arg, NULL, "SIGHUP", NULL);
-}
-
-/*
- * The loop, with the priorities of prio.h; NULL on failure.
- *
- * With epoll's changelist, libevent applies the interest changes of one
- * loop pass when it next waits, merged per descriptor: a tunnel's life
- * enables and disables each side's read and write a dozen times, often
- * twice within one callback, and each was an epoll_ctl(2) of its own
- * (18 per tunnel; 12 with the changelist, and 15% less CPU per tunnel).
- * The changelist's hazard is a dup()ed descriptor (libevent's epoll.c):
- * a removal reaches epoll after the close, and epoll forgets a file only
- * when its last descriptor is closed.  The proxy registers none: with
- * workers = N the loops watch a UNIX listener's one descriptor
- * (listen.c).
- */
-static struct event_base *
-loop_new(void)
-{
-	struct event_config *ec = event_config_new();
-	struct event_base *base = NULL;
-
-	if (ec != NULL) {
-		event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-		base = event_base_new_with_config(ec);
-		event_config_free(ec);
-	}
-	if (base != NULL && event_base_priority_init(base, PX_PRI_N) != 0) {
-		event_base_free(base);
-		base = NULL;
-	}
-	return base;
 }
 
 /* The overrides OPTS stand for, the same at start and at every reload. */
