@@ -387,8 +387,9 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	} else {
 		char a[INET6_ADDRSTRLEN];
 
-		/* TCP_NODELAY comes with the first allowed request
-		 * (start_lookup() in decide.c): a refusal is one write. */
+		/* TCP_NODELAY comes from the listener, or else with the
+		 * first allowed request (start_lookup() in decide.c). */
+		c->nodelay = px_listener_nodelay(l);
 		px_conn_sa_text(sa, a, sizeof(a));
 		bs_str_init(&b, c->peer, sizeof(c->peer));
 		if (sa->sa_family == AF_INET) {

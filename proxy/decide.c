@@ -805,9 +805,10 @@ start_lookup(struct px_conn *c)
 		/* As on the upstream side (connect.c): a relay writes what it
 		 * has as it comes, and with Nagle a second small write (a
 		 * streamed answer's next record, an SSE event) would wait for
-		 * the client's delayed ACK, 40 ms on Linux.  Set only now, for
-		 * the first allowed request: a refusal is one write, and
-		 * needs no system call more. */
+		 * the client's delayed ACK, 40 ms on Linux.  The listener
+		 * normally gave it (listen.c's tcp_nodelay()); when it could
+		 * not, it is set now, for the first allowed request: a
+		 * refusal is one write. */
 		(void)setsockopt(bufferevent_getfd(c->cli.bev), IPPROTO_TCP, TCP_NODELAY, &one,
 		    sizeof(one));
 		c->nodelay = 1;

@@ -57,6 +57,11 @@ diag "TCP: worker 0 accepted $t0, worker 1 $t1"
 expect_eq $((N + 1)) $((t0 + t1)) "the workers together accepted every TCP connection"
 [ "$t0" -gt 0 ] && [ "$t1" -gt 0 ] && ok "the TCP connections landed on both workers" ||
 	fail "the TCP connections did not spread: worker 0 $t0, worker 1 $t1"
+# Every accepted TCP socket, on either worker, has TCP_NODELAY (its
+# listener's, inherited), as every upstream socket does: a streamed
+# answer's small writes do not wait for a delayed ACK.
+nd=$("$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/nodelay.py" "$WORLD_PROXY_PID" 3128)
+expect_eq "clients=$N/$N upstreams=$N/$N" "$nd" "every tunnel's sockets, on both workers, have TCP_NODELAY"
 
 # UNIX: the same through session u's socket.
 in_px "$WORLD_PYTHON" "$H" "unix:$WORLD_DIR/u.sock" allowed.test:7 $((N + 1)) "$WORLD_DIR/u.out" \
