@@ -22,17 +22,24 @@
 
 #include "base/unix.h"
 #include "proxy/log.h"
+#include "proxy/prio.h"
 #include "proxy/server.h"
 #include "proxy/worker.h"
 
 #define BACKOFF_MS 200
+/* Accepts in a row before the listener lets the loop go round: each
+ * accept may answer a whole request (read_at_accept() in accept.c), and
+ * a client answered at once connects again at once, so without a bound
+ * one accept loop would never end and nothing else on the loop run. */
+#define ACCEPT_BURST 16
 
 /* One bound listener; it serves the session named SESSION. */
 struct px_listener {
 	struct px_server *srv;
 	struct evconnlistener *lev;
 	px_accept_fn *accept;     /* given each accepted client socket */
-	struct event *backoff;    /* re-enables accepting after EMFILE */
+	struct event *backoff;    /* re-enables accepting after EMFILE or a burst */
+	unsigned burst;           /* accepts since the loop last went round */
 	char *session;            /* session name, looked up per connection */
 	struct cf_listen where;   /* a copy; text owned here */
 	int unlink_on_close;      /* we created the UNIX socket file */
@@ -81,7 +88,15 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa, i
 	struct px_listener *l = arg;
 
 	l->accept(l, fd, sa, salen);
-	if (l->turns) {
+	if (!l->turns && ++l->burst >= ACCEPT_BURST) {
+		/* Let the loop go round: the other connections' events
+		 * first (the back-off event runs at their priority), then
+		 * more accepts.  Under a changelist the listener's
+		 * disable and enable in one pass cost no system call. */
+		l->burst = 0;
+		evconnlistener_disable(lev);
+		event_active(l->backoff, EV_TIMEOUT, 1);
+	} else if (l->turns) {
 		/*
 		 * One socket, every worker's: whichever loop woke first would
 		 * take a whole burst from the backlog (libevent accepts until
@@ -460,6 +475,7 @@ copy_open(struct px_server *srv, void *arg)
 	}
 	if ((l->backoff = evtimer_new(px_server_base(srv), backoff_cb, l)) == NULL)
 		goto fail;
+	(void)event_priority_set(l->backoff, PX_PRI_BULK);
 	if (src->where.kind != CF_LISTEN_UNIX)
 		l->nodelay = tcp_nodelay(fd);
 	evconnlistener_set_error_cb(l->lev, accept_error_cb);
@@ -541,6 +557,7 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 	l->backoff = evtimer_new(px_server_base(srv), backoff_cb, l);
 	if (l->backoff == NULL)
 		goto fail;
+	(void)event_priority_set(l->backoff, PX_PRI_BULK);
 	/* The first worker has the first turn. */
 	l->turns = many && w->kind == CF_LISTEN_UNIX;
 	evconnlistener_set_error_cb(l->lev, accept_error_cb);

@@ -22,6 +22,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-faults.sh \
 	tests/integration/proxy-dns-hostile.sh \
 	tests/integration/proxy-burst.sh \
+	tests/integration/proxy-flood.sh \
 	tests/integration/proxy-restart.sh \
 	tests/integration/proxy-auditfull.sh \
 	tests/integration/proxy-audit-once.sh \
