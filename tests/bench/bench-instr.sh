@@ -69,7 +69,7 @@ while [ ! -s "$T/ports" ]; do
 	i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-instr: server did not start" >&2; exit 1; }
 	sleep 0.1
 done
-read -r RAW HTTP <"$T/ports"
+read -r RAW HTTP _ <"$T/ports"
 
 # The TLS upstream: tls-load serve with a test CA's leaf for both names.
 cat >"$T/ca.cnf" <<EOT
