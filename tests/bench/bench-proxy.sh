@@ -39,6 +39,12 @@
 #                  two, which is about 1 when a head costs CPU in
 #                  proportion to its length and grows with the length when
 #                  every read parses the head again from its start
+#   past the floor after the table: each goal on tunnels/s, CPU per
+#                  tunnel, refusals/s and the 64-tunnel p99 beside the
+#                  floor's own figure, and whether the floor meets it (a
+#                  goal the floor misses is out of any proxy's reach on
+#                  this machine), with the kernel's share of the CPU
+#                  (stime of utime+stime) of postern and the floor relay
 #
 # BENCH_ONLY=head runs only the last case (no tinyproxy, squid or wrk
 # needed).
@@ -337,6 +343,15 @@ cpu_ticks() { # PID: utime+stime+cutime+cstime of PID and its descendants
 		cat "/proc/$d/stat" 2>/dev/null
 	done | awk '{ sub(/.*\) /, ""); t += $12 + $13 + $14 + $15 } END { print t + 0 }'
 }
+sys_ticks() { # PID: stime+cstime of PID and its descendants
+	for d in $(descendants "$1"); do
+		cat "/proc/$d/stat" 2>/dev/null
+	done | awk '{ sub(/.*\) /, ""); t += $13 + $15 } END { print t + 0 }'
+}
+sys_share() { # PID TICKS-BEFORE SYS-TICKS-BEFORE: the kernel's % of PID's CPU since
+	awk -v c=$(($(cpu_ticks "$1") - $2)) -v k=$(($(sys_ticks "$1") - $3)) \
+		'BEGIN { if (c <= 0) print "-"; else printf "%.1f\n", 100 * k / c }'
+}
 machine_ticks() { # the machine's busy and total ticks since boot (steal counts as busy:
 	# those cycles were not the bench's to use)
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
@@ -444,16 +459,18 @@ while [ $r -lt "$MAIN_ROUNDS" ]; do
 				'{ printf "%.3f\n", c / hz / (($1 + $4) / 1073741824) }' >> "$T/cpu.$t"
 		fi
 
-		[ -n "$pid" ] && c0=$(cpu_ticks "$pid")
+		[ -n "$pid" ] && c0=$(cpu_ticks "$pid") && k0=$(sys_ticks "$pid")
 		v=$(run $t "tunnels/s" "$LOAD" tps "$px" "$UP_RAW" 8 "$SECS") && {
 			echo "$v" >> "$T/tps.$t"
-			[ -n "$pid" ] && per_op "$pid" "$c0" "$v" >> "$T/cputps.$t"
+			[ -n "$pid" ] && per_op "$pid" "$c0" "$v" >> "$T/cputps.$t" &&
+				sys_share "$pid" "$c0" "$k0" >> "$T/systps.$t"
 		}
 		if [ "$t" = direct ]; then
-			c0=$(cpu_ticks "$FLOOR_PID")
+			c0=$(cpu_ticks "$FLOOR_PID") k0=$(sys_ticks "$FLOOR_PID")
 			v=$(run floor "tunnels/s" "$LOAD" tps "127.0.0.1:$FLOOR" "$UP_RAW" 8 "$SECS") && {
 				echo "$v" >> "$T/tpsfloor.direct"
 				per_op "$FLOOR_PID" "$c0" "$v" >> "$T/cputpsfloor.direct"
+				sys_share "$FLOOR_PID" "$c0" "$k0" >> "$T/systps.floor"
 			}
 		fi
 
@@ -499,10 +516,11 @@ while [ $r -lt "$MAIN_ROUNDS" ]; do
 			continue
 		fi
 
-		c0=$(cpu_ticks "$pid")
+		c0=$(cpu_ticks "$pid") k0=$(sys_ticks "$pid")
 		v=$(run $t "refusals/s" "$LOAD" refuse "$px" "$REFUSED" 8 "$SECS") && {
 			echo "$v" >> "$T/refuse.$t"
 			per_op "$pid" "$c0" "$v" >> "$T/cpuref.$t"
+			sys_share "$pid" "$c0" "$k0" >> "$T/sysref.$t"
 		}
 
 		v=$(timeout 20 "$LOAD" halfclose "$px" "$UP_RAW" 2>>"$T/$t.client.err")
@@ -668,3 +686,38 @@ for m in $ROWS headbig headsmall headratio; do
 	echo "| $label | $d | $p |$BV $tp | $sq | $rd | $rt | $rs |$BQ $target | $verdict |"
 done
 echo
+
+# Goals past the floor.  The floor relay does nothing but the system calls
+# a tunnel needs (head, connect, 200, relay, close) and the refusal floor
+# nothing but a 403 and a close: a goal the floor itself misses cannot be
+# met by any proxy on this machine, so each such goal is said with the
+# floor's figure beside it, and with how much of the CPU went to the kernel.
+floor_line() { # LABEL GOAL-WORD GOAL FLOOR POSTERN HIGHER-IS-BETTER
+	awk -v l="$1" -v w="$2" -v g="$3" -v f="$4" -v p="$5" -v up="$6" 'BEGIN {
+		if (g == "-" || f == "-" || p == "-" || f + 0 == 0) { printf "%s: not measured\n", l; exit }
+		reach = up ? (f + 0 >= g + 0) : (f + 0 <= g + 0)
+		printf "%s: goal %s %.1f; the floor %.1f, %s; postern %.1f, %.2f× the floor\n", \
+			l, w, g, f, reach ? "which meets it" : "which misses it: out of reach on this machine", p, p / f
+	}'
+}
+if [ -z "$ONLY" ]; then
+	for f in systps.postern systps.floor sysref.postern; do
+		v=-
+		[ -s "$T/$f" ] && v=$(median "$T/$f")
+		eval "S_${f%.*}_${f#*.}=\$v"
+	done
+	mul() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print "-"; else printf "%.1f", a * b }'; }
+	echo "Goals past the floor (medians of $ROUNDS rounds):"
+	echo
+	floor_line "tunnels/s" "≥" "$(mul "$(maxof "$M_tps_tinyproxy" "$M_tps_squid")" 2)" \
+		"$M_tpsfloor_direct" "$M_tps_postern" 1
+	floor_line "CPU µs per tunnel" "≤" "$(mul "$(minof "$M_cputps_tinyproxy" "$M_cputps_squid")" 0.5)" \
+		"$M_cputpsfloor_direct" "$M_cputps_postern" 0
+	echo "    the kernel's share of that CPU: the floor ${S_systps_floor}%, postern ${S_systps_postern}%"
+	floor_line "refusals/s" "≥" "$(mul "$(maxof "$M_refuse_tinyproxy" "$M_refuse_squid")" 2)" \
+		"$M_refuse_direct" "$M_refuse_postern" 1
+	echo "    the kernel's share of postern's CPU per refusal: ${S_sysref_postern}%"
+	floor_line "latency 64 tunnels p99 (µs)" "≤" "$(mul "$M_lat64p99_direct" 1.5)" \
+		"$M_lat64p99floor_direct" "$M_lat64p99_postern" 0
+	echo
+fi
