@@ -25,7 +25,10 @@
 #                  200, relays with read/write and closes, nothing else),
 #                  its CPU per tunnel and its 64-tunnel latency: what one
 #                  event loop can do on this machine at all, in the direct
-#                  column
+#                  column; and the two bulk streams through it (its reads
+#                  as large as postern's copy relay's largest, 1 MiB),
+#                  their MB/s and its CPU per GiB: what relaying a byte
+#                  through two sockets costs at all
 #   refusals/s     CONNECT to a host no rule allows, read the 403 head,
 #                  close; 8 clients at once.  In the direct column the
 #                  refusal floor: the bench server's third port answers
@@ -40,11 +43,12 @@
 #                  proportion to its length and grows with the length when
 #                  every read parses the head again from its start
 #   past the floor after the table: each goal on tunnels/s, CPU per
-#                  tunnel, refusals/s and the 64-tunnel p99 beside the
-#                  floor's own figure, and whether the floor meets it (a
-#                  goal the floor misses is out of any proxy's reach on
-#                  this machine), with the kernel's share of the CPU
-#                  (stime of utime+stime) of postern and the floor relay
+#                  tunnel, refusals/s, the 64-tunnel p99 and CPU per GiB
+#                  beside the floor's own figure, and whether the floor
+#                  meets it (a goal the floor misses is out of any
+#                  proxy's reach on this machine), with the kernel's share
+#                  of the CPU (stime of utime+stime) of postern and the
+#                  floor relay
 #
 # BENCH_ONLY=head runs only the last case (no tinyproxy, squid or wrk
 # needed).
@@ -439,7 +443,7 @@ while [ $r -lt "$MAIN_ROUNDS" ]; do
 		[ "$t" = direct ] || idle_pss "$t" "$px" "$pid"
 
 		# Bulk, and the CPU it costs the proxy.
-		[ -n "$pid" ] && c0=$(cpu_ticks "$pid")
+		[ -n "$pid" ] && c0=$(cpu_ticks "$pid") && k0=$(cpu_ticks "$pid" sys)
 		m0=$(machine_ticks)
 		up=$(run $t "bulk up" "$LOAD" up "$px" "$UP_RAW" "$BYTES" $BULK_MAX) &&
 			echo "$up" | awk '{ print $3 }' >> "$T/up.$t"
@@ -454,6 +458,23 @@ while [ $r -lt "$MAIN_ROUNDS" ]; do
 			c1=$(cpu_ticks "$pid")
 			echo "$up $down" | awk -v c=$((c1 - c0)) -v hz="$HZ" \
 				'{ printf "%.3f\n", c / hz / (($1 + $4) / 1073741824) }' >> "$T/cpu.$t"
+			sys_share "$pid" "$c0" "$k0" >> "$T/syscpu.$t"
+		fi
+		if [ "$t" = direct ]; then
+			# The same two streams through the floor relay: a copy
+			# relay with postern's largest read, nothing else.
+			c0=$(cpu_ticks "$FLOOR_PID") k0=$(cpu_ticks "$FLOOR_PID" sys)
+			up=$(run floor "bulk up" "$LOAD" up "127.0.0.1:$FLOOR" "$UP_RAW" "$BYTES" $BULK_MAX) &&
+				echo "$up" | awk '{ print $3 }' >> "$T/upfloor.$t"
+			down=$(run floor "bulk down" "$LOAD" down "127.0.0.1:$FLOOR" "$UP_RAW" "$BYTES" $BULK_MAX) &&
+				echo "$down" | awk '{ print $3 }' >> "$T/downfloor.$t"
+			if [ -n "$up" ] && [ -n "$down" ]; then
+				sleep 0.2
+				c1=$(cpu_ticks "$FLOOR_PID")
+				echo "$up $down" | awk -v c=$((c1 - c0)) -v hz="$HZ" \
+					'{ printf "%.3f\n", c / hz / (($1 + $4) / 1073741824) }' >> "$T/cpufloor.$t"
+				sys_share "$FLOOR_PID" "$c0" "$k0" >> "$T/syscpufloor.$t"
+			fi
 		fi
 
 		[ -n "$pid" ] && c0=$(cpu_ticks "$pid") && k0=$(cpu_ticks "$pid" sys)
@@ -571,10 +592,10 @@ both() { if [ "$1" = met ] && [ "$2" = met ]; then echo met; elif [ "$1" = n/a ]
 maxof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a + 0 > b + 0) ? a : b }'; }
 # Issue 18's goals, as factors of the peer they name; the table's verdicts
 # and the lines past the floor both use them.
-GOAL_TPS=2 GOAL_CPUTPS=0.5 GOAL_REFUSE=2 GOAL_P99=1.5
+GOAL_TPS=2 GOAL_CPUTPS=0.5 GOAL_REFUSE=2 GOAL_P99=1.5 GOAL_CPUGIB=0.4
 minof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a + 0 < b + 0) ? a : b }'; }
 
-for m in up down busyup busydown tps tpsfloor cputpsfloor rps lat1p50 lat1p99 lat64p50 lat64p99 lat64p50floor lat64p99floor pss cpu refuse cputps cpurps cpuref \
+for m in up down upfloor downfloor cpufloor syscpu syscpufloor busyup busydown tps tpsfloor cputpsfloor rps lat1p50 lat1p99 lat64p50 lat64p99 lat64p50floor lat64p99floor pss cpu refuse cputps cpurps cpuref \
 	systps systpsfloor sysref headbig headsmall headratio; do
 	for t in $TARGETS; do
 		v=-
@@ -606,7 +627,7 @@ fi
 echo
 echo "| metric | direct | postern |$BH tinyproxy | squid | ÷direct | ÷tinyproxy | ÷squid |$BR target | |"
 echo "|---|--:|--:|$BS--:|--:|--:|--:|--:|$BS---|---|"
-ROWS="up down busyup busydown tps tpsfloor rps lat1p50 lat1p99 lat64p50 lat64p99 lat64p50floor lat64p99floor pss cpu refuse half cputps cputpsfloor cpurps cpuref"
+ROWS="up down upfloor downfloor busyup busydown tps tpsfloor rps lat1p50 lat1p99 lat64p50 lat64p99 lat64p50floor lat64p99floor pss cpu cpufloor refuse half cputps cputpsfloor cpurps cpuref"
 [ -n "$ONLY" ] && ROWS=""
 for m in $ROWS headbig headsmall headratio; do
 	eval "d=\${M_${m}_direct:--} p=\$M_${m}_postern tp=\$M_${m}_tinyproxy sq=\$M_${m}_squid"
@@ -622,12 +643,14 @@ for m in $ROWS headbig headsmall headratio; do
 	busyup|busydown)
 		label="cores busy (of $(nproc)), bulk ${m#busy}"
 		rd=- rt=- rs=- rb=- target="" verdict="" ;;
-	tpsfloor|cputpsfloor|lat64p50floor|lat64p99floor)
+	upfloor|downfloor|cpufloor|tpsfloor|cputpsfloor|lat64p50floor|lat64p99floor)
 		# The floor relay's value in the direct column; beside it the
 		# proxies' own values of the same metric, and postern's share
 		# of the floor.
 		src=${m%floor}
 		case $src in
+		up|down) label="tunnel bulk $src (MB/s)" ;;
+		cpu) label="CPU s per GiB relayed" ;;
 		tps) label="tunnels/s" ;;
 		cputps) label="CPU µs per tunnel" ;;
 		*) label="latency 64 tunnels ${src#lat64}" ;;
@@ -657,8 +680,8 @@ for m in $ROWS headbig headsmall headratio; do
 		verdict=$(atmost "$p" 10) ;;
 	cpu)
 		label="CPU s per GiB relayed"
-		target="≤0.4"
-		verdict=$(atmost "$p" 0.4) ;;
+		target="≤$GOAL_CPUGIB"
+		verdict=$(atmost "$p" "$GOAL_CPUGIB") ;;
 	cputps)
 		label="CPU µs per tunnel"
 		target="≤${GOAL_CPUTPS}× best peer"
@@ -692,11 +715,12 @@ echo
 # nothing but a 403 and a close: a goal the floor itself misses cannot be
 # met by any proxy on this machine, so each such goal is said with the
 # floor's figure beside it, and with how much of the CPU went to the kernel.
-floor_line() { # LABEL GOAL-WORD GOAL FLOOR POSTERN HIGHER-IS-BETTER
-	awk -v l="$1" -v w="$2" -v g="$3" -v f="$4" -v p="$5" -v up="$6" 'BEGIN {
+floor_line() { # LABEL GOAL-WORD GOAL FLOOR POSTERN HIGHER-IS-BETTER [DECIMALS]
+	awk -v l="$1" -v w="$2" -v g="$3" -v f="$4" -v p="$5" -v up="$6" -v d="${7:-1}" 'BEGIN {
 		if (g == "-" || f == "-" || p == "-" || f + 0 == 0) { printf "%s: not measured\n", l; exit }
 		reach = up ? (f + 0 >= g + 0) : (f + 0 <= g + 0)
-		printf "%s: goal %s %.1f; the floor %.1f, %s; postern %.1f, %.2f× the floor\n", \
+		n = "%." d "f"
+		printf "%s: goal %s " n "; the floor " n ", %s; postern " n ", %.2f× the floor\n", \
 			l, w, g, f, reach ? "which meets it" : "which misses it: out of reach on this machine", p, p / f
 	}'
 }
@@ -714,5 +738,7 @@ if [ -z "$ONLY" ]; then
 	echo "    the kernel's share of postern's CPU per refusal: ${M_sysref_postern}%"
 	floor_line "latency 64 tunnels p99 (µs)" "≤" "$(mul "$M_lat64p99_direct" "$GOAL_P99")" \
 		"$M_lat64p99floor_direct" "$M_lat64p99_postern" 0
+	floor_line "CPU s per GiB relayed" "≤" "$GOAL_CPUGIB" "$M_cpufloor_direct" "$M_cpu_postern" 0 3
+	echo "    the kernel's share of that CPU: the floor ${M_syscpufloor_direct}%, postern ${M_syscpu_postern}%"
 	echo
 fi

@@ -25,7 +25,9 @@
  *       The tunnel floor: on a free port of 127.0.0.1 (written to
  *       PORTFILE), a CONNECT "proxy" that does only what a tunnel needs
  *       (the head read, a connect to UPSTREAM whatever it says, the 200,
- *       a read/write relay, both closed at either's end), nothing else.
+ *       a read/write relay with one 1 MiB copy buffer, what a socket
+ *       does not take kept until it does, both closed at either's end),
+ *       nothing else.
  *   proxy-load up|down PROXY TARGET BYTES MAXSECS
  *       One bulk stream through one tunnel; prints "BYTES SECONDS MB/s"
  *       (stops early after MAXSECS, counting what was moved).
@@ -642,7 +644,10 @@ cmd_serve(const char *portfile)
 /*
  * One side of a floor tunnel.  The tunnel's two sides point at each
  * other; the client's side holds the head until the upstream's connect
- * completes.
+ * completes.  Open, a side's read goes into the process's one copy
+ * buffer (bulk[], BULK bytes: a read of postern's copy relay at most,
+ * proxy/splice.c) and straight to the peer; what the peer's socket does
+ * not take waits in PEND, and the side is read no more until it is out.
  */
 struct fside {
 	int fd;
@@ -651,8 +656,11 @@ struct fside {
 	bool open;		/* the 200 is out: relay */
 	bool dead;		/* closed: freed after the current batch */
 	struct fside *next_dead;
+	uint32_t watching;	/* the events epoll has for fd */
 	size_t len;
-	char buf[4096];
+	char head[4096];
+	char *pend;		/* read from this side, not yet taken by the peer */
+	size_t pend_off, pend_len;
 };
 
 static int fepfd;
@@ -666,6 +674,19 @@ fwatch(struct fside *x, uint32_t ev, int op)
 
 	if (epoll_ctl(fepfd, op, x->fd, &e) < 0)
 		die("epoll_ctl");
+	x->watching = ev;
+}
+
+/* An open side: read while nothing of its own waits, write while its
+ * peer's bytes wait. */
+static void
+frewatch(struct fside *x)
+{
+	uint32_t want = (x->pend_len == 0 ? EPOLLIN : 0) |
+	    (x->peer->pend_len > 0 ? EPOLLOUT : 0);
+
+	if (!x->dead && want != x->watching)
+		fwatch(x, want, EPOLL_CTL_MOD);
 }
 
 static void
@@ -674,6 +695,8 @@ fbury(struct fside *x)
 	if (x == NULL || x->dead)
 		return;
 	close(x->fd);
+	free(x->pend);
+	x->pend = NULL;
 	x->dead = true;
 	x->next_dead = f_dead;
 	f_dead = x;
@@ -686,6 +709,59 @@ fclose2(struct fside *x)
 {
 	fbury(x->peer);
 	fbury(x);
+}
+
+/* Open: X's peer's waiting bytes to X, then X's readable bytes to its
+ * peer.  Returns false when the tunnel closed. */
+static bool
+frelay(struct fside *x, uint32_t events)
+{
+	struct fside *p = x->peer;
+	bool moved = false;
+	ssize_t n, w;
+
+	if ((events & EPOLLOUT) && p->pend_len > 0) {
+		w = write(x->fd, p->pend + p->pend_off, p->pend_len);
+		if (w < 0 && errno != EAGAIN)
+			return false;
+		if (w > 0) {
+			p->pend_off += (size_t)w;
+			p->pend_len -= (size_t)w;
+			moved = true;
+			if (p->pend_len == 0) {
+				free(p->pend);
+				p->pend = NULL;
+				frewatch(p);
+			}
+		}
+	}
+	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && x->pend_len == 0) {
+		n = read(x->fd, bulk, BULK);
+		if (n < 0 && errno == EAGAIN)
+			goto out;
+		if (n <= 0)
+			return false;
+		moved = true;
+		/* Small messages: the peer's socket takes them whole. */
+		w = write(p->fd, bulk, (size_t)n);
+		if (w < 0 && errno == EAGAIN)
+			w = 0;
+		if (w < 0)
+			return false;
+		if (w < n) {
+			x->pend = malloc((size_t)(n - w));
+			if (x->pend == NULL)
+				die("malloc");
+			memcpy(x->pend, bulk + w, (size_t)(n - w));
+			x->pend_off = 0;
+			x->pend_len = (size_t)(n - w);
+			frewatch(p);
+		}
+	}
+out:
+	frewatch(x);
+	/* A hang-up that moved nothing: either end is gone. */
+	return moved || !(events & (EPOLLHUP | EPOLLERR));
 }
 
 static void
@@ -708,32 +784,29 @@ fevent(struct fside *x, uint32_t events)
 		}
 		x->open = x->peer->open = true;
 		fwatch(x, EPOLLIN, EPOLL_CTL_MOD);
-		x->peer->len = 0;
 		return;
 	}
-	(void)events;
-	n = read(x->fd, x->buf + (x->open ? 0 : x->len),
-	    x->open ? sizeof(x->buf) : sizeof(x->buf) - x->len);
+	if (x->open) {
+		if (!frelay(x, events))
+			fclose2(x);
+		return;
+	}
+	n = read(x->fd, x->head + x->len, sizeof(x->head) - x->len);
 	if (n < 0 && errno == EAGAIN)
 		return;
 	if (n <= 0) {
 		fclose2(x);
 		return;
 	}
-	if (x->open) {
-		/* Small messages: the peer's socket takes them whole. */
-		if (write(x->peer->fd, x->buf, (size_t)n) != n)
-			fclose2(x);
-		return;
-	}
 	x->len += (size_t)n;
-	if (memmem(x->buf, x->len, "\r\n\r\n", 4) == NULL) {
-		if (x->len == sizeof(x->buf))
+	if (memmem(x->head, x->len, "\r\n\r\n", 4) == NULL) {
+		if (x->len == sizeof(x->head))
 			fclose2(x);
 		return;
 	}
 	/* Any head: the floor has one upstream, the bench server's raw
-	 * port, and makes no decision. */
+	 * port, and makes no decision.  (A client that sent more than its
+	 * head before the 200 is no client of the bench.) */
 	{
 		struct fside *u = calloc(1, sizeof(*u));
 
