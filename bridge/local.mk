@@ -77,7 +77,7 @@ check_PROGRAMS += tests/bench/bridge-load
 tests_bench_bridge_load_SOURCES = tests/bench/bridge-load.c
 EXTRA_DIST += tests/bench/bench-bridge.sh
 
-bench-bridge: postern-bridge tests/bench/bridge-load
+bench-bridge: postern-bridge tests/bench/bridge-load tests/bench/proxy-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-bridge.sh
 .PHONY: bench-bridge

@@ -17,6 +17,13 @@
 # socat runs twice: as it comes (8 KiB reads) and tuned, "socat -b 256K"
 # (socat-256k), the peer issue 18's goals name.
 #
+# The floor: tests/bench/proxy-load's floor relay in raw mode, TCP in and
+# the server's UNIX socket out, copying through one 1 MiB buffer and doing
+# nothing else (no half-close: its upload announces its count, bridge-load
+# upc).  A goal the floor itself misses is out of any relay's reach on this
+# machine; after the targets, each bridge goal is said beside the floor's
+# own figure.
+#
 # BENCH_BASE_BRIDGE=/path/to/an/older/postern-bridge: a before/after in one
 # run.  That binary relays to the same server as one more target,
 # "bridge-base", measured in the same rounds right after the bridge; the
@@ -28,6 +35,7 @@ set -u
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
 LOAD="$top_builddir/tests/bench/bridge-load"
+FLOOR_LOAD="$top_builddir/tests/bench/proxy-load"
 BRIDGE="$top_builddir/postern-bridge"
 PROXY="$top_builddir/postern-proxy"
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -37,7 +45,7 @@ IDLE=${BENCH_IDLE:-1000}
 BASE=${BENCH_BASE_BRIDGE:-}
 HZ=$(getconf CLK_TCK)
 
-for x in "$LOAD" "$BRIDGE"; do
+for x in "$LOAD" "$BRIDGE" "$FLOOR_LOAD"; do
 	[ -x "$x" ] || { echo "bench-bridge: $x is not built" >&2; exit 1; }
 done
 if [ -n "$BASE" ] && [ ! -x "$BASE" ]; then
@@ -113,9 +121,19 @@ socat -b 262144 -lf "$T/socatb.log" TCP-LISTEN:"$SOCATB_PORT",fork,reuseaddr,bin
 	UNIX-CONNECT:"$T/server.sock" &
 SOCATB_PID=$!
 PIDS="$PIDS $SOCATB_PID"
+"$FLOOR_LOAD" floor "$T/floor.port" "unix:$T/server.sock" raw 2>"$T/floor.err" &
+FLOOR_PID=$!
+PIDS="$PIDS $FLOOR_PID"
+i=0
+while [ ! -s "$T/floor.port" ]; do
+	i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-bridge: the floor relay did not start" >&2; exit 1; }
+	sleep 0.1
+done
+read -r FLOOR_PORT _ < "$T/floor.port"
 wait_port "$BRIDGE_PORT"
 wait_port "$SOCAT_PORT"
 wait_port "$SOCATB_PORT"
+wait_port "$FLOOR_PORT"
 BASE_PID=
 if [ -n "$BASE" ]; then
 	BASE_PORT=$(free_port)
@@ -133,15 +151,17 @@ addr_of() {
 	socat) echo "tcp:127.0.0.1:$SOCAT_PORT" ;;
 	socatb) echo "tcp:127.0.0.1:$SOCATB_PORT" ;;
 	base) echo "tcp:127.0.0.1:$BASE_PORT" ;;
+	floor) echo "tcp:127.0.0.1:$FLOOR_PORT" ;;
 	esac
 }
 relay_pid() {
-	case $1 in bridge) echo "$BRIDGE_PID" ;; socat) echo "$SOCAT_PID" ;; socatb) echo "$SOCATB_PID" ;; base) echo "$BASE_PID" ;; *) echo "" ;; esac
+	case $1 in bridge) echo "$BRIDGE_PID" ;; socat) echo "$SOCAT_PID" ;; socatb) echo "$SOCATB_PID" ;; base) echo "$BASE_PID" ;;
+	floor) echo "$FLOOR_PID" ;; *) echo "" ;; esac
 }
 
 # "base" is BENCH_BASE_BRIDGE, shown as bridge-base.
-TARGETS="tcp unix bridge socat socatb"
-[ -n "$BASE" ] && TARGETS="tcp unix bridge base socat socatb"
+TARGETS="tcp unix bridge socat socatb floor"
+[ -n "$BASE" ] && TARGETS="tcp unix bridge base socat socatb floor"
 echo "bench-bridge: $ROUNDS rounds, $BYTES bytes per stream, ${SECS}s per timed test, $IDLE idle connections"
 echo "bench-bridge: $(nproc) CPUs, kernel $(uname -r)"
 if [ -n "$BASE" ]; then
@@ -157,8 +177,10 @@ bulk() { # TARGET
 	p=$(relay_pid $1)
 	kids=""
 	case $1 in socat*) kids=1 ;; esac
+	upcmd=up
+	[ "$1" = floor ] && upcmd=upc
 	[ -n "$p" ] && c0=$(cpu_ticks "$p" $kids)
-	v=$("$LOAD" up "$a" "$BYTES") && echo "$v" >> "$T/up.$1"
+	v=$("$LOAD" $upcmd "$a" "$BYTES") && echo "$v" >> "$T/up.$1"
 	v=$("$LOAD" down "$a" "$BYTES") && echo "$v" >> "$T/down.$1"
 	if [ -n "$p" ]; then
 		# socat's children are reaped (and counted) a moment later.
@@ -183,6 +205,7 @@ idle() { # TARGET
 	# socat's PSS is measured once, as it comes: the buffer size does not
 	# change a thousand processes.
 	[ "$1" = socatb ] && return 0
+	[ "$1" = floor ] && return 0
 	rm -f "$T/hold"
 	mkfifo "$T/hold"
 	"$LOAD" idle "$(addr_of $1)" "$IDLE" < "$T/hold" > "$T/idle.out" &
@@ -228,9 +251,9 @@ check() { # VALUE OP LIMIT
 
 echo
 if [ -n "$BASE" ]; then
-	printf '%-26s %11s %11s %11s %11s %11s %11s %9s\n' "median of $ROUNDS" direct-tcp direct-unix bridge bridge-base socat socat-256k br/base
+	printf '%-26s %11s %11s %11s %11s %11s %11s %11s %9s\n' "median of $ROUNDS" direct-tcp direct-unix bridge bridge-base socat socat-256k floor br/base
 else
-	printf '%-26s %11s %11s %11s %11s %11s\n' "median of $ROUNDS" direct-tcp direct-unix bridge socat socat-256k
+	printf '%-26s %11s %11s %11s %11s %11s %11s\n' "median of $ROUNDS" direct-tcp direct-unix bridge socat socat-256k floor
 fi
 for m in up down cps lat1p50 lat1p99 lat64p50 lat64p99 pss cpu; do
 	case $m in
@@ -276,6 +299,27 @@ tgt "CPU per GiB: bridge s <= 0.3" "$M_cpu_bridge" "$(check "$M_cpu_bridge" '<='
 x=$(awk -v b="$M_lat1p50_bridge" -v s="$M_lat1p50_socatb" 'BEGIN {
 	if (b == "-" || s == "-") print "-"; else printf "%.1f", b - s }')
 tgt "p50 added to one echo: bridge - socat-256k <= 0 us" "$x" "$(check "$x" '<=' 0)"
+
+# The same goals met by the floor relay, or not: one it misses is out of
+# reach on this machine.
+echo
+echo "the floor relay against the same goals (ratios in this run):"
+floor_tgt() { # LABEL FLOOR-VALUE OP LIMIT BRIDGE-VALUE
+	v=$(check "$2" "$3" "$4")
+	case $v in
+	met) w="the floor meets it" ;;
+	n/a) w="not measured" ;;
+	*) w="the floor misses it: out of reach on this machine" ;;
+	esac
+	printf '  %-44s %8s  %s (bridge %s)\n' "$1" "$2" "$w" "$5"
+}
+floor_tgt "throughput up: floor/socat-256k >= 1.2" "$(ratio "$M_up_floor" "$M_up_socatb")" '>=' 1.2 \
+	"$(ratio "$M_up_bridge" "$M_up_socatb")"
+floor_tgt "throughput down: floor/socat-256k >= 1.2" "$(ratio "$M_down_floor" "$M_down_socatb")" '>=' 1.2 \
+	"$(ratio "$M_down_bridge" "$M_down_socatb")"
+floor_tgt "connections/s: floor/socat >= 5" "$(ratio "$M_cps_floor" "$M_cps_socat")" '>=' 5 \
+	"$(ratio "$M_cps_bridge" "$M_cps_socat")"
+floor_tgt "CPU per GiB: floor s <= 0.3" "$M_cpu_floor" '<=' 0.3 "$M_cpu_bridge"
 
 echo
 if [ ! -x "$PROXY" ]; then

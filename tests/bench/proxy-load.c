@@ -21,13 +21,15 @@
  * direct connection) and TARGET (HOST:PORT; through a proxy it is the
  * CONNECT authority, directly it is connected to):
  *
- *   proxy-load floor PORTFILE UPSTREAM
+ *   proxy-load floor PORTFILE UPSTREAM [raw]
  *       The tunnel floor: on a free port of 127.0.0.1 (written to
  *       PORTFILE), a CONNECT "proxy" that does only what a tunnel needs
  *       (the head read, a connect to UPSTREAM whatever it says, the 200,
  *       a read/write relay with one 1 MiB copy buffer, what a socket
  *       does not take kept until it does, both closed at either's end),
- *       nothing else.
+ *       nothing else.  UPSTREAM is HOST:PORT or unix:PATH.  With "raw"
+ *       there is no head and no 200: each connection is relayed to
+ *       UPSTREAM from its accept (the relay floor of bench-bridge).
  *   proxy-load up|down PROXY TARGET BYTES MAXSECS
  *       One bulk stream through one tunnel; prints "BYTES SECONDS MB/s"
  *       (stops early after MAXSECS, counting what was moved).
@@ -75,6 +77,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -655,6 +658,7 @@ struct fside {
 	bool client;		/* the accepted side */
 	bool open;		/* the 200 is out: relay */
 	bool dead;		/* closed: freed after the current batch */
+	bool gone;		/* hung up with PEND not out: watched no more */
 	struct fside *next_dead;
 	uint32_t watching;	/* the events epoll has for fd */
 	size_t len;
@@ -664,7 +668,9 @@ struct fside {
 };
 
 static int fepfd;
-static struct sockaddr_in f_up;
+static struct sockaddr_storage f_up;	/* UPSTREAM: TCP, or a UNIX socket */
+static socklen_t f_uplen;
+static bool f_raw;			/* no head, no 200: relay from the accept */
 static struct fside *f_dead;	/* closed in this batch of events */
 
 static void
@@ -685,7 +691,7 @@ frewatch(struct fside *x)
 	uint32_t want = (x->pend_len == 0 ? EPOLLIN : 0) |
 	    (x->peer->pend_len > 0 ? EPOLLOUT : 0);
 
-	if (!x->dead && want != x->watching)
+	if (!x->dead && !x->gone && want != x->watching)
 		fwatch(x, want, EPOLL_CTL_MOD);
 }
 
@@ -711,6 +717,29 @@ fclose2(struct fside *x)
 	fbury(x);
 }
 
+/* The upstream side of client X: connecting, watched for the end of it. */
+static void
+fconnect(struct fside *x)
+{
+	struct fside *u = calloc(1, sizeof(*u));
+
+	if (u == NULL)
+		die("calloc");
+	u->fd = socket(f_up.ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (u->fd < 0)
+		die("socket");
+	if (f_up.ss_family == AF_INET)
+		nodelay(u->fd);
+	u->peer = x;
+	x->peer = u;
+	if (connect(u->fd, (struct sockaddr *)&f_up, f_uplen) < 0 && errno != EINPROGRESS &&
+	    errno != EAGAIN) {
+		fclose2(x);
+		return;
+	}
+	fwatch(u, EPOLLOUT, EPOLL_CTL_ADD);
+}
+
 /* Open: X's peer's waiting bytes to X, then X's readable bytes to its
  * peer.  Returns false when the tunnel closed. */
 static bool
@@ -731,6 +760,8 @@ frelay(struct fside *x, uint32_t events)
 			if (p->pend_len == 0) {
 				free(p->pend);
 				p->pend = NULL;
+				if (p->gone)
+					return false;	/* its last bytes are out */
 				frewatch(p);
 			}
 		}
@@ -759,9 +790,20 @@ frelay(struct fside *x, uint32_t events)
 		}
 	}
 out:
+	if (!moved && (events & (EPOLLHUP | EPOLLERR))) {
+		/* X hung up (a UNIX socket's peer closing says so at once).
+		 * Bytes it sent that its peer has not taken yet still go out,
+		 * and X is watched no more: epoll would say it again and
+		 * again. */
+		if (x->pend_len == 0)
+			return false;
+		if (epoll_ctl(fepfd, EPOLL_CTL_DEL, x->fd, NULL) < 0)
+			die("epoll_ctl");
+		x->gone = true;
+		return true;
+	}
 	frewatch(x);
-	/* A hang-up that moved nothing: either end is gone. */
-	return moved || !(events & (EPOLLHUP | EPOLLERR));
+	return true;
 }
 
 static void
@@ -778,12 +820,15 @@ fevent(struct fside *x, uint32_t events)
 		socklen_t el = sizeof(err);
 
 		if (getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err != 0 ||
-		    write(x->peer->fd, ok, sizeof(ok) - 1) != (ssize_t)sizeof(ok) - 1) {
+		    (!f_raw && write(x->peer->fd, ok, sizeof(ok) - 1) != (ssize_t)sizeof(ok) - 1)) {
 			fclose2(x);
 			return;
 		}
 		x->open = x->peer->open = true;
 		fwatch(x, EPOLLIN, EPOLL_CTL_MOD);
+		/* Raw, the client is watched from now on. */
+		if (f_raw)
+			fwatch(x->peer, EPOLLIN, EPOLL_CTL_ADD);
 		return;
 	}
 	if (x->open) {
@@ -807,24 +852,7 @@ fevent(struct fside *x, uint32_t events)
 	/* Any head: the floor has one upstream, the bench server's raw
 	 * port, and makes no decision.  (A client that sent more than its
 	 * head before the 200 is no client of the bench.) */
-	{
-		struct fside *u = calloc(1, sizeof(*u));
-
-		if (u == NULL)
-			die("calloc");
-		u->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-		if (u->fd < 0)
-			die("socket");
-		nodelay(u->fd);
-		u->peer = x;
-		x->peer = u;
-		if (connect(u->fd, (struct sockaddr *)&f_up, sizeof(f_up)) < 0 &&
-		    errno != EINPROGRESS) {
-			fclose2(x);
-			return;
-		}
-		fwatch(u, EPOLLOUT, EPOLL_CTL_ADD);
-	}
+	fconnect(x);
 }
 
 /*
@@ -832,17 +860,32 @@ fevent(struct fside *x, uint32_t events)
  * needs (read the head, connect to UPSTREAM whatever the head says,
  * answer 200, relay with read/write, close both on either's end): no
  * parsing, no decision, no DNS, no log, no limits.  Its tunnels/s is
- * what one event loop can reach on this machine at all.
+ * what one event loop can reach on this machine at all.  RAW: no head and
+ * no 200, each connection relayed to UPSTREAM from its accept.
  */
 static void
-cmd_floor(const char *portfile, const char *upstream)
+cmd_floor(const char *portfile, const char *upstream, bool raw)
 {
 	struct epoll_event evs[256];
 	int lfd;
 
 	raise_nofile();
 	signal(SIGPIPE, SIG_IGN);
-	parse_addr(upstream, &f_up);
+	f_raw = raw;
+	if (strncmp(upstream, "unix:", 5) == 0) {
+		struct sockaddr_un *un = (struct sockaddr_un *)&f_up;
+
+		if (strlen(upstream + 5) >= sizeof(un->sun_path)) {
+			fprintf(stderr, "proxy-load: %s: path too long\n", upstream);
+			exit(2);
+		}
+		un->sun_family = AF_UNIX;
+		strcpy(un->sun_path, upstream + 5);
+		f_uplen = sizeof(*un);
+	} else {
+		parse_addr(upstream, (struct sockaddr_in *)&f_up);
+		f_uplen = sizeof(struct sockaddr_in);
+	}
 	fepfd = epoll_create1(0);
 	if (fepfd < 0)
 		die("epoll_create1");
@@ -885,7 +928,10 @@ cmd_floor(const char *portfile, const char *upstream)
 					die("calloc");
 				x->fd = fd;
 				x->client = true;
-				fwatch(x, EPOLLIN, EPOLL_CTL_ADD);
+				if (f_raw)
+					fconnect(x);
+				else
+					fwatch(x, EPOLLIN, EPOLL_CTL_ADD);
 			}
 		}
 	}
@@ -1526,7 +1572,7 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: proxy-load serve PORTFILE\n"
-	    "       proxy-load floor PORTFILE UPSTREAM\n"
+	    "       proxy-load floor PORTFILE UPSTREAM [raw]\n"
 	    "       proxy-load up|down PROXY TARGET BYTES MAXSECS\n"
 	    "       proxy-load tps|lat|refuse PROXY TARGET CONNS SECONDS\n"
 	    "       proxy-load idle PROXY TARGET CONNS\n"
@@ -1546,9 +1592,11 @@ main(int argc, char **argv)
 		cmd_serve(argv[2]);
 	}
 	if (strcmp(argv[1], "floor") == 0) {
+		if (argc == 5 && strcmp(argv[4], "raw") == 0)
+			cmd_floor(argv[2], argv[3], true);
 		if (argc != 4)
 			usage();
-		cmd_floor(argv[2], argv[3]);
+		cmd_floor(argv[2], argv[3], false);
 	}
 	if (argc < 4)
 		usage();
