@@ -94,6 +94,13 @@ pss_kb() { # PID...: summed Pss in kB
 	done | awk '{ s += $1 } END { print s + 0 }'
 }
 
+steal_ticks() { # the machine's steal ticks and all its ticks since boot
+	awk '/^cpu / { print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
+}
+steal_share() { # "STEAL TOTAL" (steal_ticks) at the start: the steal's % since then
+	echo "$1 $(steal_ticks)" | awk '{ t = $4 - $2; if (t > 0) printf "%.1f%%\n", 100 * ($3 - $1) / t; else print "-" }'
+}
+
 median() { # FILE
 	sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print v[int((NR + 1) / 2)] }'
 }
@@ -230,6 +237,7 @@ idle() { # TARGET
 	while [ -n "$(pgrep -P "$p")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 }
 
+STEAL0=$(steal_ticks)
 r=0
 while [ $r -lt "$ROUNDS" ]; do
 	r=$((r + 1))
@@ -249,6 +257,9 @@ check() { # VALUE OP LIMIT
 		print ok ? "met" : "NOT MET" }'
 }
 
+# Time the hypervisor gave to others ("steal") is taken from every relay
+# measured, unevenly: a run with much of it is a noisy one.
+echo "bench-bridge: the host took $(steal_share "$STEAL0") of this machine's CPU time during the rounds (steal)"
 echo
 if [ -n "$BASE" ]; then
 	printf '%-26s %11s %11s %11s %11s %11s %11s %11s %9s\n' "median of $ROUNDS" direct-tcp direct-unix bridge bridge-base socat socat-256k floor br/base

@@ -357,6 +357,12 @@ machine_ticks() { # the machine's busy and total ticks since boot (steal counts 
 	# those cycles were not the bench's to use)
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
 }
+steal_ticks() { # the machine's steal ticks and all its ticks since boot
+	awk '/^cpu / { print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
+}
+steal_share() { # "STEAL TOTAL" (steal_ticks) at the start: the steal's % since then
+	echo "$1 $(steal_ticks)" | awk '{ t = $4 - $2; if (t > 0) printf "%.1f%%\n", 100 * ($3 - $1) / t; else print "-" }'
+}
 cores_busy() { # BEFORE AFTER (machine_ticks each): cores kept busy in between
 	echo "$1 $2" | awk -v n="$(nproc)" '{ t = $4 - $2; if (t > 0) printf "%.2f\n", ($3 - $1) / t * n; else print "-" }'
 }
@@ -428,6 +434,7 @@ if [ -n "$BASE" ]; then
 	echo "bench-proxy: postern-base: $BASE, $("$BASE" --version 2>&1 | head -1) (tree at $brev)"
 fi
 START=$(date +%s)
+STEAL0=$(steal_ticks)
 
 r=0
 MAIN_ROUNDS=$ROUNDS
@@ -581,6 +588,9 @@ head_rounds() { # TARGET LABEL BINARY INI PORT
 head_rounds postern postern "$POSTERN" "$T/postern.ini" $PX_PORT
 [ -n "$BASE" ] && head_rounds base postern-base "$BASE" "$T/base/postern-base.ini" $PB_PORT
 echo "bench-proxy: done in $(($(date +%s) - START))s, load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Time the hypervisor gave to others ("steal") is taken from every program
+# measured, unevenly: a run with much of it is a noisy one.
+echo "bench-proxy: the host took $(steal_share "$STEAL0") of this machine's CPU time during the run (steal)"
 
 # ---------------------------------------------------------------------------
 # The table: medians; ratios are postern / peer (for latency, PSS and CPU,
