@@ -75,6 +75,7 @@ EXTRA_DIST += $(BRIDGE_IT) tests/integration/lib-bridge.sh
 # load tool is a check program so that it is always compiled.
 check_PROGRAMS += tests/bench/bridge-load
 tests_bench_bridge_load_SOURCES = tests/bench/bridge-load.c
+tests_bench_bridge_load_LDADD = $(BASE_LIBS)
 EXTRA_DIST += tests/bench/bench-bridge.sh
 
 bench-bridge: postern-bridge tests/bench/bridge-load tests/bench/proxy-load

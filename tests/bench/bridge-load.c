@@ -79,6 +79,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/unix.h"
+
 #define BUF (1 << 20)
 #define MSG 64
 
@@ -151,13 +153,11 @@ parse_addr(const char *spec, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (strncmp(spec, "unix:", 5) == 0) {
-		struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+		socklen_t len;
 
-		sun->sun_family = AF_UNIX;
-		if (strlen(spec + 5) >= sizeof(sun->sun_path))
+		if (bs_unix_addr((struct sockaddr_un *)ss, &len, spec + 5) < 0)
 			die("path too long");
-		strcpy(sun->sun_path, spec + 5);
-		return sizeof(*sun);
+		return len;
 	}
 	if (strncmp(spec, "tcp:", 4) == 0) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)ss;

@@ -13,6 +13,7 @@
 
 check_PROGRAMS += tests/bench/proxy-load
 tests_bench_proxy_load_SOURCES = tests/bench/proxy-load.c
+tests_bench_proxy_load_LDADD = $(BASE_LIBS)
 EXTRA_DIST += tests/bench/bench-proxy.sh tests/bench/wrk-proxy.lua \
 	tests/bench/bench-instr.sh tests/bench/instr-client.py
 

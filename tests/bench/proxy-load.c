@@ -81,6 +81,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/unix.h"
+
 #define BULK (1 << 20)
 #define MSG 64
 #define HEAD_MAX 4096
@@ -873,15 +875,10 @@ cmd_floor(const char *portfile, const char *upstream, bool raw)
 	signal(SIGPIPE, SIG_IGN);
 	f_raw = raw;
 	if (strncmp(upstream, "unix:", 5) == 0) {
-		struct sockaddr_un *un = (struct sockaddr_un *)&f_up;
-
-		if (strlen(upstream + 5) >= sizeof(un->sun_path)) {
+		if (bs_unix_addr((struct sockaddr_un *)&f_up, &f_uplen, upstream + 5) < 0) {
 			fprintf(stderr, "proxy-load: %s: path too long\n", upstream);
 			exit(2);
 		}
-		un->sun_family = AF_UNIX;
-		strcpy(un->sun_path, upstream + 5);
-		f_uplen = sizeof(*un);
 	} else {
 		parse_addr(upstream, (struct sockaddr_in *)&f_up);
 		f_uplen = sizeof(struct sockaddr_in);
