@@ -105,13 +105,17 @@ median() { # FILE
 	sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print v[int((NR + 1) / 2)] }'
 }
 
+wait_portfile() { # FILE WHAT: until FILE is written, 5 s at most
+	i=0
+	while [ ! -s "$1" ]; do
+		i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-bridge: $2 did not start" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
 "$LOAD" serve "$T/server.sock" "$T/server.port" 2>"$T/server.err" &
 PIDS="$PIDS $!"
-i=0
-while [ ! -s "$T/server.port" ]; do
-	i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-bridge: server did not start" >&2; exit 1; }
-	sleep 0.1
-done
+wait_portfile "$T/server.port" server
 SERVER_PORT=$(cat "$T/server.port")
 
 BRIDGE_PORT=$(free_port)
@@ -131,11 +135,7 @@ PIDS="$PIDS $SOCATB_PID"
 "$FLOOR_LOAD" floor "$T/floor.port" "unix:$T/server.sock" raw 2>"$T/floor.err" &
 FLOOR_PID=$!
 PIDS="$PIDS $FLOOR_PID"
-i=0
-while [ ! -s "$T/floor.port" ]; do
-	i=$((i + 1)); [ $i -gt 50 ] && { echo "bench-bridge: the floor relay did not start" >&2; exit 1; }
-	sleep 0.1
-done
+wait_portfile "$T/floor.port" "the floor relay"
 read -r FLOOR_PORT _ < "$T/floor.port"
 wait_port "$BRIDGE_PORT"
 wait_port "$SOCAT_PORT"

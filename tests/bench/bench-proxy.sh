@@ -373,6 +373,11 @@ pss_kb() { # PID: summed Pss of PID and its descendants, kB
 }
 # The proxy's CPU per operation of a timed test, in microseconds: less
 # sensitive than the rate to whatever else the machine is running.
+per_gib() { # PID TICKS-BEFORE UP DOWN (the bulk client's "BYTES SECONDS MB/s" each):
+	# PID's CPU seconds since per GiB relayed
+	echo "$3 $4" | awk -v c=$(($(cpu_ticks "$1") - $2)) -v hz="$HZ" \
+		'{ printf "%.3f\n", c / hz / (($1 + $4) / 1073741824) }'
+}
 per_op() { # PID TICKS-BEFORE RATE
 	awk -v c=$(($(cpu_ticks "$1") - $2)) -v hz="$HZ" -v r="$3" -v s="$SECS" \
 		'BEGIN { if (r + 0 == 0) print "-"; else printf "%.1f\n", c / hz * 1e6 / (r * s) }'
@@ -462,9 +467,7 @@ while [ $r -lt "$MAIN_ROUNDS" ]; do
 		[ -n "$down" ] && cores_busy "$m1" "$m2" >> "$T/busydown.$t"
 		if [ -n "$pid" ] && [ -n "$up" ] && [ -n "$down" ]; then
 			sleep 0.2	# let the proxy close both tunnels
-			c1=$(cpu_ticks "$pid")
-			echo "$up $down" | awk -v c=$((c1 - c0)) -v hz="$HZ" \
-				'{ printf "%.3f\n", c / hz / (($1 + $4) / 1073741824) }' >> "$T/cpu.$t"
+			per_gib "$pid" "$c0" "$up" "$down" >> "$T/cpu.$t"
 			sys_share "$pid" "$c0" "$k0" >> "$T/syscpu.$t"
 		fi
 		if [ "$t" = direct ]; then
@@ -477,9 +480,7 @@ while [ $r -lt "$MAIN_ROUNDS" ]; do
 				echo "$down" | awk '{ print $3 }' >> "$T/downfloor.$t"
 			if [ -n "$up" ] && [ -n "$down" ]; then
 				sleep 0.2
-				c1=$(cpu_ticks "$FLOOR_PID")
-				echo "$up $down" | awk -v c=$((c1 - c0)) -v hz="$HZ" \
-					'{ printf "%.3f\n", c / hz / (($1 + $4) / 1073741824) }' >> "$T/cpufloor.$t"
+				per_gib "$FLOOR_PID" "$c0" "$up" "$down" >> "$T/cpufloor.$t"
 				sys_share "$FLOOR_PID" "$c0" "$k0" >> "$T/syscpufloor.$t"
 			fi
 		fi
