@@ -382,6 +382,8 @@ read_at_accept(struct px_conn *c)
 	return n > 0 ? (size_t)n : 0;
 }
 
+static void admit(struct px_conn *c, int over, unsigned held);
+
 void
 px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int salen)
 {
@@ -444,13 +446,13 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 
 	/* Into the server's set, with the session's and the uid's share
 	 * checked at once, before the request head (conns.c says why). */
-	over = px_conns_add(c, &held);
+	over = px_conns_add(c, &held, admit);
 
 	/* FD is non-blocking already: evconnlistener accepts with accept4()'s
 	 * SOCK_NONBLOCK (px_accept_fn, server.h). */
 	c->cli.bev = bufferevent_socket_new(px_server_base(srv), fd, BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(px_server_base(srv), px_conn_timer_cb, c);
-	if (c->cli.bev == NULL || c->timer == NULL || over == -ENOMEM) {
+	if (c->cli.bev == NULL || c->timer == NULL) {
 		if (c->cli.bev == NULL)
 			close(fd);
 		px_conn_free(c, "out of memory");
@@ -458,6 +460,22 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	}
 	bufferevent_priority_set(c->cli.bev, PX_PRI_BULK);
 	event_priority_set(c->timer, PX_PRI_BULK);
+	/* Waiting for a slot (conns.h): nothing is read, as in the backlog. */
+	if (over != -EAGAIN)
+		admit(c, over, held);
+}
+
+/* C has its slot (OVER 0), or is over its share (or out of memory):
+ * answer, or start reading its first request head. */
+static void
+admit(struct px_conn *c, int over, unsigned held)
+{
+	struct px_server *srv = c->srv;
+
+	if (over == -ENOMEM) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
 	if (over != 0) {
 		char detail[200];
 		if (over == -EDQUOT)

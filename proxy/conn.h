@@ -164,6 +164,11 @@ struct px_conn {
 	 * writing side and now only drains (2). */
 	struct px_share *share_sess, *share_uid;
 	int counted;
+	/* Accepted while the proxy was full and over a share only because
+	 * of it: it waits for a slot unread, as it would have in the backlog
+	 * (conns.c). */
+	TAILQ_ENTRY(px_conn) wait_entry;
+	int waiting;
 	/* The head being judged: its bytes at the start of the client's
 	 * input until it is consumed (px_decide()); they are no bytes the
 	 * client sent unread when a refusal closes (px_conn_close_after_write()). */

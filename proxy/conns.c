@@ -22,12 +22,27 @@
 #include "proxy/share.h"
 #include "proxy/worker.h"
 
+/* Clients that wait for a slot, accepted in a burst past a full proxy
+ * (take()); one more is refused over its share as before. */
+#define WAITING_MAX 64
+
 struct px_conns {
 	TAILQ_HEAD(, px_conn) list;
 	unsigned n;               /* this worker's, counted against max_connections */
 	unsigned nrefusing;       /* refused over a share, answer in flight */
 	struct event *idle_trim;  /* armed when the last connection closes */
+	/* Accepted while the proxy was full, over a share only because it
+	 * was (px_conns_add()), in the order they came; px_conns_wake()
+	 * makes WAKE active, which tries them again and hands each that got
+	 * a slot, or that is over its share with the proxy not full, to
+	 * ADMIT. */
+	TAILQ_HEAD(, px_conn) waiting;
+	unsigned nwaiting;
+	struct event *wake;
+	px_conns_admit_fn admit;
 };
+
+static void wake_cb(evutil_socket_t fd, short what, void *arg);
 
 /*
  * The proxy has had no connection for a moment (px_conns_remove() arms
@@ -67,8 +82,14 @@ px_conns_new(struct event_base *base)
 	(void)mallopt(M_TRIM_THRESHOLD, 4 << 20);
 	(void)mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	TAILQ_INIT(&cs->list);
+	TAILQ_INIT(&cs->waiting);
 	cs->idle_trim = evtimer_new(base, idle_trim_cb, cs);
-	if (cs->idle_trim == NULL) {
+	cs->wake = event_new(base, -1, 0, wake_cb, cs);
+	if (cs->idle_trim == NULL || cs->wake == NULL) {
+		if (cs->idle_trim != NULL)
+			event_free(cs->idle_trim);
+		if (cs->wake != NULL)
+			event_free(cs->wake);
 		free(cs);
 		errno = ENOMEM;
 		return NULL;
@@ -82,22 +103,25 @@ px_conns_free(struct px_conns *cs)
 	if (cs == NULL)
 		return;
 	event_free(cs->idle_trim);
+	event_free(cs->wake);
 	free(cs);
 }
 
-int
-px_conns_add(struct px_conn *c, unsigned *held)
+/*
+ * Take C's shares and its count (px_workers_take()).  A client over a
+ * share while the proxy is full came in a burst that beat the listeners'
+ * pause, as when two workers accept at once the moment a slot frees: one
+ * takes the slot, and the other's client finds the session full only
+ * because the proxy is.  With one worker it would have waited in the
+ * backlog, so it waits here instead, unread, up to WAITING_MAX of them
+ * (AT_HEAD: back at the front, after a try that failed).
+ */
+static int
+take(struct px_conns *cs, struct px_conn *c, unsigned *held, int at_head)
 {
 	struct px_server *srv = c->srv;
-	struct px_conns *cs = px_server_conns(srv);
 	int over = 0, change;
 
-	TAILQ_INSERT_TAIL(&cs->list, c, entry);
-	/* The session's share, and the peer uid's within it, are checked
-	 * here, before the request head: a client over its share is answered
-	 * at once, so it never waits, and it never counts against
-	 * [proxy] max_connections, so refusing it never fills the proxy for
-	 * the other sessions. */
 	change = px_workers_take(srv, c->sess != NULL ? c->session : NULL, c->is_unix ? c->uid : -1,
 	    c->sess != NULL ? c->sess->max_connections : 0,
 	    c->sess != NULL ? c->sess->max_connections_per_uid : 0, &c->share_sess, &c->share_uid,
@@ -112,11 +136,68 @@ px_conns_add(struct px_conn *c, unsigned *held)
 			px_workers_limit(srv, change);
 		else if (px_workers_full(srv) && !px_listeners_paused(srv))
 			px_listeners_pause(srv, 1);
+	} else if (over != -ENOMEM && px_workers_full(srv) && cs->nwaiting < WAITING_MAX) {
+		/* Full now: the change back to not full comes to this loop
+		 * after this callback (px_workers_limit()), and wakes C. */
+		if (at_head)
+			TAILQ_INSERT_HEAD(&cs->waiting, c, wait_entry);
+		else
+			TAILQ_INSERT_TAIL(&cs->waiting, c, wait_entry);
+		c->waiting = 1;
+		cs->nwaiting++;
+		over = -EAGAIN;
 	} else if (cs->nrefusing < REFUSING_MAX) {
 		c->linger = 1;
 		cs->nrefusing++;
 	}
 	return over;
+}
+
+int
+px_conns_add(struct px_conn *c, unsigned *held, px_conns_admit_fn admit)
+{
+	struct px_conns *cs = px_server_conns(c->srv);
+
+	TAILQ_INSERT_TAIL(&cs->list, c, entry);
+	cs->admit = admit;
+	/* The session's share, and the peer uid's within it, are checked
+	 * here, before the request head: a client over its share is answered
+	 * at once, so it never waits, and it never counts against
+	 * [proxy] max_connections, so refusing it never fills the proxy for
+	 * the other sessions. */
+	return take(cs, c, held, 0);
+}
+
+/* The proxy is no longer full: try the waiting ones again, in order,
+ * until one must wait again. */
+static void
+wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_conns *cs = arg;
+	struct px_conn *c;
+	unsigned held;
+	int over;
+
+	(void)fd;
+	(void)what;
+	while ((c = TAILQ_FIRST(&cs->waiting)) != NULL) {
+		TAILQ_REMOVE(&cs->waiting, c, wait_entry);
+		c->waiting = 0;
+		cs->nwaiting--;
+		held = 0;
+		if ((over = take(cs, c, &held, 1)) == -EAGAIN)
+			break;
+		cs->admit(c, over, held);
+	}
+}
+
+void
+px_conns_wake(struct px_server *srv)
+{
+	struct px_conns *cs = px_server_conns(srv);
+
+	if (!TAILQ_EMPTY(&cs->waiting))
+		event_active(cs->wake, EV_TIMEOUT, 1);
 }
 
 int
@@ -141,6 +222,11 @@ px_conns_remove(struct px_conn *c)
 	int change;
 
 	TAILQ_REMOVE(&cs->list, c, entry);
+	if (c->waiting) {
+		TAILQ_REMOVE(&cs->waiting, c, wait_entry);
+		c->waiting = 0;
+		cs->nwaiting--;
+	}
 	change = px_workers_release(srv, c->share_sess, c->share_uid, c->counted);
 	c->share_sess = c->share_uid = NULL;
 	if (c->linger)

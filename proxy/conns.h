@@ -24,17 +24,29 @@ struct px_server;
 struct px_conns *px_conns_new(struct event_base *base);
 void px_conns_free(struct px_conns *cs);
 
+/* What px_conns_add() returned, for a waiting connection once it has
+ * been tried again: the caller's next step for C (which may free C). */
+typedef void (*px_conns_admit_fn)(struct px_conn *c, int over, unsigned held);
+
 /*
  * Add C, just accepted (C->srv, C->session, C->sess and for a UNIX peer
  * C->uid set), to its server's set, and take its session's and uid's share
  * of C->sess (none when NULL).  Returns 0 when C got it: C then counts
  * against max_connections, and the listeners pause when that is reached.
- * Otherwise what px_share_take() returned (-EDQUOT or -EUSERS, with *HELD
- * what is held; -ENOMEM): C does not count, and lingers after its refusal
- * (C->linger) while fewer than REFUSING_MAX do.  Either way C is in the
- * set until px_conns_remove().
+ * -EAGAIN when C is over a share while the proxy is full (another worker
+ * took the last slot as this one accepted C): C waits (C->waiting), to be
+ * read from nothing, until the proxy is not full (px_conns_wake()); then
+ * it is tried again and ADMIT is called with what this would have
+ * returned.  Otherwise what px_share_take() returned (-EDQUOT or -EUSERS,
+ * with *HELD what is held; -ENOMEM): C does not count, and lingers after
+ * its refusal (C->linger) while fewer than REFUSING_MAX do.  In every case
+ * C is in the set until px_conns_remove().
  */
-int px_conns_add(struct px_conn *c, unsigned *held);
+int px_conns_add(struct px_conn *c, unsigned *held, px_conns_admit_fn admit);
+/* The proxy is no longer full (every worker is told, each on its loop):
+ * try SRV's waiting connections again, in the order they came, on SRV's
+ * loop after the current callback. */
+void px_conns_wake(struct px_server *srv);
 /*
  * Let C linger after its answer (C->linger), reading and discarding what
  * its client still sends, while fewer than REFUSING_MAX connections of

@@ -54,6 +54,8 @@ hook_pause(struct px_server *srv, int full)
 {
 	if (full != px_listeners_paused(srv))
 		px_listeners_pause(srv, full);
+	if (!full)
+		px_conns_wake(srv);
 }
 
 static void

@@ -25,6 +25,38 @@ wait "$t1"
 expect_eq 0 $? "the 5 tunnels kept working"
 wait "$cw"
 expect_match "^sni=allowed\.test$" "$(cat "$WORLD_DIR/waiting.out")" "the waiting client is served once connections close"
+
+# The same with a crowd in the backlog behind the full proxy: clients that
+# gave up while waiting (their sockets closed, still queued) and clients
+# still waiting.  As the tunnels close, a worker may take a slot for a
+# closed client while another accepts a waiting one; that one waits for
+# the next slot (it came while the proxy was full), never a 503 for a
+# session share that is full only because the proxy is.
+round=1
+while [ $round -le 3 ]; do
+	rm -f "$WORLD_DIR/r3" "$WORLD_DIR/g3"
+	in_px "$WORLD_PYTHON" "$T" 127.0.0.1 3128 allowed.test:7 5 "$WORLD_DIR/r3" "$WORLD_DIR/g3" --timeout 30 >"$WORLD_DIR/t3.out" 2>&1 &
+	t3=$!
+	i=0; while [ ! -s "$WORLD_DIR/r3" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	k=1; pids=""
+	while [ $k -le 4 ]; do
+		printf 'CONNECT allowed.test:7 HTTP/1.1\r\nHost: allowed.test:7\r\n\r\n' | raw 127.0.0.1 3128 --timeout 0.2 >/dev/null 2>&1 &
+		pids="$pids $!"
+		rm -f "$WORLD_DIR/crowd$k.out"
+		in_px curl -sS --max-time 10 --cacert "$WORLD_CA" -o "$WORLD_DIR/crowd$k.out" -x http://127.0.0.1:3128 https://allowed.test/crowd$k 2>>"$WORLD_DIR/crowd.err" &
+		pids="$pids $!"
+		k=$((k + 1))
+	done
+	sleep 0.8
+	touch "$WORLD_DIR/g3"
+	wait $t3 $pids
+	served=0
+	for k in 1 2 3 4; do
+		grep -q '^sni=allowed\.test$' "$WORLD_DIR/crowd$k.out" 2>/dev/null && served=$((served + 1))
+	done
+	expect_eq 4 "$served" "round $round: the 4 clients waiting behind 4 that gave up are all served"
+	round=$((round + 1))
+done
 proxy_stop
 
 # Descriptor exhaustion: a proxy with 64 descriptors and 40 clients.
