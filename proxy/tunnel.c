@@ -185,9 +185,17 @@ tunnel_to_splice(struct px_conn *c)
 		return -1;
 	if (px_conn_up_budget(c) != NULL && px_conn_up_budget(c)->up_max != 0)
 		px_splice_set_quota(c->spl, splice_quota, c);
-	/* The relay owns the sockets now: the bufferevents let go of them. */
+	/* The relay owns the sockets now: the bufferevents let go of them.
+	 * bufferevent_setfd() assigns their events afresh, at libevent's
+	 * default priority, PX_PRI_CONTROL; their finalizers run at the
+	 * events' priority, and at PX_PRI_CONTROL they would take a loop
+	 * pass of their own (an epoll_wait(2) more a tunnel, and the
+	 * relay's first bytes a pass later).  At PX_PRI_BULK they run in
+	 * this pass, behind this callback. */
 	bufferevent_setfd(c->cli.bev, -1);
 	bufferevent_setfd(c->up.bev, -1);
+	(void)bufferevent_priority_set(c->cli.bev, PX_PRI_BULK);
+	(void)bufferevent_priority_set(c->up.bev, PX_PRI_BULK);
 	bufferevent_free(c->cli.bev);
 	bufferevent_free(c->up.bev);
 	c->cli.bev = c->up.bev = NULL;
