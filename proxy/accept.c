@@ -340,6 +340,8 @@ head_next(struct px_conn *c)
 	bufferevent_enable(c->cli.bev, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0)
 		handle_head(c);
+	else
+		px_conn_cli_read_own(c);
 }
 
 /* ---- accept ------------------------------------------------------------- */
@@ -357,28 +359,8 @@ head_next(struct px_conn *c)
 static size_t
 read_at_accept(struct px_conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
-	size_t max = (size_t)bufferevent_get_max_single_read(c->cli.bev);
-	struct evbuffer_iovec v;
-	ssize_t n = 0;
+	ssize_t n = px_conn_cli_recv(c);
 
-	/* A socket bufferevent keeps its input's end frozen but while its
-	 * own read adds to it; this read is one of its reads. */
-	evbuffer_unfreeze(in, 0);
-	if (evbuffer_reserve_space(in, (ev_ssize_t)max, &v, 1) == 1) {
-		if (v.iov_len > max)
-			v.iov_len = max;
-		do
-			n = recv(bufferevent_getfd(c->cli.bev), v.iov_base, v.iov_len, MSG_DONTWAIT);
-		while (n < 0 && errno == EINTR);
-		/* Nothing read: the reservation lapses uncommitted. */
-		if (n > 0) {
-			v.iov_len = (size_t)n;
-			if (evbuffer_commit_space(in, &v, 1) != 0)
-				n = 0;
-		}
-	}
-	evbuffer_freeze(in, 0);
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -498,4 +480,6 @@ admit(struct px_conn *c, int over, unsigned held)
 	px_conn_arm_timer(c, cf_config_proxy(px_server_config(srv))->header_timeout_ms);
 	if (read_at_accept(c) > 0)
 		handle_head(c);
+	else
+		px_conn_cli_read_own(c);
 }

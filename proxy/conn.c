@@ -32,6 +32,7 @@
 #include "proxy/grants.h"
 #include "proxy/log.h"
 #include "proxy/loopcall.h"
+#include "proxy/prio.h"
 #include "proxy/sni.h"
 #include "proxy/socks.h"
 #include "proxy/splice.h"
@@ -189,6 +190,107 @@ px_conn_send_buffer(struct conn_side *s, struct evbuffer *src, size_t n)
 	if (n == 0)
 		return 0;
 	return evbuffer_remove_buffer(src, out, n) < 0 ? -1 : 0;
+}
+
+ssize_t
+px_conn_cli_recv(struct px_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
+	size_t max = (size_t)bufferevent_get_max_single_read(c->cli.bev);
+	struct evbuffer_iovec v;
+	ssize_t n = -ENOMEM;
+
+	/* A socket bufferevent keeps its input's end frozen but while its
+	 * own read adds to it; this read is one of its reads. */
+	evbuffer_unfreeze(in, 0);
+	if (evbuffer_reserve_space(in, (ev_ssize_t)max, &v, 1) == 1) {
+		if (v.iov_len > max)
+			v.iov_len = max;
+		do
+			n = recv(bufferevent_getfd(c->cli.bev), v.iov_base, v.iov_len, MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			n = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		/* Nothing read: the reservation lapses uncommitted. */
+		if (n > 0) {
+			v.iov_len = (size_t)n;
+			if (evbuffer_commit_space(in, &v, 1) != 0)
+				n = -ENOMEM;
+		}
+	}
+	evbuffer_freeze(in, 0);
+	return n;
+}
+
+/* Stop reading the client with the proxy's own event; BEV_READS: its
+ * bufferevent reads again (enabled before the event goes, so the fd's
+ * epoll registration stays as it is, unchanged in the changelist). */
+static void
+cli_own_stop(struct px_conn *c, int bev_reads)
+{
+	if (bev_reads)
+		bufferevent_enable(c->cli.bev, EV_READ);
+	event_free(c->cli_own);
+	c->cli_own = NULL;
+}
+
+static void
+cli_own_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct px_conn *c = arg;
+	ssize_t n;
+
+	(void)fd;
+	(void)what;
+	px_loopcall_check();
+	n = px_conn_cli_recv(c);
+	if (n == -EAGAIN)
+		return;
+	if (n == -ENOMEM) {
+		/* The bufferevent's own read meets what is there. */
+		cli_own_stop(c, 1);
+		return;
+	}
+	/* What bufferevent_readcb() does: the read callback for bytes, the
+	 * event callback with the read disabled for EOF or an error. */
+	cli_own_stop(c, n > 0);
+	if (n > 0) {
+		if (c->phase->cli_read != NULL)
+			c->phase->cli_read(c->cli.bev, c);
+		return;
+	}
+	if (n < 0)
+		errno = (int)-n;
+	if (c->phase->cli_event != NULL)
+		c->phase->cli_event(c->cli.bev,
+		    BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
+}
+
+void
+px_conn_cli_read_own(struct px_conn *c)
+{
+	struct bufferevent *bev = c->cli.bev;
+	size_t low = 0, high = 0;
+
+	if (c->cli_own != NULL || bev == NULL || bufferevent_get_underlying(bev) != NULL ||
+	    !(bufferevent_get_enabled(bev) & EV_READ) ||
+	    evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+		return;
+	if (bufferevent_getwatermark(bev, EV_READ, &low, &high) != 0 || low > 1 || high != 0)
+		return;
+	c->cli_own = event_new(bufferevent_get_base(bev), bufferevent_getfd(bev), EV_READ | EV_PERSIST,
+	    cli_own_read_cb, c);
+	if (c->cli_own == NULL)
+		return;
+	(void)event_priority_set(c->cli_own, PX_PRI_BULK);
+	/* Added before the bufferevent's read is disabled: the fd keeps its
+	 * epoll registration, no epoll_ctl(2) either way. */
+	if (event_add(c->cli_own, NULL) != 0) {
+		event_free(c->cli_own);
+		c->cli_own = NULL;
+		return;
+	}
+	bufferevent_disable(bev, EV_READ);
 }
 
 static void
@@ -444,6 +546,8 @@ px_conn_free(struct px_conn *c, const char *why)
 	px_sni_free(c->sni);
 	if (c->timer != NULL)
 		event_free(c->timer);
+	if (c->cli_own != NULL)
+		cli_own_stop(c, 0);
 	if (c->cli.bev != NULL)
 		bufferevent_free(c->cli.bev);
 	if (c->up.bev != NULL)
@@ -482,6 +586,8 @@ void
 px_conn_enter(struct px_conn *c, const struct px_phase *ph)
 {
 	c->phase = ph;
+	if (c->cli_own != NULL)
+		cli_own_stop(c, 1);
 	if (c->cli.bev != NULL)
 		bufferevent_setcb(c->cli.bev, ph->cli_read, ph->cli_write, ph->cli_event, c);
 	if (c->up.bev != NULL)

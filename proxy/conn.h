@@ -147,6 +147,8 @@ struct px_conn {
 	/* After a keep-alive answer: read the next request head (accept.c). */
 	void (*next_request)(struct px_conn *c);
 	struct event *timer;
+	/* Reading the client's next bytes itself (px_conn_cli_read_own()). */
+	struct event *cli_own;
 	int head_timer_armed;
 	struct timeval last_activity;
 	struct timeval started;
@@ -333,6 +335,21 @@ int px_conn_cli_send(struct px_conn *c, const void *data, size_t len);
  * onto S's bufferevent; they leave SRC either way.  0, or -1 when out of
  * memory. */
 int px_conn_send_buffer(struct conn_side *s, struct evbuffer *src, size_t n);
+/* One recv(2) of at most the client's bufferevent's single-read size into
+ * its input, as that bufferevent's own read would add it (its socket's,
+ * not a TLS filter's).  The bytes read, 0 at EOF, or a negative errno
+ * (-EAGAIN: nothing there). */
+ssize_t px_conn_cli_recv(struct px_conn *c);
+/*
+ * The client's next read, while its input is empty: one recv(2) of the
+ * proxy's own instead of the bufferevent's FIONREAD ioctl(2) and readv(2),
+ * then the phase's cli_read as the bufferevent would call it (or its
+ * cli_event at EOF or an error, with the read disabled, as it would).
+ * Later reads are the bufferevent's again.  A client behind a TLS filter,
+ * or with a read watermark, is left to its bufferevent.  The bufferevent's
+ * read goes back on, as it was, at any phase change (px_conn_enter()).
+ */
+void px_conn_cli_read_own(struct px_conn *c);
 void px_conn_close_after_write(struct px_conn *c);
 /* The upstream went away (or is let go) while C stays: its bufferevent
  * freed, and C->up marked at EOF for whatever asks next. */

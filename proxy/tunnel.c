@@ -337,6 +337,9 @@ sni_step(struct px_conn *c)
 		r = c->sni_fed == 0 ? PX_SNI_NOT_TLS : PX_SNI_BAD;
 	} else {
 		connect_answer(c);
+		/* The first flight: one recv(2), not the bufferevent's two
+		 * system calls. */
+		px_conn_cli_read_own(c);
 		return;
 	}
 decide:
