@@ -1,6 +1,7 @@
 # base/: the small utilities all three binaries share: the number parser
 # and cursor, the log, the splice pump, supervision (PID 1, signals,
-# exit status, uid drop), escaping and hex, UNIX socket addresses, the
+# exit status, uid drop), escaping and hex, UNIX socket addresses, a
+# loopback listener's congestion control, the
 # response head postern's own clients read.  libc
 # only, since the bridge links it and may link nothing but libnl and libc.
 noinst_LIBRARIES += libpostern_base.a
@@ -10,6 +11,7 @@ libpostern_base_a_SOURCES = \
 	base/pump.c base/pump.h \
 	base/reply.c base/reply.h \
 	base/super.c base/super.h \
+	base/tcp.c base/tcp.h \
 	base/text.c base/text.h \
 	base/unix.c base/unix.h
 BASE_LIBS = libpostern_base.a

@@ -44,6 +44,7 @@
 
 #include "base/log.h"
 #include "base/pump.h"
+#include "base/tcp.h"
 #include "base/text.h"
 #include "base/unix.h"
 #include "bridge/forward.h"
@@ -320,19 +321,6 @@ br_relay_free(struct br_relay *r)
 	free(r);
 }
 
-/* SA is 127.0.0.0/8, ::1 or an IPv4-mapped 127.0.0.0/8 address. */
-static bool
-is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127;
-	if (sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-	}
-	return false;
-}
-
 static int
 listener_add(struct br_relay *r, const struct sockaddr *sa, socklen_t len,
     struct fwd *fwd, struct sockaddr_storage *bound)
@@ -362,17 +350,8 @@ listener_add(struct br_relay *r, const struct sockaddr *sa, socklen_t len,
 		err = -errno;
 		goto out;
 	}
-	/*
-	 * A loopback listener's connections never leave the machine: no
-	 * loss, no queue, nothing for congestion control to do.  Reno (which
-	 * every kernel has and lets anyone choose) does it without pacing:
-	 * where the system's default is BBR, every send would arm the
-	 * socket's pacing timer (an hrtimer, under a lock taken with
-	 * interrupts off), and the bridge's downloads spend CPU on it for
-	 * nothing.  Accepted sockets inherit it; a refusal leaves the default.
-	 */
-	if (is_loopback(sa))
-		(void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4);
+	/* Reno, not a pacing default, for its loopback connections. */
+	(void)bs_tcp_loopback_reno(fd);
 	if (bound != NULL) {
 		blen = sizeof(*bound);
 		if (getsockname(fd, (struct sockaddr *)bound, &blen) < 0) {

@@ -20,6 +20,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "base/tcp.h"
 #include "base/unix.h"
 #include "proxy/log.h"
 #include "proxy/prio.h"
@@ -402,14 +403,17 @@ listener_free(struct px_server *srv, struct px_listener *l, int added)
  * as it comes, and with Nagle a second small write (a streamed answer's
  * next record, an SSE event) would wait for the client's delayed ACK,
  * 40 ms.  Set on each client socket it would be one system call a
- * connection.  1 when set; 0 leaves it to the first allowed request
- * (start_lookup() in decide.c).
+ * connection.  And on a loopback listener, Reno (base/tcp.h): a local
+ * client's downloads never pay a pacing timer.  1 when TCP_NODELAY is
+ * set; 0 leaves it to the first allowed request (start_lookup() in
+ * decide.c).
  */
 static int
-tcp_nodelay(int fd)
+tcp_listener_opts(int fd)
 {
 	int one = 1;
 
+	(void)bs_tcp_loopback_reno(fd);
 	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == 0;
 }
 
@@ -477,7 +481,7 @@ copy_open(struct px_server *srv, void *arg)
 		goto fail;
 	(void)event_priority_set(l->backoff, PX_PRI_BULK);
 	if (src->where.kind != CF_LISTEN_UNIX)
-		l->nodelay = tcp_nodelay(fd);
+		l->nodelay = tcp_listener_opts(fd);
 	evconnlistener_set_error_cb(l->lev, accept_error_cb);
 	l->turns = src->turns;
 	if (!may_accept(l))
@@ -550,7 +554,7 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 		if (l->lev == NULL)
 			log_err("cannot listen on %s", w->text);
 		else
-			l->nodelay = tcp_nodelay(evconnlistener_get_fd(l->lev));
+			l->nodelay = tcp_listener_opts(evconnlistener_get_fd(l->lev));
 	}
 	if (l->lev == NULL)
 		goto fail;
