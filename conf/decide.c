@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "base/tcp.h"
 #include "base/text.h"
 #include "conf/config.h"
 #include "conf/ranges.h"
@@ -257,17 +258,15 @@ reaches_listener(const struct sockaddr *l, const struct sockaddr *b)
 		return 1;
 	if (l->sa_family != b->sa_family)
 		return 0;
+	if (bany)
+		return bs_addr_is_loopback(l);
 	if (l->sa_family == AF_INET) {
 		const struct sockaddr_in *x = (const struct sockaddr_in *)(const void *)l;
 		const struct sockaddr_in *y = (const struct sockaddr_in *)(const void *)b;
-		if (bany)
-			return (ntohl(x->sin_addr.s_addr) >> 24) == 127;
 		return x->sin_addr.s_addr == y->sin_addr.s_addr;
 	} else {
 		const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)(const void *)l;
 		const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)(const void *)b;
-		if (bany)
-			return IN6_IS_ADDR_LOOPBACK(&x->sin6_addr);
 		return memcmp(&x->sin6_addr, &y->sin6_addr, 16) == 0;
 	}
 }

@@ -210,7 +210,7 @@ px_conn_cli_recv(struct px_conn *c)
 			n = recv(bufferevent_getfd(c->cli.bev), v.iov_base, v.iov_len, MSG_DONTWAIT);
 		while (n < 0 && errno == EINTR);
 		if (n < 0)
-			n = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+			n = -errno;
 		/* Nothing read: the reservation lapses uncommitted. */
 		if (n > 0) {
 			v.iov_len = (size_t)n;
