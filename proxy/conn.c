@@ -222,16 +222,23 @@ px_conn_cli_recv(struct px_conn *c)
 	return n;
 }
 
-/* Stop reading the client with the proxy's own event; BEV_READS: its
- * bufferevent reads again (enabled before the event goes, so the fd's
- * epoll registration stays as it is, unchanged in the changelist). */
+/* The proxy's own read of the client is on. */
+static int
+cli_own_on(const struct px_conn *c)
+{
+	return c->cli_own != NULL && event_pending(c->cli_own, EV_READ, NULL);
+}
+
+/* Stop reading the client with the proxy's own event (kept for the
+ * connection's next wait); BEV_READS: its bufferevent reads again
+ * (enabled before the event goes, so the fd's epoll registration stays
+ * as it is, unchanged in the changelist). */
 static void
 cli_own_stop(struct px_conn *c, int bev_reads)
 {
 	if (bev_reads)
 		bufferevent_enable(c->cli.bev, EV_READ);
-	event_free(c->cli_own);
-	c->cli_own = NULL;
+	event_del(c->cli_own);
 }
 
 static void
@@ -272,24 +279,24 @@ px_conn_cli_read_own(struct px_conn *c)
 	struct bufferevent *bev = c->cli.bev;
 	size_t low = 0, high = 0;
 
-	if (c->cli_own != NULL || bev == NULL || bufferevent_get_underlying(bev) != NULL ||
+	if (cli_own_on(c) || bev == NULL || bufferevent_get_underlying(bev) != NULL ||
 	    !(bufferevent_get_enabled(bev) & EV_READ) ||
 	    evbuffer_get_length(bufferevent_get_input(bev)) > 0)
 		return;
 	if (bufferevent_getwatermark(bev, EV_READ, &low, &high) != 0 || low > 1 || high != 0)
 		return;
-	c->cli_own = event_new(bufferevent_get_base(bev), bufferevent_getfd(bev), EV_READ | EV_PERSIST,
-	    cli_own_read_cb, c);
-	if (c->cli_own == NULL)
-		return;
-	(void)event_priority_set(c->cli_own, PX_PRI_BULK);
+	/* Made once a connection: its socket is the same for every wait. */
+	if (c->cli_own == NULL) {
+		c->cli_own = event_new(bufferevent_get_base(bev), bufferevent_getfd(bev),
+		    EV_READ | EV_PERSIST, cli_own_read_cb, c);
+		if (c->cli_own == NULL)
+			return;
+		(void)event_priority_set(c->cli_own, PX_PRI_BULK);
+	}
 	/* Added before the bufferevent's read is disabled: the fd keeps its
 	 * epoll registration, no epoll_ctl(2) either way. */
-	if (event_add(c->cli_own, NULL) != 0) {
-		event_free(c->cli_own);
-		c->cli_own = NULL;
+	if (event_add(c->cli_own, NULL) != 0)
 		return;
-	}
 	bufferevent_disable(bev, EV_READ);
 }
 
@@ -547,7 +554,7 @@ px_conn_free(struct px_conn *c, const char *why)
 	if (c->timer != NULL)
 		event_free(c->timer);
 	if (c->cli_own != NULL)
-		cli_own_stop(c, 0);
+		event_free(c->cli_own);
 	if (c->cli.bev != NULL)
 		bufferevent_free(c->cli.bev);
 	if (c->up.bev != NULL)
@@ -586,7 +593,7 @@ void
 px_conn_enter(struct px_conn *c, const struct px_phase *ph)
 {
 	c->phase = ph;
-	if (c->cli_own != NULL)
+	if (cli_own_on(c))
 		cli_own_stop(c, 1);
 	if (c->cli.bev != NULL)
 		bufferevent_setcb(c->cli.bev, ph->cli_read, ph->cli_write, ph->cli_event, c);

@@ -147,7 +147,8 @@ struct px_conn {
 	/* After a keep-alive answer: read the next request head (accept.c). */
 	void (*next_request)(struct px_conn *c);
 	struct event *timer;
-	/* Reading the client's next bytes itself (px_conn_cli_read_own()). */
+	/* Reading the client's next bytes itself (px_conn_cli_read_own()):
+	 * made at the first wait, added while one lasts. */
 	struct event *cli_own;
 	int head_timer_armed;
 	struct timeval last_activity;
