@@ -24,14 +24,21 @@ bs_addr_is_loopback(const struct sockaddr *sa)
 }
 
 int
+bs_tcp_reno(int fd)
+{
+	static const char reno[] = "reno";
+
+	return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, reno, sizeof(reno) - 1) == 0;
+}
+
+int
 bs_tcp_loopback_reno(int fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	static const char reno[] = "reno";
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0 ||
 	    !bs_addr_is_loopback((const struct sockaddr *)&ss))
 		return 0;
-	return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, reno, sizeof(reno) - 1) == 0;
+	return bs_tcp_reno(fd);
 }

@@ -1,6 +1,7 @@
 /*
- * base/tcp.h: what a TCP listener on loopback sets for the sockets it
- * accepts.  libc only: the bridge links it.
+ * base/tcp.h: congestion control for TCP sockets that stay on loopback:
+ * a listener's (its accepted sockets inherit it) and a socket about to
+ * connect to a loopback address.  libc only: the bridge links it.
  */
 #ifndef POSTERN_BASE_TCP_H
 #define POSTERN_BASE_TCP_H
@@ -21,5 +22,13 @@ bool bs_addr_is_loopback(const struct sockaddr *sa);
  * when set, 0 otherwise (not loopback, or refused: the default stays).
  */
 int bs_tcp_loopback_reno(int fd);
+
+/*
+ * Congestion control Reno on the TCP socket FD, before it connects to a
+ * loopback address (the same reasons).  Set afterwards it would come too
+ * late: the default's pacing, once the connection started it, stays on
+ * the socket.  1 when set, 0 when refused (the default stays).
+ */
+int bs_tcp_reno(int fd);
 
 #endif

@@ -15,6 +15,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-idle.sh \
 	tests/integration/proxy-timeouts.sh \
 	tests/integration/proxy-tunnel.sh \
+	tests/integration/proxy-loopback-cc.sh \
 	tests/integration/proxy-privileges.sh \
 	tests/integration/proxy-explain.sh \
 	tests/integration/proxy-limits.sh \
