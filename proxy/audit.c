@@ -12,16 +12,40 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/uio.h>
+
+#include <event2/event.h>
 
 #include "base/text.h"
 #include "proxy/audit.h"
 #include "proxy/lock.h"
 #include "proxy/log.h"
+#include "proxy/prio.h"
 
-/* Every worker writes to the one log: each line is one write(2) made
- * under this lock, so lines never interleave and stay in the order the
- * lock was taken (lock.h). */
+/* Every worker writes to the one log: each write(2) holds whole lines and
+ * is made under this lock, so lines never interleave, and one thread's
+ * lines stay in the order it made them (lock.h). */
 static pthread_mutex_t audit_lock = PX_LOCK_INIT;
+
+/*
+ * The lines that may wait (px_json_emit_later()) of one loop's thread,
+ * written with one write(2) when the loop pass that made them ends (an
+ * event at the connections' priority, made active by the first of them,
+ * runs after the callbacks queued ahead of it), or ahead of the next line
+ * that may not wait, in its write(2).  A tunnel's close line and the next
+ * tunnel's decision line share one system call.
+ */
+#define BATCH_MAX (32 * 1024)
+struct batch {
+	struct px_audit *a;
+	struct event_base *base;
+	struct event *flush;
+	int armed;          /* FLUSH is active */
+	unsigned lines;     /* in BUF */
+	size_t len;
+	char buf[BATCH_MAX];
+};
+static _Thread_local struct batch *batch;
 
 struct px_audit {
 	char *path; /* NULL for stderr */
@@ -114,6 +138,9 @@ px_audit_free(struct px_audit *a)
 {
 	if (a == NULL)
 		return;
+	if (batch != NULL && batch->a == a)
+		px_audit_batch_end();
+
 	if (a->path != NULL && a->fd >= 0)
 		close(a->fd);
 	free(a->path);
@@ -260,11 +287,54 @@ px_json_double(struct px_json *j, const char *key, double val)
 	put(j, n, strlen(n));
 }
 
-void
-px_json_emit(struct px_json *j, struct px_audit *a)
+/* Under audit_lock: one write(2) of P1 and P2 (NULL: none), holding
+ * LINES lines, all counted lost when it falls short. */
+static void
+write_lines(struct px_audit *a, const char *p1, size_t n1, const char *p2, size_t n2,
+    unsigned lines)
 {
+	struct iovec iov[2] = { { (void *)p1, n1 }, { (void *)p2, n2 } };
 	ssize_t w;
 
+	do {
+		w = p2 == NULL ? write(a->fd, p1, n1) : writev(a->fd, iov, 2);
+	} while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)(n1 + n2)) {
+		a->lost += lines;
+		if (!a->warned) {
+			a->warned = 1;
+			log_warnx("audit log %s: a line could not be written (%s); counting lost lines, serving on",
+			    a->path ? a->path : "stderr", w < 0 ? strerror(errno) : "short write");
+		}
+	}
+}
+
+static void
+batch_flush(struct batch *b)
+{
+	if (b->len > 0) {
+		PX_LOCKED(&audit_lock);
+		write_lines(b->a, b->buf, b->len, NULL, 0, b->lines);
+	}
+	b->len = 0;
+	b->lines = 0;
+}
+
+static void
+flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct batch *b = arg;
+
+	(void)fd;
+	(void)what;
+	b->armed = 0;
+	batch_flush(b);
+}
+
+/* Close the line in J; 0 when it is to be written nowhere. */
+static int
+finish_line(struct px_json *j, const struct px_audit *a)
+{
 	if (j->overflow) {
 		/* Never emit half an object: say so instead. */
 		j->len = 0;
@@ -273,18 +343,69 @@ px_json_emit(struct px_json *j, struct px_audit *a)
 	}
 	j->buf[j->len++] = '}';
 	j->buf[j->len++] = '\n';
-	if (a == NULL)
+	return a != NULL;
+}
+
+void
+px_json_emit(struct px_json *j, struct px_audit *a)
+{
+	if (!finish_line(j, a))
 		return;
 	PX_LOCKED(&audit_lock);
-	do {
-		w = write(a->fd, j->buf, j->len);
-	} while (w < 0 && errno == EINTR);
-	if (w != (ssize_t)j->len) {
-		a->lost++;
-		if (!a->warned) {
-			a->warned = 1;
-			log_warnx("audit log %s: a line could not be written (%s); counting lost lines, serving on",
-			    a->path ? a->path : "stderr", w < 0 ? strerror(errno) : "short write");
+	if (batch != NULL && batch->a == a && batch->len > 0) {
+		/* The waiting lines first, in the same write. */
+		write_lines(a, batch->buf, batch->len, j->buf, j->len, batch->lines + 1);
+		batch->len = 0;
+		batch->lines = 0;
+		return;
+	}
+	write_lines(a, j->buf, j->len, NULL, 0, 1);
+}
+
+void
+px_json_emit_later(struct px_json *j, struct px_audit *a, struct event_base *base)
+{
+	struct batch *b = batch;
+
+	if (!finish_line(j, a))
+		return;
+	if (b == NULL && base != NULL && (b = calloc(1, sizeof(*b))) != NULL) {
+		b->base = base;
+		b->flush = event_new(base, -1, 0, flush_cb, b);
+		if (b->flush == NULL) {
+			free(b);
+			b = NULL;
+		} else {
+			/* Fails only on a loop without priorities (tests). */
+			(void)event_priority_set(b->flush, PX_PRI_BULK);
+			batch = b;
 		}
 	}
+	if (b == NULL || b->base != base) {
+		px_json_emit(j, a);
+		return;
+	}
+	if (b->a != a || b->len + j->len > sizeof(b->buf))
+		batch_flush(b);
+	b->a = a;
+	memcpy(b->buf + b->len, j->buf, j->len);
+	b->len += j->len;
+	b->lines++;
+	if (!b->armed) {
+		b->armed = 1;
+		event_active(b->flush, EV_TIMEOUT, 1);
+	}
+}
+
+void
+px_audit_batch_end(void)
+{
+	struct batch *b = batch;
+
+	if (b == NULL)
+		return;
+	batch = NULL;
+	batch_flush(b);
+	event_free(b->flush);
+	free(b);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct event_base;
 struct px_audit;
 
 /*
@@ -49,7 +50,25 @@ void px_json_str(struct px_json *j, const char *key, const char *val);
 void px_json_strn(struct px_json *j, const char *key, const char *val, size_t len);
 void px_json_num(struct px_json *j, const char *key, int64_t val);
 void px_json_double(struct px_json *j, const char *key, double val);
-/* Finish the line and write it to A (a lost line is counted). */
+/* Finish the line and write it to A (a lost line is counted), now, after
+ * the calling thread's lines that wait (px_json_emit_later()), in the
+ * same write(2). */
 void px_json_emit(struct px_json *j, struct px_audit *a);
+/*
+ * Finish the line and have it written to A by the end of the loop pass
+ * of BASE, the calling thread's loop, in one write(2) with the other
+ * lines of the pass; or with the next px_json_emit() of the thread,
+ * ahead of its line.  For a line nothing waits on: a close line (the
+ * connection is gone), a refusal's (nothing went through), a request's
+ * after its answer.  A line that must be in the file before what it
+ * allows happens (an allow's decision) is px_json_emit()'s.  Lines wait
+ * only on a loop's thread: each such thread calls px_audit_batch_end()
+ * before its loop is freed, and any line px_audit_free() finds waiting on
+ * its own thread it writes first.
+ */
+void px_json_emit_later(struct px_json *j, struct px_audit *a, struct event_base *base);
+/* Write the calling thread's waiting lines and forget its batch (its
+ * event is freed: call it while its loop still exists). */
+void px_audit_batch_end(void);
 
 #endif

@@ -62,6 +62,7 @@ static void
 hook_end(struct px_server *srv)
 {
 	px_conn_close_all(srv);
+	px_audit_batch_end();
 	px_forward_cleanup();
 	px_splice_cleanup();
 }
@@ -584,6 +585,8 @@ out:
 		px_conn_close_all(srv);
 		px_listeners_close(srv);
 	}
+	/* The close lines of this thread's last connections. */
+	px_audit_batch_end();
 	/* The run is over (the sidecar stops us once CMD has exited): what
 	 * was refused, how often, and the --allow that would allow it. */
 	px_tally_summary_as(in.would, stderr, "postern: ", "report mode: would have refused");

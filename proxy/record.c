@@ -108,7 +108,12 @@ px_record(struct px_conn *c, const struct px_rec *r)
 		px_json_num(&j, "generation", (int64_t)c->generation);
 		px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : px_server_config(srv)));
 	}
-	px_json_emit(&j, px_server_audit(srv));
+	/* A close line and a refusal's wait for the end of the loop pass
+	 * (audit.h); an allow is in the file before anything it allows. */
+	if (is_close || (r->decision != NULL && strcmp(r->decision, "deny") == 0))
+		px_json_emit_later(&j, px_server_audit(srv), px_server_base(srv));
+	else
+		px_json_emit(&j, px_server_audit(srv));
 }
 
 /*
@@ -245,7 +250,8 @@ px_record_request_line(struct px_conn *c, const struct px_reqline *l)
 	px_json_num(&j, "bytes_down", (int64_t)l->bytes_down);
 	px_json_num(&j, "generation", (int64_t)c->generation);
 	px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : px_server_config(srv)));
-	px_json_emit(&j, px_server_audit(srv));
+	/* Written after the answer: nothing waits on it. */
+	px_json_emit_later(&j, px_server_audit(srv), px_server_base(srv));
 }
 
 void
