@@ -29,15 +29,21 @@ struct attempt {
 
 struct px_connector {
 	struct event_base *base;
-	struct sockaddr_storage addrs[MAX_ATTEMPTS];
-	socklen_t lens[MAX_ATTEMPTS];
 	size_t n, next;
-	struct attempt att[MAX_ATTEMPTS];
 	struct event *delay;   /* starts the next attempt */
 	struct event *timeout; /* gives up */
 	int last_err;
 	px_connect_cb cb;
 	void *arg;
+	/* One slot an address, as many as there are (most names have one
+	 * or two): sized so, the connector stays within glibc's
+	 * per-thread cache, where the 16 slots it had were 2.5 KB, malloc's
+	 * slow path both ways. */
+	struct slot {
+		struct sockaddr_storage addr;
+		socklen_t len;
+		struct attempt att;
+	} slot[];
 };
 
 static void start_next(struct px_connector *c);
@@ -61,7 +67,7 @@ connector_free(struct px_connector *c)
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		attempt_close(&c->att[i]);
+		attempt_close(&c->slot[i].att);
 	if (c->delay != NULL)
 		event_free(c->delay);
 	if (c->timeout != NULL)
@@ -86,7 +92,7 @@ live_attempts(const struct px_connector *c)
 	int live = 0;
 
 	for (i = 0; i < c->n; i++)
-		live += c->att[i].fd >= 0;
+		live += c->slot[i].att.fd >= 0;
 	return live;
 }
 
@@ -149,8 +155,8 @@ start_next(struct px_connector *c)
 	struct timeval tv = { 0, ATTEMPT_DELAY_MS * 1000 };
 
 	while (c->next < c->n) {
-		struct attempt *a = &c->att[c->next];
-		const struct sockaddr *sa = (const struct sockaddr *)&c->addrs[c->next];
+		struct attempt *a = &c->slot[c->next].att;
+		const struct sockaddr *sa = (const struct sockaddr *)&c->slot[c->next].addr;
 		int fd;
 
 		a->index = c->next++;
@@ -166,7 +172,7 @@ start_next(struct px_connector *c)
 		 * congestion control. */
 		if (bs_addr_is_loopback(sa))
 			(void)bs_tcp_reno(fd);
-		if (connect(fd, sa, c->lens[a->index]) != 0 && errno != EINPROGRESS) {
+		if (connect(fd, sa, c->slot[a->index].len) != 0 && errno != EINPROGRESS) {
 			c->last_err = errno;
 			close(fd);
 			continue;
@@ -207,13 +213,11 @@ px_connect_start(struct event_base *base, const struct sockaddr_storage *addrs,
 		errno = EINVAL;
 		return NULL;
 	}
-	/* Not calloc(): of its 2.5 KB only the N slots in use are ever
-	 * read, and zeroing the rest was a tenth of a tunnel's start. */
-	c = malloc(sizeof(*c));
-	if (c == NULL)
-		return NULL;
 	if (n > MAX_ATTEMPTS)
 		n = MAX_ATTEMPTS;
+	c = malloc(sizeof(*c) + n * sizeof(c->slot[0]));
+	if (c == NULL)
+		return NULL;
 	c->base = base;
 	c->n = n;
 	c->next = 0;
@@ -222,10 +226,10 @@ px_connect_start(struct event_base *base, const struct sockaddr_storage *addrs,
 	c->cb = cb;
 	c->arg = arg;
 	for (i = 0; i < n; i++) {
-		memcpy(&c->addrs[i], &addrs[i], lens[i] <= sizeof(addrs[i]) ? lens[i] : sizeof(addrs[i]));
-		c->lens[i] = lens[i];
-		memset(&c->att[i], 0, sizeof(c->att[i]));
-		c->att[i].fd = -1;
+		memcpy(&c->slot[i].addr, &addrs[i], lens[i] <= sizeof(addrs[i]) ? lens[i] : sizeof(addrs[i]));
+		c->slot[i].len = lens[i];
+		memset(&c->slot[i].att, 0, sizeof(c->slot[i].att));
+		c->slot[i].att.fd = -1;
 	}
 	c->delay = evtimer_new(base, delay_cb, c);
 	c->timeout = evtimer_new(base, timeout_cb, c);
