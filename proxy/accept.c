@@ -28,6 +28,7 @@
 #include "proxy/conns.h"
 #include "proxy/http.h"
 #include "proxy/loopcall.h"
+#include "proxy/mem.h"
 #include "proxy/prio.h"
 #include "proxy/socks.h"
 #include "proxy/stats.h"
@@ -376,11 +377,12 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	int over = 0;
 
 	(void)salen;
-	c = calloc(1, sizeof(*c));
+	c = px_mem_bin_get(PX_BIN_CONN, sizeof(*c));
 	if (c == NULL) {
 		close(fd);
 		return;
 	}
+	memset(c, 0, sizeof(*c));
 	c->srv = srv;
 	c->phase = &head_phase;
 	c->next_request = head_next;

@@ -32,6 +32,7 @@
 #include "proxy/grants.h"
 #include "proxy/log.h"
 #include "proxy/loopcall.h"
+#include "proxy/mem.h"
 #include "proxy/prio.h"
 #include "proxy/sni.h"
 #include "proxy/socks.h"
@@ -575,7 +576,7 @@ px_conn_free(struct px_conn *c, const char *why)
 	}
 	cf_config_free(c->cfg);
 	px_conns_remove(c);
-	free(c);
+	px_mem_bin_put(PX_BIN_CONN, c);
 }
 
 void

@@ -18,6 +18,7 @@
 #include "conf/config.h"
 #include "proxy/conn.h"
 #include "proxy/conns.h"
+#include "proxy/mem.h"
 #include "proxy/server.h"
 #include "proxy/share.h"
 #include "proxy/worker.h"
@@ -57,8 +58,10 @@ idle_trim_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (cs->n == 0)
+	if (cs->n == 0) {
+		px_mem_bin_trim();
 		malloc_trim(0);
+	}
 }
 
 struct px_conns *

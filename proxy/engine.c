@@ -36,6 +36,7 @@
 #include "proxy/engine.h"
 #include "proxy/grants.h"
 #include "proxy/log.h"
+#include "proxy/mem.h"
 #include "proxy/prio.h"
 #include "proxy/reload.h"
 #include "proxy/server.h"
@@ -63,6 +64,7 @@ hook_end(struct px_server *srv)
 {
 	px_conn_close_all(srv);
 	px_audit_batch_end();
+	px_mem_bin_trim();
 	px_forward_cleanup();
 	px_splice_cleanup();
 }
@@ -587,6 +589,7 @@ out:
 	}
 	/* The close lines of this thread's last connections. */
 	px_audit_batch_end();
+	px_mem_bin_trim();
 	/* The run is over (the sidecar stops us once CMD has exited): what
 	 * was refused, how often, and the --allow that would allow it. */
 	px_tally_summary_as(in.would, stderr, "postern: ", "report mode: would have refused");

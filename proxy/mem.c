@@ -1,6 +1,6 @@
 /*
- * proxy/mem.c: libevent's small allocations on pages of their own (see
- * mem.h).
+ * proxy/mem.c: libevent's small allocations on pages of their own, and the
+ * bins of a connection's big blocks (see mem.h).
  *
  * Every block handed to libevent starts with a 16-byte header naming where
  * it came from: class 0 is malloc(), classes 1..NCLASS are 16-byte steps
@@ -148,6 +148,57 @@ px_mem_realloc(void *p, size_t n)
 	return q;
 }
 
+/* The bins (mem.h): per thread, a stack of freed blocks each, linked
+ * through their first bytes. */
+#define BIN_MAX 32
+static int bins_on; /* set once by px_mem_init(), before any thread */
+static _Thread_local struct {
+	void *top;
+	unsigned n;
+} bins[PX_BIN_N];
+
+void *
+px_mem_bin_get(enum px_mem_bin bin, size_t size)
+{
+	void *p = bins[bin].top;
+
+	if (p == NULL)
+		return malloc(size);
+	memcpy(&bins[bin].top, p, sizeof(void *));
+	bins[bin].n--;
+	return p;
+}
+
+void
+px_mem_bin_put(enum px_mem_bin bin, void *p)
+{
+	if (p == NULL)
+		return;
+	if (!bins_on || bins[bin].n >= BIN_MAX) {
+		free(p);
+		return;
+	}
+	memcpy(p, &bins[bin].top, sizeof(void *));
+	bins[bin].top = p;
+	bins[bin].n++;
+}
+
+void
+px_mem_bin_trim(void)
+{
+	int i;
+
+	for (i = 0; i < PX_BIN_N; i++) {
+		while (bins[i].top != NULL) {
+			void *p = bins[i].top;
+
+			memcpy(&bins[i].top, p, sizeof(void *));
+			free(p);
+		}
+		bins[i].n = 0;
+	}
+}
+
 void
 px_mem_init(void)
 {
@@ -158,5 +209,6 @@ px_mem_init(void)
 		return;
 #endif
 	event_set_mem_functions(px_mem_malloc, px_mem_realloc, px_mem_free);
+	bins_on = 1;
 #endif
 }

@@ -1,21 +1,44 @@
 /*
  * tests/unit/test-mem.c: the allocator libevent gets (proxy/mem.c): small
  * blocks are reused, not leaked; realloc keeps the bytes; alignment; a
- * block freed on another thread is reused there; libevent works on it.
+ * block freed on another thread is reused there; libevent works on it;
+ * the bins of big blocks hand a block back out and give them all back.
  */
 #include "config.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
+#ifdef HAVE_VALGRIND_VALGRIND_H
+#include <valgrind/valgrind.h>
+#endif
 
 #include "proxy/mem.h"
 #include "tests/unit/tap.h"
 
 #define N 200
+
+/* Whether px_mem_init() turns the pool and the bins on here (mem.c). */
+static int
+bins_expected(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return 0;
+#endif
+#endif
+#ifdef RUNNING_ON_VALGRIND
+	if (RUNNING_ON_VALGRIND)
+		return 0;
+#endif
+	return 1;
+}
 
 static int
 aligned(const void *p)
@@ -159,5 +182,36 @@ main(void)
 	if (eb != NULL)
 		evbuffer_free(eb);
 	tap_ok(ok, "libevent's buffers work on the installed allocator");
+
+	/* The bins: on once px_mem_init() ran, except in sanitizer builds
+	 * and under valgrind, where every get is a malloc() and every put a
+	 * free(). */
+	p = px_mem_bin_get(PX_BIN_CONN, 2200);
+	fill(p, 2200, 5);
+	tap_ok(p != NULL && aligned(p) && same(p, 2200, 5), "a binned block holds its 2200 bytes");
+	px_mem_bin_put(PX_BIN_CONN, p);
+	q = px_mem_bin_get(PX_BIN_CONN, 2200);
+	if (bins_expected())
+		tap_ok(q == p, "a block put in its bin is the next one handed out");
+	else
+		tap_ok(q != NULL, "without the pool a bin's get is a plain malloc");
+	px_mem_bin_put(PX_BIN_CONN, q);
+	px_mem_bin_put(PX_BIN_CONN, NULL);
+	/* 40 put back: 32 kept, 8 freed; the trim frees the 32. */
+	for (i = 0; i < 40; i++)
+		a[i] = px_mem_bin_get(PX_BIN_CONN, 2200);
+	for (i = 0; i < 40; i++)
+		px_mem_bin_put(PX_BIN_CONN, a[i]);
+	{
+		size_t before = mallinfo2().uordblks, after;
+
+		px_mem_bin_trim();
+		after = mallinfo2().uordblks;
+		if (bins_expected())
+			tap_ok(before - after >= 32 * 2200 && before - after < 33 * 2200 + 4096,
+			    "the trim gives back the 32 blocks a bin keeps (%zu bytes)", before - after);
+		else
+			tap_ok(before == after, "without the pool the bins keep nothing");
+	}
 	return tap_done();
 }
