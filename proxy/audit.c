@@ -165,14 +165,6 @@ put(struct px_json *j, const char *s, size_t n)
 	j->len += n;
 }
 
-static void
-put_key(struct px_json *j, const char *key)
-{
-	put(j, ",\"", 2);
-	put(j, key, strlen(key));
-	put(j, "\":", 2);
-}
-
 /* "{\"time\":\"YYYY-MM-DDTHH:MM:SS" for one second, kept per thread (the
  * loop's and the admin socket's both write lines): gmtime_r() and the
  * seven-number snprintf() were a third of an audit line's cost, and a
@@ -218,13 +210,13 @@ px_json_begin(struct px_json *j, const char *event)
 }
 
 void
-px_json_strn(struct px_json *j, const char *key, const char *val, size_t len)
+px_json_kstrn(struct px_json *j, const char *key, size_t klen, const char *val, size_t len)
 {
 	size_t room, need;
 	int cut = 0;
 
 	if (val == NULL) {
-		put_key(j, key);
+		put(j, key, klen); /* the whole ,"KEY": (audit.h) */
 		put(j, "null", 4);
 		return;
 	}
@@ -232,7 +224,7 @@ px_json_strn(struct px_json *j, const char *key, const char *val, size_t len)
 		len = 256;
 		cut = 1;
 	}
-	put_key(j, key);
+	put(j, key, klen);
 	put(j, "\"", 1);
 	/* Control and non-ASCII bytes are shown, never passed raw. */
 	room = sizeof(j->buf) - j->len;
@@ -253,13 +245,13 @@ px_json_strn(struct px_json *j, const char *key, const char *val, size_t len)
 }
 
 void
-px_json_str(struct px_json *j, const char *key, const char *val)
+px_json_kstr(struct px_json *j, const char *key, size_t klen, const char *val)
 {
-	px_json_strn(j, key, val, val ? strlen(val) : 0);
+	px_json_kstrn(j, key, klen, val, val ? strlen(val) : 0);
 }
 
 void
-px_json_num(struct px_json *j, const char *key, int64_t val)
+px_json_knum(struct px_json *j, const char *key, size_t klen, int64_t val)
 {
 	char n[24];
 	size_t i = sizeof(n);
@@ -267,7 +259,7 @@ px_json_num(struct px_json *j, const char *key, int64_t val)
 	 * instructions a number, five or more a line. */
 	uint64_t u = val < 0 ? (uint64_t)0 - (uint64_t)val : (uint64_t)val;
 
-	put_key(j, key);
+	put(j, key, klen);
 	do {
 		n[--i] = (char)('0' + u % 10);
 		u /= 10;
@@ -278,11 +270,11 @@ px_json_num(struct px_json *j, const char *key, int64_t val)
 }
 
 void
-px_json_double(struct px_json *j, const char *key, double val)
+px_json_kdouble(struct px_json *j, const char *key, size_t klen, double val)
 {
 	char n[32];
 
-	put_key(j, key);
+	put(j, key, klen);
 	snprintf(n, sizeof(n), "%.3f", val);
 	put(j, n, strlen(n));
 }

@@ -45,11 +45,21 @@ struct px_json {
 };
 
 void px_json_begin(struct px_json *j, const char *event);
-/* A string field; untrusted bytes are escaped and cut at 256 bytes. */
-void px_json_str(struct px_json *j, const char *key, const char *val);
-void px_json_strn(struct px_json *j, const char *key, const char *val, size_t len);
-void px_json_num(struct px_json *j, const char *key, int64_t val);
-void px_json_double(struct px_json *j, const char *key, double val);
+/*
+ * A field named KEY, a string literal: its ,"KEY": is put together by the
+ * compiler (a name with a quote or backslash in it would need escaping;
+ * none has one).  A string field's untrusted bytes are escaped and cut at
+ * 256 bytes; a NULL one is null.
+ */
+#define PX_JSON_KEY(key) ",\"" key "\":", sizeof(",\"" key "\":") - 1
+#define px_json_str(j, key, val) px_json_kstr((j), PX_JSON_KEY(key), (val))
+#define px_json_strn(j, key, val, len) px_json_kstrn((j), PX_JSON_KEY(key), (val), (len))
+#define px_json_num(j, key, val) px_json_knum((j), PX_JSON_KEY(key), (val))
+#define px_json_double(j, key, val) px_json_kdouble((j), PX_JSON_KEY(key), (val))
+void px_json_kstr(struct px_json *j, const char *key, size_t klen, const char *val);
+void px_json_kstrn(struct px_json *j, const char *key, size_t klen, const char *val, size_t len);
+void px_json_knum(struct px_json *j, const char *key, size_t klen, int64_t val);
+void px_json_kdouble(struct px_json *j, const char *key, size_t klen, double val);
 /* Finish the line and write it to A (a lost line is counted), now, after
  * the calling thread's lines that wait (px_json_emit_later()), in the
  * same write(2). */
