@@ -10,7 +10,7 @@ world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
 
 command -v ss >/dev/null || { skip "no ss(8)"; exit 77; }
-default=$(in_px sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null)
+default=$(in_px cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null)
 diag "this machine's default congestion control: ${default:-unknown}"
 
 # A loopback echo service in px, beside the proxy.
