@@ -84,20 +84,11 @@ expect_match "^connections 832 bad 0$" "$res" "each of the 832 connections: its 
 # 20 tunnels held open when the proxy stops: their close lines come from
 # the stopping loop, and are in the file when the proxy has exited.
 rm -f "$WORLD_DIR/go"
-in_px "$WORLD_PYTHON" -c '
-import socket, sys, time
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1])))
-s.listen(64)
-print("ready", flush=True)
-held = []
-while True:
-    c, _ = s.accept()
-    held.append(c)
-' $port >"$WORLD_DIR/sink.out" 2>&1 &
+in_px "$WORLD_PYTHON" "$WORLD_LIB/world.py" serve --log "$WORLD_DIR/sink.log" \
+	--ready "$WORLD_DIR/sink.ready" --echo "127.0.0.1:$port" >"$WORLD_DIR/sink.out" 2>&1 &
 sink=$!
-wait_ready "$WORLD_DIR/sink.out"
+i=0
+while [ ! -s "$WORLD_DIR/sink.ready" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/hold.py" 127.0.0.1:3128 \
 	"127.0.0.1:$port" 20 "$WORLD_DIR/held.out" "$WORLD_DIR/go" --timeout 10 >/dev/null 2>&1 &
 holder=$!

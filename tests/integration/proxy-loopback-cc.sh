@@ -13,28 +13,13 @@ command -v ss >/dev/null || { skip "no ss(8)"; exit 77; }
 default=$(in_px cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null)
 diag "this machine's default congestion control: ${default:-unknown}"
 
-# A loopback echo service in px, beside the proxy.
+# A loopback echo service in px, beside the proxy (the world's own server).
 port=7107
-in_px "$WORLD_PYTHON" -c '
-import socket, sys, threading
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1])))
-s.listen(8)
-print("ready", flush=True)
-def echo(c):
-    while True:
-        b = c.recv(65536)
-        if not b:
-            c.close()
-            return
-        c.sendall(b)
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=echo, args=(c,), daemon=True).start()
-' $port >"$WORLD_DIR/lo-echo.out" 2>&1 &
+in_px "$WORLD_PYTHON" "$WORLD_LIB/world.py" serve --log "$WORLD_DIR/lo-echo.log" \
+	--ready "$WORLD_DIR/lo-echo.ready" --echo "127.0.0.1:$port" >"$WORLD_DIR/lo-echo.out" 2>&1 &
 echo_pid=$!
-wait_ready "$WORLD_DIR/lo-echo.out"
+i=0
+while [ ! -s "$WORLD_DIR/lo-echo.ready" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 
 conf=$(proxy_conf "[defaults]" "allow_hosts = 127.0.0.1:$port, allowed.test:7 private")
 proxy_start "$conf" || die "no proxy"

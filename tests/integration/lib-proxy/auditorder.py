@@ -60,14 +60,22 @@ def serve(srv):
         threading.Thread(target=upstream_conn, args=(c,), daemon=True).start()
 
 
+def read_line(s):
+    """Bytes up to and with the first newline, or what came before EOF."""
+    buf = b""
+    while not buf.endswith(b"\n"):
+        b = s.recv(256)
+        if not b:
+            break
+        buf += b
+    return buf
+
+
 def upstream_conn(c):
     with c:
-        buf = b""
-        while not buf.endswith(b"\n"):
-            b = c.recv(256)
-            if not b:
-                return
-            buf += b
+        buf = read_line(c)
+        if not buf.endswith(b"\n"):
+            return
         peer = buf.decode().split()[1]
         c.sendall(b"logged\n" if allowed_in_log(peer) else b"missing\n")
 
@@ -110,12 +118,7 @@ def one_tunnel():
             return
         me = "%s:%d" % s.getsockname()[:2]
         s.sendall(("peer %s\n" % me).encode())
-        ans = b""
-        while not ans.endswith(b"\n"):
-            b = s.recv(64)
-            if not b:
-                break
-            ans += b
+        ans = read_line(s)
         if ans == b"logged\n":
             count("tunnels")
         elif ans == b"missing\n":
