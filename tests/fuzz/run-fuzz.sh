@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/fuzz/run-fuzz.sh: build each libFuzzer target with clang (ASan +
-# UBSan + libFuzzer) and run it for a bounded time over its corpus.
+# UBSan + libFuzzer) and run it for a bounded time over its corpus,
+# FUZZ_JOBS targets at once (default: one a CPU).
 #
 #   run-fuzz.sh [SECONDS] [TARGET...]
 #
@@ -25,8 +26,10 @@ if [ -z "$targets" ]; then
 		t=${f##*/fuzz-}; targets="$targets ${t%.c}"
 	done
 fi
-status=0
-for t in $targets; do
+# build_and_fuzz T: build target T and fuzz it; its exit status goes to
+# $out/T-fuzz.status (2: it did not build; see $out/T-build.log).
+build_and_fuzz() {
+	t=$1
 	srcs=$(sed -n 1p "$srcdir/tests/fuzz/fuzz-$t.srcs")
 	pkgs=$(sed -n 2p "$srcdir/tests/fuzz/fuzz-$t.srcs")
 	files=""
@@ -38,23 +41,63 @@ for t in $targets; do
 		case " $srcs " in *" base/${b##*/} "*) ;; *) files="$files $b" ;; esac
 	done
 	# shellcheck disable=SC2086
-	"$cc" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	if ! "$cc" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined \
 		-I"$srcdir" -I"$builddir" \
 		$( [ -n "$pkgs" ] && pkg-config --cflags $pkgs ) \
 		-o "$out/$t-fuzzer" "$srcdir/tests/fuzz/fuzz-$t.c" $files \
-		$( [ -n "$pkgs" ] && pkg-config --libs $pkgs )
+		$( [ -n "$pkgs" ] && pkg-config --libs $pkgs ) >"$out/$t-build.log" 2>&1; then
+		echo 2 >"$out/$t-fuzz.status"
+		return
+	fi
 	work="$out/$t-corpus"
 	mkdir -p "$work" "$srcdir/tests/fuzz/findings/$t"
-	echo "fuzz: $t for ${secs}s"
-	if ! "$out/$t-fuzzer" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+	rc=0
+	"$out/$t-fuzzer" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 	    -artifact_prefix="$srcdir/tests/fuzz/findings/$t/" \
-	    "$work" "$srcdir/tests/fuzz/corpus/$t" >"$out/$t-fuzz.log" 2>&1; then
-		echo "fuzz: $t FOUND A CRASH: see $out/$t-fuzz.log and tests/fuzz/findings/$t/" >&2
-		tail -40 "$out/$t-fuzz.log" >&2
-		status=1
-	else
-		tail -1 "$out/$t-fuzz.log"
+	    "$work" "$srcdir/tests/fuzz/corpus/$t" >"$out/$t-fuzz.log" 2>&1 || rc=$?
+	echo "$rc" >"$out/$t-fuzz.status"
+}
+
+# report T...: each target's outcome, in order; status=1 for any failure.
+report() {
+	for t in "$@"; do
+		echo "fuzz: $t for ${secs}s"
+		case $(cat "$out/$t-fuzz.status" 2>/dev/null) in
+		0) tail -1 "$out/$t-fuzz.log" ;;
+		2)
+			echo "fuzz: $t DOES NOT BUILD:" >&2
+			tail -40 "$out/$t-build.log" >&2
+			status=1 ;;
+		*)
+			echo "fuzz: $t FOUND A CRASH: see $out/$t-fuzz.log and tests/fuzz/findings/$t/" >&2
+			tail -40 "$out/$t-fuzz.log" >&2
+			status=1 ;;
+		esac
+	done
+}
+
+# FUZZ_JOBS targets at a time (default: the CPUs there are; each fuzzer
+# is one process on one core), each for SECONDS.
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+status=0
+batch=""
+n=0
+for t in $targets; do
+	rm -f "$out/$t-fuzz.status"
+	build_and_fuzz "$t" &
+	batch="$batch $t"
+	n=$((n + 1))
+	if [ $n -ge "$jobs" ]; then
+		wait
+		# shellcheck disable=SC2086
+		report $batch
+		batch=""
+		n=0
 	fi
 done
+wait
+# shellcheck disable=SC2086
+[ -z "$batch" ] || report $batch
 exit $status
