@@ -289,7 +289,7 @@ write_lines(struct px_audit *a, const char *p1, size_t n1, const char *p2, size_
 	ssize_t w;
 
 	do {
-		w = p2 == NULL ? write(a->fd, p1, n1) : writev(a->fd, iov, 2);
+		w = writev(a->fd, iov, p2 == NULL ? 1 : 2);
 	} while (w < 0 && errno == EINTR);
 	if (w != (ssize_t)(n1 + n2)) {
 		a->lost += lines;
