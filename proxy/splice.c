@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,11 +65,21 @@ px_splice_cleanup(void)
 	copybuf = NULL;
 }
 
+/*
+ * A direction's two events live in the relay's own allocation (assigned,
+ * not allocated one by one), and each is added and deleted only when its
+ * state changes: a tunnel's life is a few reads, and libevent's add and
+ * delete of an event already in the state asked cost as much as the read's
+ * own work.  REV_ON and WEV_ON say whether each is added (WEV_ON until its
+ * callback runs: it is not persistent).  WEV is assigned the first time
+ * TO is full, which most tunnels never see.
+ */
 struct dir {
 	struct px_splice *s;
 	int from, to;
 	struct event *rev;  /* FROM readable */
 	struct event *wev;  /* TO writable, while the pipe cannot drain */
+	unsigned rev_on : 1, wev_on : 1, wev_made : 1;
 	struct bs_pipe p;
 	size_t inpipe;
 	int eof, shut;
@@ -88,6 +99,7 @@ struct px_splice {
 	int done;
 	px_splice_quota_fn quota; /* on a->b, or NULL */
 	void *qarg;
+	/* then the four events: px_splice_new() */
 };
 
 void
@@ -97,16 +109,52 @@ px_splice_set_quota(struct px_splice *s, px_splice_quota_fn quota, void *arg)
 	s->qarg = arg;
 }
 
+static void write_cb(evutil_socket_t fd, short what, void *arg);
+
+static void
+rev_off(struct dir *d)
+{
+	if (d->rev_on) {
+		event_del(d->rev);
+		d->rev_on = 0;
+	}
+}
+
+static void
+wev_off(struct dir *d)
+{
+	if (d->wev_on) {
+		event_del(d->wev);
+		d->wev_on = 0;
+	}
+}
+
+/* Wait for TO to take more. */
+static void
+wev_on(struct dir *d)
+{
+	if (!d->wev_made) {
+		event_assign(d->wev, d->s->base, d->to, EV_WRITE, write_cb, d);
+		/* Fails only on a loop without priorities (unit tests). */
+		(void)event_priority_set(d->wev, PX_PRI_BULK);
+		d->wev_made = 1;
+	}
+	if (!d->wev_on) {
+		event_add(d->wev, NULL);
+		d->wev_on = 1;
+	}
+}
+
 static void
 finish(struct px_splice *s, int err)
 {
 	if (s->done)
 		return;
 	s->done = 1;
-	event_del(s->d[0].rev);
-	event_del(s->d[1].rev);
-	event_del(s->d[0].wev);
-	event_del(s->d[1].wev);
+	rev_off(&s->d[0]);
+	rev_off(&s->d[1]);
+	wev_off(&s->d[0]);
+	wev_off(&s->d[1]);
 	s->cb(err, s->arg);
 }
 
@@ -121,12 +169,12 @@ drain(struct dir *d)
 			continue;
 		}
 		if (n == -EAGAIN) {
-			event_add(d->wev, NULL);
+			wev_on(d);
 			return 0;
 		}
 		return n < 0 ? (int)-n : EPIPE;
 	}
-	event_del(d->wev);
+	wev_off(d);
 	bs_pipe_put(&pool, &d->p);
 	return 0;
 }
@@ -151,10 +199,14 @@ settle(struct dir *d)
 		finish(s, EDQUOT);
 		return;
 	}
-	if (!d->eof && !d->over && (d->p.r < 0 || d->inpipe < d->p.cap))
-		event_add(d->rev, NULL);
-	else
-		event_del(d->rev);
+	if (!d->eof && !d->over && (d->p.r < 0 || d->inpipe < d->p.cap)) {
+		if (!d->rev_on) {
+			event_add(d->rev, NULL);
+			d->rev_on = 1;
+		}
+	} else {
+		rev_off(d);
+	}
 	if (d->eof && d->inpipe == 0 && !d->shut) {
 		d->shut = 1;
 		/* RFC 9293 §3.6: a half-close; the other direction goes on.
@@ -300,7 +352,7 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (err == 0 && full)
-		event_add(d->wev, NULL); /* TO just said it is full */
+		wev_on(d); /* TO just said it is full */
 	else if (err == 0)
 		err = drain(d);
 	if (err != 0) {
@@ -319,6 +371,7 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	px_loopcall_check();
+	d->wev_on = 0; /* not persistent: it is no longer added */
 	err = drain(d);
 	if (err != 0) {
 		finish(d->s, err);
@@ -329,15 +382,27 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 	settle(d);
 }
 
+/* Where the events start in the relay's allocation: past the struct, as
+ * aligned as malloc() aligns. */
+#define EVENTS_AT (((sizeof(struct px_splice) + _Alignof(max_align_t) - 1) / \
+	_Alignof(max_align_t)) * _Alignof(max_align_t))
+
 struct px_splice *
 px_splice_new(struct event_base *base, int a, int b, uint64_t *a_to_b, uint64_t *b_to_a,
     struct timeval *activity, px_splice_done_cb cb, void *arg)
 {
-	struct px_splice *s = calloc(1, sizeof(*s));
+	/* The size of struct event is the library's to know: one
+	 * allocation holds the relay and its four events. */
+	size_t evsize = event_get_struct_event_size();
+	size_t step = (evsize + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) *
+	    _Alignof(max_align_t);
+	struct px_splice *s = calloc(1, EVENTS_AT + 4 * step);
+	char *evs;
 	int i;
 
 	if (s == NULL)
 		return NULL;
+	evs = (char *)s + EVENTS_AT;
 	s->base = base;
 	s->a = a;
 	s->b = b;
@@ -351,27 +416,21 @@ px_splice_new(struct event_base *base, int a, int b, uint64_t *a_to_b, uint64_t 
 		d->to = i == 0 ? b : a;
 		d->count = i == 0 ? a_to_b : b_to_a;
 		d->p.r = d->p.w = -1;
-		d->rev = event_new(base, d->from, EV_READ | EV_PERSIST, read_cb, d);
-		d->wev = event_new(base, d->to, EV_WRITE, write_cb, d);
-		if (d->rev == NULL || d->wev == NULL)
-			goto fail;
+		d->rev = (struct event *)(void *)(evs + (size_t)(2 * i) * step);
+		d->wev = (struct event *)(void *)(evs + (size_t)(2 * i + 1) * step);
+		if (event_assign(d->rev, base, d->from, EV_READ | EV_PERSIST, read_cb, d) < 0) {
+			free(s);
+			errno = EINVAL;
+			return NULL;
+		}
 		/* Fails only on a loop without priorities (unit tests). */
 		(void)event_priority_set(d->rev, PX_PRI_BULK);
-		(void)event_priority_set(d->wev, PX_PRI_BULK);
 	}
-	event_add(s->d[0].rev, NULL);
-	event_add(s->d[1].rev, NULL);
-	return s;
-fail:
 	for (i = 0; i < 2; i++) {
-		if (s->d[i].rev != NULL)
-			event_free(s->d[i].rev);
-		if (s->d[i].wev != NULL)
-			event_free(s->d[i].wev);
+		event_add(s->d[i].rev, NULL);
+		s->d[i].rev_on = 1;
 	}
-	free(s);
-	errno = ENOMEM;
-	return NULL;
+	return s;
 }
 
 void
@@ -383,8 +442,11 @@ px_splice_free(struct px_splice *s)
 		return;
 	for (i = 0; i < 2; i++) {
 		struct dir *d = &s->d[i];
-		event_free(d->rev);
-		event_free(d->wev);
+		/* Off the loop before their memory goes, added or not (an
+		 * event may also wait in the loop's active queue). */
+		event_del(d->rev);
+		if (d->wev_made)
+			event_del(d->wev);
 		if (d->p.r >= 0) {
 			/* Bytes still in flight die with the tunnel. */
 			if (d->inpipe > 0)
