@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,8 +21,16 @@
 #define MAX_ATTEMPTS 16
 #define ATTEMPT_DELAY_MS 250
 
+/*
+ * The connector, its slots and its events are one allocation: the events
+ * (struct event's size is the library's, event_get_struct_event_size())
+ * follow the slots, assigned rather than allocated one by one, and the
+ * delay's only when a second address needs it.  EV_ON says an attempt's
+ * event is added.
+ */
 struct attempt {
 	int fd;
+	int ev_on;
 	struct event *ev;
 	struct px_connector *c;
 	size_t index;
@@ -32,6 +41,7 @@ struct px_connector {
 	size_t n, next;
 	struct event *delay;   /* starts the next attempt */
 	struct event *timeout; /* gives up */
+	int delay_made;
 	int last_err;
 	px_connect_cb cb;
 	void *arg;
@@ -51,9 +61,9 @@ static void start_next(struct px_connector *c);
 static void
 attempt_close(struct attempt *a)
 {
-	if (a->ev != NULL) {
-		event_free(a->ev);
-		a->ev = NULL;
+	if (a->ev_on) {
+		event_del(a->ev);
+		a->ev_on = 0;
 	}
 	if (a->fd >= 0) {
 		close(a->fd);
@@ -68,10 +78,9 @@ connector_free(struct px_connector *c)
 
 	for (i = 0; i < c->n; i++)
 		attempt_close(&c->slot[i].att);
-	if (c->delay != NULL)
-		event_free(c->delay);
-	if (c->timeout != NULL)
-		event_free(c->timeout);
+	if (c->delay_made)
+		event_del(c->delay);
+	event_del(c->timeout);
 	free(c);
 }
 
@@ -110,6 +119,7 @@ attempt_cb(evutil_socket_t fd, short what, void *arg)
 	 * then does SO_ERROR say which, one system call fewer a tunnel. */
 	if ((what & EV_READ) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
 		err = errno;
+	a->ev_on = 0; /* not persistent: it fired */
 	if (err == 0) {
 		int one = 1;
 		size_t index = a->index;
@@ -182,14 +192,13 @@ start_next(struct px_connector *c)
 		/* Read as well as write: see attempt_cb().  The change costs
 		 * no epoll_ctl(2): the upstream's reading replaces both with
 		 * one modification, as it replaced the write alone. */
-		a->ev = event_new(c->base, fd, EV_READ | EV_WRITE, attempt_cb, a);
-		if (a->ev != NULL)
-			(void)event_priority_set(a->ev, PX_PRI_BULK);
-		if (a->ev == NULL || event_add(a->ev, NULL) != 0) {
+		if (event_assign(a->ev, c->base, fd, EV_READ | EV_WRITE, attempt_cb, a) != 0 ||
+		    ((void)event_priority_set(a->ev, PX_PRI_BULK), event_add(a->ev, NULL) != 0)) {
 			c->last_err = ENOMEM;
 			attempt_close(a);
 			continue;
 		}
+		a->ev_on = 1;
 		break;
 	}
 	/* Either the next attempt after the delay, or, when nothing is left
@@ -198,6 +207,12 @@ start_next(struct px_connector *c)
 		return;
 	if (c->next >= c->n)
 		tv.tv_usec = 0;
+	if (!c->delay_made) {
+		evtimer_assign(c->delay, c->base, delay_cb, c);
+		/* Fails only on a loop without priorities (unit tests). */
+		(void)event_priority_set(c->delay, PX_PRI_BULK);
+		c->delay_made = 1;
+	}
 	event_add(c->delay, &tv);
 }
 
@@ -207,7 +222,9 @@ px_connect_start(struct event_base *base, const struct sockaddr_storage *addrs,
 {
 	struct px_connector *c;
 	struct timeval tv;
-	size_t i;
+	size_t i, al = _Alignof(max_align_t);
+	size_t step = (event_get_struct_event_size() + al - 1) / al * al, at;
+	char *evs;
 
 	if (n == 0) {
 		errno = EINVAL;
@@ -215,13 +232,19 @@ px_connect_start(struct event_base *base, const struct sockaddr_storage *addrs,
 	}
 	if (n > MAX_ATTEMPTS)
 		n = MAX_ATTEMPTS;
-	c = malloc(sizeof(*c) + n * sizeof(c->slot[0]));
+	/* The events past the slots: the delay, the timeout, an attempt's
+	 * each. */
+	at = (sizeof(*c) + n * sizeof(c->slot[0]) + al - 1) / al * al;
+	c = malloc(at + (2 + n) * step);
 	if (c == NULL)
 		return NULL;
+	evs = (char *)c + at;
 	c->base = base;
 	c->n = n;
 	c->next = 0;
-	c->delay = c->timeout = NULL;
+	c->delay = (struct event *)(void *)evs;
+	c->timeout = (struct event *)(void *)(evs + step);
+	c->delay_made = 0;
 	c->last_err = 0;
 	c->cb = cb;
 	c->arg = arg;
@@ -230,16 +253,14 @@ px_connect_start(struct event_base *base, const struct sockaddr_storage *addrs,
 		c->slot[i].len = lens[i];
 		memset(&c->slot[i].att, 0, sizeof(c->slot[i].att));
 		c->slot[i].att.fd = -1;
+		c->slot[i].att.ev = (struct event *)(void *)(evs + (2 + i) * step);
 	}
-	c->delay = evtimer_new(base, delay_cb, c);
-	c->timeout = evtimer_new(base, timeout_cb, c);
-	if (c->delay == NULL || c->timeout == NULL) {
-		connector_free(c);
-		errno = ENOMEM;
+	if (evtimer_assign(c->timeout, base, timeout_cb, c) != 0) {
+		free(c);
+		errno = EINVAL;
 		return NULL;
 	}
 	/* Fails only on a loop without priorities (unit tests). */
-	(void)event_priority_set(c->delay, PX_PRI_BULK);
 	(void)event_priority_set(c->timeout, PX_PRI_BULK);
 	tv.tv_sec = timeout_ms / 1000;
 	tv.tv_usec = (timeout_ms % 1000) * 1000;
