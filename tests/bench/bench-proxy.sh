@@ -29,6 +29,15 @@
 #                  as large as postern's copy relay's largest, 1 MiB),
 #                  their MB/s and its CPU per GiB: what relaying a byte
 #                  through two sockets costs at all
+#   duty floor     the floor relay with what postern must do on every
+#                  tunnel besides, at its least (proxy-load floor ... duty):
+#                  the half-close (shutdown(2) on one side's EOF, both
+#                  closed at the second) and an audit line each way of
+#                  postern's length (the decision line written before
+#                  the 200, the close lines of tunnels ended meanwhile in
+#                  the same write(2)); its tunnels/s and CPU per tunnel in
+#                  the direct column: what the duties cost on this machine,
+#                  before any decision is made
 #   refusals/s     CONNECT to a host no rule allows, read the 403 head,
 #                  close; 8 clients at once.  In the direct column the
 #                  refusal floor: the bench server's third port answers
@@ -202,6 +211,12 @@ FLOOR_PID=$!
 PIDS="$SERVER_PID $FLOOR_PID"
 wait_portfile "$T/floorport" "the floor relay"
 read -r FLOOR < "$T/floorport"
+# The duty floor: the same relay with the half-close and audit lines.
+"$LOAD" floor "$T/dutyport" "$UP_RAW" duty "$T/duty-audit.log" 2>"$T/duty.err" &
+DUTY_PID=$!
+PIDS="$SERVER_PID $FLOOR_PID $DUTY_PID"
+wait_portfile "$T/dutyport" "the duty floor"
+read -r DUTY < "$T/dutyport"
 
 PX_PORT=18080
 TP_PORT=18081
@@ -313,7 +328,7 @@ start_proxies() {
 		"$BASE" -c "$T/base/postern-base.ini" 2>>"$T/postern-base.err" &
 		PB_PID=$!
 	fi
-	PIDS="$SERVER_PID $FLOOR_PID $PX_PID $TP_PID $SQ_PID $PB_PID"
+	PIDS="$SERVER_PID $FLOOR_PID $DUTY_PID $PX_PID $TP_PID $SQ_PID $PB_PID"
 	wait_listen $PX_PORT postern $PX_PID
 	wait_listen $TP_PORT tinyproxy $TP_PID
 	wait_listen $SQ_PORT squid $SQ_PID
@@ -324,7 +339,7 @@ stop_proxies() {
 		for d in $(descendants "$p"); do kill "$d" 2>/dev/null; done
 	done
 	for p in $PX_PID $TP_PID $SQ_PID $PB_PID; do wait "$p" 2>/dev/null; done
-	PIDS="$SERVER_PID $FLOOR_PID"
+	PIDS="$SERVER_PID $FLOOR_PID $DUTY_PID"
 }
 
 proxy_of() {
@@ -498,6 +513,12 @@ while [ $r -lt "$MAIN_ROUNDS" ]; do
 				per_op "$FLOOR_PID" "$c0" "$v" >> "$T/cputpsfloor.direct"
 				sys_share "$FLOOR_PID" "$c0" "$k0" >> "$T/systpsfloor.direct"
 			}
+			c0=$(cpu_ticks "$DUTY_PID") k0=$(cpu_ticks "$DUTY_PID" sys)
+			v=$(run duty "tunnels/s" "$LOAD" tps "127.0.0.1:$DUTY" "$UP_RAW" 8 "$SECS") && {
+				echo "$v" >> "$T/tpsduty.direct"
+				per_op "$DUTY_PID" "$c0" "$v" >> "$T/cputpsduty.direct"
+				sys_share "$DUTY_PID" "$c0" "$k0" >> "$T/systpsduty.direct"
+			}
 		fi
 
 		if [ "$t" = direct ]; then
@@ -584,7 +605,7 @@ head_rounds() { # TARGET LABEL BINARY INI PORT
 	done
 	for d in $(descendants "$HPID"); do kill "$d" 2>/dev/null; done
 	wait "$HPID" 2>/dev/null
-	PIDS="$SERVER_PID $FLOOR_PID"
+	PIDS="$SERVER_PID $FLOOR_PID $DUTY_PID"
 }
 head_rounds postern postern "$POSTERN" "$T/postern.ini" $PX_PORT
 [ -n "$BASE" ] && head_rounds base postern-base "$BASE" "$T/base/postern-base.ini" $PB_PORT
@@ -606,7 +627,7 @@ maxof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == 
 GOAL_TPS=2 GOAL_CPUTPS=0.5 GOAL_REFUSE=2 GOAL_P99=1.5 GOAL_CPUGIB=0.4
 minof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a + 0 < b + 0) ? a : b }'; }
 
-for m in up down upfloor downfloor cpufloor syscpu syscpufloor busyup busydown tps tpsfloor cputpsfloor rps lat1p50 lat1p99 lat64p50 lat64p99 lat64p50floor lat64p99floor pss cpu refuse cputps cpurps cpuref \
+for m in up down upfloor downfloor cpufloor syscpu syscpufloor busyup busydown tps tpsfloor cputpsfloor tpsduty cputpsduty systpsduty rps lat1p50 lat1p99 lat64p50 lat64p99 lat64p50floor lat64p99floor pss cpu refuse cputps cpurps cpuref \
 	systps systpsfloor sysref headbig headsmall headratio; do
 	for t in $TARGETS; do
 		v=-
@@ -638,7 +659,7 @@ fi
 echo
 echo "| metric | direct | postern |$BH tinyproxy | squid | ÷direct | ÷tinyproxy | ÷squid |$BR target | |"
 echo "|---|--:|--:|$BS--:|--:|--:|--:|--:|$BS---|---|"
-ROWS="up down upfloor downfloor busyup busydown tps tpsfloor rps lat1p50 lat1p99 lat64p50 lat64p99 lat64p50floor lat64p99floor pss cpu cpufloor refuse half cputps cputpsfloor cpurps cpuref"
+ROWS="up down upfloor downfloor busyup busydown tps tpsfloor tpsduty rps lat1p50 lat1p99 lat64p50 lat64p99 lat64p50floor lat64p99floor pss cpu cpufloor refuse half cputps cputpsfloor cputpsduty cpurps cpuref"
 [ -n "$ONLY" ] && ROWS=""
 for m in $ROWS headbig headsmall headratio; do
 	eval "d=\${M_${m}_direct:--} p=\$M_${m}_postern tp=\$M_${m}_tinyproxy sq=\$M_${m}_squid"
@@ -667,6 +688,17 @@ for m in $ROWS headbig headsmall headratio; do
 		*) label="latency 64 tunnels ${src#lat64}" ;;
 		esac
 		label="$label: the floor relay (direct column) and each proxy"
+		eval "p=\$M_${src}_postern tp=\$M_${src}_tinyproxy sq=\$M_${src}_squid pb=\${M_${src}_base:--}"
+		rd=$(ratio "$p" "$d"); rt=- rs=- rb=-
+		target="" verdict="" ;;
+	tpsduty|cputpsduty)
+		# The duty floor's value in the direct column, the same way.
+		src=${m%duty}
+		case $src in
+		tps) label="tunnels/s" ;;
+		*) label="CPU µs per tunnel" ;;
+		esac
+		label="$label: the duty floor (direct column) and each proxy"
 		eval "p=\$M_${src}_postern tp=\$M_${src}_tinyproxy sq=\$M_${src}_squid pb=\${M_${src}_base:--}"
 		rd=$(ratio "$p" "$d"); rt=- rs=- rb=-
 		target="" verdict="" ;;
@@ -735,6 +767,17 @@ floor_line() { # LABEL GOAL-WORD GOAL FLOOR POSTERN HIGHER-IS-BETTER [DECIMALS]
 			l, w, g, f, reach ? "which meets it" : "which misses it: out of reach on this machine", p, p / f
 	}'
 }
+# The duty floor against the floor and postern: what the half-close and
+# the audit lines cost at their least, and what postern spends past them
+# (its decision, its JSON, its event library, its limits and counters).
+duty_line() { # LABEL FLOOR DUTY POSTERN DECIMALS
+	awk -v l="$1" -v f="$2" -v u="$3" -v p="$4" -v d="$5" 'BEGIN {
+		if (f == "-" || u == "-" || p == "-" || f + 0 == 0 || u + 0 == 0) { printf "    %s, the duty floor: not measured\n", l; exit }
+		n = "%." d "f"
+		printf "    %s, the duty floor (half-close, audit lines): " n ", %.2f× the floor; postern %.2f× the duty floor\n", \
+			l, u, u / f, p / u
+	}'
+}
 if [ -z "$ONLY" ]; then
 	mul() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print "-"; else printf "%.1f", a * b }'; }
 	echo "Goals past the floor (medians of $ROUNDS rounds):"
@@ -743,7 +786,9 @@ if [ -z "$ONLY" ]; then
 		"$M_tpsfloor_direct" "$M_tps_postern" 1
 	floor_line "CPU µs per tunnel" "≤" "$(mul "$(minof "$M_cputps_tinyproxy" "$M_cputps_squid")" "$GOAL_CPUTPS")" \
 		"$M_cputpsfloor_direct" "$M_cputps_postern" 0
-	echo "    the kernel's share of that CPU: the floor ${M_systpsfloor_direct}%, postern ${M_systps_postern}%"
+	echo "    the kernel's share of that CPU: the floor ${M_systpsfloor_direct}%, the duty floor ${M_systpsduty_direct}%, postern ${M_systps_postern}%"
+	duty_line "tunnels/s" "$M_tpsfloor_direct" "$M_tpsduty_direct" "$M_tps_postern" 1
+	duty_line "CPU µs per tunnel" "$M_cputpsfloor_direct" "$M_cputpsduty_direct" "$M_cputps_postern" 0
 	floor_line "refusals/s" "≥" "$(mul "$(maxof "$M_refuse_tinyproxy" "$M_refuse_squid")" "$GOAL_REFUSE")" \
 		"$M_refuse_direct" "$M_refuse_postern" 1
 	echo "    the kernel's share of postern's CPU per refusal: ${M_sysref_postern}%"

@@ -21,7 +21,7 @@
  * direct connection) and TARGET (HOST:PORT; through a proxy it is the
  * CONNECT authority, directly it is connected to):
  *
- *   proxy-load floor PORTFILE UPSTREAM [raw]
+ *   proxy-load floor PORTFILE UPSTREAM [raw | duty LOGFILE]
  *       The tunnel floor: on a free port of 127.0.0.1 (written to
  *       PORTFILE), a CONNECT "proxy" that does only what a tunnel needs
  *       (the head read, a connect to UPSTREAM whatever it says, the 200,
@@ -30,6 +30,13 @@
  *       nothing else.  UPSTREAM is HOST:PORT or unix:PATH.  With "raw"
  *       there is no head and no 200: each connection is relayed to
  *       UPSTREAM from its accept (the relay floor of bench-bridge).
+ *       With "duty" the floor also does the two things every tunnel of
+ *       postern's must, at their least: a half-close (one side's EOF is
+ *       passed on with shutdown(2), that side is watched no more, and
+ *       both close at the second EOF) and an audit line each way of
+ *       postern's length appended to LOGFILE (a decision line written
+ *       before the 200, the close lines of the tunnels ended meanwhile in
+ *       the same write(2), or at the end of the batch of events).
  *   proxy-load up|down PROXY TARGET BYTES MAXSECS
  *       One bulk stream through one tunnel; prints "BYTES SECONDS MB/s"
  *       (stops early after MAXSECS, counting what was moved).
@@ -661,6 +668,7 @@ struct fside {
 	bool open;		/* the 200 is out: relay */
 	bool dead;		/* closed: freed after the current batch */
 	bool gone;		/* hung up with PEND not out: watched no more */
+	bool ended;		/* duty: its EOF was passed on (shutdown) */
 	struct fside *next_dead;
 	uint32_t watching;	/* the events epoll has for fd */
 	size_t len;
@@ -673,6 +681,29 @@ static int fepfd;
 static struct sockaddr_storage f_up;	/* UPSTREAM: TCP, or a UNIX socket */
 static socklen_t f_uplen;
 static bool f_raw;			/* no head, no 200: relay from the accept */
+static int f_log = -1;			/* duty: the audit file, else -1 */
+/* duty: the close lines waiting for the next write(2), and a line each
+ * of the length of postern's decision and close lines (268 and 317
+ * bytes on the bench's tunnels). */
+static char f_pend[1 << 16];
+static size_t f_pend_len;
+static char f_allow[268], f_close[317];
+
+/* duty: write the waiting close lines, and LINE (NULL: none) after them,
+ * in one write(2). */
+static void
+faudit(const char *line, size_t len)
+{
+	if (line != NULL) {
+		if (f_pend_len + len > sizeof(f_pend))
+			die("audit batch overflow");
+		memcpy(f_pend + f_pend_len, line, len);
+		f_pend_len += len;
+	}
+	if (f_pend_len > 0 && write(f_log, f_pend, f_pend_len) != (ssize_t)f_pend_len)
+		die("audit write");
+	f_pend_len = 0;
+}
 static struct fside *f_dead;	/* closed in this batch of events */
 
 static void
@@ -690,10 +721,18 @@ fwatch(struct fside *x, uint32_t ev, int op)
 static void
 frewatch(struct fside *x)
 {
-	uint32_t want = (x->pend_len == 0 ? EPOLLIN : 0) |
+	uint32_t want = (x->pend_len == 0 && !x->ended ? EPOLLIN : 0) |
 	    (x->peer->pend_len > 0 ? EPOLLOUT : 0);
 
-	if (!x->dead && !x->gone && want != x->watching)
+	if (x->dead || x->gone || want == x->watching)
+		return;
+	if (x->watching == 0)		/* duty: an ended side, unwatched */
+		fwatch(x, want, EPOLL_CTL_ADD);
+	else if (want == 0) {
+		if (epoll_ctl(fepfd, EPOLL_CTL_DEL, x->fd, NULL) < 0)
+			die("epoll_ctl");
+		x->watching = 0;
+	} else
 		fwatch(x, want, EPOLL_CTL_MOD);
 }
 
@@ -715,6 +754,12 @@ fbury(struct fside *x)
 static void
 fclose2(struct fside *x)
 {
+	if (f_log >= 0 && x->open && !x->dead) {
+		if (f_pend_len + sizeof(f_close) > sizeof(f_pend))
+			faudit(NULL, 0);
+		memcpy(f_pend + f_pend_len, f_close, sizeof(f_close));
+		f_pend_len += sizeof(f_close);
+	}
 	fbury(x->peer);
 	fbury(x);
 }
@@ -768,10 +813,20 @@ frelay(struct fside *x, uint32_t events)
 			}
 		}
 	}
-	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && x->pend_len == 0) {
+	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && x->pend_len == 0 && !x->ended) {
 		n = read(x->fd, bulk, BULK);
 		if (n < 0 && errno == EAGAIN)
 			goto out;
+		if (n == 0 && f_log >= 0 && !p->ended && !p->gone) {
+			/* duty: a half-close.  X's EOF goes on to its peer,
+			 * X is watched no more; the peer's EOF ends both. */
+			if (shutdown(p->fd, SHUT_WR) < 0 ||
+			    epoll_ctl(fepfd, EPOLL_CTL_DEL, x->fd, NULL) < 0)
+				return false;
+			x->ended = true;
+			x->watching = 0;
+			return true;
+		}
 		if (n <= 0)
 			return false;
 		moved = true;
@@ -821,8 +876,14 @@ fevent(struct fside *x, uint32_t events)
 		int err = 0;
 		socklen_t el = sizeof(err);
 
-		if (getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err != 0 ||
-		    (!f_raw && write(x->peer->fd, ok, sizeof(ok) - 1) != (ssize_t)sizeof(ok) - 1)) {
+		if (getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err != 0) {
+			fclose2(x);
+			return;
+		}
+		/* duty: the decision is in the file before a byte moves. */
+		if (f_log >= 0)
+			faudit(f_allow, sizeof(f_allow));
+		if (!f_raw && write(x->peer->fd, ok, sizeof(ok) - 1) != (ssize_t)sizeof(ok) - 1) {
 			fclose2(x);
 			return;
 		}
@@ -866,7 +927,7 @@ fevent(struct fside *x, uint32_t events)
  * no 200, each connection relayed to UPSTREAM from its accept.
  */
 static void
-cmd_floor(const char *portfile, const char *upstream, bool raw)
+cmd_floor(const char *portfile, const char *upstream, bool raw, const char *duty)
 {
 	struct epoll_event evs[256];
 	int lfd;
@@ -874,6 +935,14 @@ cmd_floor(const char *portfile, const char *upstream, bool raw)
 	raise_nofile();
 	signal(SIGPIPE, SIG_IGN);
 	f_raw = raw;
+	if (duty != NULL) {
+		f_log = open(duty, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (f_log < 0)
+			die(duty);
+		memset(f_allow, 'a', sizeof(f_allow));
+		memset(f_close, 'c', sizeof(f_close));
+		f_allow[sizeof(f_allow) - 1] = f_close[sizeof(f_close) - 1] = '\n';
+	}
 	if (strncmp(upstream, "unix:", 5) == 0) {
 		if (bs_unix_addr((struct sockaddr_un *)&f_up, &f_uplen, upstream + 5) < 0) {
 			fprintf(stderr, "proxy-load: %s: path too long\n", upstream);
@@ -931,6 +1000,9 @@ cmd_floor(const char *portfile, const char *upstream, bool raw)
 					fwatch(x, EPOLLIN, EPOLL_CTL_ADD);
 			}
 		}
+		/* duty: close lines no decision line took with it. */
+		if (f_log >= 0)
+			faudit(NULL, 0);
 	}
 }
 
@@ -1569,7 +1641,7 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: proxy-load serve PORTFILE\n"
-	    "       proxy-load floor PORTFILE UPSTREAM [raw]\n"
+	    "       proxy-load floor PORTFILE UPSTREAM [raw | duty LOGFILE]\n"
 	    "       proxy-load up|down PROXY TARGET BYTES MAXSECS\n"
 	    "       proxy-load tps|lat|refuse PROXY TARGET CONNS SECONDS\n"
 	    "       proxy-load idle PROXY TARGET CONNS\n"
@@ -1590,10 +1662,12 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "floor") == 0) {
 		if (argc == 5 && strcmp(argv[4], "raw") == 0)
-			cmd_floor(argv[2], argv[3], true);
+			cmd_floor(argv[2], argv[3], true, NULL);
+		if (argc == 6 && strcmp(argv[4], "duty") == 0)
+			cmd_floor(argv[2], argv[3], false, argv[5]);
 		if (argc != 4)
 			usage();
-		cmd_floor(argv[2], argv[3], false);
+		cmd_floor(argv[2], argv[3], false, NULL);
 	}
 	if (argc < 4)
 		usage();
