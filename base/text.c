@@ -102,6 +102,19 @@ static const unsigned char json_plain[256] = {
 };
 
 size_t
+bs_json_plain_copy(char *dst, const char *src, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t i = 0;
+
+	while (i < max && json_plain[s[i]]) {
+		dst[i] = (char)s[i];
+		i++;
+	}
+	return i;
+}
+
+size_t
 bs_json_escape(const char *src, size_t len, char *buf, size_t size, unsigned flags)
 {
 	const unsigned char *s = (const unsigned char *)src;

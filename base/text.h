@@ -42,6 +42,17 @@ size_t bs_escape(const char *src, size_t len, char *buf, size_t size, unsigned f
  */
 size_t bs_json_escape(const char *src, size_t len, char *buf, size_t size, unsigned flags);
 
+/*
+ * Copy the bytes of SRC that a JSON string carries as they are (printable
+ * ASCII but '"' and '\', as bs_json_escape() passes them) to DST, up to
+ * MAX bytes, stopping at the first other byte (a NUL among them); returns
+ * how many were copied.  DST must hold MAX bytes; nothing is terminated.
+ * SRC[returned] is the byte that stopped it when fewer than MAX were
+ * copied.  The audit's fast path: a field whose bytes are all plain is
+ * copied in one pass, the rest escaped by bs_json_escape().
+ */
+size_t bs_json_plain_copy(char *dst, const char *src, size_t max);
+
 /* Write the LEN bytes at SRC as 2 * LEN lowercase hex digits and a NUL
  * into OUT, which must hold 2 * LEN + 1 bytes. */
 void bs_hex(const void *src, size_t len, char *out);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,11 +210,45 @@ px_json_begin(struct px_json *j, const char *event)
 	px_json_str(j, "event", event);
 }
 
+/*
+ * The common field: KEY then VAL whose bytes all go as they are, with room
+ * for it all and the 3 bytes put() keeps for the line's end.  VAL is
+ * copied in the pass that checks it, straight after where KEY goes; LEN is
+ * its length, or SIZE_MAX for a NUL-terminated VAL.  Returns 1 when the
+ * field is in, 0 (J unchanged) when the general way must build it: a byte
+ * to escape, more than 256 bytes, or not enough room.
+ */
+static int
+kstr_plain(struct px_json *j, const char *key, size_t klen, const char *val, size_t len)
+{
+	size_t room, max, n;
+	char *o;
+
+	if (j->overflow || j->len + klen + 2 + 3 > sizeof(j->buf))
+		return 0;
+	room = sizeof(j->buf) - 3 - j->len - klen - 2;
+	max = len < 256 ? len : 256;
+	if (max > room)
+		max = room;
+	o = j->buf + j->len + klen + 1;
+	n = bs_json_plain_copy(o, val, max);
+	if (len == SIZE_MAX ? val[n] != '\0' : n != len)
+		return 0;
+	memcpy(j->buf + j->len, key, klen);
+	j->buf[j->len + klen] = '"';
+	o[n] = '"';
+	j->len += klen + n + 2;
+	return 1;
+}
+
 void
 px_json_kstrn(struct px_json *j, const char *key, size_t klen, const char *val, size_t len)
 {
 	size_t room, need;
 	int cut = 0;
+
+	if (val != NULL && kstr_plain(j, key, klen, val, len))
+		return;
 
 	if (val == NULL) {
 		put(j, key, klen); /* the whole ,"KEY": (audit.h) */
@@ -247,6 +282,8 @@ px_json_kstrn(struct px_json *j, const char *key, size_t klen, const char *val, 
 void
 px_json_kstr(struct px_json *j, const char *key, size_t klen, const char *val)
 {
+	if (val != NULL && kstr_plain(j, key, klen, val, SIZE_MAX))
+		return;
 	px_json_kstrn(j, key, klen, val, val ? strlen(val) : 0);
 }
 

@@ -20,6 +20,12 @@ TESTS += tests/unit/test-mem
 tests_unit_test_mem_SOURCES = tests/unit/test-mem.c tests/unit/tap.h
 tests_unit_test_mem_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_mem_LDADD = $(PROXY_LIBS)
+
+check_PROGRAMS += tests/unit/test-audit-json
+TESTS += tests/unit/test-audit-json
+tests_unit_test_audit_json_SOURCES = tests/unit/test-audit-json.c tests/unit/tap.h
+tests_unit_test_audit_json_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_test_audit_json_LDADD = $(PROXY_LIBS)
 check_PROGRAMS += tests/unit/test-loopcall
 TESTS += tests/unit/test-loopcall
 tests_unit_test_loopcall_SOURCES = tests/unit/test-loopcall.c tests/unit/tap.h

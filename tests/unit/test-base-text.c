@@ -88,6 +88,24 @@ main(void)
 		    "json case %zu: \"%.64s\" need %zu (want \"%s\", %zu)", i,
 		    jsons[i].size ? buf : "", n, jsons[i].want ? jsons[i].want : "", jsons[i].need);
 	}
+	/* bs_json_plain_copy: a byte is copied exactly when bs_json_escape()
+	 * passes it as it is, and the copy stops at the first other one. */
+	for (i = 0; i < 256; i++) {
+		char in[3] = { 'a', (char)i, 'b' }, out[3] = { 0, 0, 0 }, esc[8];
+		size_t plain = bs_json_escape(in + 1, 1, esc, sizeof(esc), 0) == 1 &&
+		    esc[0] == (char)i;
+
+		n = bs_json_plain_copy(out, in, 3);
+		tap_ok(n == (plain ? 3 : 1) && out[0] == 'a' && (!plain || out[1] == (char)i) &&
+		    (plain || out[1] == 0), "json plain copy of byte 0x%02zx: %zu", i, n);
+	}
+	memset(buf, 'Z', sizeof(buf));
+	n = bs_json_plain_copy(buf, "abcdef", 4);
+	tap_ok(n == 4 && memcmp(buf, "abcdZ", 5) == 0, "json plain copy stops at its max: %zu", n);
+	n = bs_json_plain_copy(buf, "ab", 0);
+	tap_ok(n == 0, "json plain copy of at most 0 bytes copies none");
+	n = bs_json_plain_copy(buf, "ab\0cd", 5);
+	tap_ok(n == 2, "json plain copy stops at a NUL: %zu", n);
 	/* bs_str: what snprintf() writes and returns, at every size,
 	 * including the cut-short ones. */
 	for (i = 1; i <= 40; i++) {
