@@ -675,11 +675,12 @@ for m in $ROWS headbig headsmall headratio; do
 	busyup|busydown)
 		label="cores busy (of $(nproc)), bulk ${m#busy}"
 		rd=- rt=- rs=- rb=- target="" verdict="" ;;
-	upfloor|downfloor|cpufloor|tpsfloor|cputpsfloor|lat64p50floor|lat64p99floor)
-		# The floor relay's value in the direct column; beside it the
-		# proxies' own values of the same metric, and postern's share
-		# of the floor.
-		src=${m%floor}
+	upfloor|downfloor|cpufloor|tpsfloor|cputpsfloor|lat64p50floor|lat64p99floor|tpsduty|cputpsduty)
+		# The floor relay's (or the duty floor's) value in the direct
+		# column; beside it the proxies' own values of the same metric,
+		# and postern's share of the floor.
+		src=${m%floor} who="the floor relay"
+		case $m in *duty) src=${m%duty} who="the duty floor" ;; esac
 		case $src in
 		up|down) label="tunnel bulk $src (MB/s)" ;;
 		cpu) label="CPU s per GiB relayed" ;;
@@ -687,18 +688,7 @@ for m in $ROWS headbig headsmall headratio; do
 		cputps) label="CPU µs per tunnel" ;;
 		*) label="latency 64 tunnels ${src#lat64}" ;;
 		esac
-		label="$label: the floor relay (direct column) and each proxy"
-		eval "p=\$M_${src}_postern tp=\$M_${src}_tinyproxy sq=\$M_${src}_squid pb=\${M_${src}_base:--}"
-		rd=$(ratio "$p" "$d"); rt=- rs=- rb=-
-		target="" verdict="" ;;
-	tpsduty|cputpsduty)
-		# The duty floor's value in the direct column, the same way.
-		src=${m%duty}
-		case $src in
-		tps) label="tunnels/s" ;;
-		*) label="CPU µs per tunnel" ;;
-		esac
-		label="$label: the duty floor (direct column) and each proxy"
+		label="$label: $who (direct column) and each proxy"
 		eval "p=\$M_${src}_postern tp=\$M_${src}_tinyproxy sq=\$M_${src}_squid pb=\${M_${src}_base:--}"
 		rd=$(ratio "$p" "$d"); rt=- rs=- rb=-
 		target="" verdict="" ;;
