@@ -210,6 +210,9 @@ px_json_begin(struct px_json *j, const char *event)
 	px_json_str(j, "event", event);
 }
 
+/* A string field's value is cut at this many bytes (audit.h). */
+#define FIELD_MAX 256
+
 /*
  * The common field: KEY then VAL whose bytes all go as they are, with room
  * for it all and the 3 bytes put() keeps for the line's end.  VAL is
@@ -227,7 +230,7 @@ kstr_plain(struct px_json *j, const char *key, size_t klen, const char *val, siz
 	if (j->overflow || j->len + klen + 2 + 3 > sizeof(j->buf))
 		return 0;
 	room = sizeof(j->buf) - 3 - j->len - klen - 2;
-	max = len < 256 ? len : 256;
+	max = len < FIELD_MAX ? len : FIELD_MAX;
 	if (max > room)
 		max = room;
 	o = j->buf + j->len + klen + 1;
@@ -241,22 +244,20 @@ kstr_plain(struct px_json *j, const char *key, size_t klen, const char *val, siz
 	return 1;
 }
 
-void
-px_json_kstrn(struct px_json *j, const char *key, size_t klen, const char *val, size_t len)
+/* Any field, as kstr_plain() cannot: VAL escaped, cut, or null. */
+static void
+kstr_general(struct px_json *j, const char *key, size_t klen, const char *val, size_t len)
 {
 	size_t room, need;
 	int cut = 0;
-
-	if (val != NULL && kstr_plain(j, key, klen, val, len))
-		return;
 
 	if (val == NULL) {
 		put(j, key, klen); /* the whole ,"KEY": (audit.h) */
 		put(j, "null", 4);
 		return;
 	}
-	if (len > 256) {
-		len = 256;
+	if (len > FIELD_MAX) {
+		len = FIELD_MAX;
 		cut = 1;
 	}
 	put(j, key, klen);
@@ -280,11 +281,18 @@ px_json_kstrn(struct px_json *j, const char *key, size_t klen, const char *val, 
 }
 
 void
+px_json_kstrn(struct px_json *j, const char *key, size_t klen, const char *val, size_t len)
+{
+	if (val == NULL || !kstr_plain(j, key, klen, val, len))
+		kstr_general(j, key, klen, val, len);
+}
+
+void
 px_json_kstr(struct px_json *j, const char *key, size_t klen, const char *val)
 {
-	if (val != NULL && kstr_plain(j, key, klen, val, SIZE_MAX))
-		return;
-	px_json_kstrn(j, key, klen, val, val ? strlen(val) : 0);
+	/* The general path gets the length the plain scan could not. */
+	if (val == NULL || !kstr_plain(j, key, klen, val, SIZE_MAX))
+		kstr_general(j, key, klen, val, val ? strlen(val) : 0);
 }
 
 void
