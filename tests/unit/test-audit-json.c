@@ -19,48 +19,32 @@
 #include "proxy/audit.h"
 #include "tests/unit/tap.h"
 
-/* The model: put() and the general path of px_json_kstrn(). */
-static void
-mput(struct px_json *j, const char *s, size_t n)
-{
-	if (j->overflow || j->len + n + 3 > sizeof(j->buf)) {
-		j->overflow = 1;
-		return;
-	}
-	memcpy(j->buf + j->len, s, n);
-	j->len += n;
-}
-
+/*
+ * The model, from what audit.h promises rather than from the code: after
+ * the FILL bytes already there, KEY, a quote, VAL's first 256 bytes as
+ * bs_json_escape() writes them, "..." when VAL was longer, a quote; and
+ * overflow (the line is never written, so its bytes do not matter) when
+ * that does not fit with 3 bytes to spare for the line's end.
+ */
 static void
 model(struct px_json *j, const char *key, size_t klen, const char *val, size_t len)
 {
-	size_t room, need;
-	int cut = 0;
+	char esc[6 * 256 + 1];
+	size_t n = len > 256 ? 256 : len;
+	size_t need = bs_json_escape(val, n, esc, sizeof(esc), 0);
+	size_t total = klen + 1 + need + (len > n ? 3 : 0) + 1;
 
-	if (val == NULL) {
-		mput(j, key, klen);
-		mput(j, "null", 4);
+	if (j->len + total + 3 > sizeof(j->buf)) {
+		j->overflow = 1;
 		return;
 	}
-	if (len > 256) {
-		len = 256;
-		cut = 1;
-	}
-	mput(j, key, klen);
-	mput(j, "\"", 1);
-	room = sizeof(j->buf) - j->len;
-	if (!j->overflow && room > 2) {
-		need = bs_json_escape(val, len, j->buf + j->len, room - 2, 0);
-		if (need >= room - 2)
-			j->overflow = 1;
-		else
-			j->len += need;
-	} else {
-		j->overflow = 1;
-	}
-	if (cut)
-		mput(j, "...", 3);
-	mput(j, "\"", 1);
+	memcpy(j->buf + j->len, key, klen);
+	j->buf[j->len + klen] = '"';
+	memcpy(j->buf + j->len + klen + 1, esc, need);
+	if (len > n)
+		memcpy(j->buf + j->len + klen + 1 + need, "...", 3);
+	j->buf[j->len + total - 1] = '"';
+	j->len += total;
 }
 
 static uint32_t seed = 12345;
