@@ -56,4 +56,15 @@ void px_mem_bin_put(enum px_mem_bin bin, void *p);
 /* Free the calling thread's binned blocks. */
 void px_mem_bin_trim(void);
 
+/*
+ * N rounded up to malloc()'s alignment: where an object may start that
+ * follows N bytes in the same block (a relay's or a connector's events,
+ * assigned in its own allocation).
+ */
+static inline size_t
+px_mem_round(size_t n)
+{
+	return (n + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) * _Alignof(max_align_t);
+}
+
 #endif

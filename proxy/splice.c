@@ -22,7 +22,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +31,7 @@
 
 #include "base/pump.h"
 #include "proxy/loopcall.h"
+#include "proxy/mem.h"
 #include "proxy/prio.h"
 #include "proxy/splice.h"
 
@@ -382,27 +382,21 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 	settle(d);
 }
 
-/* Where the events start in the relay's allocation: past the struct, as
- * aligned as malloc() aligns. */
-#define EVENTS_AT (((sizeof(struct px_splice) + _Alignof(max_align_t) - 1) / \
-	_Alignof(max_align_t)) * _Alignof(max_align_t))
-
 struct px_splice *
 px_splice_new(struct event_base *base, int a, int b, uint64_t *a_to_b, uint64_t *b_to_a,
     struct timeval *activity, px_splice_done_cb cb, void *arg)
 {
 	/* The size of struct event is the library's to know: one
-	 * allocation holds the relay and its four events. */
-	size_t evsize = event_get_struct_event_size();
-	size_t step = (evsize + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) *
-	    _Alignof(max_align_t);
-	struct px_splice *s = calloc(1, EVENTS_AT + 4 * step);
+	 * allocation holds the relay and, past it, its four events. */
+	size_t at = px_mem_round(sizeof(struct px_splice));
+	size_t step = px_mem_round(event_get_struct_event_size());
+	struct px_splice *s = calloc(1, at + 4 * step);
 	char *evs;
 	int i;
 
 	if (s == NULL)
 		return NULL;
-	evs = (char *)s + EVENTS_AT;
+	evs = (char *)s + at;
 	s->base = base;
 	s->a = a;
 	s->b = b;
