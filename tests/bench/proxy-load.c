@@ -689,20 +689,24 @@ static char f_pend[1 << 16];
 static size_t f_pend_len;
 static char f_allow[268], f_close[317];
 
-/* duty: write the waiting close lines, and LINE (NULL: none) after them,
- * in one write(2). */
+/* duty: write the waiting lines in one write(2). */
 static void
-faudit(const char *line, size_t len)
+fflush_lines(void)
 {
-	if (line != NULL) {
-		if (f_pend_len + len > sizeof(f_pend))
-			die("audit batch overflow");
-		memcpy(f_pend + f_pend_len, line, len);
-		f_pend_len += len;
-	}
 	if (f_pend_len > 0 && write(f_log, f_pend, f_pend_len) != (ssize_t)f_pend_len)
 		die("audit write");
 	f_pend_len = 0;
+}
+
+/* duty: LINE waits for the next write (the batch written first if it is
+ * full). */
+static void
+fqueue(const char *line, size_t len)
+{
+	if (f_pend_len + len > sizeof(f_pend))
+		fflush_lines();
+	memcpy(f_pend + f_pend_len, line, len);
+	f_pend_len += len;
 }
 static struct fside *f_dead;	/* closed in this batch of events */
 
@@ -754,12 +758,8 @@ fbury(struct fside *x)
 static void
 fclose2(struct fside *x)
 {
-	if (f_log >= 0 && x->open && !x->dead) {
-		if (f_pend_len + sizeof(f_close) > sizeof(f_pend))
-			faudit(NULL, 0);
-		memcpy(f_pend + f_pend_len, f_close, sizeof(f_close));
-		f_pend_len += sizeof(f_close);
-	}
+	if (f_log >= 0 && x->open && !x->dead)
+		fqueue(f_close, sizeof(f_close));
 	fbury(x->peer);
 	fbury(x);
 }
@@ -881,8 +881,10 @@ fevent(struct fside *x, uint32_t events)
 			return;
 		}
 		/* duty: the decision is in the file before a byte moves. */
-		if (f_log >= 0)
-			faudit(f_allow, sizeof(f_allow));
+		if (f_log >= 0) {
+			fqueue(f_allow, sizeof(f_allow));
+			fflush_lines();
+		}
 		if (!f_raw && write(x->peer->fd, ok, sizeof(ok) - 1) != (ssize_t)sizeof(ok) - 1) {
 			fclose2(x);
 			return;
@@ -1002,7 +1004,7 @@ cmd_floor(const char *portfile, const char *upstream, bool raw, const char *duty
 		}
 		/* duty: close lines no decision line took with it. */
 		if (f_log >= 0)
-			faudit(NULL, 0);
+			fflush_lines();
 	}
 }
 
