@@ -13,6 +13,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/grants.c proxy/grants.h \
 	proxy/record.c \
 	proxy/revoke.c proxy/revoke.h \
+	proxy/scrub.c proxy/scrub.h \
 	proxy/tunnel.c \
 	proxy/term2.c \
 	proxy/connect.c proxy/connect.h \
@@ -53,6 +54,12 @@ check_PROGRAMS += tests/unit/test-budget
 TESTS += tests/unit/test-budget
 tests_unit_test_budget_SOURCES = tests/unit/test-budget.c tests/unit/tap.h
 tests_unit_test_budget_LDADD = $(PROXY_LIBS)
+# The reflection scan (proxy/scrub.h).
+check_PROGRAMS += tests/unit/test-scrub
+TESTS += tests/unit/test-scrub
+tests_unit_test_scrub_SOURCES = tests/unit/test-scrub.c tests/unit/tap.h
+tests_unit_test_scrub_LDADD = $(PROXY_LIBS)
+
 # mode = ask's questions and the runtime grants (proxy/ask.h, proxy/grants.h).
 check_PROGRAMS += tests/unit/test-ask
 TESTS += tests/unit/test-ask
