@@ -41,6 +41,7 @@ static const char *const reason_codes[] = {
 	[CF_R_BUDGET_EXCEEDED] = "budget_exceeded",
 	[CF_R_ASK_TIMEOUT] = "ask_timeout",
 	[CF_R_DENIED_BY_ADMIN] = "denied_by_admin",
+	[CF_R_SECRET_REFLECTED] = "secret_reflected",
 };
 
 const char *

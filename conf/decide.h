@@ -47,6 +47,7 @@ enum cf_reason {
 	CF_R_BUDGET_EXCEEDED,        /* the allowing rule's up=, rps= or conns= is spent */
 	CF_R_ASK_TIMEOUT,            /* mode = ask: no admin answered in ask_timeout */
 	CF_R_DENIED_BY_ADMIN,        /* an admin's answer or runtime grant denies it */
+	CF_R_SECRET_REFLECTED,       /* a response carried a secret's value back */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

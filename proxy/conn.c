@@ -572,6 +572,9 @@ px_conn_free(struct px_conn *c, const char *why)
 		for (i = 0; i < 2; i++)
 			if (c->tm->flush[i] != NULL)
 				event_free(c->tm->flush[i]);
+		px_scrub_free(c->tm->scrub);
+		if (c->tm->plain != NULL)
+			evbuffer_free(c->tm->plain);
 		free(c->tm);
 	}
 	cf_config_free(c->cfg);

@@ -34,6 +34,7 @@
 #include "proxy/budget.h"
 #include "proxy/dns.h"
 #include "proxy/http.h"
+#include "proxy/scrub.h"
 #include "proxy/server.h"
 
 /* Per-direction buffer bound: reading from one side stops while the other
@@ -295,6 +296,17 @@ struct px_term {
 	char secret[72];        /* a secret name is at most 64 */
 	int line_due;           /* an allowed HTTP/1.1 request's line is to be written */
 	struct event *flush[2]; /* writes the socket under the client's (0), the upstream's (1) TLS */
+	/* What no response may carry back (proxy/scrub.h): the forms of the
+	 * values bound here, by every snapshot since the tunnel opened
+	 * (scrub_gen the last added); the current response's or WebSocket's
+	 * scan state, and what it overwrote. */
+	struct px_scrub *scrub;
+	unsigned long scrub_gen;
+	struct evbuffer *plain;     /* a chunked body, decoded, not yet passed on */
+	struct px_scrub_ws ws;
+	size_t reflected;
+	const char *reflected_name; /* the scrub's */
+	const char *reflected_where;
 };
 
 /* ---- conn.c: the connection itself ---- */
@@ -505,6 +517,15 @@ struct px_reqline {
 	 * whose decision line was written when it was refused. */
 	const char *decision, *rule, *rule_at;
 };
+/* A response of C's terminated tunnel carried back COUNT occurrences of
+ * secret NAME in WHERE ("header", "body", "websocket"), overwritten before
+ * the client: its line (event "reflect", reason secret_reflected; METHOD,
+ * PATH and PROTO the request's, NULL: C's) and its count in /metrics. */
+void px_record_reflected(struct px_conn *c, const char *method, const char *path,
+    const char *proto, const char *name, const char *where, size_t count);
+/* The same for what px_term_reflected() gathered for C's current request
+ * or WebSocket, if anything; then forgotten. */
+void px_record_reflected_due(struct px_conn *c);
 /* Write the request line L of a request inside C's terminated tunnel
  * (host and port are C's).  An allowed request inside a terminated tunnel
  * has this one line (px_record_decision() writes none for it: it counts
@@ -537,6 +558,19 @@ int px_forward_reuse(struct px_conn *c);
 void px_forward_start(struct px_conn *c);
 /* Free the calling thread's scratch buffer, at the end of its loop. */
 void px_forward_cleanup(void);
+
+/*
+ * The scrub of C's terminated tunnel, with the forms of every value the
+ * current snapshot binds to its host and port added (once per snapshot),
+ * or NULL when none is bound there (an inspected host).  A response that
+ * overwrote something is told with px_term_reflected().
+ */
+struct px_scrub *px_term_scrub(struct px_conn *c);
+/* N occurrences of secret NAME were overwritten in a response of C's
+ * terminated tunnel, in WHERE ("header", "body", "websocket"): counted in
+ * /metrics at once, audited with the request's line (or, for a WebSocket,
+ * when the connection closes). */
+void px_term_reflected(struct px_conn *c, size_t n, const char *name, const char *where);
 
 /* ---- term2.c ---- */
 

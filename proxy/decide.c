@@ -345,7 +345,7 @@ refuse_misdirected(struct px_conn *c, long i)
 	snprintf(d, sizeof(d), "the request carries the placeholder of secret %s, which may be sent only "
 	    "where its inject lines say, not to %s:%u%s", cf_secret_name(sec), h, c->port,
 	    c->mode == CF_MODE_HTTP ? " over plain HTTP" : "");
-	px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 0);
+	px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), PX_SECRET_MISDIRECTED);
 	px_conn_refuse(c, 403, CF_R_SECRET_MISDIRECTED, c->dec.rule, d);
 }
 
@@ -430,7 +430,7 @@ build_injected_head(struct px_conn *c, struct px_http_request *req)
 		}
 		if (c->tm->secret[0] == '\0')
 			snprintf(c->tm->secret, sizeof(c->tm->secret), "%s", cf_secret_name(sec));
-		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 1);
+		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), PX_SECRET_INJECTED);
 	}
 	rc = px_http_build_tls_head(req, c->tm->host.name, c->tm->port, qlen ? query : NULL, qlen,
 	    elen ? extra : NULL, elen, c->pending);

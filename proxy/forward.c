@@ -297,6 +297,94 @@ fwd_finish(struct px_conn *c)
 	c->next_request(c);
 }
 
+/* ---- what a response may not carry back (scrub.h) ------------------------ */
+
+/*
+ * Overwrite in place what the next N bytes of the body at the front of IN
+ * carry of a value bound here: returns how many of them may go now (all
+ * when FINAL, the body's end), or -1 when memory ran out.
+ */
+static long
+fwd_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in, size_t n, int final)
+{
+	const char *name = NULL;
+	size_t hold = 0, m;
+	unsigned char *p;
+
+	if (n == 0)
+		return 0;
+	if ((p = evbuffer_pullup(in, (ev_ssize_t)n)) == NULL)
+		return -1;
+	m = px_scrub_mask(s, p, n, final ? NULL : &hold, &name);
+	px_term_reflected(c, m, name, "body");
+	return (long)(n - hold);
+}
+
+/*
+ * Only an identity body can be scanned as it comes: a Content-Encoding
+ * (the request asked for none) would hide a value.  The coding's name, or
+ * NULL when RESP may pass.
+ */
+static const char *
+fwd_coded(const struct px_http_response *resp, char *buf, size_t size)
+{
+	size_t i;
+
+	if (resp->no_body)
+		return NULL;
+	for (i = 0; i < resp->nheaders; i++) {
+		const struct px_http_header *f = &resp->headers[i];
+
+		if (f->name_len == 16 && strncasecmp(f->name, "Content-Encoding", 16) == 0 &&
+		    !(f->value_len == 8 && strncasecmp(f->value, "identity", 8) == 0)) {
+			snprintf(buf, size, "%.*s", (int)(f->value_len < 32 ? f->value_len : 32), f->value);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A chunked body from a host values are bound to: decoded into the
+ * tunnel's plain buffer, scanned there, and sent on as chunks of what may
+ * go (as it is to an HTTP/1.0 client); the trailers are dropped.  Returns
+ * the bytes of IN consumed, or -1 with *WHY.
+ */
+static long
+fwd_chunked_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in,
+    struct evbuffer *out, int *done, const char **why)
+{
+	struct evbuffer_iovec v[8];
+	int nv = evbuffer_peek(in, -1, NULL, v, 8), i;
+	size_t used = 0, plen;
+	long go;
+
+	if (c->tm->plain == NULL && (c->tm->plain = evbuffer_new()) == NULL)
+		return -1;
+	for (i = 0; i < nv && i < 8 && !*done; i++) {
+		ssize_t r = px_chunked_decode(&c->resp.ch, v[i].iov_base, v[i].iov_len, c->tm->plain,
+		    done, why);
+
+		if (r < 0)
+			return -1;
+		used += (size_t)r;
+	}
+	evbuffer_drain(in, used);
+	plen = evbuffer_get_length(c->tm->plain);
+	if ((go = fwd_scrub(c, s, c->tm->plain, plen, *done)) < 0)
+		return -1;
+	if (go > 0) {
+		if (!c->resp_dechunk)
+			evbuffer_add_printf(out, "%lx\r\n", (unsigned long)go);
+		evbuffer_remove_buffer(c->tm->plain, out, (size_t)go);
+		if (!c->resp_dechunk)
+			evbuffer_add(out, "\r\n", 2);
+	}
+	if (*done && !c->resp_dechunk)
+		evbuffer_add(out, "0\r\n\r\n", 5);
+	return (long)used;
+}
+
 /*
  * Pass on what upstream sent: the response head (parsed, rebuilt for the
  * client), then the body as its framing says.  Returns 1 when C left the
@@ -308,9 +396,10 @@ fwd_response(struct px_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->up.bev);
 	struct evbuffer *out = bufferevent_get_output(c->cli.bev);
+	struct px_scrub *scrub = c->term ? px_term_scrub(c) : NULL;
 
 	while (c->rstate != RS_DONE) {
-		size_t avail = evbuffer_get_length(in);
+		size_t avail = evbuffer_get_length(in), moved = 0;
 
 		if (c->rstate == RS_HEAD) {
 			struct px_http_response resp;
@@ -346,6 +435,24 @@ fwd_response(struct px_conn *c)
 					px_conn_free(c, "bad upstream response");
 				}
 				return 1;
+			}
+			if (scrub != NULL) {
+				/* The status line and every field (Location
+				 * too), overwritten where the parse points. */
+				const char *name = NULL;
+				char coding[40], d[200];
+				size_t m = px_scrub_mask(scrub, data, head_len, NULL, &name);
+
+				px_term_reflected(c, m, name, "header");
+				if (fwd_coded(&resp, coding, sizeof(coding)) != NULL) {
+					snprintf(d, sizeof(d), "the upstream answered with Content-Encoding: %s, "
+					    "which the reflection scan cannot read", coding);
+					if (c->up.bytes == 0)
+						px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule, d);
+					else
+						px_conn_free(c, "a coded response the reflection scan cannot read");
+					return 1;
+				}
 			}
 			if (resp.informational) {
 				/* RFC 9110 §15.2: no 1xx to an HTTP/1.0 client. */
@@ -403,6 +510,15 @@ fwd_response(struct px_conn *c)
 						body = (size_t)c->resp.left;
 					if (body > FWD_COPY_MAX)
 						body = 0;
+					/* Scanned here only when whole. */
+					if (scrub != NULL && (uint64_t)body == (uint64_t)c->resp.left && body > 0) {
+						const char *name = NULL;
+						size_t m = px_scrub_mask(scrub, data + head_len, body, NULL, &name);
+
+						px_term_reflected(c, m, name, "body");
+					} else if (scrub != NULL) {
+						body = 0;
+					}
 				}
 				client_head(c, &resp, c->cli_keep_alive, in, head_len, body);
 				c->up.bytes += head_len + body;
@@ -424,8 +540,28 @@ fwd_response(struct px_conn *c)
 			break;
 		px_conn_touch(c);
 		if (c->resp.close_delimited) {
-			c->up.bytes += avail;
-			fwd_move(in, out, avail);
+			long go = scrub != NULL ? fwd_scrub(c, scrub, in, avail, c->up.eof) : (long)avail;
+
+			if (go < 0) {
+				px_conn_free(c, "out of memory");
+				return 1;
+			}
+			moved = (size_t)go;
+			c->up.bytes += moved;
+			fwd_move(in, out, moved);
+		} else if (c->resp.chunked && scrub != NULL) {
+			const char *why = NULL;
+			int done = 0;
+			long used = fwd_chunked_scrub(c, scrub, in, out, &done, &why);
+
+			if (used < 0) {
+				px_conn_free(c, "bad chunked response");
+				return 1;
+			}
+			moved = (size_t)used;
+			c->up.bytes += moved;
+			if (done)
+				c->rstate = RS_DONE;
 		} else if (c->resp.chunked) {
 			struct evbuffer_iovec v[8];
 			int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
@@ -446,18 +582,34 @@ fwd_response(struct px_conn *c)
 			else
 				fwd_move(in, out, n);
 			c->up.bytes += n;
+			moved = n;
 			if (done)
 				c->rstate = RS_DONE;
 		} else {
 			size_t n = avail < (uint64_t)c->resp.left ? avail : (size_t)c->resp.left;
+
+			if (scrub != NULL) {
+				long go = fwd_scrub(c, scrub, in, n, (uint64_t)n == (uint64_t)c->resp.left);
+
+				if (go < 0) {
+					px_conn_free(c, "out of memory");
+					return 1;
+				}
+				n = (size_t)go;
+			}
 			fwd_move(in, out, n);
 			c->up.bytes += n;
 			c->resp.left -= (int64_t)n;
+			moved = n;
 			if (c->resp.left == 0)
 				c->rstate = RS_DONE;
 		}
 		if (px_conn_throttle(&c->up, &c->cli))
 			return 0;
+		/* What is left waits for the bytes that tell whether it
+		 * begins a value (scrub.h). */
+		if (moved == 0 && c->rstate != RS_DONE)
+			break;
 	}
 	if (c->rstate == RS_DONE) {
 		fwd_finish(c);

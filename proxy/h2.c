@@ -20,12 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 #include <nghttp2/nghttp2.h>
 #include <openssl/crypto.h>
 
 #include "proxy/h2.h"
+#include "proxy/scrub.h"
 
 /* The header fields of one block, copied (nghttp2's are valid only during
  * the callback). */
@@ -57,6 +59,9 @@ struct h2_stream {
 	const char *would;		/* the verdict's, not copied (h2.h) */
 	char **edits;
 	size_t nedits;
+	size_t dn_safe;			/* bytes at dn's front scanned and free to go */
+	size_t reflected;		/* occurrences overwritten (scrub.h) */
+	const char *reflected_name, *reflected_where;
 };
 
 struct px_h2 {
@@ -76,6 +81,7 @@ struct px_h2 {
 	int failed;			/* a protocol error ended a session */
 	char last_srv[160], last_up[160];	/* nghttp2's last error texts */
 	char err[256];
+	const struct px_scrub *scrub;	/* what no response may carry (NULL: none) */
 };
 
 static void
@@ -229,6 +235,7 @@ drop_dn(struct h2_stream *s)
 {
 	size_t n = evbuffer_get_length(s->dn);
 
+	s->dn_safe = 0;
 	if (n == 0)
 		return;
 	evbuffer_drain(s->dn, n);
@@ -265,6 +272,9 @@ stream_report_free(struct h2_stream *s)
 		info.note = s->note;
 		info.note_at = s->note_at;
 		info.would = s->would;
+		info.reflected = s->reflected;
+		info.reflected_name = s->reflected_name;
+		info.reflected_where = s->reflected_where;
 		h->cbs.done(h->arg, &info);
 	}
 	if (s->prev)
@@ -383,6 +393,69 @@ up_read_cb(nghttp2_session *sess, int32_t sid, uint8_t *buf, size_t len,
 	return r;
 }
 
+/* ---- what a response may not carry back (scrub.h) ---- */
+
+static void
+reflected(struct h2_stream *s, size_t n, const char *name, const char *where)
+{
+	if (n == 0)
+		return;
+	if (s->reflected == 0) {
+		s->reflected_name = name;
+		s->reflected_where = where;
+	}
+	s->reflected += n;
+}
+
+/* Scan what arrived in S's dn since the last scan; dn_safe grows by what
+ * may go (all of it once the upstream ended the stream).  -1: no memory. */
+static int
+scrub_dn(struct h2_stream *s)
+{
+	size_t len = evbuffer_get_length(s->dn), hold = 0, m;
+	const char *name = NULL;
+	unsigned char *p;
+
+	if (len == s->dn_safe)
+		return 0;
+	if ((p = evbuffer_pullup(s->dn, (ev_ssize_t)len)) == NULL)
+		return -1;
+	m = px_scrub_mask(s->h->scrub, p + s->dn_safe, len - s->dn_safe,
+	    s->dn_eof ? NULL : &hold, &name);
+	reflected(s, m, name, "body");
+	s->dn_safe = len - hold;
+	return 0;
+}
+
+/* Overwrite what the fields of L carry of a value, names and values. */
+static void
+scrub_fields(struct h2_stream *s, struct hlist *l)
+{
+	const char *name = NULL;
+	size_t i, m = 0;
+
+	if (s->h->scrub == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		m += px_scrub_mask(s->h->scrub, l->nv[i].name, l->nv[i].namelen, NULL, &name);
+		m += px_scrub_mask(s->h->scrub, l->nv[i].value, l->nv[i].valuelen, NULL, &name);
+	}
+	reflected(s, m, name, "header");
+}
+
+/* A content coding a scan cannot read, or NULL. */
+static const char *
+coded(const struct hlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->nv[i].namelen == 16 && memcmp(l->nv[i].name, "content-encoding", 16) == 0 &&
+		    !(l->nv[i].valuelen == 8 && strncasecmp((char *)l->nv[i].value, "identity", 8) == 0))
+			return "coded";
+	return NULL;
+}
+
 static ssize_t
 dn_read_cb(nghttp2_session *sess, int32_t sid, uint8_t *buf, size_t len,
     uint32_t *flags, nghttp2_data_source *src, void *ud)
@@ -391,6 +464,19 @@ dn_read_cb(nghttp2_session *sess, int32_t sid, uint8_t *buf, size_t len,
 	unsigned d = 0;
 	ssize_t r;
 
+	if (s->h->scrub != NULL && !s->refused) {
+		/* Only what the scan has passed goes; the rest waits for
+		 * the bytes that tell whether it begins a value. */
+		if (scrub_dn(s) < 0)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		if (len > s->dn_safe)
+			len = s->dn_safe;
+		if (len == 0 && !(s->dn_eof && evbuffer_get_length(s->dn) == 0)) {
+			s->dn_deferred = 1;
+			return NGHTTP2_ERR_DEFERRED;
+		}
+		s->dn_safe -= len;
+	}
 	r = read_buf(s, s->dn, s->dn_eof, &s->resp_trl, sess, sid,
 	    s->refused ? NULL : s->h->up, s->uid, buf, len,
 	    flags, &s->bytes_down, &d, !s->refused);
@@ -810,6 +896,14 @@ up_response(struct px_h2 *h, struct h2_stream *s, int es)
 		}
 		status = status * 10 + (st[i] - '0');
 	}
+	scrub_fields(s, &s->resp);
+	if (status >= 200 && !es && h->scrub != NULL && coded(&s->resp) != NULL) {
+		/* The request asked for no coding; one would hide a value. */
+		reset_upstream(s, NGHTTP2_CANCEL);
+		hlist_clear(&s->resp);
+		refuse(s, 502, "bad_upstream_response");
+		return 0;
+	}
 	if (status < 200) {
 		/* An interim response (103, 100) passes as a HEADERS frame
 		 * of its own (RFC 9113 §8.1). */
@@ -865,6 +959,8 @@ up_frame_recv(nghttp2_session *sess, const nghttp2_frame *f, void *ud)
 		reset_client(s, NGHTTP2_INTERNAL_ERROR);
 		return 0;
 	}
+	if (f->hd.type == NGHTTP2_HEADERS)
+		scrub_fields(s, &s->resp_trl);
 	if (es) {
 		s->dn_eof = 1;
 		wake_dn(s);
@@ -1038,6 +1134,12 @@ out:
 	nghttp2_option_del(opt);
 	nghttp2_session_callbacks_del(cb);
 	return sess;
+}
+
+void
+px_h2_set_scrub(struct px_h2 *h, const struct px_scrub *scrub)
+{
+	h->scrub = scrub;
 }
 
 struct px_h2 *

@@ -119,6 +119,11 @@ struct px_h2_stream_info {
 	size_t nedits;
 	const char *note, *note_at;	/* the verdict's (NULL: none) */
 	const char *would;		/* the verdict's (NULL: none) */
+	/* Occurrences of a value the response carried, overwritten before
+	 * the client (px_h2_set_scrub()): how many, the first one's secret
+	 * and where ("header", "body"). */
+	size_t reflected;
+	const char *reflected_name, *reflected_where;
 };
 
 /* Take LEN bytes for one side.  Return how many were taken (0..LEN; 0 means
@@ -141,6 +146,17 @@ struct px_h2_cbs {
  * upstream; call px_h2_flush() to write them.  Returns NULL with errno set
  * (ENOMEM). */
 struct px_h2 *px_h2_new(const struct px_h2_cbs *cbs, void *arg);
+
+/*
+ * From now on, every response field (names and values, interim heads and
+ * trailers too) and every DATA byte from the upstream is scanned with
+ * SCRUB (proxy/scrub.h; NULL: none), which must outlive H: a value is
+ * overwritten, the bytes that could begin one wait for the next DATA or
+ * the stream's end, and a response with a Content-Encoding is refused
+ * (502, bad_upstream_response).
+ */
+struct px_scrub;
+void px_h2_set_scrub(struct px_h2 *h, const struct px_scrub *scrub);
 
 /* Free H: streams still open are reported to done (with reset
  * NGHTTP2_CANCEL when they had none).  Writes nothing.  NULL is a no-op. */

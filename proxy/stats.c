@@ -18,7 +18,7 @@
  * then show the sum as they always did. */
 static pthread_mutex_t stats_lock = PX_LOCK_INIT;
 
-#define NREASONS 24
+#define NREASONS 32
 /* Every reason must have a counter: a new one past the last slot would
  * silently drop out of /metrics. */
 _Static_assert(CF_R_NREASONS <= NREASONS, "raise NREASONS for the new reason codes");
@@ -39,11 +39,12 @@ struct rule_stats {
 	uint64_t hits;
 };
 
-/* A secret of a session (issue 15): requests it was put on, and requests
- * refused for carrying its placeholder where it is not bound. */
+/* A secret of a session: requests it was put on, requests refused for
+ * carrying its placeholder where it is not bound, responses that carried
+ * it back. */
 struct secret_stats {
 	char *session, *secret;
-	uint64_t injected, misdirected;
+	uint64_t injected, misdirected, reflected;
 };
 
 struct px_stats {
@@ -90,7 +91,8 @@ px_stats_free(struct px_stats *s)
 }
 
 void
-px_stats_secret(struct px_stats *s, const char *session, const char *secret, int injected)
+px_stats_secret(struct px_stats *s, const char *session, const char *secret,
+    enum px_secret_event ev)
 {
 	PX_LOCKED(&stats_lock);
 	struct secret_stats *nv, *e = NULL;
@@ -117,8 +119,10 @@ px_stats_secret(struct px_stats *s, const char *session, const char *secret, int
 		}
 		s->nsecrets++;
 	}
-	if (injected)
+	if (ev == PX_SECRET_INJECTED)
 		e->injected++;
+	else if (ev == PX_SECRET_REFLECTED)
+		e->reflected++;
 	else
 		e->misdirected++;
 }
@@ -132,12 +136,13 @@ px_stats_nsecrets(const struct px_stats *s)
 
 const char *
 px_stats_secret_at(const struct px_stats *s, size_t i, const char **session, uint64_t *injected,
-    uint64_t *misdirected)
+    uint64_t *misdirected, uint64_t *reflected)
 {
 	PX_LOCKED(&stats_lock);
 	*session = s->secrets[i].session;
 	*injected = s->secrets[i].injected;
 	*misdirected = s->secrets[i].misdirected;
+	*reflected = s->secrets[i].reflected;
 	return s->secrets[i].secret;
 }
 

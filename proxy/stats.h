@@ -34,15 +34,20 @@ void px_stats_decision(struct px_stats *s, const char *session, enum cf_reason r
 /* Report mode: a request of SESSION allowed that the allowlist would have
  * refused with WOULD (counted apart from its decision, which is an allow). */
 void px_stats_would(struct px_stats *s, const char *session, enum cf_reason would);
-/* TLS termination (issue 15): secret SECRET of SESSION was put on a
- * request (INJECTED nonzero), or a request carrying its placeholder where
- * it is not bound was refused.  Counted by names only. */
-void px_stats_secret(struct px_stats *s, const char *session, const char *secret, int injected);
+/* TLS termination: what happened to secret SECRET of SESSION.  Counted
+ * by names only. */
+enum px_secret_event {
+	PX_SECRET_MISDIRECTED = 0, /* a request carried its placeholder where it is not bound */
+	PX_SECRET_INJECTED = 1,    /* it was put on a request */
+	PX_SECRET_REFLECTED = 2,   /* a response carried it back, and was overwritten */
+};
+void px_stats_secret(struct px_stats *s, const char *session, const char *secret,
+    enum px_secret_event ev);
 /* The secrets counted so far: how many (0 for a NULL S); the I-th one's
  * name as returned, its *SESSION and counters, owned by S. */
 size_t px_stats_nsecrets(const struct px_stats *s);
 const char *px_stats_secret_at(const struct px_stats *s, size_t i, const char **session,
-    uint64_t *injected, uint64_t *misdirected);
+    uint64_t *injected, uint64_t *misdirected, uint64_t *reflected);
 /* A reload was taken (OK nonzero) or refused. */
 void px_stats_reload(struct px_stats *s, int ok);
 /* How many reloads were taken and refused so far. */

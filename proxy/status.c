@@ -520,21 +520,22 @@ header(struct evbuffer *out, const char *name, const char *type, const char *hel
 	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* The Ith secret's sample of metric NAME: its injections, or with
- * MISDIRECTED its misdirected attempts, labelled by session and secret. */
+/* The Ith secret's sample of metric NAME: its count of EV, labelled by
+ * session and secret. */
 static void
 secret_line(struct evbuffer *out, const struct px_stats *s, size_t i, const char *name,
-    int misdirected)
+    enum px_secret_event ev)
 {
 	const char *ssn, *sec;
-	uint64_t inj, mis;
+	uint64_t n[3];
 
-	sec = px_stats_secret_at(s, i, &ssn, &inj, &mis);
+	sec = px_stats_secret_at(s, i, &ssn, &n[PX_SECRET_INJECTED], &n[PX_SECRET_MISDIRECTED],
+	    &n[PX_SECRET_REFLECTED]);
 	evbuffer_add_printf(out, "%s{session=\"", name);
 	label(out, ssn);
 	evbuffer_add_printf(out, "\",secret=\"");
 	label(out, sec);
-	evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)(misdirected ? mis : inj));
+	evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)n[ev]);
 }
 
 /* One budget sample of metric NAME for entry B: {session,rule[,kind]}. */
@@ -673,11 +674,15 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 	header(out, "postern_secret_injections_total", "counter",
 	    "Requests in terminated TLS tunnels a secret was put on, by session and secret.");
 	for (i = 0; i < px_stats_nsecrets(s); i++)
-		secret_line(out, s, i, "postern_secret_injections_total", 0);
+		secret_line(out, s, i, "postern_secret_injections_total", PX_SECRET_INJECTED);
 	header(out, "postern_secret_misdirected_total", "counter",
 	    "Requests refused for a placeholder sent where its secret is not bound.");
 	for (i = 0; i < px_stats_nsecrets(s); i++)
-		secret_line(out, s, i, "postern_secret_misdirected_total", 1);
+		secret_line(out, s, i, "postern_secret_misdirected_total", PX_SECRET_MISDIRECTED);
+	header(out, "postern_secret_reflected_total", "counter",
+	    "Responses that carried a secret's value back, overwritten or cut before the client.");
+	for (i = 0; i < px_stats_nsecrets(s); i++)
+		secret_line(out, s, i, "postern_secret_reflected_total", PX_SECRET_REFLECTED);
 	/* Open connections count what they have relayed so far: at its
 	 * close a connection's bytes move from their sum to the closed ones,
 	 * so the counter never goes down. */

@@ -326,7 +326,7 @@ t2_inject(struct px_conn *c, const struct px_h2_req *r, struct px_h2_verdict *v)
 		t2_nvals++;
 		if (c->tm->secret[0] == '\0')
 			snprintf(c->tm->secret, sizeof(c->tm->secret), "%s", cf_secret_name(sec));
-		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 1);
+		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), PX_SECRET_INJECTED);
 	}
 	v->edits = t2_edits;
 	v->nedits = t2_nvals;
@@ -391,6 +391,9 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		    "this listener's session was removed from the config");
 		return;
 	}
+	/* The values this snapshot binds here join what no response may
+	 * carry back. */
+	px_h2_set_scrub(c->tm->h2, px_term_scrub(c));
 	if (r->method == NULL || r->path == NULL || r->path[0] != '/' || r->authority == NULL) {
 		t2_refuse(c, v, 400, CF_R_BAD_REQUEST, NULL,
 		    "an HTTP/2 request inside a terminated tunnel needs :method, :authority and "
@@ -433,7 +436,7 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		snprintf(d, sizeof(d), "the request carries the placeholder of secret %s, which may be "
 		    "sent only where its inject lines say, not to %s:%u", cf_secret_name(sec),
 		    c->tm->host.name, c->tm->port);
-		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), 0);
+		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), PX_SECRET_MISDIRECTED);
 		t2_refuse(c, v, 403, CF_R_SECRET_MISDIRECTED, c->dec.rule, d);
 		return;
 	}
@@ -479,6 +482,9 @@ t2_done(void *arg, const struct px_h2_stream_info *info)
 
 	t2_current(c, info->method, info->path);
 	px_record_request_line(c, &l);
+	if (info->reflected > 0)
+		px_record_reflected(c, info->method, NULL, "h2", info->reflected_name,
+		    info->reflected_where, info->reflected);
 }
 
 void
@@ -494,6 +500,7 @@ px_term2_start(struct px_conn *c)
 		px_conn_free(c, "out of memory");
 		return;
 	}
+	px_h2_set_scrub(c->tm->h2, px_term_scrub(c));
 	px_conn_enter(c, &h2_phase);
 	/* The write callbacks run once a side drained to half of RELAY_HIGH:
 	 * what the relay held back (t2_send() said "full") goes then. */

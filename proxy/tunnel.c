@@ -47,17 +47,54 @@ static void term_start(struct px_conn *c);
 /* ---- relaying ----------------------------------------------------------- */
 
 /*
+ * A WebSocket's bytes from the upstream of a terminated tunnel, scanned
+ * for the values bound there (scrub.h): how many of the N buffered at IN
+ * may go now.  Returns -1 after closing C: frames no scan can read.
+ */
+static long
+ws_scrub(struct px_conn *c, struct evbuffer *in, size_t n)
+{
+	struct px_scrub *s = px_term_scrub(c);
+	const char *name = NULL;
+	unsigned char *p;
+	size_t masked = 0;
+	long go;
+
+	if (s == NULL || n == 0)
+		return (long)n;
+	if ((p = evbuffer_pullup(in, (ev_ssize_t)n)) == NULL ||
+	    (go = px_scrub_ws(s, &c->tm->ws, p, n, c->up.eof, &masked, &name)) < 0) {
+		px_conn_free(c, "websocket frames the reflection scan cannot read (masked or compressed)");
+		return -1;
+	}
+	if (masked > 0)
+		px_term_reflected(c, masked, name, "websocket");
+	return go;
+}
+
+/*
  * Pass everything buffered from FROM on to TO, counting it as FROM's; from
  * the client, never more than its byte budget leaves (issue 17).  Over it,
  * the rest is dropped, the client is read no more, and the tunnel closes
- * once what was allowed is out (tunnel_write_cb()).
+ * once what was allowed is out (tunnel_write_cb()).  Returns 0, or -1
+ * when C is gone.
  */
-static void
+static int
 pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 {
 	struct evbuffer *in = bufferevent_get_input(from->bev);
 	struct px_budget *b = from == &c->cli ? px_conn_up_budget(c) : NULL;
 	size_t n = evbuffer_get_length(in);
+
+	/* Only a terminated tunnel relays here after a 101: the bytes a
+	 * reflection scan holds back stay in IN for the next pass. */
+	if (c->term && from == &c->up) {
+		long go = ws_scrub(c, in, n);
+
+		if (go < 0)
+			return -1;
+		n = (size_t)go;
+	}
 
 	if (b != NULL && n > 0) {
 		uint64_t now = px_budget_now_ms(), left = px_budget_up_left(b, now);
@@ -83,6 +120,7 @@ pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 		 * the output is empty (it may be already). */
 		bufferevent_trigger(to->bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 	}
+	return 0;
 }
 
 /*
@@ -95,8 +133,7 @@ relay(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 	if (evbuffer_get_length(bufferevent_get_input(from->bev)) == 0)
 		return;
 	px_conn_touch(c);
-	pass_buffered(c, from, to);
-	if (c->budget_over)
+	if (pass_buffered(c, from, to) < 0 || c->budget_over)
 		return;
 	(void)px_conn_throttle(from, to);
 }
@@ -237,7 +274,8 @@ tunnel_start(struct px_conn *c)
 		/* Pass on what is buffered, reading nothing more meanwhile;
 		 * the write callbacks switch to splice once it is out. */
 		pass_buffered(c, &c->cli, &c->up);
-		pass_buffered(c, &c->up, &c->cli);
+		if (pass_buffered(c, &c->up, &c->cli) < 0)
+			return;
 		rc = tunnel_to_splice(c);
 		if (rc == 0)
 			return;
@@ -1040,6 +1078,74 @@ term_start(struct px_conn *c)
 	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
 	px_conn_enter(c, &term_up_phase);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
+}
+
+/* ---- what no response may carry back ---------------------------------- */
+
+/* Add to S the forms of SEC's value that its binding INJ puts on a request:
+ * the value itself, and what Basic auth or a query makes of it. */
+static void
+scrub_add_forms(struct px_scrub *s, const struct cf_secret *sec, const struct cf_inject *inj,
+    const char *value, size_t vlen)
+{
+	static _Thread_local char out[CF_SECRET_MAX * 3 + 256];
+	const char *name = cf_secret_name(sec), *form;
+	long r;
+
+	(void)px_scrub_add(s, name, value, vlen);
+	if (inj->kind == CF_INJECT_HEADER)
+		return;	/* the header's format holds the value as it is */
+	if ((r = cf_inject_render(inj, value, vlen, out, sizeof(out))) < 0)
+		return;
+	/* "Basic BASE64", "PARAM=ENCODED": the part after the first
+	 * space or '='. */
+	form = strchr(out, inj->kind == CF_INJECT_BASIC ? ' ' : '=');
+	if (form != NULL)
+		(void)px_scrub_add(s, name, form + 1, (size_t)r - (size_t)(form + 1 - out));
+	OPENSSL_cleanse(out, (size_t)r + 1);
+}
+
+struct px_scrub *
+px_term_scrub(struct px_conn *c)
+{
+	size_t i, k, n;
+
+	if (c->tm == NULL || c->sess == NULL)
+		return NULL;
+	if (c->tm->scrub_gen == c->generation && c->tm->scrub_gen != 0)
+		return c->tm->scrub;
+	n = cf_session_nsecrets(c->sess);
+	for (i = 0; i < n; i++) {
+		const struct cf_secret *sec = cf_session_secret(c->sess, i);
+		const char *value;
+		size_t vlen = 0;
+
+		if ((value = cf_secret_value(sec, &vlen)) == NULL)
+			continue;
+		for (k = 0; k < cf_secret_ninject(sec); k++) {
+			const struct cf_inject *inj = cf_secret_inject(sec, k);
+
+			if (inj->port != c->tm->port || strcmp(inj->host, c->tm->host.name) != 0)
+				continue;
+			if (c->tm->scrub == NULL && (c->tm->scrub = px_scrub_new()) == NULL)
+				return NULL;
+			scrub_add_forms(c->tm->scrub, sec, inj, value, vlen);
+		}
+	}
+	c->tm->scrub_gen = c->generation;
+	return c->tm->scrub;
+}
+
+void
+px_term_reflected(struct px_conn *c, size_t n, const char *name, const char *where)
+{
+	if (n == 0 || c->tm == NULL)
+		return;
+	if (c->tm->reflected == 0) {
+		c->tm->reflected_name = name;
+		c->tm->reflected_where = where;
+	}
+	c->tm->reflected += n;
 }
 
 /* ---- entry points ------------------------------------------------------ */

@@ -52,6 +52,9 @@ TESTS += tests/integration/reload-secrets.sh
 EXTRA_DIST += tests/integration/reload-secrets.sh
 TESTS += tests/integration/tls-inject.sh
 EXTRA_DIST += tests/integration/tls-inject.sh
+TESTS += tests/integration/tls-reflect.sh
+EXTRA_DIST += tests/integration/tls-reflect.sh tests/integration/lib-tls/reflect-upstream.js \
+	tests/integration/lib-tls/reflect-client.py
 TESTS += tests/integration/tls-git.sh
 EXTRA_DIST += tests/integration/tls-git.sh tests/integration/lib-tls/githttps.py
 TESTS += tests/integration/tls-sessions.sh
