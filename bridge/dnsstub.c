@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -23,8 +24,9 @@
 
 /* The name check's whole answer is small: a head and two lines. */
 #define NAMECHECK_TIMEOUT_MS 1000
-/* A TCP client gets this long to send its query (the stub serves one
- * query at a time, so a silent client holds it up no longer). */
+/* A TCP connection gets this long in all, from its accept, for its
+ * queries and our answers: the stub serves one connection at a time, so a
+ * slow client holds it up no longer. */
 #define TCP_TIMEOUT_MS 1000
 
 static uint16_t
@@ -186,13 +188,35 @@ on_udp(int fd, void *arg)
 		(void)sendto(fd, out, n, MSG_DONTWAIT, (struct sockaddr *)&from, flen);
 }
 
-/* Read exactly N bytes from FD (SO_RCVTIMEO bounds each wait). */
+/* Bound FD's next wait by what is left until END; -1 when nothing is. */
 static int
-read_full(int fd, uint8_t *p, size_t n)
+time_left(int fd, const struct timespec *end)
+{
+	struct timespec now;
+	struct timeval tv;
+	long long us;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	us = (end->tv_sec - now.tv_sec) * 1000000LL + (end->tv_nsec - now.tv_nsec) / 1000;
+	if (us <= 0)
+		return -1;
+	tv.tv_sec = us / 1000000;
+	tv.tv_usec = us % 1000000;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	return 0;
+}
+
+/* Read exactly N bytes from FD by END: a client that trickles its bytes
+ * gets no more time than one that sends none. */
+static int
+read_full(int fd, uint8_t *p, size_t n, const struct timespec *end)
 {
 	ssize_t k;
 
 	while (n > 0) {
+		if (time_left(fd, end) < 0)
+			return -1;
 		k = recv(fd, p, n, 0);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -209,27 +233,33 @@ on_tcp(int lfd, void *arg)
 {
 	struct br_dnsstub *d = arg;
 	uint8_t in[BR_DNS_MSG_MAX], out[2 + BR_DNS_MSG_MAX], lenb[2];
-	struct timeval tv = { TCP_TIMEOUT_MS / 1000, (TCP_TIMEOUT_MS % 1000) * 1000 };
+	struct timespec end;
 	size_t n, ql;
 	int fd;
 
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += TCP_TIMEOUT_MS / 1000;
+	end.tv_nsec += (TCP_TIMEOUT_MS % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
 	/* RFC 1035 §4.2.2: a two-byte length, then the message.  One query
 	 * per connection; a longer one than the stub ever answers is dropped
 	 * unread. */
-	while (read_full(fd, lenb, 2) == 0) {
+	while (read_full(fd, lenb, 2, &end) == 0) {
 		ql = get16(lenb);
-		if (ql > sizeof(in) || read_full(fd, in, ql) < 0)
+		if (ql > sizeof(in) || read_full(fd, in, ql, &end) < 0)
 			break;
 		n = br_dnsstub_answer(d, in, ql, out + 2, sizeof(out) - 2);
 		if (n == 0)
 			break;
 		put16(out, (uint16_t)n);
-		if (send(fd, out, n + 2, MSG_NOSIGNAL) != (ssize_t)(n + 2))
+		if (time_left(fd, &end) < 0 ||
+		    send(fd, out, n + 2, MSG_NOSIGNAL) != (ssize_t)(n + 2))
 			break;
 	}
 	close(fd);

@@ -4,8 +4,10 @@
  * secrets = and reads the values, the placeholders, and the lookups the
  * proxy makes on a request.
  *
- * A value is held only in its struct cf_secret, wiped with
- * OPENSSL_cleanse() when the snapshot goes; no message here ever shows it.
+ * A value is held only in its struct cf_secret, in OpenSSL's secure heap
+ * when the process set one up (px_engine_harden(): locked, never in a core
+ * file) and on the plain heap when there is none or it is full, wiped when
+ * the snapshot goes; no message here ever shows it.
  */
 #include "conf/secret.h"
 
@@ -20,6 +22,7 @@
 #include <sys/stat.h>
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
@@ -255,10 +258,10 @@ secret_free(struct cf_secret *sec)
 
 	if (sec == NULL)
 		return;
-	if (sec->value != NULL) {
-		OPENSSL_cleanse(sec->value, sec->vlen);
-		free(sec->value);
-	}
+	/* Either heap's: the secure one wipes its whole block, the plain
+	 * one these bytes. */
+	if (sec->value != NULL)
+		OPENSSL_secure_clear_free(sec->value, sec->vlen + 1);
 	for (i = 0; i < sec->ninject; i++)
 		cf_inject_clear(&sec->inject[i]);
 	free(sec->inject);
@@ -453,6 +456,24 @@ value_bad(const char *v, size_t n)
 	return NULL;
 }
 
+/* A copy of the N bytes at V, NUL-terminated, for SEC's value: in the
+ * secure heap, or on the plain heap when it is full or absent. */
+static char *
+value_dup(const char *v, size_t n)
+{
+	char *p;
+
+	/* A full arena leaves an error on the queue; it is not ours. */
+	ERR_set_mark();
+	p = OPENSSL_secure_malloc(n + 1);
+	ERR_pop_to_mark();
+	if (p == NULL && (p = OPENSSL_malloc(n + 1)) == NULL)
+		return NULL;
+	memcpy(p, v, n);
+	p[n] = '\0';
+	return p;
+}
+
 /* Read the value of SEC, reporting at LINE (the secrets = that selects
  * it) why it cannot be had. */
 static void
@@ -473,7 +494,7 @@ read_value(struct cf_build *b, struct cf_secret *sec, int line)
 			return;
 		}
 		sec->vlen = strlen(v);
-		if ((sec->value = strdup(v)) == NULL)
+		if ((sec->value = value_dup(v, sec->vlen)) == NULL)
 			cfb_err(b, line, "out of memory");
 		return;
 	}
@@ -525,13 +546,10 @@ read_value(struct cf_build *b, struct cf_secret *sec, int line)
 			len--;
 		if ((bad = value_bad(buf, len)) != NULL)
 			cfb_err(b, line, "secret %s: %s %s", sec->name, path, bad);
-		else if ((sec->value = malloc(len + 1)) == NULL)
+		else if ((sec->value = value_dup(buf, len)) == NULL)
 			cfb_err(b, line, "out of memory");
-		else {
-			memcpy(sec->value, buf, len);
-			sec->value[len] = '\0';
+		else
 			sec->vlen = len;
-		}
 		OPENSSL_cleanse(buf, sizeof(buf));
 	}
 }

@@ -19,9 +19,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
+
+#include <openssl/crypto.h>
 
 #include "base/super.h"
 #include "conf/config.h"
@@ -276,11 +280,45 @@ engine_load(const struct px_engine_opts *opts, const struct cf_overrides *ov)
 	return cfg;
 }
 
+/* CRYPTO_secure_malloc_init()'s answer: 0 none (values on the plain
+ * heap), 1 locked and not dumped, 2 not locked (RLIMIT_MEMLOCK). */
+static int secure_heap = -1;
+
+void
+px_engine_harden(void)
+{
+	struct rlimit rl;
+
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_cur != 0) {
+		rl.rlim_cur = 0;
+		(void)setrlimit(RLIMIT_CORE, &rl);
+	}
+	/* 256 KiB holds 32 values of the longest kind (4097 bytes round up to
+	 * 8 KiB) or a thousand API keys (256 bytes); a value that finds it
+	 * full goes on the plain heap, in a process that dumps no core. */
+	if (secure_heap < 0)
+		secure_heap = CRYPTO_secure_malloc_init(PX_SECRET_ARENA, 32);
+}
+
+/* Say once, in the log, where the values are kept. */
+static void
+engine_harden_log(void)
+{
+	if (secure_heap == 0)
+		log_warnx("secrets: no secure heap; values are kept on the plain heap "
+		    "(the process still dumps no core)");
+	else if (secure_heap == 2)
+		log_debug("secrets: the secure heap is not locked in memory "
+		    "(RLIMIT_MEMLOCK); it is still left out of core dumps");
+}
+
 struct cf_config *
 px_engine_load(const struct px_engine_opts *opts)
 {
 	struct cf_overrides ov;
 
+	px_engine_harden();
 	engine_log_init(opts);
 	engine_overrides(opts, &ov);
 	return engine_load(opts, &ov);
@@ -375,7 +413,9 @@ px_engine_main(const struct px_engine_opts *opts)
 	char errbuf[256];
 	int rc = 1, i;
 
+	px_engine_harden();
 	engine_log_init(opts);
+	engine_harden_log();
 	log_starting(1);
 	memset(&in, 0, sizeof(in));
 	memset(sigs, 0, sizeof(sigs));
@@ -550,6 +590,8 @@ px_engine_main(const struct px_engine_opts *opts)
 	} else if (geteuid() == 0) {
 		log_warnx("running as root: set user = UID in [proxy] to drop privileges");
 	}
+	/* A change of uid made us dumpable again (prctl(2)). */
+	px_engine_harden();
 
 	/* The other workers' threads, after the privilege drop (it is per
 	 * thread: capabilities, no_new_privs), with every listener copied. */

@@ -227,6 +227,8 @@ main(int argc, char **argv)
 	size_t nallow = 0, nlisten = 0;
 
 	px_mem_init();
+	/* Before any config, and so any secret's value, is read. */
+	px_engine_harden();
 	/* "postern-proxy ctl ..." is the admin socket's client, with options
 	 * of its own. */
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)

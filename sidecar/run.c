@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -106,6 +107,8 @@ struct sc_run {
 	int learn_fd;        /* --learn: what the engine learned (learn.h), or -1 */
 	struct sc_ask_dir ask; /* --ask: the engine's admin socket */
 	pid_t prompt;          /* --ask: the prompt on /dev/tty, or 0 */
+	struct rlimit core;    /* the caller's RLIMIT_CORE, CMD's again */
+	int core_ok;           /* core holds it */
 };
 
 /*
@@ -455,6 +458,13 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 	size_t n = 0, i, a;
 	int err, left = 0;
 
+	/* CMD dumps core as it would without us; and an unprivileged child
+	 * writes its id maps through /proc/self, which is root's in a
+	 * process that is not dumpable.  The values we hold stay out of
+	 * such a core: the secure heap is MADV_DONTDUMP. */
+	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (r->core_ok)
+		(void)setrlimit(RLIMIT_CORE, &r->core);
 	/* SIGKILL: the bridge relays to a socket that is about to vanish, and
 	 * the bridge passes its own death on to CMD. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
@@ -857,6 +867,11 @@ sc_run_main(const struct sc_run_opts *o)
 	r.sync = -1;
 	r.learn_fd = -1;
 	r.self = getpid();
+	/* We and every engine hold the secrets' values from here on (in
+	 * the environment, then the snapshot): no core file, no ptrace by
+	 * the same uid (px_engine_harden()). */
+	r.core_ok = getrlimit(RLIMIT_CORE, &r.core) == 0;
+	px_engine_harden();
 	if (sc_env_take() < 0) {
 		sc_logx("out of memory");
 		return SC_RUN_SETUP_FAILED;

@@ -5,7 +5,10 @@
  * parsed question lies within the input and ends it (or the OPT record
  * does); an accepted name is in normal form and re-parses to itself; every
  * answer fits its buffer, echoes the ID, and is itself no query; every
- * port list read is ascending and within its cap.
+ * port list read is ascending and within its cap.  The input is also read
+ * as a TCP stream, split as the stub splits one (two-byte length, then
+ * the message; a length past BR_DNS_MSG_MAX or the data ends it), and
+ * each message so framed holds to the same.
  */
 #include "config.h"
 
@@ -19,15 +22,53 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void one_message(const uint8_t *data, size_t size);
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint16_t ports[BR_DNS_PORTS_MAX];
+	size_t i, off, ql;
+	int rc;
+
+	one_message(data, size);
+	/* The TCP framing (RFC 1035 §4.2.2), as bridge/dnsstub.c reads it:
+	 * each message in a buffer of its own size, so that a read past it
+	 * is seen. */
+	for (off = 0; off + 2 <= size; off += 2 + ql) {
+		uint8_t *m;
+
+		ql = (size_t)data[off] << 8 | data[off + 1];
+		if (ql > BR_DNS_MSG_MAX || ql > size - off - 2)
+			break;
+		if ((m = malloc(ql ? ql : 1)) == NULL)
+			abort();
+		memcpy(m, data + off + 2, ql);
+		one_message(m, ql);
+		free(m);
+	}
+
+	rc = br_dns_ports_parse((const char *)data, size, ports, BR_DNS_PORTS_MAX);
+	if (rc > BR_DNS_PORTS_MAX)
+		abort();
+	for (i = 1; rc > 0 && i < (size_t)rc; i++)
+		if (ports[i] <= ports[i - 1])
+			abort();
+	for (i = 0; rc > 0 && i < (size_t)rc; i++)
+		if (ports[i] == 0)
+			abort();
+	return 0;
+}
+
+/* One message, as the stub's UDP and TCP paths hand it to dnswire. */
+static void
+one_message(const uint8_t *data, size_t size)
 {
 	struct br_dns_query q, q2;
 	struct in_addr a = { .s_addr = 0x010012c6 };
 	uint8_t out[BR_DNS_MSG_MAX];
-	uint16_t ports[BR_DNS_PORTS_MAX];
 	struct cf_host h;
-	size_t n, i;
+	size_t n;
 	int rc;
 
 	rc = br_dns_parse(data, size, &q);
@@ -56,15 +97,4 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (rc != -EBADMSG) {
 		abort();
 	}
-
-	rc = br_dns_ports_parse((const char *)data, size, ports, BR_DNS_PORTS_MAX);
-	if (rc > BR_DNS_PORTS_MAX)
-		abort();
-	for (i = 1; rc > 0 && i < (size_t)rc; i++)
-		if (ports[i] <= ports[i - 1])
-			abort();
-	for (i = 0; rc > 0 && i < (size_t)rc; i++)
-		if (ports[i] == 0)
-			abort();
-	return 0;
 }
