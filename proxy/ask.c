@@ -7,6 +7,8 @@
  * deadline).  Each waiter's client socket is watched with EV_CLOSED
  * (EPOLLRDHUP), which sees the peer close without reading a byte: the held
  * request's body, or a client's early first flight, stays in the socket.
+ * A question is keyed by the request's method and target in full, not by
+ * what is shown of them: a cut or escaped path never merges two requests.
  */
 #include "config.h"
 
@@ -25,15 +27,21 @@ struct px_ask_wait {
 	struct event *gone;     /* EV_CLOSED on the client socket, or NULL */
 	px_ask_fn *fn;
 	void *waiter;
+	char *peer;
+	long pid, uid;
 };
 
 struct question {
 	TAILQ_ENTRY(question) entry;
 	struct px_ask *a;
 	unsigned id;
-	char *session, *host, *method, *path, *peer;
+	char *session, *host;
+	char *method, *target;  /* the key, as sent */
+	size_t method_len, target_len;
+	char *method_shown, *path_shown;
+	size_t path_cut;
 	uint16_t port;
-	long pid, uid;
+	int settling;           /* to be settled by the answer being given */
 	time_t asked;
 	struct timespec expires; /* CLOCK_MONOTONIC */
 	struct event *timer;
@@ -90,7 +98,50 @@ wait_free(struct px_ask_wait *w)
 {
 	if (w->gone != NULL)
 		event_free(w->gone);
+	free(w->peer);
 	free(w);
+}
+
+/* N bytes of S as shown: 0x21-0x7e but '\' as they are (and a space
+ * when SPACE), every other byte \xNN: one way to read it back, so no two
+ * inputs look alike.  NULL when out of memory. */
+static char *
+shown(const char *s, size_t n, int space)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *o = malloc(4 * n + 1), *p = o;
+	size_t i;
+
+	if (o == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (((ch > 0x20 && ch < 0x7f) || (ch == ' ' && space)) && ch != '\\') {
+			*p++ = (char)ch;
+			continue;
+		}
+		*p++ = '\\';
+		*p++ = 'x';
+		*p++ = hex[ch >> 4];
+		*p++ = hex[ch & 15];
+	}
+	*p = '\0';
+	return o;
+}
+
+/* A copy of the N bytes at S, NUL-terminated. */
+static char *
+copy(const char *s, size_t n)
+{
+	char *o = malloc(n + 1);
+
+	if (o == NULL)
+		return NULL;
+	if (n > 0)
+		memcpy(o, s, n);
+	o[n] = '\0';
+	return o;
 }
 
 /* Unlink Q from its set and free it; its waiters must be gone. */
@@ -110,8 +161,9 @@ question_free(struct question *q)
 	free(q->session);
 	free(q->host);
 	free(q->method);
-	free(q->path);
-	free(q->peer);
+	free(q->target);
+	free(q->method_shown);
+	free(q->path_shown);
 	free(q);
 }
 
@@ -183,14 +235,28 @@ gone_cb(evutil_socket_t fd, short what, void *arg)
 	fn(waiter, id, PX_ASK_GONE);
 }
 
+/* R's method and target, as they key a question. */
+static void
+req_key(const struct px_ask_req *r, const char **m, size_t *ml, const char **t, size_t *tl)
+{
+	*m = r->method != NULL ? r->method : "";
+	*ml = r->method_len != 0 ? r->method_len : strlen(*m);
+	*t = r->target != NULL ? r->target : "";
+	*tl = r->target != NULL ? r->target_len : 0;
+}
+
 static struct question *
 question_for(struct px_ask *a, const struct px_ask_req *r)
 {
 	struct question *q;
+	const char *m, *t;
+	size_t ml, tl;
 
+	req_key(r, &m, &ml, &t, &tl);
 	TAILQ_FOREACH(q, &a->qs, entry)
-		if (q->port == r->port && strcmp(q->session, r->session) == 0 &&
-		    strcmp(q->host, r->host) == 0)
+		if (q->port == r->port && q->method_len == ml && q->target_len == tl &&
+		    strcmp(q->session, r->session) == 0 && strcmp(q->host, r->host) == 0 &&
+		    memcmp(q->method, m, ml) == 0 && (tl == 0 || memcmp(q->target, t, tl) == 0))
 			return q;
 	return NULL;
 }
@@ -200,9 +266,14 @@ question_new(struct px_ask *a, const struct px_ask_req *r)
 {
 	struct question *q = calloc(1, sizeof(*q));
 	struct timeval tv = { a->timeout_ms / 1000, (a->timeout_ms % 1000) * 1000 };
+	const char *m, *t, *p;
+	size_t ml, tl, pl;
 
 	if (q == NULL)
 		return NULL;
+	req_key(r, &m, &ml, &t, &tl);
+	p = r->path != NULL ? r->path : t;
+	pl = r->path != NULL ? r->path_len : tl;
 	q->a = a;
 	TAILQ_INIT(&q->waiters);
 	/* In the set from the start, so that question_free() undoes all. */
@@ -210,15 +281,19 @@ question_new(struct px_ask *a, const struct px_ask_req *r)
 	a->nq++;
 	q->session = strdup(r->session);
 	q->host = strdup(r->host);
-	q->method = strdup(r->method != NULL ? r->method : "");
-	q->path = strdup(r->path != NULL ? r->path : "");
-	q->peer = strdup(r->peer != NULL ? r->peer : "");
+	q->method = copy(m, ml);
+	q->method_len = ml;
+	q->target = copy(t, tl);
+	q->target_len = tl;
+	/* A method is a token; "SOCKS5 CONNECT" is the proxy's word. */
+	q->method_shown = shown(m, ml, 1);
+	q->path_cut = pl > PX_ASK_PATH_SHOWN ? pl - PX_ASK_PATH_SHOWN : 0;
+	q->path_shown = shown(p, pl - q->path_cut, 0);
 	q->port = r->port;
-	q->pid = r->pid;
-	q->uid = r->uid;
 	q->timer = evtimer_new(a->base, expire_cb, q);
-	if (q->session == NULL || q->host == NULL || q->method == NULL || q->path == NULL ||
-	    q->peer == NULL || q->timer == NULL || evtimer_add(q->timer, &tv) != 0) {
+	if (q->session == NULL || q->host == NULL || q->method == NULL || q->target == NULL ||
+	    q->method_shown == NULL || q->path_shown == NULL || q->timer == NULL ||
+	    evtimer_add(q->timer, &tv) != 0) {
 		question_free(q);
 		errno = ENOMEM;
 		return NULL;
@@ -254,6 +329,10 @@ px_ask_hold(struct px_ask *a, const struct px_ask_req *r, int fd, px_ask_fn *fn,
 	w->q = q;
 	w->fn = fn;
 	w->waiter = waiter;
+	w->pid = r->pid;
+	w->uid = r->uid;
+	if ((w->peer = strdup(r->peer != NULL ? r->peer : "")) == NULL)
+		goto fail;
 	/* Without EV_CLOSED (another backend than epoll) a client that goes
 	 * away is found out when its request is answered. */
 	if (fd >= 0 && (event_base_get_features(a->base) & EV_FEATURE_EARLY_CLOSE)) {
@@ -294,6 +373,7 @@ px_ask_leave(struct px_ask_wait *w)
 static void
 fill(const struct question *q, struct px_ask_q *o)
 {
+	const struct px_ask_wait *w = TAILQ_FIRST(&q->waiters);
 	struct timespec now;
 	long ms;
 
@@ -302,12 +382,14 @@ fill(const struct question *q, struct px_ask_q *o)
 	o->id = q->id;
 	o->session = q->session;
 	o->host = q->host;
-	o->method = q->method;
-	o->path = q->path;
-	o->peer = q->peer;
+	o->method = q->method_shown;
+	o->path = q->path_shown;
+	o->path_cut = q->path_cut;
+	/* The oldest waiter's: the one that asked first may be gone. */
+	o->peer = w != NULL ? w->peer : "";
+	o->pid = w != NULL ? w->pid : -1;
+	o->uid = w != NULL ? w->uid : -1;
 	o->port = q->port;
-	o->pid = q->pid;
-	o->uid = q->uid;
 	o->asked = q->asked;
 	o->expires_in_ms = ms > 0 ? ms : 0;
 	o->waiting = q->nwaiting;
@@ -351,12 +433,29 @@ px_ask_find(const struct px_ask *a, unsigned id, struct px_ask_q *o)
 int
 px_ask_answer(struct px_ask *a, unsigned id, enum px_ask_answer answer, size_t *released)
 {
-	struct question *q = by_id(a, id);
+	struct question *q = by_id(a, id), *o;
+	size_t n;
 
 	*released = 0;
 	if (q == NULL || (unsigned)answer >= PX_ASK_TIMEOUT)
 		return -ENOENT;
+	/* The grant an answer for the session leaves covers every method
+	 * and path of the host and port.  The others are marked first: a
+	 * waiter told may make a request that asks a new question. */
+	if (answer == PX_ASK_ALLOW_SESSION || answer == PX_ASK_DENY_SESSION)
+		TAILQ_FOREACH(o, &a->qs, entry)
+			o->settling = o->port == q->port && strcmp(o->session, q->session) == 0 &&
+			    strcmp(o->host, q->host) == 0;
 	settle(q, answer, released);
+	for (;;) {
+		TAILQ_FOREACH(o, &a->qs, entry)
+			if (o->settling)
+				break;
+		if (o == NULL)
+			break;
+		settle(o, answer, &n);
+		*released += n;
+	}
 	return 0;
 }
 

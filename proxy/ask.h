@@ -1,11 +1,14 @@
 /*
- * proxy/ask.h: the pending questions of mode = ask (issue 17).  A request
- * the allowlist refuses in a session in ask mode is held (proxy/decide.c)
- * and waits on the question for its session, host and port; requests for
- * the same three wait on the same question.  An admin answers on the
- * admin socket (GET /pending, POST /decide; proxy/admin.c), or the
- * question expires after ask_timeout.  Either way every waiter is told,
- * through the callback it was held with.
+ * proxy/ask.h: the pending questions of mode = ask.  A request the
+ * allowlist refuses in a session in ask mode is held (proxy/decide.c) and
+ * waits on the question for its session, host, port, method and (plain
+ * HTTP) path and query, byte for byte and in full; only requests alike in
+ * all of them wait on the same question, so that what a question shows is
+ * exactly what an answer to it releases.  An admin answers on the admin
+ * socket (GET /pending, POST /decide; proxy/admin.c), or the question
+ * expires after ask_timeout.  Either way every waiter is told, through the
+ * callback it was held with.  An answer for the session (a grant for the
+ * host and port) settles every question of that session, host and port.
  *
  * This module knows nothing of connections: a waiter is an opaque pointer
  * and a callback, and a client socket it watches (without reading from
@@ -38,13 +41,30 @@ enum px_ask_answer {
  * "gone". */
 const char *px_ask_answer_word(enum px_ask_answer a);
 
-/* What a question is about; the strings are copied. */
+/* Bytes of a path a question shows; the rest is counted (path_cut). */
+#define PX_ASK_PATH_SHOWN 1024
+
+/*
+ * What a question is about; the bytes are copied.  SESSION, HOST, METHOD
+ * and TARGET key the question.  What is shown of METHOD and PATH is
+ * escaped: a byte outside 0x21-0x7e (0x20-0x7e in METHOD), and '\', is
+ * \xNN, so that two different requests never look alike, and a path has
+ * no space; PATH is shown up to
+ * PX_ASK_PATH_SHOWN bytes, and how many more it has is counted.
+ */
 struct px_ask_req {
 	const char *session;
 	const char *host;      /* normal form (cf_host_format()) */
 	uint16_t port;
-	const char *method;    /* "CONNECT", "GET", ... */
-	const char *path;      /* plain HTTP, redacted; "" otherwise */
+	const char *method;    /* "CONNECT", "GET", ...: METHOD_LEN bytes, or a
+				* string when METHOD_LEN is 0 */
+	size_t method_len;
+	const char *target;    /* plain HTTP: the path and query as sent,
+				* TARGET_LEN bytes; NULL otherwise */
+	size_t target_len;
+	const char *path;      /* what is shown of TARGET (placeholders
+				* redacted), PATH_LEN bytes; NULL: TARGET */
+	size_t path_len;
 	const char *peer;      /* as the audit names the client */
 	long pid, uid;         /* a UNIX listener's client (SO_PEERCRED); -1 else */
 };
@@ -63,7 +83,7 @@ void px_ask_set_timeout(struct px_ask *a, unsigned timeout_ms);
 
 /*
  * Hold WAITER on the question for R (a new one is published when none is
- * open for R's session, host and port), watching the client socket FD
+ * open for R's session, host, port, method and target), watching the client socket FD
  * (>= 0) for its peer closing, without reading from it.  FN is called
  * once, from the loop, with the answer: the handle is freed before FN
  * runs, and FN may free the waiter.  *ID is set to the question's id.
@@ -74,16 +94,21 @@ struct px_ask_wait *px_ask_hold(struct px_ask *a, const struct px_ask_req *r, in
     px_ask_fn *fn, void *waiter, unsigned *id);
 
 /* WAITER goes away without an answer (its connection closes): W is freed,
- * FN not called; the question stays while others wait.  NULL is a no-op. */
+ * FN not called; the question stays while others wait, and then shows
+ * the peer of the oldest of them.  NULL is a no-op. */
 void px_ask_leave(struct px_ask_wait *w);
 
 /* One open question as GET /pending shows it; the strings are the
- * question's, valid until it is answered or expires. */
+ * question's, valid until it is answered, expires or loses a waiter. */
 struct px_ask_q {
 	unsigned id;
-	const char *session, *host, *method, *path, *peer;
+	const char *session, *host;
+	const char *method, *path; /* escaped (px_ask_req); path "" but in
+				    * plain HTTP */
+	size_t path_cut;       /* bytes of the path not shown */
+	const char *peer;      /* of the oldest waiter */
 	uint16_t port;
-	long pid, uid;         /* of the client that asked first; -1: not known */
+	long pid, uid;         /* of the oldest waiter; -1: not known */
 	time_t asked;          /* wall clock */
 	long expires_in_ms;
 	size_t waiting;
@@ -95,7 +120,10 @@ int px_ask_nth(const struct px_ask *a, size_t i, struct px_ask_q *q);
 int px_ask_find(const struct px_ask *a, unsigned id, struct px_ask_q *q);
 
 /* Answer question ID with ANSWER (not PX_ASK_TIMEOUT): every waiter is
- * told; *RELEASED says how many.  A question is answered once: 0, then
+ * told; an answer for the session (PX_ASK_ALLOW_SESSION,
+ * PX_ASK_DENY_SESSION) settles every other question open for the same
+ * session, host and port too, as its grant covers them.  *RELEASED says
+ * how many waiters were told.  A question is answered once: 0, then
  * -ENOENT for a second answer, an expired or an unknown id. */
 int px_ask_answer(struct px_ask *a, unsigned id, enum px_ask_answer answer, size_t *released);
 

@@ -152,25 +152,86 @@ static const struct px_phase ask_phase = {
 };
 
 /*
+ * The N bytes of target T as a question shows them: each placeholder of
+ * C's session, wherever it is, becomes "[placeholder]", and nothing after
+ * it is cut (the admin sees all the request asks for).  Into *LEN; NULL
+ * when out of memory.
+ */
+static char *
+ask_path(const struct px_conn *c, const char *t, size_t n, size_t *len)
+{
+	static const char mark[] = "[placeholder]";
+	size_t k, nph = cf_session_nsecrets(c->sess), i, o, pass;
+	char *out = NULL;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0, o = 0; i < n;) {
+			const char *ph = NULL;
+			size_t pl = 0;
+
+			for (k = 0; k < nph; k++) {
+				ph = cf_session_placeholder(c->sess, k);
+				pl = ph != NULL ? strlen(ph) : 0;
+				if (pl > 0 && pl <= n - i && memcmp(t + i, ph, pl) == 0)
+					break;
+			}
+			if (k < nph) {
+				if (out != NULL)
+					memcpy(out + o, mark, sizeof(mark) - 1);
+				o += sizeof(mark) - 1;
+				i += pl;
+			} else {
+				if (out != NULL)
+					out[o] = t[i];
+				o++;
+				i++;
+			}
+		}
+		if (out == NULL && (out = malloc(o + 1)) == NULL)
+			return NULL;
+	}
+	out[o] = '\0';
+	*len = o;
+	return out;
+}
+
+/*
  * Hold C's request, which the allowlist refused in a session in ask mode,
- * on the question for its session, host and port (a new one is published
- * if none is open).  Out of memory, it is refused as enforce mode would.
+ * on the question for its session, host, port, method and (plain HTTP)
+ * target, a new one published if none is open.  REQ is its head (NULL for
+ * SOCKS5), HEAD_LEN bytes at the start of the client's input, drained
+ * once the question has what it keys on.  Out of memory, it is refused as
+ * enforce mode would.
  */
 static void
-hold(struct px_conn *c)
+hold(struct px_conn *c, const struct px_http_request *req, size_t head_len)
 {
 	const struct cf_proxy_settings *p = px_conn_settings(c);
 	struct px_ask *a = px_server_ask(c->srv);
+	struct px_ask_q q;
 	struct px_ask_req r;
-	char h[CF_HOST_TEXT_MAX];
+	char h[CF_HOST_TEXT_MAX], *path = NULL;
+	size_t path_len = 0;
 
 	px_conn_host_text(c, h, sizeof(h));
 	memset(&r, 0, sizeof(r));
 	r.session = c->session;
 	r.host = h;
 	r.port = c->port;
+	/* The method and target as sent, in full: c->method and c->path
+	 * are cut to fit. */
 	r.method = c->method[0] ? c->method : "CONNECT";
-	r.path = c->mode == CF_MODE_HTTP ? c->path : "";
+	if (req != NULL) {
+		r.method = req->method;
+		r.method_len = req->method_len;
+	}
+	if (req != NULL && c->mode == CF_MODE_HTTP) {
+		r.target = req->path;
+		r.target_len = req->path_len;
+		path = ask_path(c, req->path, req->path_len, &path_len);
+		r.path = path;
+		r.path_len = path_len;
+	}
 	r.peer = c->peer;
 	r.pid = c->is_unix ? c->pid : -1;
 	r.uid = c->is_unix ? c->uid : -1;
@@ -178,14 +239,23 @@ hold(struct px_conn *c)
 	px_conn_enter(c, &ask_phase);
 	px_conn_arm_timer(c, p->ask_timeout_ms + 5000);
 	px_ask_set_timeout(a, p->ask_timeout_ms);
-	c->askw = px_ask_hold(a, &r, bufferevent_getfd(c->cli.bev), ask_done, c, &c->ask_id);
+	c->askw = NULL;
+	if (r.target == NULL || path != NULL)
+		c->askw = px_ask_hold(a, &r, bufferevent_getfd(c->cli.bev), ask_done, c, &c->ask_id);
+	free(path);
+	if (req != NULL) {
+		evbuffer_drain(bufferevent_get_input(c->cli.bev), head_len);
+		c->head_judged = 0;
+	}
 	if (c->askw == NULL) {
 		c->ask_id = 0;
 		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
 		return;
 	}
-	log_info("session %s: %s %s:%u%s%s held on question %u (%s)", c->session, r.method, h,
-	    c->port, r.path[0] ? " path " : "", r.path, c->ask_id, cf_reason_code(c->dec.reason));
+	if (px_ask_find(a, c->ask_id, &q) == 0)
+		log_info("session %s: %s %s:%u%s%s%s held on question %u (%s)", c->session,
+		    q.method, h, c->port, q.path[0] ? " path " : "", q.path,
+		    q.path_cut > 0 ? " (cut)" : "", c->ask_id, cf_reason_code(c->dec.reason));
 }
 
 
@@ -776,14 +846,15 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		if (take_framing(c, req, head_len) != 0)
 			return;
 	}
-	/* The head is consumed; any bytes after it are the body, a pipelined
-	 * request, or (CONNECT) the client's first flight. */
-	evbuffer_drain(in, head_len);
-	c->head_judged = 0;
+	/* The head is consumed (a held one by hold(), once its question has
+	 * it); any bytes after it are the body, a pipelined request, or
+	 * (CONNECT) the client's first flight. */
 	if (!c->dec.allow) {
-		hold(c);
+		hold(c, req, head_len);
 		return;
 	}
+	evbuffer_drain(in, head_len);
+	c->head_judged = 0;
 	start_lookup(c);
 }
 
@@ -892,7 +963,7 @@ px_decide_socks(struct px_conn *c)
 	    NULL, 0, NULL, &c->dec);
 	px_conn_grant(c);
 	if (!c->dec.allow && askable(c)) {
-		hold(c);
+		hold(c, NULL, 0);
 		return;
 	}
 	if (!c->dec.allow) {

@@ -126,16 +126,21 @@ px_status_pending(const struct px_server *srv, int text, struct evbuffer *out)
 	for (i = 0; a != NULL && px_ask_nth(a, i, &q) == 0; i++) {
 		px_status_iso_time(q.asked, when, sizeof(when));
 		if (text) {
-			char hp[CF_HOST_TEXT_MAX + 8], line[CF_HOST_TEXT_MAX + 600];
+			char hp[CF_HOST_TEXT_MAX + 8], cut[64];
+			char *line;
 			int n;
 
 			snprintf(hp, sizeof(hp), "%s:%u", q.host, q.port);
-			n = snprintf(line, sizeof(line), "%-5u %-12s %-34s %-8s %-8zu %lds%s%s  (peer %s, asked %s)",
+			/* The path is shown escaped, with no space in it: what
+			 * follows it is the proxy's word. */
+			snprintf(cut, sizeof(cut), " (cut: %zu more bytes not shown)", q.path_cut);
+			n = asprintf(&line, "%-5u %-12s %-34s %-8s %-8zu %lds%s%s%s  (peer %s, asked %s)",
 			    q.id, q.session, hp, q.method, q.waiting, (q.expires_in_ms + 999) / 1000,
-			    q.path[0] ? "  path " : "", q.path, q.peer, when);
+			    q.path[0] ? "  path " : "", q.path, q.path_cut > 0 ? cut : "", q.peer, when);
 			if (n < 0)
 				continue;
-			px_status_text_line(out, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+			px_status_text_line(out, line, (size_t)n);
+			free(line);
 			continue;
 		}
 		if (i > 0)
@@ -148,7 +153,7 @@ px_status_pending(const struct px_server *srv, int text, struct evbuffer *out)
 		px_status_json_str(out, q.method);
 		evbuffer_add_printf(out, ",\"path\":");
 		px_status_json_str(out, q.path);
-		evbuffer_add_printf(out, ",\"peer\":");
+		evbuffer_add_printf(out, ",\"path_cut\":%zu,\"peer\":", q.path_cut);
 		px_status_json_str(out, q.peer);
 		/* A UNIX listener's client, as the audit line names it. */
 		if (q.uid >= 0)

@@ -324,18 +324,30 @@ sc_asker_find(const struct sc_asker *a, uint64_t id)
 	return NULL;
 }
 
-/* "GET example.test:80 /path" or "CONNECT example.test:443". */
+/* What a question's answer releases: "GET example.test:80 /path" or
+ * "CONNECT example.test:443", and how much of it is not shown.  The proxy
+ * shows a path escaped, without a space: what follows is ours. */
+#define SC_ASK_WHAT (sizeof(((struct sc_pending *)0)->method) + \
+    sizeof(((struct sc_pending *)0)->host) + sizeof(((struct sc_pending *)0)->path) + 96)
+
 static void
 sc_asker_what(const struct sc_pending *p, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s %s:%u%s%s", p->method[0] ? p->method : "CONNECT", p->host,
-	    p->port, p->path[0] ? " " : "", p->path);
+	char cut[64] = "";
+
+	if (p->path_cut > 0)
+		snprintf(cut, sizeof(cut), " (cut: %llu more bytes not shown)",
+		    (unsigned long long)p->path_cut);
+	else if (p->cut)
+		snprintf(cut, sizeof(cut), " (cut: more not shown)");
+	snprintf(buf, size, "%s %s:%u%s%s%s", p->method[0] ? p->method : "CONNECT", p->host,
+	    p->port, p->path[0] ? " " : "", p->path, cut);
 }
 
 static void
 sc_asker_show(struct sc_asker *a, const struct sc_pending *p)
 {
-	char what[600];
+	char what[SC_ASK_WHAT];
 
 	sc_asker_what(p, what, sizeof(what));
 	fprintf(a->out, "postern: question %llu: session %s: %s (%llu waiting, %llu s left)\n",
@@ -432,7 +444,7 @@ sc_asker_parse(const char *line, uint64_t id, char *body, size_t size, const cha
 static void
 sc_asker_ask(struct sc_asker *a, struct sc_pending p)
 {
-	char line[128], body[160], what[600];
+	char line[128], body[160], what[SC_ASK_WHAT];
 	struct timespec t0, t1;
 	const char *said = "";
 	size_t len, off;
@@ -469,7 +481,8 @@ sc_asker_ask(struct sc_asker *a, struct sc_pending p)
 				    (unsigned long long)p.id, what,
 				    waited + 2 * SC_ASK_POLL_MS >= (long)p.expires_in_ms ?
 				    "was not answered in time: refused (ask_timeout)" :
-				    "was answered elsewhere");
+				    "is no longer pending (answered elsewhere, or its requests went "
+				    "away)");
 				fflush(a->out);
 				return;
 			}
@@ -490,8 +503,8 @@ sc_asker_ask(struct sc_asker *a, struct sc_pending p)
 			    said, what);
 		else if (st == 404)
 			fprintf(a->out, "postern: question %llu (%s) is no longer pending (not "
-			    "answered in time, or answered elsewhere)\n", (unsigned long long)p.id,
-			    what);
+			    "answered in time, answered elsewhere, or its requests went away): "
+			    "nothing was released\n", (unsigned long long)p.id, what);
 		else if (st > 0)
 			fprintf(a->out, "postern: question %llu: the proxy refused the answer "
 			    "(HTTP %d): %.200s\n", (unsigned long long)p.id, st, resp + off);

@@ -44,13 +44,14 @@ sc_hex(int ch)
  * A JSON string (RFC 8259 §7) at C, copied into OUT (SIZE > 0; NULL: only
  * skipped) as printable ASCII: an escape that stands for anything else,
  * and every byte outside 0x20-0x7e, becomes '?' (a name is shown on a
- * terminal, where an escape sequence would be obeyed).  Truncated to fit.
+ * terminal, where an escape sequence would be obeyed).  Truncated to fit:
+ * 1 then, else 0.
  */
 static int
 sc_str(struct bs_cursor *c, char *out, size_t size)
 {
 	size_t n = 0;
-	int ch, k, v;
+	int ch, k, v, cut = 0;
 
 	if (sc_take(c, '"') < 0)
 		return -EINVAL;
@@ -90,10 +91,12 @@ sc_str(struct bs_cursor *c, char *out, size_t size)
 			ch = '?';
 		if (out != NULL && n + 1 < size)
 			out[n++] = (char)ch;
+		else if (out != NULL)
+			cut = 1;
 	}
 	if (out != NULL)
 		out[n] = '\0';
-	return 0;
+	return cut;
 }
 
 static int
@@ -143,7 +146,7 @@ sc_entry(struct bs_cursor *c, struct sc_pending *p, int *has_id)
 {
 	char key[32];
 	uint64_t v;
-	int first;
+	int first, k;
 
 	memset(p, 0, sizeof(*p));
 	*has_id = 0;
@@ -171,8 +174,10 @@ sc_entry(struct bs_cursor *c, struct sc_pending *p, int *has_id)
 				dst = p->method, size = sizeof(p->method);
 			else if (strcmp(key, "path") == 0)
 				dst = p->path, size = sizeof(p->path);
-			if (sc_str(c, dst, size) < 0)
+			if ((k = sc_str(c, dst, size)) < 0)
 				return -EINVAL;
+			if (k > 0 && dst != NULL)
+				p->cut = 1;
 			continue;
 		}
 		if (bs_cur_peek(c) >= '0' && bs_cur_peek(c) <= '9') {
@@ -184,6 +189,8 @@ sc_entry(struct bs_cursor *c, struct sc_pending *p, int *has_id)
 				p->port = v <= 65535 ? (unsigned)v : 0;
 			else if (strcmp(key, "waiting") == 0)
 				p->waiting = v;
+			else if (strcmp(key, "path_cut") == 0)
+				p->path_cut = v;
 			else if (strcmp(key, "expires_in_ms") == 0)
 				p->expires_in_ms = v;
 			/* A fraction or exponent is not ours to read. */

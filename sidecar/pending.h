@@ -15,14 +15,19 @@
 #define SC_PENDING_MAX 64
 
 /* One pending question.  Strings are NUL-terminated, truncated to fit,
- * with every byte outside printable ASCII replaced by '?'. */
+ * with every byte outside printable ASCII replaced by '?'.  PATH holds
+ * what the proxy shows of a path (proxy/ask.h: 1024 bytes); PATH_CUT is
+ * how many more it has, and CUT says a string was truncated here: the
+ * question is then not all shown. */
 struct sc_pending {
 	uint64_t id;
 	char session[72];
 	char host[256];
 	unsigned port;
-	char method[24];
-	char path[200];
+	char method[64];
+	char path[1025];
+	uint64_t path_cut;
+	int cut;
 	uint64_t waiting;
 	uint64_t expires_in_ms;
 };

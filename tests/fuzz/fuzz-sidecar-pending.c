@@ -5,7 +5,8 @@
  * fuzz-bridge-forward).  The engine writes it, but the
  * names and paths in it are the sandboxed command's.  Every string handed
  * out must be NUL-terminated within its field and printable ASCII only
- * (it is shown on a terminal), and no more entries than asked for.
+ * (it is shown on a terminal), a string cut short said so, and no more
+ * entries than asked for.
  */
 #include "config.h"
 
@@ -50,7 +51,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_str(out[i].host, sizeof(out[i].host));
 		check_str(out[i].method, sizeof(out[i].method));
 		check_str(out[i].path, sizeof(out[i].path));
-		if (out[i].port > 65535)
+		if (out[i].port > 65535 || (out[i].cut != 0 && out[i].cut != 1))
 			abort();
 	}
 	free(buf);

