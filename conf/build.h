@@ -54,6 +54,7 @@ struct cf_secret_build {
 	char *from_env, *from_file, *placeholder_env;
 	struct cf_inject *inject;
 	size_t ninject;
+	int always;	/* inject_when = always */
 };
 
 /* One parse: where it reads, what it found, what went wrong. */

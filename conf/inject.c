@@ -314,3 +314,120 @@ nospc:
 	OPENSSL_cleanse(out, size);
 	return -ENOSPC;
 }
+
+/* The value of one base64 character (RFC 4648 §4), or -1. */
+static int
+b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Decode the N bytes of base64 at S (its "=" padding optional, nothing
+ * else in it) into OUT (SIZE bytes).  Returns the length, or -1. */
+static long
+b64_decode(const char *s, size_t n, unsigned char *out, size_t size)
+{
+	size_t i, o = 0, pad = 0;
+	unsigned acc = 0;
+	int bits = 0, v;
+
+	while (n > 0 && s[n - 1] == '=' && pad < 2) {
+		n--;
+		pad++;
+	}
+	if ((pad > 0 && (n + pad) % 4 != 0) || n % 4 == 1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((v = b64_value((unsigned char)s[i])) < 0)
+			return -1;
+		acc = ((acc << 6) | (unsigned)v) & 0x3fff;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o >= size)
+				return -1;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	return (long)o;
+}
+
+/* Is the header value V (N bytes) "Basic base64(USER:PH)"? */
+static int
+basic_carries(const char *v, size_t n, const char *ph, size_t phlen)
+{
+	/* A user name is at most 255 bytes and a placeholder at most
+	 * CF_SECRET_MAX + 16 bytes longer than its value. */
+	unsigned char raw[256 + 2 * 4096 + 64];
+	const unsigned char *colon;
+	size_t i = 0, end = n;
+	long r;
+	int hit = 0;
+
+	while (i < n && (v[i] == ' ' || v[i] == '\t'))
+		i++;
+	while (end > i && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+		end--;
+	if (end - i < 6 || strncasecmp(v + i, "basic", 5) != 0 || v[i + 5] != ' ')
+		return 0;
+	i += 6;
+	while (i < end && v[i] == ' ')
+		i++;
+	r = b64_decode(v + i, end - i, raw, sizeof(raw));
+	if (r <= 0)
+		return 0;
+	colon = memchr(raw, ':', (size_t)r);
+	if (colon != NULL && (size_t)(raw + r - (colon + 1)) == phlen &&
+	    memcmp(colon + 1, ph, phlen) == 0)
+		hit = 1;
+	OPENSSL_cleanse(raw, (size_t)r);
+	return hit;
+}
+
+/* Does the target T (N bytes) have a parameter NAME whose value holds PH? */
+static int
+query_carries(const char *name, const char *t, size_t n, const char *ph, size_t phlen)
+{
+	const char *q = memchr(t, '?', n), *end = t + n, *p, *amp, *eq;
+	size_t nl = strlen(name);
+
+	if (q == NULL)
+		return 0;
+	for (p = q + 1; p < end; p = amp + 1) {
+		if ((amp = memchr(p, '&', (size_t)(end - p))) == NULL)
+			amp = end;
+		eq = memchr(p, '=', (size_t)(amp - p));
+		if (eq != NULL && (size_t)(eq - p) == nl && memcmp(p, name, nl) == 0 &&
+		    memmem(eq + 1, (size_t)(amp - eq - 1), ph, phlen) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+int
+cf_inject_carries(const struct cf_inject *inj, const char *val, size_t len, const char *ph,
+    size_t phlen)
+{
+	if (val == NULL || ph == NULL || phlen == 0)
+		return 0;
+	switch (inj->kind) {
+	case CF_INJECT_HEADER:
+		return len >= phlen && memmem(val, len, ph, phlen) != NULL;
+	case CF_INJECT_BASIC:
+		return basic_carries(val, len, ph, phlen);
+	case CF_INJECT_QUERY:
+		return query_carries(inj->name, val, len, ph, phlen);
+	default:
+		return 0;
+	}
+}

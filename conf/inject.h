@@ -55,4 +55,17 @@ void cf_inject_clear(struct cf_inject *inj);
 long cf_inject_render(const struct cf_inject *inj, const char *value, size_t vlen,
     char *out, size_t size);
 
+/*
+ * Whether a request carries the placeholder PH (PHLEN bytes) where binding
+ * INJ puts its secret, so that the secret may replace it.  For HEADER and
+ * BASIC, VAL (LEN bytes) is the value of one header of the name INJ sets
+ * (the caller matches the name): HEADER holds PH anywhere in it; BASIC is
+ * "Basic base64(USER:PH)", any user, PH the whole password (RFC 7617 §2;
+ * the scheme in any case, strict base64).  For QUERY, VAL is the request
+ * target (path and query): a parameter named INJ->name holds PH in its
+ * value, as written (not percent-decoded).  Returns 1 or 0; only reads.
+ */
+int cf_inject_carries(const struct cf_inject *inj, const char *val, size_t len, const char *ph,
+    size_t phlen);
+
 #endif

@@ -889,6 +889,23 @@ set_secret_file(struct cf_build *b, const struct key *k, struct cf_sess_build *s
 		cfb_err(b, b->line, "out of memory");
 }
 
+/* inject_when = placeholder | always: on which requests the bindings put
+ * the value (cf_secret_inject_always()). */
+static void
+set_secret_when(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	(void)k;
+	(void)s;
+	if (strcmp(value, "placeholder") == 0)
+		b->cursec->always = 0;
+	else if (strcmp(value, "always") == 0)
+		b->cursec->always = 1;
+	else
+		cfb_err(b, b->line, "inject_when is placeholder (only on a request that carries the "
+		    "placeholder where a binding puts the value) or always (%s)", shown);
+}
+
 /* inject = HOST[:PORT][/PATH] METHOD ARGS (cf_inject_parse()). */
 static void
 set_inject(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
@@ -995,6 +1012,7 @@ static const struct key secret_keys[] = {
 	{ .name = "from_file", .set = set_secret_file },
 	{ .name = "placeholder_env", .set = set_secret_env, .arg = 1 },
 	{ .name = "inject", .set = set_inject, .flags = K_LIST },
+	{ .name = "inject_when", .set = set_secret_when },
 	{ .name = NULL },
 };
 

@@ -39,6 +39,7 @@ struct cf_secret {
 	char *source;           /* "env NAME" / "file PATH" */
 	struct cf_inject *inject;
 	size_t ninject;
+	int always;             /* inject_when = always */
 	char *value;            /* NULL until read; wiped when freed */
 	size_t vlen;
 	const char *file;       /* NULL for a built-in */
@@ -60,15 +61,17 @@ struct cfsec_set {
 static const struct {
 	const char *name, *env;
 	const char *inject[3];
+	int always;
 } builtins[] = {
-	{ "anthropic", "ANTHROPIC_API_KEY", { "api.anthropic.com header x-api-key", NULL } },
-	{ "openai", "OPENAI_API_KEY", { "api.openai.com header Authorization \"Bearer %s\"", NULL } },
-	{ "openrouter", "OPENROUTER_API_KEY", { "openrouter.ai header Authorization \"Bearer %s\"", NULL } },
-	{ "mistral", "MISTRAL_API_KEY", { "api.mistral.ai header Authorization \"Bearer %s\"", NULL } },
-	{ "deepseek", "DEEPSEEK_API_KEY", { "api.deepseek.com header Authorization \"Bearer %s\"", NULL } },
-	{ "google", "GEMINI_API_KEY", { "generativelanguage.googleapis.com header x-goog-api-key", NULL } },
+	{ "anthropic", "ANTHROPIC_API_KEY", { "api.anthropic.com header x-api-key", NULL }, 0 },
+	{ "openai", "OPENAI_API_KEY", { "api.openai.com header Authorization \"Bearer %s\"", NULL }, 0 },
+	{ "openrouter", "OPENROUTER_API_KEY", { "openrouter.ai header Authorization \"Bearer %s\"", NULL }, 0 },
+	{ "mistral", "MISTRAL_API_KEY", { "api.mistral.ai header Authorization \"Bearer %s\"", NULL }, 0 },
+	{ "deepseek", "DEEPSEEK_API_KEY", { "api.deepseek.com header Authorization \"Bearer %s\"", NULL }, 0 },
+	{ "google", "GEMINI_API_KEY", { "generativelanguage.googleapis.com header x-goog-api-key", NULL }, 0 },
+	/* git sends a credential only after a 401: on every request. */
 	{ "github", "GH_TOKEN", { "api.github.com header Authorization \"Bearer %s\"",
-	    "github.com basic x-access-token", NULL } },
+	    "github.com basic x-access-token", NULL }, 1 },
 };
 
 /* ---- placeholders -------------------------------------------------------- */
@@ -382,6 +385,7 @@ from_build(struct cf_build *b, struct cf_secret_build *sb)
 	sb->from_env = sb->from_file = sb->placeholder_env = NULL;
 	sec->inject = sb->inject;
 	sec->ninject = sb->ninject;
+	sec->always = sb->always;
 	sb->inject = NULL;
 	sb->ninject = 0;
 	sec->file = b->file;
@@ -416,6 +420,7 @@ from_builtin(size_t bi)
 	if (sec == NULL)
 		return NULL;
 	sec->builtin = 1;
+	sec->always = builtins[bi].always;
 	sec->name = strdup(builtins[bi].name);
 	sec->from_env = strdup(builtins[bi].env);
 	sec->placeholder_env = strdup(builtins[bi].env);
@@ -863,6 +868,7 @@ const char *cf_secret_source(const struct cf_secret *sec) { return sec->source; 
 const char *cf_secret_from_env(const struct cf_secret *sec) { return sec->from_env; }
 int cf_secret_builtin(const struct cf_secret *sec) { return sec->builtin; }
 size_t cf_secret_ninject(const struct cf_secret *sec) { return sec->ninject; }
+int cf_secret_inject_always(const struct cf_secret *sec) { return sec->always; }
 
 const char *
 cf_secret_value(const struct cf_secret *sec, size_t *len)
@@ -910,8 +916,8 @@ cf_secret_binding(const struct cf_secret *sec, const char *host, uint16_t port,
 	return best;
 }
 
-int
-cf_session_terminates(const struct cf_session *s, const char *host, uint16_t port)
+long
+cf_session_bound_secret(const struct cf_session *s, const char *host, uint16_t port)
 {
 	size_t i, j;
 
@@ -919,8 +925,15 @@ cf_session_terminates(const struct cf_session *s, const char *host, uint16_t por
 		for (j = 0; j < s->secrets[i]->ninject; j++)
 			if (s->secrets[i]->inject[j].port == port &&
 			    strcmp(s->secrets[i]->inject[j].host, host) == 0)
-				return 1;
-	return cf_session_inspects(s, host, port) != NULL;
+				return (long)i;
+	return -1;
+}
+
+int
+cf_session_terminates(const struct cf_session *s, const char *host, uint16_t port)
+{
+	return cf_session_bound_secret(s, host, port) >= 0 ||
+	    cf_session_inspects(s, host, port) != NULL;
 }
 
 const struct cf_rule *

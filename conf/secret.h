@@ -58,6 +58,14 @@ const char *cf_secret_from_env(const struct cf_secret *sec);
  */
 const char *cf_secret_value(const struct cf_secret *sec, size_t *len);
 
+/*
+ * Nonzero when SEC is put on every request its bindings match
+ * (inject_when = always); zero (the default, inject_when = placeholder)
+ * when only on a request that carries the session's placeholder of SEC
+ * where the binding puts the value (cf_inject_carries()).
+ */
+int cf_secret_inject_always(const struct cf_secret *sec);
+
 /* The bindings of SEC, in file order: cf_secret_ninject() of them. */
 size_t cf_secret_ninject(const struct cf_secret *sec);
 const struct cf_inject *cf_secret_inject(const struct cf_secret *sec, size_t i);
@@ -70,6 +78,13 @@ const struct cf_inject *cf_secret_inject(const struct cf_secret *sec, size_t i);
  */
 const struct cf_inject *cf_secret_binding(const struct cf_secret *sec, const char *host,
     uint16_t port, const char *path, size_t len);
+
+/*
+ * The index (for cf_session_secret()) of the first secret of session S
+ * bound to HOST (normal form) on PORT, any path, or -1: the hosts whose
+ * requests the proxy narrows and whose TRACE it refuses.
+ */
+long cf_session_bound_secret(const struct cf_session *s, const char *host, uint16_t port);
 
 /*
  * Nonzero when some secret of session S is bound to HOST:PORT (any path),

@@ -442,23 +442,66 @@ drop_header(struct px_http_request *req, const char *name)
 }
 
 /*
- * The head to send upstream for REQ inside C's terminated tunnel, with
- * every secret of the session bound to this host, port and path put on it
- * (conf/inject.h renders each): a header binding replaces the client's
- * header of that name (its placeholder, typically), a query binding is
- * added as the last parameter.  The rendered values are wiped once copied
- * into the head.  Returns 0 or -ENOMEM.
+ * Does REQ carry the session's placeholder of secret I where binding INJ
+ * puts the value (a header of its name, Basic's password, its query
+ * parameter)?  Only such a request is given the value, unless the secret
+ * says inject_when = always.
  */
 static int
-build_injected_head(struct px_conn *c, struct px_http_request *req)
+carries_placeholder(const struct px_conn *c, size_t i, const struct cf_inject *inj,
+    const struct px_http_request *req)
 {
-	static _Thread_local char extra[2 * (CF_SECRET_MAX * 3 + 256)];
+	const char *ph = cf_session_placeholder(c->sess, i);
+	size_t k, phlen = ph != NULL ? strlen(ph) : 0;
+
+	if (inj->kind == CF_INJECT_QUERY)
+		return cf_inject_carries(inj, req->path, req->path_len, ph, phlen);
+	for (k = 0; k < req->nheaders; k++)
+		if (header_is(&req->headers[k], inj->name) &&
+		    cf_inject_carries(inj, req->headers[k].value, req->headers[k].value_len, ph, phlen))
+			return 1;
+	return 0;
+}
+
+/*
+ * The request headers dropped on every request to a host a secret is
+ * bound to, so that the answer reflects the value, if it does, whole and
+ * readable to the response scan: no compressed or ranged answer, no
+ * compressed WebSocket frames.  Accept-Encoding comes back as "identity".
+ */
+static const char *const narrowed[] = {
+	"Accept-Encoding", "Sec-WebSocket-Extensions", "Range", "If-Range", NULL,
+};
+
+/*
+ * The head to send upstream for REQ inside C's terminated tunnel.  Each
+ * secret of the session bound to this host, port and path is put on it
+ * (conf/inject.h renders each) when REQ carries that secret's placeholder
+ * where the binding puts the value, or on every request with inject_when =
+ * always: a header binding replaces the client's header of that name, a
+ * query binding is added as the last parameter (the client's of that name
+ * dropped).  A request without the placeholder goes as the client sent it.
+ * To a host a secret is bound to (BOUND), the narrowed headers are
+ * dropped and Accept-Encoding is "identity".  The rendered values are
+ * wiped once copied into the head.  Returns 0 or -ENOMEM.
+ */
+static int
+build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
+{
+	static _Thread_local char extra[2 * (CF_SECRET_MAX * 3 + 256) + 64];
 	static _Thread_local char val[CF_SECRET_MAX * 3 + 256];
+	static const char identity[] = "Accept-Encoding: identity\r\n";
 	char query[CF_SECRET_MAX * 3 + 256];
 	size_t elen = 0, qlen = 0, i, n = cf_session_nsecrets(c->sess);
 	int rc;
 
 	c->tm->secret[0] = '\0';
+	if (bound) {
+		for (i = 0; narrowed[i] != NULL; i++)
+			drop_header(req, narrowed[i]);
+		memcpy(extra, identity, sizeof(identity) - 1);
+		elen = sizeof(identity) - 1;
+	}
 	for (i = 0; i < n; i++) {
 		const struct cf_secret *sec = cf_session_secret(c->sess, i);
 		const struct cf_inject *inj = cf_secret_binding(sec, c->tm->host.name, c->tm->port,
@@ -468,6 +511,8 @@ build_injected_head(struct px_conn *c, struct px_http_request *req)
 		long r;
 
 		if (inj == NULL || (value = cf_secret_value(sec, &vlen)) == NULL)
+			continue;
+		if (!cf_secret_inject_always(sec) && !carries_placeholder(c, i, inj, req))
 			continue;
 		if (inj->kind == CF_INJECT_QUERY) {
 			if (qlen > 0)
@@ -660,6 +705,42 @@ budget_refused(struct px_conn *c, const struct cf_rule *r, int conn)
 	return 1;
 }
 
+/* Is the method M (LEN bytes) TRACE or TRACK, in any case?  Both echo the
+ * request they got, headers and all, back to the client. */
+static int
+is_trace(const char *m, size_t len)
+{
+	return len == 5 && (strncasecmp(m, "TRACE", 5) == 0 || strncasecmp(m, "TRACK", 5) == 0);
+}
+
+/*
+ * To a host a secret of C's session is bound to (secret BOUND), a TRACE or
+ * TRACK, by its request line or a method-override header
+ * (px_http_is_method_override()), is refused: the upstream would echo the
+ * request with the value put on it.  Returns 1 after refusing C, else 0.
+ */
+static int
+trace_refused(struct px_conn *c, const struct px_http_request *req, long bound)
+{
+	const char *m = req->method;
+	size_t k, ml = req->method_len;
+	char d[sizeof(c->dec.detail)];
+
+	for (k = 0; !is_trace(m, ml) && k < req->nheaders; k++)
+		if (px_http_is_method_override(req->headers[k].name, req->headers[k].name_len) &&
+		    is_trace(req->headers[k].value, req->headers[k].value_len)) {
+			m = req->headers[k].value;
+			ml = req->headers[k].value_len;
+		}
+	if (!is_trace(m, ml))
+		return 0;
+	snprintf(d, sizeof(d), "%.5s echoes the request back, with the value of secret %s put on it: "
+	    "refused to %s:%u, which that secret is bound to", m,
+	    cf_secret_name(cf_session_secret(c->sess, (size_t)bound)), c->tm->host.name, c->tm->port);
+	px_conn_refuse(c, 403, CF_R_METHOD_NOT_ALLOWED, c->dec.rule, d);
+	return 1;
+}
+
 /*
  * A request read inside a terminated tunnel (issue 15), judged on its own
  * by the snapshot in force now: origin form only; its Host must be the
@@ -674,7 +755,7 @@ static void
 term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 {
 	size_t pl;
-	long bad;
+	long bad, bound;
 
 	c->mode = CF_MODE_TLS;
 	c->host = c->tm->host;
@@ -723,6 +804,9 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	}
 	if (path_overridden(c, req) || method_overridden(c, req))
 		return;
+	bound = cf_session_bound_secret(c->sess, c->tm->host.name, c->tm->port);
+	if (bound >= 0 && trace_refused(c, req, bound))
+		return;
 	if ((bad = misdirected(c, req, c->tm->host.name, c->tm->port)) >= 0) {
 		refuse_misdirected(c, bad);
 		return;
@@ -743,7 +827,7 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	}
 	if (c->pending == NULL)
 		c->pending = evbuffer_new();
-	if (c->pending == NULL || build_injected_head(c, req) != 0) {
+	if (c->pending == NULL || build_injected_head(c, req, bound >= 0) != 0) {
 		px_conn_free(c, "out of memory");
 		return;
 	}

@@ -559,7 +559,7 @@ edit_valid(const struct px_h2_edit *e, char *lname, size_t lsz)
 	static const char *const hop[] = { "connection", "keep-alive",
 		"proxy-connection", "transfer-encoding", "upgrade", "te", "host" };
 
-	if (e->name == NULL || e->value == NULL)
+	if (e->name == NULL)
 		return 0;
 	len = strlen(e->name);
 	if (len == 0 || len >= lsz)
@@ -576,8 +576,8 @@ edit_valid(const struct px_h2_edit *e, char *lname, size_t lsz)
 		if (strcmp(lname, hop[i]) == 0)
 			return 0;
 	return nghttp2_check_header_name((const uint8_t *)lname, len) &&
-	    nghttp2_check_header_value_rfc9113((const uint8_t *)e->value,
-	    strlen(e->value));
+	    (e->value == NULL || nghttp2_check_header_value_rfc9113(
+	    (const uint8_t *)e->value, strlen(e->value)));
 }
 
 /* S's request headers are complete: decide, then forward or refuse. */
@@ -696,11 +696,14 @@ handle_request(struct px_h2 *h, struct h2_stream *s, int end_stream)
 			goto nomem;
 	}
 	for (j = 0; j < v.nedits; j++) {
+		/* An edit without a value only removes. */
+		if (v.edits[j].value == NULL)
+			continue;
 		edit_valid(&v.edits[j], lname, sizeof(lname));
-		s->edits[j] = dup_or_empty(lname, sizeof(lname));
-		if (s->edits[j] == NULL)
+		s->edits[s->nedits] = dup_or_empty(lname, sizeof(lname));
+		if (s->edits[s->nedits] == NULL)
 			goto nomem;
-		s->nedits = j + 1;
+		s->nedits++;
 		if (hlist_add(&out, (const uint8_t *)lname, strlen(lname),
 		    (const uint8_t *)v.edits[j].value, strlen(v.edits[j].value),
 		    NGHTTP2_NV_FLAG_NO_INDEX) < 0)

@@ -59,7 +59,8 @@ struct px_h2_req {
 /* One header the module sets on a forwarded request: every field of that
  * name the client sent is removed (case-insensitively) and NAME: VALUE is
  * added, never indexed by HPACK (RFC 7541 §7.1.3: a credential must not
- * sit in the compression table).  This is how a credential is injected. */
+ * sit in the compression table).  This is how a credential is injected.
+ * VALUE NULL: the fields of that name are removed, nothing is added. */
 struct px_h2_edit {
 	const char *name;
 	const char *value;

@@ -178,6 +178,8 @@ do_check(const char *path, const struct cf_overrides *ov)
 			else
 				printf("  inject %s\n", inj->text);
 		}
+		if (cf_secret_inject_always(sec))
+			printf("  inject_when = always (on every request, placeholder or not)\n");
 	}
 	for (i = 0; cf_config_pin_at(c, i) != NULL; i++) {
 		const struct cf_pin *pin = cf_config_pin_at(c, i);

@@ -6,8 +6,9 @@
  * on the connection's two TLS bufferevents, with back-pressure, and decides
  * each stream as term_decide() (decide.c) decides an HTTP/1.1 request:
  * :authority is the tunnel's host or 421, the session's rules in
- * CF_MODE_TLS with the path, a placeholder bound elsewhere is refused, the
- * secrets bound here are put on the request as header edits.  Each stream
+ * CF_MODE_TLS with the path, a placeholder bound elsewhere is refused,
+ * TRACE to a host a secret is bound to is refused, the secrets bound here
+ * are put on a request that carries their placeholders as header edits.  Each stream
  * has its decision line and, once done, its request line ("proto":"h2").
  */
 #include "config.h"
@@ -42,8 +43,16 @@
  * never-indexed header fields), and are wiped as soon as it returns. */
 #define T2_EDITS 8
 #define T2_VAL (CF_SECRET_MAX * 3 + 256)
+/* The request headers narrowed on every stream to a host a secret is bound
+ * to (decide.c's narrowed[] says why): accept-encoding set to identity,
+ * the others dropped (an edit without a value). */
+static const struct px_h2_edit t2_narrowed[] = {
+	{ "accept-encoding", "identity" }, { "sec-websocket-extensions", NULL },
+	{ "range", NULL }, { "if-range", NULL },
+};
+#define T2_NARROWED (sizeof(t2_narrowed) / sizeof(t2_narrowed[0]))
 static _Thread_local char t2_vals[T2_EDITS][T2_VAL];
-static _Thread_local struct px_h2_edit t2_edits[T2_EDITS];
+static _Thread_local struct px_h2_edit t2_edits[T2_NARROWED + T2_EDITS];
 static _Thread_local size_t t2_nvals;
 
 static void
@@ -295,15 +304,38 @@ t2_refuse(struct px_conn *c, struct px_h2_verdict *v, int status, enum cf_reason
 	px_tell_refusal(c, reason, rule, detail);
 }
 
+/* Does R carry the session's placeholder of secret I in a header binding
+ * INJ names (its value, or Basic's password)?  As carries_placeholder()
+ * in decide.c. */
+static int
+t2_carries(const struct px_conn *c, size_t i, const struct cf_inject *inj,
+    const struct px_h2_req *r)
+{
+	const char *ph = cf_session_placeholder(c->sess, i);
+	size_t k, nl = strlen(inj->name), phlen = ph != NULL ? strlen(ph) : 0;
+
+	for (k = 0; k < r->nheaders; k++)
+		if (r->headers[k].namelen == nl && strncasecmp(r->headers[k].name, inj->name, nl) == 0 &&
+		    cf_inject_carries(inj, r->headers[k].value, r->headers[k].valuelen, ph, phlen))
+			return 1;
+	return 0;
+}
+
 /* Put every secret of C's session bound to this host, port and path on
  * the stream as a header edit (conf/inject.h renders each; a query
- * binding never gets here: tunnel.c offers no h2 for such a host). */
+ * binding never gets here: tunnel.c offers no h2 for such a host), when
+ * the stream carries its placeholder there or the secret says inject_when
+ * = always; to a host a secret is bound to (BOUND), the narrowed headers
+ * first. */
 static void
-t2_inject(struct px_conn *c, const struct px_h2_req *r, struct px_h2_verdict *v)
+t2_inject(struct px_conn *c, const struct px_h2_req *r, struct px_h2_verdict *v, int bound)
 {
-	size_t i, n = cf_session_nsecrets(c->sess), plen = strlen(r->path);
+	size_t i, n = cf_session_nsecrets(c->sess), plen = strlen(r->path), ne = 0;
 
 	t2_nvals = 0;
+	if (bound)
+		for (ne = 0; ne < T2_NARROWED; ne++)
+			t2_edits[ne] = t2_narrowed[ne];
 	for (i = 0; i < n && t2_nvals < T2_EDITS; i++) {
 		const struct cf_secret *sec = cf_session_secret(c->sess, i);
 		const struct cf_inject *inj = cf_secret_binding(sec, c->tm->host.name, c->tm->port,
@@ -315,22 +347,48 @@ t2_inject(struct px_conn *c, const struct px_h2_req *r, struct px_h2_verdict *v)
 		if (inj == NULL || inj->kind == CF_INJECT_QUERY ||
 		    (value = cf_secret_value(sec, &vlen)) == NULL)
 			continue;
+		if (!cf_secret_inject_always(sec) && !t2_carries(c, i, inj, r))
+			continue;
 		/* One value per header name, the first secret's, as the
 		 * HTTP/1.1 path does (its later lines would replace it). */
-		for (k = 0; k < t2_nvals; k++)
-			dup |= strcasecmp(t2_edits[k].name, inj->name) == 0;
+		for (k = 0; k < ne; k++)
+			dup |= t2_edits[k].value != NULL && strcasecmp(t2_edits[k].name, inj->name) == 0;
 		if (dup || cf_inject_render(inj, value, vlen, t2_vals[t2_nvals], T2_VAL) < 0)
 			continue;
-		t2_edits[t2_nvals].name = inj->name;
-		t2_edits[t2_nvals].value = t2_vals[t2_nvals];
+		t2_edits[ne].name = inj->name;
+		t2_edits[ne].value = t2_vals[t2_nvals];
 		t2_nvals++;
+		ne++;
 		if (c->tm->secret[0] == '\0')
 			snprintf(c->tm->secret, sizeof(c->tm->secret), "%s", cf_secret_name(sec));
 		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), PX_SECRET_INJECTED);
 	}
 	v->edits = t2_edits;
-	v->nedits = t2_nvals;
+	v->nedits = ne;
 	v->edit_set = c->tm->secret[0] ? c->tm->secret : NULL;
+}
+
+/* Is the method M (LEN bytes) TRACE or TRACK, in any case? */
+static int
+t2_is_trace(const char *m, size_t len)
+{
+	return len == 5 && (strncasecmp(m, "TRACE", 5) == 0 || strncasecmp(m, "TRACK", 5) == 0);
+}
+
+/* The TRACE or TRACK R asks for, by :method or a method-override header
+ * (as trace_refused() in decide.c finds it), or NULL. */
+static const char *
+t2_trace(const struct px_h2_req *r)
+{
+	size_t k;
+
+	if (t2_is_trace(r->method, strlen(r->method)))
+		return r->method;
+	for (k = 0; k < r->nheaders; k++)
+		if (px_http_is_method_override(r->headers[k].name, r->headers[k].namelen) &&
+		    t2_is_trace(r->headers[k].value, r->headers[k].valuelen))
+			return r->headers[k].value;
+	return NULL;
 }
 
 /* Set C's current request (the audit's method, host, path without query,
@@ -368,7 +426,7 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	struct cf_host ah;
 	uint16_t aport = 0;
 	const char *why = NULL, *over;
-	long bad;
+	long bad, bound;
 	char d[CF_HOST_TEXT_MAX + 256];
 
 	/* A new request: the current snapshot decides it (as accept.c
@@ -430,6 +488,17 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		t2_refuse(c, v, 403, CF_R_METHOD_NOT_ALLOWED, c->dec.rule, d);
 		return;
 	}
+	bound = cf_session_bound_secret(c->sess, c->tm->host.name, c->tm->port);
+	if (bound >= 0 && (over = t2_trace(r)) != NULL) {
+		/* The upstream would echo the stream's headers, the value
+		 * among them: as trace_refused() in decide.c. */
+		snprintf(d, sizeof(d), "%.5s echoes the request back, with the value of secret %s put "
+		    "on it: refused to %s:%u, which that secret is bound to", over,
+		    cf_secret_name(cf_session_secret(c->sess, (size_t)bound)), c->tm->host.name,
+		    c->tm->port);
+		t2_refuse(c, v, 403, CF_R_METHOD_NOT_ALLOWED, c->dec.rule, d);
+		return;
+	}
 	if ((bad = t2_misdirected(c, r)) >= 0) {
 		const struct cf_secret *sec = cf_session_secret(c->sess, (size_t)bad);
 
@@ -455,7 +524,7 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 			return;
 		}
 	}
-	t2_inject(c, r, v);
+	t2_inject(c, r, v, bound >= 0);
 	v->action = PX_H2_FORWARD;
 	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
 	t2_note(c, v);

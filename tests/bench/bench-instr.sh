@@ -159,6 +159,7 @@ secrets = bench
 [secret bench]
 from_env = INSTR_API_KEY
 inject = bench.test:$TLS header x-api-key
+inject_when = always
 [hosts]
 bench.test = 127.0.0.1
 tun.test = 127.0.0.1

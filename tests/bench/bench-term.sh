@@ -265,6 +265,8 @@ secrets = bench
 [secret bench]
 from_env = BENCH_API_KEY
 inject = $HOST:$UPPORT header x-api-key
+# The client sends no key: the proxy adds it to every request.
+inject_when = always
 
 [hosts]
 $HOST = 127.0.0.1

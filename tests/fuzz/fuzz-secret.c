@@ -6,7 +6,9 @@
  * the forbidden ones, a format with exactly one %s and no other %, and
  * re-parses from its own text; what it renders never holds CR, LF or NUL;
  * a placeholder is never the value, keeps its prefix and length (or is
- * longer), and is found in BYTES exactly when memmem finds it.
+ * longer), and is found in BYTES exactly when memmem finds it; where a
+ * binding finds a placeholder in BYTES (cf_inject_carries()), and that it
+ * finds one in what it renders itself.
  */
 #include "config.h"
 
@@ -47,6 +49,34 @@ check_inject(const struct cf_inject *inj, const char *value, size_t vlen)
 		abort();
 }
 
+/* cf_inject_carries() with VALUE as the placeholder: over BYTES it finds
+ * no more than memmem would (BASIC aside, which decodes), and what the
+ * binding renders from VALUE always carries it. */
+static void
+check_carries(const struct cf_inject *inj, const char *value, size_t vlen, const char *bytes,
+    size_t blen)
+{
+	char out[2 * 4096 + 64];
+	int hit = cf_inject_carries(inj, bytes, blen, value, vlen);
+	int raw = vlen > 0 && blen >= vlen && memmem(bytes, blen, value, vlen) != NULL;
+	size_t i, plain = 1;
+	long n;
+
+	if ((inj->kind == CF_INJECT_HEADER && hit != raw) || (inj->kind == CF_INJECT_QUERY && hit && !raw))
+		abort();
+	out[0] = '/';
+	out[1] = '?';
+	n = cf_inject_render(inj, value, vlen, out + 2, sizeof(out) - 2);
+	for (i = 0; i < vlen; i++)
+		plain &= strchr("-._~", value[i]) != NULL || (value[i] >= '0' && value[i] <= '9') ||
+		    ((value[i] | 0x20) >= 'a' && (value[i] | 0x20) <= 'z');
+	if (n < 0 || vlen == 0 || (inj->kind == CF_INJECT_QUERY && !plain))
+		return;
+	if (inj->kind == CF_INJECT_QUERY ? !cf_inject_carries(inj, out, (size_t)n + 2, value, vlen) :
+	    !cf_inject_carries(inj, out + 2, (size_t)n, value, vlen))
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -76,6 +106,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; i < vlen; i++)
 			ok &= (unsigned char)value[i] >= 0x20 && value[i] != 0x7f;
 		check_inject(&inj, ok && value != NULL ? value : "v", ok && value != NULL ? vlen : 1);
+		check_carries(&inj, ok && value != NULL ? value : "v", ok && value != NULL ? vlen : 1,
+		    bytes ? bytes : "", blen);
 		if (cf_inject_parse(inj.text, &again, &why) != 0 || strcmp(again.host, inj.host) != 0 ||
 		    again.port != inj.port || again.kind != inj.kind)
 			abort();

@@ -39,6 +39,7 @@ inject = api.example.test:8443/v1/ query key
 from_file = ex
 placeholder_env = CRED_KEY
 inject = api.example.test basic agent
+inject_when = always
 [session a]
 listen = tcp:127.0.0.1:3129
 secrets = ex
@@ -54,6 +55,10 @@ has "inject api.example.test:8443/v1/ query key" "$out" "its bindings"
 has "secret cred: from file ex, placeholder in \$CRED_KEY" "$out" "a credential by name"
 has "secret anthropic (built-in): from env ANTHROPIC_API_KEY, placeholder in \$ANTHROPIC_API_KEY" "$out" "the built-in"
 has "inject api.anthropic.com header x-api-key" "$out" "the built-in's binding"
+has "inject_when = always (on every request, placeholder or not)" \
+	"$(printf '%s\n' "$out" | sed -n '/^secret cred:/,/^secret /p')" "inject_when = always is listed"
+hasnt "inject_when" "$(printf '%s\n' "$out" | sed -n '/^secret ex:/,/^secret cred:/p')" \
+	"the default is not"
 a=$(printf '%s\n' "$out" | sed -n '/^session a$/,/^session b$/p')
 has "secret anthropic (placeholder in \$ANTHROPIC_API_KEY)" "$a" "session a gets [defaults]' anthropic"
 has "secret ex (placeholder in \$EX_KEY)" "$a" "and its own ex"
@@ -68,10 +73,10 @@ sed -e 's/^allow_hosts = .*/allow_hosts = api.anthropic.com, api.example.test/' 
 out=$(ANTHROPIC_API_KEY="$ENVVAL" "$P" --check -c "$T/bad.ini" 2>&1)
 rc=$?
 if [ "$rc" = 2 ]; then ok "a bad config is refused"; else fail "a bad config is refused (rc $rc)"; fi
-has "$T/bad.ini:17: unknown secret nosuch" "$out" "an unknown secret, at its line"
-has "$T/bad.ini:17: secret ex is bound to api.example.test:8443, which session a does not allow" "$out" \
+has "$T/bad.ini:18: unknown secret nosuch" "$out" "an unknown secret, at its line"
+has "$T/bad.ini:18: secret ex is bound to api.example.test:8443, which session a does not allow" "$out" \
 	"a binding to a port the session does not allow"
-has "$T/bad.ini:20: secret cred: from_file ex is relative and \$CREDENTIALS_DIRECTORY is not set" "$out" \
+has "$T/bad.ini:21: secret cred: from_file ex is relative and \$CREDENTIALS_DIRECTORY is not set" "$out" \
 	"a relative file without CREDENTIALS_DIRECTORY"
 hasnt "$FILEVAL" "$out" "no value in the errors (file)"
 hasnt "$ENVVAL" "$out" "no value in the errors (environment)"

@@ -9,7 +9,10 @@
 # :authority, secret_misdirected, path rules, each with its audit line;
 # 20 concurrent streams on one connection; a large answer whole; trailers;
 # a client that offers only http/1.1 is not given an upstream that chose
-# h2, and an http/1.1-only upstream gives an h2 client HTTP/1.1.
+# h2, and an http/1.1-only upstream gives an h2 client HTTP/1.1.  Per
+# stream as over HTTP/1.1: the value only on a stream that carries the
+# placeholder (or inject_when = always), TRACE and TRACK refused,
+# accept-encoding identity, no range, if-range or sec-websocket-extensions.
 . "$top_srcdir/tests/integration/lib/world.sh"
 for c in nghttpd curl; do
 	command -v "$c" >/dev/null 2>&1 || skip "$c is not installed (Debian: nghttp2-server, curl)"
@@ -181,7 +184,7 @@ write_conf() {
 		allow_hosts = allowed.test private, allowed.test:8443 private, allowed.test:8444 private
 		allow_hosts = allowed.test:8445 private, allowed.test:8446 private
 		allow_hosts = api.example.test:8443/v1/ private, other.test private
-		secrets = ${1:-k, g}
+		secrets = ${1:-k, g, a}
 		[secret k]
 		from_env = PX_TEST_KEY
 		inject = allowed.test:8443 header x-api-key
@@ -192,6 +195,11 @@ write_conf() {
 		[secret g]
 		from_env = PX_TEST_TOK
 		inject = api.example.test:8443 basic x-access-token
+		[secret a]
+		from_env = PX_TEST_KEY
+		placeholder_env = PX_A
+		inject_when = always
+		inject = allowed.test:8443 header x-always
 	EOF
 } >"$conf.tmp"
 mv "$conf.tmp" "$conf"
@@ -244,7 +252,8 @@ expect_match "^[1-9]" "$(metrics_get postern_secret_injections_total session=def
 	"/metrics counts the injection over h2"
 
 # Basic auth over h2 (an authorization edit), on a path-narrowed host.
-out=$(h2c -o /dev/null -w '%{http_version} %{http_code}\n' https://api.example.test:8443/v1/ok)
+out=$(h2c -o /dev/null -w '%{http_version} %{http_code}\n' -u "x-access-token:$PH_G" \
+	https://api.example.test:8443/v1/ok)
 expect_eq "2 200" "$out" "basic over h2: 200"
 basic=$(printf 'x-access-token:%s' "$TOKEN" | base64 -w0)
 up_saw "authorization: Basic $basic$" "nghttpd received authorization: Basic"
@@ -420,11 +429,55 @@ get("/after")
 	up_saw "x-api-key: $PH_K$" "after the reload the placeholder went up as it was, not the value"
 	write_conf
 	proxy_reload
-	wait_generation 3 3 >/dev/null || fail "the second reload was not taken"else
+	wait_generation 3 3 >/dev/null || fail "the second reload was not taken"
+else
 	diag "python3-h2 is not installed: the reload on an open h2 connection is not tried"
 fi
 
-# 9. ALPN follows the upstream and the client.  An upstream that offers h2
+# since N: the nghttpd log lines after its first N.
+since() { tail -n +$(($1 + 1)) "$H2LOG"; }
+
+# 9. Only a stream that carries the placeholder where the binding puts the
+# value gets it; inject_when = always (secret a) on every stream.
+n0=$(wc -l <"$H2LOG")
+out=$(h2c -o /dev/null -w '%{http_version} %{http_code}\n' https://allowed.test:8443/p1 \
+	-H "x-api-key: mine")
+expect_eq "2 200" "$out" "a stream without the placeholder: 200"
+expect_no_match "$UPF.*$VALUE$" "$(since $n0 | grep -v x-always)" "it goes up without the value"
+expect_match "${UPF}x-api-key: mine$" "$(since $n0)" "its own x-api-key as sent"
+expect_match "${UPF}x-always: $VALUE$" "$(since $n0)" "inject_when = always: the value without the placeholder"
+expect_audit "its line names the secret always put on" event=request proto=h2 path=/p1 secret=a
+n0=$(wc -l <"$H2LOG")
+h2c -o /dev/null -u "someone:wrong" https://api.example.test:8443/v1/ok
+expect_match "${UPF}authorization: Basic $(printf 'someone:wrong' | base64 -w0)$" "$(since $n0)" \
+	"basic over h2: another password goes up as sent"
+
+# 10. TRACE and TRACK to a host a secret is bound to: 403 on that stream.
+for m in TRACE TRACK; do
+	out=$(h2c -i -X $m -H "x-api-key: $PH_K" https://allowed.test:8443/$m)
+	expect_match "^HTTP/2 403" "$out" "$m over h2: 403"
+	expect_match "^x-postern-reason: method_not_allowed" "$out" "$m over h2: reason method_not_allowed"
+	expect_audit "$m over h2: audited" path=/$m port=8443 reason=method_not_allowed tls=terminated
+	up_never ":path: /$m" "$m over h2 reached no upstream"
+done
+out=$(h2c -i -H "x-http-method-override: TRACE" https://allowed.test:8443/override)
+expect_match "^HTTP/2 403" "$out" "a method override that says TRACE, over h2: 403"
+up_never ":path: /override" "it reached no upstream"
+
+# 11. Each stream to a host a secret is bound to: accept-encoding
+# identity; no range, if-range or sec-websocket-extensions.
+n0=$(wc -l <"$H2LOG")
+out=$(h2c -o /dev/null -w '%{http_code}\n' -H "accept-encoding: gzip, br" -H "range: bytes=0-3" \
+	-H 'if-range: "x"' -H "sec-websocket-extensions: permessage-deflate" -H "x-api-key: $PH_K" \
+	https://allowed.test:8443/inj)
+expect_eq 200 "$out" "a narrowed stream: 200"
+expect_match "${UPF}accept-encoding: identity$" "$(since $n0)" "accept-encoding goes up as identity"
+expect_no_match "${UPF}accept-encoding: [^i]" "$(since $n0)" "and only as identity"
+expect_no_match "${UPF}(range|if-range|sec-websocket-extensions):" "$(since $n0)" \
+	"no range, if-range or sec-websocket-extensions"
+expect_match "${UPF}x-api-key: $VALUE$" "$(since $n0)" "(the narrowed stream was injected)"
+
+# 12. ALPN follows the upstream and the client.  An upstream that offers h2
 # and http/1.1: a client that offers only http/1.1 gets it, and the
 # upstream was never offered h2.
 out=$(in_px curl -sS --max-time 10 --http1.1 -x http://127.0.0.1:3128 --cacert "$CA" \

@@ -8,6 +8,11 @@
 # terminated host, plain HTTP) is 403 secret_misdirected; path rules hold
 # inside TLS; a bad upstream certificate is 502 upstream_tls_failed; a
 # tunnel to a host no secret names stays opaque; the value is in no log.
+# Only a request that carries the placeholder where the binding puts the
+# value gets it (unless inject_when = always); TRACE and TRACK to a bound
+# host are refused; Accept-Encoding goes up as identity, and Range,
+# If-Range and Sec-WebSocket-Extensions not at all.  What the upstream
+# received is read from its own log, not from the echo the client got.
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
@@ -30,7 +35,8 @@ write_conf() {
 			[defaults]
 			allow_hosts = allowed.test private, other.test private, badcert.test private
 			allow_hosts = api.example.test/v1/ private, wild.test private
-			secrets = ${1:-k, g, b, q}
+			allow_hosts = a.wild.test private, dual.test private inspect
+			secrets = ${1:-k, g, b, q, a}
 			[secret k]
 			from_env = PX_TEST_KEY
 			inject = allowed.test header x-api-key
@@ -45,6 +51,11 @@ write_conf() {
 			from_env = PX_TEST_KEY
 			placeholder_env = PX_Q
 			inject = wild.test query key
+			[secret a]
+			from_env = PX_TEST_KEY
+			placeholder_env = PX_A
+			inject_when = always
+			inject = a.wild.test header x-api-key
 		EOF
 	} >"$conf.tmp"
 	mv "$conf.tmp" "$conf"
@@ -65,12 +76,20 @@ PH_Q=$(printf '%s\n' "$sess" | sed -n 's/^env PX_Q //p')
 expect_ne "$VALUE" "$PH_K" "the placeholder is not the value"
 
 tc() { curl_px -x http://127.0.0.1:3128 --cacert "$CA" "$@"; }
+# up_line TARGET ERE: how many requests for TARGET the upstream logged
+# with a head line that matches ERE (its own record: the echo the client
+# gets may have the value masked).
+up_line() { upstream_count "target=$1" "head~(?mi)^$2\r\$"; }
+# up_has MESSAGE TARGET ERE: ok when the upstream logged one.
+up_has() { expect_upstream "$1" "target=$2" "head~(?mi)^$3\r\$"; }
+# re TEXT: TEXT as an ERE that matches it literally.
+re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
 tstatus() { in_px curl -sS -o /dev/null -w '%{http_code}' --max-time 10 -x http://127.0.0.1:3128 --cacert "$CA" "$@"; }
 
 # 1. The credential is injected; the placeholder does not reach upstream.
 out=$(tc -H "x-api-key: $PH_K" https://allowed.test/inj?q=1)
-expect_match "^x-api-key: $VALUE$" "$out" "upstream received the real credential"
-expect_no_match "$PH_K" "$out" "and not the placeholder"
+up_has "upstream received the real credential" "/inj?q=1" "x-api-key: $VALUE"
+expect_eq 0 "$(upstream_count "target=/inj?q=1" "head~$PH_K")" "and not the placeholder"
 expect_no_match "^sni=-$" "$out" "upstream TLS carries SNI"
 expect_match "^sni=allowed\.test$" "$out" "(upstream saw SNI allowed.test)"
 expect_audit "the CONNECT is allowed and terminated" event=decision method=CONNECT host=allowed.test \
@@ -83,14 +102,14 @@ expect_no_audit "and no second line for it (issue 15: one line per request)" eve
 
 # Over SOCKS5 (issue 16): the same terminated tunnel, the same injection.
 out=$(curl_px --proxy socks5h://127.0.0.1:3128 --cacert "$CA" -H "x-api-key: $PH_K" https://allowed.test/socks)
-expect_match "^x-api-key: $VALUE$" "$out" "SOCKS5: the tunnel is terminated and the credential injected"
+up_has "SOCKS5: the tunnel is terminated and the credential injected" /socks "x-api-key: $VALUE"
 expect_audit "SOCKS5: the CONNECT is allowed and terminated" event=decision "method=SOCKS5 CONNECT" \
 	host=allowed.test decision=allow sni=allowed.test detail="TLS terminated"
 expect_audit "SOCKS5: the request inside has its own line" event=request path=/socks status=200 secret=k
 
 # Two requests on one connection: each one is injected.
 out=$(tc -H "x-api-key: $PH_K" https://allowed.test/a https://allowed.test/b)
-expect_eq 2 "$(printf '%s\n' "$out" | tr -d '\r' | grep -c "^x-api-key: $VALUE$")" \
+expect_eq "1 1" "$(up_line /a "x-api-key: $VALUE") $(up_line /b "x-api-key: $VALUE")" \
 	"keep-alive: both requests get the credential"
 
 # 2. Python requests (Debian's python3-requests), trusting the session CA
@@ -103,7 +122,7 @@ r = requests.get("https://allowed.test/py", headers={"x-api-key": os.environ["PH
 print(r.status_code)
 print(r.text)' 2>&1)
 	expect_match "^200$" "$out" "python requests: 200"
-	expect_match "^x-api-key: $VALUE" "$out" "python requests: the credential is injected"
+	up_has "python requests: the credential is injected" /py "x-api-key: $VALUE"
 else
 	diag "python3-requests is not installed: the requests client is not tried"
 fi
@@ -124,7 +143,7 @@ req.on("connect", (res, sock) => {
 });
 req.end();' 2>&1)
 	expect_match "^HTTP/1.1 200 " "$out" "node (NODE_EXTRA_CA_CERTS): 200"
-	expect_match "^x-api-key: $VALUE" "$out" "node: the credential is injected"
+	up_has "node: the credential is injected" /node "x-api-key: $VALUE"
 else
 	diag "node is not installed: the Node client is not tried"
 fi
@@ -145,6 +164,7 @@ ctx = ssl.create_default_context(cafile=os.environ["CA"])
 t = ctx.wrap_socket(s, server_hostname="allowed.test")
 t.sendall(b"GET /upgrade HTTP/1.1\r\nHost: allowed.test\r\nUpgrade: websocket\r\n"
           b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+          b"Sec-WebSocket-Extensions: permessage-deflate\r\n"
           b"Sec-WebSocket-Version: 13\r\n\r\n")
 buf = b""
 while b"\r\n\r\n" not in buf:
@@ -163,9 +183,9 @@ expect_match "^HTTP/1.1 101 " "$out" "a WebSocket upgrade inside the terminated 
 expect_match "^ws-bytes-through$" "$out" "and bytes are relayed both ways after it"
 
 # 3. Basic auth on a path-narrowed host, and path rules inside TLS.
-out=$(tc https://api.example.test/v1/ok)
+out=$(tc -u "x-access-token:$PH_G" https://api.example.test/v1/ok)
 basic=$(printf 'x-access-token:%s' "$TOKEN" | base64 -w0)
-expect_match "^Authorization: Basic $basic$" "$out" "basic: upstream received Authorization: Basic"
+up_has "basic: upstream received Authorization: Basic" /v1/ok "Authorization: Basic $(re "$basic")"
 expect_eq 403 "$(tstatus https://api.example.test/v2/x)" "a path outside the rule is refused inside TLS"
 expect_audit "path_not_allowed inside TLS" path=/v2/x reason=path_not_allowed tls=terminated
 expect_match "^40[03]$" "$(tstatus --path-as-is https://api.example.test/v1/%2e%2e/v2/x)" \
@@ -175,7 +195,7 @@ expect_eq 0 "$(upstream_count target~^/v2)" "no refused path reached upstream"
 # A query binding: the client's parameter of that name (its placeholder)
 # is replaced by the real one, the others kept.
 out=$(tc "https://wild.test/q?key=$PH_Q&x=1")
-expect_match "^GET /q\?x=1&key=$VALUE HTTP/1.1$" "$out" "query: upstream received ?x=1&key=VALUE"
+expect_upstream "query: upstream received ?x=1&key=VALUE" "target=/q?x=1&key=$VALUE"
 expect_audit "query: the audit path has no query" event=request host=wild.test path=/q secret=q
 
 # 4. A fronted Host is 421.
@@ -215,7 +235,84 @@ expect_match "^[1-9]" "$(metrics_get postern_secret_injections_total session=def
 expect_eq 1 "$(metrics_get postern_secret_misdirected_total session=default secret=k)" \
 	"/metrics: one misdirected attempt with k's placeholder"
 
-# 9. A reload that removes k: from the next request on, on the same
+# 9. Only a request that carries the placeholder where the binding puts the
+# value gets it; any other goes up as the client sent it.
+tc https://allowed.test/noph >/dev/null
+expect_upstream "without the placeholder the request goes up" target=/noph
+expect_eq 0 "$(upstream_count target=/noph "head~$VALUE")" "without the placeholder: not the value"
+expect_audit "its line" event=request path=/noph status=200
+expect_no_audit "names no secret" event=request path=/noph secret=k
+tc -H "x-api-key: mine" https://allowed.test/own >/dev/null
+expect_eq 1 "$(up_line /own "x-api-key: mine")" "a key of the client's own goes up as sent"
+expect_eq 0 "$(upstream_count target=/own "head~$VALUE")" "and the value does not"
+tc -H "x-other: $PH_K" https://allowed.test/elsewhere >/dev/null
+expect_eq 0 "$(upstream_count target=/elsewhere "head~$VALUE")" \
+	"the placeholder in a header the binding does not set: no value"
+tc -H "x-api-key: Key $PH_K" https://allowed.test/within >/dev/null
+expect_eq 1 "$(up_line /within "x-api-key: $VALUE")" \
+	"the placeholder anywhere in the bound header's value: the value replaces the header"
+tc https://api.example.test/v1/none >/dev/null
+expect_upstream "basic: a request without Authorization goes up" target=/v1/none
+expect_eq 0 "$(upstream_count target=/v1/none "head~(?mi)^authorization:")" \
+	"basic: and without the value"
+wrong=$(printf 'x-access-token:wrong' | base64 -w0)
+tc -u "x-access-token:wrong" https://api.example.test/v1/wrong >/dev/null
+expect_eq 1 "$(up_line /v1/wrong "Authorization: Basic $(re "$wrong")")" \
+	"basic: another password goes up as sent"
+tc -u "someone:$PH_G" https://api.example.test/v1/user >/dev/null
+expect_eq 1 "$(up_line /v1/user "Authorization: Basic $(re "$basic")")" \
+	"basic: the placeholder as the password, any user: the binding's user and the value"
+tc "https://wild.test/q2?x=1&key=mine" >/dev/null
+expect_eq 1 "$(upstream_count "target=/q2?x=1&key=mine")" \
+	"query: without the placeholder the target goes up as sent"
+# inject_when = always: on every request, placeholder or not.
+tc https://a.wild.test/always >/dev/null
+expect_eq 1 "$(up_line /always "x-api-key: $VALUE")" "inject_when = always: the value without the placeholder"
+expect_audit "and its line names the secret" event=request host=a.wild.test path=/always secret=a
+
+# 10. TRACE and TRACK to a host a secret is bound to are refused: the
+# upstream would echo the request, the value on it, back to the client.
+for m in TRACE TRACK; do
+	out=$(tc -i -X $m -H "x-api-key: $PH_K" https://allowed.test/$m)
+	expect_match "^HTTP/1.1 403 " "$out" "$m to a host a secret is bound to: 403"
+	expect_match "^X-Postern-Reason: method_not_allowed" "$out" "$m: reason method_not_allowed"
+	expect_match "echoes the request back" "$out" "$m: the text says why"
+	expect_audit "$m: audited" host=allowed.test path=/$m reason=method_not_allowed tls=terminated
+done
+out=$(tc -i -H "X-HTTP-Method-Override: trace" https://allowed.test/override)
+expect_match "^HTTP/1.1 403 " "$out" "a method override that says TRACE: 403"
+tc -i -X TRACE https://api.example.test/v1/trace >/dev/null
+expect_audit "TRACE without a placeholder, to a bound host: refused too" path=/v1/trace \
+	reason=method_not_allowed
+expect_eq 0 "$(upstream_count "target~^/(TRACE|TRACK|override|v1/trace)")" "none reached the upstream"
+out=$(tc -X TRACE https://dual.test/trace)
+expect_upstream "TRACE to a host only inspected (no secret) passes" target=/trace method=TRACE
+
+# 11. Every request to a host a secret is bound to goes up with
+# Accept-Encoding: identity and without Range, If-Range and
+# Sec-WebSocket-Extensions, so that an answer that reflects the value
+# is neither compressed nor cut in pieces.
+for p in /narrow /narrow-noph; do
+	ph=
+	[ $p = /narrow ] && ph="x-api-key: $PH_K"
+	tc -H "Accept-Encoding: gzip, br" -H "accept-encoding: zstd" -H "Range: bytes=0-10" \
+		-H 'If-Range: "x"' -H "Sec-WebSocket-Extensions: permessage-deflate" ${ph:+-H "$ph"} \
+		https://allowed.test$p >/dev/null
+	h=$(upstream_get head target=$p | tr -d '\r')
+	expect_eq 1 "$(printf '%s\n' "$h" | grep -ci '^accept-encoding:')" "$p: one Accept-Encoding"
+	expect_eq 1 "$(printf '%s\n' "$h" | grep -c '^Accept-Encoding: identity$')" "$p: identity"
+	expect_eq 0 "$(printf '%s\n' "$h" | grep -Eci '^(range|if-range|sec-websocket-extensions):')" \
+		"$p: no Range, If-Range or Sec-WebSocket-Extensions"
+done
+expect_eq 1 "$(up_line /narrow "x-api-key: $VALUE")" "(the narrowed request was injected)"
+tc -H "Accept-Encoding: gzip" -H "Range: bytes=0-3" https://dual.test/inspected >/dev/null
+h=$(upstream_get head target=/inspected | tr -d '\r')
+expect_match "^Accept-Encoding: gzip$" "$h" "a host only inspected keeps the client's Accept-Encoding"
+expect_match "^Range: bytes=0-3$" "$h" "and its Range"
+expect_eq 0 "$(upstream_count target=/upgrade "head~(?i)sec-websocket-extensions")" \
+	"the WebSocket upgrade went up without Sec-WebSocket-Extensions"
+
+# 12. A reload that removes k: from the next request on, on the same
 # connection, k is no longer injected.
 in_px env CA="$CA" PH="$PH_K" SYNC="$WORLD_DIR/sync" "$WORLD_PYTHON" -c '
 import http.client, os, ssl, time
@@ -235,20 +332,19 @@ print("second:", c.getresponse().read().decode())
 kpid=$!
 i=0
 while [ ! -e "$WORLD_DIR/sync.go" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-write_conf "g, b"
+write_conf "g, b, a"
 proxy_reload
 wait_generation 2 3 >/dev/null || fail "the reload was not taken"
 touch "$WORLD_DIR/sync.done"
 wait $kpid
 out=$(cat "$WORLD_DIR/keep.out")
-expect_match "^x-api-key: $VALUE" "$(printf '%s\n' "$out" | sed -n '/^first:/,/^second:/p')" \
-	"before the reload: injected"
-expect_match "^x-api-key: $PH_K" "$(printf '%s\n' "$out" | sed -n '/^second:/,$p')" \
-	"after the reload, the same connection's next request: not injected"
+expect_match "^second: " "$out" "both requests on the connection answered"
+up_has "before the reload: injected" /before "x-api-key: $VALUE"
+up_has "after the reload, the same connection's next request: not injected" /after "x-api-key: $PH_K"
 expect_audit "the request after the reload has its line" event=request path=/after status=200
 expect_no_audit "and no secret on it" event=request path=/after secret=k
 
-# 10. A restart with state_dir keeps the CA: the old CA file still works.
+# 13. A restart with state_dir keeps the CA: the old CA file still works.
 write_conf
 proxy_stop
 proxy_start "$conf" || die "no proxy after the restart"

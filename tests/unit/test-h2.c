@@ -118,6 +118,7 @@ m_send_up(void *arg, const uint8_t *p, size_t n)
 }
 
 static const struct px_h2_edit edit_auth[] = { { "Authorization", "Bearer real-secret" } };
+static const struct px_h2_edit edit_drop[] = { { "Authorization", NULL } };
 
 static void
 m_decide(void *arg, const struct px_h2_req *req, struct px_h2_verdict *v)
@@ -133,6 +134,10 @@ m_decide(void *arg, const struct px_h2_req *req, struct px_h2_verdict *v)
 		v->edits = edit_auth;
 		v->nedits = 1;
 		v->edit_set = "openai";
+	}
+	if (strncmp(req->path, "/drop", 5) == 0) {
+		v->edits = edit_drop;
+		v->nedits = 1;
 	}
 }
 
@@ -530,6 +535,13 @@ test_inject(void)
 	u = us_by_path(&w, "/plain");
 	tap_ok(u && u->nauth == 1 && strcmp(u->auth, "Bearer placeholder") == 0 &&
 	    w.last_edit_set[0] == '\0', "GET: no verdict edits, no change");
+	/* An edit without a value removes the field and sets none. */
+	id = get(&w, "/drop");
+	step(&w);
+	u = us_by_path(&w, "/drop");
+	c = cs_get(&w, id);
+	tap_ok(u && u->nauth == 0 && c->status == 200 && w.last_edit[0] == '\0',
+	    "GET: an edit without a value drops the client's field (%d)", u ? u->nauth : -1);
 	world_free(&w);
 }
 

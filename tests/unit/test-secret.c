@@ -148,6 +148,15 @@ static const struct err_case err_cases[] = {
 	{ "from_env twice", SEC("from_env = TS_OK\nfrom_env = TS_OK2\n"),
 	    "t.ini:8: from_env is given twice (first on line 7)" },
 	{ "bad name in secrets =", HEAD "secrets = a b\n", "t.ini:5: bad secret name" },
+	{ "inject_when takes a word it knows", SEC("from_env = TS_OK\ninject_when = sometimes\n"),
+	    "t.ini:8: inject_when is placeholder (only on a request that carries the placeholder where "
+	    "a binding puts the value) or always (sometimes)" },
+	{ "inject_when twice", SEC("from_env = TS_OK\ninject_when = always\ninject_when = placeholder\n"),
+	    "t.ini:9: inject_when is given twice (first on line 8)" },
+	{ "inject_when in [defaults]", HEAD "inject_when = always\n",
+	    "t.ini:5: inject_when belongs in a [secret NAME], not in [defaults]" },
+	{ "did you mean inject_when", SEC("inject_wen = always\n"),
+	    "t.ini:7: unknown key in [secret s] (inject_wen); did you mean inject_when?" },
 	{ "empty item in secrets =", HEAD "secrets = anthropic,,openai\n", "t.ini:5: empty item in list" },
 };
 
@@ -369,6 +378,9 @@ main(void)
 			tap_ok(cf_secret_ninject(gh) == 2 && git != NULL && git->kind == CF_INJECT_BASIC &&
 			    strcmp(git->host, "github.com") == 0 && strcmp(git->user, "x-access-token") == 0,
 			    "github: also Basic x-access-token for git on github.com");
+			tap_ok(cf_secret_inject_always(gh) && !cf_secret_inject_always(cf_session_secret(s, 0)),
+			    "github injects on every request (git sends no credential before a 401), "
+			    "the others only where the placeholder is");
 		}
 		n = cf_session_terminated_hosts(s, &hosts);
 		tap_ok(n == 8 && strcmp(hosts[7], "github.com") == 0, "eight distinct terminated hosts (%zu)", n);
@@ -608,6 +620,50 @@ main(void)
 		tap_ok(n == -ENOSPC && out[0] == '\0', "too small a buffer: -ENOSPC, wiped");
 		cf_config_free(c);
 		cf_diag_free(&d);
+	}
+
+	/* Where a request carries a placeholder (cf_inject_carries()). */
+	{
+		struct cf_inject h, b, q;
+		const char *why = NULL, *ph = "ph-ABCdef0123456789";
+		size_t pl = strlen(ph);
+		char v[256];
+		int vn;
+
+		tap_ok(cf_inject_parse("a.test header Authorization \"Bearer %s\"", &h, &why) == 0 &&
+		    cf_inject_parse("a.test basic x-access-token", &b, &why) == 0 &&
+		    cf_inject_parse("a.test query key", &q, &why) == 0, "three bindings parse");
+		tap_ok(cf_inject_carries(&h, "Bearer ph-ABCdef0123456789", 26, ph, pl) &&
+		    cf_inject_carries(&h, "token ph-ABCdef0123456789 x", 27, ph, pl),
+		    "header: the placeholder anywhere in the value");
+		tap_ok(!cf_inject_carries(&h, "Bearer ph-ABCdef012345678", 25, ph, pl) &&
+		    !cf_inject_carries(&h, "", 0, ph, pl) && !cf_inject_carries(&h, "x", 1, ph, 0),
+		    "header: a cut placeholder, nothing, or no placeholder does not");
+		/* base64("git:ph-ABCdef0123456789") */
+		tap_ok(cf_inject_carries(&b, "Basic Z2l0OnBoLUFCQ2RlZjAxMjM0NTY3ODk=", 38, ph, pl) &&
+		    cf_inject_carries(&b, "basic  Z2l0OnBoLUFCQ2RlZjAxMjM0NTY3ODk", 38, ph, pl),
+		    "basic: the placeholder as the password, any user, padding optional, any case");
+		vn = snprintf(v, sizeof(v), "Basic %s", "eDpwaC1BQkNkZWYwMTIzNDU2Nzg5eA==");
+		tap_ok(!cf_inject_carries(&b, v, (size_t)vn, ph, pl),
+		    "basic: a password that only holds the placeholder does not");
+		tap_ok(!cf_inject_carries(&b, "Basic cGgtQUJDZGVmMDEyMzQ1Njc4OQ==", 34, ph, pl),
+		    "basic: the placeholder without a user (no colon) does not");
+		tap_ok(!cf_inject_carries(&b, "Bearer ph-ABCdef0123456789", 26, ph, pl) &&
+		    !cf_inject_carries(&b, "Basic Z2l0OnBoLUFCQ2RlZjAxMjM0NTY3ODk*", 38, ph, pl) &&
+		    !cf_inject_carries(&b, "Basic Z2l0OnBoLUFCQ2RlZjAxMjM0NTY3ODk===", 40, ph, pl) &&
+		    !cf_inject_carries(&b, "BasicZ2l0OnBoLUFCQ2RlZjAxMjM0NTY3ODk=", 37, ph, pl),
+		    "basic: another scheme, a byte outside base64, bad padding, no space: no");
+		tap_ok(cf_inject_carries(&q, "/x?a=1&key=ph-ABCdef0123456789", 30, ph, pl) &&
+		    cf_inject_carries(&q, "/x?key=ph-ABCdef0123456789&b", 28, ph, pl),
+		    "query: the parameter named by the binding holds it");
+		tap_ok(!cf_inject_carries(&q, "/x?other=ph-ABCdef0123456789", 28, ph, pl) &&
+		    !cf_inject_carries(&q, "/x/ph-ABCdef0123456789?key=1", 28, ph, pl) &&
+		    !cf_inject_carries(&q, "/x?akey=ph-ABCdef0123456789", 27, ph, pl) &&
+		    !cf_inject_carries(&q, "/key=ph-ABCdef0123456789", 24, ph, pl),
+		    "query: another parameter, the path, a longer name, no query: no");
+		cf_inject_clear(&h);
+		cf_inject_clear(&b);
+		cf_inject_clear(&q);
 	}
 
 	/* The inject parser on its own. */

@@ -7,7 +7,9 @@ Serves the repositories under ROOT with git http-backend (CGI, RFC 3875)
 on ADDR:PORT in TLS with CERT/KEY, one request per connection.  Every
 request's line and Authorization header go to LOG (one JSON line each).
 A request whose Authorization is not EXPECT ("Basic ...") is answered 401,
-so a clone works only when the proxy put the credential on.
+so a clone or a push works only when the proxy put the credential on; an
+authorised request runs as user x-access-token (REMOTE_USER), which lets
+http-backend take a push (receive-pack).
 """
 import http.server
 import json
@@ -57,6 +59,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "CONTENT_TYPE": self.headers.get("Content-Type", ""),
             "CONTENT_LENGTH": str(len(body)), "REMOTE_ADDR": self.client_address[0],
             "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
+            "REMOTE_USER": "x-access-token",
         }
         p = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True)
         head, _, out = p.stdout.partition(b"\r\n\r\n")
