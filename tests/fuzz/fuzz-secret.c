@@ -8,7 +8,8 @@
  * a placeholder is never the value, is URL-unreserved and at most
  * CF_PLACEHOLDER_MAX long, is the same for a value with another tail past
  * the first 16 bytes (nothing but a listed prefix is taken from the
- * value), and is found in BYTES exactly when memmem finds it.
+ * value; unless a value is the placeholder itself), and is found in BYTES
+ * exactly when memmem finds it.
  */
 #include "config.h"
 
@@ -110,7 +111,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			other[vlen] = 'z';
 			other[vlen + 1] = '\0';
 			m = cf_placeholder_make("fuzz", name, NULL, other, vlen + (vlen >= 16), ph2, sizeof(ph2));
-			if (m != n || strcmp(ph2, ph) != 0)
+			/* Unless one of the two values is the other's
+			 * placeholder: that one was drawn again. */
+			if (m != n || (strcmp(ph2, ph) != 0 && strcmp(ph2, value) != 0 && strcmp(ph, other) != 0))
 				abort();
 			free(other);
 			memset(&sess, 0, sizeof(sess));
