@@ -86,7 +86,8 @@ static const char HEX[] = "0123456789abcdef";
  * ALPHABET, a length the vendor's keys have (clients that check a key's
  * shape take it).  An entry with a PROVIDER is for the secret of that name
  * only (DeepSeek's and OpenAI's legacy keys share "sk-").  Every prefix is
- * at most CF_PLACEHOLDER_PREFIX_MAX characters and URL-unreserved.
+ * at most 16 URL-unreserved characters (the fuzz target relies on it), and
+ * every LEN at least CF_PLACEHOLDER_MIN_RANDOM.
  */
 static const struct ph_format {
 	const char *provider;

@@ -29,7 +29,8 @@ struct cf_rule;
 
 /* Longest value accepted, in bytes. */
 #define CF_SECRET_MAX 4096
-/* Random characters every placeholder has at least. */
+/* Random characters every placeholder has at least (the list of formats
+ * in conf/secret.c keeps to it). */
 #define CF_PLACEHOLDER_MIN_RANDOM 20
 /* Longest prefix placeholder_prefix = may set. */
 #define CF_PLACEHOLDER_PREFIX_MAX 32

@@ -301,8 +301,8 @@ check_format(const char *secret, const char *vprefix, const char *want, size_t l
 		n = make("s", secret, NULL, v, ph);
 		if (n < 0)
 			break;
-		shape += (size_t)n == wl + len && strlen(ph) == (size_t)n && strncmp(ph, want, wl) == 0 &&
-		    strspn(ph + wl, set) == len;
+		shape += len >= CF_PLACEHOLDER_MIN_RANDOM && (size_t)n == wl + len && strlen(ph) == (size_t)n &&
+		    strncmp(ph, want, wl) == 0 && strspn(ph + wl, set) == len;
 		if (i == 0)
 			memcpy(first, ph, (size_t)n + 1);
 		same += strcmp(first, ph) == 0;
