@@ -225,8 +225,10 @@ choose_format(const char *secret, const char *prefix, const char *value, size_t 
 			pl = strlen(f->prefix);
 			if (!format_for(f, secret) || pl > vlen || memcmp(value, f->prefix, pl) != 0)
 				continue;
-			if (best == NULL || pl > bl || (pl == bl && f->provider != NULL))
-				best = f, bl = pl;
+			if (best == NULL || pl > bl || (pl == bl && f->provider != NULL)) {
+				best = f;
+				bl = pl;
+			}
 		}
 		if (best != NULL) {
 			*out = *best;
