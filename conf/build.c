@@ -308,6 +308,7 @@ secret_build_clear(struct cf_secret_build *sb)
 	free(sb->from_env);
 	free(sb->from_file);
 	free(sb->placeholder_env);
+	free(sb->placeholder_prefix);
 }
 
 void

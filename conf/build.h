@@ -52,6 +52,7 @@ struct cf_secret_build {
 	char *name;
 	int line;
 	char *from_env, *from_file, *placeholder_env;
+	char *placeholder_prefix;       /* NULL: not set; "" set empty */
 	struct cf_inject *inject;
 	size_t ninject;
 	int always;	/* inject_when = always */

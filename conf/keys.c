@@ -906,6 +906,28 @@ set_secret_when(struct cf_build *b, const struct key *k, struct cf_sess_build *s
 		    "placeholder where a binding puts the value) or always (%s)", shown);
 }
 
+/* placeholder_prefix: the public start of the placeholder (empty: none). */
+static void
+set_secret_prefix(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_secret_build *sec = b->cursec;
+
+	(void)k;
+	(void)s;
+	/* Not shown: a value pasted here by mistake would end up in a log. */
+	(void)shown;
+	if (!cf_placeholder_prefix_ok(value)) {
+		cfb_err(b, b->line, "placeholder_prefix is at most %d letters, digits, '-', '.', '_' "
+		    "and '~' (what is written is not shown: it may be the secret itself)",
+		    CF_PLACEHOLDER_PREFIX_MAX);
+		return;
+	}
+	free(sec->placeholder_prefix);
+	if ((sec->placeholder_prefix = strdup(value)) == NULL)
+		cfb_err(b, b->line, "out of memory");
+}
+
 /* inject = HOST[:PORT][/PATH] METHOD ARGS (cf_inject_parse()). */
 static void
 set_inject(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
@@ -1011,6 +1033,7 @@ static const struct key secret_keys[] = {
 	{ .name = "from_env", .set = set_secret_env, .arg = 0 },
 	{ .name = "from_file", .set = set_secret_file },
 	{ .name = "placeholder_env", .set = set_secret_env, .arg = 1 },
+	{ .name = "placeholder_prefix", .set = set_secret_prefix },
 	{ .name = "inject", .set = set_inject, .flags = K_LIST },
 	{ .name = "inject_when", .set = set_secret_when },
 	{ .name = NULL },

@@ -36,6 +36,7 @@ struct cf_secret {
 	int used;               /* some served session selects it */
 	int named;              /* some session names it, served or not */
 	char *from_env, *from_file, *placeholder_env;
+	char *placeholder_prefix;       /* NULL: from the list of formats */
 	char *source;           /* "env NAME" / "file PATH" */
 	struct cf_inject *inject;
 	size_t ninject;
@@ -56,25 +57,74 @@ struct cfsec_set {
 /*
  * Every config has these (design: one variable each, the one the
  * provider's own tools read first); a [secret] of the same name replaces
- * one.  They are read only when a session selects them.
+ * one.  They are read only when a session selects them.  PLACEHOLDER is
+ * the prefix of the provider's usual key (a listed format, below), taken
+ * when the value starts with no listed one.
  */
 static const struct {
-	const char *name, *env;
+	const char *name, *env, *placeholder;
 	const char *inject[3];
 	int always;
 } builtins[] = {
-	{ "anthropic", "ANTHROPIC_API_KEY", { "api.anthropic.com header x-api-key", NULL }, 0 },
-	{ "openai", "OPENAI_API_KEY", { "api.openai.com header Authorization \"Bearer %s\"", NULL }, 0 },
-	{ "openrouter", "OPENROUTER_API_KEY", { "openrouter.ai header Authorization \"Bearer %s\"", NULL }, 0 },
-	{ "mistral", "MISTRAL_API_KEY", { "api.mistral.ai header Authorization \"Bearer %s\"", NULL }, 0 },
-	{ "deepseek", "DEEPSEEK_API_KEY", { "api.deepseek.com header Authorization \"Bearer %s\"", NULL }, 0 },
-	{ "google", "GEMINI_API_KEY", { "generativelanguage.googleapis.com header x-goog-api-key", NULL }, 0 },
+	{ "anthropic", "ANTHROPIC_API_KEY", "sk-ant-api03-", { "api.anthropic.com header x-api-key", NULL }, 0 },
+	{ "openai", "OPENAI_API_KEY", "sk-proj-",
+	    { "api.openai.com header Authorization \"Bearer %s\"", NULL }, 0 },
+	{ "openrouter", "OPENROUTER_API_KEY", "sk-or-v1-",
+	    { "openrouter.ai header Authorization \"Bearer %s\"", NULL }, 0 },
+	{ "mistral", "MISTRAL_API_KEY", NULL,
+	    { "api.mistral.ai header Authorization \"Bearer %s\"", NULL }, 0 },
+	{ "deepseek", "DEEPSEEK_API_KEY", "sk-",
+	    { "api.deepseek.com header Authorization \"Bearer %s\"", NULL }, 0 },
+	{ "google", "GEMINI_API_KEY", "AIza",
+	    { "generativelanguage.googleapis.com header x-goog-api-key", NULL }, 0 },
 	/* git sends a credential only after a 401: on every request. */
-	{ "github", "GH_TOKEN", { "api.github.com header Authorization \"Bearer %s\"",
+	{ "github", "GH_TOKEN", "ghp_", { "api.github.com header Authorization \"Bearer %s\"",
 	    "github.com basic x-access-token", NULL }, 1 },
 };
 
 /* ---- placeholders -------------------------------------------------------- */
+
+static const char ALNUM[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+static const char HEX[] = "0123456789abcdef";
+
+/*
+ * The public formats a placeholder takes: PREFIX, then LEN characters of
+ * ALPHABET, a length the vendor's keys have (clients that check a key's
+ * shape take it).  An entry with a PROVIDER is for the secret of that name
+ * only (DeepSeek's and OpenAI's legacy keys share "sk-").  Every prefix is
+ * at most 16 URL-unreserved characters (the fuzz target relies on it), and
+ * every LEN at least CF_PLACEHOLDER_MIN_RANDOM.
+ */
+static const struct ph_format {
+	const char *provider;
+	const char *prefix;
+	unsigned len;
+	const char *alphabet;
+} formats[] = {
+	{ NULL, "sk-ant-api03-", 95, ALNUM },           /* Anthropic API key */
+	{ NULL, "sk-ant-admin01-", 95, ALNUM },         /* Anthropic admin key */
+	{ NULL, "sk-ant-oat01-", 95, ALNUM },           /* Claude Code OAuth token */
+	{ NULL, "sk-proj-", 156, ALNUM },               /* OpenAI project key */
+	{ NULL, "sk-svcacct-", 156, ALNUM },            /* OpenAI service account */
+	{ NULL, "sk-admin-", 156, ALNUM },              /* OpenAI admin key */
+	{ NULL, "sk-or-v1-", 64, HEX },                 /* OpenRouter */
+	{ "deepseek", "sk-", 32, HEX },                 /* DeepSeek */
+	{ NULL, "sk-", 48, ALNUM },                     /* OpenAI legacy key */
+	{ NULL, "AIza", 35, ALNUM },                    /* Google API key */
+	{ NULL, "github_pat_", 82, ALNUM },             /* GitHub fine-grained */
+	{ NULL, "ghp_", 36, ALNUM },                    /* GitHub classic */
+	{ NULL, "gho_", 36, ALNUM },                    /* GitHub OAuth (gh) */
+	{ NULL, "ghu_", 36, ALNUM },                    /* GitHub App user */
+	{ NULL, "ghs_", 36, ALNUM },                    /* GitHub App server */
+	{ NULL, "ghr_", 36, ALNUM },                    /* GitHub refresh */
+	{ NULL, "glpat-", 20, ALNUM },                  /* GitLab */
+	{ NULL, "hf_", 34, ALNUM },                     /* Hugging Face */
+	{ NULL, "gsk_", 52, ALNUM },                    /* Groq */
+	{ NULL, "xai-", 80, ALNUM },                    /* xAI */
+};
+
+/* Past a prefix of no listed format: this many random letters and digits. */
+#define PH_DEFAULT_LEN 32
 
 static unsigned char ph_key[32];
 static int ph_key_ready;
@@ -101,8 +151,8 @@ placeholder_key(void)
 }
 
 /* A stream of bytes: HMAC-SHA-256(key, attempt | block | session NUL
- * secret NUL value), one 32-byte block at a time.  MSG holds the input,
- * its first 8 bytes rewritten for each block. */
+ * secret NUL prefix NUL alphabet NUL), one 32-byte block at a time.  MSG
+ * holds the input, its first 8 bytes rewritten for each block. */
 struct stream {
 	unsigned char *msg;
 	size_t msglen;
@@ -147,109 +197,131 @@ pick(struct stream *st, const char *set, size_t n, char *out)
 	return 0;
 }
 
-static const char DIGITS[] = "0123456789";
-static const char LOWER[] = "abcdefghijklmnopqrstuvwxyz";
-static const char UPPER[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-static const char ALNUM[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+/* Nonzero when format F applies to the secret named SECRET. */
+static int
+format_for(const struct ph_format *f, const char *secret)
+{
+	return f->provider == NULL || strcmp(f->provider, secret) == 0;
+}
 
-static long make_one(struct stream *stp, const char *value, size_t vlen, size_t prefix,
-    int hex_lower, int hex_upper, char *out, size_t size);
+/*
+ * The format of the placeholder of SECRET: the listed one whose prefix is
+ * PREFIX when one is set (else PREFIX and the default length); else the
+ * listed one whose prefix starts VALUE, the longest, the provider's own on
+ * a tie; else the provider's own; else no prefix.  Only which entry of the
+ * list matched is learnt from VALUE.
+ */
+static void
+choose_format(const char *secret, const char *prefix, const char *value, size_t vlen,
+    struct ph_format *out)
+{
+	const struct ph_format *best = NULL;
+	size_t i, pl, bl = 0;
+
+	out->provider = NULL;
+	out->prefix = "";
+	out->len = PH_DEFAULT_LEN;
+	out->alphabet = ALNUM;
+	if (prefix == NULL) {
+		for (i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+			if (strcmp(builtins[i].name, secret) == 0)
+				prefix = builtins[i].placeholder;
+		for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+			const struct ph_format *f = &formats[i];
+			pl = strlen(f->prefix);
+			if (!format_for(f, secret) || pl > vlen || memcmp(value, f->prefix, pl) != 0)
+				continue;
+			if (best == NULL || pl > bl || (pl == bl && f->provider != NULL)) {
+				best = f;
+				bl = pl;
+			}
+		}
+		if (best != NULL) {
+			*out = *best;
+			return;
+		}
+		if (prefix == NULL)
+			return;
+	}
+	out->prefix = prefix;
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (format_for(&formats[i], secret) && strcmp(formats[i].prefix, prefix) == 0 &&
+		    (best == NULL || formats[i].provider != NULL))
+			best = &formats[i];
+	if (best != NULL)
+		*out = *best;
+}
+
+int
+cf_placeholder_prefix_ok(const char *prefix)
+{
+	size_t i, len = strlen(prefix);
+
+	if (len > CF_PLACEHOLDER_PREFIX_MAX)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((prefix[i] >= 'a' && prefix[i] <= 'z') || (prefix[i] >= 'A' && prefix[i] <= 'Z') ||
+		    (prefix[i] >= '0' && prefix[i] <= '9') || strchr("-._~", prefix[i]) != NULL))
+			return 0;
+	return 1;
+}
 
 long
-cf_placeholder_make(const char *session, const char *secret, const char *value, size_t vlen,
-    char *out, size_t size)
+cf_placeholder_make(const char *session, const char *secret, const char *prefix,
+    const char *value, size_t vlen, char *out, size_t size)
 {
+	struct ph_format f;
 	struct stream st;
-	size_t prefix = 0, i;
-	int hex_lower = 1, hex_upper = 1;
-	long rc;
+	size_t pl, n, i, sl, nl, fl, al;
+	long rc = -EIO;
 
 	if (vlen == 0 || vlen > CF_SECRET_MAX)
 		return -EINVAL;
+	if (prefix != NULL && !cf_placeholder_prefix_ok(prefix))
+		return -EINVAL;
 	if ((rc = placeholder_key()) != 0)
 		return rc;
-	if (size < 1)
+	choose_format(secret, prefix, value, vlen, &f);
+	pl = strlen(f.prefix);
+	n = pl + f.len;
+	if (size < n + 1)
 		return -ENOSPC;
-	/* The prefix: up to and including the last '-' or '_' within the
-	 * first 16 characters ("sk-ant-api03-", "ghp_", "sk-or-v1-"). */
-	for (i = 0; i < vlen && i < 16; i++)
-		if (value[i] == '-' || value[i] == '_')
-			prefix = i + 1;
-	/* A hex body stays hex (a-f, A-F), so that a client that checks a
-	 * key's shape takes the placeholder too. */
-	for (i = prefix; i < vlen; i++) {
-		char c = value[i];
-		if ((c >= 'g' && c <= 'z'))
-			hex_lower = 0;
-		if ((c >= 'G' && c <= 'Z'))
-			hex_upper = 0;
-	}
+	/* The value is not an input: the same format gives the same
+	 * placeholder whatever the value. */
 	memset(&st, 0, sizeof(st));
-	{
-		size_t sl = strlen(session) + 1, nl = strlen(secret) + 1;
-		st.msglen = 8 + sl + nl + vlen;
-		if ((st.msg = calloc(1, st.msglen)) == NULL)
-			return -ENOMEM;
-		memcpy(st.msg + 8, session, sl);
-		memcpy(st.msg + 8 + sl, secret, nl);
-		memcpy(st.msg + 8 + sl + nl, value, vlen);
+	sl = strlen(session) + 1;
+	nl = strlen(secret) + 1;
+	fl = pl + 1;
+	al = strlen(f.alphabet) + 1;
+	st.msglen = 8 + sl + nl + fl + al;
+	if ((st.msg = calloc(1, st.msglen)) == NULL)
+		return -ENOMEM;
+	memcpy(st.msg + 8, session, sl);
+	memcpy(st.msg + 8 + sl, secret, nl);
+	memcpy(st.msg + 8 + sl + nl, f.prefix, fl);
+	memcpy(st.msg + 8 + sl + nl + fl, f.alphabet, al);
+	memcpy(out, f.prefix, pl);
+	out[n] = '\0';
+	rc = -EIO;
+	for (st.attempt = 0; st.attempt < 16; st.attempt++) {
+		st.block = 0;
+		st.pos = 0;
+		for (i = pl; i < n; i++)
+			if (pick(&st, f.alphabet, al - 1, &out[i]) != 0)
+				goto out;
+		/* A value that happens to be the placeholder: draw again. */
+		if (n != vlen || CRYPTO_memcmp(out, value, vlen) != 0) {
+			rc = (long)n;
+			goto out;
+		}
 	}
-	rc = make_one(&st, value, vlen, prefix, hex_lower, hex_upper, out, size);
+out:
+	if (rc < 0)
+		OPENSSL_cleanse(out, n + 1);
 	OPENSSL_cleanse(st.msg, st.msglen);
 	free(st.msg);
 	OPENSSL_cleanse(st.buf, sizeof(st.buf));
 	return rc;
-}
-
-/* cf_placeholder_make() with its stream ready. */
-static long
-make_one(struct stream *stp, const char *value, size_t vlen, size_t prefix, int hex_lower,
-    int hex_upper, char *out, size_t size)
-{
-	struct stream st = *stp;
-	size_t i, o, replaced;
-	int rc;
-
-	for (st.attempt = 0; st.attempt < 16; st.attempt++) {
-		st.block = 0;
-		st.pos = 0;
-		replaced = 0;
-		if (size < prefix + 1)
-			return -ENOSPC;
-		memcpy(out, value, prefix);
-		for (o = prefix, i = prefix; i < vlen; i++, o++) {
-			char c = value[i];
-			if (o + 1 >= size)
-				return -ENOSPC;
-			if (c >= '0' && c <= '9')
-				rc = pick(&st, DIGITS, 10, &out[o]);
-			else if (c >= 'a' && c <= 'z')
-				rc = pick(&st, LOWER, hex_lower ? 6 : 26, &out[o]);
-			else if (c >= 'A' && c <= 'Z')
-				rc = pick(&st, UPPER, hex_upper ? 6 : 26, &out[o]);
-			else {
-				out[o] = c;
-				continue;
-			}
-			if (rc != 0)
-				return rc;
-			replaced++;
-		}
-		/* Too short to hide anything: lengthen it. */
-		for (; replaced < CF_PLACEHOLDER_MIN_RANDOM; replaced++, o++) {
-			if (o + 1 >= size)
-				return -ENOSPC;
-			if (pick(&st, ALNUM, 36, &out[o]) != 0)
-				return -EIO;
-		}
-		out[o] = '\0';
-		if (o != vlen || CRYPTO_memcmp(out, value, vlen) != 0) {
-			OPENSSL_cleanse(st.buf, sizeof(st.buf));
-			return (long)o;
-		}
-	}
-	OPENSSL_cleanse(st.buf, sizeof(st.buf));
-	return -EIO; /* 16 draws equal to the value: the stream is broken */
 }
 
 /* ---- the build ----------------------------------------------------------- */
@@ -272,6 +344,7 @@ secret_free(struct cf_secret *sec)
 	free(sec->from_env);
 	free(sec->from_file);
 	free(sec->placeholder_env);
+	free(sec->placeholder_prefix);
 	free(sec->source);
 	free(sec);
 }
@@ -382,7 +455,8 @@ from_build(struct cf_build *b, struct cf_secret_build *sb)
 	sec->from_env = sb->from_env;
 	sec->from_file = sb->from_file;
 	sec->placeholder_env = sb->placeholder_env;
-	sb->from_env = sb->from_file = sb->placeholder_env = NULL;
+	sec->placeholder_prefix = sb->placeholder_prefix;
+	sb->from_env = sb->from_file = sb->placeholder_env = sb->placeholder_prefix = NULL;
 	sec->inject = sb->inject;
 	sec->ninject = sb->ninject;
 	sec->always = sb->always;
@@ -742,12 +816,11 @@ next:
 			goto out;
 		for (i = 0; i < s->nsecrets; i++) {
 			const struct cf_secret *sec = s->secrets[i];
-			size_t size = sec->vlen + CF_PLACEHOLDER_MIN_RANDOM + 1;
 			long n;
-			if ((s->placeholders[i] = malloc(size)) == NULL)
+			if ((s->placeholders[i] = malloc(CF_PLACEHOLDER_MAX + 1)) == NULL)
 				goto out;
-			n = cf_placeholder_make(s->name, sec->name, sec->value, sec->vlen,
-			    s->placeholders[i], size);
+			n = cf_placeholder_make(s->name, sec->name, sec->placeholder_prefix, sec->value,
+			    sec->vlen, s->placeholders[i], CF_PLACEHOLDER_MAX + 1);
 			if (n < 0) {
 				cfb_err(b, lines[i], "secret %s: no placeholder could be made: %s",
 				    sec->name, strerror((int)-n));

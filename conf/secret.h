@@ -4,8 +4,8 @@
  * or a file, its bindings ("inject" lines) say to which HOST:PORT[/PATH]
  * it may be sent and how (a header with a format, Basic auth, a query
  * parameter), and each session that selects it (secrets =) gets its own
- * placeholder of the same shape to hand to its sandbox in the variable
- * placeholder_env.  The built-in providers (anthropic, openai, ...) are
+ * placeholder, random past a public vendor prefix, to hand to its sandbox
+ * in the variable placeholder_env.  The built-in providers (anthropic, openai, ...) are
  * secrets every config has; a [secret NAME] of the same name replaces one.
  *
  * Everything here reads an immutable snapshot (conf/config.h): nothing
@@ -29,8 +29,13 @@ struct cf_rule;
 
 /* Longest value accepted, in bytes. */
 #define CF_SECRET_MAX 4096
-/* Random characters every placeholder has at least. */
-#define CF_PLACEHOLDER_MIN_RANDOM 16
+/* Random characters every placeholder has at least (the list of formats
+ * in conf/secret.c keeps to it). */
+#define CF_PLACEHOLDER_MIN_RANDOM 20
+/* Longest prefix placeholder_prefix = may set. */
+#define CF_PLACEHOLDER_PREFIX_MAX 32
+/* Longest placeholder, in bytes, without its NUL. */
+#define CF_PLACEHOLDER_MAX 200
 
 /*
  * The secrets of session S, in selection order ([defaults]' secrets =
@@ -130,18 +135,29 @@ const struct cf_secret *cf_config_secret(const struct cf_config *c, size_t i);
 
 /*
  * Make the placeholder for VALUE (VLEN bytes) of secret SECRET in session
- * SESSION into OUT (SIZE bytes; CF_SECRET_MAX + CF_PLACEHOLDER_MIN_RANDOM +
- * 1 always suffice).  The prefix (up to the last '-' or '_' within the
- * first 16 characters) is kept, every later digit, lower- or upper-case
- * letter is replaced by a random one of its class, other characters are
- * kept, and random letters and digits are appended while fewer than
- * CF_PLACEHOLDER_MIN_RANDOM were replaced.  The randomness is an HMAC-
- * SHA-256 over (SESSION, SECRET, VALUE) keyed by 32 bytes from getrandom(2)
- * drawn once per process: the same inputs give the same placeholder for as
- * long as the process runs (across reloads), and it is never VALUE.
- * Returns its length, or a negative errno.
+ * SESSION into OUT (SIZE bytes; CF_PLACEHOLDER_MAX + 1 always suffice): a
+ * public prefix, then random characters, their number and alphabet fixed
+ * by the prefix.  The prefix is PREFIX when not NULL (placeholder_prefix
+ * =), else the longest of a fixed list of vendor formats ("sk-ant-api03-",
+ * "sk-proj-", "ghp_", ...) that VALUE starts with, else the built-in
+ * provider SECRET's own, else none.  A listed prefix gets its vendor's
+ * length (95 characters of [A-Za-z0-9] after "sk-ant-api03-", 64 of
+ * [0-9a-f] after "sk-or-v1-"); any other 32 of [A-Za-z0-9].  Nothing else
+ * of VALUE goes in: the characters are drawn without bias from an
+ * HMAC-SHA-256 over (SESSION, SECRET, prefix, alphabet) keyed by 32 bytes
+ * from getrandom(2) drawn once per process, so the same session, secret
+ * and format give the same placeholder for as long as the process runs
+ * (across reloads, and when the value changes within its format); it is
+ * never VALUE.  Returns its length, or a negative errno (-EINVAL for a
+ * bad PREFIX or VLEN).
  */
-long cf_placeholder_make(const char *session, const char *secret, const char *value,
-    size_t vlen, char *out, size_t size);
+long cf_placeholder_make(const char *session, const char *secret, const char *prefix,
+    const char *value, size_t vlen, char *out, size_t size);
+
+/* Nonzero when PREFIX may be a placeholder's prefix: at most
+ * CF_PLACEHOLDER_PREFIX_MAX URL-unreserved characters (RFC 3986: letters,
+ * digits, '-', '.', '_', '~'), so that it goes unchanged through a
+ * header, a query and a shell. */
+int cf_placeholder_prefix_ok(const char *prefix);
 
 #endif

@@ -51,6 +51,9 @@ EXTRA_DIST += tests/integration/sidecar-run-forward.sh
 # run --env, with the real Claude Code (issue 13, item 2).
 TESTS += tests/integration/sidecar-run-claude.sh tests/integration/sidecar-run-claude-secret.sh
 EXTRA_DIST += tests/integration/sidecar-run-claude.sh tests/integration/sidecar-run-claude-secret.sh
+# run --secret with the real Codex CLI.
+TESTS += tests/integration/sidecar-run-codex-secret.sh
+EXTRA_DIST += tests/integration/sidecar-run-codex-secret.sh
 # run's summary of refusals, and run --session (issue 13, item 7).
 TESTS += tests/integration/sidecar-run-summary.sh
 TESTS += tests/integration/sidecar-run-report.sh

@@ -5,10 +5,13 @@
  * names a host in normal form, a header name that is a token and none of
  * the forbidden ones, a format with exactly one %s and no other %, and
  * re-parses from its own text; what it renders never holds CR, LF or NUL;
- * a placeholder is never the value, keeps its prefix and length (or is
- * longer), and is found in BYTES exactly when memmem finds it; where a
- * binding finds a placeholder in BYTES (cf_inject_carries()), and that it
- * finds one in what it renders itself.
+ * a placeholder is never the value, is URL-unreserved and at most
+ * CF_PLACEHOLDER_MAX long, is the same for a value with another tail past
+ * the first 16 bytes (nothing but a listed prefix is taken from the
+ * value; unless a value is the placeholder itself), and is found in BYTES
+ * exactly when memmem finds it; where a binding finds a placeholder in
+ * BYTES (cf_inject_carries()), and that it finds one in what it renders
+ * itself.
  */
 #include "config.h"
 
@@ -18,6 +21,8 @@
 #include <strings.h>
 
 #include "conf/config.h"
+
+#define UNRESERVED "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -115,16 +120,34 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cf_inject_clear(&inj);
 	}
 	if (value != NULL && vlen > 0 && vlen <= CF_SECRET_MAX) {
-		char *ph = malloc(vlen + CF_PLACEHOLDER_MIN_RANDOM + 1);
-		long n = ph ? cf_placeholder_make("fuzz", "s", value, vlen, ph, vlen + 17) : -1;
+		static const char *const names[] = { "s", "anthropic", "deepseek", "mistral" };
+		const char *name = names[vlen % 4];
+		char ph[CF_PLACEHOLDER_MAX + 1], ph2[CF_PLACEHOLDER_MAX + 1], *other;
+		long n = cf_placeholder_make("fuzz", name, NULL, value, vlen, ph, sizeof(ph)), m;
+		size_t i;
 		if (n >= 0) {
 			struct cf_session sess;
 			char *phs[1] = { ph };
 			const struct cf_secret *secs[1] = { NULL };
 			long found;
-			if ((size_t)n < vlen || ((size_t)n == vlen && memcmp(ph, value, vlen) == 0) ||
-			    strlen(ph) != (size_t)n)
+			if ((size_t)n > CF_PLACEHOLDER_MAX || ((size_t)n == vlen && memcmp(ph, value, vlen) == 0) ||
+			    strlen(ph) != (size_t)n || strspn(ph, UNRESERVED) != (size_t)n)
 				abort();
+			/* Past the longest listed prefix, the value does not
+			 * count: another tail gives the same placeholder. */
+			if ((other = malloc(vlen + 2)) == NULL)
+				abort();
+			memcpy(other, value, vlen);
+			for (i = 16; i < vlen; i++)
+				other[i] = other[i] == 'x' ? 'y' : 'x';
+			other[vlen] = 'z';
+			other[vlen + 1] = '\0';
+			m = cf_placeholder_make("fuzz", name, NULL, other, vlen + (vlen >= 16), ph2, sizeof(ph2));
+			/* Unless one of the two values is the other's
+			 * placeholder: that one was drawn again. */
+			if (m != n || (strcmp(ph2, ph) != 0 && strcmp(ph2, value) != 0 && strcmp(ph, other) != 0))
+				abort();
+			free(other);
 			memset(&sess, 0, sizeof(sess));
 			sess.secrets = secs;
 			sess.placeholders = phs;
@@ -133,7 +156,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if ((found == 0) != (blen >= (size_t)n && memmem(bytes, blen, ph, (size_t)n) != NULL))
 				abort();
 		}
-		free(ph);
 	}
 	free(s);
 	return 0;

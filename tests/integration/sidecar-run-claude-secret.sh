@@ -13,7 +13,9 @@
 #     with the placeholder;
 #   - while CMD runs, the real key is nowhere CMD can reach: not in its
 #     environment, not in its memory (searched), while the placeholder is
-#     (so the search works).
+#     (so the search works);
+#   - the placeholder is sk-ant-api03- and 95 random letters and digits:
+#     the shape of Anthropic's keys, nothing of this key but the prefix.
 # Skips when Claude Code is not installed (contrib/install-deps.sh installs
 # it from npm).
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
@@ -113,6 +115,7 @@ wait $jpid
 expect_eq 0 $? "the run exits 0"
 expect_ne "" "$PH" "CMD has ANTHROPIC_API_KEY"
 expect_ne "$KEY" "$PH" "and it is not the real key"
+expect_match '^sk-ant-api03-[A-Za-z0-9]{95}$' "$PH" "it is sk-ant-api03- and 95 random characters"
 expect_ne "" "$ph_mem" "CMD's memory holds the placeholder (so the memory search works)"
 expect_eq "" "$key_mem" "CMD's memory does not hold the real key"
 exit 0

@@ -1,8 +1,10 @@
 /*
  * tests/unit/test-secret.c: named secrets (conf/secret.h): every error
  * with its FILE:LINE text and never the value, the built-in providers,
- * the placeholders' shape for real-looking keys and their stability across
- * a reparse, and the lookups the proxy makes on a request.
+ * the placeholders (nothing of the value in them past a listed vendor
+ * prefix, a length fixed by the prefix, characters uniform over the
+ * alphabet, placeholder_prefix =) and their stability across a reparse,
+ * and the lookups the proxy makes on a request.
  */
 #include "config.h"
 
@@ -158,6 +160,22 @@ static const struct err_case err_cases[] = {
 	{ "did you mean inject_when", SEC("inject_wen = always\n"),
 	    "t.ini:7: unknown key in [secret s] (inject_wen); did you mean inject_when?" },
 	{ "empty item in secrets =", HEAD "secrets = anthropic,,openai\n", "t.ini:5: empty item in list" },
+	{ "placeholder_prefix with a space", SEC("placeholder_prefix = my key\n"),
+	    "t.ini:7: placeholder_prefix is at most 32 letters, digits, '-', '.', '_' and '~' (what is "
+	    "written is not shown: it may be the secret itself)" },
+	{ "placeholder_prefix with a slash", SEC("from_env = TS_OK\nplaceholder_prefix = a/b\n"),
+	    "t.ini:8: placeholder_prefix is at most 32 letters" },
+	{ "placeholder_prefix with a quote", SEC("placeholder_prefix = a\"b\n"),
+	    "t.ini:7: placeholder_prefix is at most 32 letters" },
+	{ "placeholder_prefix too long", SEC("placeholder_prefix = abcdefghijklmnopqrstuvwxyz0123456\n"),
+	    "t.ini:7: placeholder_prefix is at most 32 letters" },
+	{ "a value pasted for a prefix is not shown", SEC("placeholder_prefix = sk-ant-api03-PASTEDVALUE/x\n"),
+	    "t.ini:7: placeholder_prefix is at most 32 letters, digits, '-', '.', '_' and '~' (what is "
+	    "written is not shown" },
+	{ "placeholder_prefix twice", SEC("placeholder_prefix = a\nplaceholder_prefix = b\n"),
+	    "t.ini:8: placeholder_prefix is given twice (first on line 7)" },
+	{ "placeholder_prefix in a session", HEAD "placeholder_prefix = a\n",
+	    "t.ini:5: placeholder_prefix belongs in a [secret NAME]" },
 };
 
 static int
@@ -242,61 +260,114 @@ write_file(char *path, size_t size, const char *name, const char *content, size_
 	}
 }
 
-static int
-cls(char c)
+static const char ALNUM[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+static const char HEX[] = "0123456789abcdef";
+
+/* The placeholder of VALUE for SECRET (PREFIX set, or NULL) in SESSION. */
+static long
+make(const char *session, const char *secret, const char *prefix, const char *value, char *ph)
 {
-	return c >= '0' && c <= '9' ? 1 : c >= 'a' && c <= 'z' ? 2 : c >= 'A' && c <= 'Z' ? 3 : 0;
+	return cf_placeholder_make(session, secret, prefix, value, strlen(value), ph, CF_PLACEHOLDER_MAX + 1);
 }
 
-/* The placeholder for VALUE in session S has the shape the design says. */
+/* A random value into OUT: PREFIX, then 1 to 300 characters of every
+ * class, with a '-' and a '_' at random places of the first 16 (where the
+ * old placeholder took its prefix from) and more further on.  Without a
+ * PREFIX it starts with a digit, as no listed format does. */
 static void
-check_shape(const char *what, const char *value, size_t prefix, int hex)
+random_value(char *out, const char *prefix)
 {
-	char ph[CF_SECRET_MAX + CF_PLACEHOLDER_MIN_RANDOM + 1];
-	size_t vl = strlen(value), i, random = 0, same_class = 1, kept = 1, ishex = 1;
-	long n = cf_placeholder_make("s", "k", value, vl, ph, sizeof(ph));
+	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~!+/=";
+	size_t pl = strlen(prefix), n = 1 + (size_t)rand() % 300, i;
 
-	if (!tap_ok(n > 0, "%s: a placeholder is made (%ld)", what, n))
-		return;
-	for (i = prefix; i < vl; i++)
-		random += cls(value[i]) != 0;
-	tap_ok((size_t)n == vl + (random >= CF_PLACEHOLDER_MIN_RANDOM ? 0 : CF_PLACEHOLDER_MIN_RANDOM - random) &&
-	    (size_t)n == strlen(ph), "%s: length %ld for a value of %zu", what, n, vl);
-	random = 0;
-	tap_ok(memcmp(ph, value, prefix) == 0, "%s: prefix %.*s kept", what, (int)prefix, value);
-	for (i = prefix; i < vl; i++) {
-		if (cls(value[i]) == 0)
-			kept &= ph[i] == value[i];
-		else {
-			same_class &= cls(ph[i]) == cls(value[i]);
-			random++;
-		}
-		if (hex && cls(ph[i]) >= 2)
-			ishex &= (ph[i] >= 'a' && ph[i] <= 'f') || (ph[i] >= 'A' && ph[i] <= 'F');
-	}
-	tap_ok(same_class && kept, "%s: each character of its class, the others kept", what);
-	tap_ok(random + ((size_t)n - vl) >= CF_PLACEHOLDER_MIN_RANDOM,
-	    "%s: at least 16 random characters (%zu + %zu)", what, random, (size_t)n - vl);
-	tap_ok((size_t)n != vl || memcmp(ph, value, vl) != 0, "%s: never the value", what);
-	if (hex)
-		tap_ok(ishex, "%s: a hex body stays hex (%s)", what, ph);
-}
-
-/* N random characters from SET into OUT (for real-looking keys). */
-static void
-fill(char *out, const char *set, size_t n)
-{
-	size_t i, m = strlen(set);
-
+	memcpy(out, prefix, pl);
 	for (i = 0; i < n; i++)
-		out[i] = set[(size_t)rand() % m];
-	out[n] = '\0';
+		out[pl + i] = set[(size_t)rand() % (sizeof(set) - 1)];
+	if (pl == 0)
+		out[0] = (char)('0' + rand() % 10);
+	if (n > 2) {
+		out[pl + 1 + (size_t)rand() % (n - 1 < 15 ? n - 1 : 15)] = '_';
+		out[pl + 1 + (size_t)rand() % (n - 1 < 15 ? n - 1 : 15)] = '-';
+	}
+	out[pl + n] = '\0';
+}
+
+/*
+ * For 300 random values of SECRET starting with VPREFIX: the placeholder
+ * is WANT then LEN characters of SET, never the value, and one and the
+ * same for every value (nothing of a value but the listed prefix it
+ * starts with goes in).
+ */
+static void
+check_format(const char *secret, const char *vprefix, const char *want, size_t len, const char *set)
+{
+	char v[CF_SECRET_MAX + 1], first[CF_PLACEHOLDER_MAX + 1], ph[CF_PLACEHOLDER_MAX + 1];
+	size_t i, wl = strlen(want), shape = 0, same = 0, never = 0;
+	long n;
+
+	for (i = 0; i < 300; i++) {
+		random_value(v, vprefix);
+		n = make("s", secret, NULL, v, ph);
+		if (n < 0)
+			break;
+		shape += len >= CF_PLACEHOLDER_MIN_RANDOM && (size_t)n == wl + len && strlen(ph) == (size_t)n &&
+		    strncmp(ph, want, wl) == 0 && strspn(ph + wl, set) == len;
+		if (i == 0)
+			memcpy(first, ph, (size_t)n + 1);
+		same += strcmp(first, ph) == 0;
+		never += strcmp(ph, v) != 0;
+	}
+	tap_ok(shape == 300, "%s, values %s...: %s then %zu of [%s] (%zu of 300; %s)", secret, vprefix, want,
+	    len, set == HEX ? "0-9a-f" : "A-Za-z0-9", shape, ph);
+	tap_ok(same == 300, "%s, values %s...: one placeholder whatever the value (%zu of 300)", secret,
+	    vprefix, same);
+	tap_ok(never == 300, "%s, values %s...: never the value", secret, vprefix);
+}
+
+/*
+ * Over the placeholders of N sessions (secret SECRET, value VALUE), each
+ * character past the prefix's PL is uniform over SET: a chi-square below
+ * LIMIT (p < 1e-9 for its degrees of freedom), and at every position
+ * every class of SET appears.
+ */
+static void
+check_uniform(const char *secret, const char *value, size_t pl, const char *set, size_t n, double limit)
+{
+	size_t counts[128], m = strlen(set), total = 0, i, j, len = 0, missing = 0;
+	unsigned classes[CF_PLACEHOLDER_MAX];
+	char session[32], ph[CF_PLACEHOLDER_MAX + 1];
+	double chi = 0;
+
+	memset(counts, 0, sizeof(counts));
+	memset(classes, 0, sizeof(classes));
+	for (i = 0; i < n; i++) {
+		long k;
+		snprintf(session, sizeof(session), "s%zu", i);
+		if ((k = make(session, secret, NULL, value, ph)) < 0)
+			break;
+		len = (size_t)k;
+		for (j = pl; j < len; j++) {
+			unsigned char c = (unsigned char)ph[j];
+			counts[c & 127]++;
+			total++;
+			classes[j] |= c >= '0' && c <= '9' ? 1u : c >= 'a' && c <= 'z' ? 2u : 4u;
+		}
+	}
+	for (i = 0; i < m; i++) {
+		double e = (double)total / (double)m, d = (double)counts[(unsigned char)set[i]] - e;
+		chi += d * d / e;
+	}
+	for (j = pl; j < len; j++)
+		missing += classes[j] != (set == HEX ? 3u : 7u);
+	tap_ok(total == n * (len - pl) && chi < limit,
+	    "%s: %zu random characters uniform over %zu (chi-square %.1f < %.0f)", secret, total, m, chi, limit);
+	tap_ok(len > pl && missing == 0, "%s: every class at every position (%zu positions lack one)", secret,
+	    missing);
 }
 
 int
 main(void)
 {
-	static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	char longv[5000];
 	size_t i;
 
@@ -406,29 +477,66 @@ main(void)
 		cf_diag_free(&d);
 	}
 
-	/* Placeholders of real-looking keys. */
+	/* Placeholders: a listed prefix, a fixed length, nothing else of the
+	 * value.  The built-ins, each with its own formats and, for a value
+	 * of none listed, the provider's own. */
+	srand(15);
+	check_format("anthropic", "sk-ant-api03-", "sk-ant-api03-", 95, ALNUM);
+	check_format("anthropic", "sk-ant-oat01-", "sk-ant-oat01-", 95, ALNUM);
+	check_format("anthropic", "", "sk-ant-api03-", 95, ALNUM);
+	check_format("openai", "sk-proj-", "sk-proj-", 156, ALNUM);
+	check_format("openai", "sk-svcacct-", "sk-svcacct-", 156, ALNUM);
+	check_format("openai", "sk-", "sk-", 48, ALNUM);
+	check_format("openai", "", "sk-proj-", 156, ALNUM);
+	check_format("openrouter", "sk-or-v1-", "sk-or-v1-", 64, HEX);
+	check_format("openrouter", "", "sk-or-v1-", 64, HEX);
+	check_format("mistral", "", "", 32, ALNUM);
+	check_format("deepseek", "sk-", "sk-", 32, HEX);
+	check_format("deepseek", "", "sk-", 32, HEX);
+	check_format("google", "AIza", "AIza", 35, ALNUM);
+	check_format("google", "", "AIza", 35, ALNUM);
+	check_format("github", "ghp_", "ghp_", 36, ALNUM);
+	check_format("github", "gho_", "gho_", 36, ALNUM);
+	check_format("github", "github_pat_", "github_pat_", 82, ALNUM);
+	check_format("github", "", "ghp_", 36, ALNUM);
+	/* A [secret] of another name: a listed prefix, or none. */
+	check_format("s", "sk-ant-api03-", "sk-ant-api03-", 95, ALNUM);
+	check_format("s", "sk-", "sk-", 48, ALNUM);
+	check_format("s", "glpat-", "glpat-", 20, ALNUM);
+	check_format("s", "hf_", "hf_", 34, ALNUM);
+	check_format("s", "", "", 32, ALNUM);
+	check_format("s", "tsok-", "", 32, ALNUM);
+	check_format("s", "sk_live_", "", 32, ALNUM);
+	check_format("s", "sk-an", "sk-", 48, ALNUM);
+	check_uniform("s", "x", 0, ALNUM, 2000, 153);
+	check_uniform("openrouter", "sk-or-v1-0123", 9, HEX, 1000, 76);
 	{
-		char v[200];
-		srand(15);
-		memcpy(v, "sk-ant-api03-", 13);
-		fill(v + 13, alnum, 95);
-		v[13 + 40] = '-';
-		v[13 + 60] = '_';
-		check_shape("sk-ant-api03-<95>", v, 13, 0);
-		memcpy(v, "ghp_", 4);
-		fill(v + 4, alnum, 36);
-		check_shape("ghp_<36>", v, 4, 0);
-		memcpy(v, "sk-or-v1-", 9);
-		fill(v + 9, "0123456789abcdef", 64);
-		check_shape("sk-or-v1-<64 hex>", v, 9, 1);
-		check_shape("a 10-character key", "aB3dE6gH9j", 0, 0);
-		check_shape("a key of one character", "x", 0, 0);
-		check_shape("a key of punctuation only", "!!!!!!!!!!!!!!!!!!!!!!!!", 0, 0);
-		{
-			char small[8];
-			tap_ok(cf_placeholder_make("s", "k", v, strlen(v), small, sizeof(small)) == -ENOSPC,
-			    "too small a buffer: -ENOSPC");
-		}
+		char a[CF_PLACEHOLDER_MAX + 1], b[CF_PLACEHOLDER_MAX + 1], c[CF_PLACEHOLDER_MAX + 1];
+		char small[CF_PLACEHOLDER_MAX];
+		long n;
+
+		/* The value that happens to be its own placeholder. */
+		n = make("s", "anthropic", NULL, "sk-ant-api03-x", a);
+		tap_ok(n == 108 && make("s", "anthropic", NULL, a, b) == n && strcmp(a, b) != 0 &&
+		    strncmp(b, "sk-ant-api03-", 13) == 0, "a value equal to its placeholder gets another one");
+		n = make("s", "s", "myco_", "sk-ant-api03-x", a);
+		tap_ok(n == 5 + 32 && strncmp(a, "myco_", 5) == 0 && strspn(a + 5, ALNUM) == 32,
+		    "a set prefix, unlisted: it, then 32 random characters (%s)", a);
+		n = make("s", "s", "sk-ant-api03-", "x", a);
+		tap_ok(n == 108 && strncmp(a, "sk-ant-api03-", 13) == 0, "a set prefix that is listed: its length");
+		n = make("s", "s", "", "sk-ant-api03-x", a);
+		tap_ok(n == 32 && strspn(a, ALNUM) == 32, "a set empty prefix: none, whatever the value");
+		n = make("s", "deepseek", "sk-", "x", a);
+		tap_ok(n == 35 && strspn(a + 3, HEX) == 32, "a set prefix listed for the provider: its format");
+		tap_ok(make("s", "s", "a b", "x", a) == -EINVAL &&
+		    make("s", "s", "abcdefghijklmnopqrstuvwxyz0123456", "x", a) == -EINVAL,
+		    "a bad prefix: -EINVAL");
+		tap_ok(make("s", "s", NULL, "x", a) > 0 && make("t", "s", NULL, "x", b) > 0 &&
+		    make("s", "u", NULL, "x", c) > 0 && strcmp(a, b) != 0 && strcmp(a, c) != 0,
+		    "another session or secret: another placeholder");
+		tap_ok(cf_placeholder_make("s", "openai", NULL, "sk-proj-x", 9, small, 164) == -ENOSPC &&
+		    cf_placeholder_make("s", "openai", NULL, "sk-proj-x", 9, small, 165) == 164,
+		    "too small a buffer: -ENOSPC");
 	}
 
 	/* Stability: same session, secret and value give the same
@@ -450,17 +558,27 @@ main(void)
 		tap_ok(strcmp(p1, p2) == 0, "a reparse keeps the placeholder (%s)", p1);
 		tap_ok(strcmp(p1, pa) != 0 && strlen(p1) == strlen(pa),
 		    "another session gets another placeholder of the same shape");
-		tap_ok(strcmp(p1, VALUE_OK) != 0 && strncmp(p1, "tsok-", 5) == 0, "the prefix tsok- kept");
+		tap_ok(strlen(p1) == 32 && strspn(p1, ALNUM) == 32,
+		    "an unlisted value: 32 random letters and digits, its tsok- not kept (%s)", p1);
 		{
 			size_t len = 0;
 			const char *v = cf_secret_value(cf_session_secret(cf_config_session(c1, 0), 0), &len);
 			tap_ok(v != NULL && len == strlen(VALUE_OK) && strcmp(v, VALUE_OK) == 0,
 			    "the value is held for injection");
 		}
-		setenv("TS_OK", "tsok-Changed-Value-0123456789abcdef", 1);
+		/* A key rotated with a reload: the sandbox's placeholder
+		 * still works.  One of another format: that format's. */
+		setenv("TS_OK", "tsok-Changed-Value-0123456789abcdef-longer", 1);
 		c3 = parse(text, NULL, &d3);
-		tap_ok(c3 != NULL && strcmp(cf_session_placeholder(cf_config_session(c3, 0), 0), p1) != 0,
-		    "a changed value gets a new placeholder");
+		tap_ok(c3 != NULL && strcmp(cf_session_placeholder(cf_config_session(c3, 0), 0), p1) == 0,
+		    "a changed value of the same format keeps the placeholder");
+		cf_config_free(c3);
+		cf_diag_free(&d3);
+		setenv("TS_OK", "sk-proj-Changed", 1);
+		c3 = parse(text, NULL, &d3);
+		tap_ok(c3 != NULL && strncmp(cf_session_placeholder(cf_config_session(c3, 0), 0), "sk-proj-", 8) == 0 &&
+		    strlen(cf_session_placeholder(cf_config_session(c3, 0), 0)) == 164,
+		    "a value of another format gets that format's placeholder");
 		setenv("TS_OK", VALUE_OK, 1);
 		cf_config_free(c3);
 		cf_diag_free(&d3);
@@ -503,6 +621,25 @@ main(void)
 		v = c ? cf_secret_value(cf_session_secret(cf_config_session(c, 0), 0), &len) : NULL;
 		tap_ok(v != NULL && strcmp(v, "file-value-line-0123456789") == 0 && len == 26,
 		    "from_file: the value without its newline (%s)", d.nerrors ? d.errors[0] : "ok");
+		v = c ? cf_session_placeholder(cf_config_session(c, 0), 0) : NULL;
+		tap_ok(v != NULL && strlen(v) == 32 && strspn(v, ALNUM) == 32,
+		    "from_file: a password-like value's placeholder keeps none of it (%s)", v ? v : "none");
+		cf_config_free(c);
+		cf_diag_free(&d);
+		c = parse(SEC("from_file = @LF\nplaceholder_env = FILE_KEY\nplaceholder_prefix = myco_\n"
+		    "inject = a.test header x-k\n"), NULL, &d);
+		v = c ? cf_session_placeholder(cf_config_session(c, 0), 0) : NULL;
+		tap_ok(v != NULL && strlen(v) == 37 && strncmp(v, "myco_", 5) == 0 && strspn(v + 5, ALNUM) == 32,
+		    "placeholder_prefix = myco_: it, then 32 random characters (%s)",
+		    d.nerrors ? d.errors[0] : v ? v : "none");
+		cf_config_free(c);
+		cf_diag_free(&d);
+		setenv("TS_PROJ", "sk-proj-Secret_Value-0123", 1);
+		c = parse(SEC("from_env = TS_PROJ\nplaceholder_prefix =\ninject = a.test header x-k\n"), NULL, &d);
+		v = c ? cf_session_placeholder(cf_config_session(c, 0), 0) : NULL;
+		tap_ok(v != NULL && strlen(v) == 32 && strspn(v, ALNUM) == 32,
+		    "placeholder_prefix = (empty): no prefix, not even a listed one (%s)",
+		    d.nerrors ? d.errors[0] : v ? v : "none");
 		cf_config_free(c);
 		cf_diag_free(&d);
 		setenv("CREDENTIALS_DIRECTORY", tmpdir, 1);
