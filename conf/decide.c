@@ -15,6 +15,7 @@
 #include "base/text.h"
 #include "conf/config.h"
 #include "conf/ranges.h"
+#include "conf/rule.h"
 
 static const char *const reason_codes[] = {
 	[CF_R_ALLOWED] = "allowed",
@@ -395,6 +396,105 @@ suggest_host(struct bs_str *b, char *buf, size_t size, const struct cf_host *h, 
 	}
 }
 
+/*
+ * The bytes a suggested path prefix keeps: RFC 3986 unreserved and "/@+=".
+ * None of them ends an item of a list (','), a pattern (blanks), a line
+ * (inih's '#' and ';'), a URL ("://"), a shell's '...' or makes a pattern
+ * wider ('*'), and parse_path() takes each as itself.
+ */
+static int
+suggest_path_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	    c == '-' || c == '.' || c == '_' || c == '~' || c == '/' || c == '@' || c == '+' ||
+	    c == '=';
+}
+
+/* What else an item postern writes holds: the host's LDH name, IPv4 or
+ * [IPv6], ":PORT", and " private". */
+static int
+suggest_item_byte(unsigned char c)
+{
+	return suggest_path_byte(c) || c == ':' || c == '[' || c == ']' || c == ' ';
+}
+
+int
+cf_suggest_check(const char *item, enum cf_mode mode, const struct cf_host *h, uint16_t port,
+    const char *prefix, size_t plen, int private_ok)
+{
+	struct cf_rule r;
+	const char *why, *p;
+	size_t n = strlen(item);
+	int ok;
+
+	for (p = item; *p != '\0'; p++)
+		if (!suggest_item_byte((unsigned char)*p))
+			return 0;
+	/* Read as cfk_add_rules() reads an allow_hosts value or --allow:
+	 * the first item of the list must be the whole of it. */
+	if (n == 0 || cf_rule_item_len(item) != n ||
+	    cf_rule_parse(item, n, CF_RULE_ALLOW, &r, &why) != 0)
+		return 0;
+	ok = r.taken_as == NULL && r.methods == NULL && !r.inspect && !cf_rule_has_budget(&r) &&
+	    (!r.port_given || r.port_lo == r.port_hi) &&
+	    (private_ok < 0 || r.private_ok == (private_ok != 0));
+	/* One host: never a wildcard, a domain or a network. */
+	switch (r.kind) {
+	case CF_PAT_EXACT:
+		break;
+	case CF_PAT_NET4:
+		ok = ok && r.prefix == 32;
+		break;
+	case CF_PAT_NET6:
+		ok = ok && r.prefix == 128;
+		break;
+	default:
+		ok = 0;
+		break;
+	}
+	if (h != NULL) {
+		ok = ok && cf_rule_match_host(&r, h) && cf_rule_match_port(&r, mode, port);
+		if (prefix == NULL)
+			ok = ok && r.path == NULL;
+		else
+			ok = ok && r.path != NULL && strlen(r.path) == plen &&
+			    memcmp(r.path, prefix, plen) == 0;
+	}
+	cf_rule_clear(&r);
+	return ok;
+}
+
+/*
+ * The path prefix to suggest for PATH (LEN bytes, starting with '/'): its
+ * first segment, with the '/' after it, cut before the first byte
+ * suggest_path_byte() does not keep, and before a dot segment that cut
+ * would leave at its end.  Returns its length, 0 when there is none.
+ */
+static size_t
+suggest_prefix(const char *path, size_t len)
+{
+	size_t n = 1, seg;
+
+	if (len == 0 || path[0] != '/')
+		return 0;
+	while (n < len && path[n] != '/' && path[n] != '?')
+		n++;
+	if (n < len && path[n] == '/')
+		n++;
+	for (seg = 0; seg < n; seg++)
+		if (!suggest_path_byte((unsigned char)path[seg]))
+			break;
+	n = seg;
+	/* "/.." of "/..,x": the segment left is a dot segment, which no
+	 * prefix may hold; cut back to its '/'. */
+	for (seg = n; seg > 0 && path[seg - 1] != '/'; seg--)
+		;
+	if ((n - seg == 1 && path[seg] == '.') ||
+	    (n - seg == 2 && path[seg] == '.' && path[seg + 1] == '.'))
+		n = seg;
+	return n;
+}
+
 char *
 cf_suggest_pattern(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
     uint16_t port, const char *path, size_t len, const struct cf_decision *d,
@@ -405,6 +505,9 @@ cf_suggest_pattern(const struct cf_session *s, enum cf_mode mode, const struct c
 	/* A rule that needed "private" to reach its address: the one that
 	 * widens it to another port or path needs it too. */
 	const char *priv = d->rule != NULL && d->rule->private_ok ? " private" : "";
+	const char *prefix = NULL;
+	size_t plen = 0;
+	int private_ok = priv[0] != '\0';
 	struct bs_str b;
 
 	(void)s;
@@ -417,9 +520,8 @@ cf_suggest_pattern(const struct cf_session *s, enum cf_mode mode, const struct c
 		suggest_host(&b, buf, size, h, hbuf, sizeof(hbuf), port, dflt);
 		bs_str_add(&b, priv);
 		break;
-	case CF_R_PATH_NOT_ALLOWED: {
+	case CF_R_PATH_NOT_ALLOWED:
 		/* Suggest the request's first path segment as the prefix. */
-		size_t n = 1;
 		if (path == NULL || len == 0) {
 			path = "/";
 			len = 1;
@@ -430,27 +532,34 @@ cf_suggest_pattern(const struct cf_session *s, enum cf_mode mode, const struct c
 		if (!cf_rule_match_path(NULL, path, len) ||
 		    (d->rule != NULL && d->rule->path != NULL && cf_rule_match_path(d->rule, path, len)))
 			break;
-		while (n < len && path[n] != '/' && path[n] != '?')
-			n++;
-		if (n < len && path[n] == '/')
-			n++;
-		suggest_host(&b, buf, size, h, hbuf, sizeof(hbuf), port, dflt);
 		/* "%.*s": up to a NUL, as printf() stops there. */
-		bs_str_addn(&b, path, strnlen(path, n));
+		plen = suggest_prefix(path, strnlen(path, len));
+		if (plen == 0)
+			break;
+		prefix = path;
+		/* An address's "/8" would read as a prefix length: its port,
+		 * always written, ends the host before the path. */
+		suggest_host(&b, buf, size, h, hbuf, sizeof(hbuf), port,
+		    h->kind == CF_HOST_NAME ? dflt : 0);
+		bs_str_addn(&b, path, plen);
 		bs_str_add(&b, priv);
 		break;
-	}
 	case CF_R_PRIVATE_ADDRESS:
 		/* No allowing rule behind it: the proxy's own listener, or not
 		 * IP at all; "private" would change nothing. */
 		if (d->rule != NULL) {
 			suggest_host(&b, buf, size, h, hbuf, sizeof(hbuf), port, dflt);
 			bs_str_add(&b, " private");
+			private_ok = 1;
 		}
 		break;
 	default:
 		break;
 	}
+	/* What is offered must read back as the one rule meant, whatever
+	 * bytes the request held; anything else is offered as nothing. */
+	if (buf[0] != '\0' && !cf_suggest_check(buf, mode, h, port, prefix, plen, private_ok))
+		buf[0] = '\0';
 	return buf;
 }
 

@@ -126,12 +126,31 @@ char *cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_
  * "PATTERN" of its "--allow 'PATTERN'"), into BUF (SIZE bytes): for
  * host_not_allowed, port_not_allowed, path_not_allowed, and for
  * private_address when D names the allowing rule ("HOST[:PORT] private").
- * Returns BUF; an empty string when no allow_hosts item helps (a deny
- * rule, a method, an address with no rule behind it).  postern-proxy's
- * learn summary (proxy/learn.h) writes these very items.
+ * A path prefix is the request's first segment (with its '/'), cut before
+ * the first byte other than a letter, a digit or one of "-._~/@+="; an
+ * address's port is always written before a path.  Every item passes
+ * cf_suggest_check() for H, PORT and the prefix meant, whatever bytes PATH
+ * holds.  Returns BUF; an empty string when no allow_hosts item helps (a
+ * deny rule, a method, an address with no rule behind it, a path with no
+ * prefix to offer).  postern-proxy's learn summary (proxy/learn.h) writes
+ * these very items.
  */
 char *cf_suggest_pattern(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,
     uint16_t port, const char *path, size_t len, const struct cf_decision *d,
     char *buf, size_t size);
+
+/*
+ * Nonzero when ITEM (NUL-terminated), read as the config reader reads an
+ * allow_hosts value and run reads --allow (the first item of a list, then
+ * cf_rule_parse()), is exactly one allow rule: its whole text one item,
+ * only bytes a suggestion writes (cf_suggest_pattern()), no URL and no
+ * flag but "private" (PRIVATE_OK 1: it has it, 0: it has not, -1: either),
+ * one exact host or single address on one port (or none).  With H not
+ * NULL it must also be for H itself on PORT in MODE, with the path prefix
+ * PREFIX (PLEN bytes), or none when PREFIX is NULL.  What postern suggests
+ * or writes to allow a request passes this first.
+ */
+int cf_suggest_check(const char *item, enum cf_mode mode, const struct cf_host *h, uint16_t port,
+    const char *prefix, size_t plen, int private_ok);
 
 #endif

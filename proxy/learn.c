@@ -133,6 +133,28 @@ never_reachable(const char *addr)
 	return cf_range_sockaddr((const struct sockaddr *)&ss) != NULL;
 }
 
+/*
+ * Does PAT (an item without " private"), written as the line will be
+ * (PRIVATE_OK: with " private"), read back as one rule for H on PORT in
+ * MODE whose path prefix, if any, PATH (PLEN bytes) starts with?  The
+ * item's path starts at its first '/': no host it names holds one.
+ */
+static int
+item_reads_back(const char *pat, int private_ok, enum cf_mode mode, const struct cf_host *h,
+    uint16_t port, const char *path, size_t plen)
+{
+	char item[CF_HOST_TEXT_MAX + 600];
+	const char *prefix = strchr(pat, '/');
+	size_t n = prefix != NULL ? strlen(prefix) : 0;
+
+	if (prefix != NULL && (path == NULL || n > plen || memcmp(prefix, path, n) != 0))
+		return 0;
+	if ((size_t)snprintf(item, sizeof(item), "%s%s", pat, private_ok ? " private" : "") >=
+	    sizeof(item))
+		return 0;
+	return cf_suggest_check(item, mode, h, port, prefix, n, private_ok);
+}
+
 void
 px_learn_add(struct px_learn *l, const struct cf_session *s, const char *name, enum cf_mode mode,
     const struct cf_host *h, uint16_t port, const char *method, const char *path,
@@ -183,6 +205,13 @@ px_learn_add(struct px_learn *l, const struct cf_session *s, const char *name, e
 	/* An item no config line can hold is not kept (nor is its memory
 	 * spent): it is counted with the rest left out. */
 	if (strlen("allow_hosts = ") + strlen(pat) + strlen(priv) >= LINE_MAX_OUT) {
+		ls->others++;
+		return;
+	}
+	/* Read back as the line will be written: one rule, for this host
+	 * and port, its path (if any) a prefix of the request's; else it
+	 * is left out. */
+	if (!item_reads_back(pat, private_ok, mode, h, port, path, plen)) {
 		ls->others++;
 		return;
 	}

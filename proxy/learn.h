@@ -11,7 +11,10 @@
  * back allows what it says.  Plain HTTP learns the host (port 80), not a
  * path prefix: the rule an admin reads as "this host", with the first path
  * in its comment; a host whose rule already narrows it by path learns the
- * prefix cf_suggest() offers.
+ * prefix cf_suggest() offers.  Each item is parsed back as its line will
+ * be written (cf_suggest_check()); one that is not exactly one rule for
+ * the refused host and port, whose path prefix the request's path starts
+ * with, is left out and counted, whatever bytes the client sent.
  *
  * Bounded: a session keeps at most PX_LEARN_MAX items, each short enough
  * for one config line, at most PX_LEARN_SESSIONS sessions are learned

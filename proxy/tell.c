@@ -93,7 +93,10 @@ px_tell_human(const struct px_conn *c, int would, enum cf_reason reason, const c
 		if (p[k] == '\'' && k < sizeof(patbuf)) {
 			memcpy(patbuf, p, k);
 			patbuf[k] = '\0';
-			pat = patbuf;
+			/* Said as --allow '...' and in the summary: one rule
+			 * for one host, or not said at all. */
+			if (cf_suggest_check(patbuf, c->mode, NULL, 0, NULL, 0, -1))
+				pat = patbuf;
 		}
 	}
 	if (c->host.kind != 0)

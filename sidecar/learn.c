@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "conf/config.h"
+#include "conf/decide.h"
 #include "sidecar/learn.h"
 #include "sidecar/log.h"
 
@@ -70,37 +71,111 @@ slurp(int fd, size_t *lenp)
 	return buf;
 }
 
+/* Does the item of N bytes at P read back as one rule for one host? */
+static int
+item_ok(const char *p, size_t n)
+{
+	char item[1024];
+
+	if (n >= sizeof(item) || memchr(p, '\0', n) != NULL)
+		return 0;
+	memcpy(item, p, n);
+	item[n] = '\0';
+	return cf_suggest_check(item, CF_MODE_CONNECT, NULL, 0, NULL, 0, -1);
+}
+
+/*
+ * Is the line at P (LEN bytes, without its newline) one to pass on: a
+ * blank line, a section header, a comment whose every --allow '...'
+ * passes item_ok(), or "allow_hosts = ITEM" whose ITEM does?  The engine
+ * served CMD's requests; whatever it left is checked again here before it
+ * becomes a config or a flag a person copies.
+ */
+static int
+keep_line(const char *p, size_t len)
+{
+	static const char key[] = "allow_hosts = ", flag[] = "--allow '";
+	const char *end = p + len, *q;
+
+	if (len == 0)
+		return 1;
+	if (p[0] == '[')
+		return memchr(p, ']', len) == end - 1;
+	if (p[0] == '#') {
+		for (q = p; (q = memmem(q, (size_t)(end - q), flag, sizeof(flag) - 1)) != NULL; ) {
+			const char *close;
+			q += sizeof(flag) - 1;
+			close = memchr(q, '\'', (size_t)(end - q));
+			if (close == NULL || !item_ok(q, (size_t)(close - q)))
+				return 0;
+			q = close + 1;
+		}
+		return 1;
+	}
+	if (len <= sizeof(key) - 1 || strncmp(p, key, sizeof(key) - 1) != 0)
+		return 0;
+	return item_ok(p + sizeof(key) - 1, len - (sizeof(key) - 1));
+}
+
+/*
+ * Write to F the lines of BLOCK that keep_line() passes, less a line equal
+ * to SKIP (when not NULL); returns how many it left out.
+ */
+static unsigned
+put_block(FILE *f, const char *block, const char *skip)
+{
+	const char *p = block, *nl;
+	unsigned left = 0;
+
+	for (; *p != '\0'; p = nl != NULL ? nl + 1 : p + strlen(p)) {
+		size_t len;
+
+		nl = strchr(p, '\n');
+		len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		if (skip != NULL && strlen(skip) == len && strncmp(p, skip, len) == 0)
+			continue;
+		if (!keep_line(p, len)) {
+			left++;
+			continue;
+		}
+		fwrite(p, 1, len, f);
+		fputc('\n', f);
+	}
+	return left;
+}
+
 /*
  * Write to F the text for CONFIG: the engine's BLOCK as it is, or, for the
  * built-in default (CONFIG NULL), the default's text first and the block's
  * items inside its [defaults] (a section given twice is an error), so that
- * the file is a whole config.
+ * the file is a whole config.  A line that is no comment, section or item
+ * that reads back as one rule is left out, and said so.
  */
 static void
 compose(FILE *f, const char *block, const char *config)
 {
-	static const char hdr[] = "[defaults]\n";
-	const char *p = block, *nl;
+	unsigned left;
 
 	if (config != NULL) {
 		fprintf(f, "# for %s: add these items to the section below in it\n", config);
-		fputs(block, f);
-		return;
-	}
-	fputs("# the built-in config (postern-sidecar run without -c), and what run --learn learned\n", f);
-	fputs(cf_default_text(), f);
-	fputc('\n', f);
-	for (; *p != '\0'; p = nl != NULL ? nl + 1 : p + strlen(p)) {
-		nl = strchr(p, '\n');
+		left = put_block(f, block, NULL);
+	} else {
+		fputs("# the built-in config (postern-sidecar run without -c), and what run --learn learned\n", f);
+		fputs(cf_default_text(), f);
+		fputc('\n', f);
 		/* The built-in text ends in its [defaults]: the items go on
 		 * there. */
-		if (strncmp(p, hdr, sizeof(hdr) - 1) == 0)
-			continue;
-		fwrite(p, 1, nl != NULL ? (size_t)(nl - p + 1) : strlen(p), f);
+		left = put_block(f, block, "[defaults]");
+	}
+	if (left > 0) {
+		fprintf(f, "# %u line%s left out: not one rule for one host\n", left, left == 1 ? "" : "s");
+		sc_logx("--learn: %u learned line%s left out: not one rule for one host", left,
+		    left == 1 ? "" : "s");
 	}
 }
 
-/* Every "allow_hosts = ITEM" of TEXT as --allow flags, on one line. */
+/* Every "allow_hosts = ITEM" of TEXT that keep_line() passes as --allow
+ * flags, on one line. */
 static void
 flags(FILE *f, const char *text)
 {
@@ -109,12 +184,15 @@ flags(FILE *f, const char *text)
 	int n = 0;
 
 	for (; *p != '\0'; p = nl != NULL ? nl + 1 : p + strlen(p)) {
+		size_t len;
+
 		nl = strchr(p, '\n');
-		if (strncmp(p, key, sizeof(key) - 1) != 0)
+		len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		if (strncmp(p, key, sizeof(key) - 1) != 0 || !keep_line(p, len))
 			continue;
 		fputs(n++ == 0 ? "postern: or, as flags:" : "", f);
 		fputs(" --allow '", f);
-		for (q = p + sizeof(key) - 1; q < (nl != NULL ? nl : p + strlen(p)); q++) {
+		for (q = p + sizeof(key) - 1; q < p + len; q++) {
 			if (*q == '\'')
 				fputs("'\\''", f);
 			else

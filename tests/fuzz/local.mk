@@ -53,3 +53,11 @@ tests_fuzz_grantfile_replay_SOURCES = tests/fuzz/fuzz-grantfile.c tests/fuzz/rep
 tests_fuzz_grantfile_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/grantfile"'
 tests_fuzz_grantfile_replay_LDADD = $(CONF_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-grantfile.srcs
+
+# What a refusal offers (conf/decide.h) read back through the config reader.
+check_PROGRAMS += tests/fuzz/suggest-replay
+TESTS += tests/fuzz/suggest-replay
+tests_fuzz_suggest_replay_SOURCES = tests/fuzz/fuzz-suggest.c tests/fuzz/replay.c
+tests_fuzz_suggest_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/suggest"'
+tests_fuzz_suggest_replay_LDADD = $(CONF_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-suggest.srcs

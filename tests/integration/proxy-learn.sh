@@ -8,7 +8,11 @@
 # its refusals.  The items, added to the file, make the same requests
 # pass enforcing.  An unknown session is ctl exit 1 with a clear message,
 # 404 on the socket.  /metrics counts report mode's would-deny apart from
-# the decisions.
+# the decisions.  A path that holds what the config reader splits on (a
+# ',', a blank, '*') is learned, and hinted, as one rule for its own host:
+# fed back, the items allow no CONNECT to a host the client never asked
+# for, and not the metadata address.
+WORLD_DNS_EXTRA="foo.attacker.test=10.200.1.2"
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
@@ -32,6 +36,16 @@ curl_status $R http://api.example.test/simple/b >/dev/null
 curl_status $R https://allowed.test/ >/dev/null
 expect_eq 200 "$(curl_status $R http://other.test/elsewhere)" "report: another path of a listed host is reached"
 expect_eq 403 "$(curl_status $E http://other.test/x)" "enforce: it is refused in the default session"
+out=$(curl_px $E -g --path-as-is -i 'http://other.test/x,*.attacker.test:1-65535')
+diag "$out"
+expect_match "^HTTP/1.1 403 " "$out" "enforce: a path holding a list is refused"
+expect_match "allow_hosts = other\.test/x private\.?$" "$out" \
+	"its hint is one rule for other.test, the path cut before the ','"
+expect_no_match "allow_hosts = .*attacker" "$out" "the hint holds nothing of the rest"
+expect_eq 403 "$(curl_status $E -g --path-as-is 'http://other.test/y,169.254.169.254:80')" \
+	"enforce: and one naming an address"
+expect_eq 403 "$(curl_status $E -g --path-as-is 'http://other.test/z%20*.attacker.test:22')" \
+	"enforce: and one with an escaped blank"
 # A name that does not resolve: report mode let it through, its lookup
 # failed; the allowlist would have refused it, so it is learned all the same.
 expect_eq 502 "$(curl_status $R https://gone.test/)" "report: a name that does not resolve gets 502"
@@ -58,6 +72,9 @@ out=$(admin_curl -i "http://postern/learn?session=default")
 expect_match "^HTTP/1.1 200 " "$out" "GET /learn?session=default"
 expect_match "^\[defaults\]" "$out" "the default session's block is [defaults]"
 expect_match "^allow_hosts = other.test/x private" "$out" "the enforcing session learns from its refusals"
+expect_match "^allow_hosts = other.test/y private$" "$out" "a path naming an address: one rule for other.test"
+expect_no_match "^allow_hosts = .*(attacker|169\.254)" "$out" "no learned item names another host"
+expect_no_match "--allow '[^']*(attacker|169\.254)" "$out" "nor any --allow flag"
 
 out=$(ctl --admin "$ADMIN_SOCK" learn nosuch 2>&1)
 expect_eq 1 $? "ctl learn of an unknown session exits 1"
@@ -84,6 +101,8 @@ expect_eq 0 $? "metrics: still valid Prometheus text ($out)"
 # The items, added to the default session, make the same requests pass
 # enforcing.
 ctl --admin "$ADMIN_SOCK" learn rep | grep '^allow_hosts = ' >"$WORLD_DIR/items"
+admin_get "/learn?session=default" | grep '^allow_hosts = ' >>"$WORLD_DIR/items"
+diag "items: $(cat "$WORLD_DIR/items")"
 {
 	admin_proxy_section
 	echo "[defaults]"
@@ -97,3 +116,7 @@ proxy_start "$WORLD_DIR/learned.ini" || die "no proxy with the learned items"
 expect_eq 200 "$(curl_status $E http://api.example.test/simple/c)" "enforce: the learned host is reached"
 expect_eq 200 "$(curl_status $E https://allowed.test/)" "enforce: the learned CONNECT too"
 expect_eq 200 "$(curl_status $E http://other.test/elsewhere)" "enforce: and the learned path"
+expect_eq 403 "$(curl_status $E -p https://foo.attacker.test:22/)" \
+	"enforce: the learned items allow no CONNECT to a host never asked for"
+expect_eq 403 "$(curl_status $E http://169.254.169.254/)" "enforce: nor the metadata address"
+expect_eq 200 "$(curl_status $E http://other.test/x/a)" "enforce: the learned prefix /x is reached"

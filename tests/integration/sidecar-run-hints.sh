@@ -2,7 +2,10 @@
 # sidecar-run-hints: in `postern-sidecar run` the rules come from the
 # command line, so a refusal tells the person (on stderr) and the client
 # (in the 403 body) which --allow would permit it, never a [defaults]
-# line, and the suggestion keeps the "private" flag an address needs.
+# line, and the suggestion keeps the "private" flag an address needs.  A
+# path that holds what the reader splits on is hinted as one rule for its
+# own host: the hint passed back to run allows no other host.
+WORLD_DNS_EXTRA="foo.attacker.test=10.200.1.2"
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 sc_world_up
 [ -x "$top_builddir/postern-bridge" ] || skip "postern-bridge is not built"
@@ -36,3 +39,18 @@ expect_match "^ALL=socks5h://127\.0\.0\.1:[0-9]+$" "$out" "run's sandbox has ALL
 expect_match "^postern: refused SOCKS5 CONNECT deny\.test:443: host_not_allowed .*; to allow it: --allow 'deny\.test'$" \
 	"$(cat "$err")" "a SOCKS5 refusal names the --allow that would permit it"
 expect_match "curl: \(97\).*\(2\)" "$(cat "$err")" "and the client saw reply code 2"
+
+# A path holding a list: the hint on stderr and in the 403 body is one
+# rule for other.test, its path cut before the ','.
+out=$(in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --allow 'http://other.test/api/ private' -- \
+	curl -sS --max-time 10 -g --path-as-is 'http://other.test/x,*.attacker.test:1-65535' 2>"$err")
+diag "$(cat "$err")"
+hint=$(sed -n "s/^postern: refused GET other\.test:80 .*; to allow it: --allow '\(.*\)'\$/\1/p" "$err" | head -n 1)
+expect_eq "other.test/x private" "$hint" "a path holding a list: the hint is one rule for other.test"
+expect_match "pass --allow 'other\.test/x private'$" "$out" "the 403 body says the same"
+expect_no_match "--allow '[^']*attacker" "$(cat "$err")" "no --allow on stderr holds the rest"
+out=$(in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --allow 'http://other.test/api/ private' \
+	--allow "$hint" -- curl -sS --max-time 10 -o /dev/null -w '%{http_connect}\n' \
+	-p https://foo.attacker.test:22/ 2>"$err")
+diag "$(cat "$err")"
+expect_eq 403 "$out" "the hint passed back to run allows no CONNECT to foo.attacker.test:22"

@@ -13,7 +13,11 @@
 #   - --learn=FILE writes the block there (replacing a file, and saying
 #     so), postern-proxy --check accepts FILE, and run -c FILE of the same
 #     CMD, enforcing, passes where the run without it is refused;
-#   - CMD's exit status is kept.
+#   - CMD's exit status is kept;
+#   - a path that holds what the reader splits on (',', a blank, '*') is
+#     learned as one rule for its own host: FILE, fed back with -c, allows
+#     no CONNECT to a host CMD never asked for.
+WORLD_DNS_EXTRA="foo.attacker.test=10.200.1.2"
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 sc_world_up
 [ -x "$top_builddir/postern-bridge" ] || skip "postern-bridge is not built"
@@ -84,5 +88,23 @@ expect_match "^https other.test 200$" "$out" "other.test too"
 expect_eq 3 "$(printf '%s\n' "$out" | grep -c '^http api.example.test200$')" "every path of the plain HTTP host"
 expect_match "^priv 200$" "$out" "and the private host"
 expect_no_match "NOT ENFORCING|would refuse|refused" "$(cat "$WORLD_DIR/err3")" "enforcing, nothing refused"
+
+# A path rule's refusals of paths holding a list, a blank, an address.
+hostile='for p in "/x,*.attacker.test:1-65535" "/y,169.254.169.254:80" "/z%20*.attacker.test:22"; do
+		curl -sS --max-time 5 -g --path-as-is -o /dev/null -w "hostile %{http_code}\n" "http://other.test$p"
+	done'
+out=$(run --learn="$WORLD_DIR/hostile.ini" --allow 'http://other.test/api/ private' -- sh -c "$hostile" \
+	2>"$WORLD_DIR/err4")
+diag "FILE: $(cat "$WORLD_DIR/hostile.ini")"
+expect_match "^allow_hosts = other\.test/x private$" "$(cat "$WORLD_DIR/hostile.ini")" \
+	"a path holding a list: one rule for other.test, cut before the ','"
+expect_no_match "^allow_hosts = .*(attacker|169\.254)" "$(cat "$WORLD_DIR/hostile.ini")" \
+	"no learned item names another host"
+expect_no_match "--allow '[^']*(attacker|169\.254)" "$(cat "$WORLD_DIR/hostile.ini") $(cat "$WORLD_DIR/err4")" \
+	"nor any --allow flag"
+out=$(run -c "$WORLD_DIR/hostile.ini" --allow 'http://other.test/api/ private' -- \
+	curl -sS --max-time 5 -o /dev/null -w '%{http_connect}\n' -p https://foo.attacker.test:22/ 2>"$WORLD_DIR/err5")
+diag "enforce with FILE: $(cat "$WORLD_DIR/err5")"
+expect_eq 403 "$out" "FILE allows no CONNECT to foo.attacker.test:22"
 
 expect_match "only applies to run" "$("$SIDECAR" --learn 2>&1)" "--learn is run's only"

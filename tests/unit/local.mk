@@ -42,6 +42,16 @@ check_PROGRAMS += tests/unit/test-learn
 TESTS += tests/unit/test-learn
 tests_unit_test_learn_SOURCES = tests/unit/test-learn.c tests/unit/tap.h
 tests_unit_test_learn_LDADD = $(PROXY_LIBS)
+# What postern offers to allow a refused request reads back as one rule.
+check_PROGRAMS += tests/unit/test-suggest
+TESTS += tests/unit/test-suggest
+tests_unit_test_suggest_SOURCES = tests/unit/test-suggest.c tests/unit/tap.h
+tests_unit_test_suggest_LDADD = $(CONF_LIBS)
+# run --learn passes on only what reads back as one rule.
+check_PROGRAMS += tests/unit/test-sidecar-learn
+TESTS += tests/unit/test-sidecar-learn
+tests_unit_test_sidecar_learn_SOURCES = tests/unit/test-sidecar-learn.c tests/unit/tap.h sidecar/learn.c
+tests_unit_test_sidecar_learn_LDADD = $(CONF_LIBS)
 check_PROGRAMS += tests/unit/test-etchosts
 TESTS += tests/unit/test-etchosts
 tests_unit_test_etchosts_SOURCES = tests/unit/test-etchosts.c tests/unit/tap.h

@@ -184,6 +184,68 @@ main(void)
 	cf_config_free(c2);
 	free(out);
 
+	/* A path the client chose: whatever it holds, each learned item
+	 * reads back as one rule for the refused host, its path a prefix of
+	 * the request's; none allows a host the client never asked for. */
+	{
+		static const char *const hostile[] = {
+			"/x,*.attacker.test:1-65535", "/y,169.254.169.254:80", "/z *.attacker.test:22",
+			"/q#,*.attacker.test:22", "/w',*.attacker.test:22", "/v\",*.attacker.test:22",
+			"/*.attacker.test", "/u\t*.attacker.test:22", "/t\xc3\xa9,*.attacker.test:22",
+			"/s%41,*.attacker.test:22",
+		};
+		struct cf_host evil = host("foo.attacker.test"), meta = host("169.254.169.254");
+		const struct cf_session *ds;
+		int wide = 0, foreign = 0;
+
+		h = host("paths.test");
+		for (i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++)
+			px_learn_add(l, s, "hostile", CF_MODE_HTTP, &h, 80, "GET", hostile[i],
+			    CF_R_PATH_NOT_ALLOWED, s->allow[0], NULL);
+		out = px_learn_render(l, "hostile", 0);
+		for (i = 0; out != NULL && out[i]; i += strcspn(out + i, "\n") + (out[i + strcspn(out + i, "\n")] != 0))
+			tap_diag("%.*s", (int)strcspn(out + i, "\n"), out + i);
+		c2 = out != NULL ? reparse(out, &diag) : NULL;
+		ds = c2 != NULL ? cf_config_find_session(c2, "hostile") : NULL;
+		tap_ok(ds != NULL, "the hostile paths' block parses (%s)", diag.nerrors ? diag.errors[0] : "ok");
+		for (i = 0; ds != NULL && i < ds->nallow; i++) {
+			const struct cf_rule *ar = ds->allow[i];
+			if ((cf_rule_match_host(ar, &evil) && cf_rule_match_port(ar, CF_MODE_CONNECT, 22)) ||
+			    cf_rule_match_host(ar, &meta))
+				wide++;
+			if (!cf_rule_match_host(ar, &h) || !cf_rule_match_port(ar, CF_MODE_HTTP, 80) ||
+			    ar->path == NULL)
+				foreign++;
+		}
+		tap_ok(ds != NULL && wide == 0, "no learned rule allows a host the client never asked for");
+		tap_ok(ds != NULL && foreign == 0, "every learned rule is paths.test on 80 with a prefix");
+		tap_ok(ds != NULL && ds->nallow == (size_t)count(out, "\nallow_hosts = "),
+		    "each learned line is one rule");
+		tap_ok(out != NULL && strstr(out, "\nallow_hosts = paths.test/x private\n") != NULL &&
+		    strstr(out, "\nallow_hosts = paths.test/ private\n") != NULL,
+		    "a path is cut before the first byte the reader would split on");
+		{
+			/* Every line holding the client's text is a comment
+			 * about its first request. */
+			const char *p = out, *nl;
+			int leaked = 0;
+
+			while (p != NULL && *p) {
+				nl = strchr(p, '\n');
+				if (memmem(p, nl ? (size_t)(nl - p) : strlen(p), "attacker", 8) != NULL &&
+				    strncmp(p, "# 1 request, first GET /", 24) != 0)
+					leaked++;
+				p = nl ? nl + 1 : NULL;
+			}
+			tap_ok(out != NULL && leaked == 0 &&
+			    count(out, "--allow '") == count(out, "\nallow_hosts = "),
+			    "the flags hold the same items; the client's bytes are in comments only");
+		}
+		cf_diag_free(&diag);
+		cf_config_free(c2);
+		free(out);
+	}
+
 	px_learn_free(l);
 	px_learn_free(NULL);
 	cf_config_free(c);
