@@ -149,7 +149,8 @@ else
 fi
 
 # Streaming: a long answer passes whole, and a WebSocket upgrade inside the
-# terminated tunnel becomes a relay (the world echoes after its 101).
+# terminated tunnel becomes a relay (the world echoes after its 101: the
+# frame goes unmasked, so that its echo reads as a server's frame).
 n=3000000
 expect_eq "$(pattern_sha256 $n)" "$(tc https://allowed.test/bytes/$n | sha256sum | cut -d' ' -f1)" \
 	"3 MB through the terminated tunnel arrive intact"
@@ -171,13 +172,13 @@ while b"\r\n\r\n" not in buf:
     buf += t.recv(4096)
 head, rest = buf.split(b"\r\n\r\n", 1)
 print(head.split(b"\r\n")[0].decode())
-t.sendall(b"ws-bytes-through\n")
+t.sendall(b"\x81\x11ws-bytes-through\n")
 while b"ws-bytes-through\n" not in rest:
     d = t.recv(4096)
     if not d:
         break
     rest += d
-print(rest.decode(errors="replace"))
+print(rest[2:].decode(errors="replace"))
 ' 2>&1)
 expect_match "^HTTP/1.1 101 " "$out" "a WebSocket upgrade inside the terminated tunnel: 101"
 expect_match "^ws-bytes-through$" "$out" "and bytes are relayed both ways after it"
