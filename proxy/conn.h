@@ -303,6 +303,7 @@ struct px_term {
 	struct px_scrub *scrub;
 	unsigned long scrub_gen;
 	struct evbuffer *plain;     /* a chunked body, decoded, not yet passed on */
+	struct px_scrub_state body;
 	struct px_scrub_ws ws;
 	size_t reflected;
 	const char *reflected_name; /* the scrub's */

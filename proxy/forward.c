@@ -308,16 +308,16 @@ static long
 fwd_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in, size_t n, int final)
 {
 	const char *name = NULL;
-	size_t hold = 0, m;
+	size_t go, m;
 	unsigned char *p;
 
 	if (n == 0)
 		return 0;
 	if ((p = evbuffer_pullup(in, (ev_ssize_t)n)) == NULL)
 		return -1;
-	m = px_scrub_mask(s, p, n, final ? NULL : &hold, &name);
+	go = px_scrub_stream(s, &c->tm->body, p, n, final, &m, &name);
 	px_term_reflected(c, m, name, "body");
-	return (long)(n - hold);
+	return (long)go;
 }
 
 /*
@@ -441,7 +441,9 @@ fwd_response(struct px_conn *c)
 				 * too), overwritten where the parse points. */
 				const char *name = NULL;
 				char coding[40], d[200];
-				size_t m = px_scrub_mask(scrub, data, head_len, NULL, &name);
+				size_t m = px_scrub_mask(scrub, data, head_len, &name);
+
+				memset(&c->tm->body, 0, sizeof(c->tm->body));
 
 				px_term_reflected(c, m, name, "header");
 				if (fwd_coded(&resp, coding, sizeof(coding)) != NULL) {
@@ -513,7 +515,7 @@ fwd_response(struct px_conn *c)
 					/* Scanned here only when whole. */
 					if (scrub != NULL && (uint64_t)body == (uint64_t)c->resp.left && body > 0) {
 						const char *name = NULL;
-						size_t m = px_scrub_mask(scrub, data + head_len, body, NULL, &name);
+						size_t m = px_scrub_mask(scrub, data + head_len, body, &name);
 
 						px_term_reflected(c, m, name, "body");
 					} else if (scrub != NULL) {

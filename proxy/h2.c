@@ -60,6 +60,7 @@ struct h2_stream {
 	char **edits;
 	size_t nedits;
 	size_t dn_safe;			/* bytes at dn's front scanned and free to go */
+	struct px_scrub_state dn_scan;
 	size_t reflected;		/* occurrences overwritten (scrub.h) */
 	const char *reflected_name, *reflected_where;
 };
@@ -236,6 +237,7 @@ drop_dn(struct h2_stream *s)
 	size_t n = evbuffer_get_length(s->dn);
 
 	s->dn_safe = 0;
+	memset(&s->dn_scan, 0, sizeof(s->dn_scan));
 	if (n == 0)
 		return;
 	evbuffer_drain(s->dn, n);
@@ -412,7 +414,7 @@ reflected(struct h2_stream *s, size_t n, const char *name, const char *where)
 static int
 scrub_dn(struct h2_stream *s)
 {
-	size_t len = evbuffer_get_length(s->dn), hold = 0, m;
+	size_t len = evbuffer_get_length(s->dn), m = 0;
 	const char *name = NULL;
 	unsigned char *p;
 
@@ -420,10 +422,9 @@ scrub_dn(struct h2_stream *s)
 		return 0;
 	if ((p = evbuffer_pullup(s->dn, (ev_ssize_t)len)) == NULL)
 		return -1;
-	m = px_scrub_mask(s->h->scrub, p + s->dn_safe, len - s->dn_safe,
-	    s->dn_eof ? NULL : &hold, &name);
+	s->dn_safe += px_scrub_stream(s->h->scrub, &s->dn_scan, p + s->dn_safe, len - s->dn_safe,
+	    s->dn_eof, &m, &name);
 	reflected(s, m, name, "body");
-	s->dn_safe = len - hold;
 	return 0;
 }
 
@@ -437,8 +438,8 @@ scrub_fields(struct h2_stream *s, struct hlist *l)
 	if (s->h->scrub == NULL)
 		return;
 	for (i = 0; i < l->n; i++) {
-		m += px_scrub_mask(s->h->scrub, l->nv[i].name, l->nv[i].namelen, NULL, &name);
-		m += px_scrub_mask(s->h->scrub, l->nv[i].value, l->nv[i].valuelen, NULL, &name);
+		m += px_scrub_mask(s->h->scrub, l->nv[i].name, l->nv[i].namelen, &name);
+		m += px_scrub_mask(s->h->scrub, l->nv[i].value, l->nv[i].valuelen, &name);
 	}
 	reflected(s, m, name, "header");
 }

@@ -88,17 +88,21 @@ partial(const struct needle *n, const unsigned char *buf, size_t len)
 	return 0;
 }
 
-/* Overwrite every whole occurrence of N in BUF[0..LEN); returns how many. */
+/*
+ * Overwrite every occurrence of N in BUF[0..LEN) that begins before CUT,
+ * as far as CUT; returns how many.  *END (when not NULL) grows to the end
+ * of the last one, which may lie past CUT.
+ */
 static size_t
-mask_one(const struct needle *n, unsigned char *buf, size_t len)
+mask_one(const struct needle *n, unsigned char *buf, size_t len, size_t cut, size_t *end)
 {
-	unsigned char *p = buf, *end = buf + len, *from = NULL, *to = NULL;
+	unsigned char *p = buf, *stop = buf + len, *from = NULL, *to = NULL;
 	size_t found = 0;
 
 	/* Every occurrence is found before any is overwritten, so that
 	 * overlapping ones are overwritten whole. */
-	while (n->len <= (size_t)(end - p) &&
-	    (p = memmem(p, (size_t)(end - p), n->str, n->len)) != NULL) {
+	while (n->len <= (size_t)(stop - p) &&
+	    (p = memmem(p, (size_t)(stop - p), n->str, n->len)) != NULL && (size_t)(p - buf) < cut) {
 		if (from != NULL && p > to) {
 			memset(from, '*', (size_t)(to - from));
 			from = NULL;
@@ -109,54 +113,61 @@ mask_one(const struct needle *n, unsigned char *buf, size_t len)
 		found++;
 		p++;
 	}
-	if (from != NULL)
+	if (from != NULL) {
+		if (end != NULL && (size_t)(to - buf) > *end)
+			*end = (size_t)(to - buf);
+		if (to > buf + cut)
+			to = buf + cut;
 		memset(from, '*', (size_t)(to - from));
+	}
 	return found;
 }
 
-/* The start of the first occurrence of N that begins before CUT and ends
- * after it, or CUT. */
+/* Every string's occurrences that begin before CUT; *NAME the first's. */
 static size_t
-crossing(const struct needle *n, const unsigned char *buf, size_t len, size_t cut)
+mask_all(const struct px_scrub *s, unsigned char *buf, size_t len, size_t cut, size_t *end,
+    const char **name)
 {
-	size_t from = cut >= n->len ? cut - n->len + 1 : 0;
-	const unsigned char *p;
+	size_t i, found = 0;
 
-	if (cut == 0 || n->len > len - from)
-		return cut;
-	p = memmem(buf + from, len - from, n->str, n->len);
-	return p != NULL && (size_t)(p - buf) < cut ? (size_t)(p - buf) : cut;
-}
-
-size_t
-px_scrub_mask(const struct px_scrub *s, unsigned char *buf, size_t len,
-    size_t *hold, const char **name)
-{
-	size_t i, k, found = 0, cut = len, was;
-
-	if (s == NULL)
-		return 0;
-	if (hold != NULL) {
-		/* Held: the end that may begin an occurrence, and any
-		 * occurrence the cut would split (another may overlap it). */
-		for (i = 0; i < s->count; i++)
-			if ((k = partial(&s->n[i], buf, len)) > len - cut)
-				cut = len - k;
-		do {
-			was = cut;
-			for (i = 0; i < s->count; i++)
-				cut = crossing(&s->n[i], buf, len, cut);
-		} while (cut != was);
-		*hold = len - cut;
-	}
-	for (i = 0; i < s->count; i++) {
-		size_t n = mask_one(&s->n[i], buf, cut);
+	for (i = 0; s != NULL && i < s->count; i++) {
+		size_t n = mask_one(&s->n[i], buf, len, cut, end);
 
 		if (n > 0 && found == 0 && name != NULL)
 			*name = s->n[i].name;
 		found += n;
 	}
 	return found;
+}
+
+size_t
+px_scrub_mask(const struct px_scrub *s, unsigned char *buf, size_t len, const char **name)
+{
+	return mask_all(s, buf, len, len, NULL, name);
+}
+
+size_t
+px_scrub_stream(const struct px_scrub *s, struct px_scrub_state *st, unsigned char *buf,
+    size_t len, int final, size_t *masked, const char **name)
+{
+	size_t i, k, cut = len, end, left = 0;
+
+	if (!final) {
+		/* The end that may begin an occurrence waits. */
+		for (i = 0; s != NULL && i < s->count; i++)
+			if ((k = partial(&s->n[i], buf, len)) > len - cut)
+				cut = len - k;
+	}
+	end = cut;
+	*masked = mask_all(s, buf, len, cut, &end, name);
+	/* What an earlier piece's occurrence still covers. */
+	memset(buf, '*', st->carry < cut ? st->carry : cut);
+	if (st->carry > cut && st->carry - cut > left)
+		left = st->carry - cut;
+	if (end - cut > left)
+		left = end - cut;
+	st->carry = final ? 0 : left;
+	return cut;
 }
 
 /* ---- WebSocket frames --------------------------------------------------- */
@@ -260,12 +271,12 @@ ws_once(const struct px_scrub *s, struct px_scrub_ws *ws, unsigned char *buf,
 		stop = len;
 	for (i = 0; i < (size_t)nseg; i++)
 		if (seg[i].ctl)
-			*masked += px_scrub_mask(s, buf + seg[i].at, seg[i].len, NULL, name);
+			*masked += px_scrub_mask(s, buf + seg[i].at, seg[i].len, name);
 		else
 			total += seg[i].len;
 	/* The messages' payload as one piece, scanned, and written back. */
 	if (total > 0) {
-		size_t m;
+		size_t m = 0;
 
 		if ((flat = malloc(total)) == NULL)
 			return -1;
@@ -274,9 +285,8 @@ ws_once(const struct px_scrub *s, struct px_scrub_ws *ws, unsigned char *buf,
 				memcpy(flat + pos, buf + seg[i].at, seg[i].len);
 				pos += seg[i].len;
 			}
-		m = px_scrub_mask(s, flat, total, final ? NULL : &hold, name);
-		if (m > 0)
-			for (pos = 0, i = 0; i < (size_t)nseg; i++)
+		hold = total - px_scrub_stream(s, &ws->st, flat, total, final, &m, name);
+		for (pos = 0, i = 0; i < (size_t)nseg; i++)
 				if (!seg[i].ctl) {
 					memcpy(buf + seg[i].at, flat + pos, seg[i].len);
 					pos += seg[i].len;

@@ -39,17 +39,31 @@ int px_scrub_add(struct px_scrub *s, const char *name, const void *str, size_t l
 size_t px_scrub_count(const struct px_scrub *s);
 
 /*
- * Overwrite with '*' every whole occurrence of S's strings in BUF[0..LEN).
- * Returns how many were overwritten; *NAME (when not NULL) is set to the
- * secret of the first one, and left alone when there was none.  When HOLD
- * is not NULL, the end of BUF that could begin an occurrence (or belongs
- * to one that overlaps such an end) is left as it is, and *HOLD says how
- * long it is: the caller keeps those bytes and scans them again in front
- * of the next piece of the same stream.  Pass NULL at the end of a stream,
- * or for a piece that is whole (a header).
+ * Overwrite with '*' every whole occurrence of S's strings in BUF[0..LEN),
+ * a piece that is whole (a header).  Returns how many were overwritten;
+ * *NAME (when not NULL) is set to the secret of the first one, and left
+ * alone when there was none.
  */
 size_t px_scrub_mask(const struct px_scrub *s, unsigned char *buf, size_t len,
-    size_t *hold, const char **name);
+    const char **name);
+
+/* Where a stream's scan stands between two pieces.  Zero it at the
+ * stream's start; treat as opaque. */
+struct px_scrub_state {
+	size_t carry;	/* bytes of the next piece an occurrence still covers */
+};
+
+/*
+ * Scan BUF[0..LEN), the next piece of a stream, as px_scrub_mask() does,
+ * across pieces: returns how many bytes at BUF may go now; the rest (at
+ * most the longest string less one byte, none when FINAL, the stream's
+ * end) could begin an occurrence, and the caller keeps it, unchanged, in
+ * front of the next piece.  An occurrence that begins in what goes is
+ * overwritten whole, in the next piece too.  *MASKED and *NAME as
+ * px_scrub_mask() returns and sets them.
+ */
+size_t px_scrub_stream(const struct px_scrub *s, struct px_scrub_state *st, unsigned char *buf,
+    size_t len, int final, size_t *masked, const char **name);
 
 /*
  * The server-to-client half of a WebSocket connection (RFC 6455 §5), for a
@@ -59,6 +73,7 @@ size_t px_scrub_mask(const struct px_scrub *s, unsigned char *buf, size_t len,
  */
 struct px_scrub_ws {
 	uint64_t left;
+	struct px_scrub_state st;
 };
 
 /*

@@ -38,6 +38,14 @@ tests_fuzz_etchosts_replay_SOURCES = tests/fuzz/fuzz-etchosts.c tests/fuzz/repla
 tests_fuzz_etchosts_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/etchosts"'
 tests_fuzz_etchosts_replay_LDADD = $(CONF_LIBS)
 
+# The reflection scan (proxy/scrub.h): streams in pieces, WebSocket frames.
+check_PROGRAMS += tests/fuzz/scrub-replay
+TESTS += tests/fuzz/scrub-replay
+tests_fuzz_scrub_replay_SOURCES = tests/fuzz/fuzz-scrub.c tests/fuzz/replay.c
+tests_fuzz_scrub_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/scrub"'
+tests_fuzz_scrub_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-scrub.srcs
+
 # The SOCKS5 parser (proxy/socks.h): greeting and request.
 check_PROGRAMS += tests/fuzz/socks-replay
 TESTS += tests/fuzz/socks-replay

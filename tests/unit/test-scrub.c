@@ -105,12 +105,12 @@ test_whole(struct px_scrub *s)
 	memset(want, '*', sizeof(want));
 	memcpy(want, "x ", 2);
 	memcpy(want + sizeof(want) - 3, " y", 3);
-	n = px_scrub_mask(s, (unsigned char *)b1, strlen(b1), NULL, &name);
+	n = px_scrub_mask(s, (unsigned char *)b1, strlen(b1), &name);
 	tap_ok(n == 1 && strcmp(b1, want) == 0 &&
 	    name != NULL && strcmp(name, "SECRET") == 0, "a value is overwritten byte for byte, named");
-	n = px_scrub_mask(s, (unsigned char *)b2, strlen(b2), NULL, NULL);
+	n = px_scrub_mask(s, (unsigned char *)b2, strlen(b2), NULL);
 	tap_ok(n == 2 && strcmp(b2, "***********") == 0, "overlapping occurrences are overwritten whole");
-	n = px_scrub_mask(s, (unsigned char *)b3, strlen(b3), NULL, NULL);
+	n = px_scrub_mask(s, (unsigned char *)b3, strlen(b3), NULL);
 	tap_ok(n == 0 && strcmp(b3, "nothing here") == 0, "text without one is left alone");
 	px_scrub_add(t, "S", "short", 5);
 	px_scrub_add(t, "S", "longer-one", 10);
@@ -124,11 +124,12 @@ test_hold(struct px_scrub *s)
 {
 	unsigned char b[] = "data sk-ant-api";
 	unsigned char c[] = "data sk-ant-apX";
-	size_t hold = 99;
+	struct px_scrub_state st = { 0 };
+	size_t hold, m;
 
-	px_scrub_mask(s, b, sizeof(b) - 1, &hold, NULL);
+	hold = sizeof(b) - 1 - px_scrub_stream(s, &st, b, sizeof(b) - 1, 0, &m, NULL);
 	tap_ok(hold == 10, "the start of a value at the end is held (%zu)", hold);
-	px_scrub_mask(s, c, sizeof(c) - 1, &hold, NULL);
+	hold = sizeof(c) - 1 - px_scrub_stream(s, &st, c, sizeof(c) - 1, 0, &m, NULL);
 	tap_ok(hold == 0, "what cannot start one is not held (%zu)", hold);
 }
 
@@ -144,13 +145,14 @@ test_stream(struct px_scrub *s)
 			longest = strlen(needles[i]);
 	for (round = 0; round < 2000; round++) {
 		size_t len = 1 + rnd(3000), at = 0, held = 0, outlen = 0;
+		struct px_scrub_state st = { 0 };
 		unsigned char *in = malloc(len), *model = malloc(len), *win = malloc(len), *out = malloc(len);
 
 		make_stream(in, len);
 		memcpy(model, in, len);
-		px_scrub_mask(s, model, len, NULL, NULL);
+		px_scrub_mask(s, model, len, NULL);
 		while (at < len) {
-			size_t piece = 1 + rnd(rnd(2) ? 40 : 700), hold = 0, wl;
+			size_t piece = 1 + rnd(rnd(2) ? 40 : 700), hold, wl, m;
 			int last;
 
 			if (piece > len - at)
@@ -159,7 +161,7 @@ test_stream(struct px_scrub *s)
 			at += piece;
 			wl = held + piece;
 			last = at == len;
-			px_scrub_mask(s, win, wl, last ? NULL : &hold, NULL);
+			hold = wl - px_scrub_stream(s, &st, win, wl, last, &m, NULL);
 			if (hold >= longest)
 				bounded = 0;
 			memcpy(out + outlen, win, wl - hold);
@@ -247,7 +249,7 @@ test_ws(struct px_scrub *s)
 
 		make_stream(pay, len);
 		memcpy(model, pay, len);
-		px_scrub_mask(s, model, len, NULL, NULL);
+		px_scrub_mask(s, model, len, NULL);
 		flen = frame(pay, len, framed, map, pingat, &npings);
 		expect = malloc(flen);
 		memcpy(expect, framed, flen);
