@@ -517,6 +517,10 @@ struct px_reqline {
 	 * (the line is also its decision line); NULL for a refused one,
 	 * whose decision line was written when it was refused. */
 	const char *decision, *rule, *rule_at;
+	/* The snapshot that decided it (config NULL: C's own), when C may
+	 * have moved on since (another HTTP/2 stream's decision). */
+	unsigned long generation;
+	const char *config;
 };
 /* A response of C's terminated tunnel carried back COUNT occurrences of
  * secret NAME in WHERE ("header", "body", "websocket"), overwritten before

@@ -57,6 +57,8 @@ struct h2_stream {
 	uint64_t bytes_up, bytes_down;
 	char *method, *authority, *path, *reason, *edit_set, *note, *note_at;
 	const char *would;		/* the verdict's, not copied (h2.h) */
+	unsigned long generation;	/* the verdict's */
+	char config[16];		/* the verdict's, copied ("": none) */
 	char **edits;
 	size_t nedits;
 	size_t dn_safe;			/* bytes at dn's front scanned and free to go */
@@ -274,6 +276,8 @@ stream_report_free(struct h2_stream *s)
 		info.note = s->note;
 		info.note_at = s->note_at;
 		info.would = s->would;
+		info.generation = s->generation;
+		info.config = s->config[0] ? s->config : NULL;
 		info.reflected = s->reflected;
 		info.reflected_name = s->reflected_name;
 		info.reflected_where = s->reflected_where;
@@ -654,6 +658,9 @@ handle_request(struct px_h2 *h, struct h2_stream *s, int end_stream)
 	v.status = 500;
 	v.reason = "no_verdict";
 	h->cbs.decide(h->arg, &req, &v);
+	s->generation = v.generation;
+	if (v.config != NULL)
+		snprintf(s->config, sizeof(s->config), "%s", v.config);
 
 	if (v.action != PX_H2_FORWARD) {
 		refuse(s, v.status, v.reason);

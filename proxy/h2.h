@@ -93,6 +93,11 @@ struct px_h2_verdict {
 	/* FORWARD: a string that lives as long as the program (a reason
 	 * code), kept for the done callback; NULL: none. */
 	const char *would;
+	/* The snapshot that decided the stream, kept for the done callback
+	 * (config copied, at most 15 bytes; NULL: none): a later stream's
+	 * decision may have moved the connection to another. */
+	unsigned long generation;
+	const char *config;
 };
 
 /* What the done callback is told when a stream ends.  Strings are valid
@@ -120,6 +125,8 @@ struct px_h2_stream_info {
 	size_t nedits;
 	const char *note, *note_at;	/* the verdict's (NULL: none) */
 	const char *would;		/* the verdict's (NULL: none) */
+	unsigned long generation;	/* the verdict's */
+	const char *config;		/* the verdict's (NULL: none) */
 	/* Occurrences of a value the response carried, overwritten before
 	 * the client (px_h2_set_scrub()): how many, the first one's secret
 	 * and where ("header", "body"). */

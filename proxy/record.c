@@ -250,8 +250,13 @@ px_record_request_line(struct px_conn *c, const struct px_reqline *l)
 	}
 	px_json_num(&j, "bytes_up", (int64_t)l->bytes_up);
 	px_json_num(&j, "bytes_down", (int64_t)l->bytes_down);
-	px_json_num(&j, "generation", (int64_t)c->generation);
-	px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : px_server_config(srv)));
+	if (l->config != NULL) {
+		px_json_num(&j, "generation", (int64_t)l->generation);
+		px_json_str(&j, "config", l->config);
+	} else {
+		px_json_num(&j, "generation", (int64_t)c->generation);
+		px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : px_server_config(srv)));
+	}
 	/* Written after the answer: nothing waits on it. */
 	px_json_emit_later(&j, px_server_audit(srv), px_server_base(srv));
 }

@@ -437,6 +437,8 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		c->cfg = px_server_config_ref(c->srv);
 	}
 	c->generation = px_server_generation(c->srv);
+	v->generation = c->generation;
+	v->config = cf_config_hash(c->cfg);
 	c->sess = cf_config_find_session(c->cfg, c->session);
 	/* The close line's count, refused streams included, as accept.c
 	 * counts every HTTP/1.1 request. */
@@ -547,6 +549,7 @@ t2_done(void *arg, const struct px_h2_stream_info *info)
 		.rule = info->note != NULL && info->note[0] ? info->note : NULL,
 		.rule_at = info->note_at,
 		.would = info->note != NULL ? info->would : NULL,
+		.generation = info->generation, .config = info->config,
 	};
 
 	t2_current(c, info->method, info->path);

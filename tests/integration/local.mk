@@ -79,3 +79,5 @@ TESTS += tests/integration/proxy-limits-reload-workers.sh
 EXTRA_DIST += tests/integration/proxy-limits-reload-workers.sh
 TESTS += tests/integration/proxy-burst-workers.sh
 EXTRA_DIST += tests/integration/proxy-burst-workers.sh
+TESTS += tests/integration/reload-race-term.sh
+EXTRA_DIST += tests/integration/reload-race-term.sh tests/integration/lib-tls/race.py
