@@ -24,9 +24,9 @@
 #
 # The TLS rows count only the requests: the client (instr-client.py tls)
 # makes its connection, handshakes and sends 50 requests before the
-# counters are zeroed.  The upstream's answer echoes the x-api-key it
-# received and the client checks it on every request, so the terminated
-# row counts only requests that arrived with the credential.
+# counters are zeroed.  The upstream's answer is the SHA-256 of the
+# x-api-key it received and the client checks it on every request, so the
+# terminated row counts only requests that arrived with the credential.
 #
 # Each target runs under callgrind in this script's private network
 # namespace (unshare -n, loopback only); after a warm-up of 50 operations
@@ -106,6 +106,7 @@ read -r TLS <"$T/tport"
 KEY="instr-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 INSTR_API_KEY=$KEY
 export INSTR_API_KEY
+KEYSUM=$(printf %s "$KEY" | openssl dgst -sha256 -r | cut -d' ' -f1)
 
 # sync_run D KIND PORT TARGET N CA [KEY]: a TLS client that handshakes and
 # warms up, then the counters of callgrind (pid $pid) zeroed, the N
@@ -115,7 +116,7 @@ sync_run() {
 	d=$1 kind=$2 port=$3 target=$4 n=$5 ca=$6 key=${7:-}
 	rm -f "$d/go" "$d/ready"
 	mkfifo "$d/go"
-	INSTR_SYNC=1 INSTR_CA=$ca INSTR_KEY=$key INSTR_EXPECT=$KEY \
+	INSTR_SYNC=1 INSTR_CA=$ca INSTR_KEY=$key INSTR_EXPECT=$KEYSUM \
 		python3 "$CLIENT" "$kind" "$port" "$target" "$n" <"$d/go" >"$d/ready" &
 	cpid=$!
 	exec 3>"$d/go"
@@ -164,6 +165,12 @@ inject_when = always
 bench.test = 127.0.0.1
 tun.test = 127.0.0.1
 EOT
+	# A build from before inject_when refuses it, and injects on every
+	# request anyway.
+	if ! "$bin" --check -c "$d/p.ini" >/dev/null 2>"$d/check" &&
+	    grep -q inject_when "$d/check"; then
+		sed -i '/^inject_when/d' "$d/p.ini"
+	fi
 	mkdir -p -m 700 "$d/state"
 	chmod 755 "$d"
 	chmod 644 "$d/p.ini"

@@ -3,7 +3,8 @@
 # proxy that injects a credential (issue 15's "Speed"), side by side in one
 # run with the same client (tests/bench/tls-load) against the same TLS
 # upstream (tls-load serve, a test CA's certificate for bench.test, pinned
-# to 127.0.0.1); BENCH_ROUNDS rounds (3), medians.  Four columns:
+# to 127.0.0.1); BENCH_ROUNDS rounds (3), medians.  Four columns (five with
+# BENCH_BEFORE):
 #
 #   direct      the client straight to the upstream (the baseline)
 #   tunnel      CONNECT through postern-proxy, TLS end to end: the host has
@@ -14,6 +15,12 @@
 #               trusted by the client), verifies the upstream against the
 #               test CA (upstream_ca_file) and puts the header on every
 #               request
+#   before      only with BENCH_BEFORE=/path/to/postern-proxy: that
+#               binary (an older build) as a second terminated postern,
+#               the same config on its own port, state_dir and log (less
+#               the inject_when line when it refuses that key: a build
+#               without it injects on every request anyway), in the same
+#               rounds; term and before take turns going first
 #   squid       squid (Debian's squid-openssl) with ssl_bump (peek at step
 #               1, then bump) and request_header_add x-api-key, its bump
 #               CA trusted by the client, the test CA by squid
@@ -27,9 +34,11 @@
 #
 # In direct and tunnel the client sends the key itself; in terminated and
 # squid it sends none and the proxy adds it.  Every answer of the upstream
-# echoes the x-api-key it received and the client checks it on every
-# request (TLS_LOAD_EXPECT), so a column counts only requests that arrived
-# with the credential.
+# is the SHA-256 of the x-api-key it received and the client checks it on
+# every request (TLS_LOAD_EXPECT), so a column counts only requests that
+# arrived with the credential.  A digest, not the key: a postern that
+# overwrites a secret's value in what its host sends back (the reflection
+# scan) would otherwise change the answer.
 #
 #   bulk up/down   one connection, POST /sink or GET /bytes/N of
 #                  BENCH_BYTES (512 MiB) inside TLS, MB/s
@@ -61,9 +70,13 @@
 #
 # BENCH_POSTERN=/path/to/postern-proxy: the binary under test, for both
 # postern columns (default: the one built here), e.g. a build of a branch
-# in a clone of its own.  BENCH_CONNS, BENCH_BYTES, BENCH_SECONDS and
-# BENCH_ROUNDS as above.  bench-term.sh --can-run says whether the tools
-# are there (exit 0) or which is missing (exit 1), for "make bench".
+# in a clone of its own.  BENCH_BEFORE=/path/to/postern-proxy: add the
+# before column, and a ÷before column of terminated over it (the cost of
+# what changed between the two builds, measured side by side).
+# TLS_LOAD_FILL=C: the bulk-down body is the byte C repeated ('d').
+# BENCH_CONNS, BENCH_BYTES, BENCH_SECONDS and BENCH_ROUNDS as above.
+# bench-term.sh --can-run says whether the tools are there (exit 0) or
+# which is missing (exit 1), for "make bench".
 #
 # Everything runs in a private network namespace (unshare -n) with only
 # loopback in it, so no byte can leave the machine and nothing collides
@@ -110,7 +123,8 @@ BULK_MAX=15		# seconds a bulk stream may take before it is cut
 HZ=$(getconf CLK_TCK)
 HOST=bench.test
 
-for x in "$LOAD" "$POSTERN"; do
+BEFORE=${BENCH_BEFORE:-}
+for x in "$LOAD" "$POSTERN" ${BEFORE:+"$BEFORE"}; do
 	[ -x "$x" ] || { echo "bench-term: $x is not built" >&2; exit 1; }
 done
 
@@ -217,10 +231,13 @@ UP="127.0.0.1:$UPPORT"
 KEY="bench-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 BENCH_API_KEY=$KEY
 export BENCH_API_KEY
+# What the upstream answers for it: its SHA-256, as tls-load serve does.
+KEYSUM=$(printf %s "$KEY" | openssl dgst -sha256 -r | cut -d' ' -f1)
 
 PT_PORT=18090	# postern, plain tunnel
 PM_PORT=18091	# postern, terminated
 SQ_PORT=18092	# squid
+PB_PORT=18093	# postern, terminated, the before build
 
 # postern: bench.test pinned to loopback (no DNS, like squid's hosts file),
 # unprivileged after binding, like squid.  The two configs differ only in
@@ -250,11 +267,10 @@ allow_hosts = $HOST:$UPPORT private
 $HOST = 127.0.0.1
 EOF
 } > "$T/tunnel.ini"
-mkdir -m 700 "$T/state"
-{
-	postern_ini $PM_PORT term
+term_ini() { # PORT NAME
+	postern_ini $1 $2
 	cat <<EOF
-state_dir = $T/state
+state_dir = $T/state-$2
 upstream_ca_file = $T/upca.pem
 
 [defaults]
@@ -271,7 +287,9 @@ inject_when = always
 [hosts]
 $HOST = 127.0.0.1
 EOF
-} > "$T/term.ini"
+}
+mkdir -m 700 "$T/state-term"
+term_ini $PM_PORT term > "$T/term.ini"
 for c in tunnel term; do
 	if ! "$POSTERN" --check -c "$T/$c.ini" >/dev/null 2>"$T/$c.check"; then
 		echo "bench-term: $POSTERN refuses the $c config:" >&2
@@ -279,6 +297,21 @@ for c in tunnel term; do
 		exit 1
 	fi
 done
+if [ -n "$BEFORE" ]; then
+	mkdir -m 700 "$T/state-before"
+	term_ini $PB_PORT before > "$T/before.ini"
+	if ! "$BEFORE" --check -c "$T/before.ini" >/dev/null 2>"$T/before.check" &&
+	    grep -q inject_when "$T/before.check"; then
+		# A build from before inject_when injects on every request.
+		term_ini $PB_PORT before | grep -v -e '^inject_when' -e 'adds it to every' > "$T/before.ini"
+		echo "bench-term: before: $BEFORE does not know inject_when; its config has no such line"
+	fi
+	if ! "$BEFORE" --check -c "$T/before.ini" >/dev/null 2>"$T/before.check"; then
+		echo "bench-term: $BEFORE refuses the before config:" >&2
+		cat "$T/before.check" >&2
+		exit 1
+	fi
+fi
 
 # squid: the same host and port only, memory only, no cache; bump every
 # tunnel (peek at the ClientHello first, for its SNI), certificates made
@@ -330,16 +363,22 @@ start_proxies() {
 	PM_PID=$!
 	squid -N -f "$T/squid/squid.conf" >>"$T/squid.err" 2>&1 &
 	SQ_PID=$!
-	PIDS="$SERVER_PID $PT_PID $PM_PID $SQ_PID"
+	PB_PID=
+	if [ -n "$BEFORE" ]; then
+		"$BEFORE" -c "$T/before.ini" 2>>"$T/before.err" &
+		PB_PID=$!
+	fi
+	PIDS="$SERVER_PID $PT_PID $PM_PID $SQ_PID $PB_PID"
 	wait_listen $PT_PORT tunnel $PT_PID
 	wait_listen $PM_PORT term $PM_PID
 	wait_listen $SQ_PORT squid $SQ_PID
+	[ -n "$PB_PID" ] && wait_listen $PB_PORT before $PB_PID
 }
 stop_proxies() {
-	for p in $PT_PID $PM_PID $SQ_PID; do
+	for p in $PT_PID $PM_PID $SQ_PID $PB_PID; do
 		for d in $(descendants "$p"); do kill "$d" 2>/dev/null; done
 	done
-	for p in $PT_PID $PM_PID $SQ_PID; do wait "$p" 2>/dev/null; done
+	for p in $PT_PID $PM_PID $SQ_PID $PB_PID; do wait "$p" 2>/dev/null; done
 	PIDS=$SERVER_PID
 }
 
@@ -347,16 +386,18 @@ proxy_of() {
 	case $1 in
 	direct) echo - ;; tunnel) echo "127.0.0.1:$PT_PORT" ;;
 	term) echo "127.0.0.1:$PM_PORT" ;; squid) echo "127.0.0.1:$SQ_PORT" ;;
+	before) echo "127.0.0.1:$PB_PORT" ;;
 	esac
 }
 pid_of() {
 	case $1 in
 	tunnel) echo $PT_PID ;; term) echo $PM_PID ;; squid) echo $SQ_PID ;;
+	before) echo $PB_PID ;;
 	esac
 }
 ca_of() {
 	case $1 in
-	direct|tunnel) echo "$T/upca.pem" ;; term) echo "$T/term-ca.pem" ;;
+	direct|tunnel) echo "$T/upca.pem" ;; term|before) echo "$T/$1-ca.pem" ;;
 	squid) echo "$T/bump.pem" ;;
 	esac
 }
@@ -379,10 +420,10 @@ load() { # TARGET ARGS...: tls-load's client against TARGET, bounded
 	cmd=$1
 	shift
 	if [ -n "$(key_of $lt)" ]; then
-		TLS_LOAD_KEY=$KEY TLS_LOAD_EXPECT=$KEY timeout 60 "$LOAD" "$cmd" \
+		TLS_LOAD_KEY=$KEY TLS_LOAD_EXPECT=$KEYSUM timeout 60 "$LOAD" "$cmd" \
 			"$(proxy_of $lt)" "$UP" "$HOST" "$(ca_of $lt)" "$@"
 	else
-		TLS_LOAD_EXPECT=$KEY timeout 60 "$LOAD" "$cmd" \
+		TLS_LOAD_EXPECT=$KEYSUM timeout 60 "$LOAD" "$cmd" \
 			"$(proxy_of $lt)" "$UP" "$HOST" "$(ca_of $lt)" "$@"
 	fi
 }
@@ -395,39 +436,44 @@ run() { # TARGET METRIC ARGS...: load, logging a failure
 	fi
 }
 
-# Does TARGET do what its column is for?  The terminated postern must have
+# Does TARGET do what its column is for?  A terminated postern must have
 # made a session CA and put the header on a request it carried; squid
 # likewise with its bump CA.  Prints why not on standard output.
 usable() { # TARGET
-	if [ "$1" = term ]; then
+	if [ "$1" = term ] || [ "$1" = before ]; then
 		i=0
-		until ls "$T/state/ca/"*.pem >/dev/null 2>&1; do
+		until ls "$T/state-$1/ca/"*.pem >/dev/null 2>&1; do
 			i=$((i + 1))
 			if [ $i -gt 20 ]; then
-				echo "no session CA in its state_dir ($T/state/ca/*.pem): this postern-proxy does not terminate TLS"
+				echo "no session CA in its state_dir ($T/state-$1/ca/*.pem): this postern-proxy does not terminate TLS"
 				return 1
 			fi
 			sleep 0.1
 		done
-		cat "$T/state/ca/"*.pem > "$T/term-ca.pem"
+		cat "$T/state-$1/ca/"*.pem > "$T/$1-ca.pem"
 	fi
 	if ! got=$(TLS_LOAD_KEY=$(key_of $1) timeout 20 "$LOAD" probe "$(proxy_of $1)" "$UP" "$HOST" "$(ca_of $1)" 2>"$T/$1.probe"); then
 		echo "a request through it failed ($(tail -1 "$T/$1.probe" | sed 's/^tls-load: //'))"
-		[ "$1" = term ] && echo "  (so this postern-proxy does not terminate TLS for a host with a secret bound)"
+		case $1 in term|before) echo "  (so this postern-proxy does not terminate TLS for a host with a secret bound)" ;; esac
 		return 1
 	fi
-	if [ "$got" != "$KEY" ]; then
-		echo "the upstream received x-api-key \"$(printf %.20s "$got")\", not the key"
+	if [ "$got" != "$KEYSUM" ]; then
+		echo "the upstream received an x-api-key of SHA-256 \"$(printf %.16s "$got")...\", not the key"
 		return 1
 	fi
 }
 
 TARGETS="direct tunnel term squid"
+[ -n "$BEFORE" ] && TARGETS="direct tunnel term before squid"
 echo "bench-term: $ROUNDS rounds; bulk $BYTES bytes each way; $CONNS keep-alive connections; ${SECS}s per timed test"
 echo "bench-term: $(nproc) CPUs, kernel $(uname -r), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 rev=$(git -C "$top_srcdir" rev-parse --short HEAD 2>/dev/null || echo unknown)
 prev=$(git -C "$(dirname "$POSTERN")" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "bench-term: $POSTERN: $("$POSTERN" --version 2>&1 | head -1) (tree at $prev; harness at $rev); $(squid -v | head -1); $(openssl version)"
+if [ -n "$BEFORE" ]; then
+	bprev=$(git -C "$(dirname "$BEFORE")" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	echo "bench-term: before: $BEFORE: $("$BEFORE" --version 2>&1 | head -1) (tree at $bprev)"
+fi
 START=$(date +%s)
 NOTES=""
 
@@ -436,7 +482,11 @@ while [ $r -lt "$ROUNDS" ]; do
 	r=$((r + 1))
 	echo "bench-term: round $r ($(($(date +%s) - START))s)"
 	start_proxies
-	for t in $TARGETS; do
+	order=$TARGETS
+	# term and before take turns going first: neither always runs
+	# on the machine the other has just warmed (or loaded).
+	[ $((r % 2)) = 0 ] && order=$(echo "$TARGETS" | sed 's/term before/before term/')
+	for t in $order; do
 		pid=$(pid_of $t)
 		if [ "$t" != direct ] && ! why=$(usable $t); then
 			echo "bench-term: $t: skipped: $why" >&2
@@ -503,16 +553,28 @@ echo "Medians of $ROUNDS rounds; the ratios are terminated / the other column (f
 echo "latency and CPU lower is better).  tunnel: postern relays TLS end to end;"
 echo "terminated: postern terminates it and injects x-api-key; squid: ssl_bump"
 echo "and request_header_add doing the same."
+[ -n "$BEFORE" ] && echo "before: $BEFORE terminating as terminated does; ÷before is the cost of the change."
 if [ -n "$NOTES" ]; then
 	echo
 	printf '%s' "$NOTES" | sed 's/^\([a-z]*\):/Not run: \1:/'
 fi
 echo
-echo "| metric | direct | tunnel | terminated | squid | ÷direct | ÷tunnel | ÷squid | target | |"
-echo "|---|--:|--:|--:|--:|--:|--:|--:|---|---|"
+# With a before column: its value after terminated's, and the ratio to it
+# first among the ratios.
+BH="" BS="" BR="" BRS=""
+if [ -n "$BEFORE" ]; then
+	BH=" before |" BS="--:|" BR=" ÷before |" BRS="--:|"
+fi
+echo "| metric | direct | tunnel | terminated |$BH squid |$BR ÷direct | ÷tunnel | ÷squid | target | |"
+echo "|---|--:|--:|--:|$BS--:|$BRS--:|--:|--:|---|---|"
 for m in up down rps p50 p99 l1p50 l1p99 s1p50 s1p99 cpureq cpugib; do
 	eval "d=\$M_${m}_direct p=\$M_${m}_tunnel x=\$M_${m}_term s=\$M_${m}_squid"
 	rd=$(ratio "$x" "$d"); rp=$(ratio "$x" "$p"); rs=$(ratio "$x" "$s")
+	bv="" br=""
+	if [ -n "$BEFORE" ]; then
+		eval "b=\$M_${m}_before"
+		bv=" $b |" br=" $(ratio "$x" "$b") |"
+	fi
 	target="" verdict=""
 	case $m in
 	up|down)
@@ -535,6 +597,13 @@ for m in up down rps p50 p99 l1p50 l1p99 s1p50 s1p99 cpureq cpugib; do
 		verdict=$(atmost "$rp" 3) ;;
 	cpugib) label="CPU s per GiB relayed" ;;
 	esac
-	echo "| $label | $d | $p | $x | $s | $rd | $rp | $rs | $target | $verdict |"
+	echo "| $label | $d | $p | $x |$bv $s |$br $rd | $rp | $rs | $target | $verdict |"
 done
 echo
+if [ -n "$BEFORE" ]; then
+	printf 'term/before: req/s %s, bulk up %s, bulk down %s, CPU µs/req %s, CPU s/GiB %s\n' \
+		"$(ratio "$M_rps_term" "$M_rps_before")" "$(ratio "$M_up_term" "$M_up_before")" \
+		"$(ratio "$M_down_term" "$M_down_before")" "$(ratio "$M_cpureq_term" "$M_cpureq_before")" \
+		"$(ratio "$M_cpugib_term" "$M_cpugib_before")"
+	echo
+fi

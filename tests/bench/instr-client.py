@@ -5,8 +5,8 @@
 # connection; refuse: N x (CONNECT TARGET, expect 403, close).  KIND
 # tls: CONNECT TARGET (NAME:PORT), TLS for NAME trusting the CA file
 # $INSTR_CA, N GETs of /key on that one keep-alive connection, each
-# answer (tls-load serve's: the x-api-key it received) checked against
-# $INSTR_EXPECT; the client sends the key itself only when $INSTR_KEY is
+# answer (tls-load serve's: the SHA-256 in hex of the x-api-key it
+# received) checked against $INSTR_EXPECT; the client sends the key itself only when $INSTR_KEY is
 # set (an opaque tunnel); tlsdown: the same connection, one GET /bytes/N
 # (N bytes down); tlsup: the same connection, one POST /sink of N bytes
 # (up), its count checked.  With $INSTR_SYNC set, a tls, tlsdown or tlsup
@@ -83,7 +83,7 @@ def tls(n):
         for i in range(m):
             t.sendall(req)
             got = f.read(read_answer(f))
-            if got != want: raise SystemExit("the upstream got x-api-key %r" % got[:20])
+            if got != want: raise SystemExit("the upstream got an x-api-key of SHA-256 %r" % got[:16])
     if os.environ.get("INSTR_SYNC"):
         keyed(int(os.environ.get("INSTR_WARM", "50")))
         print("ready", flush=True)

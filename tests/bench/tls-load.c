@@ -10,12 +10,18 @@
  *       on a free port of 127.0.0.1 with the certificate chain CERT and the
  *       key KEY (PEM), and write the port to PORTFILE.  One thread per
  *       connection, keep-alive:
- *         GET /key       200, the body is the value of the request's
- *                        x-api-key header as it arrived, or "-"; head
- *                        and body in one TLS record
+ *         GET /key       200, the body is the SHA-256 of the request's
+ *                        x-api-key header as it arrived (64 lowercase
+ *                        hex digits), or "-" when there is none; head
+ *                        and body in one TLS record.  A digest, not the
+ *                        value: a proxy that overwrites a reflected
+ *                        credential leaves it alone, and the answer's
+ *                        size is the same whatever the key
  *         GET /key?split the same in two records, head then body, as a
  *                        server that streams its answer sends it
- *         GET /bytes/N   200, N bytes, streamed
+ *         GET /bytes/N   200, N bytes, streamed: the byte 'd' repeated,
+ *                        or the first byte of $TLS_LOAD_FILL when that is
+ *                        set in the server's environment
  *         POST /sink     reads the Content-Length body, 200 with the
  *                        count as the body
  *         anything else  404 (a body is read and dropped first)
@@ -28,9 +34,9 @@
  * NAME:PORT when there is a proxy, a TLS handshake verifying the chain and
  * the name, then HTTP/1.1 keep-alive requests.  With TLS_LOAD_KEY set in
  * the environment, every request carries "x-api-key: TLS_LOAD_KEY"; with
- * TLS_LOAD_EXPECT set, every GET /key answer must be exactly that (so a
- * proxy that was to inject the credential is seen to do it on every
- * request).
+ * TLS_LOAD_EXPECT set (the key's SHA-256 in hex), every GET /key answer
+ * must be exactly that (so a proxy that was to inject the credential is
+ * seen to do it on every request).
  *
  *   tls-load rps|rpssplit PROXY ADDR NAME CAFILE CONNS SECONDS
  *       CONNS connections at once, each sending GET /key (rpssplit: GET
@@ -44,9 +50,9 @@
  *       "BYTES SECONDS MB/s" (stops early after MAXSECS, counting what was
  *       moved).
  *   tls-load probe PROXY ADDR NAME CAFILE
- *       One GET /key; prints the answer (what the upstream received as
- *       x-api-key, or "-").  Exits 1 when the connection, the CONNECT, the
- *       handshake or its verification fails, saying why.
+ *       One GET /key; prints the answer (the SHA-256 of what the upstream
+ *       received as x-api-key, or "-").  Exits 1 when the connection, the
+ *       CONNECT, the handshake or its verification fails, saying why.
  *
  * Errors go to standard error; a timed command that saw errors still
  * prints its rate but exits 1 (a rate with failures in it is no result).
@@ -69,6 +75,7 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -316,7 +323,9 @@ respond(SSL *ssl, int status, const char *body, size_t blen)
 static int
 serve_one(struct rd *r)
 {
-	char line[LINE_MAX_], target[LINE_MAX_], key[KEY_MAX + 1] = "-";
+	char line[LINE_MAX_], target[LINE_MAX_], key[2 * EVP_MAX_MD_SIZE + 1] = "-";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen;
 	uint64_t clen = 0, n;
 	bool has_len = false, close_after = false;
 	long len;
@@ -343,10 +352,10 @@ serve_one(struct rd *r)
 			return respond(r->ssl, 400, NULL, 0), -1;
 		} else if (field_is(line, (size_t)len, "x-api-key")) {
 			v = field_value(line, (size_t)len, 9, &vl);
-			if (vl > KEY_MAX)
-				vl = KEY_MAX;
-			memcpy(key, v, vl);
-			key[vl] = '\0';
+			if (EVP_Digest(v, vl, md, &mdlen, EVP_sha256(), NULL) != 1)
+				return respond(r->ssl, 400, NULL, 0), -1;
+			for (unsigned int i = 0; i < mdlen; i++)
+				snprintf(key + 2 * i, 3, "%02x", md[i]);
 		} else if (field_is(line, (size_t)len, "connection")) {
 			v = field_value(line, (size_t)len, 10, &vl);
 			close_after = vl == 5 && memcmp(v, "close", 5) == 0;
@@ -435,9 +444,11 @@ cmd_serve(const char *portfile, const char *cert, const char *key)
 	socklen_t sl = sizeof(sa);
 	pthread_attr_t attr;
 	int lfd, one = 1;
+	const char *fill;
 	FILE *f;
 
-	memset(filler, 'd', sizeof(filler));
+	fill = getenv("TLS_LOAD_FILL");
+	memset(filler, fill != NULL && fill[0] != '\0' ? fill[0] : 'd', sizeof(filler));
 	if ((sctx = SSL_CTX_new(TLS_server_method())) == NULL ||
 	    SSL_CTX_set_min_proto_version(sctx, TLS1_2_VERSION) != 1 ||
 	    SSL_CTX_use_certificate_chain_file(sctx, cert) != 1 ||
@@ -760,8 +771,8 @@ get_key(struct cl *c, const char *req, int rl, char *out, size_t outsz)
 		return -1;
 	}
 	if (g_expect != NULL && strcmp(body, g_expect) != 0) {
-		fprintf(stderr, "tls-load: GET /key: the upstream received "
-		    "x-api-key \"%.40s\", not the expected one\n", body);
+		fprintf(stderr, "tls-load: GET /key: the upstream received an "
+		    "x-api-key of SHA-256 \"%.64s\", not the expected one\n", body);
 		return -1;
 	}
 	if (out != NULL)
