@@ -524,10 +524,11 @@ struct px_reqline {
 };
 /* A response of C's terminated tunnel carried back COUNT occurrences of
  * secret NAME in WHERE ("header", "body", "websocket"), overwritten before
- * the client: its line (event "reflect", reason secret_reflected; METHOD,
- * PATH and PROTO the request's, NULL: C's) and its count in /metrics. */
-void px_record_reflected(struct px_conn *c, const char *method, const char *path,
-    const char *proto, const char *name, const char *where, size_t count);
+ * the client: its line (event "reflect", reason secret_reflected; the
+ * request's method, path, proto and snapshot from L, or from C when L is
+ * NULL) and its count in /metrics. */
+void px_record_reflected(struct px_conn *c, const struct px_reqline *l, const char *name,
+    const char *where, size_t count);
 /* The same for what px_term_reflected() gathered for C's current request
  * or WebSocket, if anything; then forgotten. */
 void px_record_reflected_due(struct px_conn *c);
@@ -563,6 +564,8 @@ int px_forward_reuse(struct px_conn *c);
 void px_forward_start(struct px_conn *c);
 /* Free the calling thread's scratch buffer, at the end of its loop. */
 void px_forward_cleanup(void);
+
+/* ---- reflect.c ---- */
 
 /*
  * The scrub of C's terminated tunnel, with the forms of every value the

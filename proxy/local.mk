@@ -12,6 +12,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/learn.c proxy/learn.h \
 	proxy/grants.c proxy/grants.h \
 	proxy/record.c \
+	proxy/reflect.c \
 	proxy/revoke.c proxy/revoke.h \
 	proxy/scrub.c proxy/scrub.h \
 	proxy/tunnel.c \
