@@ -262,34 +262,39 @@ px_record_request_line(struct px_conn *c, const struct px_reqline *l)
 }
 
 void
-px_record_reflected(struct px_conn *c, const char *method, const char *path,
-    const char *proto, const char *name, const char *where, size_t count)
+px_record_reflected(struct px_conn *c, const struct px_reqline *l, const char *name,
+    const char *where, size_t count)
 {
 	struct px_server *srv = c->srv;
 	struct px_json j;
 	char h[CF_HOST_TEXT_MAX];
+	const char *method = l != NULL ? l->method : c->method;
+	const char *path = l != NULL ? l->path : c->path;
 
 	px_stats_secret(px_server_stats(srv), c->session, name, PX_SECRET_REFLECTED);
 	px_json_begin(&j, "reflect");
 	px_json_str(&j, "session", c->session);
 	px_json_str(&j, "peer", c->peer);
-	method = method != NULL ? method : c->method;
-	path = path != NULL ? path : c->path;
-	px_json_str(&j, "method", method[0] ? method : NULL);
+	px_json_str(&j, "method", method != NULL && method[0] ? method : NULL);
 	cf_host_format(&c->host, h, sizeof(h));
 	px_json_str(&j, "host", h);
 	px_json_num(&j, "port", c->port);
-	if (path[0])
+	if (path != NULL && path[0])
 		px_json_str(&j, "path", path);
 	px_json_str(&j, "tls", "terminated");
-	if (proto != NULL)
-		px_json_str(&j, "proto", proto);
+	if (l != NULL && l->proto != NULL)
+		px_json_str(&j, "proto", l->proto);
 	px_json_str(&j, "secret", name);
 	px_json_str(&j, "reason", cf_reason_code(CF_R_SECRET_REFLECTED));
 	px_json_str(&j, "where", where);
 	px_json_num(&j, "count", (int64_t)count);
-	px_json_num(&j, "generation", (int64_t)c->generation);
-	px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : px_server_config(srv)));
+	if (l != NULL && l->config != NULL) {
+		px_json_num(&j, "generation", (int64_t)l->generation);
+		px_json_str(&j, "config", l->config);
+	} else {
+		px_json_num(&j, "generation", (int64_t)c->generation);
+		px_json_str(&j, "config", cf_config_hash(c->cfg ? c->cfg : px_server_config(srv)));
+	}
 	px_json_emit_later(&j, px_server_audit(srv), px_server_base(srv));
 }
 
@@ -298,7 +303,7 @@ px_record_reflected_due(struct px_conn *c)
 {
 	if (c->tm == NULL || c->tm->reflected == 0)
 		return;
-	px_record_reflected(c, NULL, NULL, NULL, c->tm->reflected_name, c->tm->reflected_where,
+	px_record_reflected(c, NULL, c->tm->reflected_name, c->tm->reflected_where,
 	    c->tm->reflected);
 	c->tm->reflected = 0;
 }

@@ -555,8 +555,8 @@ t2_done(void *arg, const struct px_h2_stream_info *info)
 	t2_current(c, info->method, info->path);
 	px_record_request_line(c, &l);
 	if (info->reflected > 0)
-		px_record_reflected(c, info->method, NULL, "h2", info->reflected_name,
-		    info->reflected_where, info->reflected);
+		px_record_reflected(c, &l, info->reflected_name, info->reflected_where,
+		    info->reflected);
 }
 
 void
