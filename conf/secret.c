@@ -36,6 +36,7 @@ struct cf_secret {
 	int used;               /* some served session selects it */
 	int named;              /* some session names it, served or not */
 	char *from_env, *from_file, *placeholder_env;
+	const char *also_env;   /* a built-in's second variable, or NULL */
 	char *placeholder_prefix;       /* NULL: from the list of formats */
 	char *source;           /* "env NAME" / "file PATH" */
 	struct cf_inject *inject;
@@ -65,21 +66,23 @@ static const struct {
 	const char *name, *env, *placeholder;
 	const char *inject[3];
 	int always;
+	const char *also_env;	/* a client that reads the key from another name */
 } builtins[] = {
-	{ "anthropic", "ANTHROPIC_API_KEY", "sk-ant-api03-", { "api.anthropic.com header x-api-key", NULL }, 0 },
+	{ "anthropic", "ANTHROPIC_API_KEY", "sk-ant-api03-", { "api.anthropic.com header x-api-key", NULL }, 0, NULL },
+	/* codex exec reads its key from CODEX_API_KEY. */
 	{ "openai", "OPENAI_API_KEY", "sk-proj-",
-	    { "api.openai.com header Authorization \"Bearer %s\"", NULL }, 0 },
+	    { "api.openai.com header Authorization \"Bearer %s\"", NULL }, 0, "CODEX_API_KEY" },
 	{ "openrouter", "OPENROUTER_API_KEY", "sk-or-v1-",
-	    { "openrouter.ai header Authorization \"Bearer %s\"", NULL }, 0 },
+	    { "openrouter.ai header Authorization \"Bearer %s\"", NULL }, 0, NULL },
 	{ "mistral", "MISTRAL_API_KEY", NULL,
-	    { "api.mistral.ai header Authorization \"Bearer %s\"", NULL }, 0 },
+	    { "api.mistral.ai header Authorization \"Bearer %s\"", NULL }, 0, NULL },
 	{ "deepseek", "DEEPSEEK_API_KEY", "sk-",
-	    { "api.deepseek.com header Authorization \"Bearer %s\"", NULL }, 0 },
+	    { "api.deepseek.com header Authorization \"Bearer %s\"", NULL }, 0, NULL },
 	{ "google", "GEMINI_API_KEY", "AIza",
-	    { "generativelanguage.googleapis.com header x-goog-api-key", NULL }, 0 },
+	    { "generativelanguage.googleapis.com header x-goog-api-key", NULL }, 0, NULL },
 	/* git sends a credential only after a 401: on every request. */
 	{ "github", "GH_TOKEN", "ghp_", { "api.github.com header Authorization \"Bearer %s\"",
-	    "github.com basic x-access-token", NULL }, 1 },
+	    "github.com basic x-access-token", NULL }, 1, NULL },
 };
 
 /* ---- placeholders -------------------------------------------------------- */
@@ -495,6 +498,7 @@ from_builtin(size_t bi)
 		return NULL;
 	sec->builtin = 1;
 	sec->always = builtins[bi].always;
+	sec->also_env = builtins[bi].also_env;
 	sec->name = strdup(builtins[bi].name);
 	sec->from_env = strdup(builtins[bi].env);
 	sec->placeholder_env = strdup(builtins[bi].env);
@@ -937,6 +941,7 @@ cf_session_placeholder(const struct cf_session *s, size_t i)
 
 const char *cf_secret_name(const struct cf_secret *sec) { return sec->name; }
 const char *cf_secret_placeholder_env(const struct cf_secret *sec) { return sec->placeholder_env; }
+const char *cf_secret_also_env(const struct cf_secret *sec) { return sec->also_env; }
 const char *cf_secret_source(const struct cf_secret *sec) { return sec->source; }
 const char *cf_secret_from_env(const struct cf_secret *sec) { return sec->from_env; }
 int cf_secret_builtin(const struct cf_secret *sec) { return sec->builtin; }

@@ -52,6 +52,9 @@ const char *cf_session_placeholder(const struct cf_session *s, size_t i);
  * value comes from, for people: "env NAME" or "file PATH". */
 const char *cf_secret_name(const struct cf_secret *sec);
 const char *cf_secret_placeholder_env(const struct cf_secret *sec);
+/* A second variable the placeholder goes in, for a client that reads its
+ * key from another name (the built-in openai's CODEX_API_KEY), or NULL. */
+const char *cf_secret_also_env(const struct cf_secret *sec);
 const char *cf_secret_source(const struct cf_secret *sec);
 int cf_secret_builtin(const struct cf_secret *sec);
 /* The variable SEC reads its value from, or NULL (a file). */

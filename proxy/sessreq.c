@@ -35,8 +35,8 @@ px_sessreq_is(const struct px_http_request *req)
 void
 px_sessreq_answer(struct px_conn *c)
 {
-	const char *names[MAX_PLACEHOLDERS], *values[MAX_PLACEHOLDERS];
-	size_t i, n = cf_session_nsecrets(c->sess);
+	const char *names[2 * MAX_PLACEHOLDERS], *values[2 * MAX_PLACEHOLDERS];
+	size_t i, k = 0, n = cf_session_nsecrets(c->sess);
 	char *pem;
 	/* A copy: with workers = N a reload on the first worker's loop
 	 * may replace the registry's PEM while this worker renders it. */
@@ -49,10 +49,16 @@ px_sessreq_answer(struct px_conn *c)
 	if (n > MAX_PLACEHOLDERS)
 		n = MAX_PLACEHOLDERS;
 	for (i = 0; i < n; i++) {
-		names[i] = cf_secret_placeholder_env(cf_session_secret(c->sess, i));
-		values[i] = cf_session_placeholder(c->sess, i);
+		const struct cf_secret *sec = cf_session_secret(c->sess, i);
+
+		names[k] = cf_secret_placeholder_env(sec);
+		values[k++] = cf_session_placeholder(c->sess, i);
+		if (cf_secret_also_env(sec) != NULL) {
+			names[k] = cf_secret_also_env(sec);
+			values[k++] = cf_session_placeholder(c->sess, i);
+		}
 	}
-	rc = px_sessinfo_render(bufferevent_get_output(c->cli.bev), names, values, n, pem);
+	rc = px_sessinfo_render(bufferevent_get_output(c->cli.bev), names, values, k, pem);
 	if (rc == 0)
 		log_debug("session %s: session info (%zu placeholder%s%s) to %s", c->sess->name,
 		    n, n == 1 ? "" : "s", pem != NULL ? ", CA" : "", c->peer);

@@ -65,8 +65,16 @@ diag "mock saw: $(cat "$MOCK_LOG")"
 expect_eq 0 $rc "codex exec --secret OPENAI_API_KEY exits 0"
 expect_match "$ANSWER" "$out" "the mock's answer is printed"
 expect_match "\"path\": \"/v1/responses\"" "$(cat "$MOCK_LOG")" "Codex called the Responses API"
-expect_eq "" "$(grep '"/v1/' "$MOCK_LOG" | grep -v "\"authorization\": \"Bearer $KEY\"")" \
-	"every API call arrived with the real key in Authorization"
+expect_match "\"method\": \"POST\", \"path\": \"/v1/responses\"" "$(cat "$MOCK_LOG")" \
+	"Codex posted to the Responses API"
+# Its WebSocket attempt carries no credential of its own, and gets none:
+# the value goes only where the placeholder was.
+expect_eq "" "$(grep '"/v1/' "$MOCK_LOG" | grep -v '"authorization": null' |
+	grep -v "\"authorization\": \"Bearer $KEY\"")" \
+	"every API call that carried a credential arrived with the real key in Authorization"
+expect_eq "" "$(grep '"method": "POST", "path": "/v1/' "$MOCK_LOG" |
+	grep -v "\"authorization\": \"Bearer $KEY\"")" \
+	"every POST arrived with the real key: codex exec sent the placeholder it found in CODEX_API_KEY"
 grep -q "$KEY" "$WORLD_DIR/codex.err" && fail "the key is on the terminal"
 expect_no_match "$KEY" "$out" "the key is not in CMD's output"
 
@@ -74,5 +82,8 @@ expect_no_match "$KEY" "$out" "the key is not in CMD's output"
 PH=$(renv "$SIDECAR" run --secret OPENAI_API_KEY -- sh -c 'echo "$OPENAI_API_KEY"' 2>/dev/null)
 expect_match '^sk-proj-[A-Za-z0-9]{156}$' "$PH" "CMD's OPENAI_API_KEY is sk-proj- and 156 random characters"
 expect_ne "$KEY" "$PH" "and not the real key"
+both=$(renv "$SIDECAR" run --secret OPENAI_API_KEY -- sh -c 'echo "$OPENAI_API_KEY $CODEX_API_KEY"' 2>/dev/null)
+expect_eq "${both% *}" "${both#* }" "CODEX_API_KEY holds the same placeholder"
+expect_match '^sk-proj-' "${both#* }" "(a placeholder)"
 expect_no_match "$PH" "$(cat "$MOCK_LOG")" "the placeholder never reached the API"
 exit 0
