@@ -57,8 +57,16 @@ live_core() {
 }
 
 # The control: an unprotected process leaves a core there.
+# Crashed only once it is sleep: a shell that takes a fatal signal before
+# its exec runs the world's EXIT trap first (bash does), which puts the
+# old core_pattern back.
 sleep 60 &
 ctl=$!
+i=0
+while [ "$(cat "/proc/$ctl/comm" 2>/dev/null)" != sleep ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 crash $ctl
 if [ -s "$cores/core.$ctl" ]; then
 	ok "control: a crashed sleep leaves $cores/core.$ctl"
