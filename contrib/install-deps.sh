@@ -18,35 +18,37 @@ podman uidmap runc conmon catatonit
 tinyproxy squid-openssl wrk hyperfine
 "
 
-# Claude Code, the real client of tests/integration/sidecar-run-claude.sh,
-# from the npm registry (one native binary, a few seconds).  Optional: when
-# npm or the registry is not there the test skips, so a failure here only
-# warns.  POSTERN_NO_CLAUDE=1 leaves it out.
-CLAUDE_CODE="@anthropic-ai/claude-code@2.1.197"
-
+# Claude Code and Codex, the real clients of tests/integration/sidecar-run-claude*.sh
+# and sidecar-run-codex-secret.sh, from the npm registry (native binaries, a
+# few seconds each).  Optional: when npm or the registry is not there those
+# tests skip, so a failure here only warns.  POSTERN_NO_CLAUDE=1 leaves both
+# out.
+AGENT_CLIS="claude=@anthropic-ai/claude-code@2.1.197 codex=@openai/codex@0.171.0"
 install_claude() {
 	[ "${POSTERN_NO_CLAUDE:-0}" = 1 ] && return 0
-	if command -v claude >/dev/null 2>&1; then
-		echo "install-deps: claude present ($(claude --version 2>/dev/null | head -n 1))"
-		return 0
-	fi
-	command -v npm >/dev/null 2>&1 ||
-		apt-get install -y -q --no-install-recommends npm >/dev/null 2>&1 || :
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "install-deps: warning: no npm, so no Claude Code (its test will skip)" >&2
-		return 0
-	fi
-	if out=$(npm install -g --no-fund --no-audit --fetch-retries=1 "$CLAUDE_CODE" 2>&1) &&
-	    claude --version >/dev/null 2>&1; then
-		echo "install-deps: installed $CLAUDE_CODE"
-	else
-		echo "install-deps: warning: npm install -g $CLAUDE_CODE failed (its test will skip):" >&2
-		printf '%s\n' "$out" | grep -v -e 'complete log' -e '_logs/' -e '^npm ERR! *$' |
-			head -n 3 | sed 's/^/install-deps:   /' >&2
-	fi
+	for cli in $AGENT_CLIS; do
+		bin=${cli%%=*} pkg=${cli#*=}
+		if command -v "$bin" >/dev/null 2>&1; then
+			echo "install-deps: $bin present ($("$bin" --version 2>/dev/null | head -n 1))"
+			continue
+		fi
+		command -v npm >/dev/null 2>&1 ||
+			apt-get install -y -q --no-install-recommends npm >/dev/null 2>&1 || :
+		if ! command -v npm >/dev/null 2>&1; then
+			echo "install-deps: warning: no npm, so no $bin (its tests will skip)" >&2
+			return 0
+		fi
+		if out=$(npm install -g --no-fund --no-audit --fetch-retries=1 "$pkg" 2>&1) &&
+		    "$bin" --version >/dev/null 2>&1; then
+			echo "install-deps: installed $pkg"
+		else
+			echo "install-deps: warning: npm install -g $pkg failed (its tests will skip):" >&2
+			printf '%s\n' "$out" | grep -v -e 'complete log' -e '_logs/' -e '^npm ERR! *$' |
+				head -n 3 | sed 's/^/install-deps:   /' >&2
+		fi
+	done
 	return 0
 }
-
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get install needs it)" >&2
 	exit 1
