@@ -444,7 +444,6 @@ fwd_response(struct px_conn *c)
 				size_t m = px_scrub_mask(scrub, data, head_len, &name);
 
 				memset(&c->tm->body, 0, sizeof(c->tm->body));
-
 				px_term_reflected(c, m, name, "header");
 				if (fwd_coded(&resp, coding, sizeof(coding)) != NULL) {
 					snprintf(d, sizeof(d), "the upstream answered with Content-Encoding: %s, "
