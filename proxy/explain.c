@@ -73,7 +73,18 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 	cf_diag_free(&diag);
 	s = cf_config_find_session(c, session);
 	if (s == NULL) {
-		fprintf(stderr, "postern-proxy: no session named %s in %s\n", session, cf_config_path(c));
+		size_t j;
+
+		/* The name was mistyped more often than meant: say which are. */
+		fprintf(stderr, "postern-proxy: no session named %s in %s; its sessions: default",
+		    session, cf_config_path(c));
+		for (j = 0; j < cf_config_nsessions(c); j++) {
+			const struct cf_session *o = cf_config_session(c, j);
+
+			if (!o->is_default)
+				fprintf(stderr, ", %s", o->name);
+		}
+		fputc('\n', stderr);
 		rc = 2;
 		goto out;
 	}

@@ -37,6 +37,10 @@ out=$(in_px "$P" --explain http://api.example.test:8080/hooks/x --session agent-
 expect_match "^allow api\.example\.test:8080/hooks/ private" "$out" "a plain-HTTP URL in a session"
 out=$(in_px "$P" --explain http://api.example.test:8080/admin --session agent-1 -c "$conf")
 expect_match "^deny path_not_allowed" "$out" "outside the path prefix"
+out=$(in_px "$P" --explain allowed.test:443 --session agent-2 -c "$conf" 2>&1)
+expect_eq 2 $? "--explain exits 2 for an unknown session"
+expect_match "no session named agent-2 in .*; its sessions: default, agent-1$" "$out" \
+	"and lists the sessions the file has"
 out=$(in_px "$P" --explain 0x7f.1:443 -c "$conf")
 expect_match "^deny bad_request" "$out" "a non-canonical literal is a bad request"
 
