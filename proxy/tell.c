@@ -83,14 +83,17 @@ px_tell_human(const struct px_conn *c, int would, enum cf_reason reason, const c
 {
 	static const char lead[] = "pass --allow '";
 	char patbuf[CF_HOST_TEXT_MAX + 600];
-	const char *pat = NULL;
+	const char *pat = NULL, *p;
 	char where[CF_HOST_TEXT_MAX + 8];
 
-	if (strncmp(sugg, lead, sizeof(lead) - 1) == 0) {
-		const char *p = sugg + sizeof(lead) - 1;
-		size_t k = strcspn(p, "'");
+	/* The pattern ends the suggestion, after its own words for a private
+	 * address ("if this private address is intended, pass --allow"). */
+	if ((p = strstr(sugg, lead)) != NULL) {
+		size_t k;
 
-		if (p[k] == '\'' && k < sizeof(patbuf)) {
+		p += sizeof(lead) - 1;
+		k = strcspn(p, "'");
+		if (p[k] == '\'' && p[k + 1] == '\0' && k < sizeof(patbuf)) {
 			memcpy(patbuf, p, k);
 			patbuf[k] = '\0';
 			/* Said as --allow '...' and in the summary: one rule
@@ -107,7 +110,7 @@ px_tell_human(const struct px_conn *c, int would, enum cf_reason reason, const c
 	    cf_reason_code(reason), pat) == 1) {
 		const char *verb = would ? "report mode, allowed; would refuse" : "refused";
 
-		if (pat != NULL)
+		if (pat != NULL && strncmp(sugg, lead, sizeof(lead) - 1) == 0)
 			log_notice("%s %s: %s (%s); to allow it: --allow '%s'", verb, what,
 			    cf_reason_code(reason), detail ? detail : "", pat);
 		else

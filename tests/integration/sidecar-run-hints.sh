@@ -21,6 +21,10 @@ out=$(in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --allow 'allowed.test:80' 
 expect_match "^postern: refused GET allowed\.test:80 .*private_address.*pass --allow 'allowed\.test private'$" \
 	"$(cat "$err")" "a private refusal names the --allow with the flag"
 expect_no_match "\[defaults\]" "$(cat "$err")" "and no [defaults] line on the terminal"
+expect_match "^postern:   1x allowed\.test:80 \(private_address\)$" "$(cat "$err")" \
+	"the summary counts the private refusal"
+expect_eq "postern: to allow them: --allow 'allowed.test private'" "$(tail -n 1 "$err")" \
+	"and keeps the private flag the line offered"
 expect_match "pass --allow 'allowed\.test private'$" "$out" "the client's 403 body says --allow too"
 expect_no_match "\[defaults\]" "$out" "and not [defaults]"
 
