@@ -44,14 +44,18 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/unix.h"
 #include "bridge/env.h"
+#include "bridge/forward.h"
 #include "bridge/link.h"
 #include "bridge/priv.h"
 #include "conf/config.h"
+#include "conf/rule.h"
 #include "sidecar/ask.h"
 #include "sidecar/engine.h"
 #include "sidecar/jail.h"
@@ -852,6 +856,65 @@ sc_run_ask_start(struct sc_run *r)
 	    sudo, other);
 }
 
+/*
+ * Nonzero when the allow rule R names a loopback address (127.0.0.0/8,
+ * ::1, localhost) on a port no --forward of O asks for: CMD's loopback is
+ * its own, so such a rule alone lets nothing in the sandbox reach it.
+ */
+static int
+sc_loopback_unforwarded(const struct sc_run_opts *o, const struct cf_rule *r)
+{
+	static const struct in6_addr one = IN6ADDR_LOOPBACK_INIT;
+	struct br_forward f;
+	const char *colon;
+	size_t i;
+	unsigned long port;
+
+	if (!r->port_given)
+		return 0;
+	if (!((r->kind == CF_PAT_NET4 && r->prefix >= 8 &&
+	    (ntohl(r->net.v4.s_addr) >> 24) == 127) ||
+	    (r->kind == CF_PAT_NET6 && r->prefix == 128 &&
+	    memcmp(&r->net.v6, &one, sizeof(one)) == 0) ||
+	    (r->kind == CF_PAT_EXACT && strcmp(r->name, "localhost") == 0)))
+		return 0;
+	for (i = 0; i < o->n_forwards; i++) {
+		if (br_forward_parse(o->forwards[i], &f, NULL) < 0 ||
+		    (colon = strrchr(f.target, ':')) == NULL)
+			continue;
+		port = strtoul(colon + 1, NULL, 10);
+		if (port >= r->port_lo && port <= r->port_hi)
+			return 0;
+	}
+	return 1;
+}
+
+/* A loopback port in --allow without its --forward: say so at start,
+ * before CMD fails with a bare "connection refused". */
+static void
+sc_hint_forward(const struct sc_run_opts *o)
+{
+	struct cf_rule r;
+	const char *s, *why;
+	size_t i, n;
+
+	for (i = 0; i < o->n_allow; i++) {
+		for (s = o->allow[i]; *s != '\0'; s += n + (s[n] == ',')) {
+			while (*s == ' ' || *s == '\t')
+				s++;
+			n = cf_rule_item_len(s);
+			if (n == 0 || cf_rule_parse(s, n, CF_RULE_ALLOW, &r, &why) != 0)
+				continue;
+			if (sc_loopback_unforwarded(o, &r))
+				sc_logx("hint: --allow '%.*s' names a loopback port, but %s:%u in "
+				    "the sandbox is its own: to reach this host's, also pass "
+				    "--forward %u", (int)n, s, r.kind == CF_PAT_NET6 ? "[::1]" :
+				    "127.0.0.1", r.port_lo, r.port_lo);
+			cf_rule_clear(&r);
+		}
+	}
+}
+
 int
 sc_run_main(const struct sc_run_opts *o)
 {
@@ -885,6 +948,7 @@ sc_run_main(const struct sc_run_opts *o)
 				return 2;
 			}
 	}
+	sc_hint_forward(o);
 	for (i = 0; i < o->n_env; i++)
 		if (getenv(o->env[i]) == NULL)
 			sc_logx("warning: --env %s: not set here, so the command does not get it",

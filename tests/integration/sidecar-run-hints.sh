@@ -58,3 +58,16 @@ out=$(in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --allow 'http://other.test
 	-p https://foo.attacker.test:22/ 2>"$err")
 diag "$(cat "$err")"
 expect_eq 403 "$out" "the hint passed back to run allows no CONNECT to foo.attacker.test:22"
+
+# A loopback port in --allow is the host's: without its --forward, CMD's
+# own loopback answers (Failed to connect), so run says so at start.
+in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --allow '127.0.0.1:8099' -- true 2>"$err"
+diag "$(cat "$err")"
+expect_match "hint: --allow '127\.0\.0\.1:8099' names a loopback port.*also pass --forward 8099$" \
+	"$(cat "$err")" "an --allow of a loopback port without --forward gets a hint"
+in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --allow 'allowed.test private, [::1]:9000' \
+	--allow '127.0.0.1:8099' --forward 8099 -- true 2>"$err"
+diag "$(cat "$err")"
+expect_match "hint: --allow '\[::1\]:9000' names a loopback port.*also pass --forward 9000$" \
+	"$(cat "$err")" "an item of a list is judged too"
+expect_no_match "8099" "$(cat "$err")" "with its --forward, no hint"
