@@ -22,6 +22,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
+extern char **environ;
+
 #include <event2/event.h>
 #include <event2/thread.h>
 
@@ -299,6 +301,36 @@ px_engine_harden(void)
 	 * full goes on the plain heap, in a process that dumps no core. */
 	if (secure_heap < 0)
 		secure_heap = CRYPTO_secure_malloc_init(PX_SECRET_ARENA, 32);
+}
+
+int
+px_engine_env_take(void)
+{
+	static int taken;
+	char **copy, **orig = environ;
+	size_t n = 0, i;
+
+	if (taken)
+		return 0;
+	while (orig != NULL && orig[n] != NULL)
+		n++;
+	copy = calloc(n + 1, sizeof(*copy));
+	if (copy == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		copy[i] = strdup(orig[i]);
+		if (copy[i] == NULL) {
+			while (i > 0)
+				free(copy[--i]);
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < n; i++)
+		explicit_bzero(orig[i], strlen(orig[i]));
+	environ = copy;
+	taken = 1;
+	return 0;
 }
 
 /* Say once, in the log, where the values are kept. */

@@ -94,6 +94,17 @@ struct px_engine_opts {
 void px_engine_harden(void);
 
 /*
+ * Move the environment off the block the kernel gave the process into
+ * copies of its own, and overwrite that block with zero bytes:
+ * /proc/PID/environ reads those very bytes for the whole life of the
+ * process, so a secret's from_env value (or a variable postern-sidecar
+ * run --env passes on) would otherwise stay readable there.  getenv()
+ * answers as before, from the copies, so a reload reads the same values.
+ * Returns 0 or -ENOMEM (the block is then left as it was).  Idempotent.
+ */
+int px_engine_env_take(void);
+
+/*
  * Load the config OPTS names with the overrides they describe, exactly as
  * px_engine_main() would at start, telling its warnings and errors on
  * stderr as it would.  Returns the snapshot (free it with

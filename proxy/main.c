@@ -231,6 +231,11 @@ main(int argc, char **argv)
 	px_mem_init();
 	/* Before any config, and so any secret's value, is read. */
 	px_engine_harden();
+	/* A from_env secret's value stays in no /proc/PID/environ. */
+	if (px_engine_env_take() < 0) {
+		fprintf(stderr, "postern-proxy: out of memory\n");
+		return 1;
+	}
 	/* "postern-proxy ctl ..." is the admin socket's client, with options
 	 * of its own. */
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)

@@ -115,42 +115,9 @@ struct sc_run {
 	int core_ok;           /* core holds it */
 };
 
-/*
- * Move the caller's environment off the block the kernel gave us into
- * copies of our own, and overwrite that block with zero bytes.
- * /proc/PID/environ reads those very bytes, for the whole life of the
- * process and of the engine forked from it, so a value passed with --env
- * (an API key) would otherwise stay readable there after CMD started.
- * Returns 0 or -ENOMEM (the block is then left as it was).
- */
-static int
-sc_env_take(void)
-{
-	char **copy, **orig = environ;
-	size_t n = 0, i;
-
-	while (orig != NULL && orig[n] != NULL)
-		n++;
-	copy = calloc(n + 1, sizeof(*copy));
-	if (copy == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		copy[i] = strdup(orig[i]);
-		if (copy[i] == NULL) {
-			while (i > 0)
-				free(copy[--i]);
-			free(copy);
-			return -ENOMEM;
-		}
-	}
-	for (i = 0; i < n; i++)
-		explicit_bzero(orig[i], strlen(orig[i]));
-	environ = copy;
-	return 0;
-}
-
-/* Wipe and drop from our environment (sc_env_take's copy) each variable
- * named in NAMES: once CMD has its copy, no process of ours keeps one. */
+/* Wipe and drop from our environment (px_engine_env_take()'s copy) each
+ * variable named in NAMES: once CMD has its copy, no process of ours
+ * keeps one. */
 static void
 sc_env_forget(const char *const *names, size_t n)
 {
@@ -935,7 +902,7 @@ sc_run_main(const struct sc_run_opts *o)
 	 * the same uid (px_engine_harden()). */
 	r.core_ok = getrlimit(RLIMIT_CORE, &r.core) == 0;
 	px_engine_harden();
-	if (sc_env_take() < 0) {
+	if (px_engine_env_take() < 0) {
 		sc_logx("out of memory");
 		return SC_RUN_SETUP_FAILED;
 	}

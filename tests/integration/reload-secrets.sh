@@ -43,6 +43,13 @@ good_hash=$(sha12 "$conf")
 cat "$WORLD_DIR/state/ca/default.pem" "$WORLD_CA" >"$WORLD_DIR/bundle.pem"
 px() { curl_status -x http://127.0.0.1:3128 --cacert "$WORLD_DIR/bundle.pem" "$@"; }
 expect_eq 200 "$(px https://allowed.test/)" "allowed.test is allowed"
+# The value read from the environment is not left in the proxy's
+# /proc/PID/environ (the world execs the proxy as that very PID).
+expect_eq 0 "$(tr '\0' '\n' <"/proc/$WORLD_PROXY_PID/environ" | grep -cF "$VALUE")" \
+	"the from_env value is not in the proxy's /proc/PID/environ"
+PH_K=$(in_px curl -sS --max-time 5 http://127.0.0.1:3128/.well-known/postern/session |
+	sed -n 's/^env PX_TEST_KEY //p')
+[ -n "$PH_K" ] || die "no placeholder"
 
 still_old() {
 	expect_eq 1 "$(generation)" "$1: generation 1 stays"
@@ -83,6 +90,10 @@ write_by_rename "$WORLD_DIR/good" "$conf"
 sleep 0.8
 expect_eq 2 "$(generation)" "a good edit is taken"
 expect_eq 200 "$(px https://other.test/)" "and its rule is in force"
+expect_eq 200 "$(px -H "x-api-key: $PH_K" https://allowed.test/after-reload)" \
+	"a request with the placeholder after the reload"
+expect_upstream "after the reload the upstream receives the value read at start" \
+	"target=/after-reload" "head~(?mi)^x-api-key: $VALUE\r\$"
 
 # The value is nowhere the proxy writes (the upstreams' logs are not the
 # proxy's: once the value is injected, they hold it).
