@@ -86,3 +86,21 @@ expect_eq 2 $rc "a malformed --forward is a usage error"
 expect_match "^postern-sidecar: --forward: '8099:a/b:80': " "$out" "saying why"
 expect_no_match '^ran$' "$out" "and CMD did not run"
 expect_eq "" "$(ls -A "$XDG")" "no socket directory left"
+
+# 5. A hook limited to a path: a forward is a CONNECT, which no path rule
+# admits, so the hook is called by a name pinned to the caller's loopback
+# in [hosts], through the proxy as plain HTTP (the documented pattern).
+cat >"$WORLD_DIR/hook.ini" <<'INI'
+[defaults]
+allow_hosts = hooks.internal:8099/hooks/ private
+[hosts]
+hooks.internal = 127.0.0.1
+INI
+: >"$WORLD_DIR/hook.log"
+out=$(run -c "$WORLD_DIR/hook.ini" -- sh -c '
+	curl -sS --max-time 10 -d "{\"event\":\"pinned\"}" http://hooks.internal:8099/hooks/stop
+	curl -sS --max-time 10 -o /dev/null -w "admin %{http_code}\n" -d x http://hooks.internal:8099/admin' 2>&1)
+diag "$out"
+expect_match '^hook got \{"event":"pinned"\}$' "$out" "a pinned name reaches the hook under its path"
+expect_match '^admin 403$' "$out" "and nothing outside it"
+expect_eq 'POST /hooks/stop {"event":"pinned"}' "$(cat "$WORLD_DIR/hook.log")" "the hook server got only the call"
