@@ -1,26 +1,46 @@
 # contrib/local.mk: what "make install" puts beside the programs: the
-# systemd unit (in $(systemdsystemunitdir), see configure --help) and the
-# example configs (in $(docdir)/examples).  "make install-systemd" installs
-# the unit alone.
+# systemd unit (in $(systemdsystemunitdir), see configure --help), the
+# config it reads (in $(sysconfdir)/postern, only when absent), the
+# logrotate file (in $(sysconfdir)/logrotate.d) and the example configs
+# (in $(docdir)/examples).  "make install-systemd" installs the unit, the
+# config and the logrotate file alone.
 
 examplesdir = $(docdir)/examples
 dist_examples_DATA = contrib/examples/dev-laptop.ini \
 	contrib/examples/host-proxy.ini contrib/examples/sidecar.ini
 
-# The unit names the proxy by its installed path: the checked-in file says
-# /usr/local/bin, the default prefix's; the installed one says $(bindir),
-# written at install time so that "make install prefix=..." is honoured.
+# The unit names the proxy and its config by their installed paths: the
+# checked-in file says /usr/local/bin and /etc/postern; the installed one
+# says $(bindir) and $(sysconfdir)/postern, written at install time so
+# that "make install prefix=..." is honoured.
 install-systemd:
 	$(MKDIR_P) '$(DESTDIR)$(systemdsystemunitdir)'
 	sed -e 's|/usr/local/bin/|$(bindir)/|g' \
+		-e 's|/etc/postern/postern.ini|$(sysconfdir)/postern/postern.ini|g' \
 		'$(top_srcdir)/contrib/systemd/postern-proxy.service' \
 		>'$(DESTDIR)$(systemdsystemunitdir)/postern-proxy.service.tmp'
 	chmod 644 '$(DESTDIR)$(systemdsystemunitdir)/postern-proxy.service.tmp'
 	mv '$(DESTDIR)$(systemdsystemunitdir)/postern-proxy.service.tmp' \
 		'$(DESTDIR)$(systemdsystemunitdir)/postern-proxy.service'
+	$(MKDIR_P) '$(DESTDIR)$(sysconfdir)/postern'
+	if [ ! -e '$(DESTDIR)$(sysconfdir)/postern/postern.ini' ]; then \
+		$(INSTALL_DATA) '$(top_srcdir)/contrib/systemd/postern.ini' \
+			'$(DESTDIR)$(sysconfdir)/postern/postern.ini'; \
+	else \
+		echo 'kept the existing $(DESTDIR)$(sysconfdir)/postern/postern.ini'; \
+	fi
+	$(MKDIR_P) '$(DESTDIR)$(sysconfdir)/logrotate.d'
+	$(INSTALL_DATA) '$(top_srcdir)/contrib/logrotate/postern-proxy' \
+		'$(DESTDIR)$(sysconfdir)/logrotate.d/postern-proxy'
 install-data-local: install-systemd
+# The config goes only when it is still the shipped one.
 uninstall-local:
 	rm -f '$(DESTDIR)$(systemdsystemunitdir)/postern-proxy.service'
+	rm -f '$(DESTDIR)$(sysconfdir)/logrotate.d/postern-proxy'
+	if cmp -s '$(top_srcdir)/contrib/systemd/postern.ini' \
+		'$(DESTDIR)$(sysconfdir)/postern/postern.ini'; then \
+		rm -f '$(DESTDIR)$(sysconfdir)/postern/postern.ini'; \
+	fi
 .PHONY: install-systemd
 
 TESTS += tests/integration/install-systemd.sh

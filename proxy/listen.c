@@ -317,6 +317,51 @@ clear_stale(const struct sockaddr_un *sun, socklen_t len)
 	return 0;
 }
 
+/*
+ * Make DIR and every missing directory above it, each 0755 whatever the
+ * umask (the dropped proxy and the sandboxes' uids pass through them).
+ * *MADE_DIR is set when DIR itself was made.  Returns 0 when DIR exists,
+ * -1 with errno (and a logged reason) otherwise.
+ */
+static int
+make_dirs(char *dir, int *made_dir)
+{
+	struct stat st;
+	char *p;
+	mode_t old;
+	int rc = 0, e = 0, last;
+
+	if (stat(dir, &st) == 0)
+		return 0;
+	old = umask(0022);
+	for (p = dir + 1; rc == 0; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		last = *p == '\0';
+		*p = '\0';
+		if (mkdir(dir, 0755) == 0) {
+			if (last)
+				*made_dir = 1;
+		} else if (errno != EEXIST) {
+			e = errno;
+			if (e == EACCES || e == EPERM)
+				log_errx("cannot make the directory %s: permission denied: the "
+				    "proxy's user (uid %u) cannot create it; make it beforehand, "
+				    "or give its parent to that uid", dir, (unsigned)geteuid());
+			else
+				log_err("mkdir %s", dir);
+			rc = -1;
+		}
+		if (!last)
+			*p = '/';
+		else
+			break;
+	}
+	umask(old);
+	errno = e;
+	return rc;
+}
+
 int
 px_unix_bind(const char *path, int *made_dir)
 {
@@ -330,15 +375,12 @@ px_unix_bind(const char *path, int *made_dir)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	/* Make the directory if it is missing (one level, 0755). */
 	memcpy(dir, sun.sun_path, sizeof(dir));
 	slash = strrchr(dir, '/');
 	if (slash != NULL && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0755) == 0)
-			*made_dir = 1;
-		else if (errno != EEXIST)
-			log_err("mkdir %s", dir);
+		if (make_dirs(dir, made_dir) != 0)
+			return -1;
 	}
 	if (clear_stale(&sun, len) != 0)
 		return -1;
@@ -516,6 +558,7 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 	struct px_listener *l = calloc(1, sizeof(*l));
 	unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC;
 	int many = px_workers_n(px_server_workers(srv)) > 1;
+	int e;
 
 	if (l == NULL)
 		return -ENOMEM;
@@ -573,6 +616,7 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 	log_info("listening on %s (session %s)", w->text, session);
 	return 0;
 fail:
+	e = errno;
 	if (l->lev != NULL)
 		evconnlistener_free(l->lev);
 	if (l->backoff != NULL)
@@ -582,6 +626,7 @@ fail:
 	free(l->where.text);
 	free(l->session);
 	free(l);
+	errno = e;
 	return -1;
 }
 

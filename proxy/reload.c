@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,12 +83,16 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 			if (have)
 				continue;
 			if (px_listener_open(srv, &s->listen[j], s->name, px_conn_accept) != 0) {
+				int e = errno;
 				if (diag != NULL) {
 					char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
 					if (nv != NULL) {
 						diag->errors = nv;
-						if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s",
-						    s->listen[j].file, s->listen[j].line, s->listen[j].text) >= 0)
+						if (asprintf(&nv[diag->nerrors], "%s:%d: cannot listen on %s: %s%s",
+						    s->listen[j].file, s->listen[j].line, s->listen[j].text,
+						    strerror(e), e == EACCES || e == EPERM ?
+						    " (the proxy's user cannot make a directory or file there)" :
+						    "") >= 0)
 							diag->nerrors++;
 					}
 				}

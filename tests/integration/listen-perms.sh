@@ -9,6 +9,10 @@
 # changed mode on a socket the proxy does not own) is refused with
 # FILE:LINE and 409, nothing changes; a new socket the proxy's own uid can
 # make gets its mode at the reload; a restart applies a changed mode.
+# Missing directories above a socket are made, every level 0755, at start
+# (as root) and at a reload (as the proxy's uid, in a directory it owns);
+# where its uid may not make them, the reload is refused and the error
+# names the directory and says permission.
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
@@ -129,3 +133,41 @@ expect_eq "660 $A $A" "$(perm "$S/a.sock")" "after a restart a.sock has its new 
 expect_eq 200 "$(in_px setpriv --reuid 4103 --regid 4103 --groups $A "$WORLD_PYTHON" "$WORLD_DIR/try.py" "$S/a.sock" 2>&1)" \
 	"and a member of group $A gets through"
 proxy_stop
+
+# ---- missing directories, two levels deep
+D="$WORLD_DIR/deep"
+write_dirs_conf() {
+	{
+		admin_proxy_section "user = 65532"
+		echo "[defaults]"
+		echo "allow_hosts = allowed.test private"
+		echo "[session d]"
+		echo "listen = unix:$D/s1/proxy.sock"
+		for l in "$@"; do echo "$l"; done
+	} >"$conf"
+}
+write_dirs_conf
+proxy_start "$conf" || die "no proxy with two missing directories above its socket"
+admin_wait || die "no admin socket"
+expect_eq 200 "$(try 0 "$D/s1/proxy.sock")" "start: $D/s1/proxy.sock is made, both directories with it"
+expect_eq "755 0" "$(stat -c '%a %u' "$D")" "start: the level above is 0755, root's"
+expect_eq "755 65532" "$(stat -c '%a %u' "$D/s1")" "start: the socket's own directory is 0755, given to the proxy's uid"
+
+write_dirs_conf "[session e]" "listen = unix:$S2/x/y/e.sock mode=0666"
+code=$(admin_curl -o "$WORLD_DIR/r.body" -w '%{http_code}' -X POST http://postern/reload)
+expect_eq 200 "$code" "reload: a new session two missing levels under the proxy's own directory is taken"
+expect_eq 200 "$(try $A "$S2/x/y/e.sock")" "reload: $S2/x/y/e.sock is made and serves"
+expect_eq "755 755" "$(stat -c '%a' "$S2/x") $(stat -c '%a' "$S2/x/y")" "reload: both new levels are 0755"
+
+gen=$(generation)
+write_dirs_conf "[session f]" "listen = unix:$S/z/w/f.sock mode=0666"
+code=$(admin_curl -o "$WORLD_DIR/r.body" -w '%{http_code}' -X POST http://postern/reload)
+expect_eq 409 "$code" "reload: a new session under root's 0755 $S, as uid 65532: refused (409)"
+expect_match "$conf:[0-9]*: cannot listen on unix:$S/z/w/f.sock mode=0666: Permission denied" \
+	"$(cat "$WORLD_DIR/r.body")" "the answer says permission"
+expect_match "cannot make the directory $S/z: permission denied: the proxy's user \\(uid 65532\\) cannot create it" \
+	"$(cat "$WORLD_DIR/proxy.out")" "the log names the directory and says the proxy's user cannot create it"
+expect_eq "$gen" "$(generation)" "the old config stays in force"
+[ ! -e "$S/z" ] && ok "nothing was made under $S" || fail "$S/z was made"
+proxy_stop
+expect_eq 0 $? "the proxy exits cleanly"

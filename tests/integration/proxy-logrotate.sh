@@ -20,7 +20,7 @@ mode=$(sed -n 's/^LogsDirectoryMode=//p' "$UNIT")
 chmod 0755 "$WORLD_DIR"
 LOGS="$WORLD_DIR/log-postern"
 mkdir -m "$mode" "$LOGS"
-PROXY_LOG="$LOGS/audit.json"
+PROXY_LOG="$LOGS/audit.log"
 cat >"$WORLD_DIR/postern.ini" <<EOF2
 [proxy]
 listen = tcp:127.0.0.1:3128
@@ -36,10 +36,11 @@ expect_eq 403 "$(curl_status -x http://127.0.0.1:3128 https://first.test/)" "a r
 expect_audit "its line is in the log" event=decision host=first.test
 
 # The shipped logrotate file, pointed at this world's log and proxy.
-sed -e "s|/var/log/postern/\\*\\.json|$LOGS/*.json|" \
+sed -e "s|/var/log/postern/\\*\\.log|$LOGS/*.log|" \
 	-e "s|systemctl kill --kill-whom=main --signal=USR1 postern-proxy.service|kill -USR1 $WORLD_PROXY_PID|" \
 	"$ROT" >"$WORLD_DIR/logrotate.conf"
 grep -q "kill -USR1 $WORLD_PROXY_PID" "$WORLD_DIR/logrotate.conf" || die "the logrotate file has no postrotate signal to rewrite"
+grep -q "^$LOGS/\\*\\.log {" "$WORLD_DIR/logrotate.conf" || die "the logrotate file does not match /var/log/postern/*.log"
 out=$(logrotate -f -s "$WORLD_DIR/logrotate.state" "$WORLD_DIR/logrotate.conf" 2>&1)
 expect_eq 0 $? "logrotate rotates the log"
 [ -z "$out" ] || diag "$out"
