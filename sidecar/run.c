@@ -218,6 +218,57 @@ sc_find_bridge(const char *given, char *out, size_t size)
 }
 
 /*
+ * The engine's options for O, but for the admin socket and --learn's
+ * descriptor: the same for run and for run --check.  LISTEN holds the one
+ * listener, which replaces the config's.
+ */
+static void
+sc_run_engine_opts(const struct sc_run_opts *o, const char *const *listen,
+    struct px_engine_opts *eo)
+{
+	memset(eo, 0, sizeof(*eo));
+	eo->config_path = o->config_path;
+	eo->extra_allow = o->allow;
+	eo->n_extra_allow = o->n_allow;
+	eo->extra_secrets = o->secrets;
+	eo->n_extra_secrets = o->n_secrets;
+	eo->extra_listen = listen;
+	eo->n_extra_listen = 1;
+	eo->replace_listen = 1;
+	eo->ready_fd = -1;
+	eo->session_name = o->session_name;
+	eo->serve_session = o->session;
+	eo->report = o->report;
+	eo->ask = o->ask;
+	/* A person at a terminal: refusals as plain lines on stderr, not
+	 * JSON audit lines mixed into CMD's output. */
+	eo->human = 1;
+	/* Read once, at start, and never again: the file may belong to the
+	 * user CMD runs as, and CMD must not be able to widen its own policy
+	 * by editing it, not even by then killing the engine (an engine
+	 * started after a crash serves this same snapshot).  So the file is
+	 * not held to StrictModes either. */
+	eo->load_once = 1;
+}
+
+int
+sc_run_check(const struct sc_run_opts *o)
+{
+	static const char *listen[] = { "unix:/run/postern/run.sock" };
+	struct px_engine_opts eo;
+	int code;
+
+	sc_run_engine_opts(o, listen, &eo);
+	if (o->ask)
+		eo.admin = "unix:/run/postern/ask.sock";
+	code = px_engine_check(&eo, "(run's own socket, made when run starts)");
+	if (code == 0 && o->config_path != NULL)
+		printf("use it with: postern-sidecar run -c %s%s%s -- CMD\n", o->config_path,
+		    o->session != NULL ? " --session " : "", o->session != NULL ? o->session : "");
+	return code;
+}
+
+/*
  * For a root caller: the uid the engine runs as, the config's [proxy] user
  * or else 65532 (the container mode's default proxy uid).  Not nobody:
  * that is the command's own default identity, and the two must differ,
@@ -958,7 +1009,8 @@ sc_run_main(const struct sc_run_opts *o)
 		sc_logerr(errno, "cannot give %s to uid %u", r.dir, (unsigned)r.engine_uid);
 		goto out;
 	}
-	memset(&r.eo, 0, sizeof(r.eo));
+	r.listen_list[0] = r.listen;
+	sc_run_engine_opts(o, r.listen_list, &r.eo);
 	if (o->ask) {
 		/* The engine binds its admin socket there, as its own uid. */
 		err = sc_ask_dir_make(&r.ask, r.self, r.engine_uid != 0 ? r.engine_uid : (uid_t)-1);
@@ -968,19 +1020,6 @@ sc_run_main(const struct sc_run_opts *o)
 			goto out;
 		r.eo.admin = r.ask.listen;
 	}
-	r.listen_list[0] = r.listen;
-	r.eo.config_path = o->config_path;
-	r.eo.extra_allow = o->allow;
-	r.eo.n_extra_allow = o->n_allow;
-	r.eo.extra_secrets = o->secrets;
-	r.eo.n_extra_secrets = o->n_secrets;
-	r.eo.extra_listen = r.listen_list;
-	r.eo.n_extra_listen = 1;
-	r.eo.replace_listen = 1;
-	r.eo.ready_fd = -1;
-	r.eo.session_name = o->session_name;
-	r.eo.serve_session = o->session;
-	r.eo.report = o->report;
 	/* Every engine, a restarted one too, leaves its summary here. */
 	if (o->learn) {
 		r.learn_fd = sc_learn_open();
@@ -991,15 +1030,6 @@ sc_run_main(const struct sc_run_opts *o)
 		r.eo.learn = 1;
 		r.eo.learn_fd = r.learn_fd;
 	}
-	r.eo.ask = o->ask;
-	/* A person at a terminal: refusals as plain lines on stderr, not
-	 * JSON audit lines mixed into CMD's output. */
-	r.eo.human = 1;
-	/* Read once, here, and never again: the file may belong to the user
-	 * CMD runs as, and CMD must not be able to widen its own policy by
-	 * editing it, not even by then killing the engine (an engine started
-	 * after a crash serves this same snapshot). */
-	r.eo.load_once = 1;
 	r.eo.config = px_engine_load(&r.eo);
 	if (r.eo.config == NULL) {
 		code = 2;

@@ -57,4 +57,15 @@ struct sc_run_opts {
  */
 int sc_run_main(const struct sc_run_opts *opts);
 
+/*
+ * run --check: judge OPTS->config_path exactly as sc_run_main() would load
+ * it (the same overrides: its listeners replaced by run's own socket, only
+ * [session OPTS->session] when given, --allow, --secret, --report, --ask;
+ * no StrictModes, as run reads the file once, before CMD starts), and
+ * print the summary postern-proxy --check prints, then the run line that
+ * uses the file.  Nothing is started.  Returns 0, or 2 with every
+ * FILE:LINE error on stderr.
+ */
+int sc_run_check(const struct sc_run_opts *opts);
+
 #endif
