@@ -30,6 +30,9 @@
 #define SC_JAIL_ENGINE_DIR SC_JAIL_DIR "/engine"
 #define SC_JAIL_SOCK SC_JAIL_ENGINE_DIR "/proxy.sock"
 #define SC_JAIL_BRIDGE SC_JAIL_DIR "/postern-bridge"
+/* CMD's HOME when its uid has none of its own (run, started by root): made
+ * on the jail's fresh /run, so it goes with the namespace. */
+#define SC_JAIL_HOME SC_JAIL_DIR "/home"
 
 struct sc_jail;
 

@@ -71,6 +71,7 @@ struct sc_opts {
 	const char *learn_file;
 	int ask;              /* run: --ask */
 	int run_check;        /* run: --check */
+	const char *home;     /* run: --home */
 	uid_t run_uid;        /* run: --uid */
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
@@ -99,7 +100,7 @@ sc_usage(FILE *f)
 	    "                           [--learn[=FILE]]\n"
 	    "                           [--ask]\n"
 	    "                           [--session-name NAME]\n"
-	    "                           [--uid UID] [--socket PATH]... [--env NAME]...\n"
+	    "                           [--uid UID] [--home DIR] [--socket PATH]... [--env NAME]...\n"
 	    "                           [--secret NAME]...\n"
 	    "                           [--forward PORT[:HOST:HPORT]]... [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
@@ -133,6 +134,8 @@ sc_run_usage(FILE *f)
 	    "                       it is answered (postern-sidecar ask in another\n"
 	    "                       terminal, or a prompt here when stdin is not one)\n"
 	    "  --uid UID            (root) the uid CMD runs as (default SUDO_UID, else 65534)\n"
+	    "  --home DIR           CMD's HOME (default, as root: the uid's own home,\n"
+	    "                       else a fresh empty one)\n"
 	    "  --socket PATH        let CMD reach this host UNIX socket (repeatable)\n"
 	    "  --env NAME           CMD also gets this variable (repeatable)\n"
 	    "  --secret NAME        CMD gets a placeholder in NAME; the proxy puts the\n"
@@ -219,7 +222,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
 		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
-		O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK };
+		O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK, O_HOME };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -240,6 +243,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "learn", optional_argument, NULL, O_LEARN },
 		{ "ask", no_argument, NULL, O_ASK },
 		{ "check", no_argument, NULL, O_RUN_CHECK },
+		{ "home", required_argument, NULL, O_HOME },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -418,6 +422,17 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				return -1;
 			}
 			o->run_check = 1;
+			break;
+		case O_HOME:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--home only applies to run");
+				return -1;
+			}
+			if (optarg[0] != '/') {
+				sc_logx("--home: '%s' is not an absolute path", optarg);
+				return -1;
+			}
+			o->home = optarg;
 			break;
 		case O_CAPTURE:
 			if (o->mode != SC_MODE_SERVE) {
@@ -965,6 +980,7 @@ main(int argc, char **argv)
 		ro.n_env = o.n_env;
 		ro.secrets = o.secrets;
 		ro.n_secrets = o.n_secrets;
+		ro.home = o.home;
 		if (o.run_check)
 			return sc_run_check(&ro);
 		code = sc_run_identity(&o, &ro.uid, &ro.gid);

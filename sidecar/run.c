@@ -30,6 +30,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -92,6 +93,8 @@ struct sc_run {
 	int root;            /* started by root */
 	uid_t cmd_uid;       /* the command's ids, outside its user namespace */
 	gid_t cmd_gid;
+	char home[PATH_MAX];  /* CMD's HOME, or "": the caller's */
+	int home_fresh;       /* home is SC_JAIL_HOME, made in the jail */
 	struct sc_jail *jail;
 	int sync;            /* our end of the socket pair with the child */
 	pid_t engine, child;
@@ -214,6 +217,39 @@ sc_find_bridge(const char *given, char *out, size_t size)
 	}
 	if (access(out, X_OK) < 0)
 		return -errno;
+	return 0;
+}
+
+/*
+ * CMD's HOME (see run.h).  Root's own HOME is one CMD, never root, could
+ * not use: a tool that reads its config there fails on it.
+ */
+static int
+sc_run_home(struct sc_run *r, const struct sc_run_opts *o)
+{
+	struct passwd *pw;
+	struct stat st;
+
+	r->home[0] = '\0';
+	r->home_fresh = 0;
+	if (o->home != NULL) {
+		if ((size_t)snprintf(r->home, sizeof(r->home), "%s", o->home) >= sizeof(r->home))
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (!r->root)
+		return 0;
+	pw = getpwuid(r->cmd_uid);
+	if (pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/' &&
+	    stat(pw->pw_dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == r->cmd_uid &&
+	    (size_t)snprintf(r->home, sizeof(r->home), "%s", pw->pw_dir) < sizeof(r->home))
+		return 0;
+	snprintf(r->home, sizeof(r->home), "%s", SC_JAIL_HOME);
+	r->home_fresh = 1;
+	sc_logx("warning: uid %u has no home directory of its own%s%s%s; the command's HOME "
+	    "is %s, empty and gone at exit (choose one with --home DIR)", (unsigned)r->cmd_uid,
+	    pw != NULL && pw->pw_dir != NULL ? " (" : "", pw != NULL && pw->pw_dir != NULL ?
+	    pw->pw_dir : "", pw != NULL && pw->pw_dir != NULL ? " is not its)" : "", r->home);
 	return 0;
 }
 
@@ -544,6 +580,14 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 		sc_logx("warning: transparent capture is off: cannot ready the namespace: %s",
 		    strerror(-err));
 	if (sc_jail_build(r->jail, r->engdir, r->bridge) < 0)
+		_exit(SC_RUN_SETUP_FAILED);
+	/* On the jail's own /run: nothing to remove on the host. */
+	if (r->home_fresh && (mkdir(SC_JAIL_HOME, 0700) < 0 ||
+	    chown(SC_JAIL_HOME, r->cmd_uid, r->cmd_gid) < 0 || chmod(SC_JAIL_HOME, 0700) < 0)) {
+		sc_logerr(errno, "cannot make %s for the command", SC_JAIL_HOME);
+		_exit(SC_RUN_SETUP_FAILED);
+	}
+	if (r->home[0] != '\0' && setenv("HOME", r->home, 1) < 0)
 		_exit(SC_RUN_SETUP_FAILED);
 	if (err == 0)
 		sc_run_resolv_conf();
@@ -985,6 +1029,12 @@ sc_run_main(const struct sc_run_opts *o)
 		r.cmd_gid = getegid();
 		flags = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID |
 		    CLONE_NEWIPC;
+	}
+	err = sc_run_home(&r, o);
+	if (err < 0) {
+		sc_logerr(err, "--home %s", o->home);
+		code = 2;
+		goto out;
 	}
 	err = sc_make_dir(&r);
 	if (err < 0) {

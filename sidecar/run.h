@@ -31,6 +31,7 @@ struct sc_run_opts {
 	size_t n_env;
 	const char *const *secrets;    /* --secret: secrets whose placeholder CMD gets */
 	size_t n_secrets;
+	const char *home;              /* --home: CMD's HOME (NULL: see sc_run_main) */
 	char *const *argv;             /* CMD and its arguments, NULL-ended */
 };
 
@@ -52,6 +53,10 @@ struct sc_run_opts {
  * starts; an engine that dies while CMD runs is replaced by one serving
  * that same snapshot on the same socket, at most 5 times in 60 s, after
  * which CMD is sent SIGTERM (its status, 143, is then returned).
+ * CMD's HOME is OPTS->home when given; else, started by root, the passwd
+ * home of CMD's uid when that is a directory the uid owns, or else a fresh
+ * empty one, 0700 and CMD's, in its jail (SC_JAIL_HOME; a warning says
+ * so); started by a user, the caller's own.
  * On return no socket file, directory, namespace or child process of ours
  * is left, also after SIGINT, SIGTERM or SIGHUP (forwarded to CMD first).
  */
