@@ -76,6 +76,8 @@ struct sc_opts {
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
 	size_t n_sockets;
+	const char *binds[SC_MAX_LIST];     /* run: --bind */
+	size_t n_binds;
 	const char *forwards[SC_MAX_LIST];  /* run: --forward */
 	size_t n_forwards;
 	const char *env[SC_MAX_LIST];       /* run: --env */
@@ -100,7 +102,8 @@ sc_usage(FILE *f)
 	    "                           [--learn[=FILE]]\n"
 	    "                           [--ask]\n"
 	    "                           [--session-name NAME]\n"
-	    "                           [--uid UID] [--home DIR] [--socket PATH]... [--env NAME]...\n"
+	    "                           [--uid UID] [--home DIR] [--bind DIR]... [--socket PATH]...\n"
+	    "                           [--env NAME]...\n"
 	    "                           [--secret NAME]...\n"
 	    "                           [--forward PORT[:HOST:HPORT]]... [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
@@ -136,6 +139,8 @@ sc_run_usage(FILE *f)
 	    "  --uid UID            (root) the uid CMD runs as (default SUDO_UID, else 65534)\n"
 	    "  --home DIR           CMD's HOME (default, as root: the uid's own home,\n"
 	    "                       else a fresh empty one)\n"
+	    "  --bind DIR           show CMD this directory read-write, also under /tmp\n"
+	    "                       (its host sockets stay covered; repeatable)\n"
 	    "  --socket PATH        let CMD reach this host UNIX socket (repeatable)\n"
 	    "  --env NAME           CMD also gets this variable (repeatable)\n"
 	    "  --secret NAME        CMD gets a placeholder in NAME; the proxy puts the\n"
@@ -222,7 +227,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
 		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
-		O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK, O_HOME };
+		O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK, O_HOME, O_BIND };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -244,6 +249,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "ask", no_argument, NULL, O_ASK },
 		{ "check", no_argument, NULL, O_RUN_CHECK },
 		{ "home", required_argument, NULL, O_HOME },
+		{ "bind", required_argument, NULL, O_BIND },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -354,6 +360,18 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				return -1;
 			}
 			o->has_run_uid = 1;
+			break;
+		case O_BIND:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--bind only applies to run");
+				return -1;
+			}
+			if (optarg[0] != '/') {
+				sc_logx("--bind: '%s' is not an absolute path", optarg);
+				return -1;
+			}
+			if (sc_push(o->binds, &o->n_binds, optarg, "--bind") < 0)
+				return -1;
 			break;
 		case O_SOCKET:
 			if (o->mode != SC_MODE_RUN) {
@@ -981,6 +999,8 @@ main(int argc, char **argv)
 		ro.secrets = o.secrets;
 		ro.n_secrets = o.n_secrets;
 		ro.home = o.home;
+		ro.binds = o.binds;
+		ro.n_binds = o.n_binds;
 		if (o.run_check)
 			return sc_run_check(&ro);
 		code = sc_run_identity(&o, &ro.uid, &ro.gid);

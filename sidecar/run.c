@@ -997,6 +997,18 @@ sc_run_main(const struct sc_run_opts *o)
 			goto out;
 		}
 	}
+	for (i = 0; i < o->n_binds; i++) {
+		err = sc_jail_bind(r.jail, o->binds[i]);
+		if (err < 0) {
+			if (err == -EPERM)
+				sc_logx("--bind %s: / and what is under /run, /proc or /dev "
+				    "are the sandbox's own", o->binds[i]);
+			else
+				sc_logerr(err, "--bind %s", o->binds[i]);
+			code = 2;
+			goto out;
+		}
+	}
 	err = sc_find_bridge(o->bridge, r.bridge, sizeof(r.bridge));
 	if (err < 0) {
 		sc_logerr(err, "cannot find postern-bridge%s%s (give it with --bridge PATH)",

@@ -32,6 +32,8 @@ struct sc_run_opts {
 	const char *const *secrets;    /* --secret: secrets whose placeholder CMD gets */
 	size_t n_secrets;
 	const char *home;              /* --home: CMD's HOME (NULL: see sc_run_main) */
+	const char *const *binds;      /* --bind: host directories CMD sees read-write */
+	size_t n_binds;
 	char *const *argv;             /* CMD and its arguments, NULL-ended */
 };
 
