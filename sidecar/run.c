@@ -229,6 +229,7 @@ sc_run_home(struct sc_run *r, const struct sc_run_opts *o)
 {
 	struct passwd *pw;
 	struct stat st;
+	const char *home;
 
 	r->home[0] = '\0';
 	r->home_fresh = 0;
@@ -238,6 +239,12 @@ sc_run_home(struct sc_run *r, const struct sc_run_opts *o)
 		return 0;
 	}
 	if (!r->root)
+		return 0;
+	/* A HOME the caller chose for CMD, one CMD may write, stays. */
+	home = getenv("HOME");
+	if (home != NULL && home[0] == '/' && stat(home, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    ((st.st_uid == r->cmd_uid && (st.st_mode & S_IRWXU) == S_IRWXU) ||
+	    (st.st_mode & S_IRWXO) == S_IRWXO))
 		return 0;
 	pw = getpwuid(r->cmd_uid);
 	if (pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/' &&

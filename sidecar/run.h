@@ -55,8 +55,10 @@ struct sc_run_opts {
  * starts; an engine that dies while CMD runs is replaced by one serving
  * that same snapshot on the same socket, at most 5 times in 60 s, after
  * which CMD is sent SIGTERM (its status, 143, is then returned).
- * CMD's HOME is OPTS->home when given; else, started by root, the passwd
- * home of CMD's uid when that is a directory the uid owns, or else a fresh
+ * CMD's HOME is OPTS->home when given; else, started by root, the
+ * caller's HOME when CMD's uid may write it (its own, or world-writable),
+ * else the passwd home of CMD's uid when that is a directory the uid
+ * owns, or else a fresh
  * empty one, 0700 and CMD's, in its jail (SC_JAIL_HOME; a warning says
  * so); started by a user, the caller's own.
  * On return no socket file, directory, namespace or child process of ours

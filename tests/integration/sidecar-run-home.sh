@@ -4,6 +4,7 @@
 #   - a uid with no passwd entry gets a fresh, empty home of its own in
 #     its jail (mode 0700, its owner), writable, and a warning on stderr;
 #   - a uid whose passwd home is a directory it owns gets that;
+#   - a HOME of the caller's that CMD's uid may write is kept;
 #   - --home DIR: HOME is DIR.
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 sc_world_up
@@ -39,6 +40,9 @@ else
 fi
 
 chown $NOPW:$NOPW "$CHOSEN"
+out=$(in_px env HOME="$CHOSEN" "$SIDECAR" run --uid $NOPW -- sh -c 'echo "home=$HOME"' 2>&1)
+expect_match "^home=$CHOSEN$" "$out" "a HOME of the caller's that CMD's uid owns is kept"
+expect_no_match "warning: uid" "$out" "without a warning"
 out=$(in_px env HOME=/root "$SIDECAR" run --uid $NOPW --home "$CHOSEN" -- sh -c "$probe" 2>&1)
 diag "--home: $out"
 expect_match "^home=$CHOSEN$" "$out" "--home DIR: HOME is DIR"
