@@ -253,6 +253,10 @@ sc_run_home(struct sc_run *r, const struct sc_run_opts *o)
 		return 0;
 	snprintf(r->home, sizeof(r->home), "%s", SC_JAIL_HOME);
 	r->home_fresh = 1;
+	/* An account that says it has no home (nobody, run's default) gets
+	 * what it asked for; a quiet run stays quiet. */
+	if (pw != NULL && pw->pw_dir != NULL && strcmp(pw->pw_dir, "/nonexistent") == 0)
+		return 0;
 	sc_logx("warning: uid %u has no home directory of its own%s%s%s; the command's HOME "
 	    "is %s, empty and gone at exit (choose one with --home DIR)", (unsigned)r->cmd_uid,
 	    pw != NULL && pw->pw_dir != NULL ? " (" : "", pw != NULL && pw->pw_dir != NULL ?

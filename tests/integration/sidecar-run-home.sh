@@ -3,6 +3,7 @@
 # root, whose own HOME (/root) CMD, never root, cannot use:
 #   - a uid with no passwd entry gets a fresh, empty home of its own in
 #     its jail (mode 0700, its owner), writable, and a warning on stderr;
+#   - so does nobody, whose home is /nonexistent, without the warning;
 #   - a uid whose passwd home is a directory it owns gets that;
 #   - a HOME of the caller's that CMD's uid may write is kept;
 #   - --home DIR: HOME is DIR.
@@ -28,6 +29,13 @@ expect_match "^entries=0$" "$out" "empty"
 expect_match "^writable$" "$out" "and writable by CMD"
 expect_match "warning: uid $NOPW has no home directory of its own.*--home DIR" "$out" \
 	"a warning says so, and how to choose one"
+
+if [ "$(getent passwd 65534 | cut -d: -f6)" = /nonexistent ]; then
+	out=$(in_px env HOME=/root "$SIDECAR" run -- sh -c "$probe" 2>&1)
+	expect_match "^home=/run/postern/home$" "$out" "nobody (home /nonexistent) gets a fresh one too"
+	expect_match "^writable$" "$out" "writable by it"
+	expect_no_match "warning: uid" "$out" "without a warning: it has no home by design"
+fi
 
 pw=$(getent passwd $AGENT_UID | cut -d: -f6)
 if [ -n "$pw" ] && [ -d "$pw" ] && [ "$(stat -c %u "$pw")" = $AGENT_UID ] &&
