@@ -35,6 +35,7 @@ extern char **environ;
 #include "proxy/admin.h"
 #include "proxy/ask.h"
 #include "proxy/audit.h"
+#include "proxy/check.h"
 #include "proxy/conn.h"
 #include "proxy/conns.h"
 #include "proxy/dns.h"
@@ -354,6 +355,17 @@ px_engine_load(const struct px_engine_opts *opts)
 	engine_log_init(opts);
 	engine_overrides(opts, &ov);
 	return engine_load(opts, &ov);
+}
+
+int
+px_engine_check(const struct px_engine_opts *opts, const char *listen_note)
+{
+	struct cf_overrides ov;
+
+	px_engine_harden();
+	engine_overrides(opts, &ov);
+	return px_check(opts->config_path, &ov, opts->human ? "postern" : "postern-proxy",
+	    listen_note);
 }
 
 /*

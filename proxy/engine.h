@@ -114,6 +114,14 @@ int px_engine_env_take(void);
 struct cf_config *px_engine_load(const struct px_engine_opts *opts);
 
 /*
+ * Judge the config OPTS names with the overrides they describe, exactly
+ * as px_engine_load() would, and summarise it (px_check() in
+ * proxy/check.h, LISTEN_NOTE in place of the listeners).  Returns 0, or 2
+ * when the config is refused.
+ */
+int px_engine_check(const struct px_engine_opts *opts, const char *listen_note);
+
+/*
  * Load the config, or take OPTS->config (exiting with FILE:LINE errors on
  * stderr if it is bad),
  * bind every listener, drop privileges, and serve until SIGTERM or SIGINT.

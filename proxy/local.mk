@@ -19,6 +19,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/term2.c \
 	proxy/connect.c proxy/connect.h \
 	proxy/engine.c proxy/engine.h \
+	proxy/check.c proxy/check.h \
 	proxy/explain.c proxy/explain.h \
 	proxy/listen.c \
 	proxy/log.h \

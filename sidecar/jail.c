@@ -40,6 +40,8 @@ struct sc_jail {
 	struct sc_jail_keep *keep;
 	size_t n_keep;
 	char *cover;         /* a directory to hide (sc_jail_cover) */
+	char **bind;         /* host directories shown read-write (--bind) */
+	size_t n_bind;
 };
 
 /* The directories that get a fresh tmpfs, and its mode.  /run is 0755 like
@@ -77,6 +79,9 @@ sc_jail_free(struct sc_jail *j)
 		free(j->keep[i].path);
 	free(j->keep);
 	free(j->cover);
+	for (i = 0; i < j->n_bind; i++)
+		free(j->bind[i]);
+	free(j->bind);
 	free(j);
 }
 
@@ -108,6 +113,45 @@ sc_jail_keep(struct sc_jail *j, const char *path)
 	j->keep[j->n_keep].dev = st.st_dev;
 	j->keep[j->n_keep].ino = st.st_ino;
 	j->n_keep++;
+	return 0;
+}
+
+/* Nonzero when PATH is DIR or lies below it. */
+static int
+sc_jail_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+int
+sc_jail_bind(struct sc_jail *j, const char *dir)
+{
+	struct stat st;
+	char *real, **nb;
+
+	real = realpath(dir, NULL);
+	if (real == NULL)
+		return -errno;
+	if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		free(real);
+		return -ENOTDIR;
+	}
+	/* The jail's own places: SC_JAIL_DIR is made on /run, and /proc
+	 * and /dev are the kernel's. */
+	if (strcmp(real, "/") == 0 || sc_jail_under(real, "/run") ||
+	    sc_jail_under(real, "/proc") || sc_jail_under(real, "/dev")) {
+		free(real);
+		return -EPERM;
+	}
+	nb = realloc(j->bind, (j->n_bind + 1) * sizeof(*nb));
+	if (nb == NULL) {
+		free(real);
+		return -ENOMEM;
+	}
+	j->bind = nb;
+	j->bind[j->n_bind++] = real;
 	return 0;
 }
 
@@ -181,12 +225,12 @@ sc_jail_in_tmpfs(const char *path)
 }
 
 /*
- * Make PATH exist as an empty file to mount on, creating its missing
+ * Make PATH exist as an empty file (DIR: directory) to mount on, creating its missing
  * parents.  Only ever inside the fresh tmpfs: anywhere else this would be
  * a change to the host's file system.
  */
 static int
-sc_jail_mountpoint(const char *path)
+sc_jail_mountpoint(const char *path, int dir)
 {
 	char buf[PATH_MAX];
 	struct stat st;
@@ -205,6 +249,8 @@ sc_jail_mountpoint(const char *path)
 			return -errno;
 		*p = '/';
 	}
+	if (dir)
+		return mkdir(path, 0755) < 0 ? -errno : 0;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
@@ -216,9 +262,12 @@ sc_jail_mountpoint(const char *path)
 static int
 sc_jail_attach(int fd, const char *path)
 {
+	struct stat st;
 	int err;
 
-	err = sc_jail_mountpoint(path);
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	err = sc_jail_mountpoint(path, S_ISDIR(st.st_mode));
 	if (err < 0)
 		return err;
 	if (move_mount(fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
@@ -243,7 +292,7 @@ sc_jail_build(const struct sc_jail *j, const char *engine_dir, const char *bridg
 {
 	char cwd[PATH_MAX];
 	struct stat st;
-	int sock_fd = -1, bridge_fd = -1, *keep_fd = NULL, err = 0;
+	int sock_fd = -1, bridge_fd = -1, *keep_fd = NULL, *bind_fd = NULL, err = 0;
 	size_t i;
 
 	/* Nothing below may show up on the host (systemd makes / shared). */
@@ -262,6 +311,22 @@ sc_jail_build(const struct sc_jail *j, const char *engine_dir, const char *bridg
 	}
 	for (i = 0; i < j->n_keep; i++)
 		keep_fd[i] = -1;
+	bind_fd = calloc(j->n_bind + 1, sizeof(*bind_fd));
+	if (bind_fd == NULL) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < j->n_bind; i++)
+		bind_fd[i] = -1;
+	for (i = 0; i < j->n_bind; i++) {
+		bind_fd[i] = open_tree(AT_FDCWD, j->bind[i],
+		    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (bind_fd[i] < 0) {
+			err = -errno;
+			sc_logerr(err, "--bind %s: cannot take it", j->bind[i]);
+			goto out;
+		}
+	}
 	sock_fd = open_tree(AT_FDCWD, engine_dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (sock_fd < 0) {
 		err = -errno;
@@ -299,6 +364,15 @@ sc_jail_build(const struct sc_jail *j, const char *engine_dir, const char *bridg
 		    sc_jail_tmpfs[i].opts) < 0) {
 			err = -errno;
 			sc_logerr(err, "cannot mount a tmpfs on %s", sc_jail_tmpfs[i].dir);
+			goto out;
+		}
+	}
+	/* Before the sockets are covered: those under a bound directory
+	 * are covered in it like any other. */
+	for (i = 0; i < j->n_bind; i++) {
+		err = sc_jail_attach(bind_fd[i], j->bind[i]);
+		if (err < 0) {
+			sc_logerr(err, "--bind %s: cannot bind it in", j->bind[i]);
 			goto out;
 		}
 	}
@@ -387,6 +461,12 @@ out:
 			if (keep_fd[i] >= 0)
 				close(keep_fd[i]);
 		free(keep_fd);
+	}
+	if (bind_fd != NULL) {
+		for (i = 0; i < j->n_bind; i++)
+			if (bind_fd[i] >= 0)
+				close(bind_fd[i]);
+		free(bind_fd);
 	}
 	return err;
 }

@@ -11,6 +11,8 @@
  *   - every other pathname socket bound on the host when the command
  *     starts is covered with a bind of /dev/null (connect: ECONNREFUSED),
  *     and each directory given to sc_jail_cover() with an empty tmpfs;
+ *   - each directory the user named (--bind DIR) is bound in read-write
+ *     at its path, before the sockets are covered, so those in it are too;
  *   - each socket the user named (--socket PATH) is bound back in at its
  *     path, the directory of the proxy's socket at SC_JAIL_ENGINE_DIR
  *     (the socket is SC_JAIL_SOCK) and the bridge binary at SC_JAIL_BRIDGE;
@@ -30,6 +32,9 @@
 #define SC_JAIL_ENGINE_DIR SC_JAIL_DIR "/engine"
 #define SC_JAIL_SOCK SC_JAIL_ENGINE_DIR "/proxy.sock"
 #define SC_JAIL_BRIDGE SC_JAIL_DIR "/postern-bridge"
+/* CMD's HOME when its uid has none of its own (run, started by root): made
+ * on the jail's fresh /run, so it goes with the namespace. */
+#define SC_JAIL_HOME SC_JAIL_DIR "/home"
 
 struct sc_jail;
 
@@ -46,6 +51,15 @@ void sc_jail_free(struct sc_jail *jail);
  * else, or another negative errno (-ENAMETOOLONG, -ENOENT, -ENOMEM).
  */
 int sc_jail_keep(struct sc_jail *jail, const char *path);
+
+/*
+ * Show the host directory DIR to the command at its path, read-write, also
+ * where a fresh tmpfs would hide it (--bind); host sockets in it are still
+ * covered unless kept.  Symbolic links are resolved now.  Returns 0,
+ * -ENOTDIR, -EPERM for /, or a path under /run, /proc or /dev (the jail's
+ * own), or another negative errno.
+ */
+int sc_jail_bind(struct sc_jail *jail, const char *dir);
 
 /*
  * Hide the host directory DIR from the command (run --ask's admin socket

@@ -204,8 +204,30 @@ flags(FILE *f, const char *text)
 		fputc('\n', f);
 }
 
+/* W on F as one shell word: as it is when it holds nothing the shell
+ * reads, else in single quotes. */
+static void
+shell_word(FILE *f, const char *w)
+{
+	const char *q;
+
+	if (*w != '\0' && strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789/._+,:@%-") == strlen(w)) {
+		fputs(w, f);
+		return;
+	}
+	fputc('\'', f);
+	for (q = w; *q != '\0'; q++) {
+		if (*q == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*q, f);
+	}
+	fputc('\'', f);
+}
+
 static int
-write_file(const char *file, const char *text, size_t len)
+write_file(const char *file, const char *text, size_t len, const char *config)
 {
 	char tmp[4096];
 	struct stat st;
@@ -245,9 +267,22 @@ write_file(const char *file, const char *text, size_t len)
 		unlink(tmp);
 		return err;
 	}
-	fprintf(stderr, "postern: the learned config is in %s%s; check it with postern-proxy "
-	    "--check -c %s, use it with postern-sidecar run -c %s\n", file,
-	    existed ? " (it replaced the file that was there)" : "", file, file);
+	fprintf(stderr, "postern: the learned %s is in %s%s\n", config != NULL ? "block" : "config",
+	    file, existed ? " (it replaced the file that was there)" : "");
+	/* The file run will read: FILE itself, or CONFIG once the block is
+	 * added to it.  Run's own check: postern-proxy --check would hold
+	 * the file to its own rules (a listener, StrictModes). */
+	if (config != NULL) {
+		fputs("postern: add its items to ", stderr);
+		shell_word(stderr, config);
+		fputc('\n', stderr);
+		file = config;
+	}
+	fputs("postern: check it with: postern-sidecar run --check -c ", stderr);
+	shell_word(stderr, file);
+	fputs("\npostern: use it with: postern-sidecar run -c ", stderr);
+	shell_word(stderr, file);
+	fputs(" -- CMD\n", stderr);
 	return 0;
 }
 
@@ -281,7 +316,7 @@ sc_learn_finish(int fd, const char *file, const char *config)
 		return -ENOMEM;
 	}
 	if (file != NULL) {
-		rc = write_file(file, text, tlen);
+		rc = write_file(file, text, tlen, config);
 	} else {
 		fputs("postern: learned (report mode): this config block allows what was refused\n", stderr);
 		fputs(text, stderr);

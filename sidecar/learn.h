@@ -16,11 +16,11 @@ int sc_learn_open(void);
  * The block the engine left in FD (sc_learn_open()), made ready for CONFIG
  * (the config run served; NULL: the built-in default, whose text then
  * comes first with the learned items in its [defaults], so that the whole
- * passes postern-proxy --check and serves `run -c FILE`): on stderr, with
+ * passes `run --check -c FILE` and serves `run -c FILE`): on stderr, with
  * the same items as --allow flags on one line, or, FILE not NULL, written
  * to FILE atomically (a temporary file renamed over it, mode 0644; an
- * existing FILE is replaced, and run says so), with one line on stderr
- * saying where.  Returns 0 or a negative errno (told on stderr).  FD is
+ * existing FILE is replaced, and run says so), with lines on stderr
+ * saying where and the run --check and run commands that use it.  Returns 0 or a negative errno (told on stderr).  FD is
  * left open.
  */
 int sc_learn_finish(int fd, const char *file, const char *config);

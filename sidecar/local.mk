@@ -62,6 +62,10 @@ EXTRA_DIST += tests/integration/sidecar-run-report.sh
 # run --learn (issue 17).
 TESTS += tests/integration/sidecar-run-learn.sh
 EXTRA_DIST += tests/integration/sidecar-run-learn.sh
+TESTS += tests/integration/sidecar-run-home.sh
+EXTRA_DIST += tests/integration/sidecar-run-home.sh
+TESTS += tests/integration/sidecar-run-bind.sh
+EXTRA_DIST += tests/integration/sidecar-run-bind.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
 check_PROGRAMS += sidecar/test-rules

@@ -70,10 +70,14 @@ struct sc_opts {
 	int learn;            /* run: --learn[=FILE] */
 	const char *learn_file;
 	int ask;              /* run: --ask */
+	int run_check;        /* run: --check */
+	const char *home;     /* run: --home */
 	uid_t run_uid;        /* run: --uid */
 	int has_run_uid;
 	const char *sockets[SC_MAX_LIST];   /* run: --socket */
 	size_t n_sockets;
+	const char *binds[SC_MAX_LIST];     /* run: --bind */
+	size_t n_binds;
 	const char *forwards[SC_MAX_LIST];  /* run: --forward */
 	size_t n_forwards;
 	const char *env[SC_MAX_LIST];       /* run: --env */
@@ -93,11 +97,13 @@ sc_usage(FILE *f)
 	    "       postern-sidecar lockdown-check [-c FILE] [--user UID] [--probe-uid UID]\n"
 	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
+	    "       postern-sidecar run --check [-c FILE [--session NAME]] [--allow PATTERN]...\n"
 	    "       postern-sidecar run [-c FILE [--session NAME]] [--allow PATTERN]... [--report]\n"
 	    "                           [--learn[=FILE]]\n"
 	    "                           [--ask]\n"
 	    "                           [--session-name NAME]\n"
-	    "                           [--uid UID] [--socket PATH]... [--env NAME]...\n"
+	    "                           [--uid UID] [--home DIR] [--bind DIR]... [--socket PATH]...\n"
+	    "                           [--env NAME]...\n"
 	    "                           [--secret NAME]...\n"
 	    "                           [--forward PORT[:HOST:HPORT]]... [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
@@ -110,13 +116,16 @@ static void
 sc_run_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME] [--report]\n"
+	    "usage: postern-sidecar run --check [-c FILE [--session NAME]] [--allow PATTERN]...\n"
+	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME] [--report]\n"
 	    "                           [--learn[=FILE]]\n"
 	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
 	    "Runs CMD sealed: its only way out is a proxy started for it, which\n"
 	    "allows what -c FILE (default: the built-in config) and each --allow allow.\n"
 	    "  -c FILE              the proxy config (postern.ini(5))\n"
+	    "  --check              judge -c FILE as run would load it, summarise it,\n"
+	    "                       and start nothing (exit 0, or 2 with FILE:LINE errors)\n"
 	    "  --allow PATTERN      an allow_hosts item on top of it (repeatable)\n"
 	    "  --session-name NAME  the session's name in refusals and logs\n"
 	    "  --report             report mode: allow what the allowlist would refuse,\n"
@@ -128,6 +137,10 @@ sc_run_usage(FILE *f)
 	    "                       it is answered (postern-sidecar ask in another\n"
 	    "                       terminal, or a prompt here when stdin is not one)\n"
 	    "  --uid UID            (root) the uid CMD runs as (default SUDO_UID, else 65534)\n"
+	    "  --home DIR           CMD's HOME (default, as root: the uid's own home,\n"
+	    "                       else a fresh empty one)\n"
+	    "  --bind DIR           show CMD this directory read-write, also under /tmp\n"
+	    "                       (its host sockets stay covered; repeatable)\n"
 	    "  --socket PATH        let CMD reach this host UNIX socket (repeatable)\n"
 	    "  --env NAME           CMD also gets this variable (repeatable)\n"
 	    "  --secret NAME        CMD gets a placeholder in NAME; the proxy puts the\n"
@@ -214,7 +227,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
 		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
-		O_CAPTURE, O_REPORT, O_LEARN, O_ASK };
+		O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK, O_HOME, O_BIND };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -234,6 +247,9 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "report", no_argument, NULL, O_REPORT },
 		{ "learn", optional_argument, NULL, O_LEARN },
 		{ "ask", no_argument, NULL, O_ASK },
+		{ "check", no_argument, NULL, O_RUN_CHECK },
+		{ "home", required_argument, NULL, O_HOME },
+		{ "bind", required_argument, NULL, O_BIND },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -345,6 +361,18 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			}
 			o->has_run_uid = 1;
 			break;
+		case O_BIND:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--bind only applies to run");
+				return -1;
+			}
+			if (optarg[0] != '/') {
+				sc_logx("--bind: '%s' is not an absolute path", optarg);
+				return -1;
+			}
+			if (sc_push(o->binds, &o->n_binds, optarg, "--bind") < 0)
+				return -1;
+			break;
 		case O_SOCKET:
 			if (o->mode != SC_MODE_RUN) {
 				sc_logx("--socket only applies to run");
@@ -405,6 +433,25 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			if (sc_push(o->secrets, &o->n_secrets, optarg, "--secret") < 0)
 				return -1;
 			break;
+		case O_RUN_CHECK:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--check only applies to run (the container mode's is "
+				    "lockdown-check)");
+				return -1;
+			}
+			o->run_check = 1;
+			break;
+		case O_HOME:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--home only applies to run");
+				return -1;
+			}
+			if (optarg[0] != '/') {
+				sc_logx("--home: '%s' is not an absolute path", optarg);
+				return -1;
+			}
+			o->home = optarg;
+			break;
 		case O_CAPTURE:
 			if (o->mode != SC_MODE_SERVE) {
 				sc_logx("--capture only applies to the container mode (run "
@@ -429,7 +476,12 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		}
 	}
 	if (o->mode == SC_MODE_RUN) {
-		if (optind >= argc) {
+		if (o->run_check && optind < argc) {
+			sc_logx("run --check: unexpected command '%s' (--check starts nothing)",
+			    argv[optind]);
+			return -1;
+		}
+		if (!o->run_check && optind >= argc) {
 			sc_logx("run: no command given");
 			sc_usage(stderr);
 			return -1;
@@ -946,6 +998,11 @@ main(int argc, char **argv)
 		ro.n_env = o.n_env;
 		ro.secrets = o.secrets;
 		ro.n_secrets = o.n_secrets;
+		ro.home = o.home;
+		ro.binds = o.binds;
+		ro.n_binds = o.n_binds;
+		if (o.run_check)
+			return sc_run_check(&ro);
 		code = sc_run_identity(&o, &ro.uid, &ro.gid);
 		if (code != 0)
 			return code;

@@ -30,6 +30,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -96,6 +97,8 @@ struct sc_run {
 	int root;            /* started by root */
 	uid_t cmd_uid;       /* the command's ids, outside its user namespace */
 	gid_t cmd_gid;
+	char home[PATH_MAX];  /* CMD's HOME, or "": the caller's */
+	int home_fresh;       /* home is SC_JAIL_HOME, made in the jail */
 	struct sc_jail *jail;
 	int sync;            /* our end of the socket pair with the child */
 	pid_t engine, child;
@@ -186,6 +189,101 @@ sc_find_bridge(const char *given, char *out, size_t size)
 	if (access(out, X_OK) < 0)
 		return -errno;
 	return 0;
+}
+
+/*
+ * CMD's HOME (see run.h).  Root's own HOME is one CMD, never root, could
+ * not use: a tool that reads its config there fails on it.
+ */
+static int
+sc_run_home(struct sc_run *r, const struct sc_run_opts *o)
+{
+	struct passwd *pw;
+	struct stat st;
+	const char *home;
+
+	r->home[0] = '\0';
+	r->home_fresh = 0;
+	if (o->home != NULL) {
+		if ((size_t)snprintf(r->home, sizeof(r->home), "%s", o->home) >= sizeof(r->home))
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (!r->root)
+		return 0;
+	/* A HOME the caller chose for CMD, one CMD may write, stays. */
+	home = getenv("HOME");
+	if (home != NULL && home[0] == '/' && stat(home, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    ((st.st_uid == r->cmd_uid && (st.st_mode & S_IRWXU) == S_IRWXU) ||
+	    (st.st_mode & S_IRWXO) == S_IRWXO))
+		return 0;
+	pw = getpwuid(r->cmd_uid);
+	if (pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/' &&
+	    stat(pw->pw_dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == r->cmd_uid &&
+	    (size_t)snprintf(r->home, sizeof(r->home), "%s", pw->pw_dir) < sizeof(r->home))
+		return 0;
+	snprintf(r->home, sizeof(r->home), "%s", SC_JAIL_HOME);
+	r->home_fresh = 1;
+	/* An account that says it has no home (nobody, run's default) gets
+	 * what it asked for; a quiet run stays quiet. */
+	if (pw != NULL && pw->pw_dir != NULL && strcmp(pw->pw_dir, "/nonexistent") == 0)
+		return 0;
+	sc_logx("warning: uid %u has no home directory of its own%s%s%s; the command's HOME "
+	    "is %s, empty and gone at exit (choose one with --home DIR)", (unsigned)r->cmd_uid,
+	    pw != NULL && pw->pw_dir != NULL ? " (" : "", pw != NULL && pw->pw_dir != NULL ?
+	    pw->pw_dir : "", pw != NULL && pw->pw_dir != NULL ? " is not its)" : "", r->home);
+	return 0;
+}
+
+/*
+ * The engine's options for O, but for the admin socket and --learn's
+ * descriptor: the same for run and for run --check.  LISTEN holds the one
+ * listener, which replaces the config's.
+ */
+static void
+sc_run_engine_opts(const struct sc_run_opts *o, const char *const *listen,
+    struct px_engine_opts *eo)
+{
+	memset(eo, 0, sizeof(*eo));
+	eo->config_path = o->config_path;
+	eo->extra_allow = o->allow;
+	eo->n_extra_allow = o->n_allow;
+	eo->extra_secrets = o->secrets;
+	eo->n_extra_secrets = o->n_secrets;
+	eo->extra_listen = listen;
+	eo->n_extra_listen = 1;
+	eo->replace_listen = 1;
+	eo->ready_fd = -1;
+	eo->session_name = o->session_name;
+	eo->serve_session = o->session;
+	eo->report = o->report;
+	eo->ask = o->ask;
+	/* A person at a terminal: refusals as plain lines on stderr, not
+	 * JSON audit lines mixed into CMD's output. */
+	eo->human = 1;
+	/* Read once, at start, and never again: the file may belong to the
+	 * user CMD runs as, and CMD must not be able to widen its own policy
+	 * by editing it, not even by then killing the engine (an engine
+	 * started after a crash serves this same snapshot).  So the file is
+	 * not held to StrictModes either. */
+	eo->load_once = 1;
+}
+
+int
+sc_run_check(const struct sc_run_opts *o)
+{
+	static const char *listen[] = { "unix:/run/postern/run.sock" };
+	struct px_engine_opts eo;
+	int code;
+
+	sc_run_engine_opts(o, listen, &eo);
+	if (o->ask)
+		eo.admin = "unix:/run/postern/ask.sock";
+	code = px_engine_check(&eo, "(run's own socket, made when run starts)");
+	if (code == 0 && o->config_path != NULL)
+		printf("use it with: postern-sidecar run -c %s%s%s -- CMD\n", o->config_path,
+		    o->session != NULL ? " --session " : "", o->session != NULL ? o->session : "");
+	return code;
 }
 
 /*
@@ -464,6 +562,14 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 		sc_logx("warning: transparent capture is off: cannot ready the namespace: %s",
 		    strerror(-err));
 	if (sc_jail_build(r->jail, r->engdir, r->bridge) < 0)
+		_exit(SC_RUN_SETUP_FAILED);
+	/* On the jail's own /run: nothing to remove on the host. */
+	if (r->home_fresh && (mkdir(SC_JAIL_HOME, 0700) < 0 ||
+	    chown(SC_JAIL_HOME, r->cmd_uid, r->cmd_gid) < 0 || chmod(SC_JAIL_HOME, 0700) < 0)) {
+		sc_logerr(errno, "cannot make %s for the command", SC_JAIL_HOME);
+		_exit(SC_RUN_SETUP_FAILED);
+	}
+	if (r->home[0] != '\0' && setenv("HOME", r->home, 1) < 0)
 		_exit(SC_RUN_SETUP_FAILED);
 	if (err == 0)
 		sc_run_resolv_conf();
@@ -933,6 +1039,18 @@ sc_run_main(const struct sc_run_opts *o)
 			goto out;
 		}
 	}
+	for (i = 0; i < o->n_binds; i++) {
+		err = sc_jail_bind(r.jail, o->binds[i]);
+		if (err < 0) {
+			if (err == -EPERM)
+				sc_logx("--bind %s: / and what is under /run, /proc or /dev "
+				    "are the sandbox's own", o->binds[i]);
+			else
+				sc_logerr(err, "--bind %s", o->binds[i]);
+			code = 2;
+			goto out;
+		}
+	}
 	err = sc_find_bridge(o->bridge, r.bridge, sizeof(r.bridge));
 	if (err < 0) {
 		sc_logerr(err, "cannot find postern-bridge%s%s (give it with --bridge PATH)",
@@ -966,6 +1084,12 @@ sc_run_main(const struct sc_run_opts *o)
 		flags = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID |
 		    CLONE_NEWIPC;
 	}
+	err = sc_run_home(&r, o);
+	if (err < 0) {
+		sc_logerr(err, "--home %s", o->home);
+		code = 2;
+		goto out;
+	}
 	err = sc_make_dir(&r);
 	if (err < 0) {
 		sc_logerr(err, "cannot create the socket directory");
@@ -989,7 +1113,8 @@ sc_run_main(const struct sc_run_opts *o)
 		sc_logerr(errno, "cannot give %s to uid %u", r.dir, (unsigned)r.engine_uid);
 		goto out;
 	}
-	memset(&r.eo, 0, sizeof(r.eo));
+	r.listen_list[0] = r.listen;
+	sc_run_engine_opts(o, r.listen_list, &r.eo);
 	if (o->ask) {
 		/* The engine binds its admin socket there, as its own uid. */
 		err = sc_ask_dir_make(&r.ask, r.self, r.engine_uid != 0 ? r.engine_uid : (uid_t)-1);
@@ -999,19 +1124,6 @@ sc_run_main(const struct sc_run_opts *o)
 			goto out;
 		r.eo.admin = r.ask.listen;
 	}
-	r.listen_list[0] = r.listen;
-	r.eo.config_path = o->config_path;
-	r.eo.extra_allow = o->allow;
-	r.eo.n_extra_allow = o->n_allow;
-	r.eo.extra_secrets = o->secrets;
-	r.eo.n_extra_secrets = o->n_secrets;
-	r.eo.extra_listen = r.listen_list;
-	r.eo.n_extra_listen = 1;
-	r.eo.replace_listen = 1;
-	r.eo.ready_fd = -1;
-	r.eo.session_name = o->session_name;
-	r.eo.serve_session = o->session;
-	r.eo.report = o->report;
 	/* Every engine, a restarted one too, leaves its summary here. */
 	if (o->learn) {
 		r.learn_fd = sc_learn_open();
@@ -1022,15 +1134,6 @@ sc_run_main(const struct sc_run_opts *o)
 		r.eo.learn = 1;
 		r.eo.learn_fd = r.learn_fd;
 	}
-	r.eo.ask = o->ask;
-	/* A person at a terminal: refusals as plain lines on stderr, not
-	 * JSON audit lines mixed into CMD's output. */
-	r.eo.human = 1;
-	/* Read once, here, and never again: the file may belong to the user
-	 * CMD runs as, and CMD must not be able to widen its own policy by
-	 * editing it, not even by then killing the engine (an engine started
-	 * after a crash serves this same snapshot). */
-	r.eo.load_once = 1;
 	r.eo.config = px_engine_load(&r.eo);
 	if (r.eo.config == NULL) {
 		code = 2;

@@ -31,6 +31,9 @@ struct sc_run_opts {
 	size_t n_env;
 	const char *const *secrets;    /* --secret: secrets whose placeholder CMD gets */
 	size_t n_secrets;
+	const char *home;              /* --home: CMD's HOME (NULL: see sc_run_main) */
+	const char *const *binds;      /* --bind: host directories CMD sees read-write */
+	size_t n_binds;
 	char *const *argv;             /* CMD and its arguments, NULL-ended */
 };
 
@@ -52,9 +55,26 @@ struct sc_run_opts {
  * starts; an engine that dies while CMD runs is replaced by one serving
  * that same snapshot on the same socket, at most 5 times in 60 s, after
  * which CMD is sent SIGTERM (its status, 143, is then returned).
+ * CMD's HOME is OPTS->home when given; else, started by root, the
+ * caller's HOME when CMD's uid may write it (its own, or world-writable),
+ * else the passwd home of CMD's uid when that is a directory the uid
+ * owns, or else a fresh
+ * empty one, 0700 and CMD's, in its jail (SC_JAIL_HOME; a warning says
+ * so); started by a user, the caller's own.
  * On return no socket file, directory, namespace or child process of ours
  * is left, also after SIGINT, SIGTERM or SIGHUP (forwarded to CMD first).
  */
 int sc_run_main(const struct sc_run_opts *opts);
+
+/*
+ * run --check: judge OPTS->config_path exactly as sc_run_main() would load
+ * it (the same overrides: its listeners replaced by run's own socket, only
+ * [session OPTS->session] when given, --allow, --secret, --report, --ask;
+ * no StrictModes, as run reads the file once, before CMD starts), and
+ * print the summary postern-proxy --check prints, then the run line that
+ * uses the file.  Nothing is started.  Returns 0, or 2 with every
+ * FILE:LINE error on stderr.
+ */
+int sc_run_check(const struct sc_run_opts *opts);
 
 #endif

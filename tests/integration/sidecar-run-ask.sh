@@ -255,7 +255,7 @@ diag "stdout: $out"
 diag "stderr: $(cat "$WORLD_DIR/err3")"
 expect_match "^path ENOENT$" "$out" "CMD cannot connect to the admin socket by its path"
 expect_match "^listed 0$" "$out" "nor see it among its sockets"
-expect_match "^dir engine postern-bridge" "$out" "its /run/postern holds its own proxy's socket directory"
+expect_match "^dir engine (home )?postern-bridge" "$out" "its /run/postern holds its own proxy's socket directory"
 expect_no_match "^dir .*run-" "$out" "and no run directory"
 expect_eq no "$( [ -e "/run/postern-ask/run-$RUN" ] && echo yes || echo no)" "gone at exit"
 

@@ -11,8 +11,12 @@
 #     relaxes the allowlist, never the ranges, so CMD's requests are
 #     refused in the learning run and learned all the same);
 #   - --learn=FILE writes the block there (replacing a file, and saying
-#     so), postern-proxy --check accepts FILE, and run -c FILE of the same
-#     CMD, enforcing, passes where the run without it is refused;
+#     so) and prints a check and a run line: followed as printed, the
+#     check accepts FILE (as root, and as the user who ran --learn, whose
+#     file it is), and the run line, enforcing, passes where the run
+#     without it is refused;
+#   - run --check: a bad file gives FILE:LINE and exit 2; a session with
+#     no listener of its own passes, as run serves it;
 #   - CMD's exit status is kept;
 #   - a path that holds what the reader splits on (',', a blank, '*') is
 #     learned as one rule for its own host: FILE, fed back with -c, allows
@@ -75,11 +79,22 @@ expect_no_match "^allow_hosts" "$err" "the block is not on stderr then"
 expect_eq 644 "$(stat -c %a "$WORLD_DIR/learned.ini")" "FILE is mode 0644"
 expect_eq 4 "$(grep -c '^allow_hosts = .* private$' "$WORLD_DIR/learned.ini")" "FILE has the four items"
 diag "FILE: $(cat "$WORLD_DIR/learned.ini")"
-chk=$("$top_builddir/postern-proxy" --check -c "$WORLD_DIR/learned.ini" 2>&1)
-expect_eq 0 $? "postern-proxy --check accepts FILE"
-diag "check: $chk"
-
-out=$(run -c "$WORLD_DIR/learned.ini" -- sh -c "$cmd" 2>"$WORLD_DIR/err3")
+# The advice, followed as printed: its check passes, its run line runs.
+chk=$(sed -n 's/^postern: check it with: //p' "$WORLD_DIR/err2")
+use=$(sed -n 's/^postern: use it with: //p' "$WORLD_DIR/err2")
+expect_eq "postern-sidecar run --check -c $WORLD_DIR/learned.ini" "$chk" "it prints the check to run"
+expect_eq "postern-sidecar run -c $WORLD_DIR/learned.ini -- CMD" "$use" "and the run line that uses FILE"
+mkdir "$WORLD_DIR/path"
+ln -s "$SIDECAR" "$WORLD_DIR/path/postern-sidecar"
+ln -s "$top_builddir/postern-proxy" "$WORLD_DIR/path/postern-proxy"
+advice() { in_px env PATH="$1:$PATH" sh -c "$2" 2>&1; }
+out=$(advice "$WORLD_DIR/path" "$chk")
+expect_eq 0 $? "the printed check passes FILE"
+expect_match "learned.ini: ok \(sha256 [0-9a-f]+\)$" "$out" "it says ok, as postern-proxy --check does"
+expect_match "^ +allow allowed.test private +$WORLD_DIR/learned.ini:[0-9]+" "$out" "and lists the learned rules"
+expect_match "^  listen \(run's own socket" "$out" "the listener is run's own"
+out=$(in_px env PATH="$WORLD_DIR/path:$PATH" XDG_RUNTIME_DIR="$XDG" sh -c "${use% CMD}"' "$@"' sh \
+	sh -c "$cmd" 2>"$WORLD_DIR/err3" 3<"$WORLD_DIR/ca.pem")
 rc=$?
 diag "enforce with FILE: $out $(cat "$WORLD_DIR/err3")"
 expect_eq 7 $rc "run -c FILE runs CMD to its end"
@@ -106,5 +121,51 @@ out=$(run -c "$WORLD_DIR/hostile.ini" --allow 'http://other.test/api/ private' -
 	curl -sS --max-time 5 -o /dev/null -w '%{http_connect}\n' -p https://foo.attacker.test:22/ 2>"$WORLD_DIR/err5")
 diag "enforce with FILE: $(cat "$WORLD_DIR/err5")"
 expect_eq 403 "$out" "FILE allows no CONNECT to foo.attacker.test:22"
+
+# The user who ran --learn, writing where anyone may (like /tmp): the
+# printed check passes for that user and for root, where postern-proxy
+# --check holds the file to StrictModes and to a listener of its own.
+mkdir -m 1777 "$WORLD_DIR/tmp"
+if world_userns_ok $AGENT_UID; then
+	bins=$(world_bins_for $AGENT_UID "$SIDECAR" "$top_builddir/postern-bridge") ||
+		die "cannot give uid $AGENT_UID the binaries"
+	mkdir -m 0700 "$WORLD_DIR/xdg-user"
+	chown $AGENT_UID:$AGENT_UID "$WORLD_DIR/xdg-user"
+	as_uid $AGENT_UID env XDG_RUNTIME_DIR="$WORLD_DIR/xdg-user" "$bins/postern-sidecar" run \
+		--learn="$WORLD_DIR/tmp/user.ini" -- curl -sS --max-time 5 -o /dev/null \
+		http://api.example.test/ 2>"$WORLD_DIR/err6"
+else
+	diag "uid $AGENT_UID cannot create a user namespace here: its file is root's, given to it"
+	bins=$(world_bins_for $AGENT_UID "$SIDECAR") || die "cannot give uid $AGENT_UID the binary"
+	run --learn="$WORLD_DIR/tmp/user.ini" -- curl -sS --max-time 5 -o /dev/null \
+		http://api.example.test/ 2>"$WORLD_DIR/err6"
+	chown $AGENT_UID:$AGENT_UID "$WORLD_DIR/tmp/user.ini"
+fi
+diag "user's --learn: $(cat "$WORLD_DIR/err6")"
+expect_eq $AGENT_UID "$(stat -c %u "$WORLD_DIR/tmp/user.ini")" "the user's FILE is the user's"
+chk=$(sed -n 's/^postern: check it with: //p' "$WORLD_DIR/err6")
+[ -n "$chk" ] || chk=$(sed -n 's/.*check it with \(.*\), use it.*/\1/p' "$WORLD_DIR/err6")
+diag "advice: $chk"
+out=$(advice "$WORLD_DIR/path" "$chk")
+expect_eq 0 $? "the printed check passes the user's FILE, as root: $out"
+out=$(as_uid $AGENT_UID env PATH="$bins:$PATH" sh -c "$chk" 2>&1)
+expect_eq 0 $? "and as the user: $out"
+
+# A file with no listener, for one session: postern-proxy --check refuses
+# it, run --check accepts it, as run would serve it.
+printf '[session ci]\nallow_hosts = allowed.test private\n' >"$WORLD_DIR/sess.ini"
+out=$(in_px "$SIDECAR" run --check -c "$WORLD_DIR/sess.ini" --session ci 2>&1)
+expect_eq 0 $? "run --check --session accepts a session with no listener: $out"
+expect_match "^session ci$" "$out" "it summarises the session served"
+expect_match "^use it with: postern-sidecar run -c $WORLD_DIR/sess.ini --session ci -- CMD$" "$out" \
+	"and prints the run line"
+
+# A bad file: FILE:LINE, and exit 2.
+printf '[defaults]\nallow_hosts = allowed.test\nno_such_key = 1\n' >"$WORLD_DIR/bad.ini"
+out=$(in_px "$SIDECAR" run --check -c "$WORLD_DIR/bad.ini" 2>&1)
+expect_eq 2 $? "run --check refuses a bad file with exit 2"
+expect_match "$WORLD_DIR/bad.ini:3" "$out" "naming FILE:LINE"
+expect_match "config refused" "$out" "and that it is refused"
+expect_match "unexpected command" "$(in_px "$SIDECAR" run --check -- true 2>&1)" "--check takes no CMD"
 
 expect_match "only applies to run" "$("$SIDECAR" --learn 2>&1)" "--learn is run's only"
