@@ -448,8 +448,8 @@ scrub_fields(struct h2_stream *s, struct hlist *l)
 	reflected(s, m, name, "header");
 }
 
-/* A content coding a scan cannot read, or NULL. */
-static const char *
+/* Does L name a content coding, which would hide a value from the scan? */
+static int
 coded(const struct hlist *l)
 {
 	size_t i;
@@ -457,8 +457,8 @@ coded(const struct hlist *l)
 	for (i = 0; i < l->n; i++)
 		if (l->nv[i].namelen == 16 && memcmp(l->nv[i].name, "content-encoding", 16) == 0 &&
 		    !(l->nv[i].valuelen == 8 && strncasecmp((char *)l->nv[i].value, "identity", 8) == 0))
-			return "coded";
-	return NULL;
+			return 1;
+	return 0;
 }
 
 static ssize_t
@@ -908,7 +908,7 @@ up_response(struct px_h2 *h, struct h2_stream *s, int es)
 		status = status * 10 + (st[i] - '0');
 	}
 	scrub_fields(s, &s->resp);
-	if (status >= 200 && !es && h->scrub != NULL && coded(&s->resp) != NULL) {
+	if (status >= 200 && !es && h->scrub != NULL && coded(&s->resp)) {
 		/* The request asked for no coding; one would hide a value. */
 		reset_upstream(s, NGHTTP2_CANCEL);
 		hlist_clear(&s->resp);
