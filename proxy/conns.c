@@ -59,8 +59,7 @@ idle_trim_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (cs->n == 0) {
-		px_mem_bin_trim();
-		malloc_trim(0);
+		px_mem_trim();
 	}
 }
 

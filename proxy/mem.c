@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -197,6 +198,15 @@ px_mem_bin_trim(void)
 		}
 		bins[i].n = 0;
 	}
+}
+
+void
+px_mem_trim(void)
+{
+	px_mem_bin_trim();
+#ifndef MEM_PLAIN
+	malloc_trim(0);
+#endif
 }
 
 void

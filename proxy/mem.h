@@ -55,6 +55,12 @@ void *px_mem_bin_get(enum px_mem_bin bin, size_t size);
 void px_mem_bin_put(enum px_mem_bin bin, void *p);
 /* Free the calling thread's binned blocks. */
 void px_mem_bin_trim(void);
+/*
+ * px_mem_bin_trim(), then give malloc's free heap back to the system
+ * (malloc_trim()).  Only the bins in sanitizer builds: their malloc is
+ * not glibc's, and glibc's malloc_trim() on its unused arena crashes.
+ */
+void px_mem_trim(void);
 
 /*
  * N rounded up to malloc()'s alignment: where an object may start that
