@@ -70,6 +70,7 @@ struct sc_opts {
 	int learn;            /* run: --learn[=FILE] */
 	const char *learn_file;
 	int ask;              /* run: --ask */
+	int notices;          /* run: --notices (run.h's SC_NOTICES_*) */
 	int run_check;        /* run: --check */
 	const char *home;     /* run: --home */
 	uid_t run_uid;        /* run: --uid */
@@ -100,7 +101,7 @@ sc_usage(FILE *f)
 	    "       postern-sidecar run --check [-c FILE [--session NAME]] [--allow PATTERN]...\n"
 	    "       postern-sidecar run [-c FILE [--session NAME]] [--allow PATTERN]... [--report]\n"
 	    "                           [--learn[=FILE]]\n"
-	    "                           [--ask]\n"
+	    "                           [--ask] [--notices auto|terminal|file]\n"
 	    "                           [--session-name NAME]\n"
 	    "                           [--uid UID] [--home DIR] [--bind DIR]... [--socket PATH]...\n"
 	    "                           [--env NAME]...\n"
@@ -118,7 +119,7 @@ sc_run_usage(FILE *f)
 	fprintf(f,
 	    "usage: postern-sidecar run --check [-c FILE [--session NAME]] [--allow PATTERN]...\n"
 	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME] [--report]\n"
-	    "                           [--learn[=FILE]]\n"
+	    "                           [--learn[=FILE]] [--notices WHERE]\n"
 	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
 	    "Runs CMD sealed: its only way out is a proxy started for it, which\n"
@@ -136,6 +137,9 @@ sc_run_usage(FILE *f)
 	    "  --ask                ask mode: hold what the allowlist would refuse until\n"
 	    "                       it is answered (postern-sidecar ask in another\n"
 	    "                       terminal, or a prompt here when stdin is not one)\n"
+	    "  --notices WHERE      where refusals are told while CMD runs: terminal,\n"
+	    "                       file (a log named at exit), or auto (default: the\n"
+	    "                       file when CMD holds this terminal)\n"
 	    "  --uid UID            (root) the uid CMD runs as (default SUDO_UID, else 65534)\n"
 	    "  --home DIR           CMD's HOME (default, as root: the uid's own home,\n"
 	    "                       else a fresh empty one)\n"
@@ -227,7 +231,8 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
 		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
-		O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK, O_HOME, O_BIND };
+		O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK, O_HOME, O_BIND,
+		O_NOTICES };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -247,6 +252,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "report", no_argument, NULL, O_REPORT },
 		{ "learn", optional_argument, NULL, O_LEARN },
 		{ "ask", no_argument, NULL, O_ASK },
+		{ "notices", required_argument, NULL, O_NOTICES },
 		{ "check", no_argument, NULL, O_RUN_CHECK },
 		{ "home", required_argument, NULL, O_HOME },
 		{ "bind", required_argument, NULL, O_BIND },
@@ -342,6 +348,22 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				return -1;
 			}
 			o->ask = 1;
+			break;
+		case O_NOTICES:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--notices only applies to run");
+				return -1;
+			}
+			if (strcmp(optarg, "auto") == 0)
+				o->notices = SC_NOTICES_AUTO;
+			else if (strcmp(optarg, "terminal") == 0)
+				o->notices = SC_NOTICES_TERMINAL;
+			else if (strcmp(optarg, "file") == 0)
+				o->notices = SC_NOTICES_FILE;
+			else {
+				sc_logx("--notices %s: say auto, terminal or file", optarg);
+				return -1;
+			}
 			break;
 		case O_SERVE_SESSION:
 			if (o->mode != SC_MODE_RUN) {
@@ -990,6 +1012,7 @@ main(int argc, char **argv)
 		ro.learn = o.learn;
 		ro.learn_file = o.learn_file;
 		ro.ask = o.ask;
+		ro.notices = o.notices;
 		ro.sockets = o.sockets;
 		ro.n_sockets = o.n_sockets;
 		ro.forwards = o.forwards;

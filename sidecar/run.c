@@ -45,6 +45,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <time.h>
@@ -116,6 +117,14 @@ struct sc_run {
 	pid_t prompt;          /* --ask: the prompt on /dev/tty, or 0 */
 	struct rlimit core;    /* the caller's RLIMIT_CORE, CMD's again */
 	int core_ok;           /* core holds it */
+	/* --notices: while CMD runs, what the engine (and we) say goes to
+	 * this log, not to the terminal CMD holds; before and after, stderr
+	 * shows it too.  Not here: -1. */
+	int notes;
+	char notes_path[PATH_MAX];
+	off_t notes_shown;     /* how much of it stderr has shown */
+	int notes_held;        /* some of it was written while CMD ran */
+	int term;              /* our stderr, while fd 2 is the log; or -1 */
 };
 
 /* Wipe and drop from our environment (px_engine_env_take()'s copy) each
@@ -823,6 +832,11 @@ sc_engine_start(struct sc_run *r, const struct sc_run_opts *o)
 			close(r->sync);
 		/* The proxy never needs what is meant for CMD. */
 		sc_env_forget(o->env, o->n_env);
+		if (r->notes >= 0) {
+			if (dup2(r->notes, STDERR_FILENO) < 0)
+				_exit(1);
+			close(r->notes);
+		}
 		r->eo.ready_fd = pipefd[1];
 		/* Never serve as root.  We drop here rather than let the
 		 * engine do it, because a change of uid clears the
@@ -896,6 +910,130 @@ sc_engine_restart(struct sc_run *r, const struct sc_run_opts *o)
 	sc_logx("the proxy engine died (%s); restarted it (%u of %d)", how, recent + 1,
 	    SC_ENGINE_RESTARTS);
 	return 0;
+}
+
+/*
+ * --notices auto: a file when CMD holds the terminal, that is when our
+ * stdin and stderr are one terminal and we are in its foreground (CMD
+ * inherits both).  With stdin not a terminal, --ask asks on it: the notices
+ * stay there too.
+ */
+static int
+sc_notices_to_file(const struct sc_run_opts *o)
+{
+	struct stat in, err;
+	pid_t fg;
+
+	if (o->notices != SC_NOTICES_AUTO)
+		return o->notices == SC_NOTICES_FILE;
+	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO) || fstat(STDIN_FILENO, &in) < 0 ||
+	    fstat(STDERR_FILENO, &err) < 0 || in.st_rdev != err.st_rdev)
+		return 0;
+	fg = tcgetpgrp(STDERR_FILENO);
+	return fg > 0 && fg == getpgrp();
+}
+
+/*
+ * Make the notices' log, BASE/notices-PID.log, 0600: BASE is
+ * $XDG_RUNTIME_DIR/postern when that is our directory under /run, else
+ * /tmp/postern-UID.  CMD's jail has fresh, empty /run and /tmp: it never
+ * sees the file.  BASE must be ours and nobody else's to write, so the
+ * name (a dead run's, of the same pid, is replaced) is safe to open.
+ * Returns 0 or -errno, with the path in R->notes_path either way.
+ */
+static int
+sc_notices_open(struct sc_run *r)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char real[PATH_MAX], base[PATH_MAX];
+	uid_t me = geteuid();
+	struct stat st;
+
+	if (xdg == NULL || realpath(xdg, real) == NULL || strncmp(real, "/run/", 5) != 0 ||
+	    stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != me ||
+	    (size_t)snprintf(base, sizeof(base), "%s/postern", real) >= sizeof(base))
+		snprintf(base, sizeof(base), "/tmp/postern-%u", (unsigned)me);
+	snprintf(r->notes_path, sizeof(r->notes_path), "%s", base);
+	if (mkdir(base, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(base, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != me || (st.st_mode & 022) != 0)
+		return -EPERM;
+	if ((size_t)snprintf(r->notes_path, sizeof(r->notes_path), "%s/notices-%ld.log", base,
+	    (long)r->self) >= sizeof(r->notes_path))
+		return -ENAMETOOLONG;
+	r->notes = open(r->notes_path, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	return r->notes < 0 ? -errno : 0;
+}
+
+/* Copy to stderr what the log got since stderr last showed it. */
+static void
+sc_notices_show(struct sc_run *r)
+{
+	char buf[4096];
+	ssize_t n, w, off;
+
+	if (r->notes < 0)
+		return;
+	fflush(stderr);
+	while ((n = pread(r->notes, buf, sizeof(buf), r->notes_shown)) > 0) {
+		for (off = 0; off < n; off += w) {
+			w = write(STDERR_FILENO, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w < 0)
+				break;
+		}
+		r->notes_shown += n;
+	}
+}
+
+/* CMD starts (ON) or has ended: our own stderr goes to the log meanwhile,
+ * and what was written there then stays there. */
+static void
+sc_notices_hold(struct sc_run *r, int on)
+{
+	off_t end;
+
+	if (r->notes < 0 || (r->term >= 0) == on)
+		return;
+	fflush(stderr);
+	if (on) {
+		sc_notices_show(r);
+		r->term = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (r->term >= 0 && dup2(r->notes, STDERR_FILENO) < 0) {
+			close(r->term);
+			r->term = -1;
+		}
+		return;
+	}
+	(void)dup2(r->term, STDERR_FILENO);
+	close(r->term);
+	r->term = -1;
+	end = lseek(r->notes, 0, SEEK_END);
+	if (end > r->notes_shown) {
+		r->notes_held = 1;
+		r->notes_shown = end;
+	}
+}
+
+/* The engine is gone: its summary to stderr, and where the rest is. */
+static void
+sc_notices_close(struct sc_run *r)
+{
+	if (r->notes < 0)
+		return;
+	sc_notices_hold(r, 0);
+	sc_notices_show(r);
+	if (r->notes_held)
+		fprintf(stderr, "postern: what was said while the command ran: %s\n",
+		    r->notes_path);
+	else
+		(void)unlink(r->notes_path);
+	close(r->notes);
+	r->notes = -1;
 }
 
 /*
@@ -1002,6 +1140,8 @@ sc_run_main(const struct sc_run_opts *o)
 	r.sigfd = -1;
 	r.sync = -1;
 	r.learn_fd = -1;
+	r.notes = -1;
+	r.term = -1;
 	r.self = getpid();
 	/* We and every engine hold the secrets' values from here on (in
 	 * the environment, then the snapshot): no core file, no ptrace by
@@ -1103,6 +1243,10 @@ sc_run_main(const struct sc_run_opts *o)
 	 * is the one CMD finds.  Started by root, DIR/engine is CMD's group's
 	 * and set-group-ID, so that each socket the engine makes there (0660)
 	 * is born CMD's group's. */
+	if (sc_notices_to_file(o) && (err = sc_notices_open(&r)) < 0) {
+		sc_logerr(err, "warning: cannot make the notices' log %s; they come here",
+		    r.notes_path);
+	}
 	if (mkdir(r.engdir, 0700) < 0) {
 		sc_logerr(errno, "cannot create %s", r.engdir);
 		goto out;
@@ -1157,6 +1301,7 @@ sc_run_main(const struct sc_run_opts *o)
 		goto out;
 	}
 	code = sc_engine_start(&r, o);
+	sc_notices_show(&r);
 	if (code != 0)
 		goto out;
 	code = SC_RUN_SETUP_FAILED;
@@ -1211,6 +1356,7 @@ sc_run_main(const struct sc_run_opts *o)
 	/* CMD runs.  An engine that dies under it is replaced, within bounds;
 	 * past them, or when no engine can start, CMD is stopped. */
 	r.supervise = 1;
+	sc_notices_hold(&r, 1);
 	for (;;) {
 		sc_run_wait(&r, r.child, -1, NULL);
 		if (r.child_done)
@@ -1224,6 +1370,7 @@ sc_run_main(const struct sc_run_opts *o)
 		}
 	}
 	r.supervise = 0;
+	sc_notices_hold(&r, 0);
 	code = bs_exit_code(r.child_status);
 	/* The bridge ends what CMD left running; if the bridge itself was
 	 * killed, those orphans came to us (subreaper) and end here. */
@@ -1231,6 +1378,7 @@ sc_run_main(const struct sc_run_opts *o)
 		sc_run_wait(&r, -1, 200, NULL);
 out:
 	r.supervise = 0;
+	sc_notices_hold(&r, 0);
 	if (r.child > 0 && !r.child_done) {
 		kill(r.child, SIGKILL);
 		sc_run_wait(&r, r.child, -1, NULL);
@@ -1240,6 +1388,7 @@ out:
 		(void)waitpid(r.prompt, NULL, 0);
 	}
 	sc_stop_engine(&r);
+	sc_notices_close(&r);
 	/* The engine is gone, its summary written: CMD ran, so tell it. */
 	if (r.learn_fd >= 0 && r.child > 0)
 		(void)sc_learn_finish(r.learn_fd, o->learn_file, o->config_path);

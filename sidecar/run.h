@@ -9,6 +9,17 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/*
+ * Where the engine's notices (refusals, warnings) go while CMD runs
+ * (--notices).  AUTO: to a log file when CMD holds the terminal (run's
+ * stdin and stderr are one terminal and run is in its foreground), else
+ * to stderr.  What is said before CMD starts and after it ends, the
+ * summary of refusals among it, always goes to stderr.
+ */
+#define SC_NOTICES_AUTO 0
+#define SC_NOTICES_TERMINAL 1
+#define SC_NOTICES_FILE 2
+
 struct sc_run_opts {
 	const char *config_path;       /* NULL: the built-in default */
 	const char *const *allow;      /* extra allow_hosts items */
@@ -21,6 +32,7 @@ struct sc_run_opts {
 	const char *learn_file;        /*   --learn=FILE: there, not on stderr */
 	int ask;                       /* --ask: every session in mode = ask, with an
 	                                *   admin socket of its own (sidecar/ask.h) */
+	int notices;                   /* --notices: SC_NOTICES_* */
 	uid_t uid;                     /* a root caller's command runs as */
 	gid_t gid;                     /*   uid:gid (never 0; see main.c) */
 	const char *const *sockets;    /* --socket: host sockets CMD may reach */

@@ -35,6 +35,8 @@ TESTS += tests/integration/sidecar-run-hints.sh
 EXTRA_DIST += tests/integration/sidecar-run-hints.sh
 TESTS += tests/integration/sidecar-run-capture.sh
 EXTRA_DIST += tests/integration/sidecar-run-capture.sh
+TESTS += tests/integration/sidecar-run-notices.sh
+EXTRA_DIST += tests/integration/sidecar-run-notices.sh
 
 TESTS += tests/integration/proxy-logrotate.sh
 EXTRA_DIST += tests/integration/proxy-logrotate.sh
