@@ -9,7 +9,8 @@
 #   - --notices terminal on a terminal: the refusal line comes there while
 #     CMD runs, as without a terminal, and no log is made;
 #   - --notices file without a terminal: stderr gets no live line, only the
-#     summary and the log's name.
+#     summary and the log's name; run's own lines while CMD runs (an engine
+#     restarted) go to the log too.
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 sc_world_up
 [ -x "$top_builddir/postern-bridge" ] || skip "postern-bridge is not built"
@@ -103,4 +104,31 @@ expect_match "^$XDG/postern/notices-[0-9]+\.log$" "$log" "and names the log"
 [ -n "$log" ] || log="$XDG/postern/none"
 expect_match "^postern: refused CONNECT deny.test:443: host_not_allowed" "$(cat "$log" 2>&1)" \
 	"which has the refusal line"
+
+# 5. run's own lines while CMD runs go there too: the engine, killed under
+# CMD, is restarted, and saying so is held with the rest.
+ip netns exec "$WORLD_NS_PX" env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --notices file \
+	-- sh -c 'sleep 3; echo CMD-DONE' >"$WORLD_DIR/out5" 2>"$WORLD_DIR/err5" </dev/null &
+RUN=$!
+# The engine is run's child still named postern-sidecar once CMD's child
+# has become postern-bridge.
+eng=
+for i in $(seq 1 40); do
+	sleep 0.1
+	pgrep -P "$RUN" -x postern-bridge >/dev/null || continue
+	eng=$(pgrep -P "$RUN" -x postern-sidecar)
+	break
+done
+[ -n "$eng" ] || die "no engine under run $RUN"
+kill -9 $eng
+wait "$RUN"
+err=$(cat "$WORLD_DIR/err5")
+diag "stderr: $err"
+expect_match "^CMD-DONE$" "$(cat "$WORLD_DIR/out5")" "CMD ran through the restart"
+expect_no_match "restarted it" "$err" "the restart is not said on stderr while CMD runs"
+log=$(printf '%s\n' "$err" | sed -n 's/^postern: what was said while the command ran: //p')
+expect_match "^$XDG/postern/notices-$RUN\.log$" "$log" "the log is named at exit"
+[ -n "$log" ] || log="$XDG/postern/none"
+expect_match "the proxy engine died \(signal 9\); restarted it" "$(cat "$log" 2>&1)" \
+	"the log says the engine was restarted"
 exit 0
