@@ -47,6 +47,7 @@ struct name {
 	char name[CF_HOST_MAX];
 	int allowed;                 /* else refused: NXDOMAIN */
 	struct in_addr addr;         /* allowed: its synthetic address */
+	char why[BR_DNS_EDE_TEXT_MAX + 1]; /* refused: the EXTRA-TEXT */
 };
 
 struct br_dnsstub {
@@ -84,6 +85,7 @@ check_name(struct br_dnsstub *d, const char *name, struct name *e)
 	snprintf(e->name, sizeof(e->name), "%s", name);
 	e->allowed = n > 0;
 	if (n == 0) {
+		br_dns_refusal_text(buf, len, name, e->why, sizeof(e->why));
 		err = 0;
 		goto out;
 	}
@@ -124,7 +126,17 @@ size_t
 br_dnsstub_answer(struct br_dnsstub *d, const uint8_t *msg, size_t len, uint8_t *out,
     size_t cap)
 {
+	/* RFC 8914 §4.16, the operator's policy: for names no rule can
+	 * match, and for those the proxy refused (with its own words). */
+	static const struct br_dns_ede nohost = { BR_DNS_EDE_BLOCKED,
+		"postern: refused: not a host name any rule can allow (an IP literal, a '_' label, "
+		"a byte no host name has, or a class other than IN)" };
+	static const struct br_dns_ede noproxy = { BR_DNS_EDE_NETWORK,
+		"postern: the proxy could not be asked about this name; try again" };
+	static const struct br_dns_ede full = { BR_DNS_EDE_OTHER,
+		"postern: the DNS stub has given out all its addresses" };
 	struct br_dns_query q;
+	struct br_dns_ede why;
 	struct name *e = NULL, fresh;
 	size_t i;
 	int rc;
@@ -133,13 +145,16 @@ br_dnsstub_answer(struct br_dnsstub *d, const uint8_t *msg, size_t len, uint8_t 
 	if (rc == -EBADMSG)
 		return 0;
 	if (rc == -ENOTSUP)
-		return br_dns_reply(msg, len, NULL, BR_DNS_NOTIMP, NULL, 0, out, cap);
+		return br_dns_reply(msg, len, NULL, BR_DNS_NOTIMP, NULL, 0, NULL, out, cap);
 	if (rc < 0)
-		return br_dns_reply(msg, len, NULL, BR_DNS_FORMERR, NULL, 0, out, cap);
+		return br_dns_reply(msg, len, NULL, BR_DNS_FORMERR, NULL, 0, NULL, out, cap);
+	/* RFC 6891 §6.1.3: only EDNS version 0 is spoken. */
+	if (q.edns && q.edns_version != 0)
+		return br_dns_reply(msg, len, &q, BR_DNS_BADVERS, NULL, 0, NULL, out, cap);
 	/* A name no rule could ever match (an IP literal, "_srv._tcp", raw
 	 * bytes): no such name, and nothing for the proxy to judge. */
 	if (!q.name_ok || q.qclass != BR_DNS_CLASS_IN)
-		return br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, out, cap);
+		return br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, &nohost, out, cap);
 	for (i = 0; i < d->nnames; i++)
 		if (strcmp(d->names[i].name, q.name) == 0) {
 			e = &d->names[i];
@@ -147,8 +162,10 @@ br_dnsstub_answer(struct br_dnsstub *d, const uint8_t *msg, size_t len, uint8_t 
 		}
 	if (e == NULL) {
 		memset(&fresh, 0, sizeof(fresh));
-		if (check_name(d, q.name, &fresh) < 0)
-			return br_dns_reply(msg, len, &q, BR_DNS_SERVFAIL, NULL, 0, out, cap);
+		rc = check_name(d, q.name, &fresh);
+		if (rc < 0)
+			return br_dns_reply(msg, len, &q, BR_DNS_SERVFAIL, NULL, 0,
+			    rc == -ENOSPC ? &full : &noproxy, out, cap);
 		/* Refusals are remembered too, within the same bound: the
 		 * proxy's line said it once, and the answer does not change
 		 * while this snapshot of the rules is the bridge's. */
@@ -159,12 +176,15 @@ br_dnsstub_answer(struct br_dnsstub *d, const uint8_t *msg, size_t len, uint8_t 
 			e = &fresh;
 		}
 	}
-	if (!e->allowed)
-		return br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, out, cap);
+	if (!e->allowed) {
+		why.code = BR_DNS_EDE_BLOCKED;
+		why.text = e->why;
+		return br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, &why, out, cap);
+	}
 	/* No IPv6 range: AAAA and every other type get an empty answer
 	 * (RFC 2308 §2.2, "NODATA"), so clients use the A record. */
 	return br_dns_reply(msg, len, &q, BR_DNS_NOERROR, q.qtype == BR_DNS_TYPE_A ? &e->addr : NULL,
-	    BR_DNS_TTL, out, cap);
+	    BR_DNS_TTL, NULL, out, cap);
 }
 
 static void

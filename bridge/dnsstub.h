@@ -9,7 +9,9 @@
  * the same address for the bridge's whole life, and the bridge listens on
  * that address on each port the rules allow for the name, relaying every
  * connection there as "CONNECT NAME:PORT" (br_relay_forward()).  A name
- * never allowed gets NXDOMAIN, and the proxy audits the refusal.  AAAA and
+ * never allowed gets NXDOMAIN, and the proxy audits the refusal; a query
+ * with EDNS also gets why, as an Extended DNS Error (RFC 8914, Blocked)
+ * whose text is the refusal's reason and what would allow it.  AAAA and
  * every other type get an empty NOERROR answer: there is no IPv6 range, so
  * clients fall back to the A record.
  *

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "bridge/dnswire.h"
 #include "bridge/forward.h"
 
@@ -15,6 +16,8 @@
 #define F_OPCODE 0x7800u
 #define F_AA 0x0400u
 #define F_RD 0x0100u
+/* RFC 3225 §3: the DO bit of the OPT record's flags, copied back. */
+#define OPT_DO 0x8000u
 
 static uint16_t
 get16(const uint8_t *p)
@@ -113,12 +116,23 @@ br_dns_parse(const uint8_t *msg, size_t len, struct br_dns_query *q)
 	q->question = msg + qstart;
 	q->qlen = off - qstart;
 	if (ar == 1) {
+		size_t o;
+
 		/* One OPT pseudo-record (RFC 6891 §6.1.2): the root name,
-		 * type 41, class, TTL, RDLENGTH and exactly that much RDATA,
-		 * to the end of the message.  Its options are not read. */
+		 * type 41, class (the UDP size), TTL (extended RCODE,
+		 * VERSION, flags), RDLENGTH and exactly that much RDATA, to
+		 * the end of the message. */
 		if (len - off < 11 || msg[off] != 0 || get16(msg + off + 1) != BR_DNS_TYPE_OPT ||
 		    len - off - 11 != get16(msg + off + 9))
 			return -EINVAL;
+		/* The RDATA is whole options: code, length, that many bytes.
+		 * None is acted on; a cut one is a malformed query. */
+		for (o = off + 11; o < len; o += 4 + (size_t)get16(msg + o + 2))
+			if (len - o < 4 || len - o - 4 < get16(msg + o + 2))
+				return -EINVAL;
+		q->edns = 1;
+		q->edns_version = msg[off + 6];
+		q->edns_flags = get16(msg + off + 7);
 		off = len;
 	}
 	if (off != len)
@@ -134,24 +148,36 @@ br_dns_parse(const uint8_t *msg, size_t len, struct br_dns_query *q)
 
 size_t
 br_dns_reply(const uint8_t *msg, size_t len, const struct br_dns_query *q, int rcode,
-    const struct in_addr *a, uint32_t ttl, uint8_t *out, size_t cap)
+    const struct in_addr *a, uint32_t ttl, const struct br_dns_ede *ede, uint8_t *out,
+    size_t cap)
 {
-	size_t n = 12;
+	size_t n = 12, need = 12, ol = 0, tl = 0, i;
+	bool opt = q != NULL && q->edns;
 
 	if (msg == NULL || len < 12 || cap < 12)
 		return 0;
-	if (q != NULL && n + q->qlen + (a != NULL ? 16 : 0) > cap)
+	if (q != NULL)
+		need += q->qlen + (a != NULL ? 16 : 0) + (opt ? 11 : 0);
+	if (need > cap)
 		return 0;
+	/* The error's text takes what room is left, never the answer's. */
+	if (opt && ede != NULL && cap - need >= 6) {
+		if (ede->text != NULL)
+			tl = strnlen(ede->text, BR_DNS_EDE_TEXT_MAX);
+		if (tl > cap - need - 6)
+			tl = cap - need - 6;
+		ol = 6 + tl;
+	}
 	memcpy(out, msg, 2);
 	/* QR, the opcode asked, AA (the stub is the authority for its own
 	 * answers), RD echoed (RFC 1035 §4.1.1), RA clear: it recurses
-	 * nowhere. */
+	 * nowhere.  An RCODE past 15 has its upper bits in the OPT record. */
 	put16(out + 2, (uint16_t)(F_QR | (get16(msg + 2) & (F_OPCODE | F_RD)) | F_AA |
 	    (rcode & 0xf)));
 	put16(out + 4, q != NULL ? 1 : 0);
 	put16(out + 6, q != NULL && a != NULL ? 1 : 0);
 	put16(out + 8, 0);
-	put16(out + 10, 0);
+	put16(out + 10, opt ? 1 : 0);
 	if (q == NULL)
 		return n;
 	memcpy(out + n, q->question, q->qlen);
@@ -167,7 +193,31 @@ br_dns_reply(const uint8_t *msg, size_t len, const struct br_dns_query *q, int r
 		memcpy(out + n + 12, &a->s_addr, 4);
 		n += 16;
 	}
-	return n;
+	if (!opt)
+		return n;
+	/* RFC 6891 §6.1.2-3: root name, OPT, the largest message the stub
+	 * reads, extended RCODE, version 0, DO copied, then the options. */
+	out[n] = 0;
+	put16(out + n + 1, BR_DNS_TYPE_OPT);
+	put16(out + n + 3, BR_DNS_MSG_MAX);
+	out[n + 5] = (uint8_t)((rcode >> 4) & 0xff);
+	out[n + 6] = 0;
+	put16(out + n + 7, (uint16_t)(q->edns_flags & OPT_DO));
+	put16(out + n + 9, (uint16_t)ol);
+	n += 11;
+	if (ol == 0)
+		return n;
+	/* RFC 8914 §2: OPTION-CODE 15, its length, INFO-CODE, EXTRA-TEXT
+	 * (UTF-8, no NUL; plain printable ASCII here). */
+	put16(out + n, BR_DNS_OPT_EDE);
+	put16(out + n + 2, (uint16_t)(2 + tl));
+	put16(out + n + 4, ede->code);
+	for (i = 0; i < tl; i++) {
+		unsigned char ch = (unsigned char)ede->text[i];
+
+		out[n + 6 + i] = ch >= 0x20 && ch < 0x7f ? ch : '?';
+	}
+	return n + ol;
 }
 
 int
@@ -209,4 +259,57 @@ br_dns_ports_parse(const char *buf, size_t len, uint16_t *ports, size_t max)
 	if (n == 0 || p + 1 != end || *p != '\n')
 		return -EINVAL;
 	return (int)n;
+}
+
+/* Append the N bytes at P to S, each byte other than printable ASCII as
+ * '?': an EXTRA-TEXT carries no control byte. */
+static void
+add_ascii(struct bs_str *s, const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char ch = p[i] >= 0x20 && p[i] < 0x7f ? p[i] : '?';
+
+		bs_str_addn(s, &ch, 1);
+	}
+}
+
+size_t
+br_dns_refusal_text(const char *buf, size_t len, const char *name, char *out, size_t size)
+{
+	static const char lead[] = "To allow it, an admin can ";
+	struct bs_reply r;
+	struct bs_str s;
+	const char *p, *end, *eol;
+	size_t k;
+	int ok;
+
+	ok = buf != NULL && bs_reply_parse(buf, len, &r) == 1;
+	bs_str_init(&s, out, size);
+	bs_str_add(&s, "postern: refused ");
+	add_ascii(&s, name, strlen(name));
+	bs_str_add(&s, ": ");
+	bs_str_add(&s, ok && r.reason[0] != '\0' ? r.reason : "refused");
+	/* The proxy's own words for what would allow it: the line its
+	 * refusal body gives a person (proxy/conn.c). */
+	if (!ok)
+		goto out;
+	for (p = buf + r.head_len, end = buf + len; p < end; p = eol + 1) {
+		eol = memchr(p, '\n', (size_t)(end - p));
+		if (eol == NULL)
+			eol = end;
+		if ((size_t)(eol - p) <= sizeof(lead) - 1 || memcmp(p, lead, sizeof(lead) - 1) != 0)
+			continue;
+		p += sizeof(lead) - 1;
+		for (k = 0; p + k < eol && p[k] >= 0x20 && p[k] < 0x7f; k++)
+			;
+		if (k > 0) {
+			bs_str_add(&s, "; to allow it, ");
+			add_ascii(&s, p, k);
+		}
+		break;
+	}
+out:
+	return s.len < size ? s.len : size - 1;
 }

@@ -31,11 +31,32 @@
 #define BR_DNS_SERVFAIL 2
 #define BR_DNS_NXDOMAIN 3
 #define BR_DNS_NOTIMP 4
+/* RFC 6891 §9: an extended RCODE, carried half in the OPT record. */
+#define BR_DNS_BADVERS 16
 
 #define BR_DNS_TYPE_A 1
 #define BR_DNS_TYPE_AAAA 28
 #define BR_DNS_TYPE_OPT 41
 #define BR_DNS_CLASS_IN 1
+
+/* Extended DNS Errors (RFC 8914): the option and the INFO-CODEs used. */
+#define BR_DNS_OPT_EDE 15
+#define BR_DNS_EDE_OTHER 0
+/* §4.16 Blocked: a policy "imposed by the operator of the resolver", which
+ * is what an allowlist is.  Filtered (17) is the requestor's own policy,
+ * Censored (16) an external one: neither fits. */
+#define BR_DNS_EDE_BLOCKED 15
+#define BR_DNS_EDE_NETWORK 23
+/* The longest EXTRA-TEXT the stub writes: what 512 bytes hold after the
+ * longest question (12 + 259), the OPT record (11) and the option's head
+ * (6), so that no answer of the stub's is cut for it. */
+#define BR_DNS_EDE_TEXT_MAX 224
+
+/* An Extended DNS Error to add to a response (RFC 8914 §2). */
+struct br_dns_ede {
+	uint16_t code;               /* INFO-CODE */
+	const char *text;            /* EXTRA-TEXT, NUL-terminated, or NULL */
+};
 
 /* One query, as br_dns_parse() read it.  Points into the message. */
 struct br_dns_query {
@@ -44,6 +65,9 @@ struct br_dns_query {
 	uint16_t qtype, qclass;
 	const uint8_t *question;     /* the question section, QNAME to QCLASS */
 	size_t qlen;                 /* its bytes */
+	int edns;                    /* the query had an OPT record */
+	uint8_t edns_version;        /* its VERSION */
+	uint16_t edns_flags;         /* its flags (DO is 0x8000) */
 	int name_ok;                 /* NAME passed cf_host_parse() */
 	char name[CF_HOST_MAX];      /* its normal form when name_ok, else "" */
 };
@@ -52,7 +76,8 @@ struct br_dns_query {
  * Parse MSG (LEN bytes, untrusted: any process of the sandbox) as a DNS
  * query (RFC 1035 §4.1): a header with QR 0, QDCOUNT 1, ANCOUNT and NSCOUNT
  * 0, ARCOUNT 0 or 1 (then one OPT record with the root name, RFC 6891
- * §6.1.2, and nothing after it), one question whose name is made of plain
+ * §6.1.2, whose RDATA is a whole number of options, code, length and
+ * that many bytes, §6.1.2, and nothing after it), one question whose name is made of plain
  * labels (no compression pointer, RFC 1035 §4.1.4, no extended label type,
  * at most 255 bytes) and nothing after it.  The name is kept in normal form
  * when its labels hold no '.' and the dotted text passes cf_host_parse()
@@ -69,11 +94,21 @@ int br_dns_parse(const uint8_t *msg, size_t len, struct br_dns_query *q);
  * its ID and RD bit, QR, AA, RCODE; when Q is not NULL (a parsed query)
  * its question echoed, and when A is not NULL one A record for it (a
  * pointer to the question's name, class IN, TTL). With Q NULL (FORMERR or
- * NOTIMP), the header only with no question.  Returns the length, or 0
- * when it does not fit in CAP or LEN is shorter than a header.
+ * NOTIMP), the header only with no question.
+ *
+ * When Q had an OPT record, the response has one too (RFC 6891 §7: a
+ * responder must, and must not add one to a query without it): UDP size
+ * BR_DNS_MSG_MAX, the upper bits of RCODE (BADVERS), version 0, DO
+ * copied, and with EDE not NULL one Extended DNS Error option (RFC 8914)
+ * of EDE's code and text.  The text is written as plain ASCII (any other
+ * byte as '?'), at most BR_DNS_EDE_TEXT_MAX bytes, and cut to what fits
+ * in CAP: the answer itself is never cut for it.  Without an OPT record
+ * in Q, EDE is not written.  Returns the length, or 0 when the answer
+ * and its OPT record do not fit in CAP or LEN is shorter than a header.
  */
 size_t br_dns_reply(const uint8_t *msg, size_t len, const struct br_dns_query *q, int rcode,
-    const struct in_addr *a, uint32_t ttl, uint8_t *out, size_t cap);
+    const struct in_addr *a, uint32_t ttl, const struct br_dns_ede *ede, uint8_t *out,
+    size_t cap);
 
 /*
  * Parse BUF (LEN bytes: the proxy's whole answer to the name check, head
@@ -84,5 +119,17 @@ size_t br_dns_reply(const uint8_t *msg, size_t len, const struct br_dns_query *q
  * or an answer that is not an HTTP response.
  */
 int br_dns_ports_parse(const char *buf, size_t len, uint16_t *ports, size_t max);
+
+/*
+ * The EXTRA-TEXT for NAME (a host name in normal form) refused by the
+ * proxy's answer BUF (LEN bytes, head and body) to the name check, into
+ * OUT of SIZE bytes (SIZE > 0), NUL-terminated and cut to fit:
+ * "postern: refused NAME: REASON" with REASON the X-Postern-Reason code
+ * ("refused" when there is none), then "; to allow it, SUGGESTION" when
+ * the body has a line "To allow it, an admin can SUGGESTION" (printable
+ * ASCII only: the line is cut at any other byte).  Returns the length.
+ */
+size_t br_dns_refusal_text(const char *buf, size_t len, const char *name, char *out,
+    size_t size);
 
 #endif

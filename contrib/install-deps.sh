@@ -13,7 +13,7 @@ clang libclang-rt-14-dev
 libevent-dev libssl-dev libnl-3-dev libnl-route-3-dev libc-ares-dev libinih-dev libnghttp2-dev
 iproute2 nftables dnsmasq-base curl openssl ca-certificates python3 procps psmisc util-linux logrotate
 bubblewrap socat git strace nghttp2-client nghttp2-server python3-h2
-netcat-openbsd openssh-server
+netcat-openbsd openssh-server bind9-dnsutils
 podman uidmap runc conmon catatonit
 tinyproxy squid-openssl wrk hyperfine
 "

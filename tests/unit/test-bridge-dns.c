@@ -1,7 +1,8 @@
 /*
  * tests/unit/test-bridge-dns.c: the DNS stub's wire format (bridge/dnswire.h):
- * which queries are read and how (RFC 1035 §4.1), the answers built, and
- * the reader of the proxy's name-check answer.
+ * which queries are read and how (RFC 1035 §4.1), the OPT record read and
+ * written (RFC 6891), the Extended DNS Error of a refusal (RFC 8914) byte
+ * by byte, and the readers of the proxy's name-check answer.
  */
 #include "config.h"
 
@@ -74,6 +75,162 @@ static const struct qcase qcases[] = {
 	{ "the root", 0x0100, 1, 0, RAW("\x00"), 0, 0, NULL },
 };
 
+/* Parse MSG (LEN bytes) into Q; 0 or the error. */
+static int
+parse(const uint8_t *msg, size_t len, struct br_dns_query *q)
+{
+	return br_dns_parse(msg, len, q);
+}
+
+/* The OPT record of a query: its options walked, its fields kept. */
+static void
+test_opt(void)
+{
+	/* UDP 1232, VERSION 0, DO; a COOKIE option (10) of 8 bytes. */
+	static const uint8_t cookie[] = { 0, 0, 41, 4, 0xd0, 0, 0, 0x80, 0, 0, 12,
+		0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8 };
+	/* The option says 9 bytes, the RDATA holds 8. */
+	static const uint8_t cut[] = { 0, 0, 41, 4, 0xd0, 0, 0, 0, 0, 0, 12,
+		0, 10, 0, 9, 1, 2, 3, 4, 5, 6, 7, 8 };
+	/* Three bytes: not even an option's code and length. */
+	static const uint8_t stray[] = { 0, 0, 41, 4, 0xd0, 0, 0, 0, 0, 0, 3, 0, 10, 0 };
+	/* VERSION 1, two empty options. */
+	static const uint8_t v1[] = { 0, 0, 41, 2, 0, 0, 1, 0, 0, 0, 8, 0, 3, 0, 0, 0, 15, 0, 0 };
+	uint8_t msg[600];
+	struct br_dns_query q;
+	size_t len;
+	int rc;
+
+	len = build(msg, 0x0100, 1, 1, RAW("\x01" "a\x04test\x00"), 1, cookie, sizeof(cookie));
+	rc = parse(msg, len, &q);
+	tap_ok(rc == 0 && q.edns && q.edns_version == 0 && q.edns_flags == 0x8000 && q.name_ok,
+	    "OPT with a cookie: EDNS 0, DO kept");
+	len = build(msg, 0x0100, 1, 1, RAW("\x01" "a\x04test\x00"), 1, cut, sizeof(cut));
+	tap_ok(parse(msg, len, &q) == -EINVAL, "an option past its RDATA: FORMERR");
+	len = build(msg, 0x0100, 1, 1, RAW("\x01" "a\x04test\x00"), 1, stray, sizeof(stray));
+	tap_ok(parse(msg, len, &q) == -EINVAL, "RDATA that is no whole option: FORMERR");
+	len = build(msg, 0x0100, 1, 1, RAW("\x01" "a\x04test\x00"), 1, v1, sizeof(v1));
+	rc = parse(msg, len, &q);
+	tap_ok(rc == 0 && q.edns && q.edns_version == 1 && q.edns_flags == 0, "EDNS version 1 read");
+	len = build(msg, 0x0100, 1, 0, RAW("\x01" "a\x04test\x00"), 1, NULL, 0);
+	rc = parse(msg, len, &q);
+	tap_ok(rc == 0 && !q.edns, "no OPT: no EDNS");
+}
+
+/* The answers to a query with and without EDNS, byte by byte. */
+static void
+test_ede(void)
+{
+	static const uint8_t opt[] = { 0, 0, 41, 4, 0xd0, 0, 0, 0x80, 0, 0, 0 };
+	static const uint8_t want[] = {
+		0xab, 0xcd, 0x85, 0x03, 0, 1, 0, 0, 0, 0, 0, 1,          /* NXDOMAIN, AR 1 */
+		6, 'd', 'e', 'n', 'i', 'e', 'd', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1,
+		0, 0, 41, 0x02, 0x00, 0, 0, 0x80, 0, 0, 22,               /* OPT 512, DO */
+		0, 15, 0, 18, 0, 15,                                      /* EDE, Blocked */
+		'p', 'o', 's', 't', 'e', 'r', 'n', ':', ' ', 'n', '?', '?', '?', '?', '?', '.',
+	};
+	const struct br_dns_ede ede = { BR_DNS_EDE_BLOCKED, "postern: n\033\n\xff\x80\x7f." };
+	uint8_t msg[600], out[BR_DNS_MSG_MAX];
+	char name[300], text[400];
+	struct br_dns_query q;
+	struct in_addr a;
+	size_t len, n, i, k;
+
+	len = build(msg, 0x0100, 1, 1, RAW("\x06" "denied\x04test\x00"), 1, opt, sizeof(opt));
+	tap_ok(parse(msg, len, &q) == 0 && q.edns, "an EDNS query");
+	n = br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, &ede, out, sizeof(out));
+	tap_ok(n == sizeof(want) && memcmp(out, want, n) == 0,
+	    "NXDOMAIN with an OPT record, EDE 15 and its text, control and high bytes as '?' "
+	    "(%zu bytes)", n);
+	for (i = 0; n == sizeof(want) && i < n; i++)
+		if (out[i] != want[i])
+			tap_diag("byte %zu: %02x, want %02x", i, out[i], want[i]);
+
+	inet_pton(AF_INET, "198.18.0.1", &a);
+	n = br_dns_reply(msg, len, &q, BR_DNS_NOERROR, &a, 5, NULL, out, sizeof(out));
+	tap_ok(n == 12 + q.qlen + 16 + 11 && out[11] == 1 && out[12 + q.qlen + 16 + 2] == 41 &&
+	    out[n - 2] == 0 && out[n - 1] == 0, "an answer to EDNS: A record, then an empty OPT");
+	n = br_dns_reply(msg, len, &q, BR_DNS_BADVERS, NULL, 0, NULL, out, sizeof(out));
+	tap_ok(n == 12 + q.qlen + 11 && (out[3] & 0xf) == 0 && out[12 + q.qlen + 5] == 1 &&
+	    out[12 + q.qlen + 6] == 0, "BADVERS: RCODE 0 in the header, 1 in the OPT record");
+
+	len = build(msg, 0x0100, 1, 0, RAW("\x06" "denied\x04test\x00"), 1, NULL, 0);
+	tap_ok(parse(msg, len, &q) == 0 && !q.edns, "the same query without EDNS");
+	n = br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, &ede, out, sizeof(out));
+	tap_ok(n == len && out[11] == 0 && memcmp(out, want, 11) == 0 && (out[3] & 0xf) == 3,
+	    "no OPT record, so no EDE: header and question only");
+
+	/* The longest question (255 bytes of name), a text of 300 bytes:
+	 * the answer is whole and 512 bytes, the text cut to what is left. */
+	for (k = 0, i = 0; i < 4; i++) {
+		name[k++] = i < 3 ? 63 : 61;
+		memset(name + k, 'x', (size_t)name[k - 1]);
+		k += (size_t)name[k - 1];
+	}
+	name[k++] = 0;
+	memset(text, 't', 300);
+	text[300] = '\0';
+	len = build(msg, 0x0100, 1, 1, name, k, 1, opt, sizeof(opt));
+	tap_ok(k == 255 && parse(msg, len, &q) == 0, "a 255-byte name with EDNS");
+	{
+		const struct br_dns_ede big = { BR_DNS_EDE_BLOCKED, text };
+
+		n = br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, &big, out, sizeof(out));
+		tap_ok(n == BR_DNS_MSG_MAX && memcmp(out + 12, msg + 12, q.qlen) == 0 &&
+		    out[12 + q.qlen + 9] == 0 && out[12 + q.qlen + 10] == 4 + 2 + 224 &&
+		    out[n - 1] == 't', "512 bytes: the question whole, 224 bytes of text (%zu)", n);
+		n = br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, &big, out, 400);
+		tap_ok(n == 400 && out[12 + q.qlen + 10] == 4 + 2 + 112 && out[n - 1] == 't',
+		    "in 400 bytes: the text cut to 112 (%zu)", n);
+		n = br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, &big, out,
+		    12 + q.qlen + 11 + 5);
+		tap_ok(n == 12 + q.qlen + 11 && out[n - 1] == 0 && out[n - 2] == 0,
+		    "no room for the option: the OPT record without it");
+		n = br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, &big, out, 12 + q.qlen + 10);
+		tap_ok(n == 0, "no room for the OPT record: no answer");
+	}
+	/* A short name: the text is at most BR_DNS_EDE_TEXT_MAX bytes. */
+	len = build(msg, 0x0100, 1, 1, RAW("\x01" "a\x04test\x00"), 1, opt, sizeof(opt));
+	{
+		const struct br_dns_ede big = { BR_DNS_EDE_BLOCKED, text };
+
+		tap_ok(parse(msg, len, &q) == 0, "a short name with EDNS");
+		n = br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, &big, out, sizeof(out));
+		tap_ok(n == 12 + q.qlen + 11 + 6 + BR_DNS_EDE_TEXT_MAX,
+		    "the text cut to %d bytes (%zu)", BR_DNS_EDE_TEXT_MAX, n);
+	}
+}
+
+/* The words of the proxy's refusal, made into the EXTRA-TEXT. */
+static void
+test_refusal_text(void)
+{
+#define HEAD403 "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n" \
+	"X-Postern-Reason: host_not_allowed\r\nConnection: close\r\n\r\n"
+	static const char body[] = HEAD403 "postern refused this request: host_not_allowed\n"
+	    "DNS denied.test:443\nno rule allows it\n"
+	    "To allow it, an admin can pass --allow 'denied.test'\n(session agent)\n";
+	char out[BR_DNS_EDE_TEXT_MAX + 1], small[24];
+	size_t n;
+
+	n = br_dns_refusal_text(RAW(body), "denied.test", out, sizeof(out));
+	tap_ok(strcmp(out, "postern: refused denied.test: host_not_allowed; to allow it, pass "
+	    "--allow 'denied.test'") == 0 && n == strlen(out), "refusal text: %s", out);
+	n = br_dns_refusal_text(RAW("HTTP/1.1 403 Forbidden\r\n\r\nTo allow it, an admin can "
+	    "add\x1b[31m it\n"), "denied.test", out, sizeof(out));
+	tap_ok(strcmp(out, "postern: refused denied.test: refused; to allow it, add") == 0,
+	    "no reason: \"refused\"; the suggestion cut at a control byte: %s", out);
+	n = br_dns_refusal_text(RAW(HEAD403 "postern refused this request: x\n"), "a.test", out,
+	    sizeof(out));
+	tap_ok(strcmp(out, "postern: refused a.test: host_not_allowed") == 0,
+	    "no suggestion: none offered: %s", out);
+	n = br_dns_refusal_text(RAW("garbage"), "a.test", out, sizeof(out));
+	tap_ok(strcmp(out, "postern: refused a.test: refused") == 0, "not HTTP: %s", out);
+	n = br_dns_refusal_text(RAW(body), "denied.test", small, sizeof(small));
+	tap_ok(n == sizeof(small) - 1 && strcmp(small, "postern: refused denied") == 0,
+	    "cut to its buffer: %s", small);
+}
+
 int
 main(void)
 {
@@ -108,7 +265,7 @@ main(void)
 	rc = br_dns_parse(msg, len, &q);
 	tap_ok(rc == 0 && q.qtype == 28, "an AAAA query is read");
 	inet_pton(AF_INET, "198.18.0.7", &a);
-	n = br_dns_reply(msg, len, &q, BR_DNS_NOERROR, &a, 5, out, sizeof(out));
+	n = br_dns_reply(msg, len, &q, BR_DNS_NOERROR, &a, 5, NULL, out, sizeof(out));
 	tap_ok(n == len + 16, "answer length %zu", n);
 	tap_ok(out[0] == 0xab && out[1] == 0xcd && out[2] == 0x85 && out[3] == 0x00,
 	    "ID echoed; QR, AA, RD set, RA clear, NOERROR");
@@ -117,13 +274,13 @@ main(void)
 	tap_ok(out[len] == 0xc0 && out[len + 1] == 0x0c && out[len + 3] == 1 && out[len + 5] == 1 &&
 	    out[len + 9] == 5 && out[len + 11] == 4 && memcmp(out + len + 12, &a, 4) == 0,
 	    "A record: pointer to the name, IN, TTL 5, the address");
-	n = br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, out, sizeof(out));
+	n = br_dns_reply(msg, len, &q, BR_DNS_NXDOMAIN, NULL, 0, NULL, out, sizeof(out));
 	tap_ok(n == len && (out[3] & 0xf) == 3 && out[7] == 0, "NXDOMAIN, no answer");
-	n = br_dns_reply(msg, len, NULL, BR_DNS_FORMERR, NULL, 0, out, sizeof(out));
+	n = br_dns_reply(msg, len, NULL, BR_DNS_FORMERR, NULL, 0, NULL, out, sizeof(out));
 	tap_ok(n == 12 && (out[3] & 0xf) == 1 && out[5] == 0, "FORMERR: header only");
-	n = br_dns_reply(msg, len, &q, BR_DNS_NOERROR, &a, 5, out, len + 15);
+	n = br_dns_reply(msg, len, &q, BR_DNS_NOERROR, &a, 5, NULL, out, len + 15);
 	tap_ok(n == 0, "no answer that does not fit");
-	rc = br_dns_parse(out, br_dns_reply(msg, len, &q, 0, &a, 5, out, sizeof(out)), &q);
+	rc = br_dns_parse(out, br_dns_reply(msg, len, &q, 0, &a, 5, NULL, out, sizeof(out)), &q);
 	tap_ok(rc == -EBADMSG, "an answer is never read as a query");
 
 	/* The name check's answer. */
@@ -151,5 +308,8 @@ main(void)
 	}
 	rc = br_dns_ports_parse(RAW(HEAD200 "postern-name 1\nports 1 2 3\n"), ports, 2);
 	tap_ok(rc == -EINVAL, "more ports than the cap: refused");
+	test_opt();
+	test_ede();
+	test_refusal_text();
 	return tap_done();
 }
