@@ -84,3 +84,5 @@ EXTRA_DIST += tests/integration/reload-race-term.sh tests/integration/lib-tls/ra
 
 TESTS += tests/integration/sidecar-run-refusals.sh
 EXTRA_DIST += tests/integration/sidecar-run-refusals.sh
+TESTS += tests/integration/sidecar-run-claude-refusals.sh
+EXTRA_DIST += tests/integration/sidecar-run-claude-refusals.sh tests/integration/lib/mock-anthropic-tool.py
