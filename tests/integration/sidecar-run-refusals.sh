@@ -115,7 +115,35 @@ expect_match "host_mismatch" "$file" "a refusal of hostile bytes is in it"
 expect_eq "$(told | sort -u)" "$(printf '%s\n' "$file" | sort -u)" \
 	"the same lines as the terminal's"
 
-# 5. An ordinary user, through a user namespace: CMD owns /run/postern
+# 5. An engine killed under CMD: the one started again goes on with the
+# file, and does not write a line it already holds.
+MARK="refusals-restart-$$"
+(
+	i=0
+	while ! grep -q "refused GET again.test" "$err" 2>/dev/null && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	spid=$(pgrep -o -f "postern-sidecar run -- sh -c : $MARK")
+	epid=$(pgrep -P "$spid" -f "postern-sidecar run" | head -n 1)
+	[ -n "$epid" ] && kill -KILL "$epid"
+) &
+outside=$!
+out=$(in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run -- sh -c ": $MARK
+	curl -s --max-time 10 -o /dev/null http://again.test/
+	sleep 2
+	curl -s --max-time 10 -o /dev/null http://again.test/
+	curl -s --max-time 10 -o /dev/null http://new.test/
+	cat \"\$POSTERN_REFUSALS\"" 2>"$err")
+wait $outside
+diag "$(cat "$err")"
+expect_match "the proxy engine died \(signal 9\); restarted it" "$(cat "$err")" "the engine was killed and started again"
+expect_eq 2 "$(told | grep -c 'again\.test')" "the new engine tells the person again"
+expect_eq 1 "$(printf '%s\n' "$out" | grep -c 'again\.test')" "the file keeps its one line"
+expect_match "^postern: refused GET new\.test:80 path /: host_not_allowed" "$out" \
+	"and gets the new engine's refusals"
+
+# 6. An ordinary user, through a user namespace: CMD owns /run/postern
 # there, and still cannot touch the file.
 if ! world_userns_ok $AGENT_UID; then
 	diag "uid $AGENT_UID cannot create a user namespace here: the unprivileged part is skipped"
