@@ -52,6 +52,7 @@ extern char **environ;
 #include "proxy/splice.h"
 #include "proxy/stats.h"
 #include "proxy/tally.h"
+#include "proxy/tell.h"
 #include "proxy/watch.h"
 #include "proxy/worker.h"
 
@@ -471,6 +472,8 @@ px_engine_main(const struct px_engine_opts *opts)
 		in.tally = px_tally_new();
 		in.would = px_tally_new();
 	}
+	if (opts->human && opts->refusals)
+		px_tell_file(opts->refusals_fd);
 	/* A snapshot given is all there is: the file is not read again. */
 	in.load_once = opts->load_once || opts->config != NULL;
 	/* Without it (out of memory) nothing is learned. */

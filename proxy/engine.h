@@ -70,6 +70,11 @@ struct px_engine_opts {
 	 * gone). */
 	int learn;
 	int learn_fd;
+	/* Nonzero (with human): append each refusal line told to a person
+	 * to refusals_fd too (proxy/tell.h: px_tell_file(); postern-sidecar
+	 * run's file for the command). */
+	int refusals;
+	int refusals_fd;
 	/* When not NULL: serve this snapshot, which px_engine_load() made
 	 * from these same options, and never read config_path (it is only
 	 * the snapshot's name then; implies load_once).  postern-sidecar run

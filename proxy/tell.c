@@ -4,12 +4,17 @@
  * line, told once per host:port, reason and fix (tell.h).  Below the
  * connection code (conn.c answers refusals with it, record.c tells the
  * relaxed ones, term2.c refused streams): it reads a connection, never
- * changes one.
+ * changes one.  With a refusals file (px_tell_file()), each refusal line
+ * goes there too, for the command that was refused.
  */
 #include "config.h"
 
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -18,10 +23,119 @@
 #include "conf/decide.h"
 #include "conf/host.h"
 #include "proxy/conn.h"
+#include "proxy/lock.h"
 #include "proxy/log.h"
 #include "proxy/server.h"
 #include "proxy/tally.h"
 #include "proxy/tell.h"
+
+/* The refusals file: its descriptor (-1: none), what it holds, and
+ * whether its last line says that more were left out.  Shared by the
+ * workers' threads. */
+static pthread_mutex_t tell_lock = PX_LOCK_INIT;
+static int tell_fd = -1;
+static uint64_t tell_seen[PX_TELL_FILE_LINES];
+static size_t tell_nseen;
+static off_t tell_size;
+static int tell_full;
+
+static const char tell_more[] = "postern: more refusals were left out (this file keeps the "
+    "first ones only)\n";
+
+/* FNV-1a: tells lines apart, no adversary gains by a collision but the
+ * loss of its own line. */
+static uint64_t
+tell_hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (n-- > 0) {
+		h ^= (unsigned char)*s++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+void
+px_tell_file(int fd)
+{
+	char buf[PX_TELL_FILE_BYTES];
+	struct stat st;
+	ssize_t n;
+	size_t off = 0, k;
+
+	PX_LOCKED(&tell_lock);
+	tell_fd = -1;
+	tell_nseen = 0;
+	tell_full = 0;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	tell_fd = fd;
+	tell_size = st.st_size;
+	/* An engine started after a crash goes on with what is there. */
+	n = pread(fd, buf, sizeof(buf), 0);
+	while (n > 0 && off < (size_t)n) {
+		const char *nl = memchr(buf + off, '\n', (size_t)n - off);
+
+		k = nl != NULL ? (size_t)(nl - (buf + off)) : (size_t)n - off;
+		if (k + 1 == sizeof(tell_more) - 1 && memcmp(buf + off, tell_more, k) == 0)
+			tell_full = 1;
+		else if (tell_nseen < PX_TELL_FILE_LINES)
+			tell_seen[tell_nseen++] = tell_hash(buf + off, k);
+		off += k + 1;
+	}
+}
+
+/*
+ * Add MSG, a line as the terminal shows it after "postern: ", to the
+ * refusals file: escaped as untrusted (it holds names and paths from the
+ * request), once, and while there is room; then one last line says that
+ * more were left out.
+ */
+static void
+tell_file_add(const char *msg)
+{
+	char line[4 * 1024 + 16];
+	size_t len;
+	uint64_t h;
+	size_t i;
+
+	PX_LOCKED(&tell_lock);
+	if (tell_fd < 0 || tell_full)
+		return;
+	memcpy(line, "postern: ", 9);
+	len = 9 + bs_escape(msg, strlen(msg), line + 9, sizeof(line) - 10,
+	    BS_ESC_TAB_SPACE | BS_ESC_KEEP_BACKSLASH | BS_ESC_MARK_CUT);
+	h = tell_hash(line, len);
+	for (i = 0; i < tell_nseen; i++)
+		if (tell_seen[i] == h)
+			return;
+	line[len++] = '\n';
+	if (tell_nseen >= PX_TELL_FILE_LINES - 1 ||
+	    tell_size + (off_t)len > PX_TELL_FILE_BYTES - (off_t)(sizeof(tell_more) - 1)) {
+		/* One write each: O_APPEND puts it whole at the end. */
+		if (write(tell_fd, tell_more, sizeof(tell_more) - 1) > 0)
+			tell_size += sizeof(tell_more) - 1;
+		tell_full = 1;
+		return;
+	}
+	if (write(tell_fd, line, len) == (ssize_t)len)
+		tell_size += (off_t)len;
+	tell_seen[tell_nseen++] = h;
+}
+
+void
+px_tell_notice(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_notice("%s", msg);
+	tell_file_add(msg);
+}
 
 /*
  * What a refusal of C's current request says to people: SUGG, an admin's
@@ -109,13 +223,19 @@ px_tell_human(const struct px_conn *c, int would, enum cf_reason reason, const c
 	if (px_tally_add(would ? px_server_would_tally(c->srv) : px_server_tally(c->srv), where,
 	    cf_reason_code(reason), pat) == 1) {
 		const char *verb = would ? "report mode, allowed; would refuse" : "refused";
+		char msg[1024];
 
+		/* The terminal's line, and the refusals file's (no "would":
+		 * those requests were not refused). */
 		if (pat != NULL && strncmp(sugg, lead, sizeof(lead) - 1) == 0)
-			log_notice("%s %s: %s (%s); to allow it: --allow '%s'", verb, what,
-			    cf_reason_code(reason), detail ? detail : "", pat);
+			snprintf(msg, sizeof(msg), "%s %s: %s (%s); to allow it: --allow '%s'",
+			    verb, what, cf_reason_code(reason), detail ? detail : "", pat);
 		else
-			log_notice("%s %s: %s (%s)%s%s", verb, what, cf_reason_code(reason),
-			    detail ? detail : "", sugg[0] ? "; " : "", sugg);
+			snprintf(msg, sizeof(msg), "%s %s: %s (%s)%s%s", verb, what,
+			    cf_reason_code(reason), detail ? detail : "", sugg[0] ? "; " : "", sugg);
+		log_notice("%s", msg);
+		if (!would)
+			tell_file_add(msg);
 	}
 }
 

@@ -16,6 +16,25 @@
 struct cf_rule;
 struct px_conn;
 
+/* The refusals file holds at most this many lines, and bytes. */
+#define PX_TELL_FILE_LINES 64
+#define PX_TELL_FILE_BYTES 16384
+
+/*
+ * From now on, also append each refusal line told to a person to FD (a
+ * regular file, open for reading and appending; postern-sidecar run's
+ * refusals file, which the refused command reads): escaped as untrusted
+ * text, each distinct line once, at most PX_TELL_FILE_LINES lines and
+ * PX_TELL_FILE_BYTES bytes, the last of them saying that more were left
+ * out.  What FD already holds (an engine started after a crash) counts.
+ * FD stays the caller's.  -1: no file.
+ */
+void px_tell_file(int fd);
+
+/* A refusal told otherwise than by px_tell_human() (a tunnel whose SNI
+ * does not match): the line, as log_notice() and to the refusals file. */
+void px_tell_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /*
  * The words of a refusal of C's current request: SUGG (SUGGSZ bytes), an
  * admin's way to allow it (cf_suggest(), "" when there is none), WHAT,

@@ -39,6 +39,7 @@
 #include "proxy/socks.h"
 #include "proxy/splice.h"
 #include "proxy/tally.h"
+#include "proxy/tell.h"
 #include "proxy/tlsup.h"
 
 static const struct px_phase tunnel_phase, sni_phase;
@@ -443,7 +444,7 @@ decide:
 			px_conn_host_text(c, h, sizeof(h));
 			snprintf(where, sizeof(where), "%s:%u", h, c->port);
 			if (px_tally_add(px_server_tally(c->srv), where, "sni_mismatch", NULL) == 1)
-				log_notice("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h,
+				px_tell_notice("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h,
 				    c->port, why, got[0] ? ": " : "", got);
 		}
 		/* The held bytes never reach upstream: drop them with the tunnel.

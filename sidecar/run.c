@@ -84,12 +84,19 @@
 
 extern char **environ;
 
+/* Where CMD reads why its requests were refused, and the variable that
+ * names it. */
+#define SC_RUN_REFUSALS SC_JAIL_DIR "/refusals"
+#define SC_RUN_REFUSALS_VAR "POSTERN_REFUSALS"
+
 /* Variables the secrets of a run may read, at most. */
 #define SC_MAX_SECRET_VARS 128
 
 struct sc_run {
 	char dir[PATH_MAX];
 	char engdir[PATH_MAX]; /* DIR/engine: what CMD's jail binds in */
+	char refusals[PATH_MAX]; /* DIR/refusals: the engine's refusal lines */
+	int refusals_fd;     /* open on it for every engine, or -1 */
 	char sock[PATH_MAX];
 	char listen[PATH_MAX + 8];
 	char bridge[PATH_MAX];
@@ -359,6 +366,7 @@ sc_make_dir(struct sc_run *r)
 		return -errno;
 	}
 	snprintf(r->engdir, sizeof(r->engdir), "%s/engine", r->dir);
+	snprintf(r->refusals, sizeof(r->refusals), "%s/refusals", r->dir);
 	/* r->sock is far longer than sun_path: a truncated name is refused
 	 * as too long for a socket address too. */
 	snprintf(r->sock, sizeof(r->sock), "%s/proxy.sock", r->engdir);
@@ -375,6 +383,8 @@ sc_remove_dir(struct sc_run *r)
 		return;
 	if (unlink(r->sock) < 0 && errno != ENOENT)
 		sc_logerr(errno, "cannot remove %s", r->sock);
+	if (unlink(r->refusals) < 0 && errno != ENOENT)
+		sc_logerr(errno, "cannot remove %s", r->refusals);
 	if (rmdir(r->engdir) < 0 && errno != ENOENT)
 		sc_logerr(errno, "cannot remove %s", r->engdir);
 	if (rmdir(r->dir) < 0)
@@ -496,6 +506,79 @@ sc_sync_wait(int fd, char *byte)
 #define SC_SYNC_USERNS 'u'
 #define SC_SYNC_NO_USERNS 'n'
 
+/*
+ * The refusals file: made empty in DIR, which CMD never sees, and opened
+ * once; every engine appends its refusal lines through this descriptor
+ * (proxy/tell.h), never by the path, so that nothing CMD does to a path
+ * can make us write elsewhere.  CMD reads it at SC_RUN_REFUSALS.  A run
+ * without it still runs.
+ */
+static void
+sc_refusals_open(struct sc_run *r)
+{
+	r->refusals_fd = open(r->refusals, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644);
+	if (r->refusals_fd < 0 || fchmod(r->refusals_fd, 0644) < 0) {
+		sc_logerr(errno, "warning: cannot create %s; the command is not told why its "
+		    "requests are refused", r->refusals);
+		if (r->refusals_fd >= 0)
+			close(r->refusals_fd);
+		r->refusals_fd = -1;
+		return;
+	}
+	r->eo.refusals = 1;
+	r->eo.refusals_fd = r->refusals_fd;
+}
+
+/* In the command child, before the jail hides DIR: a detached copy of
+ * the refusals file's mount, once it is sure to be the file the engines
+ * write (the same inode), or -1. */
+static int
+sc_refusals_take(const struct sc_run *r)
+{
+	struct stat a, b;
+	int fd;
+
+	if (r->refusals_fd < 0)
+		return -1;
+	fd = open_tree(AT_FDCWD, r->refusals, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (fd < 0) {
+		sc_logerr(errno, "warning: cannot take %s", r->refusals);
+		return -1;
+	}
+	if (fstat(fd, &a) < 0 || fstat(r->refusals_fd, &b) < 0 || !S_ISREG(a.st_mode) ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		sc_logx("warning: %s is not the file made for the command", r->refusals);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Show the file taken (FD) at SC_RUN_REFUSALS, read-only: CMD can read
+ * it, not write it, and cannot move it away.  Returns 0 or -1. */
+static int
+sc_refusals_attach(int fd)
+{
+	struct mount_attr attr;
+	int f;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	    MOUNT_ATTR_NOEXEC;
+	if (mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+		sc_logerr(errno, "warning: cannot make %s read-only", SC_RUN_REFUSALS);
+		return -1;
+	}
+	f = open(SC_RUN_REFUSALS, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (f < 0 || close(f) < 0 ||
+	    move_mount(fd, "", AT_FDCWD, SC_RUN_REFUSALS, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		sc_logerr(errno, "warning: cannot bind the refusals file at %s", SC_RUN_REFUSALS);
+		return -1;
+	}
+	return 0;
+}
+
 /* The command child, PID 1 of its namespaces: never returns. */
 /*
  * Point CMD's resolver at the bridge's DNS stub: /etc/resolv.conf, in
@@ -534,7 +617,7 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 	char userns, **argv;
 	struct br_env *env;
 	size_t n = 0, i, a;
-	int err, left = 0;
+	int err, left = 0, refusals, shown = 0;
 
 	/* CMD dumps core as it would without us; and an unprivileged child
 	 * writes its id maps through /proc/self, which is root's in a
@@ -570,8 +653,13 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 	if (err < 0)
 		sc_logx("warning: transparent capture is off: cannot ready the namespace: %s",
 		    strerror(-err));
+	refusals = sc_refusals_take(r);
 	if (sc_jail_build(r->jail, r->engdir, r->bridge) < 0)
 		_exit(SC_RUN_SETUP_FAILED);
+	if (refusals >= 0) {
+		shown = sc_refusals_attach(refusals) == 0;
+		close(refusals);
+	}
 	/* On the jail's own /run: nothing to remove on the host. */
 	if (r->home_fresh && (mkdir(SC_JAIL_HOME, 0700) < 0 ||
 	    chown(SC_JAIL_HOME, r->cmd_uid, r->cmd_gid) < 0 || chmod(SC_JAIL_HOME, 0700) < 0)) {
@@ -641,7 +729,7 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 	}
 	while (o->argv[n] != NULL)
 		n++;
-	argv = calloc(n + 6 + 2 * o->n_env + 2 * o->n_forwards, sizeof(*argv));
+	argv = calloc(n + 8 + 2 * o->n_env + 2 * o->n_forwards, sizeof(*argv));
 	/* Only what the bridge would keep for CMD (bridge/env.h), --env's
 	 * names among it: the names travel in the bridge's argv, the values
 	 * only in its environment, which it wipes before it starts CMD. */
@@ -658,6 +746,11 @@ sc_command_child(struct sc_run *r, const struct sc_run_opts *o, int fd)
 	for (i = 0; i < o->n_env; i++) {
 		argv[a++] = (char *)"--env";
 		argv[a++] = (char *)o->env[i];
+	}
+	/* Ours, whatever a variable of that name held. */
+	if (shown && br_env_set(env, SC_RUN_REFUSALS_VAR, SC_RUN_REFUSALS) == 0) {
+		argv[a++] = (char *)"--env";
+		argv[a++] = (char *)SC_RUN_REFUSALS_VAR;
 	}
 	/* The bridge listens for each, and asks the engine, like any client. */
 	for (i = 0; i < o->n_forwards; i++) {
@@ -1142,6 +1235,7 @@ sc_run_main(const struct sc_run_opts *o)
 	r.learn_fd = -1;
 	r.notes = -1;
 	r.term = -1;
+	r.refusals_fd = -1;
 	r.self = getpid();
 	/* We and every engine hold the secrets' values from here on (in
 	 * the environment, then the snapshot): no core file, no ptrace by
@@ -1268,6 +1362,7 @@ sc_run_main(const struct sc_run_opts *o)
 			goto out;
 		r.eo.admin = r.ask.listen;
 	}
+	sc_refusals_open(&r);
 	/* Every engine, a restarted one too, leaves its summary here. */
 	if (o->learn) {
 		r.learn_fd = sc_learn_open();
@@ -1394,6 +1489,8 @@ out:
 		(void)sc_learn_finish(r.learn_fd, o->learn_file, o->config_path);
 	if (r.learn_fd >= 0)
 		close(r.learn_fd);
+	if (r.refusals_fd >= 0)
+		close(r.refusals_fd);
 	sc_remove_dir(&r);
 	sc_ask_dir_remove(&r.ask);
 	cf_config_free(r.eo.config);

@@ -85,3 +85,8 @@ TESTS += tests/integration/proxy-burst-workers.sh
 EXTRA_DIST += tests/integration/proxy-burst-workers.sh
 TESTS += tests/integration/reload-race-term.sh
 EXTRA_DIST += tests/integration/reload-race-term.sh tests/integration/lib-tls/race.py
+
+TESTS += tests/integration/sidecar-run-refusals.sh
+EXTRA_DIST += tests/integration/sidecar-run-refusals.sh
+TESTS += tests/integration/sidecar-run-claude-refusals.sh
+EXTRA_DIST += tests/integration/sidecar-run-claude-refusals.sh tests/integration/lib/mock-anthropic-tool.py

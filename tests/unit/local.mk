@@ -56,3 +56,9 @@ check_PROGRAMS += tests/unit/test-etchosts
 TESTS += tests/unit/test-etchosts
 tests_unit_test_etchosts_SOURCES = tests/unit/test-etchosts.c tests/unit/tap.h
 tests_unit_test_etchosts_LDADD = $(CONF_LIBS)
+# run's refusals file: escaped, each line once, bounded.
+check_PROGRAMS += tests/unit/test-tell
+TESTS += tests/unit/test-tell
+tests_unit_test_tell_SOURCES = tests/unit/test-tell.c tests/unit/tap.h
+tests_unit_test_tell_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_test_tell_LDADD = $(PROXY_LIBS)
