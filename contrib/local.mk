@@ -76,6 +76,19 @@ image: static-binaries
 	podman build -f '$(abs_top_srcdir)/contrib/Containerfile' --build-arg BIN=. \
 		-t '$(IMAGE)' $(STATIC_DIR)/image
 
+# The podman tests need the same binaries: built before them when they can
+# run (root, podman, no POSTERN_STATIC_DIR); a failed build removes them,
+# and the tests skip naming its log.
+podman-test-binaries:
+	@if [ "$$(id -u)" = 0 ] && [ -z "$$POSTERN_STATIC_DIR" ] && \
+	    command -v podman >/dev/null 2>&1; then \
+		$(MKDIR_P) $(STATIC_DIR); \
+		echo "  STATIC   $(STATIC_DIR)/ (for the podman tests)"; \
+		$(MAKE) $(AM_MAKEFLAGS) static-binaries >$(STATIC_DIR)/build.log 2>&1 || { \
+			rm -f $(STATIC_DIR)/build/postern-sidecar $(STATIC_DIR)/build/postern-bridge; \
+			echo "  STATIC   failed, the podman tests skip: see $(STATIC_DIR)/build.log"; }; \
+	fi
+tests/integration/sidecar-podman.log tests/integration/podman-kube.log: podman-test-binaries
 clean-local:
 	-rm -rf $(STATIC_DIR)
-.PHONY: image static-binaries
+.PHONY: image static-binaries podman-test-binaries
