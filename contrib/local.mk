@@ -49,3 +49,46 @@ TESTS += tests/integration/k8s-schema.sh
 EXTRA_DIST += tests/integration/k8s-schema.sh tests/integration/lib-k8s
 TESTS += tests/integration/podman-kube.sh
 EXTRA_DIST += tests/integration/podman-kube.sh
+
+# "make image": the FROM scratch image of contrib/Containerfile, tagged
+# postern:VERSION.  Its two binaries are fully static: this tree's own when
+# it is configured so, else those of build-static/, a build of a clean copy
+# of the distributed sources ("make distdir" into build-static/src), because
+# configure refuses an out-of-tree build of a source tree configured in place.
+IMAGE = postern:$(VERSION)
+STATIC_DIR = build-static
+if STATIC_BINARIES
+static_bindir = $(abs_top_builddir)
+static-binaries: postern-sidecar postern-bridge
+else
+static_bindir = $(abs_top_builddir)/$(STATIC_DIR)/build
+static-binaries:
+	$(MKDIR_P) $(STATIC_DIR)/build
+	$(MAKE) $(AM_MAKEFLAGS) distdir distdir='$(abs_top_builddir)/$(STATIC_DIR)/src' >/dev/null
+	test -f $(STATIC_DIR)/build/config.status || \
+		{ cd $(STATIC_DIR)/build && ../src/configure -q --enable-static-binaries; }
+	cd $(STATIC_DIR)/build && $(MAKE) $(AM_MAKEFLAGS) postern-sidecar postern-bridge
+endif
+image: static-binaries
+	rm -rf $(STATIC_DIR)/image
+	$(MKDIR_P) $(STATIC_DIR)/image
+	cp '$(static_bindir)/postern-sidecar' '$(static_bindir)/postern-bridge' $(STATIC_DIR)/image/
+	podman build -f '$(abs_top_srcdir)/contrib/Containerfile' --build-arg BIN=. \
+		-t '$(IMAGE)' $(STATIC_DIR)/image
+
+# The podman tests need the same binaries: built before them when they can
+# run (root, podman, no POSTERN_STATIC_DIR); a failed build removes them,
+# and the tests skip naming its log.
+podman-test-binaries:
+	@if [ "$$(id -u)" = 0 ] && [ -z "$$POSTERN_STATIC_DIR" ] && \
+	    command -v podman >/dev/null 2>&1; then \
+		$(MKDIR_P) $(STATIC_DIR); \
+		echo "  STATIC   $(STATIC_DIR)/ (for the podman tests)"; \
+		$(MAKE) $(AM_MAKEFLAGS) static-binaries >$(STATIC_DIR)/build.log 2>&1 || { \
+			rm -f $(STATIC_DIR)/build/postern-sidecar $(STATIC_DIR)/build/postern-bridge; \
+			echo "  STATIC   failed, the podman tests skip: see $(STATIC_DIR)/build.log"; }; \
+	fi
+tests/integration/sidecar-podman.log tests/integration/podman-kube.log: podman-test-binaries
+clean-local:
+	-rm -rf $(STATIC_DIR)
+.PHONY: image static-binaries podman-test-binaries

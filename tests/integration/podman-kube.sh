@@ -17,11 +17,18 @@
 command -v podman >/dev/null 2>&1 || skip "podman is not installed"
 command -v catatonit >/dev/null 2>&1 || [ -x /usr/libexec/podman/catatonit ] ||
 	skip "catatonit is not installed (podman's pods need it: apt-get install catatonit)"
+# The static binaries: POSTERN_STATIC_DIR's, this build's when it is static,
+# else build-static/build's, which make check builds before this test.
+is_static() { file -L "$1" 2>/dev/null | grep -q 'statically linked'; }
 BIN="${POSTERN_STATIC_DIR:-$top_builddir}"
+[ -z "$POSTERN_STATIC_DIR" ] && ! is_static "$BIN/postern-sidecar" &&
+	BIN="$top_builddir/build-static/build"
 for b in postern-sidecar postern-bridge; do
-	[ -x "$BIN/$b" ] || skip "$BIN/$b is not built"
-	file -L "$BIN/$b" 2>/dev/null | grep -q 'statically linked' ||
-		skip "$BIN/$b is not static (configure --enable-static-binaries, or set POSTERN_STATIC_DIR)"
+	is_static "$BIN/$b" && continue
+	[ -n "$POSTERN_STATIC_DIR" ] && skip "$BIN/$b (POSTERN_STATIC_DIR) is not a static binary"
+	[ -s "$top_builddir/build-static/build.log" ] &&
+		skip "the static build failed: see $top_builddir/build-static/build.log"
+	skip "no static $BIN/$b: run \"make check\" as root (it builds them), or \"make static-binaries\" and re-run"
 done
 for b in sh curl; do
 	command -v $b >/dev/null 2>&1 || skip "$b is not installed (the agent image is made of it)"

@@ -1,20 +1,27 @@
 #!/bin/sh
 # sidecar-podman.sh: the FROM scratch image.  podman builds contrib/Containerfile
-# from the static binaries (an --enable-static-binaries build, found through
-# POSTERN_STATIC_DIR or next to the tested sidecar when that one is static),
-# the image has no shell, and a container of it, joined to the world's px
-# namespace with NET_ADMIN, SETUID and SETGID only, locks the namespace and
-# serves: the agent's direct egress is ENETUNREACH, an allowed name works
-# through 127.0.0.1:3128, a denied one gets 403; "podman stop" ends it with
-# status 0 and the socket file gone.  All podman state lives in the test's
+# from the static binaries (POSTERN_STATIC_DIR's, the tested sidecar's when
+# static, else those make check builds in build-static/), the image has no
+# shell, and a container of it, joined to the world's px namespace with
+# NET_ADMIN, SETUID and SETGID only, locks the namespace and serves: the
+# agent's direct egress is ENETUNREACH, an allowed name works through
+# 127.0.0.1:3128, a denied one gets 403; "podman stop" ends it with status 0
+# and the socket file gone.  All podman state lives in the test's
 # own directory and goes with it.
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 command -v podman >/dev/null 2>&1 || skip "podman is not installed"
+# The static binaries: POSTERN_STATIC_DIR's, this build's when it is static,
+# else build-static/build's, which make check builds before this test.
+is_static() { file -L "$1" 2>/dev/null | grep -q 'statically linked'; }
 BIN="${POSTERN_STATIC_DIR:-$top_builddir}"
+[ -z "$POSTERN_STATIC_DIR" ] && ! is_static "$BIN/postern-sidecar" &&
+	BIN="$top_builddir/build-static/build"
 for b in postern-sidecar postern-bridge; do
-	[ -x "$BIN/$b" ] || skip "$BIN/$b is not built"
-	file -L "$BIN/$b" 2>/dev/null | grep -q 'statically linked' ||
-		skip "$BIN/$b is not static (configure --enable-static-binaries, or set POSTERN_STATIC_DIR)"
+	is_static "$BIN/$b" && continue
+	[ -n "$POSTERN_STATIC_DIR" ] && skip "$BIN/$b (POSTERN_STATIC_DIR) is not a static binary"
+	[ -s "$top_builddir/build-static/build.log" ] &&
+		skip "the static build failed: see $top_builddir/build-static/build.log"
+	skip "no static $BIN/$b: run \"make check\" as root (it builds them), or \"make static-binaries\" and re-run"
 done
 sc_world_up
 
