@@ -755,12 +755,6 @@ bridge_main(int argc, char **argv)
 	}
 
 	/*
-	 * Nothing below needs a capability: lo is up, the listeners are
-	 * bound, and SOCK is reached with the bridge's own uid and groups,
-	 * as CMD would reach it.  A bridge that keeps nothing is nothing
-	 * for CMD to take over.
-	 */
-	/*
 	 * The root of a user namespace is root there to the kernel's uid
 	 * checks even without a capability.  A bridge started as that root
 	 * (bwrap --uid 0, so that its CAP_NET_ADMIN counts in the network
@@ -780,6 +774,12 @@ bridge_main(int argc, char **argv)
 		    "needs CAP_SETFCAP in this namespace (bwrap --cap-add CAP_SETFCAP)",
 		    argv[optind]);
 	}
+	/*
+	 * Nothing below needs a capability: lo is up, the listeners are
+	 * bound, and SOCK is reached with the bridge's own uid and groups,
+	 * as CMD would reach it.  A bridge that keeps nothing is nothing
+	 * for CMD to take over.
+	 */
 	err = br_priv_drop(NULL);
 	if (err < 0) {
 		log_err_errno(-err, "cannot drop every capability");

@@ -340,15 +340,17 @@ br_priv_unroot(bool *moved, bool *mapped)
 {
 	char uidmap[4096], gidmap[4096], line[64];
 	unsigned long uid, gid;
+	gid_t egid;
 	int err;
 
 	*moved = *mapped = false;
-	if (geteuid() != 0 || getuid() != 0 || getegid() != 0)
+	if (geteuid() != 0 || getuid() != 0)
 		return 0;
+	egid = getegid();
 	if (read_small("/proc/self/uid_map", uidmap, sizeof(uidmap)) < 0 ||
 	    read_small("/proc/self/gid_map", gidmap, sizeof(gidmap)) < 0 ||
 	    br_priv_map_outside(uidmap, 0, &uid) < 0 ||
-	    br_priv_map_outside(gidmap, 0, &gid) < 0)
+	    br_priv_map_outside(gidmap, (unsigned long)egid, &gid) < 0)
 		return 0;
 	/* The host's root (--allow-root), or a root that is root outside
 	 * too: no other identity to become. */
@@ -370,10 +372,12 @@ br_priv_unroot(bool *moved, bool *mapped)
 	if (err < 0)
 		return err;
 	/* Without CAP_SETGID outside, gid_map is writable only after this. */
-	if ((err = write_small("/proc/self/setgroups", "deny\n")) < 0)
+	err = write_small("/proc/self/setgroups", "deny\n");
+	if (err < 0)
 		return err;
-	snprintf(line, sizeof(line), "%lu 0 1\n", gid);
-	if ((err = write_small("/proc/self/gid_map", line)) < 0)
+	snprintf(line, sizeof(line), "%lu %lu 1\n", gid, (unsigned long)egid);
+	err = write_small("/proc/self/gid_map", line);
+	if (err < 0)
 		return err;
 	if ((unsigned long)geteuid() != uid || (unsigned long)getegid() != gid)
 		return -EPERM;

@@ -61,12 +61,12 @@ bool br_priv_kernel_root(char *why, size_t len);
  * another uid outside (bwrap --uid 0, unshare -r), move it into a user
  * namespace of its own (*MOVED), with every capability there, so that
  * br_priv_drop() can then empty the bounding set too.  In it the process
- * is the uid and gid it has outside, mapped onto uid and gid 0 of the
+ * is the uid and gid it has outside, mapped onto uid 0 and its gid of the
  * namespace it left, with setgroups(2) denied (*MAPPED); mapping onto uid
  * 0 needs CAP_SETFCAP in the namespace left, and without it the process
  * stays unmapped (the overflow uid and gid), *MAPPED false.  Either way it
  * is no longer the root of any namespace.  Nothing to do (0, *MOVED false)
- * for a non-zero uid, or when uid or gid 0 maps onto 0 outside.  Returns 0,
+ * for a non-zero uid, or when uid 0 or the gid maps onto 0 outside.  Returns 0,
  * or a negative errno: with *MOVED false from unshare(2) (nothing changed),
  * with *MOVED true from writing the maps (the process must not go on).
  */
