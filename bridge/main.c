@@ -504,7 +504,7 @@ bridge_main(int argc, char **argv)
 	const char *fwd_spec[MAX_FORWARD];
 	size_t nlisten = 0, nextra = 0, nfwd = 0, i, up = 0;
 	bool no_env = false, allow_root = false, no_session = false, changed, have_url = false;
-	bool no_capture = false;
+	bool no_capture = false, moved = false, mapped = false;
 	struct br_dnsstub *dns = NULL;
 	char bundle[PATH_MAX] = "";
 	char why_root[160];
@@ -745,14 +745,35 @@ bridge_main(int argc, char **argv)
 				log_notice("transparent capture is off: cannot %s (%s)%s",
 				    derr == EADDRNOTAVAIL ? "make 198.18.0.0/15 local" :
 				    "listen on 127.0.0.1:53", strerror(derr), cerr == -EPERM ?
-				    "; the bridge needs CAP_NET_ADMIN in its namespace for it, "
-				    "or pass --no-capture" : "");
+				    "; the bridge needs CAP_NET_ADMIN over its network namespace "
+				    "for it (bwrap: --uid 0 --gid 0 --cap-add CAP_NET_ADMIN, see "
+				    "postern-bridge(8), EXAMPLES), or pass --no-capture" : "");
 		} else if (dns == NULL) {
 			log_err_errno(derr, "DNS stub");
 			goto out;
 		}
 	}
 
+	/*
+	 * The root of a user namespace is root there to the kernel's uid
+	 * checks even without a capability.  A bridge started as that root
+	 * (bwrap --uid 0, so that its CAP_NET_ADMIN counts in the network
+	 * namespace; unshare -r) moves into a user namespace of its own, as
+	 * the uid it has outside, and CMD with it.  Nothing below needs the
+	 * namespace it leaves.
+	 */
+	err = b.relay_only ? 0 : br_priv_unroot(&moved, &mapped);
+	if (err < 0 && !moved) {
+		log_notice_errno(-err, "%s runs as uid 0 of this user namespace: "
+		    "cannot make it a user namespace of its own", argv[optind]);
+	} else if (err < 0) {
+		log_err_errno(-err, "cannot set up a user namespace for %s", argv[optind]);
+		goto out;
+	} else if (moved && !mapped) {
+		log_notice("%s runs as the overflow uid: mapping it to its uid outside "
+		    "needs CAP_SETFCAP in this namespace (bwrap --cap-add CAP_SETFCAP)",
+		    argv[optind]);
+	}
 	/*
 	 * Nothing below needs a capability: lo is up, the listeners are
 	 * bound, and SOCK is reached with the bridge's own uid and groups,

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/capability.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -311,5 +312,75 @@ br_priv_drop(int *bset_left)
 		return -EPERM;
 	if (bset_left != NULL)
 		*bset_left = left;
+	return 0;
+}
+
+/* Write TEXT to the /proc file PATH in one write(2), as id maps want. */
+static int
+write_small(const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+int
+br_priv_unroot(bool *moved, bool *mapped)
+{
+	char uidmap[4096], gidmap[4096], line[64];
+	unsigned long uid, gid;
+	gid_t egid;
+	int err;
+
+	*moved = *mapped = false;
+	if (geteuid() != 0 || getuid() != 0)
+		return 0;
+	egid = getegid();
+	if (read_small("/proc/self/uid_map", uidmap, sizeof(uidmap)) < 0 ||
+	    read_small("/proc/self/gid_map", gidmap, sizeof(gidmap)) < 0 ||
+	    br_priv_map_outside(uidmap, 0, &uid) < 0 ||
+	    br_priv_map_outside(gidmap, (unsigned long)egid, &gid) < 0)
+		return 0;
+	/* The host's root (--allow-root), or a root that is root outside
+	 * too: no other identity to become. */
+	if (uid == 0 || gid == 0)
+		return 0;
+	if (unshare(CLONE_NEWUSER) < 0)
+		return -errno;
+	*moved = true;
+	/* A process that is not dumpable sees its own /proc files as the
+	 * host root's, and could not write them. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		return -errno;
+	/* Mapping onto uid 0 outside needs CAP_SETFCAP there when we
+	 * unshared (user_namespaces(7)): without it, stay unmapped. */
+	snprintf(line, sizeof(line), "%lu 0 1\n", uid);
+	err = write_small("/proc/self/uid_map", line);
+	if (err == -EPERM)
+		return 0;
+	if (err < 0)
+		return err;
+	/* Without CAP_SETGID outside, gid_map is writable only after this. */
+	err = write_small("/proc/self/setgroups", "deny\n");
+	if (err < 0)
+		return err;
+	snprintf(line, sizeof(line), "%lu %lu 1\n", gid, (unsigned long)egid);
+	err = write_small("/proc/self/gid_map", line);
+	if (err < 0)
+		return err;
+	if ((unsigned long)geteuid() != uid || (unsigned long)getegid() != gid)
+		return -EPERM;
+	*mapped = true;
 	return 0;
 }

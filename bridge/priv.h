@@ -57,6 +57,22 @@ int br_priv_drop_bounding(int *left);
 bool br_priv_kernel_root(char *why, size_t len);
 
 /*
+ * When the calling process is uid 0 of a user namespace that maps it to
+ * another uid outside (bwrap --uid 0, unshare -r), move it into a user
+ * namespace of its own (*MOVED), with every capability there, so that
+ * br_priv_drop() can then empty the bounding set too.  In it the process
+ * is the uid and gid it has outside, mapped onto uid 0 and its gid of the
+ * namespace it left, with setgroups(2) denied (*MAPPED); mapping onto uid
+ * 0 needs CAP_SETFCAP in the namespace left, and without it the process
+ * stays unmapped (the overflow uid and gid), *MAPPED false.  Either way it
+ * is no longer the root of any namespace.  Nothing to do (0, *MOVED false)
+ * for a non-zero uid, or when uid 0 or the gid maps onto 0 outside.  Returns 0,
+ * or a negative errno: with *MOVED false from unshare(2) (nothing changed),
+ * with *MOVED true from writing the maps (the process must not go on).
+ */
+int br_priv_unroot(bool *moved, bool *mapped);
+
+/*
  * Map ID through the text of a /proc/PID/uid_map or gid_map (lines of three
  * decimal numbers: first id inside, first id outside, count).  Returns 0 and
  * stores the outside id in *OUT, -ENOENT when no line covers ID, -EINVAL

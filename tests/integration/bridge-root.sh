@@ -5,6 +5,7 @@
 # names --allow-root (then "postern-bridge: not starting"); it tells such a root from the root of a user namespace
 # mapped to an ordinary uid, also through bwrap's two nested namespaces;
 # --allow-root runs CMD anyway, still with no capability and no_new_privs;
+# the root of a user namespace runs CMD as its uid outside, not as 0;
 # a relay-only bridge started as root keeps no capability once it listens.
 . "$top_srcdir/tests/integration/lib-bridge.sh"
 br_init
@@ -83,14 +84,28 @@ if command -v bwrap >/dev/null; then
 		br_fail "uid 1000 under bwrap refused: $out"
 	[ "$out" = "$NONE" ] || br_fail "uid 1000 under bwrap: $out"
 	br_pass "uid 1000 under bwrap's nested namespaces runs, with nothing"
+	# bwrap --uid 0 keeps the added capability for the bridge, which
+	# cannot drop it from the bounding set there; without CAP_SETFCAP it
+	# cannot map CMD's namespace either: CMD is the overflow uid, and has
+	# nothing.
+	out=$(as1000 bwrap --unshare-all --unshare-user --uid 0 --gid 0 --cap-drop ALL \
+		--cap-add CAP_NET_ADMIN --as-pid-1 --ro-bind / / --dev /dev --proc /proc \
+		"$B" --connect "$BR_T/proxy.sock" -- sh -c "id -u; $SHOW" 2>"$BR_T/unmapped.err") ||
+		br_fail "bwrap --uid 0 as uid 1000: $out $(cat "$BR_T/unmapped.err")"
+	[ "$out" = "65534
+$NONE" ] || br_fail "bwrap --uid 0 without CAP_SETFCAP: $out"
+	grep -q 'runs as the overflow uid.*CAP_SETFCAP' "$BR_T/unmapped.err" ||
+		br_fail "bwrap --uid 0 without CAP_SETFCAP: no word of it: $(cat "$BR_T/unmapped.err")"
+	br_pass "bwrap --uid 0 without CAP_SETFCAP: CMD is the overflow uid, with nothing, and the bridge says so"
 fi
 
-# Root of a user namespace that maps it to uid 1000 is no kernel root.
+# Root of a user namespace that maps it to uid 1000 is no kernel root; CMD
+# is not even that root, but uid 1000 of a namespace of its own.
 out=$(as1000 unshare -rn "$B" --connect "$BR_T/proxy.sock" -- sh -c "id -u; $SHOW" 2>&1) ||
 	br_fail "unshare -r as uid 1000 refused: $out"
-[ "$out" = "0
+[ "$out" = "1000
 $NONE" ] || br_fail "unshare -r as uid 1000: $out"
-br_pass "uid 0 of a namespace mapped to uid 1000 runs, with no capability"
+br_pass "uid 0 of a namespace mapped to uid 1000 runs CMD as uid 1000, with no capability"
 
 # Relay only (no CMD, so no refusal): the bridge keeps no capability
 # itself once it listens, even as root.

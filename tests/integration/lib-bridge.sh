@@ -428,12 +428,12 @@ EOF
 # compare them), and keep the placeholders "/run/postern/s1/proxy.sock"
 # (the session's socket, in a directory of its own) and "agent ..." (the command) in every recipe.
 
-# br_doc_recipe FILE WORD: the first recipe in FILE (README.md, or a man page
-# whose roff escapes are undone) whose first line starts with WORD (after
-# indentation), its "\"-continued lines joined into one.  Prints nothing
-# when there is none.
+# br_doc_recipe FILE WORD [TEXT]: the first recipe in FILE (README.md, or a
+# man page whose roff escapes are undone) whose first line starts with WORD
+# (after indentation) and, with TEXT, that contains TEXT, its "\"-continued
+# lines joined into one.  Prints nothing when there is none.
 br_doc_recipe() {
-	sed -e 's/\\-/-/g' -e 's/\\e/\\/g' "$1" | awk -v word="$2" '
+	sed -e 's/\\-/-/g' -e 's/\\e/\\/g' "$1" | awk -v word="$2" -v text="${3:-}" '
 		!found { sub(/^[ \t]+/, ""); if (index($0, word " ") != 1) next; found = 1 }
 		found {
 			sub(/^[ \t]+/, "")
@@ -441,6 +441,7 @@ br_doc_recipe() {
 			line = line $0
 			# A trailing shell comment is for the reader, not the shell.
 			sub(/[ \t]+#.*$/, "", line)
+			if (index(line, text) == 0) { found = 0; line = ""; next }
 			print line; exit
 		}'
 }
