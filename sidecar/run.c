@@ -280,7 +280,9 @@ sc_run_check(const struct sc_run_opts *o)
 	if (o->ask)
 		eo.admin = "unix:/run/postern/ask.sock";
 	code = px_engine_check(&eo, "(run's own socket, made when run starts)");
-	if (code == 0 && o->config_path != NULL)
+	if (code == 0 && o->settings_path != NULL)
+		printf("use it with: postern-sidecar run --settings %s -- CMD\n", o->settings_path);
+	else if (code == 0 && o->config_path != NULL)
 		printf("use it with: postern-sidecar run -c %s%s%s -- CMD\n", o->config_path,
 		    o->session != NULL ? " --session " : "", o->session != NULL ? o->session : "");
 	return code;
