@@ -143,7 +143,8 @@ srt_unmapped(struct sc_srt *o, const char *name, const char *key, const char *wh
  * One domain pattern of srt (sandbox-config.ts's domainPatternSchema:
  * "example.com", "*.example.com" with two labels or more under the
  * wildcard, "localhost") at S, LEN bytes, into OUT in lower case.
- * Returns 1 for a pattern, 0 for "localhost", -1 with *WHY.
+ * Returns 1 for a pattern, 0 for "localhost", 2 for an IPv4 address,
+ * -1 with *WHY.
  */
 static int
 srt_pattern(const char *s, size_t len, enum cf_rule_type type, char *out, const char **why)
@@ -151,6 +152,7 @@ srt_pattern(const char *s, size_t len, enum cf_rule_type type, char *out, const 
 	struct cf_rule rule;
 	const char *host;
 	size_t i;
+	int r;
 
 	if (len == 0) {
 		*why = "empty";
@@ -190,8 +192,9 @@ srt_pattern(const char *s, size_t len, enum cf_rule_type type, char *out, const 
 	}
 	if (cf_rule_parse(out, strlen(out), type, &rule, why) < 0)
 		return -1;
+	r = rule.kind == CF_PAT_NET4 || rule.kind == CF_PAT_NET6 ? 2 : 1;
 	cf_rule_clear(&rule);
-	return 1;
+	return r;
 }
 
 /* One pattern of KEY (shown) into the allow or the deny items. */
@@ -214,6 +217,14 @@ srt_item(struct sc_srt *o, const char *name, const char *key, const char *s, siz
 		 * connects to one. */
 		srt_unmapped(o, name, key, "\"localhost\": not applied: CMD's localhost is its "
 		    "own, and the proxy never connects to a loopback address");
+		return;
+	}
+	/* An allow rule naming an address lets a private one through
+	 * without the flag: only the command line may do that. */
+	if (r == 2 && type == CF_RULE_ALLOW) {
+		snprintf(msg, sizeof(msg), "\"%s\": not applied: an address; allow it with "
+		    "run --allow %s", pat, pat);
+		srt_unmapped(o, name, key, msg);
 		return;
 	}
 	if (o->nallow + o->ndeny >= SC_SRT_MAX_ITEMS) {

@@ -222,6 +222,8 @@ main(void)
 	    "network.allowUnixSockets: not applied: give CMD a host socket with run --socket");
 	warned("{\"network\":{\"allowedDomains\":[\"localhost\"]}}", "\"localhost\": not applied");
 	warned("{\"network\":{\"httpProxyPort\":8080}}", "postern is the proxy");
+	warned("{\"network\":{\"allowedDomains\":[\"10.0.0.1\"]}}",
+	    "\"10.0.0.1\": not applied: an address");
 	warned("{\"network\":{},\"filesystem\":{\"denyRead\":[\"~/.ssh\"]}}",
 	    "filesystem.denyRead: no postern equivalent");
 	warned("{\"network\":{},\"newThing\":1}", "newThing: unknown key");
@@ -234,6 +236,10 @@ main(void)
 	r = parse("{\"network\":{\"deniedDomains\":[\"intranet\",\"localhost\"]}}", &s);
 	tap_ok(r == 0 && s.ndeny == 2 && strcmp(s.deny[0], "intranet") == 0,
 	    "a one-label deny is kept");
+	sc_srt_free(&s);
+	r = parse("{\"network\":{\"allowedDomains\":[\"10.0.0.1\"],"
+	    "\"deniedDomains\":[\"10.0.0.1\"]}}", &s);
+	tap_ok(r == 0 && s.nallow == 0 && s.ndeny == 1, "an address is no allow item, a deny one");
 	sc_srt_free(&s);
 
 	/* The comments of the ini carry no raw control byte of the file. */
