@@ -515,6 +515,12 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			}
 			return 0;
 		}
+		/* --learn=FILE names the file to add to and run: a postern.ini. */
+		if (o->settings != NULL && o->learn_file != NULL) {
+			sc_logx("run: --learn=FILE and --settings exclude each other (use --learn, "
+			    "or run -c with the output of --print-config)");
+			return -1;
+		}
 		/* One policy file: the settings stand for a whole postern.ini. */
 		if (o->settings != NULL && o->config != NULL) {
 			sc_logx("run: -c and --settings exclude each other (merge the output of "

@@ -1244,7 +1244,8 @@ out:
 	sc_stop_engine(&r);
 	/* The engine is gone, its summary written: CMD ran, so tell it. */
 	if (r.learn_fd >= 0 && r.child > 0)
-		(void)sc_learn_finish(r.learn_fd, o->learn_file, o->config_path);
+		(void)sc_learn_finish(r.learn_fd, o->learn_file, o->settings_path != NULL ?
+		    "the postern.ini of run --settings FILE --print-config" : o->config_path);
 	if (r.learn_fd >= 0)
 		close(r.learn_fd);
 	sc_remove_dir(&r);

@@ -86,7 +86,16 @@ expect_match "^allowed\.test 200$" "$out" "run -c with it reaches the allowed do
 expect_match "^a\.wild\.test 403$" "$out" "and refuses the denied subdomain"
 expect_match "^other\.test 403$" "$out" "and the unlisted host"
 
-# A network key postern does not know could narrow srt: nothing starts.
+# --learn on top of the file: the learned items go into that postern.ini.
+in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --settings "$S" --learn -- \
+	curl -s --max-time 10 -o /dev/null http://other.test/ 2>"$err"
+diag "$(cat "$err")"
+expect_match "^# for the postern.ini of run --settings FILE --print-config: add these items" \
+	"$(cat "$err")" "--learn says where its items go"
+expect_match "--allow 'other\.test private'" "$(cat "$err")" "and learns the unlisted host"
+
+# A network key postern does not know could widen what CMD reaches when
+# left out: nothing starts.
 B="$WORLD_DIR/bad.json"
 printf '{"network": {"allowedDomains": ["allowed.test"], "deniedPorts": [80]}}\n' >"$B"
 out=$(in_px env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --settings "$B" -- echo started 2>"$err")
