@@ -22,6 +22,8 @@
 
 /* A domain pattern of srt is a host name: 253 bytes and "*." at most. */
 #define SRT_PATTERN_MAX 256
+/* Errors and warnings told at most, each kind: a person reads them. */
+#define SRT_NOTES_MAX 64
 
 /* A key postern reads but does not apply, and why. */
 struct srt_key {
@@ -126,17 +128,30 @@ srt_esc(const char *s, size_t len, char *buf, size_t size)
 	return buf;
 }
 
+/* One more note "NAME: KEY: why" in V, or past SRT_NOTES_MAX one line
+ * that says more were left out. */
+static int
+srt_note(char ***v, size_t *n, const char *name, const char *key, const char *why)
+{
+	if (*n > SRT_NOTES_MAX)
+		return -1;
+	if (*n == SRT_NOTES_MAX)
+		return srt_push(v, n, srt_fmt("%s: more not shown", name));
+	return srt_push(v, n, srt_fmt("%s: %s: %s", name, key, why));
+}
+
 static void
 srt_error(struct sc_srt *o, const char *name, const char *key, const char *why)
 {
-	(void)srt_push(&o->errors, &o->nerrors, srt_fmt("%s: %s: %s", name, key, why));
+	(void)srt_note(&o->errors, &o->nerrors, name, key, why);
 }
 
 static void
 srt_unmapped(struct sc_srt *o, const char *name, const char *key, const char *why)
 {
-	(void)srt_push(&o->unmapped, &o->nunmapped, strdup(key));
-	(void)srt_push(&o->warnings, &o->nwarnings, srt_fmt("%s: %s: %s", name, key, why));
+	if (srt_note(&o->warnings, &o->nwarnings, name, key, why) == 0 &&
+	    o->nwarnings <= SRT_NOTES_MAX)
+		(void)srt_push(&o->unmapped, &o->nunmapped, strdup(key));
 }
 
 /*

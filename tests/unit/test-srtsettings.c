@@ -250,6 +250,21 @@ main(void)
 	free(ini);
 	sc_srt_free(&s);
 
+	/* A person reads the notes: a bounded number of them. */
+	{
+		char big[64 * 1024];
+		size_t n = 0, i;
+
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "{\"network\":{\"allowedDomains\":[");
+		for (i = 0; i < 2000; i++)
+			n += (size_t)snprintf(big + n, sizeof(big) - n, "%s\"*\"", i ? "," : "");
+		snprintf(big + n, sizeof(big) - n, "]},\"a\":1,\"b\":2}");
+		r = parse(big, &s);
+		tap_ok(r < 0 && s.nerrors == 65 && strstr(s.errors[64], "more not shown") != NULL,
+		    "2000 bad domains: 64 errors and one line saying more");
+		sc_srt_free(&s);
+	}
+
 	r = sc_srt_load("/nonexistent/s.json", &s);
 	tap_ok(r < 0 && s.nerrors == 1 && strncmp(s.errors[0], "/nonexistent/s.json: ", 21) == 0,
 	    "a missing file: PATH: why");
