@@ -22,6 +22,11 @@
 
 /* A domain pattern of srt is a host name: 253 bytes and "*." at most. */
 #define SRT_PATTERN_MAX 256
+/* The longest item that fits a line of postern.ini (inih's 200 bytes, less
+ * "allow_hosts = " and the newline). */
+#define SRT_ITEM_MAX 180
+/* A line of comment of the ini stays below that too. */
+#define SRT_SHOWN_MAX 150
 /* Errors and warnings told at most, each kind: a person reads them. */
 #define SRT_NOTES_MAX 64
 
@@ -173,8 +178,8 @@ srt_pattern(const char *s, size_t len, enum cf_rule_type type, char *out, const 
 		*why = "empty";
 		return -1;
 	}
-	if (len >= SRT_PATTERN_MAX) {
-		*why = "too long for a host name";
+	if (len > SRT_ITEM_MAX) {
+		*why = "longer than a line of postern.ini holds (180 characters)";
 		return -1;
 	}
 	for (i = 0; i < len; i++) {
@@ -513,7 +518,7 @@ sc_srt_load(const char *path, struct sc_srt *out)
 char *
 sc_srt_ini(const struct sc_srt *s, const char *name)
 {
-	char shown[512], *text = NULL;
+	char shown[SRT_SHOWN_MAX], *text = NULL;
 	size_t i, size = 0;
 	FILE *f;
 

@@ -162,9 +162,19 @@ warned(const char *text, const char *what)
 int
 main(void)
 {
+	static const char *const listen[] = { "unix:/run/postern/run.sock" };
+	static const char one[] = "{\"network\":{\"allowedDomains\":[\"a.com\"]}}";
+	struct cf_overrides ov;
+	struct cf_diag diag;
+	struct cf_config *c;
 	struct sc_srt s;
 	char *ini;
 	int r;
+
+	memset(&ov, 0, sizeof(ov));
+	ov.extra_listen = listen;
+	ov.n_extra_listen = 1;
+	ov.replace_listen = 1;
 
 	same_as_srt("srt", "{\"network\": {"
 	    "\"allowedDomains\": [\"github.com\", \"*.GitHub.com\", \"*.npmjs.org\"],"
@@ -249,6 +259,30 @@ main(void)
 	    "names and keys in the ini are escaped");
 	free(ini);
 	sc_srt_free(&s);
+
+	/* Every line of the ini fits postern.ini's lines: a long name is
+	 * refused, a long file name cut in its comment. */
+	{
+		char text[512], name[400];
+
+		memset(name, 'a', sizeof(name) - 1);
+		name[sizeof(name) - 1] = '\0';
+		snprintf(text, sizeof(text), "{\"network\":{\"allowedDomains\":[\"%.59s.%.59s.%.59s.com\"]}}",
+		    name, name, name);
+		refused(text, "longer than a line of postern.ini");
+		ini = NULL;
+		r = sc_srt_parse(name, one, sizeof(one) - 1, &s);
+		ini = r == 0 ? sc_srt_ini(&s, name) : NULL;
+		tap_ok(ini != NULL && strchr(ini, '\n') - ini < 198 && strstr(ini, "...") != NULL,
+		    "a long file name is cut in the ini's comment");
+		memset(&diag, 0, sizeof(diag));
+		c = ini != NULL ? cf_config_parse("p.ini", ini, strlen(ini), &ov, &diag) : NULL;
+		tap_ok(c != NULL, "and the ini parses");
+		cf_config_free(c);
+		cf_diag_free(&diag);
+		free(ini);
+		sc_srt_free(&s);
+	}
 
 	/* A person reads the notes: a bounded number of them. */
 	{
