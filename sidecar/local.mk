@@ -22,12 +22,13 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/rules.c sidecar/rules.h \
 	sidecar/run.c sidecar/run.h \
 	sidecar/learn.c sidecar/learn.h \
+	sidecar/srtsettings.c sidecar/srtsettings.h \
 	sidecar/unixnames.c sidecar/unixnames.h \
 	bridge/link.c bridge/link.h bridge/priv.c bridge/priv.h \
 	bridge/forward.c bridge/forward.h bridge/addr.c bridge/addr.h \
 	bridge/env.c bridge/env.h
-postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
-postern_sidecar_LDADD = $(PROXY_LIBS) $(BASE_LIBS) $(LIBNL_LIBS)
+postern_sidecar_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS) $(JANSSON_CFLAGS)
+postern_sidecar_LDADD = $(PROXY_LIBS) $(BASE_LIBS) $(LIBNL_LIBS) $(JANSSON_LIBS)
 
 # Integration scenarios (real namespaces; skipped with 77 when not root).
 TESTS += tests/integration/sidecar-lockdown.sh tests/integration/sidecar-sabotage.sh \

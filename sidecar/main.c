@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -39,6 +40,7 @@
 #include "sidecar/probe.h"
 #include "sidecar/rules.h"
 #include "sidecar/run.h"
+#include "sidecar/srtsettings.h"
 
 /* The distroless "nonroot" uid: numeric, because a scratch image has no
  * /etc/passwd to look a name up in. */
@@ -72,6 +74,8 @@ struct sc_opts {
 	int ask;              /* run: --ask */
 	int notices;          /* run: --notices (run.h's SC_NOTICES_*) */
 	int run_check;        /* run: --check */
+	const char *settings; /* run: --settings FILE (srt's or Claude Code's) */
+	int print_config;     /* run: --print-config */
 	const char *home;     /* run: --home */
 	uid_t run_uid;        /* run: --uid */
 	int has_run_uid;
@@ -99,7 +103,9 @@ sc_usage(FILE *f)
 	    "                       [--probe-addr ADDR]...\n"
 	    "       postern-sidecar unlock\n"
 	    "       postern-sidecar run --check [-c FILE [--session NAME]] [--allow PATTERN]...\n"
-	    "       postern-sidecar run [-c FILE [--session NAME]] [--allow PATTERN]... [--report]\n"
+	    "       postern-sidecar run --settings FILE --print-config\n"
+	    "       postern-sidecar run [-c FILE [--session NAME] | --settings FILE]\n"
+	    "                           [--allow PATTERN]... [--report]\n"
 	    "                           [--learn[=FILE]]\n"
 	    "                           [--ask] [--notices auto|terminal|file]\n"
 	    "                           [--session-name NAME]\n"
@@ -118,16 +124,22 @@ sc_run_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: postern-sidecar run --check [-c FILE [--session NAME]] [--allow PATTERN]...\n"
-	    "       postern-sidecar run [-c FILE] [--allow PATTERN]... [--session-name NAME] [--report]\n"
-	    "                           [--learn[=FILE]] [--notices WHERE]\n"
+	    "       postern-sidecar run --settings FILE --print-config\n"
+	    "       postern-sidecar run [-c FILE | --settings FILE] [--allow PATTERN]...\n"
+	    "                           [--session-name NAME] [--report] [--learn[=FILE]]\n"
+	    "                           [--notices WHERE]\n"
 	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
 	    "                           [--] CMD [ARGS...]\n"
 	    "Runs CMD sealed: its only way out is a proxy started for it, which\n"
-	    "allows what -c FILE (default: the built-in config) and each --allow allow.\n"
+	    "allows what -c FILE or --settings FILE (default: the built-in config)\n"
+	    "and each --allow allow.\n"
 	    "  -c FILE              the proxy config (postern.ini(5))\n"
 	    "  --check              judge -c FILE as run would load it, summarise it,\n"
 	    "                       and start nothing (exit 0, or 2 with FILE:LINE errors)\n"
 	    "  --allow PATTERN      an allow_hosts item on top of it (repeatable)\n"
+	    "  --settings FILE      the policy is the network part of an srt settings\n"
+	    "                       file or a Claude Code settings.json, not -c FILE\n"
+	    "  --print-config       print the postern.ini --settings FILE stands for\n"
 	    "  --session-name NAME  the session's name in refusals and logs\n"
 	    "  --report             report mode: allow what the allowlist would refuse,\n"
 	    "                       telling each as \"would refuse\" (deny rules, private\n"
@@ -232,7 +244,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
 		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
 		O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK, O_HOME, O_BIND,
-		O_NOTICES };
+		O_NOTICES, O_SETTINGS, O_PRINT_CONFIG };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -254,6 +266,8 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "ask", no_argument, NULL, O_ASK },
 		{ "notices", required_argument, NULL, O_NOTICES },
 		{ "check", no_argument, NULL, O_RUN_CHECK },
+		{ "settings", required_argument, NULL, O_SETTINGS },
+		{ "print-config", no_argument, NULL, O_PRINT_CONFIG },
 		{ "home", required_argument, NULL, O_HOME },
 		{ "bind", required_argument, NULL, O_BIND },
 		{ "version", no_argument, NULL, O_VERSION },
@@ -463,6 +477,24 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			}
 			o->run_check = 1;
 			break;
+		case O_SETTINGS:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--settings only applies to run");
+				return -1;
+			}
+			if (o->settings != NULL) {
+				sc_logx("--settings given twice");
+				return -1;
+			}
+			o->settings = optarg;
+			break;
+		case O_PRINT_CONFIG:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--print-config only applies to run --settings FILE");
+				return -1;
+			}
+			o->print_config = 1;
+			break;
 		case O_HOME:
 			if (o->mode != SC_MODE_RUN) {
 				sc_logx("--home only applies to run");
@@ -498,6 +530,27 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		}
 	}
 	if (o->mode == SC_MODE_RUN) {
+		if (o->print_config) {
+			if (o->settings == NULL || o->config != NULL || o->run_check ||
+			    optind < argc) {
+				sc_logx("run --print-config: only with --settings FILE, and no -c, "
+				    "--check or command");
+				return -1;
+			}
+			return 0;
+		}
+		/* --learn=FILE names the file to add to and run: a postern.ini. */
+		if (o->settings != NULL && o->learn_file != NULL) {
+			sc_logx("run: --learn=FILE and --settings exclude each other (use --learn, "
+			    "or run -c with the output of --print-config)");
+			return -1;
+		}
+		/* One policy file: the settings stand for a whole postern.ini. */
+		if (o->settings != NULL && o->config != NULL) {
+			sc_logx("run: -c and --settings exclude each other (merge the output of "
+			    "run --settings %s --print-config into %s)", o->settings, o->config);
+			return -1;
+		}
 		if (o->run_check && optind < argc) {
 			sc_logx("run --check: unexpected command '%s' (--check starts nothing)",
 			    argv[optind]);
@@ -984,6 +1037,72 @@ sc_ask_args(int argc, char **argv)
 	return sc_ask_main(&ao);
 }
 
+/*
+ * run --settings FILE: read FILE (sidecar/srtsettings.h), tell what it
+ * does not apply, and with --print-config print its postern.ini (*DONE
+ * set).  Else that postern.ini, in a memory file of ours, becomes RO's
+ * config, which run loads once, before CMD starts.  Returns 0, or exit
+ * status 2 (FILE refused) or 1.
+ */
+static int
+sc_run_settings(const struct sc_opts *o, struct sc_run_opts *ro, int *done)
+{
+	static char path[64];
+	struct sc_srt s;
+	size_t i, len, off;
+	ssize_t n;
+	char *ini;
+	int fd, code = 1;
+
+	*done = 0;
+	(void)sc_srt_load(o->settings, &s);
+	for (i = 0; i < s.nwarnings; i++)
+		sc_logx("warning: %s", s.warnings[i]);
+	if (s.nerrors != 0 || s.nomem) {
+		for (i = 0; i < s.nerrors; i++)
+			fprintf(stderr, "%s\n", s.errors[i]);
+		if (s.nomem)
+			sc_logx("%s: out of memory", o->settings);
+		sc_logx("%s refused%s", o->settings, o->print_config ? "" : ", not starting");
+		sc_srt_free(&s);
+		return 2;
+	}
+	ini = sc_srt_ini(&s, o->settings);
+	sc_srt_free(&s);
+	if (ini == NULL) {
+		sc_logx("%s: out of memory", o->settings);
+		return 1;
+	}
+	if (o->print_config) {
+		*done = 1;
+		code = fputs(ini, stdout) < 0 || fflush(stdout) != 0 ? 1 : 0;
+		free(ini);
+		return code;
+	}
+	fd = memfd_create("postern-settings", MFD_CLOEXEC);
+	if (fd < 0) {
+		sc_logerr(-errno, "--settings: cannot make a memory file");
+		free(ini);
+		return 1;
+	}
+	len = strlen(ini);
+	for (off = 0; off < len; off += (size_t)n) {
+		n = write(fd, ini + off, len - off);
+		if (n <= 0) {
+			sc_logerr(-errno, "--settings: cannot write the memory file");
+			close(fd);
+			free(ini);
+			return 1;
+		}
+	}
+	free(ini);
+	/* Left open for the process's life: run reads it by this name. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ro->config_path = path;
+	ro->settings_path = o->settings;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1024,6 +1143,13 @@ main(int argc, char **argv)
 		ro.home = o.home;
 		ro.binds = o.binds;
 		ro.n_binds = o.n_binds;
+		if (o.settings != NULL) {
+			int done;
+
+			code = sc_run_settings(&o, &ro, &done);
+			if (code != 0 || done)
+				return code;
+		}
 		if (o.run_check)
 			return sc_run_check(&ro);
 		code = sc_run_identity(&o, &ro.uid, &ro.gid);

@@ -296,7 +296,9 @@ sc_run_check(const struct sc_run_opts *o)
 	if (o->ask)
 		eo.admin = "unix:/run/postern/ask.sock";
 	code = px_engine_check(&eo, "(run's own socket, made when run starts)");
-	if (code == 0 && o->config_path != NULL)
+	if (code == 0 && o->settings_path != NULL)
+		printf("use it with: postern-sidecar run --settings %s -- CMD\n", o->settings_path);
+	else if (code == 0 && o->config_path != NULL)
 		printf("use it with: postern-sidecar run -c %s%s%s -- CMD\n", o->config_path,
 		    o->session != NULL ? " --session " : "", o->session != NULL ? o->session : "");
 	return code;
@@ -1486,7 +1488,8 @@ out:
 	sc_notices_close(&r);
 	/* The engine is gone, its summary written: CMD ran, so tell it. */
 	if (r.learn_fd >= 0 && r.child > 0)
-		(void)sc_learn_finish(r.learn_fd, o->learn_file, o->config_path);
+		(void)sc_learn_finish(r.learn_fd, o->learn_file, o->settings_path != NULL ?
+		    "the postern.ini of run --settings FILE --print-config" : o->config_path);
 	if (r.learn_fd >= 0)
 		close(r.learn_fd);
 	if (r.refusals_fd >= 0)

@@ -22,6 +22,8 @@
 
 struct sc_run_opts {
 	const char *config_path;       /* NULL: the built-in default */
+	const char *settings_path;     /* --settings FILE, which config_path
+	                                *   (a memory file's) was made from */
 	const char *const *allow;      /* extra allow_hosts items */
 	size_t n_allow;
 	const char *bridge;            /* NULL: next to /proc/self/exe */

@@ -69,3 +69,13 @@ tests_fuzz_suggest_replay_SOURCES = tests/fuzz/fuzz-suggest.c tests/fuzz/replay.
 tests_fuzz_suggest_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/suggest"'
 tests_fuzz_suggest_replay_LDADD = $(CONF_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-suggest.srcs
+
+# run --settings: an srt or Claude Code settings file (sidecar/srtsettings.h).
+check_PROGRAMS += tests/fuzz/srtsettings-replay
+TESTS += tests/fuzz/srtsettings-replay
+tests_fuzz_srtsettings_replay_SOURCES = tests/fuzz/fuzz-srtsettings.c tests/fuzz/replay.c \
+	sidecar/srtsettings.c
+tests_fuzz_srtsettings_replay_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_srtsettings_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/srtsettings"'
+tests_fuzz_srtsettings_replay_LDADD = $(CONF_LIBS) $(JANSSON_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-srtsettings.srcs

@@ -92,3 +92,5 @@ TESTS += tests/integration/sidecar-run-claude-refusals.sh
 EXTRA_DIST += tests/integration/sidecar-run-claude-refusals.sh tests/integration/lib/mock-anthropic-tool.py
 TESTS += tests/integration/bridge-capture-user.sh
 EXTRA_DIST += tests/integration/bridge-capture-user.sh
+TESTS += tests/integration/sidecar-run-settings.sh
+EXTRA_DIST += tests/integration/sidecar-run-settings.sh

@@ -52,6 +52,13 @@ check_PROGRAMS += tests/unit/test-sidecar-learn
 TESTS += tests/unit/test-sidecar-learn
 tests_unit_test_sidecar_learn_SOURCES = tests/unit/test-sidecar-learn.c tests/unit/tap.h sidecar/learn.c
 tests_unit_test_sidecar_learn_LDADD = $(CONF_LIBS)
+# run --settings: an srt or Claude Code settings file as postern rules.
+check_PROGRAMS += tests/unit/test-srtsettings
+TESTS += tests/unit/test-srtsettings
+tests_unit_test_srtsettings_SOURCES = tests/unit/test-srtsettings.c tests/unit/tap.h \
+	sidecar/srtsettings.c
+tests_unit_test_srtsettings_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_srtsettings_LDADD = $(CONF_LIBS) $(JANSSON_LIBS)
 check_PROGRAMS += tests/unit/test-etchosts
 TESTS += tests/unit/test-etchosts
 tests_unit_test_etchosts_SOURCES = tests/unit/test-etchosts.c tests/unit/tap.h
