@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <stddef.h>
+#include <poll.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/rtnetlink.h>
@@ -19,6 +20,9 @@
 
 #include "bridge/link.h"
 #include "bridge/nlerr.h"
+
+/* No netlink answer takes longer than this from a kernel that answers. */
+#define NL_ANSWER_MS 2000
 
 /*
  * libnl's codes as errno (bridge/nlerr.h), in a link's words: an object
@@ -37,16 +41,92 @@ nl_to_errno(int nlerr)
 	return err;
 }
 
+/*
+ * libnl's nl_recv(), after waiting at most NL_ANSWER_MS for something to
+ * read: a kernel that never answers (or answers in a way libnl does not
+ * expect) is an error, never a hang.  Not SO_RCVTIMEO: gVisor's netlink
+ * sockets refuse it.
+ */
+static int
+bounded_recv(struct nl_sock *sk, struct sockaddr_nl *nla, unsigned char **buf,
+    struct ucred **creds)
+{
+	struct pollfd pfd = { .fd = nl_socket_get_fd(sk), .events = POLLIN };
+	int n;
+
+	do
+		n = poll(&pfd, 1, NL_ANSWER_MS);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -nl_syserr2nlerr(errno);
+	if (n == 0)
+		return -NLE_AGAIN;
+	return nl_recv(sk, nla, buf, creds);
+}
+
+/* A NETLINK_ROUTE socket in *SK that reads with bounded_recv().  Returns 0
+ * or a negative errno. */
+static int
+nl_open(struct nl_sock **skp)
+{
+	struct nl_sock *sk;
+	struct nl_cb *cb;
+	int err;
+
+	*skp = NULL;
+	sk = nl_socket_alloc();
+	if (sk == NULL)
+		return -ENOMEM;
+	err = nl_connect(sk, NETLINK_ROUTE);
+	if (err < 0) {
+		nl_socket_free(sk);
+		return nl_to_errno(err);
+	}
+	/* The socket's callbacks, which every receive clones. */
+	cb = nl_socket_get_cb(sk);
+	if (cb == NULL) {
+		nl_socket_free(sk);
+		return -ENOMEM;
+	}
+	nl_cb_overwrite_recv(cb, bounded_recv);
+	nl_cb_put(cb);
+	*skp = sk;
+	return 0;
+}
+
+/*
+ * rtnl_link_get_kernel() without asking for an ACK, on a socket of its
+ * own.  libnl reads the answer, then waits for the ACK in a datagram of
+ * its own, as Linux sends it; gVisor puts both in one datagram, so that
+ * wait would never end.  A request with no ACK has one answer everywhere.
+ * Its own socket: libnl's sequence check on a socket counts ACKs, and one
+ * not asked for would put a later request's ACK out of step.
+ */
+static int
+link_get(const char *name, struct rtnl_link **link)
+{
+	struct nl_sock *sk;
+	int err;
+
+	err = nl_open(&sk);
+	if (err < 0)
+		return err;
+	nl_socket_disable_auto_ack(sk);
+	err = rtnl_link_get_kernel(sk, 0, name, link);
+	nl_socket_free(sk);
+	return err < 0 ? nl_to_errno(err) : 0;
+}
+
 /* Read the link's flags afresh from the kernel into *FLAGS. */
 static int
-link_flags(struct nl_sock *sk, const char *name, unsigned int *flags)
+link_flags(const char *name, unsigned int *flags)
 {
 	struct rtnl_link *link = NULL;
 	int err;
 
-	err = rtnl_link_get_kernel(sk, 0, name, &link);
+	err = link_get(name, &link);
 	if (err < 0)
-		return nl_to_errno(err);
+		return err;
 	*flags = rtnl_link_get_flags(link);
 	rtnl_link_put(link);
 	return 0;
@@ -62,21 +142,12 @@ br_link_up(const char *name, bool *changed)
 
 	if (name == NULL || name[0] == '\0')
 		return -EINVAL;
-	sk = nl_socket_alloc();
-	if (sk == NULL) {
-		err = -ENOMEM;
+	err = nl_open(&sk);
+	if (err < 0)
 		goto out;
-	}
-	err = nl_connect(sk, NETLINK_ROUTE);
-	if (err < 0) {
-		err = nl_to_errno(err);
+	err = link_get(name, &link);
+	if (err < 0)
 		goto out;
-	}
-	err = rtnl_link_get_kernel(sk, 0, name, &link);
-	if (err < 0) {
-		err = nl_to_errno(err);
-		goto out;
-	}
 	if (rtnl_link_get_flags(link) & IFF_UP) {
 		if (changed != NULL)
 			*changed = false;
@@ -98,7 +169,7 @@ br_link_up(const char *name, bool *changed)
 	 * Trust the kernel's word, not the absence of an error: read the
 	 * flags back so that "success" always means the link is up.
 	 */
-	err = link_flags(sk, name, &flags);
+	err = link_flags(name, &flags);
 	if (err < 0)
 		goto out;
 	if (!(flags & IFF_UP)) {
@@ -134,19 +205,16 @@ br_link_capture_route(void)
 	ifindex = (int)if_nametoindex("lo");
 	if (ifindex == 0)
 		return -ENODEV;
-	sk = nl_socket_alloc();
 	route = rtnl_route_alloc();
 	nh = rtnl_route_nh_alloc();
 	dst = nl_addr_build(AF_INET, &net, sizeof(net));
-	if (sk == NULL || route == NULL || nh == NULL || dst == NULL) {
+	if (route == NULL || nh == NULL || dst == NULL) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = nl_connect(sk, NETLINK_ROUTE);
-	if (err < 0) {
-		err = nl_to_errno(err);
+	err = nl_open(&sk);
+	if (err < 0)
 		goto out;
-	}
 	/* "ip route add local 198.18.0.0/15 dev lo": every address of the
 	 * range is this host's (table local, scope host), so the bridge can
 	 * bind one per name and a connection to any other gets the kernel's

@@ -66,7 +66,8 @@ BRIDGE_IT = \
 	tests/integration/bridge-lo-error.sh \
 	tests/integration/bridge-forward.sh \
 	tests/integration/bridge-capture.sh \
-	tests/integration/bridge-ssh.sh
+	tests/integration/bridge-ssh.sh \
+	tests/integration/bridge-gvisor.sh
 TESTS += $(BRIDGE_IT)
 EXTRA_DIST += $(BRIDGE_IT) tests/integration/lib-bridge.sh
 

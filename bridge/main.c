@@ -739,15 +739,18 @@ bridge_main(int argc, char **argv)
 		dns = br_dnsstub_new(b.relay, sock);
 		derr = dns == NULL ? errno : 0;
 		if (derr == EACCES || derr == EPERM || derr == EADDRNOTAVAIL || derr == EADDRINUSE) {
-			/* Said only to a sandbox set up for capture: the
-			 * recipes without it (--cap-drop ALL) stay quiet. */
-			if (resolv_names_stub())
+			/* Said only to a sandbox set up for capture, or one
+			 * whose network stack has no local routes (gVisor's):
+			 * the recipes without it (--cap-drop ALL) stay quiet. */
+			if (resolv_names_stub() || cerr == -EOPNOTSUPP)
 				log_notice("transparent capture is off: cannot %s (%s)%s",
 				    derr == EADDRNOTAVAIL ? "make 198.18.0.0/15 local" :
 				    "listen on 127.0.0.1:53", strerror(derr), cerr == -EPERM ?
 				    "; the bridge needs CAP_NET_ADMIN over its network namespace "
 				    "for it (bwrap: --uid 0 --gid 0 --cap-add CAP_NET_ADMIN, see "
-				    "postern-bridge(8), EXAMPLES), or pass --no-capture" : "");
+				    "postern-bridge(8), EXAMPLES), or pass --no-capture" : cerr == -EOPNOTSUPP ?
+				    "; this network stack cannot add routes (gVisor's cannot): "
+				    "the proxy variables still work" : "");
 		} else if (dns == NULL) {
 			log_err_errno(derr, "DNS stub");
 			goto out;

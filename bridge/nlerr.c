@@ -22,7 +22,7 @@ br_nlerr(int nle)
 	case NLE_NOMEM:
 		return -ENOMEM;
 	case NLE_AGAIN:
-		return -EAGAIN; /* SO_RCVTIMEO ran out: no answer */
+		return -EAGAIN; /* no answer in time */
 	case NLE_AF_NOSUPPORT:
 		return -EAFNOSUPPORT;
 	case NLE_PROTO_MISMATCH:

@@ -26,8 +26,19 @@
 #endif
 /* Capability numbers are below 64 in every kernel that has the v3 ABI. */
 #define CAP_PROBE_MAX 63
-/* The file whose owner is kernel uid and gid 0 in every namespace. */
-#define ROOT_OWNED "/proc/sys/kernel/overflowuid"
+/* The overflow ids of Linux and of gVisor when procfs does not show them. */
+#define OVERFLOW_DEFAULT 65534
+
+/*
+ * Files whose owner is kernel uid and gid 0 in every namespace (sysctls
+ * of no namespace): the first that exists.  gVisor's procfs has no
+ * overflowuid, but has vm/overcommit_memory.
+ */
+static const char *const root_owned[] = {
+	"/proc/sys/kernel/overflowuid",
+	"/proc/sys/vm/overcommit_memory",
+	NULL
+};
 
 /*
  * Read a small /proc file into BUF (NUL-terminated).  Returns the length,
@@ -129,7 +140,11 @@ br_priv_is_root(unsigned long id, unsigned long root, unsigned long overflow,
 	return outside == 0;
 }
 
-/* The overflow id in FILE (/proc/sys/kernel/overflow[ug]id), or -1. */
+/*
+ * The overflow id in FILE (/proc/sys/kernel/overflow[ug]id), or -1.  A
+ * procfs without the file (gVisor's) uses the default, which nothing
+ * there can change.
+ */
 static long
 read_overflow(const char *file)
 {
@@ -137,9 +152,25 @@ read_overflow(const char *file)
 	const char *p = num;
 	unsigned long v;
 
-	if (read_small(file, num, sizeof(num)) < 0 || parse_ulong(&p, &v) < 0)
+	if (read_small(file, num, sizeof(num)) < 0)
+		return errno == ENOENT ? OVERFLOW_DEFAULT : -1;
+	if (parse_ulong(&p, &v) < 0)
 		return -1;
 	return (long)v;
+}
+
+/*
+ * Whether PATH is on a procfs.  gVisor's procfs answers statfs(2) for its
+ * root alone (ENOSYS below it): there, /proc stands for PATH.
+ */
+static bool
+on_procfs(const char *path)
+{
+	struct statfs sfs;
+
+	if (statfs(path, &sfs) < 0 && (errno != ENOSYS || statfs("/proc", &sfs) < 0))
+		return false;
+	return sfs.f_type == PROC_SUPER_MAGIC;
 }
 
 /* Write a reason into WHY (LEN bytes), when there is a WHY. */
@@ -162,10 +193,9 @@ br_priv_kernel_root(char *why, size_t len)
 	const char *um, *gm;
 	uid_t ruid, euid, suid;
 	gid_t rgid, egid, sgid, groups[1024];
-	struct statfs sfs;
 	struct stat st;
 	long ovu, ovg;
-	int n, i;
+	int n, i, k;
 
 	if (why != NULL && len > 0)
 		why[0] = '\0';
@@ -173,10 +203,12 @@ br_priv_kernel_root(char *why, size_t len)
 	 * Without procfs the maps cannot be read either: nothing tells a
 	 * namespace's root from the host's, so assume the worst.
 	 */
+	for (k = 0; root_owned[k] != NULL; k++)
+		if (stat(root_owned[k], &st) == 0)
+			break;
 	ovu = read_overflow("/proc/sys/kernel/overflowuid");
 	ovg = read_overflow("/proc/sys/kernel/overflowgid");
-	if (statfs(ROOT_OWNED, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC ||
-	    stat(ROOT_OWNED, &st) < 0 || ovu < 0 || ovg < 0) {
+	if (root_owned[k] == NULL || !on_procfs(root_owned[k]) || ovu < 0 || ovg < 0) {
 		say(why, len, "cannot tell whether it would be the host's root: "
 		    "no procfs at /proc (mount one)");
 		return true;

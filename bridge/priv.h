@@ -47,7 +47,8 @@ int br_priv_drop_bounding(int *left);
  * namespace: its real, effective or saved uid is kernel uid 0, its real,
  * effective or saved gid is kernel gid 0, or a supplementary group is
  * kernel gid 0.  Decided from a file the kernel always owns as uid and gid
- * 0 of the initial user namespace (/proc/sys/kernel/overflowuid, shown in
+ * 0 of the initial user namespace (/proc/sys/kernel/overflowuid, or
+ * vm/overcommit_memory where procfs lacks it, as gVisor's does; shown in
  * this namespace through its maps, or as the overflow id when unmapped),
  * falling back to /proc/self/uid_map and gid_map when that is ambiguous.
  * Conservative: when it cannot tell (no procfs at /proc, an unmapped own

@@ -6,7 +6,7 @@ set -eu
 # squid-openssl, not squid: tests/bench/bench-term.sh needs a squid that can
 # ssl_bump (Debian's squid is built with GnuTLS), and bench-proxy.sh runs
 # the same /usr/sbin/squid.  The two Conflict, so apt replaces a squid that
-# is already there.
+# is already there.  runsc is gVisor, for tests/integration/bridge-gvisor.sh.
 PACKAGES="
 autoconf automake libtool pkg-config make gcc libc6-dev
 clang libclang-rt-14-dev
@@ -14,7 +14,7 @@ libevent-dev libssl-dev libnl-3-dev libnl-route-3-dev libc-ares-dev libinih-dev 
 iproute2 nftables dnsmasq-base curl openssl ca-certificates python3 procps psmisc util-linux logrotate
 bubblewrap socat git strace nghttp2-client nghttp2-server python3-h2
 netcat-openbsd openssh-server bind9-dnsutils
-podman uidmap runc conmon catatonit
+podman uidmap runc conmon catatonit runsc
 tinyproxy squid-openssl wrk hyperfine
 "
 
