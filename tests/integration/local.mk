@@ -81,3 +81,5 @@ TESTS += tests/integration/proxy-burst-workers.sh
 EXTRA_DIST += tests/integration/proxy-burst-workers.sh
 TESTS += tests/integration/reload-race-term.sh
 EXTRA_DIST += tests/integration/reload-race-term.sh tests/integration/lib-tls/race.py
+TESTS += tests/integration/sidecar-run-default-hosts.sh
+EXTRA_DIST += tests/integration/sidecar-run-default-hosts.sh
