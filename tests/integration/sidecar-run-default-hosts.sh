@@ -10,29 +10,51 @@
 #     fails; neither is refused as host_not_allowed;
 #   - it also fetches its changelog from raw.githubusercontent.com, which it
 #     does not need to start: the default still refuses it (host_not_allowed);
-#   - `codex login --device-auth` asks auth.openai.com for a code; that is
-#     not refused as host_not_allowed;
-#   - postern-proxy --default-config lists both sign-in hosts.
+#   - Codex starts to its sign-in screen; `codex login --device-auth` asks
+#     auth.openai.com for a code, which is not refused as host_not_allowed;
+#   - signed in with ChatGPT, Codex asks chatgpt.com for its account at
+#     start: not host_not_allowed either; its telemetry (ab.chatgpt.com)
+#     stays refused;
+#   - with the default's hosts marked private, so that the world's servers
+#     and a stand-in for the sign-in answer: Claude Code passes its start-up
+#     check to its login screen, and with a key to its prompt; Codex's
+#     device sign-in completes;
+#   - postern-proxy --default-config lists the three hosts.
 # Skips a CLI that is not installed.
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 CLAUDE=$(command -v claude) && "$CLAUDE" --version >/dev/null 2>&1 || CLAUDE=
 CODEX=$(command -v codex) && "$CODEX" --version >/dev/null 2>&1 || CODEX=
 [ -n "$CLAUDE$CODEX" ] || skip "neither Claude Code (claude) nor Codex (codex) is installed"
+SIGNIN4=10.200.1.11
 WORLD_DNS_EXTRA="api.anthropic.com=$WORLD_UP4 platform.claude.com=$WORLD_UP4
-	raw.githubusercontent.com=$WORLD_UP4 auth.openai.com=$WORLD_UP4"
+	raw.githubusercontent.com=$WORLD_UP4 auth.openai.com=$SIGNIN4 chatgpt.com=$SIGNIN4
+	ab.chatgpt.com=$WORLD_UP4"
 sc_world_up
 [ -x "$top_builddir/postern-bridge" ] || skip "postern-bridge is not built"
+ip -n "$WORLD_NS_UP" addr add "$SIGNIN4/24" dev veth-px || die "cannot add $SIGNIN4"
 
 def=$("$top_builddir/postern-proxy" --default-config)
 expect_match "^allow_hosts = platform.claude.com " "$def" "--default-config lists platform.claude.com"
 expect_match "^allow_hosts = auth.openai.com " "$def" "--default-config lists auth.openai.com"
+expect_match "^allow_hosts = chatgpt.com " "$def" "--default-config lists chatgpt.com"
 
 # Outside /tmp, /var/tmp, /run and /dev/shm (the jail's fresh ones): an
 # empty home for CMD (nobody, for a root caller), so each CLI's first run.
 HOMEDIR=$(mktemp -d /var/lib/postern-defaults.XXXXXX) || die "mktemp"
 mkdir -p "$HOMEDIR/.codex" "$HOMEDIR/work" &&
 	chmod 1777 "$HOMEDIR" "$HOMEDIR/.codex" "$HOMEDIR/work" || die "cannot make the home"
-world_cleanup_hook() { rm -rf "$HOMEDIR"; }
+world_cleanup_hook() {
+	[ -n "${SIGNIN_PID:-}" ] && kill "$SIGNIN_PID" 2>/dev/null
+	rm -rf "$HOMEDIR"
+}
+SIGNIN_LOG="$WORLD_DIR/signin.log"
+: >"$SIGNIN_LOG"
+SIGNIN_PID=$(world__spawn "$WORLD_DIR/signin.out" ip netns exec "$WORLD_NS_UP" \
+	"$WORLD_PYTHON" "$top_srcdir/tests/integration/lib/mock-signin.py" "$SIGNIN4" 443 \
+	"$WORLD_CERT" "$WORLD_KEY" "$SIGNIN_LOG" "$WORLD_DIR/signin.ready")
+i=0
+while [ ! -e "$WORLD_DIR/signin.ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+[ -e "$WORLD_DIR/signin.ready" ] || die "the sign-in mock did not start: $(cat "$WORLD_DIR/signin.out")"
 
 # term.py OUT SECONDS UNTIL CMD...: CMD in a pty (100x40) until its screen
 # shows UNTIL, SECONDS pass or it exits; everything it printed goes to OUT,
@@ -171,19 +193,37 @@ if [ -n "$CODEX" ]; then
 		"codex login tried auth.openai.com:443, which the allowlist let through"
 	expect_no_match "auth.openai.com:443: host_not_allowed" "$r" \
 		"the default does not refuse auth.openai.com:443"
-	(cd "$HOMEDIR/work" && renv SSL_CERT_FILE="$HOMEDIR/ca.pem" \
-		"$WORLD_PYTHON" "$WORLD_DIR/term.py" "$WORLD_DIR/codex2.out" 40 \
-		"Errorloggingin" "$SIDECAR" run -c "$WORLD_DIR/default-private.ini" \
-		--env SSL_CERT_FILE -- "$CODEX" login --device-auth)
-	diag "codex: $(refusals "$WORLD_DIR/codex2.out")"
-	expect_match '"request_line": "POST /api/accounts/deviceauth/usercode HTTP/1.1".*"host": "auth.openai.com"' \
-		"$(cat "$WORLD_UPSTREAM_LOG")" "with the default's hosts, codex login asked auth.openai.com for a code"
 	# Its first start: the sign-in screen needs no host.
-	(cd "$HOMEDIR/work" && renv "$WORLD_PYTHON" "$WORLD_DIR/term.py" "$WORLD_DIR/codex3.out" 40 \
+	(cd "$HOMEDIR/work" && renv "$WORLD_PYTHON" "$WORLD_DIR/term.py" "$WORLD_DIR/codex2.out" 40 \
 		"SigninwithChatGPT" "$SIDECAR" run -- "$CODEX")
-	diag "codex: $(refusals "$WORLD_DIR/codex3.out")"
-	expect_match "SigninwithChatGPT" "$(cat "$WORLD_DIR/codex3.out.txt")" \
+	diag "codex: $(refusals "$WORLD_DIR/codex2.out")"
+	expect_match "SigninwithChatGPT" "$(cat "$WORLD_DIR/codex2.out.txt")" \
 		"codex starts to its sign-in screen under the default"
+	# With only the default's hosts (private, so the mock answers) the
+	# device sign-in completes.
+	(cd "$HOMEDIR/work" && renv SSL_CERT_FILE="$HOMEDIR/ca.pem" \
+		"$WORLD_PYTHON" "$WORLD_DIR/term.py" "$WORLD_DIR/codex3.out" 40 \
+		"Successfullyloggedin" "$SIDECAR" run -c "$WORLD_DIR/default-private.ini" \
+		--env SSL_CERT_FILE -- "$CODEX" login --device-auth)
+	diag "codex: $(refusals "$WORLD_DIR/codex3.out")"
+	diag "sign-in mock saw: $(cat "$SIGNIN_LOG")"
+	expect_match "Successfullyloggedin" "$(cat "$WORLD_DIR/codex3.out.txt")" \
+		"with the default's hosts, codex login --device-auth signs in"
+	expect_match '"host": "auth.openai.com", "method": "POST", "path": "/oauth/token"' \
+		"$(cat "$SIGNIN_LOG")" "at auth.openai.com"
+	# Signed in with ChatGPT, Codex asks chatgpt.com for its account at
+	# start, and stops without an answer (under the default its address
+	# is private here).  Its telemetry host stays refused.
+	(cd "$HOMEDIR/work" && renv "$WORLD_PYTHON" "$WORLD_DIR/term.py" "$WORLD_DIR/codex4.out" 40 \
+		"account/readfailed" "$SIDECAR" run -- "$CODEX")
+	r=$(refusals "$WORLD_DIR/codex4.out")
+	diag "codex signed in: $r"
+	expect_match "refused CONNECT chatgpt.com:443: private_address" "$r" \
+		"signed in, codex tried chatgpt.com:443, which the allowlist let through"
+	expect_no_match "CONNECT chatgpt.com:443: host_not_allowed" "$r" \
+		"the default does not refuse chatgpt.com:443"
+	expect_match "refused CONNECT ab.chatgpt.com:443: host_not_allowed" "$r" \
+		"ab.chatgpt.com (telemetry) stays refused"
 else
 	diag "Codex is not installed: its part is skipped"
 fi
