@@ -1,9 +1,11 @@
 /*
  * conf/default.c: the built-in default config, used when no -c is given.
  *
- * It allows the common model APIs over HTTPS and nothing else, and listens
- * on one UNIX socket under $XDG_RUNTIME_DIR (a person's session) or
- * /run/postern (a service).
+ * It allows the common model APIs over HTTPS, the hosts the flagship
+ * clients cannot start or log in without, and nothing else; it
+ * listens on one UNIX socket under $XDG_RUNTIME_DIR (a person's session) or
+ * /run/postern (a service).  postern.ini(5), BUILT-IN DEFAULT, gives each
+ * host's reason.
  */
 #include "config.h"
 
@@ -14,7 +16,8 @@
 #include "conf/config.h"
 
 static const char default_fmt[] =
-	"; postern built-in default: the common model APIs on 443, nothing else.\n"
+	"; postern built-in default: the common model APIs and what Claude Code\n"
+	"; and Codex need to start and sign in, on 443; nothing else.\n"
 	"[proxy]\n"
 	"listen = unix:%s/postern/proxy.sock\n"
 	"\n"
@@ -24,7 +27,10 @@ static const char default_fmt[] =
 	"allow_hosts = generativelanguage.googleapis.com ; Google Gemini\n"
 	"allow_hosts = openrouter.ai              ; OpenRouter\n"
 	"allow_hosts = api.mistral.ai             ; Mistral\n"
-	"allow_hosts = api.deepseek.com           ; DeepSeek\n";
+	"allow_hosts = api.deepseek.com           ; DeepSeek\n"
+	"allow_hosts = platform.claude.com        ; Claude Code: start-up check, sign-in\n"
+	"allow_hosts = auth.openai.com            ; Codex: sign-in\n"
+	"allow_hosts = chatgpt.com                ; Codex signed in with ChatGPT: its API\n";
 
 const char *
 cf_default_text(void)

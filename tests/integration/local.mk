@@ -94,3 +94,5 @@ TESTS += tests/integration/bridge-capture-user.sh
 EXTRA_DIST += tests/integration/bridge-capture-user.sh
 TESTS += tests/integration/sidecar-run-settings.sh
 EXTRA_DIST += tests/integration/sidecar-run-settings.sh
+TESTS += tests/integration/sidecar-run-default-hosts.sh
+EXTRA_DIST += tests/integration/sidecar-run-default-hosts.sh
