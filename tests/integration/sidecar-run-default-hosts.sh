@@ -130,14 +130,15 @@ renv() {
 	in_px env -i PATH="$PATH" HOME="$HOMEDIR" CODEX_HOME="$HOMEDIR/.codex" \
 		LANG=C.UTF-8 TERM=xterm-256color "$@"
 }
-# refusals OUT: the proxy's refusal lines in OUT, one a line.
+# refusals OUT: the proxy's refusal lines in OUT, one a line (the runs that
+# read them keep the live lines on the terminal: --notices terminal).
 refusals() {
 	tr '\r' '\n' <"$1" | grep -ao "postern: refused CONNECT [^ ]*: [a-z_]*" | sort -u
 }
 
 if [ -n "$CLAUDE" ]; then
 	(cd "$HOMEDIR/work" && renv "$WORLD_PYTHON" "$WORLD_DIR/term.py" "$WORLD_DIR/claude.out" 40 \
-		"UnabletoconnecttoAnthropicservices" "$SIDECAR" run -- "$CLAUDE")
+		"UnabletoconnecttoAnthropicservices" "$SIDECAR" run --notices terminal -- "$CLAUDE")
 	r=$(refusals "$WORLD_DIR/claude.out")
 	diag "claude: $r"
 	expect_match "UnabletoconnecttoAnthropicservices" "$(cat "$WORLD_DIR/claude.out.txt")" \
@@ -186,7 +187,7 @@ fi
 
 if [ -n "$CODEX" ]; then
 	(cd "$HOMEDIR/work" && renv "$WORLD_PYTHON" "$WORLD_DIR/term.py" "$WORLD_DIR/codex.out" 40 \
-		"Errorloggingin" "$SIDECAR" run -- "$CODEX" login --device-auth)
+		"Errorloggingin" "$SIDECAR" run --notices terminal -- "$CODEX" login --device-auth)
 	r=$(refusals "$WORLD_DIR/codex.out")
 	diag "codex: $r"
 	expect_match "refused CONNECT auth.openai.com:443: private_address" "$r" \
@@ -195,7 +196,7 @@ if [ -n "$CODEX" ]; then
 		"the default does not refuse auth.openai.com:443"
 	# Its first start: the sign-in screen needs no host.
 	(cd "$HOMEDIR/work" && renv "$WORLD_PYTHON" "$WORLD_DIR/term.py" "$WORLD_DIR/codex2.out" 40 \
-		"SigninwithChatGPT" "$SIDECAR" run -- "$CODEX")
+		"SigninwithChatGPT" "$SIDECAR" run --notices terminal -- "$CODEX")
 	diag "codex: $(refusals "$WORLD_DIR/codex2.out")"
 	expect_match "SigninwithChatGPT" "$(cat "$WORLD_DIR/codex2.out.txt")" \
 		"codex starts to its sign-in screen under the default"
@@ -215,7 +216,7 @@ if [ -n "$CODEX" ]; then
 	# start, and stops without an answer (under the default its address
 	# is private here).  Its telemetry host stays refused.
 	(cd "$HOMEDIR/work" && renv "$WORLD_PYTHON" "$WORLD_DIR/term.py" "$WORLD_DIR/codex4.out" 40 \
-		"account/readfailed" "$SIDECAR" run -- "$CODEX")
+		"account/readfailed" "$SIDECAR" run --notices terminal -- "$CODEX")
 	r=$(refusals "$WORLD_DIR/codex4.out")
 	diag "codex signed in: $r"
 	expect_match "refused CONNECT chatgpt.com:443: private_address" "$r" \
