@@ -15,7 +15,7 @@
 #include "conf/config.h"
 #include "conf/etchosts.h"
 #include "proxy/explain.h"
-#include "proxy/resolve.h"
+#include "proxy/proto/resolve.h"
 
 static int
 print_bad(FILE *out, const char *why, const char *target)

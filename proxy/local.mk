@@ -1,42 +1,42 @@
 # proxy/: the allowlist proxy engine and postern-proxy.
 noinst_LIBRARIES += libpostern_proxy.a
 libpostern_proxy_a_SOURCES = \
-	proxy/accept.c \
-	proxy/ask.c proxy/ask.h \
-	proxy/audit.c proxy/audit.h \
-	proxy/budget.c proxy/budget.h \
-	proxy/conn.c proxy/conn.h proxy/server.h \
-	proxy/conns.c proxy/conns.h \
-	proxy/decide.c \
-	proxy/forward.c \
-	proxy/learn.c proxy/learn.h \
-	proxy/grants.c proxy/grants.h \
-	proxy/record.c \
-	proxy/reflect.c \
-	proxy/revoke.c proxy/revoke.h \
-	proxy/scrub.c proxy/scrub.h \
-	proxy/tunnel.c \
-	proxy/term2.c \
-	proxy/connect.c proxy/connect.h \
+	proxy/flow/accept.c \
+	proxy/policy/ask.c proxy/policy/ask.h \
+	proxy/core/audit.c proxy/core/audit.h \
+	proxy/policy/budget.c proxy/policy/budget.h \
+	proxy/flow/conn.c proxy/flow/conn.h proxy/core/server.h \
+	proxy/flow/conns.c proxy/flow/conns.h \
+	proxy/flow/decide.c \
+	proxy/flow/forward.c \
+	proxy/policy/learn.c proxy/policy/learn.h \
+	proxy/policy/grants.c proxy/policy/grants.h \
+	proxy/flow/record.c \
+	proxy/flow/reflect.c \
+	proxy/flow/revoke.c proxy/flow/revoke.h \
+	proxy/proto/scrub.c proxy/proto/scrub.h \
+	proxy/flow/tunnel.c \
+	proxy/flow/term2.c \
+	proxy/flow/connect.c proxy/flow/connect.h \
 	proxy/engine.c proxy/engine.h \
 	proxy/check.c proxy/check.h \
 	proxy/explain.c proxy/explain.h \
-	proxy/listen.c \
-	proxy/log.h \
-	proxy/lock.h \
-	proxy/loopcall.c proxy/loopcall.h \
-	proxy/mem.c proxy/mem.h \
-	proxy/prio.h \
+	proxy/core/listen.c \
+	proxy/core/log.h \
+	proxy/core/lock.h \
+	proxy/core/loopcall.c proxy/core/loopcall.h \
+	proxy/core/mem.c proxy/core/mem.h \
+	proxy/core/prio.h \
 	proxy/reload.c proxy/reload.h \
-	proxy/resolve.c proxy/resolve.h \
-	proxy/server.c \
-	proxy/share.c proxy/share.h \
-	proxy/socks.c proxy/socks.h \
-	proxy/stats.c proxy/stats.h \
-	proxy/tally.c proxy/tally.h \
-	proxy/tell.c proxy/tell.h \
-	proxy/splice.c proxy/splice.h \
-	proxy/worker.c proxy/worker.h
+	proxy/proto/resolve.c proxy/proto/resolve.h \
+	proxy/core/server.c \
+	proxy/core/share.c proxy/core/share.h \
+	proxy/proto/socks.c proxy/proto/socks.h \
+	proxy/admin/stats.c proxy/admin/stats.h \
+	proxy/policy/tally.c proxy/policy/tally.h \
+	proxy/flow/tell.c proxy/flow/tell.h \
+	proxy/flow/splice.c proxy/flow/splice.h \
+	proxy/core/worker.c proxy/core/worker.h
 libpostern_proxy_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(CARES_CFLAGS)
 PROXY_LIBS = libpostern_proxy.a $(CONF_LIBS) $(LIBEVENT_LIBS) $(CARES_LIBS) $(OPENSSL_LIBS)
 

@@ -16,7 +16,7 @@
 #include "proxy/ctl.h"
 #include "proxy/engine.h"
 #include "proxy/explain.h"
-#include "proxy/mem.h"
+#include "proxy/core/mem.h"
 
 static void
 usage(FILE *f)

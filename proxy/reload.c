@@ -12,16 +12,16 @@
 
 #include "conf/config.h"
 #include "conf/grantfile.h"
-#include "proxy/budget.h"
-#include "proxy/conns.h"
-#include "proxy/grants.h"
-#include "proxy/log.h"
+#include "proxy/policy/budget.h"
+#include "proxy/flow/conns.h"
+#include "proxy/policy/grants.h"
+#include "proxy/core/log.h"
 #include "proxy/reload.h"
-#include "proxy/revoke.h"
-#include "proxy/server.h"
-#include "proxy/sesstls.h"
-#include "proxy/stats.h"
-#include "proxy/worker.h"
+#include "proxy/flow/revoke.h"
+#include "proxy/core/server.h"
+#include "proxy/tls/sesstls.h"
+#include "proxy/admin/stats.h"
+#include "proxy/core/worker.h"
 
 /*
  * Bring the listeners in line with NC: open what is new first (so that a

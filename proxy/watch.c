@@ -27,9 +27,9 @@
 
 #include "base/text.h"
 #include "conf/config.h"
-#include "proxy/log.h"
+#include "proxy/core/log.h"
 #include "proxy/reload.h"
-#include "proxy/server.h"
+#include "proxy/core/server.h"
 #include "proxy/watch.h"
 
 /* A config file larger than this is not ours to hash (the loader refuses

@@ -29,7 +29,7 @@
 #include "bridge/forward.h"
 #include "bridge/link.h"
 #include "conf/config.h"
-#include "proxy/mem.h"
+#include "proxy/core/mem.h"
 #include "sidecar/ask.h"
 #include "sidecar/capture.h"
 #include "sidecar/engine.h"

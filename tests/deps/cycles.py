@@ -36,7 +36,8 @@ def module_of(path, top):
 def read_objects(top):
     objs = []
     for d in DIRS:
-        for p in sorted(glob.glob(os.path.join(top, d, "*.o"))):
+        for p in sorted(glob.glob(os.path.join(top, d, "**", "*.o"),
+                                  recursive=True)):
             # Test and fuzz programs compile some modules again
             # (tests/... -> tests_*, sidecar/test-nft -> test_nft-*).
             if os.path.basename(p).startswith(("tests_", "test_")):

@@ -25,7 +25,7 @@
 #include <ares.h>
 #include <event2/event.h>
 
-#include "proxy/dns.h"
+#include "proxy/proto/dns.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

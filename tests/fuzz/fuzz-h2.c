@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/h2.h"
+#include "proxy/flow/h2.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

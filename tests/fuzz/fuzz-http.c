@@ -24,7 +24,7 @@
 
 #include <event2/buffer.h>
 
-#include "proxy/http.h"
+#include "proxy/proto/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

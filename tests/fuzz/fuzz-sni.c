@@ -19,7 +19,7 @@
 #include <openssl/err.h>
 
 #include "conf/host.h"
-#include "proxy/sni.h"
+#include "proxy/proto/sni.h"
 
 /* Small enough that inputs reach PX_SNI_TOO_BIG, big enough for real
  * ClientHellos (curl's is 517 bytes). */

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "conf/host.h"
-#include "proxy/socks.h"
+#include "proxy/proto/socks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

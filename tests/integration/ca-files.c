@@ -25,8 +25,8 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
-#include "proxy/ca.h"
-#include "proxy/log.h"
+#include "proxy/tls/ca.h"
+#include "proxy/core/log.h"
 
 static int
 add_ext(X509 *x, X509 *issuer, int nid, const char *value)

@@ -27,7 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proxy/h2.h"
+#include "proxy/flow/h2.h"
 
 #define OUT_MAX (1024 * 1024)
 

@@ -23,8 +23,8 @@
 #include <event2/event.h>
 
 #include "conf/grantfile.h"
-#include "proxy/ask.h"
-#include "proxy/grants.h"
+#include "proxy/policy/ask.h"
+#include "proxy/policy/grants.h"
 #include "tests/unit/tap.h"
 
 struct waiter {

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "base/text.h"
-#include "proxy/audit.h"
+#include "proxy/core/audit.h"
 #include "tests/unit/tap.h"
 
 /*

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "conf/config.h"
-#include "proxy/budget.h"
+#include "proxy/policy/budget.h"
 #include "tests/unit/tap.h"
 
 static const char conf1[] =

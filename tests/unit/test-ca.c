@@ -17,9 +17,9 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
-#include "proxy/ca.h"
-#include "proxy/log.h"
-#include "proxy/tlsup.h"
+#include "proxy/tls/ca.h"
+#include "proxy/core/log.h"
+#include "proxy/tls/tlsup.h"
 #include "tests/unit/tap.h"
 
 static const char *const hosts_a[] = { "api.example.test", "git.example.test" };

@@ -29,7 +29,7 @@
 
 #include <event2/event.h>
 
-#include "proxy/dns.h"
+#include "proxy/proto/dns.h"
 #include "tests/unit/tap.h"
 
 static struct event_base *base;

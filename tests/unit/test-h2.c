@@ -12,7 +12,7 @@
 
 #include <nghttp2/nghttp2.h>
 
-#include "proxy/h2.h"
+#include "proxy/flow/h2.h"
 #include "tests/unit/tap.h"
 
 #define NS 64

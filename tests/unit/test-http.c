@@ -13,7 +13,7 @@
 
 #include <event2/buffer.h>
 
-#include "proxy/http.h"
+#include "proxy/proto/http.h"
 #include "tests/unit/tap.h"
 
 #define MAXH 100

@@ -15,7 +15,7 @@
 #include <arpa/inet.h>
 
 #include "conf/config.h"
-#include "proxy/learn.h"
+#include "proxy/policy/learn.h"
 #include "tests/unit/tap.h"
 
 static const char text[] =

@@ -14,8 +14,8 @@
 
 #include <event2/event.h>
 
-#include "proxy/loopcall.h"
-#include "proxy/prio.h"
+#include "proxy/core/loopcall.h"
+#include "proxy/core/prio.h"
 #include "tests/unit/tap.h"
 
 static struct event_base *base;

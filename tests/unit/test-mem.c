@@ -17,7 +17,7 @@
 #include <valgrind/valgrind.h>
 #endif
 
-#include "proxy/mem.h"
+#include "proxy/core/mem.h"
 #include "tests/unit/tap.h"
 
 #define N 200

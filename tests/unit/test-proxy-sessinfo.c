@@ -14,8 +14,8 @@
 #include <event2/buffer.h>
 
 #include "bridge/session.h"
-#include "proxy/ca.h"
-#include "proxy/sessinfo.h"
+#include "proxy/tls/ca.h"
+#include "proxy/tls/sessinfo.h"
 #include "tests/unit/tap.h"
 
 /* Render, then parse the whole answer as the bridge does.  Returns the

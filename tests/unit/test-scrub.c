@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/scrub.h"
+#include "proxy/proto/scrub.h"
 #include "tests/unit/tap.h"
 
 static const char *needles[] = {

@@ -20,8 +20,8 @@
 #include <openssl/x509_vfy.h>
 
 #include "conf/config.h"
-#include "proxy/log.h"
-#include "proxy/sesstls.h"
+#include "proxy/core/log.h"
+#include "proxy/tls/sesstls.h"
 #include "tests/unit/tap.h"
 
 #define HEAD "[proxy]\nlisten = tcp:127.0.0.1:3999\n%s\n" \

@@ -19,7 +19,7 @@
 #include <openssl/ssl.h>
 
 #include "conf/host.h"
-#include "proxy/sni.h"
+#include "proxy/proto/sni.h"
 #include "tests/unit/tap.h"
 
 #define MAX_DEFAULT (64 * 1024)

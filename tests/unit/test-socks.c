@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "conf/decide.h"
-#include "proxy/socks.h"
+#include "proxy/proto/socks.h"
 #include "tests/unit/tap.h"
 
 struct rcase {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/tally.h"
+#include "proxy/policy/tally.h"
 #include "tests/unit/tap.h"
 
 /* The summary of T as one string (the caller frees it). */

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proxy/tell.h"
+#include "proxy/flow/tell.h"
 #include "tests/unit/tap.h"
 
 static const char more[] =

@@ -1,0 +1,448 @@
+/*
+ * proxy/audit.c: the audit log (see audit.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+
+#include <event2/event.h>
+
+#include "base/text.h"
+#include "proxy/core/audit.h"
+#include "proxy/core/lock.h"
+#include "proxy/core/log.h"
+#include "proxy/core/prio.h"
+
+/* Every worker writes to the one log: each write(2) holds whole lines and
+ * is made under this lock, so lines never interleave, and one thread's
+ * lines stay in the order it made them (lock.h). */
+static pthread_mutex_t audit_lock = PX_LOCK_INIT;
+
+/*
+ * The lines that may wait (px_json_emit_later()) of one loop's thread,
+ * written with one write(2) when the loop pass that made them ends (an
+ * event at the connections' priority, made active by the first of them,
+ * runs after the callbacks queued ahead of it), or ahead of the next line
+ * that may not wait, in its write(2).  A tunnel's close line and the next
+ * tunnel's decision line share one system call.
+ */
+#define BATCH_MAX (32 * 1024)
+struct batch {
+	struct px_audit *a;
+	struct event_base *base;
+	struct event *flush;
+	int armed;          /* FLUSH is active */
+	unsigned lines;     /* in BUF */
+	size_t len;
+	char buf[BATCH_MAX];
+};
+static _Thread_local struct batch *batch;
+
+struct px_audit {
+	char *path; /* NULL for stderr */
+	int fd;
+	uint64_t lost;
+	int warned;
+};
+
+static int
+open_target(const char *path)
+{
+	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+}
+
+struct px_audit *
+px_audit_open(const char *target)
+{
+	struct px_audit *a = calloc(1, sizeof(*a));
+
+	if (a == NULL)
+		return NULL;
+	if (target == NULL || strcmp(target, "stderr") == 0) {
+		a->fd = STDERR_FILENO;
+		return a;
+	}
+	a->path = strdup(target);
+	if (a->path == NULL) {
+		free(a);
+		return NULL;
+	}
+	a->fd = open_target(a->path);
+	if (a->fd < 0) {
+		int e = errno;
+		free(a->path);
+		free(a);
+		errno = e;
+		return NULL;
+	}
+	return a;
+}
+
+int
+px_audit_reopen(struct px_audit *a)
+{
+	PX_LOCKED(&audit_lock);
+	int fd;
+
+	if (a->path == NULL)
+		return 0;
+	fd = open_target(a->path);
+	if (fd < 0)
+		return -errno;
+	close(a->fd);
+	a->fd = fd;
+	a->warned = 0;
+	return 0;
+}
+
+int
+px_audit_chown(struct px_audit *a, uid_t uid, gid_t gid)
+{
+	struct stat st;
+	char dir[4096], *slash;
+
+	if (a->path == NULL || fstat(a->fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if ((st.st_uid != uid || st.st_gid != gid) && fchown(a->fd, uid, gid) != 0) {
+		int e = errno;
+		log_warn("cannot give the audit log %s to uid %u; SIGUSR1 will not reopen it after rotation",
+		    a->path, (unsigned)uid);
+		return -e;
+	}
+	snprintf(dir, sizeof(dir), "%s", a->path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) == 0 && !(st.st_uid == uid && (st.st_mode & S_IXUSR)) &&
+	    !(st.st_gid == gid && (st.st_mode & S_IXGRP)) && !(st.st_mode & S_IXOTH))
+		log_warnx("%s cannot be searched by uid %u: SIGUSR1 will not reopen the audit log "
+		    "after rotation; make it at least 0711", dir, (unsigned)uid);
+	return 0;
+}
+
+void
+px_audit_free(struct px_audit *a)
+{
+	if (a == NULL)
+		return;
+	if (batch != NULL && batch->a == a)
+		px_audit_batch_end();
+
+	if (a->path != NULL && a->fd >= 0)
+		close(a->fd);
+	free(a->path);
+	free(a);
+}
+
+uint64_t
+px_audit_lost(const struct px_audit *a)
+{
+	PX_LOCKED(&audit_lock);
+	return a->lost;
+}
+
+static void
+put(struct px_json *j, const char *s, size_t n)
+{
+	if (j->overflow || j->len + n + 3 > sizeof(j->buf)) {
+		j->overflow = 1;
+		return;
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+}
+
+/* "{\"time\":\"YYYY-MM-DDTHH:MM:SS" for one second, kept per thread (the
+ * loop's and the admin socket's both write lines): gmtime_r() and the
+ * seven-number snprintf() were a third of an audit line's cost, and a
+ * busy proxy writes thousands of lines in the same second. */
+struct ts_cache {
+	time_t sec;
+	size_t len;
+	char text[48];
+};
+static _Thread_local struct ts_cache ts_cache = { .sec = (time_t)-1 };
+
+void
+px_json_begin(struct px_json *j, const char *event)
+{
+	struct timeval tv;
+	char ms[6];
+	long m;
+
+	j->len = 0;
+	j->overflow = 0;
+	gettimeofday(&tv, NULL);
+	if (tv.tv_sec != ts_cache.sec) {
+		struct tm tm;
+		int n;
+
+		gmtime_r(&tv.tv_sec, &tm);
+		n = snprintf(ts_cache.text, sizeof(ts_cache.text),
+		    "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d",
+		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		ts_cache.len = n > 0 && (size_t)n < sizeof(ts_cache.text) ? (size_t)n : 0;
+		ts_cache.sec = tv.tv_sec;
+	}
+	put(j, ts_cache.text, ts_cache.len);
+	m = (long)(tv.tv_usec / 1000);
+	ms[0] = '.';
+	ms[1] = (char)('0' + m / 100);
+	ms[2] = (char)('0' + m / 10 % 10);
+	ms[3] = (char)('0' + m % 10);
+	ms[4] = 'Z';
+	ms[5] = '"';
+	put(j, ms, sizeof(ms));
+	px_json_str(j, "event", event);
+}
+
+/* A string field's value is cut at this many bytes (audit.h). */
+#define FIELD_MAX 256
+
+/*
+ * The common field: KEY then VAL whose bytes all go as they are, with room
+ * for it all and the 3 bytes put() keeps for the line's end.  VAL is
+ * copied in the pass that checks it, straight after where KEY goes; LEN is
+ * its length, or SIZE_MAX for a NUL-terminated VAL.  Returns 1 when the
+ * field is in, 0 (J unchanged) when the general way must build it: a byte
+ * to escape, more than 256 bytes, or not enough room.
+ */
+static int
+kstr_plain(struct px_json *j, const char *key, size_t klen, const char *val, size_t len)
+{
+	size_t room, max, n;
+	char *o;
+
+	if (j->overflow || j->len + klen + 2 + 3 > sizeof(j->buf))
+		return 0;
+	room = sizeof(j->buf) - 3 - j->len - klen - 2;
+	max = len < FIELD_MAX ? len : FIELD_MAX;
+	if (max > room)
+		max = room;
+	o = j->buf + j->len + klen + 1;
+	n = bs_json_plain_copy(o, val, max);
+	if (len == SIZE_MAX ? val[n] != '\0' : n != len)
+		return 0;
+	memcpy(j->buf + j->len, key, klen);
+	j->buf[j->len + klen] = '"';
+	o[n] = '"';
+	j->len += klen + n + 2;
+	return 1;
+}
+
+/* Any field, as kstr_plain() cannot: VAL escaped, cut, or null. */
+static void
+kstr_general(struct px_json *j, const char *key, size_t klen, const char *val, size_t len)
+{
+	size_t room, need;
+	int cut = 0;
+
+	if (val == NULL) {
+		put(j, key, klen); /* the whole ,"KEY": (audit.h) */
+		put(j, "null", 4);
+		return;
+	}
+	if (len > FIELD_MAX) {
+		len = FIELD_MAX;
+		cut = 1;
+	}
+	put(j, key, klen);
+	put(j, "\"", 1);
+	/* Control and non-ASCII bytes are shown, never passed raw. */
+	room = sizeof(j->buf) - j->len;
+	if (!j->overflow && room > 2) {
+		/* As put(): 3 bytes stay free for what closes the record (the
+		 * NUL written at the end of the result takes the first). */
+		need = bs_json_escape(val, len, j->buf + j->len, room - 2, 0);
+		if (need >= room - 2)
+			j->overflow = 1;
+		else
+			j->len += need;
+	} else {
+		j->overflow = 1;
+	}
+	if (cut)
+		put(j, "...", 3);
+	put(j, "\"", 1);
+}
+
+void
+px_json_kstrn(struct px_json *j, const char *key, size_t klen, const char *val, size_t len)
+{
+	if (val == NULL || !kstr_plain(j, key, klen, val, len))
+		kstr_general(j, key, klen, val, len);
+}
+
+void
+px_json_kstr(struct px_json *j, const char *key, size_t klen, const char *val)
+{
+	/* The general path gets the length the plain scan could not. */
+	if (val == NULL || !kstr_plain(j, key, klen, val, SIZE_MAX))
+		kstr_general(j, key, klen, val, val ? strlen(val) : 0);
+}
+
+void
+px_json_knum(struct px_json *j, const char *key, size_t klen, int64_t val)
+{
+	char n[24];
+	size_t i = sizeof(n);
+	/* By hand, from the last digit: snprintf() cost some 700
+	 * instructions a number, five or more a line. */
+	uint64_t u = val < 0 ? (uint64_t)0 - (uint64_t)val : (uint64_t)val;
+
+	put(j, key, klen);
+	do {
+		n[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (val < 0)
+		n[--i] = '-';
+	put(j, n + i, sizeof(n) - i);
+}
+
+void
+px_json_kdouble(struct px_json *j, const char *key, size_t klen, double val)
+{
+	char n[32];
+
+	put(j, key, klen);
+	snprintf(n, sizeof(n), "%.3f", val);
+	put(j, n, strlen(n));
+}
+
+/* Under audit_lock: one write(2) of P1 and P2 (NULL: none), holding
+ * LINES lines, all counted lost when it falls short. */
+static void
+write_lines(struct px_audit *a, const char *p1, size_t n1, const char *p2, size_t n2,
+    unsigned lines)
+{
+	struct iovec iov[2] = { { (void *)p1, n1 }, { (void *)p2, n2 } };
+	ssize_t w;
+
+	do {
+		w = writev(a->fd, iov, p2 == NULL ? 1 : 2);
+	} while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)(n1 + n2)) {
+		a->lost += lines;
+		if (!a->warned) {
+			a->warned = 1;
+			log_warnx("audit log %s: a line could not be written (%s); counting lost lines, serving on",
+			    a->path ? a->path : "stderr", w < 0 ? strerror(errno) : "short write");
+		}
+	}
+}
+
+static void
+batch_flush(struct batch *b)
+{
+	if (b->len > 0) {
+		PX_LOCKED(&audit_lock);
+		write_lines(b->a, b->buf, b->len, NULL, 0, b->lines);
+	}
+	b->len = 0;
+	b->lines = 0;
+}
+
+static void
+flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct batch *b = arg;
+
+	(void)fd;
+	(void)what;
+	b->armed = 0;
+	batch_flush(b);
+}
+
+/* Close the line in J; 0 when it is to be written nowhere. */
+static int
+finish_line(struct px_json *j, const struct px_audit *a)
+{
+	if (j->overflow) {
+		/* Never emit half an object: say so instead. */
+		j->len = 0;
+		j->overflow = 0;
+		put(j, "{\"event\":\"audit_overflow\"", 25);
+	}
+	j->buf[j->len++] = '}';
+	j->buf[j->len++] = '\n';
+	return a != NULL;
+}
+
+void
+px_json_emit(struct px_json *j, struct px_audit *a)
+{
+	if (!finish_line(j, a))
+		return;
+	PX_LOCKED(&audit_lock);
+	if (batch != NULL && batch->a == a && batch->len > 0) {
+		/* The waiting lines first, in the same write. */
+		write_lines(a, batch->buf, batch->len, j->buf, j->len, batch->lines + 1);
+		batch->len = 0;
+		batch->lines = 0;
+		return;
+	}
+	write_lines(a, j->buf, j->len, NULL, 0, 1);
+}
+
+void
+px_json_emit_later(struct px_json *j, struct px_audit *a, struct event_base *base)
+{
+	struct batch *b = batch;
+
+	if (!finish_line(j, a))
+		return;
+	if (b == NULL && base != NULL && (b = calloc(1, sizeof(*b))) != NULL) {
+		b->base = base;
+		b->flush = event_new(base, -1, 0, flush_cb, b);
+		if (b->flush == NULL) {
+			free(b);
+			b = NULL;
+		} else {
+			/* Fails only on a loop without priorities (tests). */
+			(void)event_priority_set(b->flush, PX_PRI_BULK);
+			batch = b;
+		}
+	}
+	if (b == NULL || b->base != base) {
+		px_json_emit(j, a);
+		return;
+	}
+	if (b->a != a || b->len + j->len > sizeof(b->buf))
+		batch_flush(b);
+	b->a = a;
+	memcpy(b->buf + b->len, j->buf, j->len);
+	b->len += j->len;
+	b->lines++;
+	if (!b->armed) {
+		b->armed = 1;
+		event_active(b->flush, EV_TIMEOUT, 1);
+	}
+}
+
+void
+px_audit_batch_end(void)
+{
+	struct batch *b = batch;
+
+	if (b == NULL)
+		return;
+	batch = NULL;
+	batch_flush(b);
+	event_free(b->flush);
+	free(b);
+}
