@@ -2,7 +2,7 @@
  * base/log.h: the operational log of all three binaries (plain lines on
  * stderr), relayd's split: log_warn/log_err/fatal add strerror(errno),
  * the x variants do not, and none of them changes errno.  The proxy's
- * audit log of decisions is separate (proxy/audit.h).  libc only: the
+ * audit log of decisions is separate (proxy/core/audit.h).  libc only: the
  * bridge links it.
  *
  * Every line is "PROG: LEVELMESSAGE[: strerror]" written in one write, so

@@ -1,6 +1,6 @@
 /*
  * base/pump.h: the splice(2) pump under both tunnel relays (the proxy's
- * proxy/splice.c, the bridge's bridge/relay.c): one direction moves bytes
+ * proxy/flow/splice.c, the bridge's bridge/relay.c): one direction moves bytes
  * socket -> pipe -> socket inside the kernel, the pipe being the
  * direction's buffer, and a pool keeps empty pipes for the next
  * connection (creating two pipes is six system calls).  The event loop,

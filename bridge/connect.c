@@ -77,7 +77,7 @@ read_some(int fd, char *buf, size_t size, size_t *len, int ms)
 }
 
 /* Say the proxy's refusal: the status and reason, then each line of its
- * body (the rule that is missing, proxy/conn.c), escaped. */
+ * body (the rule that is missing, proxy/flow/conn.c), escaped. */
 static void
 report(const char *target, const struct bs_reply *rep, const char *buf, size_t len)
 {

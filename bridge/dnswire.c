@@ -292,7 +292,7 @@ br_dns_refusal_text(const char *buf, size_t len, const char *name, char *out, si
 	bs_str_add(&s, ": ");
 	bs_str_add(&s, ok && r.reason[0] != '\0' ? r.reason : "refused");
 	/* The proxy's own words for what would allow it: the line its
-	 * refusal body gives a person (proxy/conn.c). */
+	 * refusal body gives a person (proxy/flow/conn.c). */
 	if (!ok)
 		goto out;
 	for (p = buf + r.head_len, end = buf + len; p < end; p = eol + 1) {

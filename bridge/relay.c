@@ -628,7 +628,7 @@ static void conn_start_relay(struct conn *c);
 /*
  * Say on stderr why the proxy would not connect a forwarded connection:
  * the status, the X-Postern-Reason and the answer's body, which names the
- * rule that is missing (proxy/conn.c refuse_ex()).  Said once per forward
+ * rule that is missing (proxy/flow/conn.c refuse_ex()).  Said once per forward
  * and reason, so that a client retrying in a loop does not flood stderr;
  * said again after a connection got through.  WHAT, when not NULL, stands
  * for an answer that could not be read.

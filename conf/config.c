@@ -596,7 +596,7 @@ out:
 struct cf_config *
 cf_config_ref(struct cf_config *c)
 {
-	/* Atomic: the workers' loops (proxy/worker.h) take and drop
+	/* Atomic: the workers' loops (proxy/core/worker.h) take and drop
 	 * references to one snapshot at once. */
 	__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
 	return c;

@@ -74,10 +74,10 @@ struct cf_proxy_settings {
 	unsigned idle_timeout_ms;
 	unsigned header_timeout_ms;
 	/* mode = ask: how long a held request waits for an admin's answer
-	 * (proxy/ask.h) before it is refused with ask_timeout. */
+	 * (proxy/policy/ask.h) before it is refused with ask_timeout. */
 	unsigned ask_timeout_ms;
 	unsigned max_connections;
-	/* One event loop per worker thread (proxy/worker.h): 1 to
+	/* One event loop per worker thread (proxy/core/worker.h): 1 to
 	 * PX_WORKERS_MAX, or 0 for "auto" (the CPUs the process may run on).
 	 * Read at start only: a reload that changes it warns. */
 	unsigned workers;
@@ -105,7 +105,7 @@ struct cf_session {
 	 * (cf_decide); every other refusal stays. */
 	int report;
 	/* mode = ask (its own, [defaults]' or cf_overrides.ask): what the
-	 * allowlist refuses is held while an admin is asked (proxy/ask.h);
+	 * allowlist refuses is held while an admin is asked (proxy/policy/ask.h);
 	 * nothing is allowed without an answer.  Never set with REPORT. */
 	int ask;
 	struct cf_listen *listen;

@@ -134,7 +134,7 @@ decide(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h, u
 		/* Prefer a rule that grants "private": it is the admin's most
 		 * explicit word about this host.  Among equals, prefer one
 		 * without a path, then one without methods: a path rule
-		 * narrows what the request may carry (proxy/conn.c refuses
+		 * narrows what the request may carry (proxy/flow/conn.c refuses
 		 * path-override headers under one), and a host rule that
 		 * admits the request outright is the one that decided. */
 		if (best == NULL || (r->private_ok && !best->private_ok) ||

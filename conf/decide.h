@@ -132,7 +132,7 @@ char *cf_suggest(const struct cf_session *s, enum cf_mode mode, const struct cf_
  * cf_suggest_check() for H, PORT and the prefix meant, whatever bytes PATH
  * holds.  Returns BUF; an empty string when no allow_hosts item helps (a
  * deny rule, a method, an address with no rule behind it, a path with no
- * prefix to offer).  postern-proxy's learn summary (proxy/learn.h) writes
+ * prefix to offer).  postern-proxy's learn summary (proxy/policy/learn.h) writes
  * these very items.
  */
 char *cf_suggest_pattern(const struct cf_session *s, enum cf_mode mode, const struct cf_host *h,

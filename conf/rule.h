@@ -67,7 +67,7 @@ struct cf_rule {
 	 * from the client to the upstream per UP_WINDOW seconds), "rps=N"
 	 * (requests and new tunnels per second, burst N), "conns=N"
 	 * (connections to the rule's hosts at once).  Counted by
-	 * proxy/budget per session and rule text, outside the snapshot. */
+	 * proxy/policy/budget per session and rule text, outside the snapshot. */
 	uint64_t up_max;
 	uint32_t up_window;
 	uint32_t rps;

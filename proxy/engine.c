@@ -57,7 +57,7 @@ extern char **environ;
 #include "proxy/core/worker.h"
 
 /* The workers' hooks (worker.h): the listeners, connections and scratch
- * of the modules above proxy/worker. */
+ * of the modules above proxy/core/worker. */
 static void
 hook_pause(struct px_server *srv, int full)
 {

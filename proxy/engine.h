@@ -50,7 +50,7 @@ struct px_engine_opts {
 	int report;
 	/* Nonzero: every session in mode = ask (cf_overrides.ask;
 	 * postern-sidecar run --ask): refused requests wait for an answer on
-	 * the admin socket (proxy/ask.h). */
+	 * the admin socket (proxy/policy/ask.h). */
 	int ask;
 	/* Nonzero: read the config once, at start, and never again: no
 	 * inotify watch, and SIGHUP and POST /reload are refused (postern-sidecar
@@ -64,14 +64,14 @@ struct px_engine_opts {
 	 * listener is bound and privileges are dropped, then it is closed. */
 	int ready_fd;
 	/* Nonzero: when the engine stops, write the learn summary of every
-	 * session it served (proxy/learn.h: ready allow_hosts blocks) to
+	 * session it served (proxy/policy/learn.h: ready allow_hosts blocks) to
 	 * learn_fd, from its start, replacing what was there
 	 * (postern-sidecar run --learn, which reads it once the engine is
 	 * gone). */
 	int learn;
 	int learn_fd;
 	/* Nonzero (with human): append each refusal line told to a person
-	 * to refusals_fd too (proxy/tell.h: px_tell_file(); postern-sidecar
+	 * to refusals_fd too (proxy/flow/tell.h: px_tell_file(); postern-sidecar
 	 * run's file for the command). */
 	int refusals;
 	int refusals_fd;

@@ -45,24 +45,24 @@ postern_proxy_SOURCES = proxy/main.c
 postern_proxy_LDADD = $(PROXY_LIBS)
 dist_man_MANS += proxy/postern-proxy.8 conf/postern.ini.5
 
-# The SOCKS5 parser's unit test (proxy/socks.h).
+# The SOCKS5 parser's unit test (proxy/proto/socks.h).
 check_PROGRAMS += tests/unit/test-socks
 TESTS += tests/unit/test-socks
 tests_unit_test_socks_SOURCES = tests/unit/test-socks.c tests/unit/tap.h
 tests_unit_test_socks_LDADD = $(PROXY_LIBS)
 
-# The budgets' use (proxy/budget.h).
+# The budgets' use (proxy/policy/budget.h).
 check_PROGRAMS += tests/unit/test-budget
 TESTS += tests/unit/test-budget
 tests_unit_test_budget_SOURCES = tests/unit/test-budget.c tests/unit/tap.h
 tests_unit_test_budget_LDADD = $(PROXY_LIBS)
-# The reflection scan (proxy/scrub.h).
+# The reflection scan (proxy/proto/scrub.h).
 check_PROGRAMS += tests/unit/test-scrub
 TESTS += tests/unit/test-scrub
 tests_unit_test_scrub_SOURCES = tests/unit/test-scrub.c tests/unit/tap.h
 tests_unit_test_scrub_LDADD = $(PROXY_LIBS)
 
-# mode = ask's questions and the runtime grants (proxy/ask.h, proxy/grants.h).
+# mode = ask's questions and the runtime grants (proxy/policy/ask.h, proxy/policy/grants.h).
 check_PROGRAMS += tests/unit/test-ask
 TESTS += tests/unit/test-ask
 tests_unit_test_ask_SOURCES = tests/unit/test-ask.c tests/unit/tap.h

@@ -2,7 +2,7 @@
  * sidecar/ask.c: the run directory of an ask-mode run, and the asker that
  * answers its questions (see ask.h).
  *
- * The admin socket is the engine's own (proxy/admin.h), 0600, in a 0700
+ * The admin socket is the engine's own (proxy/admin/admin.h), 0600, in a 0700
  * directory of this user's, outside everything CMD sees: /run and /tmp
  * are fresh tmpfs in CMD's mount namespace, and the jail also covers the
  * run directory itself wherever it is (sidecar/jail.h), so CMD can neither

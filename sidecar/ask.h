@@ -7,7 +7,7 @@
  * that `postern-sidecar ask`, started by the same user in another
  * terminal, finds it.  The asker (the ask command, or the prompt run
  * itself shows on its controlling terminal) polls GET /pending there and
- * answers through POST /decide (proxy/ask.h).
+ * answers through POST /decide (proxy/policy/ask.h).
  */
 #ifndef POSTERN_SIDECAR_ASK_H
 #define POSTERN_SIDECAR_ASK_H

@@ -1,7 +1,7 @@
 /*
  * sidecar/learn.h: postern-sidecar run --learn, the sidecar's side: a
  * memory file the engine writes its learn summary into when it stops
- * (px_engine_opts.learn_fd, proxy/learn.h), and what run does with it once
+ * (px_engine_opts.learn_fd, proxy/policy/learn.h), and what run does with it once
  * CMD has exited and the engine is gone: print it on stderr, or write it
  * to the file --learn=FILE names.
  */

@@ -1,6 +1,6 @@
 /*
  * sidecar/pending.h: the answers of a run's admin socket that
- * `postern-sidecar ask` reads: the JSON of GET /pending (proxy/ask.h) and
+ * `postern-sidecar ask` reads: the JSON of GET /pending (proxy/policy/ask.h) and
  * the head of an HTTP response.  The bytes come from the proxy engine, but
  * the names and paths in them were chosen by the sandboxed command, so
  * they are parsed as hostile: bounded, and every string kept printable.
@@ -16,7 +16,7 @@
 
 /* One pending question.  Strings are NUL-terminated, truncated to fit,
  * with every byte outside printable ASCII replaced by '?'.  PATH holds
- * what the proxy shows of a path (proxy/ask.h: 1024 bytes); PATH_CUT is
+ * what the proxy shows of a path (proxy/policy/ask.h: 1024 bytes); PATH_CUT is
  * how many more it has, and CUT says a string was truncated here: the
  * question is then not all shown. */
 struct sc_pending {

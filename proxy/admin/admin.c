@@ -1,5 +1,5 @@
 /*
- * proxy/admin.c: the admin socket (see admin.h).
+ * proxy/admin/admin.c: the admin socket (see admin.h).
  *
  * The socket is a UNIX socket only (the config refuses anything else), so
  * that who may reload the proxy or read its status is decided by file

@@ -1,5 +1,5 @@
 /*
- * proxy/admin.h: the admin socket (`admin = unix:PATH` in [proxy]), a
+ * proxy/admin/admin.h: the admin socket (`admin = unix:PATH` in [proxy]), a
  * libevent evhttp server on a UNIX socket: GET /status, GET /metrics,
  * POST /reload, and mode = ask's GET /pending, POST /decide, GET /grants.  See postern-proxy(8), "ADMIN SOCKET".
  */

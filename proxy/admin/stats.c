@@ -1,5 +1,5 @@
 /*
- * proxy/stats.c: the proxy's counters (see stats.h); the admin socket
+ * proxy/admin/stats.c: the proxy's counters (see stats.h); the admin socket
  * renders them (status.c).
  *
  * Sessions and rules are few (tens, perhaps hundreds), so plain arrays with

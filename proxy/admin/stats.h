@@ -1,5 +1,5 @@
 /*
- * proxy/stats.h: the proxy's counters, for the admin socket's /metrics
+ * proxy/admin/stats.h: the proxy's counters, for the admin socket's /metrics
  * and /status, which render them (status.h).  This module only counts,
  * and knows nothing of connections, the server or the output formats.
  * Everything is counted in the one event-loop thread; no locking.

@@ -1,5 +1,5 @@
 /*
- * proxy/status.c: what the admin socket serves (see status.h).
+ * proxy/admin/status.c: what the admin socket serves (see status.h).
  *
  * The pages read the server's state and counters through their accessors
  * (server.h, stats.h); admin.c has them rendered on the proxy's loop.

@@ -1,5 +1,5 @@
 /*
- * proxy/status.h: the pages of the admin socket (admin.h): GET /status as
+ * proxy/admin/status.h: the pages of the admin socket (admin.h): GET /status as
  * JSON or text, and GET /metrics (Prometheus text format).  Each is
  * rendered from SRV's state and counters, on SRV's loop thread; the
  * formats are documented in postern-proxy(8), "ADMIN SOCKET".

@@ -1,5 +1,5 @@
 /*
- * proxy/audit.c: the audit log (see audit.h).
+ * proxy/core/audit.c: the audit log (see audit.h).
  */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /*
- * proxy/audit.h: the audit log, one JSON object per line: one per decision
+ * proxy/core/audit.h: the audit log, one JSON object per line: one per decision
  * and one per closed connection (DESIGN.md "Audit log").
  */
 #ifndef POSTERN_PROXY_AUDIT_H

@@ -1,5 +1,5 @@
 /*
- * proxy/listen.c: UNIX and TCP listeners, with accept back-off on
+ * proxy/core/listen.c: UNIX and TCP listeners, with accept back-off on
  * descriptor exhaustion instead of a crash or a busy loop.
  */
 #include "config.h"

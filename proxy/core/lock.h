@@ -1,5 +1,5 @@
 /*
- * proxy/lock.h: a module's one mutex, held for the rest of a block.
+ * proxy/core/lock.h: a module's one mutex, held for the rest of a block.
  *
  * With workers = N (worker.h) the modules every worker shares (the
  * counters, budgets, grants, the tally, learn, the sessions' CAs) are

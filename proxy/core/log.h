@@ -1,5 +1,5 @@
 /*
- * proxy/log.h: the proxy's operational log is the shared one
+ * proxy/core/log.h: the proxy's operational log is the shared one
  * (base/log.h: log_warn, log_err, fatal, ...), under the same names.
  */
 #ifndef POSTERN_PROXY_LOG_H

@@ -1,5 +1,5 @@
 /*
- * proxy/loopcall.c: run a function on the event loop's thread (see
+ * proxy/core/loopcall.c: run a function on the event loop's thread (see
  * loopcall.h).
  *
  * One call is in flight at a time.  Its slot moves NONE -> PENDING (a

@@ -1,5 +1,5 @@
 /*
- * proxy/loopcall.h: run a function on the event loop's thread from another
+ * proxy/core/loopcall.h: run a function on the event loop's thread from another
  * thread, and wait for it.
  *
  * The admin socket is served by a thread of its own (admin.c), so that a

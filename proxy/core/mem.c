@@ -1,5 +1,5 @@
 /*
- * proxy/mem.c: libevent's small allocations on pages of their own, and the
+ * proxy/core/mem.c: libevent's small allocations on pages of their own, and the
  * bins of a connection's big blocks (see mem.h).
  *
  * Every block handed to libevent starts with a 16-byte header naming where

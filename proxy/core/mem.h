@@ -1,5 +1,5 @@
 /*
- * proxy/mem.h: where libevent's memory comes from.
+ * proxy/core/mem.h: where libevent's memory comes from.
  *
  * libevent keeps one small record per descriptor number it has ever
  * watched (its fd map) until the event base is freed.  With glibc's

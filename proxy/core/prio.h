@@ -1,5 +1,5 @@
 /*
- * proxy/prio.h: the event priorities of the proxy's loop.
+ * proxy/core/prio.h: the event priorities of the proxy's loop.
  *
  * The loop has PX_PRI_N priority queues (event_base_priority_init).  Every
  * event belonging to one client connection (its bufferevents, timer,

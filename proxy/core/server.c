@@ -1,5 +1,5 @@
 /*
- * proxy/server.c: the owner of struct px_server (see server.h).
+ * proxy/core/server.c: the owner of struct px_server (see server.h).
  *
  * Only plain reads and writes: each server (one per worker, worker.h) is
  * touched from its loop's one thread (the admin thread hands its work

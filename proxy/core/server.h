@@ -1,6 +1,6 @@
 /*
- * proxy/server.h: the proxy engine's shared state, internal to proxy/, and
- * its owner, proxy/server.c.
+ * proxy/core/server.h: the proxy engine's shared state, internal to proxy/, and
+ * its owner, proxy/core/server.c.
  *
  * struct px_server is opaque: it is defined in server.c, and every other
  * module reads and changes it through the functions below, so that who

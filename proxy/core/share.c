@@ -1,5 +1,5 @@
 /*
- * proxy/share.c: connection counts per session and per (session, peer
+ * proxy/core/share.c: connection counts per session and per (session, peer
  * uid).  A plain list: it holds one entry per session and per uid that
  * has a connection open, which is a handful in any real deployment, and an
  * entry goes as soon as its last connection closes.

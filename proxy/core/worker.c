@@ -1,5 +1,5 @@
 /*
- * proxy/worker.c: the workers' threads and what they share (see worker.h).
+ * proxy/core/worker.c: the workers' threads and what they share (see worker.h).
  */
 #include "config.h"
 

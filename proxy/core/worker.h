@@ -1,5 +1,5 @@
 /*
- * proxy/worker.h: workers = N, one event loop per worker thread, internal
+ * proxy/core/worker.h: workers = N, one event loop per worker thread, internal
  * to proxy/.
  *
  * Each worker is a struct px_server of its own (server.h) with its own

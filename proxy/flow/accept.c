@@ -1,5 +1,5 @@
 /*
- * proxy/accept.c: the first steps of the flow (conn.h): a client connection
+ * proxy/flow/accept.c: the first steps of the flow (conn.h): a client connection
  * accepted from a listener (who it is, its session's share), and its
  * request head, read and parsed (resumed, never parsed again, as it
  * arrives) and checked for form; then decide.c takes the request.  A
@@ -58,7 +58,7 @@ new_request(struct px_conn *c)
 
 /*
  * SOCKS5 (RFC 1928) on an HTTP listener: the greeting, then the request,
- * each taken whole (proxy/socks.h) as its bytes arrive, in pieces of any
+ * each taken whole (proxy/proto/socks.h) as its bytes arrive, in pieces of any
  * size; a client may send both at once.  The one header_timeout bounds
  * both, as it bounds an HTTP head.  A CONNECT is then decided exactly as
  * an HTTP CONNECT (px_decide_socks()); every answer after the greeting is
@@ -274,7 +274,7 @@ head_timeout(struct px_conn *c)
 
 /*
  * Between two requests of a terminated TLS tunnel its upstream stays
- * connected (proxy/tunnel.c); it must not speak, and if it closes, the
+ * connected (proxy/flow/tunnel.c); it must not speak, and if it closes, the
  * client's connection ends too (the client opens a new tunnel), as a
  * server may close an idle persistent connection (RFC 9112 §9.5).
  *

@@ -1,5 +1,5 @@
 /*
- * proxy/conn.c: the connection itself, under every step of the flow
+ * proxy/flow/conn.c: the connection itself, under every step of the flow
  * (conn.h): its phases and timer, its refusals (the answer, the human
  * line), and its close, which gives back everything it holds.  The steps
  * above (accept.c, decide.c, forward.c, tunnel.c) call down into it; it

@@ -1,5 +1,5 @@
 /*
- * proxy/conn.h: one client connection, shared by the files that handle its
+ * proxy/flow/conn.h: one client connection, shared by the files that handle its
  * phases; internal to proxy/.  The flow, one file per step, each calling
  * only the ones below it (callbacks in struct px_phase and
  * px_conn.next_request lead back up):
@@ -125,7 +125,7 @@ struct conn_side {
 /* One HTTP message of the forward path, request or response. */
 struct conn_msg {
 	/*
-	 * Where the parse of a head still incomplete stopped (proxy/http.h):
+	 * Where the parse of a head still incomplete stopped (proxy/proto/http.h):
 	 * the next read resumes there.  Parsed again from its start on every
 	 * read, a head sent one byte at a time would cost CPU in the square
 	 * of its length.  Zero: no head in progress.
@@ -235,7 +235,7 @@ struct px_conn {
 	int term;
 	struct px_term *tm;
 	/*
-	 * SOCKS5 (proxy/socks.h, RFC 1928), told from HTTP by the first
+	 * SOCKS5 (proxy/proto/socks.h, RFC 1928), told from HTTP by the first
 	 * byte (accept.c): 0 for HTTP; 1 reading the greeting, 2 the
 	 * request, 3 the request taken.  Until connect_answered, the answer
 	 * to it (success or refusal) is a SOCKS5 reply, not HTTP; SOCKS_REP
@@ -246,7 +246,7 @@ struct px_conn {
 	uint64_t req_up0, req_down0;
 	int resp_status;
 	/*
-	 * Budgets (proxy/budget.h): BUDGET is held by the current tunnel or
+	 * Budgets (proxy/policy/budget.h): BUDGET is held by the current tunnel or
 	 * plain-HTTP request (a connection to the host), REQ_BUDGET by the
 	 * current request inside a terminated tunnel (a request, no new
 	 * connection); each NULL when its rule has none.  The bytes sent up
@@ -259,7 +259,7 @@ struct px_conn {
 	int budget_over;
 	unsigned retry_after;
 	/*
-	 * mode = ask (proxy/ask.h): ASKW while the request is held on a
+	 * mode = ask (proxy/policy/ask.h): ASKW while the request is held on a
 	 * question (px_conn_free() leaves it); ASK_ID, the question it was
 	 * held on (0: not asked) and ASK_ANSWER, the answer (enum
 	 * px_ask_answer), for its decision line.  GRANTED: allowed by a
@@ -282,7 +282,7 @@ px_conn_up_budget(const struct px_conn *c)
  * The state of a terminated tunnel: its host and port, fixed by the
  * CONNECT; why the upstream's handshake failed (every request is then a
  * 502); the secret injected into the current request (its name, for the
- * audit line); HTTP/2 (proxy/term2.c): the protocols the ClientHello's
+ * audit line); HTTP/2 (proxy/flow/term2.c): the protocols the ClientHello's
  * ALPN offered (PX_SNI_ALPN_*, read in the SNI hold), whether the upstream
  * chose h2 (then both sides speak it), and the relay.
  */
@@ -296,7 +296,7 @@ struct px_term {
 	char secret[72];        /* a secret name is at most 64 */
 	int line_due;           /* an allowed HTTP/1.1 request's line is to be written */
 	struct event *flush[2]; /* writes the socket under the client's (0), the upstream's (1) TLS */
-	/* What no response may carry back (proxy/scrub.h): the forms of the
+	/* What no response may carry back (proxy/proto/scrub.h): the forms of the
 	 * values bound here, by every snapshot since the tunnel opened
 	 * (scrub_gen the last added); the current response's or WebSocket's
 	 * scan state, and what it overwrote. */
@@ -504,7 +504,7 @@ void px_record_pending_allow(struct px_conn *c);
  * injected by name). */
 void px_record_request(struct px_conn *c);
 /* The fields of one request line that are the request's, not the
- * connection's: an HTTP/2 stream's come from proxy/h2, not from C.
+ * connection's: an HTTP/2 stream's come from proxy/flow/h2, not from C.
  * PROTO ("h2") and REASON (a refusal's code) are left out when NULL. */
 struct px_reqline {
 	const char *method, *path, *secret, *proto, *reason;
@@ -583,7 +583,7 @@ void px_term_reflected(struct px_conn *c, size_t n, const char *name, const char
 /* ---- term2.c ---- */
 
 /* Both handshakes of C's terminated tunnel are over and both sides chose
- * h2: relay the decrypted streams through a proxy/h2 relay, each stream
+ * h2: relay the decrypted streams through a proxy/flow/h2 relay, each stream
  * decided as term_decide() decides an HTTP/1.1 request.  C may be freed
  * on return. */
 void px_term2_start(struct px_conn *c);

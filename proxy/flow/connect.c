@@ -1,5 +1,5 @@
 /*
- * proxy/connect.c: Happy Eyeballs connector (see connect.h).
+ * proxy/flow/connect.c: Happy Eyeballs connector (see connect.h).
  */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /*
- * proxy/connect.h: connect to one of a list of vetted addresses, Happy
+ * proxy/flow/connect.h: connect to one of a list of vetted addresses, Happy
  * Eyeballs style (RFC 8305).
  */
 #ifndef POSTERN_PROXY_CONNECT_H

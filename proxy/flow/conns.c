@@ -1,5 +1,5 @@
 /*
- * proxy/conns.c: the open client connections of one server (see conns.h).
+ * proxy/flow/conns.c: the open client connections of one server (see conns.h).
  *
  * Touched only on the loop's thread, like the server that holds it: one
  * set per worker (worker.h).  The count against max_connections and the

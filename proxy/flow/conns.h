@@ -1,5 +1,5 @@
 /*
- * proxy/conns.h: the open client connections of one server, internal to
+ * proxy/flow/conns.h: the open client connections of one server, internal to
  * proxy/: the list of them, how many count against [proxy]
  * max_connections (and the pausing of the listeners at that limit), the
  * refusals lingering after their answer, each session's and uid's share

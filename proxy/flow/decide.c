@@ -1,5 +1,5 @@
 /*
- * proxy/decide.c: the decision and the lookup, the steps of the flow
+ * proxy/flow/decide.c: the decision and the lookup, the steps of the flow
  * between the request head (accept.c) and the relay: the rules decide
  * the request (cf_decide()), its name is resolved (a literal, a [hosts]
  * pin or DNS), every address is vetted, the upstream is connected, and the
@@ -313,7 +313,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 
 /*
  * Vet every address, not only the first 16 that px_connect_start() dials;
- * refuse the host if any one is refused.  proxy/dns.c hands over every
+ * refuse the host if any one is refused.  proxy/proto/dns.c hands over every
  * answer or fails the name, so no address escapes this check.
  */
 static int

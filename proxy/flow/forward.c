@@ -1,5 +1,5 @@
 /*
- * proxy/forward.c: the plain-HTTP forward path, the relay step of the flow
+ * proxy/flow/forward.c: the plain-HTTP forward path, the relay step of the flow
  * for an absolute-form request (decide.c hands it a connected or reused
  * upstream): the rebuilt request head, the body by its framing, the
  * response head and body back, then keep-alive: the upstream goes to this

@@ -1,5 +1,5 @@
 /*
- * proxy/h2.c: the HTTP/2 relay of a terminated tunnel (see h2.h).
+ * proxy/flow/h2.c: the HTTP/2 relay of a terminated tunnel (see h2.h).
  *
  * Two nghttp2 sessions: "srv" (a server session, faces the client) and "up"
  * (a client session, faces the upstream).  A struct h2_stream joins a

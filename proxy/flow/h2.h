@@ -1,5 +1,5 @@
 /*
- * proxy/h2.h: an HTTP/2 relay between a client and one upstream inside a
+ * proxy/flow/h2.h: an HTTP/2 relay between a client and one upstream inside a
  * terminated TLS tunnel (issue 15), on libnghttp2.
  *
  * One nghttp2 server session faces the client and one client session faces
@@ -158,7 +158,7 @@ struct px_h2 *px_h2_new(const struct px_h2_cbs *cbs, void *arg);
 /*
  * From now on, every response field (names and values, interim heads and
  * trailers too) and every DATA byte from the upstream is scanned with
- * SCRUB (proxy/scrub.h; NULL: none), which must outlive H: a value is
+ * SCRUB (proxy/proto/scrub.h; NULL: none), which must outlive H: a value is
  * overwritten, the bytes that could begin one wait for the next DATA or
  * the stream's end, and a response with a Content-Encoding is refused
  * (502, bad_upstream_response).

@@ -1,5 +1,5 @@
 /*
- * proxy/record.c: the audit record, the last step of the flow (accept ->
+ * proxy/flow/record.c: the audit record, the last step of the flow (accept ->
  * head -> decide -> resolve -> connect -> relay -> audit): every line the
  * proxy writes about a connection, a decision, a revoke or a close, is
  * built here from the connection and named fields (conn.h, struct

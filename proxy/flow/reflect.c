@@ -1,6 +1,6 @@
 /*
- * proxy/reflect.c: what no response of a terminated tunnel may carry back
- * (proxy/scrub.h): the forms of the values bound to its host and port, by
+ * proxy/flow/reflect.c: what no response of a terminated tunnel may carry back
+ * (proxy/proto/scrub.h): the forms of the values bound to its host and port, by
  * every snapshot since it opened, and what its responses overwrote.
  */
 #include "config.h"

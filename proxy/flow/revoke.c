@@ -1,5 +1,5 @@
 /*
- * proxy/revoke.c: revoke = yes, open tunnels judged again after a reload
+ * proxy/flow/revoke.c: revoke = yes, open tunnels judged again after a reload
  * (the pass over every open tunnel, a tunnel connected meanwhile, a
  * WebSocket whose 101 came after it), by the snapshot in force.
  */

@@ -1,5 +1,5 @@
 /*
- * proxy/revoke.h: revoke = yes.  After a reload that keeps revoke = yes,
+ * proxy/flow/revoke.h: revoke = yes.  After a reload that keeps revoke = yes,
  * every open tunnel (a CONNECT, a WebSocket after its 101) is judged by
  * the new snapshot on its full decision: the name, port and path, then
  * the address it is connected to.  Below decide and forward, which both

@@ -1,5 +1,5 @@
 /*
- * proxy/sessreq.c: a bridge's session request on a session's own
+ * proxy/flow/sessreq.c: a bridge's session request on a session's own
  * listener, answered by the proxy itself (see sessreq.h).
  */
 #include "config.h"

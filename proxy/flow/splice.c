@@ -1,5 +1,5 @@
 /*
- * proxy/splice.c: the relay of an established tunnel (see splice.h).
+ * proxy/flow/splice.c: the relay of an established tunnel (see splice.h).
  *
  * While a direction's pipe is empty, a read goes recv(2) -> the thread's
  * copy buffer -> send(2) (copy()), and only what the destination leaves

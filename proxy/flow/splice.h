@@ -1,5 +1,5 @@
 /*
- * proxy/splice.h: relay an established tunnel, copying while the
+ * proxy/flow/splice.h: relay an established tunnel, copying while the
  * destination keeps up and splicing through a pipe while it does not.
  */
 #ifndef POSTERN_PROXY_SPLICE_H

@@ -1,5 +1,5 @@
 /*
- * proxy/tell.c: what a refusal (or, in report mode, a request that would
+ * proxy/flow/tell.c: what a refusal (or, in report mode, a request that would
  * be refused) says to a person at a terminal: the words and the one log
  * line, told once per host:port, reason and fix (tell.h).  Below the
  * connection code (conn.c answers refusals with it, record.c tells the

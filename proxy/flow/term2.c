@@ -1,8 +1,8 @@
 /*
- * proxy/term2.c: HTTP/2 inside a terminated TLS tunnel (issue 15).  When
+ * proxy/flow/term2.c: HTTP/2 inside a terminated TLS tunnel (issue 15).  When
  * the client offered h2 and the upstream chose it (tunnel.c negotiates
  * ALPN: the client is given exactly what the upstream picked), both
- * decrypted streams go through one proxy/h2 relay: this file does its I/O
+ * decrypted streams go through one proxy/flow/h2 relay: this file does its I/O
  * on the connection's two TLS bufferevents, with back-pressure, and decides
  * each stream as term_decide() (decide.c) decides an HTTP/1.1 request:
  * :authority is the tunnel's host or 421, the session's rules in

@@ -1,5 +1,5 @@
 /*
- * proxy/tunnel.c: the CONNECT tunnel, the relay step of the flow for a
+ * proxy/flow/tunnel.c: the CONNECT tunnel, the relay step of the flow for a
  * CONNECT (decide.c hands it a connected upstream): the SNI hold, which
  * keeps the client's first flight until its ClientHello names the CONNECT
  * host, then bytes both ways with back-pressure, handed to the splice(2)
@@ -609,7 +609,7 @@ static const struct px_phase sni_phase = {
 
 /*
  * A terminated tunnel: once its ClientHello passed the SNI check, the proxy
- * speaks TLS to the upstream first (verified: proxy/tlsup.h), then to the
+ * speaks TLS to the upstream first (verified: proxy/tls/tlsup.h), then to the
  * client with a leaf of the session's CA for the tunnel's host, and then
  * reads the decrypted stream one request at a time through the plain-HTTP
  * path (accept.c, decide.c, forward.c), each request judged on its own.
@@ -618,7 +618,7 @@ static const struct px_phase sni_phase = {
  * completed handshake.  ALPN (RFC 7301): the upstream is offered h2 only
  * when the ClientHello offered it, and the client is given exactly what
  * the upstream chose, so both sides of the relay speak one protocol: h2
- * through proxy/term2.c, HTTP/1.1 through the plain-HTTP path.
+ * through proxy/flow/term2.c, HTTP/1.1 through the plain-HTTP path.
  */
 
 /* The ex_data slot of a client-side SSL that holds the protocol to select
@@ -635,7 +635,7 @@ alpn_idx_init(void)
 
 /*
  * The client-side ALPN choice.  The leaf contexts are shared by every
- * tunnel to a host (proxy/ca), so the choice is the connection's, read
+ * tunnel to a host (proxy/tls/ca), so the choice is the connection's, read
  * from its SSL's ex_data: the protocol the upstream picked, when the
  * client offered it; otherwise no ALPN at all (RFC 7301 §3.2 allows the
  * server to ignore the extension; the client then speaks HTTP/1.1).

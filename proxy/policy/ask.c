@@ -1,5 +1,5 @@
 /*
- * proxy/ask.c: the pending questions of mode = ask (see ask.h).
+ * proxy/policy/ask.c: the pending questions of mode = ask (see ask.h).
  *
  * A question is a list of waiters and a timer: the timer is the
  * question's, not each waiter's, so a request that joins late waits only

@@ -1,11 +1,11 @@
 /*
- * proxy/ask.h: the pending questions of mode = ask.  A request the
- * allowlist refuses in a session in ask mode is held (proxy/decide.c) and
+ * proxy/policy/ask.h: the pending questions of mode = ask.  A request the
+ * allowlist refuses in a session in ask mode is held (proxy/flow/decide.c) and
  * waits on the question for its session, host, port, method and (plain
  * HTTP) path and query, byte for byte and in full; only requests alike in
  * all of them wait on the same question, so that what a question shows is
  * exactly what an answer to it releases.  An admin answers on the admin
- * socket (GET /pending, POST /decide; proxy/admin.c), or the question
+ * socket (GET /pending, POST /decide; proxy/admin/admin.c), or the question
  * expires after ask_timeout.  Either way every waiter is told, through the
  * callback it was held with.  An answer for the session (a grant for the
  * host and port) settles every question of that session, host and port.

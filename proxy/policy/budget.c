@@ -1,5 +1,5 @@
 /*
- * proxy/budget.c: the use of per-host budgets (see budget.h).
+ * proxy/policy/budget.c: the use of per-host budgets (see budget.h).
  *
  * A byte window is fixed, not sliding: it starts at the first byte sent
  * under it and resets UP_WINDOW seconds later, so that "when it frees up"

@@ -1,5 +1,5 @@
 /*
- * proxy/grants.c: runtime grants (see grants.h).  A plain array: an admin
+ * proxy/policy/grants.c: runtime grants (see grants.h).  A plain array: an admin
  * answers a handful of questions, not thousands, and every lookup is one
  * request that the allowlist already refused.
  */

@@ -1,9 +1,9 @@
 /*
- * proxy/grants.h: runtime grants (issue 17), what an admin's answer to a
- * question of proxy/ask leaves behind for a whole session: "allow HOST:PORT
+ * proxy/policy/grants.h: runtime grants (issue 17), what an admin's answer to a
+ * question of proxy/policy/ask leaves behind for a whole session: "allow HOST:PORT
  * for session NAME" or "deny it", for the session's life or until a time.
  * They are rules added at run time, consulted where the allowlist refused
- * (proxy/decide.c), in every mode: an allow grant allows as an allow rule
+ * (proxy/flow/decide.c), in every mode: an allow grant allows as an allow rule
  * without "private" would, a deny grant refuses (denied_by_admin).
  *
  * The set belongs to the engine (made at start, freed at the end) and is

@@ -1,5 +1,5 @@
 /*
- * proxy/learn.c: the learn summary (see learn.h).
+ * proxy/policy/learn.c: the learn summary (see learn.h).
  *
  * Sessions and items are few, and a request is learned once per decision:
  * plain arrays with linear lookups keep it obvious, as stats.c does.

@@ -1,5 +1,5 @@
 /*
- * proxy/tally.c: the refusals of one run (see tally.h).
+ * proxy/policy/tally.c: the refusals of one run (see tally.h).
  */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /*
- * proxy/dns.c: c-ares inside the libevent loop, with a TTL cache.
+ * proxy/proto/dns.c: c-ares inside the libevent loop, with a TTL cache.
  *
  * Three kinds of objects live here.  A lookup is one ares_getaddrinfo() in
  * flight for one name; every px_dns_query that asks for that name while it

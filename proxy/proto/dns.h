@@ -1,5 +1,5 @@
 /*
- * proxy/dns.h: asynchronous name resolution for postern-proxy.
+ * proxy/proto/dns.h: asynchronous name resolution for postern-proxy.
  *
  * c-ares runs inside the proxy's libevent loop (its sockets and its timer
  * are libevent events; there are no threads and no blocking calls), and
@@ -23,7 +23,7 @@ struct px_dns_query; /* one outstanding lookup, owned by the resolver */
 
 /*
  * At most this many addresses are returned for one name, and the caller
- * vets every one of them (proxy/conn.c refuses the host when any is
+ * vets every one of them (proxy/flow/conn.c refuses the host when any is
  * refused, then dials at most the first 16).  A name with more distinct
  * addresses fails with PX_DNS_ERROR ("more than 64 addresses") instead of
  * being cut short: an address left out would escape the caller's checks.

@@ -1,7 +1,7 @@
-# proxy/dns.mk: asynchronous DNS (c-ares in the libevent loop) + TTL cache.
+# proxy/proto/dns.mk: asynchronous DNS (c-ares in the libevent loop) + TTL cache.
 libpostern_proxy_a_SOURCES += proxy/proto/dns.c proxy/proto/dns.h
 
-# The test compiles proxy/dns.c itself instead of linking
+# The test compiles proxy/proto/dns.c itself instead of linking
 # libpostern_proxy.a, so that it only depends on this module (and conf/).
 # It starts dnsmasq on 127.0.0.1 and skips when dnsmasq is not installed.
 check_PROGRAMS += tests/unit/test-dns

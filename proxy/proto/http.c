@@ -1,5 +1,5 @@
 /*
- * proxy/http.c: the strict HTTP/1.1 message parser (see http.h).
+ * proxy/proto/http.c: the strict HTTP/1.1 message parser (see http.h).
  *
  * Heads are parsed from the start of the caller's buffer on every call,
  * through a cursor that can never read past the bytes it was given (the idea

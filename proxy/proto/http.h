@@ -1,5 +1,5 @@
 /*
- * proxy/http.h: the strict HTTP/1.1 message parser of postern-proxy.
+ * proxy/proto/http.h: the strict HTTP/1.1 message parser of postern-proxy.
  *
  * Request heads from clients, response heads from upstream servers and
  * chunked bodies are all hostile bytes.  They are parsed here through one
@@ -65,7 +65,7 @@ struct px_http_header {
  * member carries over from one call to the next, so a caller that keeps its
  * struct px_http_request (or _response) on the stack may keep just this
  * between reads: copy it out after PX_HTTP_INCOMPLETE, and back in after
- * px_http_request_init() before the next call (proxy/conn.c does, to keep
+ * px_http_request_init() before the next call (proxy/flow/conn.c does, to keep
  * a connection small).
  */
 struct px_http_resume {

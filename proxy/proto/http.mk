@@ -1,4 +1,4 @@
-# proxy/http.mk: the strict HTTP/1.1 parser, its unit test and fuzz replay.
+# proxy/proto/http.mk: the strict HTTP/1.1 parser, its unit test and fuzz replay.
 libpostern_proxy_a_SOURCES += proxy/proto/http.c proxy/proto/http.h
 
 check_PROGRAMS += tests/unit/test-http

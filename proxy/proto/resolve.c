@@ -1,5 +1,5 @@
 /*
- * proxy/resolve.c: a blocking lookup on a private event loop (resolve.h).
+ * proxy/proto/resolve.c: a blocking lookup on a private event loop (resolve.h).
  */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /*
- * proxy/resolve.h: a blocking lookup for command-line tools (--explain
+ * proxy/proto/resolve.h: a blocking lookup for command-line tools (--explain
  * --resolve), made with the same resolver the proxy uses.
  */
 #ifndef POSTERN_PROXY_RESOLVE_H

@@ -1,5 +1,5 @@
 /*
- * proxy/scrub.c: the reflection scan (scrub.h).
+ * proxy/proto/scrub.c: the reflection scan (scrub.h).
  */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /*
- * proxy/scrub.h: what a response may not carry back to the sandbox.  The
+ * proxy/proto/scrub.h: what a response may not carry back to the sandbox.  The
  * proxy puts a secret's value on requests to its bound hosts; a host that
  * reflects the request (an echo endpoint, a debug page, a redirect that
  * keeps the query) would hand the value to the client.  A scrub is the set

@@ -1,5 +1,5 @@
 /*
- * proxy/sni.c: the TLS ClientHello inspector (see proxy/sni.h).
+ * proxy/proto/sni.c: the TLS ClientHello inspector (see proxy/proto/sni.h).
  *
  * The TLS record and handshake layers are OpenSSL's: a server-side SSL
  * object reads the client's bytes from a memory BIO, reassembles the

@@ -1,5 +1,5 @@
 /*
- * proxy/sni.h: the TLS ClientHello inspector behind the SNI check
+ * proxy/proto/sni.h: the TLS ClientHello inspector behind the SNI check
  * (DESIGN.md "SNI check").
  *
  * When a CONNECT tunnel is established the first bytes the client sends are

@@ -1,4 +1,4 @@
-# proxy/sni.mk: the TLS ClientHello (SNI) inspector, its unit test and the
+# proxy/proto/sni.mk: the TLS ClientHello (SNI) inspector, its unit test and the
 # replay of its fuzz corpus.
 libpostern_proxy_a_SOURCES += proxy/proto/sni.c proxy/proto/sni.h
 

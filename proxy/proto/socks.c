@@ -1,5 +1,5 @@
 /*
- * proxy/socks.c: the SOCKS5 parser (RFC 1928); socks.h has the contract.
+ * proxy/proto/socks.c: the SOCKS5 parser (RFC 1928); socks.h has the contract.
  * Every length is checked against the bytes received before it is used:
  * the peer is the sandbox.
  */

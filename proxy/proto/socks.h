@@ -1,5 +1,5 @@
 /*
- * proxy/socks.h: the SOCKS5 parser (RFC 1928), no libevent and no state
+ * proxy/proto/socks.h: the SOCKS5 parser (RFC 1928), no libevent and no state
  * of its own, so that it can be fuzzed alone.  The proxy speaks SOCKS5 on
  * every listener next to HTTP (accept.c tells them apart by the first
  * byte: 0x05 is the SOCKS version, and no HTTP method begins with it) and

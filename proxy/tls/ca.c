@@ -1,5 +1,5 @@
 /*
- * proxy/ca.c: the certificate authority of one session (proxy/ca.h has the
+ * proxy/tls/ca.c: the certificate authority of one session (proxy/tls/ca.h has the
  * contract and the shape of every certificate).
  */
 #include "config.h"
@@ -82,7 +82,7 @@ ssl_err(char *err, size_t errsz, const char *what)
 
 /* A session name is used in a file name: letters, digits, '-', '_', '.',
  * 1..64 bytes (conf's rule), and not "." or ".."; also '+', which no
- * session name has, for a session's further CAs (proxy/sesstls.h:
+ * session name has, for a session's further CAs (proxy/tls/sesstls.h:
  * SESSION+2, ...), so that they can never collide with a session. */
 static int
 session_ok(const char *s)

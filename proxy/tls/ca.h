@@ -1,5 +1,5 @@
 /*
- * proxy/ca.h: the certificate authority of one session, for TLS
+ * proxy/tls/ca.h: the certificate authority of one session, for TLS
  * termination (issue 15).
  *
  * Each session that terminates TLS gets its own CA, made by the proxy.  Its

@@ -1,5 +1,5 @@
 /*
- * proxy/sessinfo.c: the answer to a bridge's session request (see
+ * proxy/tls/sessinfo.c: the answer to a bridge's session request (see
  * sessinfo.h; the bridge's parser is bridge/session.c, and the grammar
  * checked here is the one it enforces).
  */

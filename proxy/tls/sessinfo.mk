@@ -1,4 +1,4 @@
-# proxy/sessinfo.mk: the answer to a bridge's session request (issue 15:
+# proxy/tls/sessinfo.mk: the answer to a bridge's session request (issue 15:
 # the placeholders and CA the bridge exports), and its round trip through
 # the bridge's parser.
 libpostern_proxy_a_SOURCES += proxy/tls/sessinfo.c proxy/tls/sessinfo.h proxy/flow/sessreq.c proxy/flow/sessreq.h

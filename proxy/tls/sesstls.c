@@ -1,5 +1,5 @@
 /*
- * proxy/sesstls.c: every terminating session's CAs and the upstream
+ * proxy/tls/sesstls.c: every terminating session's CAs and the upstream
  * context, kept in line with the config (see sesstls.h).
  */
 #include "config.h"

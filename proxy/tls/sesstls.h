@@ -1,5 +1,5 @@
 /*
- * proxy/sesstls.h: the TLS state of every session that terminates TLS
+ * proxy/tls/sesstls.h: the TLS state of every session that terminates TLS
  * (issue 15): its certificate authorities and the one upstream client
  * context, kept in line with the config snapshot at start and at each
  * reload.
@@ -7,7 +7,7 @@
  * A session terminates TLS for the hosts its secrets are bound to
  * (cf_session_terminated_hosts()).  Its first CA is made for the hosts it
  * has when it first appears (or loaded from [proxy] state_dir, see
- * proxy/ca.h).  A reload never replaces a CA that running sandboxes trust:
+ * proxy/tls/ca.h).  A reload never replaces a CA that running sandboxes trust:
  * a host it does not cover gets a further CA of the session, made for the
  * hosts no CA of it covers yet (named SESSION+2, SESSION+3, ... in the
  * state directory), so the sandboxes already running keep every host they

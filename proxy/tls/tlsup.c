@@ -1,6 +1,6 @@
 /*
- * proxy/tlsup.c: the client side of TLS to an upstream, verified
- * (proxy/tlsup.h has the contract).
+ * proxy/tls/tlsup.c: the client side of TLS to an upstream, verified
+ * (proxy/tls/tlsup.h has the contract).
  */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /*
- * proxy/tlsup.h: the client side of TLS to an upstream, verified (issue 15:
+ * proxy/tls/tlsup.h: the client side of TLS to an upstream, verified (issue 15:
  * a terminated tunnel is re-encrypted to the real host, and that host must
  * prove who it is).
  *

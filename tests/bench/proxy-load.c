@@ -658,7 +658,7 @@ cmd_serve(const char *portfile)
  * other; the client's side holds the head until the upstream's connect
  * completes.  Open, a side's read goes into the process's one copy
  * buffer (bulk[], BULK bytes: a read of postern's copy relay at most,
- * proxy/splice.c) and straight to the peer; what the peer's socket does
+ * proxy/flow/splice.c) and straight to the peer; what the peer's socket does
  * not take waits in PEND, and the side is read no more until it is out.
  */
 struct fside {

@@ -2,7 +2,7 @@
 """tests/deps/cycles.py: the modules of postern, which way they depend, and
 whether any two depend on each other (ARCHITECTURE.md).
 
-A module is one source file (proxy/conn.c is "proxy/conn").  Module A
+A module is one source file (proxy/flow/conn.c is "proxy/flow/conn").  Module A
 depends on module B when A's object file uses a global symbol that B's
 defines.  The graph is read from the built objects with nm(1), not from the
 #include lines: a header shared by two modules hides which of them calls

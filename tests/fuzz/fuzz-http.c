@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz-http.c: the strict HTTP/1.1 parser (proxy/http.c).
+ * tests/fuzz/fuzz-http.c: the strict HTTP/1.1 parser (proxy/proto/http.c).
  *
  * The same bytes go through the request parser, the response parser and the
  * chunked scanner.  Invariants checked (abort() on violation):

@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz-scrub.c: the reflection scan (proxy/scrub.h) over
+ * tests/fuzz/fuzz-scrub.c: the reflection scan (proxy/proto/scrub.h) over
  * arbitrary responses.  The input is "STRING\nCUTS\nBYTES": STRING is
  * looked for, each byte of CUTS is the length of the next piece BYTES is
  * fed in.  Invariants: a stream scanned in those pieces, held bytes in

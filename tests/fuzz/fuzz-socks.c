@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz-socks.c: the SOCKS5 parser (proxy/socks.h) over arbitrary
+ * tests/fuzz/fuzz-socks.c: the SOCKS5 parser (proxy/proto/socks.h) over arbitrary
  * client streams: a greeting, then a request, as accept.c takes them.
  * Invariants checked: a message is taken whole or not at all, never past
  * the bytes given; every prefix of a message taken whole is INCOMPLETE

@@ -38,7 +38,7 @@ tests_fuzz_etchosts_replay_SOURCES = tests/fuzz/fuzz-etchosts.c tests/fuzz/repla
 tests_fuzz_etchosts_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/etchosts"'
 tests_fuzz_etchosts_replay_LDADD = $(CONF_LIBS)
 
-# The reflection scan (proxy/scrub.h): streams in pieces, WebSocket frames.
+# The reflection scan (proxy/proto/scrub.h): streams in pieces, WebSocket frames.
 check_PROGRAMS += tests/fuzz/scrub-replay
 TESTS += tests/fuzz/scrub-replay
 tests_fuzz_scrub_replay_SOURCES = tests/fuzz/fuzz-scrub.c tests/fuzz/replay.c
@@ -46,7 +46,7 @@ tests_fuzz_scrub_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdi
 tests_fuzz_scrub_replay_LDADD = $(PROXY_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-scrub.srcs
 
-# The SOCKS5 parser (proxy/socks.h): greeting and request.
+# The SOCKS5 parser (proxy/proto/socks.h): greeting and request.
 check_PROGRAMS += tests/fuzz/socks-replay
 TESTS += tests/fuzz/socks-replay
 tests_fuzz_socks_replay_SOURCES = tests/fuzz/fuzz-socks.c tests/fuzz/replay.c

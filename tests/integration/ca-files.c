@@ -1,5 +1,5 @@
 /*
- * tests/integration/ca-files.c: write a session CA made by proxy/ca.c and
+ * tests/integration/ca-files.c: write a session CA made by proxy/tls/ca.c and
  * certificates under it to files, for tests/integration/ca-tls.sh to serve
  * and verify with real clients (openssl s_server, curl, openssl verify).
  *
@@ -7,7 +7,7 @@
  *
  * makes the CA of session "t" for HOST... (saved in DIR/state) and writes
  *   DIR/ca.pem                  the CA certificate (what a sandbox trusts)
- *   DIR/leaf.pem, DIR/leaf.key  the leaf proxy/ca.c makes for the first HOST
+ *   DIR/leaf.pem, DIR/leaf.key  the leaf proxy/tls/ca.c makes for the first HOST
  *   DIR/evil.pem                a leaf for evil.test, signed with the CA key
  *                               (read back from the state directory) as a
  *                               thief would: outside the name constraints

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ca-tls.sh: the session CA of proxy/ca.c judged by real TLS clients, on
+# ca-tls.sh: the session CA of proxy/tls/ca.c judged by real TLS clients, on
 # loopback only.  tests/integration/ca-files writes a CA for two hosts, the
 # leaf it makes for the first, and two leaves signed with the CA key the
 # way a thief would (one for a host outside the name constraints, one with

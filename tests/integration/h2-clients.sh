@@ -1,5 +1,5 @@
 #!/bin/sh
-# h2-clients.sh: proxy/h2 between real HTTP/2 programs, on loopback only.
+# h2-clients.sh: proxy/flow/h2 between real HTTP/2 programs, on loopback only.
 # tests/integration/h2-relay puts the module between plaintext h2c clients
 # (curl --http2-prior-knowledge, nghttp, h2load) and nghttpd --no-tls.
 # Asserts: a download arrives whole; the upstream receives the injected

@@ -1,5 +1,5 @@
 /*
- * tests/integration/h2-relay.c: proxy/h2 between real HTTP/2 programs, on
+ * tests/integration/h2-relay.c: proxy/flow/h2 between real HTTP/2 programs, on
  * loopback only, for tests/integration/h2-clients.sh.
  *
  *   h2-relay UPSTREAM_PORT

@@ -1,7 +1,7 @@
 #!/bin/sh
 # proxy-audit-batch: the audit log's promises while the proxy gathers the
 # lines nothing waits on (close lines, refusals) into one write(2) a loop
-# pass (proxy/audit.h): an allow is in the file before its first byte
+# pass (proxy/core/audit.h): an allow is in the file before its first byte
 # reaches the upstream, every connection has its decision and its close
 # line in that order, and the close lines of the connections a stopping
 # proxy closes are written before it exits.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # proxy-flood: a flood of connections the proxy refuses at once does not
 # take its loop.  A head already in the socket at the accept is answered
-# in the same pass (read_at_accept(), proxy/accept.c), and a client
+# in the same pass (read_at_accept(), proxy/flow/accept.c), and a client
 # answered at once connects again at once: 64 C clients refusing as fast
 # as they can keep the backlog full for as long as they run (an accept
 # loop without a bound took 245 to 1,415 descriptors here, never closing

@@ -1,6 +1,6 @@
 /*
- * tests/unit/test-ask.c: the pending questions of mode = ask (proxy/ask.h)
- * and the runtime grants (proxy/grants.h), on a real event loop: waiters
+ * tests/unit/test-ask.c: the pending questions of mode = ask (proxy/policy/ask.h)
+ * and the runtime grants (proxy/policy/grants.h), on a real event loop: waiters
  * for one session, host, port, method and target share a question, and
  * only they (another method, path, query, or bytes past what is shown
  * make another); what is shown is escaped, a cut path says so, and the

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test-audit-json.c: an audit line's string fields
- * (proxy/audit.c's px_json_kstr() and px_json_kstrn()) against a model of
+ * (proxy/core/audit.c's px_json_kstr() and px_json_kstrn()) against a model of
  * what they must write: the key, the value escaped by bs_json_escape(),
  * cut at 256 bytes with "...", all or nothing past the buffer's last 3
  * bytes (overflow set, the line never written).  The fields whose bytes

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-budget.c: the use of per-host budgets (proxy/budget):
+ * tests/unit/test-budget.c: the use of per-host budgets (proxy/policy/budget):
  * the fixed byte window, the rps token bucket, conns= holds, the key that
  * survives a reload (session and rule text less its budget flags) and
  * what a reload keeps and forgets.  Time is given, not read.

@@ -1,6 +1,6 @@
 /*
- * tests/unit/test-ca.c: proxy/ca.c (the session CA, its name constraints,
- * leaves, cache and state directory) and proxy/tlsup.c (the verified client
+ * tests/unit/test-ca.c: proxy/tls/ca.c (the session CA, its name constraints,
+ * leaves, cache and state directory) and proxy/tls/tlsup.c (the verified client
  * side to upstreams), with OpenSSL's own verifier as the judge.
  */
 #include "config.h"

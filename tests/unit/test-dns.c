@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-dns.c: proxy/dns.c against a real dnsmasq on 127.0.0.1,
+ * tests/unit/test-dns.c: proxy/proto/dns.c against a real dnsmasq on 127.0.0.1,
  * plus an in-process DNS server that answers with hostile bytes.
  *
  * The resolver under test talks to dnsmasq through a small UDP relay in

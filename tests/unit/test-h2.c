@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-h2.c: proxy/h2 between two real nghttp2 peers, in memory.
+ * tests/unit/test-h2.c: proxy/flow/h2 between two real nghttp2 peers, in memory.
  * A client session (the agent) and a server session (the upstream) talk to
  * the module through byte buffers that step() moves until nothing moves.
  */

@@ -413,7 +413,7 @@ test_incremental(void)
 }
 
 /*
- * A caller may keep only the resume member between calls, as proxy/conn.c
+ * A caller may keep only the resume member between calls, as proxy/flow/conn.c
  * does: a fresh struct on every call, given the last call's resume, over a
  * buffer that moves between calls, gets the head that one parse of the
  * whole gets, with its pointers into the last buffer.

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-learn.c: the learn summary (proxy/learn.h): items
+ * tests/unit/test-learn.c: the learn summary (proxy/policy/learn.h): items
  * deduplicated by the rule that would allow them, counts and first
  * request, "private" learned from an address and merged into an item, a
  * path rule's prefix, what is not learned, the cap, and a block that the

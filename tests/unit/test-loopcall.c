@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-loopcall.c: proxy/loopcall.c, the admin thread's way into
+ * tests/unit/test-loopcall.c: proxy/core/loopcall.c, the admin thread's way into
  * the loop.  A call runs on the loop's thread and is waited for; one the
  * loop does not take in time is withdrawn and never runs; closing releases
  * a waiting call; and a loop kept busy by relay callbacks that never let it

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-mem.c: the allocator libevent gets (proxy/mem.c): small
+ * tests/unit/test-mem.c: the allocator libevent gets (proxy/core/mem.c): small
  * blocks are reused, not leaked; realloc keeps the bytes; alignment; a
  * block freed on another thread is reused there; libevent works on it;
  * the bins of big blocks hand a block back out and give them all back.

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test-proxy-sessinfo.c: the proxy's answer to a bridge's
- * session request (proxy/sessinfo.c), read back by the bridge's own
+ * session request (proxy/tls/sessinfo.c), read back by the bridge's own
  * parser (bridge/session.c): what one renders the other accepts, with
  * the same names, values and CA, and what the renderer refuses it does
  * not write.

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-scrub.c: the reflection scan (proxy/scrub.h).  A stream
+ * tests/unit/test-scrub.c: the reflection scan (proxy/proto/scrub.h).  A stream
  * cut into random pieces and scanned as the relays scan it (the bytes held
  * back wait in front of the next piece) must come out exactly as one scan
  * of the whole stream: every occurrence overwritten, nothing else changed,

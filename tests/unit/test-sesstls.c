@@ -1,6 +1,6 @@
 /*
  * tests/unit/test-sesstls.c: the sessions' CAs follow the config
- * (proxy/sesstls.h): a reload that adds a terminated host keeps the CA
+ * (proxy/tls/sesstls.h): a reload that adds a terminated host keeps the CA
  * running sandboxes trust and adds one for the new host, a host no longer
  * terminated drops its CA, a failed update changes nothing, and a restart
  * with a state directory finds the same CA.

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-socks.c: the SOCKS5 parser (proxy/socks.h), one case
+ * tests/unit/test-socks.c: the SOCKS5 parser (proxy/proto/socks.h), one case
  * table for requests: each is fed whole and then one byte more at a time
  * (every prefix must ask for more), and must give its result, command,
  * host, port and reply code.

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-tally.c: proxy/tally.c, the refusals of one run counted
+ * tests/unit/test-tally.c: proxy/policy/tally.c, the refusals of one run counted
  * for the summary.
  */
 #include "config.h"

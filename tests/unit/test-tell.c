@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-tell.c: proxy/tell.c's refusals file (postern-sidecar
+ * tests/unit/test-tell.c: proxy/flow/tell.c's refusals file (postern-sidecar
  * run's $POSTERN_REFUSALS): hostile text escaped, each line once, bounded,
  * and what a file already holds counted by an engine started again.
  */
