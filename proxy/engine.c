@@ -36,7 +36,6 @@ extern char **environ;
 #include "proxy/policy/ask.h"
 #include "proxy/core/audit.h"
 #include "proxy/check.h"
-#include "proxy/flow/conn.h"
 #include "proxy/flow/conns.h"
 #include "proxy/proto/dns.h"
 #include "proxy/policy/learn.h"

@@ -183,6 +183,10 @@ void px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, in
 /* Close every connection (shutdown; conn.c). */
 void px_conn_close_all(struct px_server *srv);
 
+/* Free the calling thread's scratch buffer of the plain-HTTP path, at the
+ * end of its loop (forward.c). */
+void px_forward_cleanup(void);
+
 /* ---- the listeners (listen.c) -------------------------------------------- */
 
 /* An empty set of listeners for px_server_new(); NULL (errno) when out of

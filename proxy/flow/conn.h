@@ -1,6 +1,6 @@
 /*
  * proxy/flow/conn.h: one client connection, shared by the files that handle its
- * phases; internal to proxy/.  The flow, one file per step, each calling
+ * phases; internal to proxy/flow/.  The flow, one file per step, each calling
  * only the ones below it (callbacks in struct px_phase and
  * px_conn.next_request lead back up):
  *
@@ -562,8 +562,6 @@ void px_decide_socks(struct px_conn *c);
 int px_forward_reuse(struct px_conn *c);
 /* Send C's pending request head upstream and relay the body and answer. */
 void px_forward_start(struct px_conn *c);
-/* Free the calling thread's scratch buffer, at the end of its loop. */
-void px_forward_cleanup(void);
 
 /* ---- reflect.c ---- */
 

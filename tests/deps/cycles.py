@@ -8,10 +8,18 @@ defines.  The graph is read from the built objects with nm(1), not from the
 #include lines: a header shared by two modules hides which of them calls
 the other, and a cycle through it would not show in the include graph.
 
-Usage: cycles.py [--graph] BUILDDIR
+Two layout rules are checked too (ARCHITECTURE.md, "proxy/"):
+  layers    a module of proxy/proto/ or proxy/policy/ uses only symbols of
+            base/, conf/, proxy/proto/ and proxy/policy/ (and libraries):
+            codecs and policy state know no server and no connection;
+  includes  no file outside proxy/flow/ includes "proxy/flow/conn.h", the
+            struct of one connection (read from the sources, SRCDIR).
+
+Usage: cycles.py [--graph] BUILDDIR [SRCDIR]
   prints every cycle (a strongly connected set of modules, with the symbols
-  that tie them) and exits 1 if there is one; with --graph, also prints
-  each module's dependencies.  Exits 77 when no object is built.
+  that tie them) and every break of a layout rule, and exits 1 if there is
+  one; with --graph, also prints each module's dependencies.  Exits 77 when
+  no object is built.  SRCDIR defaults to BUILDDIR.
 """
 import glob
 import os
@@ -20,6 +28,18 @@ import subprocess
 import sys
 
 DIRS = ("base", "conf", "proxy", "bridge", "sidecar")
+# The layers: a module under one of these folders may use symbols of
+# modules under the folders it maps to, and of nothing else in the tree.
+LAYERS = {
+    "proxy/proto/": ("base/", "conf/", "proxy/proto/", "proxy/policy/"),
+    "proxy/policy/": ("base/", "conf/", "proxy/proto/", "proxy/policy/"),
+}
+# Modules let off the layer rule, each with why.  Keep it empty.
+LAYER_EXCEPTIONS = {}
+# A header only its own folder may include, and that folder.
+PRIVATE_HEADERS = {"proxy/flow/conn.h": "proxy/flow/"}
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+
 # automake names a per-target object PREFIX-STEM.o (subdir-objects).
 PER_TARGET = re.compile(r"^(?:lib\w+_a|postern_\w+)-(.+)$")
 
@@ -60,6 +80,47 @@ def symbols(path):
         elif kind in "TDBRCVWG" or kind in "S":
             defined.add(name)
     return defined, used
+
+
+def layer_breaks(edges, why):
+    """Every dependency that crosses a layer, as printable lines."""
+    out = []
+    for mod in sorted(edges):
+        layer = next((l for l in LAYERS if mod.startswith(l)), None)
+        if layer is None or mod in LAYER_EXCEPTIONS:
+            continue
+        for dst in sorted(edges[mod]):
+            if not dst.startswith(LAYERS[layer]):
+                syms = sorted(why[(mod, dst)])
+                out.append("layer: %s uses %s: %s%s" % (
+                    mod, dst, ", ".join(syms[:6]),
+                    " ..." if len(syms) > 6 else ""))
+    return out
+
+
+def include_breaks(src):
+    """Every #include of a private header from outside its folder."""
+    out = []
+    # Only the source folders: a test may copy the tree beside them
+    # (build-static/) while this runs.
+    walks = [os.walk(os.path.join(src, d)) for d in DIRS + ("tests",)]
+    for root, dirs, files in (w for walk in walks for w in walk):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for f in sorted(files):
+            if not f.endswith((".c", ".h")):
+                continue
+            p = os.path.join(root, f)
+            rel = os.path.relpath(p, src)
+            with open(p, errors="replace") as fh:
+                for n, line in enumerate(fh, 1):
+                    m = INCLUDE.match(line)
+                    if m is None or m.group(1) not in PRIVATE_HEADERS:
+                        continue
+                    if not rel.startswith(PRIVATE_HEADERS[m.group(1)]):
+                        out.append("include: %s:%d includes %s (private to %s)"
+                                   % (rel, n, m.group(1),
+                                      PRIVATE_HEADERS[m.group(1)]))
+    return out
 
 
 def sccs(nodes, edges):
@@ -109,6 +170,7 @@ def main(argv):
     graph = "--graph" in argv
     args = [a for a in argv if a != "--graph"]
     top = args[0] if args else "."
+    src = args[1] if len(args) > 1 else top
     objs = read_objects(top)
     if not objs:
         print("# no object files under %s: build first" % top)
@@ -143,10 +205,16 @@ def main(argv):
                     syms = sorted(why[(a, b)])
                     print("  %s uses %s: %s%s" % (a, b, ", ".join(syms[:6]),
                                                   " ..." if len(syms) > 6 else ""))
-    print("# %d modules, %d dependencies, %d cycle%s" % (
+    broken = layer_breaks(edges, why) + include_breaks(src)
+    for line in broken:
+        print(line)
+    for mod, reason in sorted(LAYER_EXCEPTIONS.items()):
+        print("# %s is let off the layer rule: %s" % (mod, reason))
+    print("# %d modules, %d dependencies, %d cycle%s, %d layout break%s" % (
         len(nodes), sum(len(v) for v in edges.values()), len(bad),
-        "" if len(bad) == 1 else "s"))
-    return 1 if bad else 0
+        "" if len(bad) == 1 else "s", len(broken),
+        "" if len(broken) == 1 else "s"))
+    return 1 if bad or broken else 0
 
 
 if __name__ == "__main__":
