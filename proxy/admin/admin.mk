@@ -1,4 +1,4 @@
-# proxy/admin/admin.mk: live operations (issue 5): the admin socket, the inotify
+# proxy/admin/admin.mk: live operations: the admin socket, the inotify
 # reload, `postern-proxy ctl`, and their tests.
 libpostern_proxy_a_SOURCES += \
 	proxy/admin/admin.c proxy/admin/admin.h \

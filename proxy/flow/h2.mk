@@ -1,4 +1,4 @@
-# proxy/flow/h2.mk: the HTTP/2 relay of a terminated tunnel (issue 15) on
+# proxy/flow/h2.mk: the HTTP/2 relay of a terminated tunnel on
 # libnghttp2, its unit test and the replay of its fuzz corpus.
 libpostern_proxy_a_SOURCES += proxy/flow/h2.c proxy/flow/h2.h
 libpostern_proxy_a_CFLAGS += $(NGHTTP2_CFLAGS)

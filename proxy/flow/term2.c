@@ -1,5 +1,5 @@
 /*
- * proxy/flow/term2.c: HTTP/2 inside a terminated TLS tunnel (issue 15).  When
+ * proxy/flow/term2.c: HTTP/2 inside a terminated TLS tunnel.  When
  * the client offered h2 and the upstream chose it (tunnel.c negotiates
  * ALPN: the client is given exactly what the upstream picked), both
  * decrypted streams go through one proxy/flow/h2 relay: this file does its I/O

@@ -1,5 +1,5 @@
 /*
- * proxy/policy/budget.h: the use of per-host budgets (issue 17: an allow rule's
+ * proxy/policy/budget.h: the use of per-host budgets (an allow rule's
  * up=, rps= and conns=, conf/rule.h), kept outside the config snapshot
  * so that a reload keeps it.
  *

@@ -1,5 +1,5 @@
 /*
- * proxy/policy/grants.h: runtime grants (issue 17), what an admin's answer to a
+ * proxy/policy/grants.h: runtime grants, what an admin's answer to a
  * question of proxy/policy/ask leaves behind for a whole session: "allow HOST:PORT
  * for session NAME" or "deny it", for the session's life or until a time.
  * They are rules added at run time, consulted where the allowlist refused

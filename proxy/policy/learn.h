@@ -1,5 +1,5 @@
 /*
- * proxy/policy/learn.h: the learn summary (issue 17): per session, every request
+ * proxy/policy/learn.h: the learn summary: per session, every request
  * the allowlist refused, or in report mode would have refused, gathered
  * under the allow_hosts item that would allow it (cf_suggest_pattern(),
  * the very item the refusal's hint offers), with how many requests it

@@ -1,6 +1,6 @@
-# proxy/tls/sessinfo.mk: the answer to a bridge's session request (issue 15:
-# the placeholders and CA the bridge exports), and its round trip through
-# the bridge's parser.
+# proxy/tls/sessinfo.mk: the answer to a bridge's session request (the
+# placeholders and CA the bridge exports), and its round trip through the
+# bridge's parser.
 libpostern_proxy_a_SOURCES += proxy/tls/sessinfo.c proxy/tls/sessinfo.h proxy/flow/sessreq.c proxy/flow/sessreq.h
 
 check_PROGRAMS += tests/unit/test-proxy-sessinfo

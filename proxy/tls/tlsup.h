@@ -1,6 +1,6 @@
 /*
- * proxy/tls/tlsup.h: the client side of TLS to an upstream, verified (issue 15:
- * a terminated tunnel is re-encrypted to the real host, and that host must
+ * proxy/tls/tlsup.h: the client side of TLS to an upstream, verified
+ * (a terminated tunnel is re-encrypted to the real host, and that host must
  * prove who it is).
  *
  * The upstream's chain is verified against the system store or a
