@@ -43,6 +43,40 @@ sc_world_up() {
 	PY
 }
 
+# sc_claude_world MOCK ARG...: skip without a working Claude Code (CLAUDE);
+# bring the world up with api.anthropic.com at API4, answered by
+# tests/integration/lib/MOCK (ADDR PORT CERT KEY LOG READY ARG...), which
+# logs to MOCK_LOG.  HOMEDIR, outside /tmp, /var/tmp, /run and /dev/shm
+# (the jail's fresh ones), is a home for CMD (nobody, for a root caller)
+# and holds the world's CA as ca.pem.
+sc_claude_world() {
+	_mock=$1
+	shift
+	CLAUDE=$(command -v claude) ||
+		skip "Claude Code (claude) is not installed: contrib/install-deps.sh installs it from npm"
+	"$CLAUDE" --version >/dev/null 2>&1 || skip "$CLAUDE does not run here"
+	API4=10.200.1.9
+	WORLD_DNS_EXTRA="api.anthropic.com=$API4"
+	sc_world_up
+	[ -x "$top_builddir/postern-bridge" ] || skip "postern-bridge is not built"
+	ip -n "$WORLD_NS_UP" addr add "$API4/24" dev veth-px || die "cannot add $API4"
+	HOMEDIR=$(mktemp -d /var/lib/postern-claude.XXXXXX) || die "mktemp"
+	chmod 1777 "$HOMEDIR"
+	cp "$WORLD_CA" "$HOMEDIR/ca.pem" && chmod 0644 "$HOMEDIR/ca.pem" || die "cannot copy the CA"
+	world_cleanup_hook() {
+		[ -n "${MOCK_PID:-}" ] && kill "$MOCK_PID" 2>/dev/null
+		rm -rf "$HOMEDIR"
+	}
+	MOCK_LOG="$WORLD_DIR/mock.log"
+	: >"$MOCK_LOG"
+	MOCK_PID=$(world__spawn "$WORLD_DIR/mock.out" ip netns exec "$WORLD_NS_UP" \
+		"$WORLD_PYTHON" "$top_srcdir/tests/integration/lib/$_mock" \
+		"$API4" 443 "$WORLD_CERT" "$WORLD_KEY" "$MOCK_LOG" "$WORLD_DIR/mock.ready" "$@")
+	_i=0
+	while [ ! -e "$WORLD_DIR/mock.ready" ] && [ $_i -lt 100 ]; do sleep 0.05; _i=$((_i + 1)); done
+	[ -e "$WORLD_DIR/mock.ready" ] || die "the mock API did not start: $(cat "$WORLD_DIR/mock.out")"
+}
+
 # as_uid UID CMD...: run CMD in px as UID with no groups and no
 # capabilities at all (bounding set emptied), like a container under the
 # "restricted" profile.

@@ -9,34 +9,9 @@
 # it.  Skips when Claude Code is not installed (contrib/install-deps.sh
 # installs it from npm).
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
-CLAUDE=$(command -v claude) ||
-	skip "Claude Code (claude) is not installed: contrib/install-deps.sh installs it from npm"
-"$CLAUDE" --version >/dev/null 2>&1 || skip "$CLAUDE does not run here"
-API4=10.200.1.9
-WORLD_DNS_EXTRA="api.anthropic.com=$API4"
-sc_world_up
-[ -x "$top_builddir/postern-bridge" ] || skip "postern-bridge is not built"
-ip -n "$WORLD_NS_UP" addr add "$API4/24" dev veth-px || die "cannot add $API4"
-
 KEY="sk-ant-postern-test-$$"
-# Outside /tmp, /var/tmp, /run and /dev/shm (the jail's fresh ones): a home
-# for CMD (nobody, for a root caller) and the world's CA.
-HOMEDIR=$(mktemp -d /var/lib/postern-claude.XXXXXX) || die "mktemp"
-chmod 1777 "$HOMEDIR"
-cp "$WORLD_CA" "$HOMEDIR/ca.pem" && chmod 0644 "$HOMEDIR/ca.pem" || die "cannot copy the CA"
-world_cleanup_hook() {
-	[ -n "${MOCK_PID:-}" ] && kill "$MOCK_PID" 2>/dev/null
-	rm -rf "$HOMEDIR"
-}
-MOCK_LOG="$WORLD_DIR/mock.log"
-: >"$MOCK_LOG"
-MOCK_PID=$(world__spawn "$WORLD_DIR/mock.out" ip netns exec "$WORLD_NS_UP" \
-	"$WORLD_PYTHON" "$top_srcdir/tests/integration/lib/mock-anthropic-tool.py" \
-	"$API4" 443 "$WORLD_CERT" "$WORLD_KEY" "$MOCK_LOG" "$WORLD_DIR/mock.ready" \
-	'curl -sS --max-time 10 https://refused.test/' 'cat "$POSTERN_REFUSALS"')
-i=0
-while [ ! -e "$WORLD_DIR/mock.ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-[ -e "$WORLD_DIR/mock.ready" ] || die "the mock API did not start: $(cat "$WORLD_DIR/mock.out")"
+sc_claude_world mock-anthropic-tool.py \
+	'curl -sS --max-time 10 https://refused.test/' 'cat "$POSTERN_REFUSALS"'
 
 out=$(in_px env -i PATH="$PATH" HOME="$HOMEDIR" LANG=C.UTF-8 TERM=dumb \
 	ANTHROPIC_API_KEY="$KEY" NODE_EXTRA_CA_CERTS="$HOMEDIR/ca.pem" \
