@@ -4,7 +4,7 @@
  *
  * A DNS stub on 127.0.0.1:53 (UDP and TCP) that never forwards a query and
  * has no upstream: for a name the session would allow on some port (the
- * proxy's name check, proxy/flow/sessreq.h) it answers an A record from
+ * proxy's name check, proxy/flow/bridgereq.h) it answers an A record from
  * 198.18.0.0/15 (RFC 2544's benchmark range, never a real destination),
  * the same address for the bridge's whole life, and the bridge listens on
  * that address on each port the rules allow for the name, relaying every

@@ -20,7 +20,7 @@
 #define BR_DNS_PREFIX 15
 /* How many names get an address; past it the stub answers SERVFAIL. */
 #define BR_DNS_NAMES_MAX 1024
-/* Ports one name gets listeners on, at most (proxy/flow/sessreq.h's cap). */
+/* Ports one name gets listeners on, at most (proxy/flow/bridgereq.h's cap). */
 #define BR_DNS_PORTS_MAX 32
 /* TTL of a synthetic answer: short, though the address never changes. */
 #define BR_DNS_TTL 5

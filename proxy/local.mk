@@ -16,7 +16,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/flow/revoke.c proxy/flow/revoke.h \
 	proxy/proto/scrub.c proxy/proto/scrub.h \
 	proxy/flow/tunnel.c \
-	proxy/flow/term2.c \
+	proxy/flow/h2tunnel.c \
 	proxy/flow/connect.c proxy/flow/connect.h \
 	proxy/engine.c proxy/engine.h \
 	proxy/check.c proxy/check.h \
@@ -30,11 +30,11 @@ libpostern_proxy_a_SOURCES = \
 	proxy/reload.c proxy/reload.h \
 	proxy/proto/resolve.c proxy/proto/resolve.h \
 	proxy/core/server.c \
-	proxy/core/share.c proxy/core/share.h \
+	proxy/core/conncount.c proxy/core/conncount.h \
 	proxy/proto/socks.c proxy/proto/socks.h \
 	proxy/admin/stats.c proxy/admin/stats.h \
-	proxy/policy/tally.c proxy/policy/tally.h \
-	proxy/flow/tell.c proxy/flow/tell.h \
+	proxy/policy/summary.c proxy/policy/summary.h \
+	proxy/flow/notice.c proxy/flow/notice.h \
 	proxy/flow/splice.c proxy/flow/splice.h \
 	proxy/core/worker.c proxy/core/worker.h
 libpostern_proxy_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(CARES_CFLAGS)

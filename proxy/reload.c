@@ -19,7 +19,7 @@
 #include "proxy/reload.h"
 #include "proxy/flow/revoke.h"
 #include "proxy/core/server.h"
-#include "proxy/tls/sesstls.h"
+#include "proxy/tls/registry.h"
 #include "proxy/admin/stats.h"
 #include "proxy/core/worker.h"
 

@@ -511,7 +511,7 @@ sc_sync_wait(int fd, char *byte)
 /*
  * The refusals file: made empty in DIR, which CMD never sees, and opened
  * once; every engine appends its refusal lines through this descriptor
- * (proxy/flow/tell.h), never by the path, so that nothing CMD does to a path
+ * (proxy/flow/notice.h), never by the path, so that nothing CMD does to a path
  * can make us write elsewhere.  CMD reads it at SC_RUN_REFUSALS.  A run
  * without it still runs.
  */

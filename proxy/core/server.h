@@ -16,7 +16,7 @@
  *              grants (grants.h), whose contents change as admins answer.
  *              stopping: px_server_stop().  The sessions' CAs (tls): the
  *              engine makes the registry, reload.c keeps it in line with
- *              each snapshot it takes (sesstls.h).
+ *              each snapshot it takes (registry.h).
  *   server.c   the snapshot in force and its generation
  *              (px_server_set_config()), the last reload
  *              (px_server_reloaded()), both called by reload.c; started_at;
@@ -80,7 +80,7 @@ struct px_server_init {
 	struct px_learn *learn;   /* what a rule would allow (learn.h); may be NULL */
 	struct px_conns *conns;   /* empty (px_conns_new()) */
 	struct px_listeners *listeners; /* empty (px_listeners_new()) */
-	struct px_sesstls *tls;   /* the sessions' CAs, in line with CFG (sesstls.h) */
+	struct px_sesstls *tls;   /* the sessions' CAs, in line with CFG (registry.h) */
 	struct px_ask *ask;       /* mode = ask's pending questions (ask.h) */
 	struct px_grants *grants; /* runtime grants (grants.h): outlive snapshots */
 	const char *config_path;  /* NULL: built-in */
@@ -105,7 +105,7 @@ struct px_server *px_server_new(const struct px_server_init *in);
 /* Free SRV, its snapshot and its last reload's errors; NULL is a no-op. */
 void px_server_free(struct px_server *srv);
 
-/* The sessions' CAs and the upstream TLS context (sesstls.h): made and
+/* The sessions' CAs and the upstream TLS context (registry.h): made and
  * freed by the engine, kept in line with each snapshot by reload.c. */
 struct px_sesstls *px_server_tls(const struct px_server *srv);
 

@@ -16,7 +16,7 @@
 #include "proxy/core/loopcall.h"
 #include "proxy/core/prio.h"
 #include "proxy/core/server.h"
-#include "proxy/core/share.h"
+#include "proxy/core/conncount.h"
 #include "proxy/core/worker.h"
 
 #define EACH_TIMEOUT_MS 10000

@@ -9,7 +9,7 @@
  * the worker that accepted it.  What the workers share is here: the list
  * of them, the count of connections held against [proxy] max_connections
  * and whether that holds the listeners, and the sessions' shares of it
- * (share.h), so that both limits are global, not per worker.  The other
+ * (conncount.h), so that both limits are global, not per worker.  The other
  * shared modules (the counters, audit log, budgets, grants, tally, learn,
  * sessions' CAs) lock inside (lock.h); each snapshot is shared read-only,
  * every worker holding its own reference, swapped on its own loop after a

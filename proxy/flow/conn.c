@@ -38,8 +38,8 @@
 #include "proxy/proto/socks.h"
 #include "proxy/flow/splice.h"
 #include "proxy/admin/stats.h"
-#include "proxy/policy/tally.h"
-#include "proxy/flow/tell.h"
+#include "proxy/policy/summary.h"
+#include "proxy/flow/notice.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 

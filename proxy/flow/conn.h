@@ -161,7 +161,7 @@ struct px_conn {
 	long pid, uid;
 	int is_unix;
 	int nodelay;                   /* TCP_NODELAY set on the client socket */
-	/* What it holds of its session's and its uid's share (share.c),
+	/* What it holds of its session's and its uid's share (conncount.c),
 	 * whether it counts against [proxy] max_connections (a refusal over a
 	 * share does not: it must not fill the proxy for everyone else), and
 	 * whether it lingers after its refusal (1) or has shut down its
@@ -282,7 +282,7 @@ px_conn_up_budget(const struct px_conn *c)
  * The state of a terminated tunnel: its host and port, fixed by the
  * CONNECT; why the upstream's handshake failed (every request is then a
  * 502); the secret injected into the current request (its name, for the
- * audit line); HTTP/2 (proxy/flow/term2.c): the protocols the ClientHello's
+ * audit line); HTTP/2 (proxy/flow/h2tunnel.c): the protocols the ClientHello's
  * ALPN offered (PX_SNI_ALPN_*, read in the SNI hold), whether the upstream
  * chose h2 (then both sides speak it), and the relay.
  */
@@ -382,7 +382,7 @@ void px_conn_arm_timer(struct px_conn *c, unsigned ms);
 const struct cf_proxy_settings *px_conn_settings(const struct px_conn *c);
 /* Cut C->path where a placeholder of C's session (C->sess, set) begins,
  * so that none is ever in an audit line, a log line or a refusal's body
- * (conn.c; decide.c and, for HTTP/2 streams, term2.c call it). */
+ * (conn.c; decide.c and, for HTTP/2 streams, h2tunnel.c call it). */
 void px_conn_redact_path(struct px_conn *c);
 void px_conn_host_text(const struct px_conn *c, char *buf, size_t size);
 /* Nonzero for the allowlist's own refusals (host, port, path or method
@@ -578,7 +578,7 @@ struct px_scrub *px_term_scrub(struct px_conn *c);
  * when the connection closes). */
 void px_term_reflected(struct px_conn *c, size_t n, const char *name, const char *where);
 
-/* ---- term2.c ---- */
+/* ---- h2tunnel.c ---- */
 
 /* Both handshakes of C's terminated tunnel are over and both sides chose
  * h2: relay the decrypted streams through a proxy/flow/h2 relay, each stream

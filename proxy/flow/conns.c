@@ -20,7 +20,7 @@
 #include "proxy/flow/conns.h"
 #include "proxy/core/mem.h"
 #include "proxy/core/server.h"
-#include "proxy/core/share.h"
+#include "proxy/core/conncount.h"
 #include "proxy/core/worker.h"
 
 /* Clients that wait for a slot, accepted in a burst past a full proxy

@@ -3,7 +3,7 @@
  * proxy/: the list of them, how many count against [proxy]
  * max_connections (and the pausing of the listeners at that limit), the
  * refusals lingering after their answer, each session's and uid's share
- * (share.h), and the timer that gives freed heap back once none is open.
+ * (conncount.h), and the timer that gives freed heap back once none is open.
  * accept.c adds a connection, conn.c removes it; nothing else changes the
  * set.  With workers = N each worker has its set; the count and the
  * shares are the workers' together (worker.h).

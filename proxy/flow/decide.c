@@ -39,7 +39,7 @@
 #include "proxy/core/log.h"
 #include "proxy/core/prio.h"
 #include "proxy/flow/revoke.h"
-#include "proxy/flow/sessreq.h"
+#include "proxy/flow/bridgereq.h"
 #include "proxy/proto/socks.h"
 #include "proxy/admin/stats.h"
 
@@ -112,7 +112,7 @@ ask_done(void *arg, unsigned id, enum px_ask_answer answer)
 		return;
 	case PX_ASK_TIMEOUT:
 		/* C->dec keeps the allowlist's refusal: the line to add is
-		 * still the way to allow it (tell.c). */
+		 * still the way to allow it (notice.c). */
 		snprintf(d, sizeof(d), "no admin answered question %u within ask_timeout (%u ms); "
 		    "the allowlist refused it: %.300s", id, px_conn_settings(c)->ask_timeout_ms,
 		    c->dec.detail);

@@ -22,7 +22,7 @@
 #include "proxy/policy/ask.h"
 #include "proxy/core/audit.h"
 #include "proxy/policy/learn.h"
-#include "proxy/flow/tell.h"
+#include "proxy/flow/notice.h"
 #include "proxy/flow/conn.h"
 #include "proxy/admin/stats.h"
 
@@ -192,7 +192,7 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 		/* A request allowed inside a terminated tunnel: one line
 		 * (issue 15), its request line, which carries the decision
 		 * (px_record_request_line()).  HTTP/2 writes it per stream
-		 * when the stream ends (term2.c); HTTP/1.1 after the answer,
+		 * when the stream ends (h2tunnel.c); HTTP/1.1 after the answer,
 		 * or at close for one that never got an answer. */
 		if (!c->tm->is_h2)
 			c->tm->line_due = 1;

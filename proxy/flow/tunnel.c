@@ -34,12 +34,12 @@
 #include "proxy/core/log.h"
 #include "proxy/core/loopcall.h"
 #include "proxy/core/prio.h"
-#include "proxy/tls/sesstls.h"
+#include "proxy/tls/registry.h"
 #include "proxy/proto/sni.h"
 #include "proxy/proto/socks.h"
 #include "proxy/flow/splice.h"
-#include "proxy/policy/tally.h"
-#include "proxy/flow/tell.h"
+#include "proxy/policy/summary.h"
+#include "proxy/flow/notice.h"
 #include "proxy/tls/tlsup.h"
 
 static const struct px_phase tunnel_phase, sni_phase;
@@ -618,7 +618,7 @@ static const struct px_phase sni_phase = {
  * completed handshake.  ALPN (RFC 7301): the upstream is offered h2 only
  * when the ClientHello offered it, and the client is given exactly what
  * the upstream chose, so both sides of the relay speak one protocol: h2
- * through proxy/flow/term2.c, HTTP/1.1 through the plain-HTTP path.
+ * through proxy/flow/h2tunnel.c, HTTP/1.1 through the plain-HTTP path.
  */
 
 /* The ex_data slot of a client-side SSL that holds the protocol to select

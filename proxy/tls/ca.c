@@ -82,7 +82,7 @@ ssl_err(char *err, size_t errsz, const char *what)
 
 /* A session name is used in a file name: letters, digits, '-', '_', '.',
  * 1..64 bytes (conf's rule), and not "." or ".."; also '+', which no
- * session name has, for a session's further CAs (proxy/tls/sesstls.h:
+ * session name has, for a session's further CAs (proxy/tls/registry.h:
  * SESSION+2, ...), so that they can never collide with a session. */
 static int
 session_ok(const char *s)

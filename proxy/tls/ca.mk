@@ -2,7 +2,7 @@
 # client side to upstreams (issue 15), their unit test, and the helper that
 # writes a CA and leaves to files for tests/integration/ca-tls.sh.
 libpostern_proxy_a_SOURCES += proxy/tls/ca.c proxy/tls/ca.h proxy/tls/tlsup.c proxy/tls/tlsup.h \
-	proxy/tls/sesstls.c proxy/tls/sesstls.h
+	proxy/tls/registry.c proxy/tls/registry.h
 
 check_PROGRAMS += tests/unit/test-ca
 TESTS += tests/unit/test-ca
@@ -10,11 +10,11 @@ tests_unit_test_ca_SOURCES = tests/unit/test-ca.c tests/unit/tap.h
 tests_unit_test_ca_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_test_ca_LDADD = $(PROXY_LIBS)
 
-check_PROGRAMS += tests/unit/test-sesstls
-TESTS += tests/unit/test-sesstls
-tests_unit_test_sesstls_SOURCES = tests/unit/test-sesstls.c tests/unit/tap.h
-tests_unit_test_sesstls_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
-tests_unit_test_sesstls_LDADD = $(PROXY_LIBS)
+check_PROGRAMS += tests/unit/test-tlsreg
+TESTS += tests/unit/test-tlsreg
+tests_unit_test_tlsreg_SOURCES = tests/unit/test-tlsreg.c tests/unit/tap.h
+tests_unit_test_tlsreg_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_test_tlsreg_LDADD = $(PROXY_LIBS)
 
 check_PROGRAMS += tests/integration/ca-files
 tests_integration_ca_files_SOURCES = tests/integration/ca-files.c

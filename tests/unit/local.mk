@@ -33,10 +33,10 @@ tests_unit_test_loopcall_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_loopcall_LDADD = $(PROXY_LIBS)
 
 # The refusals of one run (postern-sidecar run's summary).
-check_PROGRAMS += tests/unit/test-tally
-TESTS += tests/unit/test-tally
-tests_unit_test_tally_SOURCES = tests/unit/test-tally.c tests/unit/tap.h
-tests_unit_test_tally_LDADD = $(PROXY_LIBS)
+check_PROGRAMS += tests/unit/test-summary
+TESTS += tests/unit/test-summary
+tests_unit_test_summary_SOURCES = tests/unit/test-summary.c tests/unit/tap.h
+tests_unit_test_summary_LDADD = $(PROXY_LIBS)
 # The learn summary (run --learn, ctl learn).
 check_PROGRAMS += tests/unit/test-learn
 TESTS += tests/unit/test-learn
@@ -64,8 +64,8 @@ TESTS += tests/unit/test-etchosts
 tests_unit_test_etchosts_SOURCES = tests/unit/test-etchosts.c tests/unit/tap.h
 tests_unit_test_etchosts_LDADD = $(CONF_LIBS)
 # run's refusals file: escaped, each line once, bounded.
-check_PROGRAMS += tests/unit/test-tell
-TESTS += tests/unit/test-tell
-tests_unit_test_tell_SOURCES = tests/unit/test-tell.c tests/unit/tap.h
-tests_unit_test_tell_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
-tests_unit_test_tell_LDADD = $(PROXY_LIBS)
+check_PROGRAMS += tests/unit/test-notice
+TESTS += tests/unit/test-notice
+tests_unit_test_notice_SOURCES = tests/unit/test-notice.c tests/unit/tap.h
+tests_unit_test_notice_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_test_notice_LDADD = $(PROXY_LIBS)

@@ -1,6 +1,6 @@
 /*
- * proxy/tls/sessinfo.c: the answer to a bridge's session request (see
- * sessinfo.h; the bridge's parser is bridge/session.c, and the grammar
+ * proxy/proto/bridgereply.c: the answer to a bridge's session request (see
+ * bridgereply.h; the bridge's parser is bridge/session.c, and the grammar
  * checked here is the one it enforces).
  */
 #include "config.h"
@@ -11,7 +11,7 @@
 
 #include <event2/buffer.h>
 
-#include "proxy/tls/sessinfo.h"
+#include "proxy/proto/bridgereply.h"
 
 #define NAME_MAX_LEN 255
 #define VALUE_MAX_LEN 4096

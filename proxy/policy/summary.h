@@ -1,5 +1,5 @@
 /*
- * proxy/policy/tally.h: the refusals of one run, counted for the person at the
+ * proxy/policy/summary.h: the refusals of one run, counted for the person at the
  * terminal (postern-sidecar run): a refusal repeated with the same
  * host:port, reason and fix is told once when it first happens, and one
  * summary at the end says what was refused, how often, and which --allow

@@ -1,8 +1,8 @@
 /*
- * proxy/flow/sessreq.h: the session request of a bridge (or of `postern-sidecar
+ * proxy/flow/bridgereq.h: the session request of a bridge (or of `postern-sidecar
  * run`), "GET /.well-known/postern/session" in origin form on a session's
  * own listener, answered by the proxy itself with that session's
- * placeholders and CAs (proxy/tls/sessinfo.h renders, bridge/session.h is the
+ * placeholders and CAs (proxy/proto/bridgereply.h renders, bridge/session.h is the
  * protocol).  Nothing in the answer is secret: the sandbox gets all of it
  * anyway.  Inside a terminated tunnel an origin-form request is the
  * upstream's, never this.

@@ -1,5 +1,5 @@
 /*
- * proxy/policy/tally.c: the refusals of one run (see tally.h).
+ * proxy/policy/summary.c: the refusals of one run (see summary.h).
  */
 #include "config.h"
 
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/policy/tally.h"
+#include "proxy/policy/summary.h"
 #include "proxy/core/lock.h"
 
 /* Shared by every worker (lock.h). */

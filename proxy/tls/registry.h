@@ -1,5 +1,5 @@
 /*
- * proxy/tls/sesstls.h: the TLS state of every session that terminates TLS
+ * proxy/tls/registry.h: the TLS state of every session that terminates TLS
  * (issue 15): its certificate authorities and the one upstream client
  * context, kept in line with the config snapshot at start and at each
  * reload.

@@ -1,5 +1,5 @@
 /*
- * proxy/core/share.c: connection counts per session and per (session, peer
+ * proxy/core/conncount.c: connection counts per session and per (session, peer
  * uid).  A plain list: it holds one entry per session and per uid that
  * has a connection open, which is a handful in any real deployment, and an
  * entry goes as soon as its last connection closes.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/core/share.h"
+#include "proxy/core/conncount.h"
 
 struct px_share {
 	LIST_ENTRY(px_share) entry;

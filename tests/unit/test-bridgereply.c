@@ -1,6 +1,6 @@
 /*
- * tests/unit/test-proxy-sessinfo.c: the proxy's answer to a bridge's
- * session request (proxy/tls/sessinfo.c), read back by the bridge's own
+ * tests/unit/test-bridgereply.c: the proxy's answer to a bridge's
+ * session request (proxy/proto/bridgereply.c), read back by the bridge's own
  * parser (bridge/session.c): what one renders the other accepts, with
  * the same names, values and CA, and what the renderer refuses it does
  * not write.
@@ -15,7 +15,7 @@
 
 #include "bridge/session.h"
 #include "proxy/tls/ca.h"
-#include "proxy/tls/sessinfo.h"
+#include "proxy/proto/bridgereply.h"
 #include "tests/unit/tap.h"
 
 /* Render, then parse the whole answer as the bridge does.  Returns the

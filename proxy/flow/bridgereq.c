@@ -1,6 +1,6 @@
 /*
- * proxy/flow/sessreq.c: a bridge's session request on a session's own
- * listener, answered by the proxy itself (see sessreq.h).
+ * proxy/flow/bridgereq.c: a bridge's session request on a session's own
+ * listener, answered by the proxy itself (see bridgereq.h).
  */
 #include "config.h"
 
@@ -16,9 +16,9 @@
 #include "proxy/flow/conn.h"
 #include "proxy/core/log.h"
 #include "proxy/core/server.h"
-#include "proxy/tls/sessinfo.h"
-#include "proxy/flow/sessreq.h"
-#include "proxy/tls/sesstls.h"
+#include "proxy/proto/bridgereply.h"
+#include "proxy/flow/bridgereq.h"
+#include "proxy/tls/registry.h"
 
 /* A session has at most this many secrets worth telling (each is one
  * variable of the sandbox). */

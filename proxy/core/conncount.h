@@ -1,5 +1,5 @@
 /*
- * proxy/core/share.h: what each session, and each peer uid within a session,
+ * proxy/core/conncount.h: what each session, and each peer uid within a session,
  * holds of [proxy] max_connections, so that one sandbox holding idle
  * tunnels cannot leave every other session without an answer.
  */

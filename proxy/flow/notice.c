@@ -1,9 +1,9 @@
 /*
- * proxy/flow/tell.c: what a refusal (or, in report mode, a request that would
+ * proxy/flow/notice.c: what a refusal (or, in report mode, a request that would
  * be refused) says to a person at a terminal: the words and the one log
- * line, told once per host:port, reason and fix (tell.h).  Below the
+ * line, told once per host:port, reason and fix (notice.h).  Below the
  * connection code (conn.c answers refusals with it, record.c tells the
- * relaxed ones, term2.c refused streams): it reads a connection, never
+ * relaxed ones, h2tunnel.c refused streams): it reads a connection, never
  * changes one.  With a refusals file (px_tell_file()), each refusal line
  * goes there too, for the command that was refused.
  */
@@ -26,8 +26,8 @@
 #include "proxy/core/lock.h"
 #include "proxy/core/log.h"
 #include "proxy/core/server.h"
-#include "proxy/policy/tally.h"
-#include "proxy/flow/tell.h"
+#include "proxy/policy/summary.h"
+#include "proxy/flow/notice.h"
 
 /* The refusals file: its descriptor (-1: none), what it holds, and
  * whether its last line says that more were left out.  Shared by the
@@ -189,7 +189,7 @@ px_tell_words(const struct px_conn *c, enum cf_reason reason, const struct cf_ru
  * pattern to pass to --allow (cf_suggest() words it "pass --allow
  * 'PATTERN'" in run), told once per host:port, reason and pattern (a
  * client that retries would fill the terminal); the summary at the end
- * counts the repeats (tally.h).
+ * counts the repeats (summary.h).
  */
 void
 px_tell_human(const struct px_conn *c, int would, enum cf_reason reason, const char *detail,

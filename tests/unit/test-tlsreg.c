@@ -1,6 +1,6 @@
 /*
- * tests/unit/test-sesstls.c: the sessions' CAs follow the config
- * (proxy/tls/sesstls.h): a reload that adds a terminated host keeps the CA
+ * tests/unit/test-tlsreg.c: the sessions' CAs follow the config
+ * (proxy/tls/registry.h): a reload that adds a terminated host keeps the CA
  * running sandboxes trust and adds one for the new host, a host no longer
  * terminated drops its CA, a failed update changes nothing, and a restart
  * with a state directory finds the same CA.
@@ -21,7 +21,7 @@
 
 #include "conf/config.h"
 #include "proxy/core/log.h"
-#include "proxy/tls/sesstls.h"
+#include "proxy/tls/registry.h"
 #include "tests/unit/tap.h"
 
 #define HEAD "[proxy]\nlisten = tcp:127.0.0.1:3999\n%s\n" \
@@ -83,11 +83,11 @@ main(void)
 {
 	struct px_sesstls *r = px_sesstls_new();
 	struct cf_config *c1, *c2, *c3, *bad;
-	char err[400], dir[] = "/tmp/test-sesstls.XXXXXX", extra[300], *pem1, *pem2;
+	char err[400], dir[] = "/tmp/test-tlsreg.XXXXXX", extra[300], *pem1, *pem2;
 	SSL_CTX *la, *lb;
 	size_t made;
 
-	log_init("test-sesstls", 0);
+	log_init("test-tlsreg", 0);
 	setenv("T_SESSTLS_1", "sk-test-one-0123456789abcdef", 1);
 	setenv("T_SESSTLS_2", "sk-test-two-0123456789abcdef", 1);
 	c1 = conf("", "s1");

@@ -1,6 +1,6 @@
 /*
- * proxy/tls/sesstls.c: every terminating session's CAs and the upstream
- * context, kept in line with the config (see sesstls.h).
+ * proxy/tls/registry.c: every terminating session's CAs and the upstream
+ * context, kept in line with the config (see registry.h).
  */
 #include "config.h"
 
@@ -13,7 +13,7 @@
 #include "conf/secret.h"
 #include "proxy/tls/ca.h"
 #include "proxy/core/log.h"
-#include "proxy/tls/sesstls.h"
+#include "proxy/tls/registry.h"
 #include "proxy/tls/tlsup.h"
 #include "proxy/core/lock.h"
 

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-tally.c: proxy/policy/tally.c, the refusals of one run counted
+ * tests/unit/test-summary.c: proxy/policy/summary.c, the refusals of one run counted
  * for the summary.
  */
 #include "config.h"
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/policy/tally.h"
+#include "proxy/policy/summary.h"
 #include "tests/unit/tap.h"
 
 /* The summary of T as one string (the caller frees it). */

@@ -1,5 +1,5 @@
 /*
- * proxy/flow/term2.c: HTTP/2 inside a terminated TLS tunnel.  When
+ * proxy/flow/h2tunnel.c: HTTP/2 inside a terminated TLS tunnel.  When
  * the client offered h2 and the upstream chose it (tunnel.c negotiates
  * ALPN: the client is given exactly what the upstream picked), both
  * decrypted streams go through one proxy/flow/h2 relay: this file does its I/O
@@ -32,7 +32,7 @@
 #include "conf/secret.h"
 #include "proxy/policy/budget.h"
 #include "proxy/flow/conn.h"
-#include "proxy/flow/tell.h"
+#include "proxy/flow/notice.h"
 #include "proxy/flow/h2.h"
 #include "proxy/proto/http.h"
 #include "proxy/core/loopcall.h"

@@ -1,9 +1,9 @@
 /*
- * proxy/flow/tell.h: what a refusal says to a person at a terminal
+ * proxy/flow/notice.h: what a refusal says to a person at a terminal
  * (postern-sidecar run, or any proxy started with human lines): the
  * request and the admin's way to allow it in words, and one log line per
  * host:port, reason and fix (the repeats are counted for the summary,
- * proxy/policy/tally.h).  Reads a connection's current request; changes nothing
+ * proxy/policy/summary.h).  Reads a connection's current request; changes nothing
  * but the tallies.
  */
 #ifndef POSTERN_PROXY_TELL_H

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test-tell.c: proxy/flow/tell.c's refusals file (postern-sidecar
+ * tests/unit/test-notice.c: proxy/flow/notice.c's refusals file (postern-sidecar
  * run's $POSTERN_REFUSALS): hostile text escaped, each line once, bounded,
  * and what a file already holds counted by an engine started again.
  */
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proxy/flow/tell.h"
+#include "proxy/flow/notice.h"
 #include "tests/unit/tap.h"
 
 static const char more[] =

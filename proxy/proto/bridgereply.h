@@ -1,5 +1,5 @@
 /*
- * proxy/tls/sessinfo.h: the proxy's answer to a bridge's session request
+ * proxy/proto/bridgereply.h: the proxy's answer to a bridge's session request
  * ("GET /.well-known/postern/session", see bridge/session.h for the
  * protocol, version 1, and postern-bridge(8) "SESSION INFO"): the
  * placeholders the session's sandbox gets and its CA, as one whole HTTP
