@@ -468,11 +468,11 @@ px_engine_main(const struct px_engine_opts *opts)
 	in.human = opts->human;
 	/* Without it (out of memory) every refusal is told, none summed. */
 	if (opts->human) {
-		in.tally = px_tally_new();
-		in.would = px_tally_new();
+		in.tally = px_summary_new();
+		in.would = px_summary_new();
 	}
 	if (opts->human && opts->refusals)
-		px_tell_file(opts->refusals_fd);
+		px_notice_file(opts->refusals_fd);
 	/* A snapshot given is all there is: the file is not read again. */
 	in.load_once = opts->load_once || opts->config != NULL;
 	/* Without it (out of memory) nothing is learned. */
@@ -481,8 +481,8 @@ px_engine_main(const struct px_engine_opts *opts)
 
 	in.cfg = opts->config != NULL ? cf_config_ref(opts->config) : engine_load(opts, &ov);
 	if (in.cfg == NULL) {
-		px_tally_free(in.tally);
-		px_tally_free(in.would);
+		px_summary_free(in.tally);
+		px_summary_free(in.would);
 		px_learn_free(in.learn);
 		return 2;
 	}
@@ -532,7 +532,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	}
 	/* Every session that terminates TLS gets its CAs before anything is
 	 * served: a state directory that cannot be used stops the start. */
-	if ((in.tls = px_sesstls_new()) == NULL) {
+	if ((in.tls = px_tlsreg_new()) == NULL) {
 		log_err("out of memory");
 		goto out;
 	}
@@ -540,7 +540,7 @@ px_engine_main(const struct px_engine_opts *opts)
 		char why[400];
 		size_t made;
 
-		if (px_sesstls_update(in.tls, in.cfg, &made, why, sizeof(why)) != 0) {
+		if (px_tlsreg_update(in.tls, in.cfg, &made, why, sizeof(why)) != 0) {
 			log_errx("TLS termination: %s", why);
 			goto out;
 		}
@@ -680,15 +680,15 @@ out:
 	px_mem_bin_trim();
 	/* The run is over (the sidecar stops us once CMD has exited): what
 	 * was refused, how often, and the --allow that would allow it. */
-	px_tally_summary_as(in.would, stderr, "postern: ", "report mode: would have refused");
-	px_tally_summary(in.tally, stderr, "postern: ");
+	px_summary_print_as(in.would, stderr, "postern: ", "report mode: would have refused");
+	px_summary_print(in.tally, stderr, "postern: ");
 	if (opts->learn && srv != NULL)
 		learn_write(srv, opts->learn_fd);
 	px_learn_free(in.learn);
 	if (opts->human)
 		engine_ask_summary(in.ask);
-	px_tally_free(in.tally);
-	px_tally_free(in.would);
+	px_summary_free(in.tally);
+	px_summary_free(in.would);
 	for (i = 0; i < 5; i++)
 		if (sigs[i] != NULL)
 			event_free(sigs[i]);
@@ -706,7 +706,7 @@ out:
 	px_grants_free(in.grants);
 	px_conns_free(in.conns);
 	px_listeners_free(in.listeners);
-	px_sesstls_free(in.tls);
+	px_tlsreg_free(in.tls);
 	if (in.base != NULL)
 		event_base_free(in.base);
 	cf_config_free(in.cfg);

@@ -71,7 +71,7 @@ struct px_engine_opts {
 	int learn;
 	int learn_fd;
 	/* Nonzero (with human): append each refusal line told to a person
-	 * to refusals_fd too (proxy/flow/notice.h: px_tell_file(); postern-sidecar
+	 * to refusals_fd too (proxy/flow/notice.h: px_notice_file(); postern-sidecar
 	 * run's file for the command). */
 	int refusals;
 	int refusals_fd;

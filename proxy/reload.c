@@ -189,7 +189,7 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	const struct cf_config *cur = px_server_config(srv);
 	const char *path = px_server_config_path(srv);
 	struct cf_config *nc;
-	struct px_sesstls_next *tls_next = NULL;
+	struct px_tlsreg_next *tls_next = NULL;
 	char *errors = NULL;
 	struct cf_grant_entry *gfile = NULL;
 	size_t i, len = 0, ngfile = 0;
@@ -229,7 +229,7 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	if (nc != NULL) {
 		char why[400];
 
-		tls_next = px_sesstls_prepare(px_server_tls(srv), nc, NULL, why, sizeof(why));
+		tls_next = px_tlsreg_prepare(px_server_tls(srv), nc, NULL, why, sizeof(why));
 		if (tls_next == NULL) {
 			diag_add_error(diag, "%s: TLS termination: %s", path ? path : "<built-in>", why);
 			cf_config_free(nc);
@@ -291,7 +291,7 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 		if (cf_config_proxy(cur)->workers != cf_config_proxy(nc)->workers)
 			log_warnx("reload (%s): a changed workers takes effect at the next restart", trigger);
 	}
-	px_sesstls_commit(px_server_tls(srv), tls_next);
+	px_tlsreg_commit(px_server_tls(srv), tls_next);
 	tls_next = NULL;
 	px_server_set_config(srv, nc);
 	/* Budgets survive the reload: a kept rule keeps its use, under
@@ -311,7 +311,7 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 	rc = 0;
 out:
 	free(gfile);
-	px_sesstls_abort(px_server_tls(srv), tls_next);
+	px_tlsreg_abort(px_server_tls(srv), tls_next);
 	cf_diag_free(&local);
 	return rc;
 }

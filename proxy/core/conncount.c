@@ -13,17 +13,17 @@
 
 #include "proxy/core/conncount.h"
 
-struct px_share {
-	LIST_ENTRY(px_share) entry;
+struct px_conncount {
+	LIST_ENTRY(px_conncount) entry;
 	unsigned n;
 	long uid;           /* -1: the whole session */
 	char session[72];
 };
 
-static struct px_share *
-find(struct px_share_list *list, const char *session, long uid)
+static struct px_conncount *
+find(struct px_conncount_list *list, const char *session, long uid)
 {
-	struct px_share *sh;
+	struct px_conncount *sh;
 
 	LIST_FOREACH(sh, list, entry)
 		if (sh->uid == uid && strcmp(sh->session, session) == 0)
@@ -31,10 +31,10 @@ find(struct px_share_list *list, const char *session, long uid)
 	return NULL;
 }
 
-static struct px_share *
-find_or_add(struct px_share_list *list, const char *session, long uid)
+static struct px_conncount *
+find_or_add(struct px_conncount_list *list, const char *session, long uid)
 {
-	struct px_share *sh = find(list, session, uid);
+	struct px_conncount *sh = find(list, session, uid);
 	size_t n;
 
 	if (sh != NULL)
@@ -51,10 +51,10 @@ find_or_add(struct px_share_list *list, const char *session, long uid)
 }
 
 int
-px_share_take(struct px_share_list *list, const char *session, long uid, unsigned max,
-    unsigned max_uid, struct px_share **sess, struct px_share **user, unsigned *held)
+px_conncount_take(struct px_conncount_list *list, const char *session, long uid, unsigned max,
+    unsigned max_uid, struct px_conncount **sess, struct px_conncount **user, unsigned *held)
 {
-	struct px_share *s, *u = NULL;
+	struct px_conncount *s, *u = NULL;
 
 	*sess = *user = NULL;
 	s = find(list, session, -1);
@@ -87,7 +87,7 @@ px_share_take(struct px_share_list *list, const char *session, long uid, unsigne
 }
 
 void
-px_share_put(struct px_share *sh)
+px_conncount_put(struct px_conncount *sh)
 {
 	if (sh == NULL)
 		return;

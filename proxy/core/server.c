@@ -27,12 +27,12 @@ struct px_server {
 	struct px_dns *dns;
 	struct px_audit *audit;
 	struct px_stats *metrics;
-	struct px_tally *tally;
-	struct px_tally *would;
+	struct px_summary *tally;
+	struct px_summary *would;
 	struct px_learn *learn;
 	struct px_conns *conns;
 	struct px_listeners *listeners;
-	struct px_sesstls *tls;
+	struct px_tlsreg *tls;
 	struct px_budgets *budgets;
 	struct px_ask *ask;
 	struct px_grants *grants;
@@ -92,7 +92,7 @@ px_server_new(const struct px_server_init *in)
 	return srv;
 }
 
-struct px_sesstls *
+struct px_tlsreg *
 px_server_tls(const struct px_server *srv)
 {
 	return srv->tls;
@@ -198,7 +198,7 @@ px_server_human(const struct px_server *srv)
 	return srv->human;
 }
 
-struct px_tally *
+struct px_summary *
 px_server_would_tally(const struct px_server *srv)
 {
 	return srv->would;
@@ -210,7 +210,7 @@ px_server_learn(const struct px_server *srv)
 	return srv->learn;
 }
 
-struct px_tally *
+struct px_summary *
 px_server_tally(const struct px_server *srv)
 {
 	return srv->tally;

@@ -51,10 +51,10 @@ struct px_audit;
 struct px_budgets;
 struct px_conns;
 struct px_listeners;
-struct px_sesstls;
+struct px_tlsreg;
 struct px_server;
 struct px_stats;
-struct px_tally;
+struct px_summary;
 struct px_learn;
 struct px_ask;
 struct px_grants;
@@ -75,12 +75,12 @@ struct px_server_init {
 	struct px_dns *dns;
 	struct px_audit *audit;
 	struct px_stats *metrics; /* counters for /metrics (stats.c) */
-	struct px_tally *tally;   /* human: the refusals so far; may be NULL */
-	struct px_tally *would;   /* human: report mode's would-refusals; may be NULL */
+	struct px_summary *tally;   /* human: the refusals so far; may be NULL */
+	struct px_summary *would;   /* human: report mode's would-refusals; may be NULL */
 	struct px_learn *learn;   /* what a rule would allow (learn.h); may be NULL */
 	struct px_conns *conns;   /* empty (px_conns_new()) */
 	struct px_listeners *listeners; /* empty (px_listeners_new()) */
-	struct px_sesstls *tls;   /* the sessions' CAs, in line with CFG (registry.h) */
+	struct px_tlsreg *tls;   /* the sessions' CAs, in line with CFG (registry.h) */
 	struct px_ask *ask;       /* mode = ask's pending questions (ask.h) */
 	struct px_grants *grants; /* runtime grants (grants.h): outlive snapshots */
 	const char *config_path;  /* NULL: built-in */
@@ -107,7 +107,7 @@ void px_server_free(struct px_server *srv);
 
 /* The sessions' CAs and the upstream TLS context (registry.h): made and
  * freed by the engine, kept in line with each snapshot by reload.c. */
-struct px_sesstls *px_server_tls(const struct px_server *srv);
+struct px_tlsreg *px_server_tls(const struct px_server *srv);
 
 /* SRV's event loop (the one thread that touches SRV). */
 struct event_base *px_server_base(const struct px_server *srv);
@@ -138,10 +138,10 @@ void px_server_stop(struct px_server *srv);
 /* Nonzero when each refusal gets one plain stderr line, and the tally
  * those refusals are summed in (NULL: none, every one is told). */
 int px_server_human(const struct px_server *srv);
-struct px_tally *px_server_tally(const struct px_server *srv);
+struct px_summary *px_server_tally(const struct px_server *srv);
 /* The same for the requests report mode allowed that the allowlist would
  * have refused (mode = report). */
-struct px_tally *px_server_would_tally(const struct px_server *srv);
+struct px_summary *px_server_would_tally(const struct px_server *srv);
 /* The learn summary of every session (learn.h; NULL: none), for
  * postern-sidecar run --learn and GET /learn. */
 struct px_learn *px_server_learn(const struct px_server *srv);

@@ -39,7 +39,7 @@ struct px_workers {
 	struct px_workers_hooks hooks;
 	pthread_mutex_t mu;       /* the shares, the count, full, running */
 	pthread_cond_t cv;
-	struct px_share_list shares;
+	struct px_conncount_list shares;
 	unsigned count;           /* held against max_connections */
 	int full;                 /* atomic: the listeners pause */
 	struct worker w[];
@@ -290,7 +290,7 @@ limit_locked(struct px_workers *ws, struct px_server *srv)
 
 int
 px_workers_take(struct px_server *srv, const char *session, long uid, unsigned max,
-    unsigned max_uid, struct px_share **sess, struct px_share **user, unsigned *held,
+    unsigned max_uid, struct px_conncount **sess, struct px_conncount **user, unsigned *held,
     int *took)
 {
 	struct px_workers *ws = px_server_workers(srv);
@@ -298,7 +298,7 @@ px_workers_take(struct px_server *srv, const char *session, long uid, unsigned m
 
 	pthread_mutex_lock(&ws->mu);
 	if (session != NULL)
-		over = px_share_take(&ws->shares, session, uid, max, max_uid, sess, user, held);
+		over = px_conncount_take(&ws->shares, session, uid, max, max_uid, sess, user, held);
 	if (over == 0) {
 		ws->count++;
 		change = limit_locked(ws, srv);
@@ -309,15 +309,15 @@ px_workers_take(struct px_server *srv, const char *session, long uid, unsigned m
 }
 
 int
-px_workers_release(struct px_server *srv, struct px_share *sess, struct px_share *user,
+px_workers_release(struct px_server *srv, struct px_conncount *sess, struct px_conncount *user,
     int counted)
 {
 	struct px_workers *ws = px_server_workers(srv);
 	int change = -1;
 
 	pthread_mutex_lock(&ws->mu);
-	px_share_put(sess);
-	px_share_put(user);
+	px_conncount_put(sess);
+	px_conncount_put(user);
 	if (counted) {
 		ws->count--;
 		change = limit_locked(ws, srv);

@@ -26,7 +26,7 @@
 
 struct px_conn;
 struct px_server;
-struct px_share;
+struct px_conncount;
 struct px_workers;
 
 /*
@@ -81,15 +81,15 @@ int px_workers_each(struct px_server *first, int (*fn)(struct px_server *srv, vo
 /*
  * Take C's share of its session's (and peer uid's) connections and count
  * C against max_connections, under the workers' one lock (conns.c calls
- * these; the arguments are px_share_take()'s).  px_workers_release() gives
+ * these; the arguments are px_conncount_take()'s).  px_workers_release() gives
  * back what px_workers_take() took (COUNTED: C was counted).  Both return
  * whether the listeners of every worker must now pause (1) or resume (0),
  * or -1 when nothing changed; px_workers_limit() tells the other workers.
  */
 int px_workers_take(struct px_server *srv, const char *session, long uid, unsigned max,
-    unsigned max_uid, struct px_share **sess, struct px_share **user, unsigned *held,
+    unsigned max_uid, struct px_conncount **sess, struct px_conncount **user, unsigned *held,
     int *took);
-int px_workers_release(struct px_server *srv, struct px_share *sess, struct px_share *user,
+int px_workers_release(struct px_server *srv, struct px_conncount *sess, struct px_conncount *user,
     int counted);
 /* Re-check the limit of SRV's snapshot against the global count (after a
  * reload moved it); the same return as above. */

@@ -25,7 +25,7 @@
 #define MAX_PLACEHOLDERS 256
 
 int
-px_sessreq_is(const struct px_http_request *req)
+px_bridgereq_is(const struct px_http_request *req)
 {
 	return !req->is_connect && req->form == PX_TARGET_ORIGIN && req->method_len == 3 &&
 	    memcmp(req->method, "GET", 3) == 0 && req->target_len == strlen(PX_SESSINFO_PATH) &&
@@ -33,14 +33,14 @@ px_sessreq_is(const struct px_http_request *req)
 }
 
 void
-px_sessreq_answer(struct px_conn *c)
+px_bridgereq_answer(struct px_conn *c)
 {
 	const char *names[2 * MAX_PLACEHOLDERS], *values[2 * MAX_PLACEHOLDERS];
 	size_t i, k = 0, n = cf_session_nsecrets(c->sess);
 	char *pem;
 	/* A copy: with workers = N a reload on the first worker's loop
 	 * may replace the registry's PEM while this worker renders it. */
-	int rc = px_sesstls_pem_copy(px_server_tls(c->srv), c->sess->name, &pem);
+	int rc = px_tlsreg_pem_copy(px_server_tls(c->srv), c->sess->name, &pem);
 
 	if (rc < 0) {
 		px_conn_free(c, "out of memory");
@@ -58,7 +58,7 @@ px_sessreq_answer(struct px_conn *c)
 			values[k++] = cf_session_placeholder(c->sess, i);
 		}
 	}
-	rc = px_sessinfo_render(bufferevent_get_output(c->cli.bev), names, values, k, pem);
+	rc = px_bridgereply_render(bufferevent_get_output(c->cli.bev), names, values, k, pem);
 	if (rc == 0)
 		log_debug("session %s: session info (%zu placeholder%s%s) to %s", c->sess->name,
 		    n, n == 1 ? "" : "s", pem != NULL ? ", CA" : "", c->peer);

@@ -7,8 +7,8 @@
  * anyway.  Inside a terminated tunnel an origin-form request is the
  * upstream's, never this.
  */
-#ifndef POSTERN_PROXY_SESSREQ_H
-#define POSTERN_PROXY_SESSREQ_H
+#ifndef POSTERN_PROXY_BRIDGEREQ_H
+#define POSTERN_PROXY_BRIDGEREQ_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,11 +19,11 @@
 struct px_conn;
 
 /* Nonzero when REQ, read on a listener, is the session request. */
-int px_sessreq_is(const struct px_http_request *req);
+int px_bridgereq_is(const struct px_http_request *req);
 
 /* Answer C's session request (C->sess is set) and close after the answer
  * is written. */
-void px_sessreq_answer(struct px_conn *c);
+void px_bridgereq_answer(struct px_conn *c);
 
 /*
  * The name check of a bridge's DNS stub (issue 16, postern-bridge(8)

@@ -439,7 +439,7 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 			px_record_decision(c, 0, reason, rule, detail, NULL);
 		}
 	}
-	px_tell_words(c, reason, rule, sugg, sizeof(sugg), what, sizeof(what), h, sizeof(h));
+	px_notice_words(c, reason, rule, sugg, sizeof(sugg), what, sizeof(what), h, sizeof(h));
 	/* Appended, not printf()'d: a refusal is the most frequent answer
 	 * a misbehaving client gets, and the formats cost a third of it. */
 	bs_str_init(&b, body, sizeof(body));
@@ -465,7 +465,7 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 	bs_str_add(&b, ")\n");
 	n = b.len < sizeof(body) ? b.len : sizeof(body) - 1;
 	if (px_server_human(c->srv) && !audited)
-		px_tell_human(c, 0, reason, detail, sugg, what, h);
+		px_notice_human(c, 0, reason, detail, sugg, what, h);
 	if (c->socks && !c->connect_answered) {
 		/* A SOCKS5 client reads a SOCKS5 answer: to its greeting, "no
 		 * acceptable method" (RFC 1928 §3); to its request, the reply

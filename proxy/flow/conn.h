@@ -166,7 +166,7 @@ struct px_conn {
 	 * share does not: it must not fill the proxy for everyone else), and
 	 * whether it lingers after its refusal (1) or has shut down its
 	 * writing side and now only drains (2). */
-	struct px_share *share_sess, *share_uid;
+	struct px_conncount *share_sess, *share_uid;
 	int counted;
 	/* Accepted while the proxy was full and over a share only because
 	 * of it: it waits for a slot unread, as it would have in the backlog
@@ -584,7 +584,7 @@ void px_term_reflected(struct px_conn *c, size_t n, const char *name, const char
  * h2: relay the decrypted streams through a proxy/flow/h2 relay, each stream
  * decided as term_decide() decides an HTTP/1.1 request.  C may be freed
  * on return. */
-void px_term2_start(struct px_conn *c);
+void px_h2tunnel_start(struct px_conn *c);
 
 /* ---- tunnel.c ---- */
 

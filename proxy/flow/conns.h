@@ -37,7 +37,7 @@ typedef void (*px_conns_admit_fn)(struct px_conn *c, int over, unsigned held);
  * took the last slot as this one accepted C): C waits (C->waiting), to be
  * read from nothing, until the proxy is not full (px_conns_wake()); then
  * it is tried again and ADMIT is called with what this would have
- * returned.  Otherwise what px_share_take() returned (-EDQUOT or -EUSERS,
+ * returned.  Otherwise what px_conncount_take() returned (-EDQUOT or -EUSERS,
  * with *HELD what is held; -ENOMEM): C does not count, and lingers after
  * its refusal (C->linger) while fewer than REFUSING_MAX do.  In every case
  * C is in the set until px_conns_remove().

@@ -859,8 +859,8 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		term_decide(c, req, head_len);
 		return;
 	}
-	if (px_sessreq_is(req)) {
-		px_sessreq_answer(c);
+	if (px_bridgereq_is(req)) {
+		px_bridgereq_answer(c);
 		return;
 	}
 	if (px_namereq_is(req)) {

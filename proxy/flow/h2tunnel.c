@@ -301,7 +301,7 @@ t2_refuse(struct px_conn *c, struct px_h2_verdict *v, int status, enum cf_reason
 	v->status = status;
 	v->reason = cf_reason_code(reason);
 	px_record_decision(c, 0, reason, rule, detail, NULL);
-	px_tell_refusal(c, reason, rule, detail);
+	px_notice_refusal(c, reason, rule, detail);
 }
 
 /* Does R carry the session's placeholder of secret I in a header binding
@@ -560,7 +560,7 @@ t2_done(void *arg, const struct px_h2_stream_info *info)
 }
 
 void
-px_term2_start(struct px_conn *c)
+px_h2tunnel_start(struct px_conn *c)
 {
 	static const struct px_h2_cbs cbs = {
 		.send_client = t2_send_client, .send_upstream = t2_send_upstream,

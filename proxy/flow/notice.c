@@ -4,7 +4,7 @@
  * line, told once per host:port, reason and fix (notice.h).  Below the
  * connection code (conn.c answers refusals with it, record.c tells the
  * relaxed ones, h2tunnel.c refused streams): it reads a connection, never
- * changes one.  With a refusals file (px_tell_file()), each refusal line
+ * changes one.  With a refusals file (px_notice_file()), each refusal line
  * goes there too, for the command that was refused.
  */
 #include "config.h"
@@ -34,7 +34,7 @@
  * workers' threads. */
 static pthread_mutex_t tell_lock = PX_LOCK_INIT;
 static int tell_fd = -1;
-static uint64_t tell_seen[PX_TELL_FILE_LINES];
+static uint64_t tell_seen[PX_NOTICE_FILE_LINES];
 static size_t tell_nseen;
 static off_t tell_size;
 static int tell_full;
@@ -57,9 +57,9 @@ tell_hash(const char *s, size_t n)
 }
 
 void
-px_tell_file(int fd)
+px_notice_file(int fd)
 {
-	char buf[PX_TELL_FILE_BYTES];
+	char buf[PX_NOTICE_FILE_BYTES];
 	struct stat st;
 	ssize_t n;
 	size_t off = 0, k;
@@ -80,7 +80,7 @@ px_tell_file(int fd)
 		k = nl != NULL ? (size_t)(nl - (buf + off)) : (size_t)n - off;
 		if (k + 1 == sizeof(tell_more) - 1 && memcmp(buf + off, tell_more, k) == 0)
 			tell_full = 1;
-		else if (tell_nseen < PX_TELL_FILE_LINES)
+		else if (tell_nseen < PX_NOTICE_FILE_LINES)
 			tell_seen[tell_nseen++] = tell_hash(buf + off, k);
 		off += k + 1;
 	}
@@ -111,8 +111,8 @@ tell_file_add(const char *msg)
 		if (tell_seen[i] == h)
 			return;
 	line[len++] = '\n';
-	if (tell_nseen >= PX_TELL_FILE_LINES - 1 ||
-	    tell_size + (off_t)len > PX_TELL_FILE_BYTES - (off_t)(sizeof(tell_more) - 1)) {
+	if (tell_nseen >= PX_NOTICE_FILE_LINES - 1 ||
+	    tell_size + (off_t)len > PX_NOTICE_FILE_BYTES - (off_t)(sizeof(tell_more) - 1)) {
 		/* One write each: O_APPEND puts it whole at the end. */
 		if (write(tell_fd, tell_more, sizeof(tell_more) - 1) > 0)
 			tell_size += sizeof(tell_more) - 1;
@@ -125,7 +125,7 @@ tell_file_add(const char *msg)
 }
 
 void
-px_tell_notice(const char *fmt, ...)
+px_notice_printf(const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -143,7 +143,7 @@ px_tell_notice(const char *fmt, ...)
  * ("CONNECT host:port", "GET host:port path /p"), and H, its host as text.
  */
 void
-px_tell_words(const struct px_conn *c, enum cf_reason reason, const struct cf_rule *rule, char *sugg,
+px_notice_words(const struct px_conn *c, enum cf_reason reason, const struct cf_rule *rule, char *sugg,
     size_t suggsz, char *what, size_t whatsz, char *h, size_t hsz)
 {
 	struct bs_str w;
@@ -192,7 +192,7 @@ px_tell_words(const struct px_conn *c, enum cf_reason reason, const struct cf_ru
  * counts the repeats (summary.h).
  */
 void
-px_tell_human(const struct px_conn *c, int would, enum cf_reason reason, const char *detail,
+px_notice_human(const struct px_conn *c, int would, enum cf_reason reason, const char *detail,
     const char *sugg, const char *what, const char *h)
 {
 	static const char lead[] = "pass --allow '";
@@ -220,7 +220,7 @@ px_tell_human(const struct px_conn *c, int would, enum cf_reason reason, const c
 		snprintf(where, sizeof(where), "%s:%u", h, c->port);
 	else
 		snprintf(where, sizeof(where), "%s", what);
-	if (px_tally_add(would ? px_server_would_tally(c->srv) : px_server_tally(c->srv), where,
+	if (px_summary_add(would ? px_server_would_tally(c->srv) : px_server_tally(c->srv), where,
 	    cf_reason_code(reason), pat) == 1) {
 		const char *verb = would ? "report mode, allowed; would refuse" : "refused";
 		char msg[1024];
@@ -240,7 +240,7 @@ px_tell_human(const struct px_conn *c, int would, enum cf_reason reason, const c
 }
 
 void
-px_tell_would(const struct px_conn *c)
+px_notice_would(const struct px_conn *c)
 {
 	static const char lead[] = "report mode: would refuse: ";
 	char sugg[512], h[CF_HOST_TEXT_MAX], what[600];
@@ -251,20 +251,20 @@ px_tell_would(const struct px_conn *c)
 	/* The line says "would refuse" itself (cf_decide()'s words). */
 	if (strncmp(detail, lead, sizeof(lead) - 1) == 0)
 		detail += sizeof(lead) - 1;
-	px_tell_words(c, c->dec.would, c->dec.would_rule, sugg, sizeof(sugg), what, sizeof(what),
+	px_notice_words(c, c->dec.would, c->dec.would_rule, sugg, sizeof(sugg), what, sizeof(what),
 	    h, sizeof(h));
-	px_tell_human(c, 1, c->dec.would, detail, sugg, what, h);
+	px_notice_human(c, 1, c->dec.would, detail, sugg, what, h);
 }
 
 void
-px_tell_refusal(const struct px_conn *c, enum cf_reason reason, const struct cf_rule *rule,
+px_notice_refusal(const struct px_conn *c, enum cf_reason reason, const struct cf_rule *rule,
     const char *detail)
 {
 	char sugg[512], h[CF_HOST_TEXT_MAX], what[600];
 
 	if (!px_server_human(c->srv))
 		return;
-	px_tell_words(c, reason, rule, sugg, sizeof(sugg), what, sizeof(what), h, sizeof(h));
-	px_tell_human(c, 0, reason, detail, sugg, what, h);
+	px_notice_words(c, reason, rule, sugg, sizeof(sugg), what, sizeof(what), h, sizeof(h));
+	px_notice_human(c, 0, reason, detail, sugg, what, h);
 }
 

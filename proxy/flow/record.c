@@ -183,7 +183,7 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 	c->decided = 1;
 	c->allow_pending = 0;
 	if (r.would != CF_R_ALLOWED)
-		px_tell_would(c);
+		px_notice_would(c);
 	learn(c, allow, reason, rule);
 	px_stats_decision(px_server_stats(c->srv), c->session, reason, rule);
 	if (r.would != CF_R_ALLOWED)

@@ -443,8 +443,8 @@ decide:
 			char h[CF_HOST_TEXT_MAX], where[CF_HOST_TEXT_MAX + 8];
 			px_conn_host_text(c, h, sizeof(h));
 			snprintf(where, sizeof(where), "%s:%u", h, c->port);
-			if (px_tally_add(px_server_tally(c->srv), where, "sni_mismatch", NULL) == 1)
-				px_tell_notice("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h,
+			if (px_summary_add(px_server_tally(c->srv), where, "sni_mismatch", NULL) == 1)
+				px_notice_printf("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h,
 				    c->port, why, got[0] ? ": " : "", got);
 		}
 		/* The held bytes never reach upstream: drop them with the tunnel.
@@ -903,7 +903,7 @@ term_filter(struct bufferevent *bev)
 static void
 term_client_start(struct px_conn *c)
 {
-	SSL_CTX *ctx = px_sesstls_leaf(px_server_tls(c->srv), c->session, c->tm->host.name);
+	SSL_CTX *ctx = px_tlsreg_leaf(px_server_tls(c->srv), c->session, c->tm->host.name);
 	struct bufferevent *under = c->cli.bev, *bev;
 	struct evbuffer *held;
 	SSL *ssl;
@@ -1012,7 +1012,7 @@ term_cli_event_cb(struct bufferevent *bev, short what, void *arg)
 			SSL_get0_alpn_selected(ssl, &p, &pl);
 		if (c->tm->is_h2 && pl == 2 && memcmp(p, "h2", 2) == 0) {
 			/* Both sides chose h2: one relay for every stream. */
-			px_term2_start(c);
+			px_h2tunnel_start(c);
 			return;
 		}
 		/* The decrypted stream: read as plain HTTP from here on.  An
@@ -1039,7 +1039,7 @@ term_cli_event_cb(struct bufferevent *bev, short what, void *arg)
 static void
 term_start(struct px_conn *c)
 {
-	SSL_CTX *uctx = px_sesstls_upstream(px_server_tls(c->srv));
+	SSL_CTX *uctx = px_tlsreg_upstream(px_server_tls(c->srv));
 	struct bufferevent *bev;
 	SSL *ssl;
 	int offer_h2;

@@ -20,26 +20,26 @@ static pthread_mutex_t tally_lock = PX_LOCK_INIT;
 /* Entries shown one per line in the summary. */
 #define PX_TALLY_SHOWN 20
 
-struct px_tally_entry {
+struct px_summary_entry {
 	char *where, *reason, *allow;   /* allow may be NULL */
 	unsigned long count;
 };
 
-struct px_tally {
-	struct px_tally_entry *v;
+struct px_summary {
+	struct px_summary_entry *v;
 	size_t n, cap;
 	unsigned long others;   /* refusals not kept as an entry */
 	unsigned long total;
 };
 
-struct px_tally *
-px_tally_new(void)
+struct px_summary *
+px_summary_new(void)
 {
-	return calloc(1, sizeof(struct px_tally));
+	return calloc(1, sizeof(struct px_summary));
 }
 
 void
-px_tally_free(struct px_tally *t)
+px_summary_free(struct px_summary *t)
 {
 	size_t i;
 
@@ -63,10 +63,10 @@ same(const char *a, const char *b)
 }
 
 unsigned long
-px_tally_add(struct px_tally *t, const char *where, const char *reason, const char *allow)
+px_summary_add(struct px_summary *t, const char *where, const char *reason, const char *allow)
 {
 	PX_LOCKED(&tally_lock);
-	struct px_tally_entry *e, *nv;
+	struct px_summary_entry *e, *nv;
 	size_t i, ncap;
 
 	if (t == NULL)
@@ -106,14 +106,14 @@ other:
 }
 
 void
-px_tally_summary(const struct px_tally *t, FILE *f, const char *prefix)
+px_summary_print(const struct px_summary *t, FILE *f, const char *prefix)
 {
 	PX_LOCKED(&tally_lock);
-	px_tally_summary_as(t, f, prefix, "refused");
+	px_summary_print_as(t, f, prefix, "refused");
 }
 
 void
-px_tally_summary_as(const struct px_tally *t, FILE *f, const char *prefix, const char *verb)
+px_summary_print_as(const struct px_summary *t, FILE *f, const char *prefix, const char *verb)
 {
 	PX_LOCKED(&tally_lock);
 	size_t i, j, nallow = 0;

@@ -5,17 +5,17 @@
  * summary at the end says what was refused, how often, and which --allow
  * flags would allow it.
  */
-#ifndef POSTERN_PROXY_TALLY_H
-#define POSTERN_PROXY_TALLY_H
+#ifndef POSTERN_PROXY_SUMMARY_H
+#define POSTERN_PROXY_SUMMARY_H
 
 #include <stdio.h>
 
-struct px_tally;
+struct px_summary;
 
 /* A new, empty tally, or NULL with errno ENOMEM.  Free it with
- * px_tally_free(); px_tally_free(NULL) does nothing. */
-struct px_tally *px_tally_new(void);
-void px_tally_free(struct px_tally *t);
+ * px_summary_free(); px_summary_free(NULL) does nothing. */
+struct px_summary *px_summary_new(void);
+void px_summary_free(struct px_summary *t);
 
 /*
  * Count one refusal of WHERE ("host:port") for REASON (a reason code), whose
@@ -26,7 +26,7 @@ void px_tally_free(struct px_tally *t);
  * counts the refusal among "others" and returns 1, so that it is still told.
  * The strings are copied.  T may be NULL: then it always returns 1.
  */
-unsigned long px_tally_add(struct px_tally *t, const char *where, const char *reason,
+unsigned long px_summary_add(struct px_summary *t, const char *where, const char *reason,
     const char *allow);
 
 /*
@@ -35,8 +35,8 @@ unsigned long px_tally_add(struct px_tally *t, const char *where, const char *re
  * more), then one line with every distinct --allow flag that would allow
  * them.  Writes nothing when nothing was refused.
  */
-void px_tally_summary(const struct px_tally *t, FILE *f, const char *prefix);
+void px_summary_print(const struct px_summary *t, FILE *f, const char *prefix);
 /* The same, its first line saying VERB ("refused") of the requests. */
-void px_tally_summary_as(const struct px_tally *t, FILE *f, const char *prefix, const char *verb);
+void px_summary_print_as(const struct px_summary *t, FILE *f, const char *prefix, const char *verb);
 
 #endif

@@ -48,7 +48,7 @@ value_ok(const char *s)
 }
 
 int
-px_sessinfo_render(struct evbuffer *out, const char *const *names,
+px_bridgereply_render(struct evbuffer *out, const char *const *names,
     const char *const *values, size_t n, const char *ca_pem)
 {
 	struct evbuffer *body = NULL, *all = NULL;

@@ -5,8 +5,8 @@
  * placeholders the session's sandbox gets and its CA, as one whole HTTP
  * response.  A pure function: no I/O, no server state.
  */
-#ifndef POSTERN_PROXY_SESSINFO_H
-#define POSTERN_PROXY_SESSINFO_H
+#ifndef POSTERN_PROXY_BRIDGEREPLY_H
+#define POSTERN_PROXY_BRIDGEREPLY_H
 
 #include <stddef.h>
 
@@ -30,7 +30,7 @@ struct evbuffer;
  * strings stay the caller's.  The caller writes OUT and closes the
  * connection after it (the response says Connection: close).
  */
-int px_sessinfo_render(struct evbuffer *out, const char *const *names,
+int px_bridgereply_render(struct evbuffer *out, const char *const *names,
     const char *const *values, size_t n, const char *ca_pem);
 
 #endif

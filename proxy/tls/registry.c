@@ -19,7 +19,7 @@
 
 /* Shared by every worker (lock.h): a reload commits on one loop while
  * the others make leaves. */
-static pthread_mutex_t sesstls_lock = PX_LOCK_INIT;
+static pthread_mutex_t tlsreg_lock = PX_LOCK_INIT;
 
 struct sess {
 	char *name;
@@ -29,7 +29,7 @@ struct sess {
 	char *pem;                /* every CA's PEM, oldest first */
 };
 
-struct px_sesstls {
+struct px_tlsreg {
 	struct sess *v;
 	size_t n;
 	SSL_CTX *up;
@@ -37,10 +37,10 @@ struct px_sesstls {
 	int have_up;
 };
 
-struct px_sesstls *
-px_sesstls_new(void)
+struct px_tlsreg *
+px_tlsreg_new(void)
 {
-	return calloc(1, sizeof(struct px_sesstls));
+	return calloc(1, sizeof(struct px_tlsreg));
 }
 
 static void
@@ -56,9 +56,9 @@ sess_clear(struct sess *s)
 }
 
 void
-px_sesstls_free(struct px_sesstls *r)
+px_tlsreg_free(struct px_tlsreg *r)
 {
-	PX_LOCKED(&sesstls_lock);
+	PX_LOCKED(&tlsreg_lock);
 	size_t i;
 
 	if (r == NULL)
@@ -72,7 +72,7 @@ px_sesstls_free(struct px_sesstls *r)
 }
 
 static struct sess *
-find(const struct px_sesstls *r, const char *name)
+find(const struct px_tlsreg *r, const char *name)
 {
 	size_t i;
 
@@ -210,21 +210,21 @@ unplan(struct sess *ns, const struct sess *old)
 	sess_clear(ns);
 }
 
-/* What px_sesstls_prepare() made, until it is committed or dropped. */
-struct px_sesstls_next {
+/* What px_tlsreg_prepare() made, until it is committed or dropped. */
+struct px_tlsreg_next {
 	struct sess *v;
 	size_t n;
 	SSL_CTX *up;              /* NULL: keep R's */
 	char *up_file;
 };
 
-struct px_sesstls_next *
-px_sesstls_prepare(struct px_sesstls *r, const struct cf_config *cfg, size_t *made, char *err,
+struct px_tlsreg_next *
+px_tlsreg_prepare(struct px_tlsreg *r, const struct cf_config *cfg, size_t *made, char *err,
     size_t errsz)
 {
-	PX_LOCKED(&sesstls_lock);
+	PX_LOCKED(&tlsreg_lock);
 	const struct cf_proxy_settings *p = cf_config_proxy(cfg);
-	struct px_sesstls_next *x;
+	struct px_tlsreg_next *x;
 	size_t i, total = cf_config_nsessions(cfg);
 
 	if (made != NULL)
@@ -270,14 +270,14 @@ px_sesstls_prepare(struct px_sesstls *r, const struct cf_config *cfg, size_t *ma
 	}
 	return x;
 fail:
-	px_sesstls_abort(r, x);
+	px_tlsreg_abort(r, x);
 	return NULL;
 }
 
 void
-px_sesstls_abort(struct px_sesstls *r, struct px_sesstls_next *x)
+px_tlsreg_abort(struct px_tlsreg *r, struct px_tlsreg_next *x)
 {
-	PX_LOCKED(&sesstls_lock);
+	PX_LOCKED(&tlsreg_lock);
 	size_t i;
 
 	if (x == NULL)
@@ -291,9 +291,9 @@ px_sesstls_abort(struct px_sesstls *r, struct px_sesstls_next *x)
 }
 
 void
-px_sesstls_commit(struct px_sesstls *r, struct px_sesstls_next *x)
+px_tlsreg_commit(struct px_tlsreg *r, struct px_tlsreg_next *x)
 {
-	PX_LOCKED(&sesstls_lock);
+	PX_LOCKED(&tlsreg_lock);
 	size_t i, j;
 
 	/* Free the old CAs the new entries do not keep. */
@@ -325,22 +325,22 @@ px_sesstls_commit(struct px_sesstls *r, struct px_sesstls_next *x)
 }
 
 int
-px_sesstls_update(struct px_sesstls *r, const struct cf_config *cfg, size_t *made, char *err,
+px_tlsreg_update(struct px_tlsreg *r, const struct cf_config *cfg, size_t *made, char *err,
     size_t errsz)
 {
-	PX_LOCKED(&sesstls_lock);
-	struct px_sesstls_next *x = px_sesstls_prepare(r, cfg, made, err, errsz);
+	PX_LOCKED(&tlsreg_lock);
+	struct px_tlsreg_next *x = px_tlsreg_prepare(r, cfg, made, err, errsz);
 
 	if (x == NULL)
 		return -1;
-	px_sesstls_commit(r, x);
+	px_tlsreg_commit(r, x);
 	return 0;
 }
 
 SSL_CTX *
-px_sesstls_leaf(struct px_sesstls *r, const char *session, const char *host)
+px_tlsreg_leaf(struct px_tlsreg *r, const char *session, const char *host)
 {
-	PX_LOCKED(&sesstls_lock);
+	PX_LOCKED(&tlsreg_lock);
 	struct sess *s = find(r, session);
 	size_t i;
 
@@ -352,18 +352,18 @@ px_sesstls_leaf(struct px_sesstls *r, const char *session, const char *host)
 }
 
 const char *
-px_sesstls_pem(const struct px_sesstls *r, const char *session)
+px_tlsreg_pem(const struct px_tlsreg *r, const char *session)
 {
-	PX_LOCKED(&sesstls_lock);
+	PX_LOCKED(&tlsreg_lock);
 	const struct sess *s = find(r, session);
 
 	return s != NULL ? s->pem : NULL;
 }
 
 int
-px_sesstls_pem_copy(const struct px_sesstls *r, const char *session, char **pem)
+px_tlsreg_pem_copy(const struct px_tlsreg *r, const char *session, char **pem)
 {
-	PX_LOCKED(&sesstls_lock);
+	PX_LOCKED(&tlsreg_lock);
 	const struct sess *s = find(r, session);
 
 	*pem = NULL;
@@ -375,17 +375,17 @@ px_sesstls_pem_copy(const struct px_sesstls *r, const char *session, char **pem)
 }
 
 size_t
-px_sesstls_ncas(const struct px_sesstls *r, const char *session)
+px_tlsreg_ncas(const struct px_tlsreg *r, const char *session)
 {
-	PX_LOCKED(&sesstls_lock);
+	PX_LOCKED(&tlsreg_lock);
 	const struct sess *s = find(r, session);
 
 	return s != NULL ? s->ncas : 0;
 }
 
 SSL_CTX *
-px_sesstls_upstream(const struct px_sesstls *r)
+px_tlsreg_upstream(const struct px_tlsreg *r)
 {
-	PX_LOCKED(&sesstls_lock);
+	PX_LOCKED(&tlsreg_lock);
 	return r->up;
 }

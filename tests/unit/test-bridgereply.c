@@ -31,7 +31,7 @@ round_trip(const char *const *names, const char *const *values, size_t n,
 	int status = 0, rc;
 
 	*s = NULL;
-	*render_rc = px_sessinfo_render(b, names, values, n, ca);
+	*render_rc = px_bridgereply_render(b, names, values, n, ca);
 	len = evbuffer_get_length(b);
 	if (*render_rc != 0) {
 		evbuffer_free(b);

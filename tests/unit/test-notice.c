@@ -23,7 +23,7 @@ static const char more[] =
 static const char *
 contents(int fd)
 {
-	static char buf[2 * PX_TELL_FILE_BYTES];
+	static char buf[2 * PX_NOTICE_FILE_BYTES];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 
 	buf[n > 0 ? n : 0] = '\0';
@@ -59,25 +59,25 @@ main(void)
 	int fd, i;
 
 	/* No file: told on stderr only, nothing breaks. */
-	px_tell_notice("refused CONNECT a.test:443: host_not_allowed (x)");
+	px_notice_printf("refused CONNECT a.test:443: host_not_allowed (x)");
 
 	fd = file();
-	px_tell_file(fd);
-	px_tell_notice("refused GET evil.test:80 path /a\x1b]0;t\x07\nb\r\x7f\xff\xc3\xa9\\x0a\tc: "
+	px_notice_file(fd);
+	px_notice_printf("refused GET evil.test:80 path /a\x1b]0;t\x07\nb\r\x7f\xff\xc3\xa9\\x0a\tc: "
 	    "host_not_allowed (y)");
 	s = contents(fd);
 	tap_ok(strcmp(s, "postern: refused GET evil.test:80 path /a\\x1b]0;t\\x07\\x0ab\\x0d\\x7f"
 	    "\\xff\\xc3\\xa9\\x0a c: host_not_allowed (y)\n") == 0,
 	    "control, non-ASCII and newline bytes are escaped, one line: %s", s);
-	px_tell_notice("refused GET evil.test:80 path /a\x1b]0;t\x07\nb\r\x7f\xff\xc3\xa9\\x0a\tc: "
+	px_notice_printf("refused GET evil.test:80 path /a\x1b]0;t\x07\nb\r\x7f\xff\xc3\xa9\\x0a\tc: "
 	    "host_not_allowed (y)");
 	tap_ok(lines(contents(fd)) == 1, "the same refusal again adds no line");
 
 	/* The line bound: 63 refusals and the line saying more were left out. */
 	for (i = 0; i < 100; i++)
-		px_tell_notice("refused GET h%d.test:80 path /: host_not_allowed (z)", i);
+		px_notice_printf("refused GET h%d.test:80 path /: host_not_allowed (z)", i);
 	s = contents(fd);
-	tap_ok(lines(s) == PX_TELL_FILE_LINES, "at most %d lines (%zu)", PX_TELL_FILE_LINES,
+	tap_ok(lines(s) == PX_NOTICE_FILE_LINES, "at most %d lines (%zu)", PX_NOTICE_FILE_LINES,
 	    lines(s));
 	tap_ok(strlen(s) > sizeof(more) && strcmp(s + strlen(s) - (sizeof(more) - 1), more) == 0,
 	    "the last says more were left out");
@@ -85,34 +85,34 @@ main(void)
 	    "the first ones are kept");
 
 	/* An engine started again goes on with the file: full stays full. */
-	px_tell_file(fd);
-	px_tell_notice("refused GET later.test:80 path /: host_not_allowed (z)");
+	px_notice_file(fd);
+	px_notice_printf("refused GET later.test:80 path /: host_not_allowed (z)");
 	tap_ok(strcmp(contents(fd), s) == 0, "a full file stays as it is after a restart");
 	close(fd);
 
 	/* A restart counts the lines there: no repeat of one. */
 	fd = file();
-	px_tell_file(fd);
-	px_tell_notice("refused CONNECT r.test:443: host_not_allowed (r)");
-	px_tell_file(fd);
-	px_tell_notice("refused CONNECT r.test:443: host_not_allowed (r)");
-	px_tell_notice("refused CONNECT q.test:443: host_not_allowed (q)");
+	px_notice_file(fd);
+	px_notice_printf("refused CONNECT r.test:443: host_not_allowed (r)");
+	px_notice_file(fd);
+	px_notice_printf("refused CONNECT r.test:443: host_not_allowed (r)");
+	px_notice_printf("refused CONNECT q.test:443: host_not_allowed (q)");
 	tap_ok(lines(contents(fd)) == 2, "after a restart, a line already there is not repeated");
 	close(fd);
 
 	/* The byte bound: long lines fill the file first. */
 	fd = file();
-	px_tell_file(fd);
+	px_notice_file(fd);
 	memset(big, 'p', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	for (i = 0; i < 100; i++)
-		px_tell_notice("refused GET b%d.test:80 path /%s\x01%s: host_not_allowed", i, big,
+		px_notice_printf("refused GET b%d.test:80 path /%s\x01%s: host_not_allowed", i, big,
 		    big);
 	s = contents(fd);
 	if (fstat(fd, &st) < 0)
 		st.st_size = -1;
-	tap_ok(st.st_size >= 0 && st.st_size <= PX_TELL_FILE_BYTES &&
-	    st.st_size > PX_TELL_FILE_BYTES - 4200, "at most %d bytes (%lld)", PX_TELL_FILE_BYTES,
+	tap_ok(st.st_size >= 0 && st.st_size <= PX_NOTICE_FILE_BYTES &&
+	    st.st_size > PX_NOTICE_FILE_BYTES - 4200, "at most %d bytes (%lld)", PX_NOTICE_FILE_BYTES,
 	    (long long)st.st_size);
 	tap_ok(strcmp(s + strlen(s) - (sizeof(more) - 1), more) == 0,
 	    "the last line says more were left out");
@@ -121,9 +121,9 @@ main(void)
 	close(fd);
 
 	/* Not a regular file: nothing is written. */
-	px_tell_file(STDIN_FILENO);
-	px_tell_file(-1);
-	px_tell_notice("refused CONNECT n.test:443: host_not_allowed (n)");
+	px_notice_file(STDIN_FILENO);
+	px_notice_file(-1);
+	px_notice_printf("refused CONNECT n.test:443: host_not_allowed (n)");
 	tap_ok(1, "no file: no write");
 	return tap_done();
 }

@@ -13,7 +13,7 @@
 
 /* The summary of T as one string (the caller frees it). */
 static char *
-summary(const struct px_tally *t)
+summary(const struct px_summary *t)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -21,7 +21,7 @@ summary(const struct px_tally *t)
 
 	if (f == NULL)
 		return NULL;
-	px_tally_summary(t, f, "p: ");
+	px_summary_print(t, f, "p: ");
 	fclose(f);
 	return buf;
 }
@@ -29,7 +29,7 @@ summary(const struct px_tally *t)
 int
 main(void)
 {
-	struct px_tally *t = px_tally_new();
+	struct px_summary *t = px_summary_new();
 	char where[32], *s;
 	unsigned long n = 0;
 	int i;
@@ -38,14 +38,14 @@ main(void)
 	s = summary(t);
 	tap_ok(s != NULL && s[0] == '\0', "nothing refused: no summary at all");
 	free(s);
-	tap_ok(px_tally_add(t, "a.test:443", "host_not_allowed", "a.test") == 1, "first: tell it");
-	tap_ok(px_tally_add(t, "a.test:443", "host_not_allowed", "a.test") == 2, "repeat: counted");
-	tap_ok(px_tally_add(t, "a.test:443", "port_not_allowed", "a.test") == 1,
+	tap_ok(px_summary_add(t, "a.test:443", "host_not_allowed", "a.test") == 1, "first: tell it");
+	tap_ok(px_summary_add(t, "a.test:443", "host_not_allowed", "a.test") == 2, "repeat: counted");
+	tap_ok(px_summary_add(t, "a.test:443", "port_not_allowed", "a.test") == 1,
 	    "another reason is another entry");
-	tap_ok(px_tally_add(t, "a.test:80", "host_not_allowed", "a.test") == 1,
+	tap_ok(px_summary_add(t, "a.test:80", "host_not_allowed", "a.test") == 1,
 	    "another port is another entry");
-	tap_ok(px_tally_add(t, "b.test:443", "sni_mismatch", NULL) == 1, "no --allow: an entry too");
-	tap_ok(px_tally_add(t, "b.test:443", "sni_mismatch", NULL) == 2, "and its repeat");
+	tap_ok(px_summary_add(t, "b.test:443", "sni_mismatch", NULL) == 1, "no --allow: an entry too");
+	tap_ok(px_summary_add(t, "b.test:443", "sni_mismatch", NULL) == 2, "and its repeat");
 	s = summary(t);
 	tap_ok(s != NULL && strcmp(s,
 	    "p: refused 6 requests in this run:\n"
@@ -56,13 +56,13 @@ main(void)
 	    "p: to allow them: --allow 'a.test'\n") == 0,
 	    "summary: counts, then each --allow once (%s)", s ? s : "NULL");
 	free(s);
-	px_tally_free(t);
+	px_summary_free(t);
 
 	/* Bounded: beyond what it keeps, refusals are still told and summed. */
-	t = px_tally_new();
+	t = px_summary_new();
 	for (i = 0; i < 300; i++) {
 		snprintf(where, sizeof(where), "h%d.test:443", i);
-		n += px_tally_add(t, where, "host_not_allowed", NULL) == 1;
+		n += px_summary_add(t, where, "host_not_allowed", NULL) == 1;
 	}
 	tap_ok(n == 300, "300 distinct refusals are all told (%lu)", n);
 	s = summary(t);
@@ -70,8 +70,8 @@ main(void)
 	    strstr(s, "and 280 more\n") != NULL && strstr(s, "h20.test") == NULL,
 	    "the summary shows the first 20 and how many more");
 	free(s);
-	px_tally_free(t);
-	px_tally_free(NULL);
-	tap_ok(px_tally_add(NULL, "x:1", "r", NULL) == 1, "a NULL tally tells everything");
+	px_summary_free(t);
+	px_summary_free(NULL);
+	tap_ok(px_summary_add(NULL, "x:1", "r", NULL) == 1, "a NULL tally tells everything");
 	return tap_done();
 }

@@ -81,7 +81,7 @@ verifies(SSL_CTX *ctx, const char *host, const char *pem)
 int
 main(void)
 {
-	struct px_sesstls *r = px_sesstls_new();
+	struct px_tlsreg *r = px_tlsreg_new();
 	struct cf_config *c1, *c2, *c3, *bad;
 	char err[400], dir[] = "/tmp/test-tlsreg.XXXXXX", extra[300], *pem1, *pem2;
 	SSL_CTX *la, *lb;
@@ -96,29 +96,29 @@ main(void)
 	bad = conf("upstream_ca_file = /nonexistent/ca.pem", "s1, s2");
 
 	/* Start: one CA, for a.example only. */
-	tap_ok(px_sesstls_update(r, c1, &made, err, sizeof(err)) == 0 && made == 1,
+	tap_ok(px_tlsreg_update(r, c1, &made, err, sizeof(err)) == 0 && made == 1,
 	    "start: one CA made (%s)", err);
-	tap_ok(px_sesstls_ncas(r, "one") == 1 && px_sesstls_ncas(r, "default") == 0,
+	tap_ok(px_tlsreg_ncas(r, "one") == 1 && px_tlsreg_ncas(r, "default") == 0,
 	    "session one has a CA, the default session none");
-	tap_ok(px_sesstls_upstream(r) != NULL, "an upstream context");
-	pem1 = strdup(px_sesstls_pem(r, "one"));
-	la = px_sesstls_leaf(r, "one", "a.example");
+	tap_ok(px_tlsreg_upstream(r) != NULL, "an upstream context");
+	pem1 = strdup(px_tlsreg_pem(r, "one"));
+	la = px_tlsreg_leaf(r, "one", "a.example");
 	tap_ok(la != NULL && verifies(la, "a.example", pem1), "a leaf for a.example under it");
 	SSL_CTX_free(la);
 	errno = 0;
-	tap_ok(px_sesstls_leaf(r, "one", "b.example") == NULL && errno == ENOENT,
+	tap_ok(px_tlsreg_leaf(r, "one", "b.example") == NULL && errno == ENOENT,
 	    "no leaf for a host not terminated");
-	tap_ok(px_sesstls_leaf(r, "default", "a.example") == NULL, "no leaf in another session");
+	tap_ok(px_tlsreg_leaf(r, "default", "a.example") == NULL, "no leaf in another session");
 
 	/* A reload adds b.example: the first CA stays, a second is made. */
-	tap_ok(px_sesstls_update(r, c2, &made, err, sizeof(err)) == 0 && made == 1,
+	tap_ok(px_tlsreg_update(r, c2, &made, err, sizeof(err)) == 0 && made == 1,
 	    "reload adding a host makes one CA (%s)", err);
-	tap_ok(px_sesstls_ncas(r, "one") == 2, "session one has two CAs");
-	pem2 = strdup(px_sesstls_pem(r, "one"));
+	tap_ok(px_tlsreg_ncas(r, "one") == 2, "session one has two CAs");
+	pem2 = strdup(px_tlsreg_pem(r, "one"));
 	tap_ok(strncmp(pem2, pem1, strlen(pem1)) == 0 && strlen(pem2) > strlen(pem1),
 	    "the bundle starts with the CA running sandboxes trust");
-	la = px_sesstls_leaf(r, "one", "a.example");
-	lb = px_sesstls_leaf(r, "one", "b.example");
+	la = px_tlsreg_leaf(r, "one", "a.example");
+	lb = px_tlsreg_leaf(r, "one", "b.example");
 	tap_ok(la != NULL && verifies(la, "a.example", pem1),
 	    "a.example still verifies with the first CA alone");
 	tap_ok(lb != NULL && !verifies(lb, "b.example", pem1) && verifies(lb, "b.example", pem2),
@@ -130,33 +130,33 @@ main(void)
 	{
 		char *copy = NULL, *none = (char *)"x";
 
-		tap_ok(px_sesstls_pem_copy(r, "one", &copy) == 0 && copy != NULL &&
-		    strcmp(copy, pem2) == 0 && copy != px_sesstls_pem(r, "one"),
-		    "px_sesstls_pem_copy() hands out a copy of the session's PEM");
+		tap_ok(px_tlsreg_pem_copy(r, "one", &copy) == 0 && copy != NULL &&
+		    strcmp(copy, pem2) == 0 && copy != px_tlsreg_pem(r, "one"),
+		    "px_tlsreg_pem_copy() hands out a copy of the session's PEM");
 		free(copy);
-		tap_ok(px_sesstls_pem_copy(r, "nosuch", &none) == 0 && none == NULL,
+		tap_ok(px_tlsreg_pem_copy(r, "nosuch", &none) == 0 && none == NULL,
 		    "and NULL for a session that terminates nothing");
 	}
 
 	/* The same config again: nothing made. */
-	tap_ok(px_sesstls_update(r, c2, &made, err, sizeof(err)) == 0 && made == 0 &&
-	    strcmp(px_sesstls_pem(r, "one"), pem2) == 0, "an unchanged reload makes nothing");
+	tap_ok(px_tlsreg_update(r, c2, &made, err, sizeof(err)) == 0 && made == 0 &&
+	    strcmp(px_tlsreg_pem(r, "one"), pem2) == 0, "an unchanged reload makes nothing");
 
 	/* A failing update changes nothing. */
-	tap_ok(px_sesstls_update(r, bad, &made, err, sizeof(err)) == -1 &&
+	tap_ok(px_tlsreg_update(r, bad, &made, err, sizeof(err)) == -1 &&
 	    strstr(err, "upstream_ca_file") != NULL, "a bad upstream_ca_file is refused: %s", err);
-	tap_ok(px_sesstls_ncas(r, "one") == 2 && strcmp(px_sesstls_pem(r, "one"), pem2) == 0,
+	tap_ok(px_tlsreg_ncas(r, "one") == 2 && strcmp(px_tlsreg_pem(r, "one"), pem2) == 0,
 	    "and the CAs are as they were");
 
 	/* a.example no longer terminated: its CA goes, b.example's stays. */
-	tap_ok(px_sesstls_update(r, c3, &made, err, sizeof(err)) == 0 && made == 0,
+	tap_ok(px_tlsreg_update(r, c3, &made, err, sizeof(err)) == 0 && made == 0,
 	    "reload dropping a host (%s)", err);
-	tap_ok(px_sesstls_ncas(r, "one") == 1 &&
-	    strcmp(px_sesstls_pem(r, "one"), pem2 + strlen(pem1)) == 0,
+	tap_ok(px_tlsreg_ncas(r, "one") == 1 &&
+	    strcmp(px_tlsreg_pem(r, "one"), pem2 + strlen(pem1)) == 0,
 	    "only the CA of b.example is left");
 	free(pem1);
 	free(pem2);
-	px_sesstls_free(r);
+	px_tlsreg_free(r);
 
 	/* A state directory: a restart finds the same CA. */
 	if (mkdtemp(dir) == NULL) {
@@ -166,16 +166,16 @@ main(void)
 	snprintf(extra, sizeof(extra), "state_dir = %s", dir);
 	cf_config_free(c1);
 	c1 = conf(extra, "s1, s2");
-	r = px_sesstls_new();
-	tap_ok(px_sesstls_update(r, c1, &made, err, sizeof(err)) == 0 && made == 1,
+	r = px_tlsreg_new();
+	tap_ok(px_tlsreg_update(r, c1, &made, err, sizeof(err)) == 0 && made == 1,
 	    "with state_dir: one CA for both hosts (%s)", err);
-	pem1 = strdup(px_sesstls_pem(r, "one"));
-	px_sesstls_free(r);
-	r = px_sesstls_new();
-	tap_ok(px_sesstls_update(r, c1, &made, err, sizeof(err)) == 0 &&
-	    strcmp(px_sesstls_pem(r, "one"), pem1) == 0, "a restart loads the same CA");
+	pem1 = strdup(px_tlsreg_pem(r, "one"));
+	px_tlsreg_free(r);
+	r = px_tlsreg_new();
+	tap_ok(px_tlsreg_update(r, c1, &made, err, sizeof(err)) == 0 &&
+	    strcmp(px_tlsreg_pem(r, "one"), pem1) == 0, "a restart loads the same CA");
 	free(pem1);
-	px_sesstls_free(r);
+	px_tlsreg_free(r);
 	{
 		char cmd[200];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
