@@ -238,7 +238,7 @@ port_of(const struct sockaddr *sa)
  *     of the host, which the config cannot list: every never-reachable
  *     address on its port counts (loopback, and the private addresses an
  *     interface of the host is likely to have).  A public address of the
- *     host is not caught; SECURITY.md says so.
+ *     host is not caught; docs/threat-model.md says so.
  */
 static int
 reaches_listener(const struct sockaddr *l, const struct sockaddr *b)
