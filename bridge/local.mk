@@ -84,7 +84,7 @@ bench-bridge: postern-bridge tests/bench/bridge-load tests/bench/proxy-load
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-bridge.sh
 .PHONY: bench-bridge
 
-# The DNS stub of transparent capture (issue 16): its wire format's unit
+# The DNS stub of transparent capture: its wire format's unit
 # test and fuzz target (replayed by "make check"), and the namespace
 # scenario with the real proxy.
 check_PROGRAMS += tests/unit/test-bridge-dns tests/fuzz/bridge-dns-replay

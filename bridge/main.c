@@ -3,8 +3,7 @@
  *
  * Options, the identity and environment CMD gets, the child, its signals
  * and its descendants.  The relay itself is bridge/relay.c, bringing "lo" up is
- * bridge/link.c.  See postern-bridge(8) and DESIGN.md "The bridge's
- * behaviour".
+ * bridge/link.c.  See postern-bridge(8).
  */
 #include "config.h"
 

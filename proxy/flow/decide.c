@@ -84,7 +84,7 @@ static const struct px_phase lookup_phase = {
 	.timeout = lookup_timeout,
 };
 
-/* ---- runtime grants and mode = ask (issue 17) ---------------------------- */
+/* ---- runtime grants and mode = ask --------------------------------------- */
 
 /* Is C's refused request one to hold (mode = ask)? */
 static int
@@ -655,7 +655,7 @@ take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_l
 }
 
 /*
- * The budgets of rule R (issue 17), for C's new tunnel or plain-HTTP
+ * The budgets of rule R, for C's new tunnel or plain-HTTP
  * request (CONN: a connection to the host, held in C->budget) or a request
  * inside C's terminated tunnel (held in C->req_budget): admitted, or
  * refused with 429 budget_exceeded, saying which budget and when it frees
@@ -742,7 +742,7 @@ trace_refused(struct px_conn *c, const struct px_http_request *req, long bound)
 }
 
 /*
- * A request read inside a terminated tunnel (issue 15), judged on its own
+ * A request read inside a terminated tunnel, judged on its own
  * by the snapshot in force now: origin form only; its Host must be the
  * tunnel's host (a Host naming another one is domain fronting: 421, RFC
  * 9110 §15.5.20); the session's rules decide host, port and path (path

@@ -156,7 +156,7 @@ fwd_move(struct evbuffer *in, struct evbuffer *out, size_t n)
 
 /* Pass request-body bytes from the client to upstream, as far as framing
  * and back-pressure allow.  Returns 0; -1 on bad framing; -2 when the
- * bytes would pass the rule's byte budget (issue 17): none of them goes,
+ * bytes would pass the rule's byte budget: none of them goes,
  * the budget counts as spent, and the caller closes the connection. */
 static int
 fwd_request_body(struct px_conn *c)

@@ -189,8 +189,8 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 	if (r.would != CF_R_ALLOWED)
 		px_stats_would(px_server_stats(c->srv), c->session, r.would);
 	if (allow && c->mode == CF_MODE_TLS && c->tm != NULL) {
-		/* A request allowed inside a terminated tunnel: one line
-		 * (issue 15), its request line, which carries the decision
+		/* A request allowed inside a terminated tunnel: one line,
+		 * its request line, which carries the decision
 		 * (px_record_request_line()).  HTTP/2 writes it per stream
 		 * when the stream ends (h2tunnel.c); HTTP/1.1 after the answer,
 		 * or at close for one that never got an answer. */

@@ -75,7 +75,7 @@ ws_scrub(struct px_conn *c, struct evbuffer *in, size_t n)
 
 /*
  * Pass everything buffered from FROM on to TO, counting it as FROM's; from
- * the client, never more than its byte budget leaves (issue 17).  Over it,
+ * the client, never more than its byte budget leaves.  Over it,
  * the rest is dropped, the client is read no more, and the tunnel closes
  * once what was allowed is out (tunnel_write_cb()).  Returns 0, or -1
  * when C is gone.
@@ -605,7 +605,7 @@ static const struct px_phase sni_phase = {
 	.timeout = sni_timeout, .tunnel = 1,
 };
 
-/* ---- TLS termination (issue 15) ---------------------------------------- */
+/* ---- TLS termination --------------------------------------------------- */
 
 /*
  * A terminated tunnel: once its ClientHello passed the SNI check, the proxy

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/bench/bench-capture.sh: the three ways out of a postern-bridge
-# sandbox side by side (issue 16's "Speed"), against the same sink, with
+# sandbox side by side, against the same sink, with
 # the same client (tests/bench/bridge-load), in one run; BENCH_ROUNDS
 # rounds (3), medians.
 #

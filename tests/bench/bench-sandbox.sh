@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/bench/bench-sandbox.sh: the whole sandbox path (issue 18), postern
+# tests/bench/bench-sandbox.sh: the whole sandbox path, postern
 # against Anthropic's sandbox-runtime (srt), side by side in one run, with
 # the same clients against the same upstream; BENCH_ROUNDS rounds (3),
 # medians, ratios.
