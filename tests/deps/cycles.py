@@ -8,7 +8,7 @@ defines.  The graph is read from the built objects with nm(1), not from the
 #include lines: a header shared by two modules hides which of them calls
 the other, and a cycle through it would not show in the include graph.
 
-Two layout rules are checked too (ARCHITECTURE.md, "proxy/"):
+Two layout rules are checked too (ARCHITECTURE.md, "The dependency rule"):
   layers    a module of proxy/proto/ or proxy/policy/ uses only symbols of
             base/, conf/, proxy/proto/ and proxy/policy/ (and libraries):
             codecs and policy state know no server and no connection;
