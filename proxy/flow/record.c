@@ -119,14 +119,10 @@ px_record(struct px_conn *c, const struct px_rec *r)
 }
 
 /*
- * What the learn summary (learn.h) takes from a decision: a request report
- * mode relaxed (the allowlist's reason, and "private" when its address was
- * then refused as never-reachable, or failed on its way out: its name did
- * not resolve, its upstream did not answer; the allowlist would have
- * refused it all the same, and the admin needs its item whatever the
- * network said), and, in every mode, a refusal an allow_hosts item would
- * fix, so that `postern-proxy ctl learn` on an enforcing proxy offers the
- * items its refusals' hints offer.
+ * Feed the learn summary (learn.h): a request report mode relaxed, even
+ * one that then failed on the network (the admin needs its item all the
+ * same), and in every mode a refusal an allow_hosts item would fix, so
+ * that `ctl learn` on an enforcing proxy offers what the hints offer.
  */
 static void
 learn(struct px_conn *c, int allow, enum cf_reason reason, const struct cf_rule *rule)
