@@ -72,7 +72,7 @@ TESTS += $(BRIDGE_IT)
 EXTRA_DIST += $(BRIDGE_IT) tests/integration/lib-bridge.sh
 
 # The benchmark against socat and the direct baselines (not run by "make
-# check"; "make bench-bridge", wired into "make bench" by the lead).  Its
+# check"; "make bench-bridge", also run by "make bench").  Its
 # load tool is a check program so that it is always compiled.
 check_PROGRAMS += tests/bench/bridge-load
 tests_bench_bridge_load_SOURCES = tests/bench/bridge-load.c

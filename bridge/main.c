@@ -669,8 +669,8 @@ bridge_main(int argc, char **argv)
 		err = br_relay_listen(b.relay, (struct sockaddr *)&ss[i], slen[i], &bound);
 		/*
 		 * A namespace without IPv6 (or with it disabled) has no ::1:
-		 * skip that listener quietly, as the issue asks, rather than
-		 * dying the way socat does.
+		 * skip that listener quietly rather than dying the way socat
+		 * does; IPv4 clients still work.
 		 */
 		if (ss[i].ss_family == AF_INET6 &&
 		    (err == -EADDRNOTAVAIL || err == -EAFNOSUPPORT))

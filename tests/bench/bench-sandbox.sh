@@ -36,7 +36,7 @@
 #                upstream's pattern (bridge-load dl): the ones cut short,
 #                wrong or not opened, summed over the rounds
 #
-# Goals (the issue): tunnels/s >= 10x srt's, bulk >= 5x both ways, PSS <=
+# Goals: tunnels/s >= 10x srt's, bulk >= 5x both ways, PSS <=
 # a tenth of srt's, no download cut short or wrong.  req/s has no goal.
 #
 # The upstream is sink.bench, pinned to 127.0.0.1 for both: in postern's
