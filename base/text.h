@@ -1,6 +1,6 @@
 /*
- * base/text.h: untrusted bytes made safe to show (STYLE.md: "log
- * untrusted bytes escaped and truncated"), and bytes as hex.  libc only:
+ * base/text.h: untrusted bytes made safe to show (every log line escapes
+ * and truncates what it did not make), and bytes as hex.  libc only:
  * the bridge links it.
  */
 #ifndef POSTERN_BASE_TEXT_H

@@ -72,7 +72,7 @@ TESTS += $(BRIDGE_IT)
 EXTRA_DIST += $(BRIDGE_IT) tests/integration/lib-bridge.sh
 
 # The benchmark against socat and the direct baselines (not run by "make
-# check"; "make bench-bridge", wired into "make bench" by the lead).  Its
+# check"; "make bench-bridge", also run by "make bench").  Its
 # load tool is a check program so that it is always compiled.
 check_PROGRAMS += tests/bench/bridge-load
 tests_bench_bridge_load_SOURCES = tests/bench/bridge-load.c
@@ -84,7 +84,7 @@ bench-bridge: postern-bridge tests/bench/bridge-load tests/bench/proxy-load
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-bridge.sh
 .PHONY: bench-bridge
 
-# The DNS stub of transparent capture (issue 16): its wire format's unit
+# The DNS stub of transparent capture: its wire format's unit
 # test and fuzz target (replayed by "make check"), and the namespace
 # scenario with the real proxy.
 check_PROGRAMS += tests/unit/test-bridge-dns tests/fuzz/bridge-dns-replay

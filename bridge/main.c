@@ -3,8 +3,7 @@
  *
  * Options, the identity and environment CMD gets, the child, its signals
  * and its descendants.  The relay itself is bridge/relay.c, bringing "lo" up is
- * bridge/link.c.  See postern-bridge(8) and DESIGN.md "The bridge's
- * behaviour".
+ * bridge/link.c.  See postern-bridge(8).
  */
 #include "config.h"
 
@@ -670,8 +669,8 @@ bridge_main(int argc, char **argv)
 		err = br_relay_listen(b.relay, (struct sockaddr *)&ss[i], slen[i], &bound);
 		/*
 		 * A namespace without IPv6 (or with it disabled) has no ::1:
-		 * skip that listener quietly, as the issue asks, rather than
-		 * dying the way socat does.
+		 * skip that listener quietly rather than dying the way socat
+		 * does; IPv4 clients still work.
 		 */
 		if (ss[i].ss_family == AF_INET6 &&
 		    (err == -EADDRNOTAVAIL || err == -EAFNOSUPPORT))

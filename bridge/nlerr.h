@@ -1,5 +1,5 @@
 /*
- * bridge/nlerr.h: libnl's error codes, translated once (STYLE.md).
+ * bridge/nlerr.h: libnl's error codes, translated once.
  *
  * libnl reports NLE_* codes of its own; postern speaks negative errno.
  * Every module that calls libnl (bridge/link.c, sidecar/rules.c,

@@ -43,7 +43,7 @@ enum cf_sni_mode {
 	CF_SNI_OFF,
 };
 
-/* A session's mode = (issue 17); 0 in the build means "not given". */
+/* A session's "mode ="; 0 in the build means "not given". */
 enum {
 	CF_SESS_MODE_ENFORCE = 1,
 	CF_SESS_MODE_REPORT = 2,

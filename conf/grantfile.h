@@ -1,5 +1,5 @@
 /*
- * conf/grantfile.h: the grants_file of [proxy] (issue 17), the runtime
+ * conf/grantfile.h: the grants_file of [proxy], the runtime
  * grants an admin saved (postern-proxy ctl grants --save), read as a
  * drop-in in the config's own syntax:
  *

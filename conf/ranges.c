@@ -16,7 +16,7 @@ struct v4range {
 };
 
 /*
- * DESIGN.md "Never-reachable ranges", IPv4 part: the IANA IPv4
+ * The never-reachable ranges, IPv4 part: the IANA IPv4
  * Special-Purpose Address Registry (RFC 6890 and its successors) entries
  * that are not globally reachable, plus multicast and the reserved block.
  * Registry entries left out are globally reachable: 192.31.196.0/24

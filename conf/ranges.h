@@ -1,5 +1,5 @@
 /*
- * conf/ranges.h: the never-reachable address ranges of DESIGN.md.
+ * conf/ranges.h: the never-reachable address ranges.
  *
  * A host that resolves to any address in these ranges is refused unless the
  * rule that allowed it says "private" or names the address range itself.

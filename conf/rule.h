@@ -1,5 +1,5 @@
 /*
- * conf/rule.h: host patterns (DESIGN.md "Host patterns") and the decision
+ * conf/rule.h: host patterns (postern.ini(5)) and the decision
  * made from them.
  */
 #ifndef POSTERN_CONF_RULE_H
@@ -28,7 +28,7 @@ enum cf_pat_kind {
 enum cf_mode {
 	CF_MODE_CONNECT = 1,
 	CF_MODE_HTTP,
-	/* A request inside a TLS tunnel the proxy terminates (issue 15):
+	/* A request inside a TLS tunnel the proxy terminates:
 	 * port 443 by default as for CONNECT, and path and method rules
 	 * apply as for plain HTTP; with no path, the CONNECT that opens
 	 * such a tunnel, which a path or method rule admits (each request
@@ -63,7 +63,7 @@ struct cf_rule {
 	char *methods;
 	int private_ok;            /* the "private" flag */
 	int inspect;               /* the "inspect" flag: TLS is terminated */
-	/* Budgets (issue 17), zero when not given: "up=SIZE/WINDOW" (bytes
+	/* Budgets, zero when not given: "up=SIZE/WINDOW" (bytes
 	 * from the client to the upstream per UP_WINDOW seconds), "rps=N"
 	 * (requests and new tunnels per second, burst N), "conns=N"
 	 * (connections to the rule's hosts at once).  Counted by

@@ -42,25 +42,25 @@ EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.
 	tests/integration/sidecar-run.sh tests/integration/sidecar-serve.sh \
 	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-jail.sh \
 	tests/integration/sidecar-escape.sh
-# run reads its config once (issue 11, item 3).
+# run reads its config once.
 TESTS += tests/integration/sidecar-run-once.sh
 EXTRA_DIST += tests/integration/sidecar-run-once.sh
 TESTS += tests/integration/sidecar-run-ask.sh
 EXTRA_DIST += tests/integration/sidecar-run-ask.sh
 TESTS += tests/integration/sidecar-run-forward.sh
 EXTRA_DIST += tests/integration/sidecar-run-forward.sh
-# run --env, with the real Claude Code (issue 13, item 2).
+# run --env, with the real Claude Code.
 TESTS += tests/integration/sidecar-run-claude.sh tests/integration/sidecar-run-claude-secret.sh
 EXTRA_DIST += tests/integration/sidecar-run-claude.sh tests/integration/sidecar-run-claude-secret.sh
 # run --secret with the real Codex CLI.
 TESTS += tests/integration/sidecar-run-codex-secret.sh
 EXTRA_DIST += tests/integration/sidecar-run-codex-secret.sh
-# run's summary of refusals, and run --session (issue 13, item 7).
+# run's summary of refusals, and run --session.
 TESTS += tests/integration/sidecar-run-summary.sh
 TESTS += tests/integration/sidecar-run-report.sh
 EXTRA_DIST += tests/integration/sidecar-run-summary.sh
 EXTRA_DIST += tests/integration/sidecar-run-report.sh
-# run --learn (issue 17).
+# run --learn.
 TESTS += tests/integration/sidecar-run-learn.sh
 EXTRA_DIST += tests/integration/sidecar-run-learn.sh
 TESTS += tests/integration/sidecar-run-home.sh
@@ -115,13 +115,13 @@ tests_fuzz_sidecar_nft_replay_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
 tests_fuzz_sidecar_nft_replay_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sidecar-nft.c tests/fuzz/fuzz-sidecar-nft.srcs
-# A refused HTTP/2 stream is told on run's terminal (issue 15).
+# A refused HTTP/2 stream is told on run's terminal.
 TESTS += tests/integration/sidecar-run-h2.sh
 EXTRA_DIST += tests/integration/sidecar-run-h2.sh
-# git://, Node https.get and Python requests through capture (issue 16).
+# git://, Node https.get and Python requests through capture.
 TESTS += tests/integration/sidecar-run-capture-clients.sh
 EXTRA_DIST += tests/integration/sidecar-run-capture-clients.sh
-# Transparent capture in the pod: container mode --capture (issue 16).
+# Transparent capture in the pod: container mode --capture.
 TESTS += tests/integration/sidecar-pod-capture.sh
 EXTRA_DIST += tests/integration/sidecar-pod-capture.sh
 

@@ -7,8 +7,8 @@
  * has no nf_tables objects); nf_tables attributes are big-endian.  Changes
  * go in one batch between NFNL_MSG_BATCH_BEGIN and NFNL_MSG_BATCH_END, which
  * the kernel applies as one transaction or not at all.  Read-backs are
- * dumps, each message parsed against nla_policy tables (STYLE.md: a netlink
- * reply is untrusted).
+ * dumps, each message parsed against nla_policy tables (a netlink reply
+ * is untrusted).
  */
 #include "config.h"
 

@@ -11,7 +11,7 @@
  * loopback keeps working for every uid; every other socket that is not the
  * proxy's gets ENETUNREACH at connect() or sendto() time.  A uid, not a
  * fwmark, is the selector because SO_MARK needs only CAP_NET_RAW, which
- * container runtimes grant by default (see DESIGN.md).
+ * container runtimes grant by default.
  */
 #ifndef POSTERN_SIDECAR_RULES_H
 #define POSTERN_SIDECAR_RULES_H

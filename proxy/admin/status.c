@@ -108,7 +108,7 @@ px_status_iso_time(time_t t, char *buf, size_t size)
 		snprintf(buf, size, "never");
 }
 
-/* ---- /pending and /grants (mode = ask, issue 17) ------------------------- */
+/* ---- /pending and /grants (mode = ask) ---------------------------------- */
 
 void
 px_status_pending(const struct px_server *srv, int text, struct evbuffer *out)
@@ -240,7 +240,7 @@ session_pending(const struct px_server *srv, const char *name)
 /* ---- /status ------------------------------------------------------------- */
 
 /*
- * Session S's budgets (issue 17): each allow rule that has one, its
+ * Session S's budgets: each allow rule that has one, its
  * limits and its use so far (none yet: zeros), as a JSON array.
  */
 static void
@@ -556,7 +556,7 @@ budget_labels(struct evbuffer *out, const char *name, const struct px_budget *b,
 	evbuffer_add_printf(out, "\"} ");
 }
 
-/* The budgets' use (issue 17), one sample per session and rule used. */
+/* The budgets' use, one sample per session and rule used. */
 static void
 budget_metrics(const struct px_server *srv, struct evbuffer *out)
 {
@@ -714,7 +714,7 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 	evbuffer_add_printf(out, "postern_config_reloads_total %llu\n", (unsigned long long)hits);
 	header(out, "postern_config_reload_failures_total", "counter", "Reloads refused (the old config stayed).");
 	evbuffer_add_printf(out, "postern_config_reload_failures_total %llu\n", (unsigned long long)count);
-	/* mode = ask and runtime grants (issue 17). */
+	/* mode = ask and runtime grants. */
 	if (px_server_ask(srv) != NULL) {
 		static const enum px_ask_answer answers[] = { PX_ASK_ALLOW_ONCE, PX_ASK_ALLOW_SESSION,
 			PX_ASK_DENY_ONCE, PX_ASK_DENY_SESSION, PX_ASK_TIMEOUT };

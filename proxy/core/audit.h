@@ -1,6 +1,6 @@
 /*
  * proxy/core/audit.h: the audit log, one JSON object per line: one per decision
- * and one per closed connection (DESIGN.md "Audit log").
+ * and one per closed connection (postern-proxy(8), AUDIT LOG).
  */
 #ifndef POSTERN_PROXY_AUDIT_H
 #define POSTERN_PROXY_AUDIT_H

@@ -440,15 +440,10 @@ listener_free(struct px_server *srv, struct px_listener *l, int added)
 }
 
 /*
- * TCP_NODELAY on a TCP listener, for every client socket it accepts to
- * inherit (Linux copies it from the listener): a relay writes what it has
- * as it comes, and with Nagle a second small write (a streamed answer's
- * next record, an SSE event) would wait for the client's delayed ACK,
- * 40 ms.  Set on each client socket it would be one system call a
- * connection.  And on a loopback listener, Reno (base/tcp.h): a local
- * client's downloads never pay a pacing timer.  1 when TCP_NODELAY is
- * set; 0 leaves it to the first allowed request (start_lookup() in
- * decide.c).
+ * Set on the listener, so every accepted socket inherits it for free:
+ * TCP_NODELAY (with Nagle a relay's second small write waits 40 ms for a
+ * delayed ACK) and, on loopback, Reno (base/tcp.h).  1 when TCP_NODELAY is
+ * set; 0 leaves it to the first allowed request (start_lookup()).
  */
 static int
 tcp_listener_opts(int fd)
@@ -460,17 +455,12 @@ tcp_listener_opts(int fd)
 }
 
 /*
- * workers = N: on worker SRV's own loop (px_workers_each()), a copy of the
- * first worker's listener SRC.  A TCP listener gets a socket of its own
- * bound to the same address with SO_REUSEPORT, and the kernel spreads the
- * connections; a UNIX one has one socket file, so every worker watches
- * the first worker's descriptor itself (an accept that another worker won
- * fails with EAGAIN, which libevent takes as nothing to do), and only the
- * first closes it, after every copy is gone.  Not a dup(): a loop applies
- * its epoll changes when it next waits (engine.c), so a copy's removal
- * would reach epoll after its close, and epoll forgets a descriptor only
- * when its last duplicate is closed: the copy's loop would go on being
- * woken for a socket it no longer watches.
+ * workers = N: on worker SRV's loop, a copy of the first worker's listener
+ * SRC.  TCP: a socket of its own with SO_REUSEPORT.  UNIX: the same
+ * descriptor, closed only by the first worker after every copy is gone.
+ * Not a dup(): epoll forgets a descriptor only when its last duplicate
+ * closes, and a loop applies its epoll changes late, so the copy's loop
+ * would go on being woken for a socket it no longer watches.
  */
 static int
 copy_open(struct px_server *srv, void *arg)

@@ -273,18 +273,11 @@ head_timeout(struct px_conn *c)
 }
 
 /*
- * Between two requests of a terminated TLS tunnel its upstream stays
- * connected (proxy/flow/tunnel.c); it must not speak, and if it closes, the
- * client's connection ends too (the client opens a new tunnel), as a
- * server may close an idle persistent connection (RFC 9112 §9.5).
- *
- * Before the tunnel's first answer it is different: the client has asked
- * nothing yet and is owed one answer that says why the upstream cannot
- * serve it.  An h2-only server closes as soon as its handshake ends
- * without h2; whether that reaches the proxy during the client's
- * handshake or after it is only a matter of timing.  So the upstream is
- * let go (px_conn_up_gone()) and the first request gets its 502
- * (decide.c).
+ * Between two requests of a terminated tunnel the upstream must not speak;
+ * if it closes, the client's connection ends too (RFC 9112 §9.5).  Before
+ * the first answer, though, the client is owed a reason: an h2-only server
+ * may close right after its handshake, so the upstream is let go
+ * (px_conn_up_gone()) and the first request gets its 502 (decide.c).
  */
 static void
 head_up_read_cb(struct bufferevent *bev, void *arg)

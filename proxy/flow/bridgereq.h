@@ -26,7 +26,7 @@ int px_bridgereq_is(const struct px_http_request *req);
 void px_bridgereq_answer(struct px_conn *c);
 
 /*
- * The name check of a bridge's DNS stub (issue 16, postern-bridge(8)
+ * The name check of a bridge's DNS stub (postern-bridge(8)
  * "TRANSPARENT CAPTURE"): "GET /.well-known/postern/name?host=NAME" in
  * origin form on a session's own listener.  NAME is judged by the
  * session's rules as a CONNECT would be, on each port its allow rules name

@@ -631,7 +631,7 @@ px_conn_idle_timeout(struct px_conn *c)
 	px_conn_arm_timer(c, (unsigned)(p->idle_timeout_ms - (unsigned long)idle));
 }
 
-/* ---- runtime grants and admins' answers (issue 17) ------------------------ */
+/* ---- runtime grants and admins' answers ---------------------------------- */
 
 /* The allowlist's own refusals: what report mode relaxes, mode = ask
  * holds, and a runtime grant answers.  Never a deny rule, an address, SNI,

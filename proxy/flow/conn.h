@@ -225,7 +225,7 @@ struct px_conn {
 	struct timeval sni_deadline; /* the first flight is complete by then */
 
 	/*
-	 * TLS termination (issue 15): a CONNECT to a host:port the session
+	 * TLS termination: a CONNECT to a host:port the session
 	 * terminates.  TERM: 1 once the tunnel is to be terminated, 2 once
 	 * both handshakes are over and requests are read (cli.bev and up.bev
 	 * are then TLS filters over the sockets); TM, made then (an opaque

@@ -71,15 +71,10 @@ px_conns_new(struct event_base *base)
 	if (cs == NULL)
 		return NULL;
 	/*
-	 * glibc gives the top of the heap back to the system as soon as
-	 * 128 KiB of it are free (M_TRIM_THRESHOLD), and a relay's buffers
-	 * (TLS records, 64 KiB reads under a TLS filter, up to RELAY_HIGH
-	 * of output) come and go by more than that: a bulk stream through a
-	 * terminated tunnel took a page fault, a zeroed page, every 6.7 KB
-	 * (40,000 per 256 MiB).  Up to 4 MiB stays; idle_trim_cb() gives it
-	 * back once the proxy is idle.  Setting one threshold stops glibc's
-	 * dynamic ones, so the mmap threshold is set too, above any buffer
-	 * a relay allocates.
+	 * glibc trims the heap as soon as 128 KiB are free, and a relay's
+	 * buffers come and go by more: a bulk stream took a page fault every
+	 * 6.7 KB.  Keep up to 4 MiB (idle_trim_cb() gives it back when
+	 * idle); setting one threshold stops the dynamic ones, so set both.
 	 */
 	(void)mallopt(M_TRIM_THRESHOLD, 4 << 20);
 	(void)mallopt(M_MMAP_THRESHOLD, 1 << 20);
@@ -111,12 +106,9 @@ px_conns_free(struct px_conns *cs)
 
 /*
  * Take C's shares and its count (px_workers_take()).  A client over a
- * share while the proxy is full came in a burst that beat the listeners'
- * pause, as when two workers accept at once the moment a slot frees: one
- * takes the slot, and the other's client finds the session full only
- * because the proxy is.  With one worker it would have waited in the
- * backlog, so it waits here instead, unread, up to WAITING_MAX of them
- * (AT_HEAD: back at the front, after a try that failed).
+ * share only because the proxy is full (two workers accepted at once) would
+ * have waited in the backlog with one worker, so it waits here, unread, up
+ * to WAITING_MAX of them (AT_HEAD: back at the front after a failed try).
  */
 static int
 take(struct px_conns *cs, struct px_conn *c, unsigned *held, int at_head)

@@ -84,7 +84,7 @@ static const struct px_phase lookup_phase = {
 	.timeout = lookup_timeout,
 };
 
-/* ---- runtime grants and mode = ask (issue 17) ---------------------------- */
+/* ---- runtime grants and mode = ask --------------------------------------- */
 
 /* Is C's refused request one to hold (mode = ask)? */
 static int
@@ -474,16 +474,12 @@ static const char *const narrowed[] = {
 };
 
 /*
- * The head to send upstream for REQ inside C's terminated tunnel.  Each
- * secret of the session bound to this host, port and path is put on it
- * (conf/inject.h renders each) when REQ carries that secret's placeholder
- * where the binding puts the value, or on every request with inject_when =
- * always: a header binding replaces the client's header of that name, a
- * query binding is added as the last parameter (the client's of that name
- * dropped).  A request without the placeholder goes as the client sent it.
- * To a host a secret is bound to (BOUND), the narrowed headers are
- * dropped and Accept-Encoding is "identity".  The rendered values are
- * wiped once copied into the head.  Returns 0 or -ENOMEM.
+ * The head to send upstream for REQ inside C's terminated tunnel, with the
+ * session's secrets for this host, port and path put on it (conf/inject.h)
+ * where REQ carries their placeholder, or always under inject_when =
+ * always.  To a host a secret is bound to (BOUND), the narrowed headers
+ * are dropped and Accept-Encoding is "identity".  The rendered values are
+ * wiped once copied.  Returns 0 or -ENOMEM.
  */
 static int
 build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
@@ -606,13 +602,11 @@ method_overridden(struct px_conn *c, const struct px_http_request *req)
 }
 
 /*
- * Take REQ's framing for the forward path (keep-alive, HEAD, upgrade, the
- * body's length or chunks), plain or inside a terminated tunnel alike.
- * The chunk framing that arrived with the head is checked before anything
- * goes upstream (RFC 9112 §7.1): a bad or overflowing chunk size is a 400
- * and upstream sees nothing.  Framing that arrives later is checked as it
- * streams; on an error the upstream connection is closed before the bad
- * bytes are sent.  Returns 0, or -1 after refusing C.
+ * Take REQ's framing for the forward path, plain or terminated alike.
+ * Chunks that came with the head are checked before anything goes
+ * upstream (RFC 9112 §7.1), so a bad one is a 400 and upstream sees
+ * nothing; later ones are checked as they stream.  Returns 0, or -1 after
+ * refusing C.
  */
 static int
 take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_len)
@@ -655,7 +649,7 @@ take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_l
 }
 
 /*
- * The budgets of rule R (issue 17), for C's new tunnel or plain-HTTP
+ * The budgets of rule R, for C's new tunnel or plain-HTTP
  * request (CONN: a connection to the host, held in C->budget) or a request
  * inside C's terminated tunnel (held in C->req_budget): admitted, or
  * refused with 429 budget_exceeded, saying which budget and when it frees
@@ -742,14 +736,10 @@ trace_refused(struct px_conn *c, const struct px_http_request *req, long bound)
 }
 
 /*
- * A request read inside a terminated tunnel (issue 15), judged on its own
- * by the snapshot in force now: origin form only; its Host must be the
- * tunnel's host (a Host naming another one is domain fronting: 421, RFC
- * 9110 §15.5.20); the session's rules decide host, port and path (path
- * rules with their strict checks, CF_MODE_TLS); a placeholder bound
- * elsewhere is refused; the secrets bound here are put on the head; the
- * request goes to the tunnel's one upstream, already connected and
- * verified.  The upstream's failed handshake makes every request a 502.
+ * A request read inside a terminated tunnel, judged on its own by the
+ * snapshot in force now (CF_MODE_TLS).  A Host naming another host is
+ * domain fronting: 421 (RFC 9110 §15.5.20).  A failed upstream handshake
+ * makes every request a 502.
  */
 static void
 term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)

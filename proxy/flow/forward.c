@@ -98,16 +98,9 @@ px_forward_reuse(struct px_conn *c)
 	struct pooled *pp = pool_find(c);
 
 	/*
-	 * Reuse this host's idle upstream only under the snapshot and
-	 * the rule that vetted every address of the host when it was
-	 * opened: then the full decision (name, port, each address,
-	 * "private") is the one made then, and judging the peer's address
-	 * again would compute the same answer from the same inputs
-	 * (cf_decide_addrs() is a function of the snapshot, the session,
-	 * the rule and the address).  After a reload, or under another
-	 * rule (a path rule without "private"), the upstream is closed and
-	 * the request takes the way of a new one: lookup, every address
-	 * vetted, a new connection.
+	 * Reuse an idle upstream only under the snapshot and rule that
+	 * vetted its addresses: the decision made then still holds.
+	 * Otherwise close it and treat the request as a new one.
 	 */
 	if (pp != NULL && (pp->generation != c->generation || pp->rule != c->dec.rule)) {
 		px_pool_drop(pp);
@@ -156,7 +149,7 @@ fwd_move(struct evbuffer *in, struct evbuffer *out, size_t n)
 
 /* Pass request-body bytes from the client to upstream, as far as framing
  * and back-pressure allow.  Returns 0; -1 on bad framing; -2 when the
- * bytes would pass the rule's byte budget (issue 17): none of them goes,
+ * bytes would pass the rule's byte budget: none of them goes,
  * the budget counts as spent, and the caller closes the connection. */
 static int
 fwd_request_body(struct px_conn *c)
@@ -217,15 +210,9 @@ fwd_request_body(struct px_conn *c)
 /*
  * Send RESP's head to the client, after draining its HEAD_LEN bytes from
  * IN, followed by the first BODY bytes of IN (at most FWD_COPY_MAX; the
- * rest of the body follows by its framing).  Both are built aside and
- * handed over together (px_conn_send_buffer()): on a plain socket one
- * writev(2) at once, not a loop pass later.  Inside a terminated tunnel
- * the client's side is a TLS filter, which seals a record at once for
- * every evbuffer_add() and one per chain: made one chain first, they go
- * out as one record (a short answer's head and body went out as two
- * records, each with its fixed cost: some 8,000 instructions for the
- * proxy's SSL_write, and as much for the client's read).  (Deferring the
- * filter's callbacks instead made a freed tunnel's pending write run.)
+ * rest follows by its framing).  Both are built aside in one chain and
+ * handed over together (px_conn_send_buffer()): one writev(2) at once on a
+ * plain socket, and one TLS record, not two, inside a terminated tunnel.
  */
 /* Per worker thread (worker.h), freed by px_forward_cleanup(). */
 static _Thread_local struct evbuffer *aside;

@@ -1,6 +1,6 @@
 /*
  * proxy/flow/h2.h: an HTTP/2 relay between a client and one upstream inside a
- * terminated TLS tunnel (issue 15), on libnghttp2.
+ * terminated TLS tunnel, on libnghttp2.
  *
  * One nghttp2 server session faces the client and one client session faces
  * the upstream; each client stream becomes one upstream stream.  The module

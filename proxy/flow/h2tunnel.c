@@ -138,7 +138,7 @@ t2_feed(struct px_conn *c, struct conn_side *s)
 	while (rc == 0 && evbuffer_peek(in, -1, NULL, &v, 1) > 0 && v.iov_len > 0) {
 		size_t n = v.iov_len;
 
-		/* Issue 17: every byte the client sends, frames and all,
+		/* Every byte the client sends, frames and all,
 		 * counts against the tunnel's up= budget; past it the
 		 * tunnel closes, and nothing over it is fed to the relay. */
 		if (s == &c->cli && c->budget != NULL && c->budget->up_max != 0) {

@@ -119,14 +119,10 @@ px_record(struct px_conn *c, const struct px_rec *r)
 }
 
 /*
- * What the learn summary (learn.h) takes from a decision: a request report
- * mode relaxed (the allowlist's reason, and "private" when its address was
- * then refused as never-reachable, or failed on its way out: its name did
- * not resolve, its upstream did not answer; the allowlist would have
- * refused it all the same, and the admin needs its item whatever the
- * network said), and, in every mode, a refusal an allow_hosts item would
- * fix, so that `postern-proxy ctl learn` on an enforcing proxy offers the
- * items its refusals' hints offer.
+ * Feed the learn summary (learn.h): a request report mode relaxed, even
+ * one that then failed on the network (the admin needs its item all the
+ * same), and in every mode a refusal an allow_hosts item would fix, so
+ * that `ctl learn` on an enforcing proxy offers what the hints offer.
  */
 static void
 learn(struct px_conn *c, int allow, enum cf_reason reason, const struct cf_rule *rule)
@@ -189,8 +185,8 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 	if (r.would != CF_R_ALLOWED)
 		px_stats_would(px_server_stats(c->srv), c->session, r.would);
 	if (allow && c->mode == CF_MODE_TLS && c->tm != NULL) {
-		/* A request allowed inside a terminated tunnel: one line
-		 * (issue 15), its request line, which carries the decision
+		/* A request allowed inside a terminated tunnel: one line,
+		 * its request line, which carries the decision
 		 * (px_record_request_line()).  HTTP/2 writes it per stream
 		 * when the stream ends (h2tunnel.c); HTTP/1.1 after the answer,
 		 * or at close for one that never got an answer. */

@@ -75,7 +75,7 @@ ws_scrub(struct px_conn *c, struct evbuffer *in, size_t n)
 
 /*
  * Pass everything buffered from FROM on to TO, counting it as FROM's; from
- * the client, never more than its byte budget leaves (issue 17).  Over it,
+ * the client, never more than its byte budget leaves.  Over it,
  * the rest is dropped, the client is read no more, and the tunnel closes
  * once what was allowed is out (tunnel_write_cb()).  Returns 0, or -1
  * when C is gone.
@@ -605,20 +605,15 @@ static const struct px_phase sni_phase = {
 	.timeout = sni_timeout, .tunnel = 1,
 };
 
-/* ---- TLS termination (issue 15) ---------------------------------------- */
+/* ---- TLS termination --------------------------------------------------- */
 
 /*
- * A terminated tunnel: once its ClientHello passed the SNI check, the proxy
- * speaks TLS to the upstream first (verified: proxy/tls/tlsup.h), then to the
- * client with a leaf of the session's CA for the tunnel's host, and then
- * reads the decrypted stream one request at a time through the plain-HTTP
- * path (accept.c, decide.c, forward.c), each request judged on its own.
- * The upstream's handshake comes first so that its failure can be told to
- * the client in HTTP, as a 502 with its reason, over the client's own
- * completed handshake.  ALPN (RFC 7301): the upstream is offered h2 only
- * when the ClientHello offered it, and the client is given exactly what
- * the upstream chose, so both sides of the relay speak one protocol: h2
- * through proxy/flow/h2tunnel.c, HTTP/1.1 through the plain-HTTP path.
+ * A terminated tunnel: after the SNI check the proxy speaks verified TLS
+ * to the upstream, then to the client with a leaf of the session's CA, and
+ * judges each decrypted request on its own.  The upstream comes first so
+ * that its failure reaches the client as an HTTP 502.  ALPN: the upstream
+ * is offered h2 only if the client offered it, and the client gets what
+ * the upstream chose, so both sides speak one protocol.
  */
 
 /* The ex_data slot of a client-side SSL that holds the protocol to select
@@ -716,16 +711,11 @@ tls_error_text(struct bufferevent *bev, const char *fallback)
 }
 
 /*
- * The socket under a TLS filter.  libevent 2.1 reads a socket at most
- * 4 KiB a call (EVBUFFER_MAX_READ), one call a loop pass, and writes it
- * at most max_single_write (16 KiB) a call: a 16 KiB record in took four
- * passes, four readv(2) and four epoll_wait(2).  When a read filled the
- * 4 KiB, more is likely waiting: term_topup_cb() reads it at once, up to
- * TERM_TOPUP, into the same input, before the filter's read callback
- * runs (it runs after the socket's read returns, and decrypts all that
- * is there).  A read that did not fill 4 KiB (a request, an answer) costs
- * no extra call.  EOF and errors are left for the socket's own next read,
- * which meets them again.
+ * The socket under a TLS filter.  libevent 2.1 reads at most 4 KiB a call,
+ * one call a loop pass: a 16 KiB record took four passes.  When a read
+ * filled the 4 KiB, term_topup_cb() reads up to TERM_TOPUP more at once,
+ * before the filter decrypts.  A short read costs no extra call; EOF and
+ * errors are left for the socket's own next read.
  */
 #define TERM_READ_CAP 4096
 #define TERM_TOPUP (64 * 1024 - 256)
@@ -770,17 +760,11 @@ term_topup_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *a
 }
 
 /*
- * Written at once, for the socket under a TLS filter.  libevent's socket
- * bufferevent waits for EPOLLOUT before it writes what the filter sealed:
- * a request and its answer each took an epoll_ctl(2) to ask for the
- * event, a loop pass to get it and another epoll_ctl(2) to drop it, four
- * a request.  Instead, when sealed bytes land in an empty output,
- * term_out_cb() makes term_flush() run later in the same loop pass (every
- * record the pass seals goes out in one writev(2)), and the socket's
- * EV_WRITE stays off while the kernel takes everything: taking it back in
- * the same pass costs nothing (the changelist never sent it).  What the
- * kernel does not take, and a write error, go the usual way: EV_WRITE on,
- * the socket's bufferevent writes the rest and tells the filter.
+ * Written at once, for the socket under a TLS filter.  libevent would wait
+ * for EPOLLOUT first: two epoll_ctl(2) and a loop pass for each write.
+ * term_out_cb() runs this later in the same pass, so all that the pass
+ * sealed goes out in one writev(2) with EV_WRITE left off.  What the
+ * kernel does not take goes the usual way, through the bufferevent.
  */
 static void
 term_flush(struct bufferevent *bev)
@@ -856,19 +840,12 @@ term_socket(struct px_conn *c, struct bufferevent *under, int side)
 
 /*
  * Whole records out, for the TLS filter BEV.  The filter decrypts into
- * 4 KiB reservations of its input (its READ_DEFAULT; only a read
- * watermark raises it, and one makes the filter read again from inside
- * whatever drains its input: a terminated tunnel's next request phase
- * then saw its upstream "speak"), each a chain of about 8 KiB, and the
- * other side's filter seals every chain as a record of its own, at most
- * 15,000 bytes: a bulk stream left as twice as many records as needed,
- * SSL_write and SSL_read calls alike (20,000 SSL_write per 256 MiB, 13.4
- * KB each, counted with uprobes).  While a bulk stream is being
- * decrypted (at least TERM_ROOM_MIN more bytes wait under the filter),
- * term_room_cb() gives the input room for up to TERM_READ_MAX in one
- * chain after each piece, so the next ones land in it, and the other side
- * seals it in one SSL_write of full records.  A request or an answer
- * (less than that waiting) takes no room.
+ * 4 KiB pieces and the other side seals each piece as a record of its
+ * own: twice the records (and SSL_write calls) a bulk stream needs.  While
+ * at least TERM_ROOM_MIN bytes wait under the filter, term_room_cb() gives
+ * the input room for TERM_READ_MAX in one chain, so full records go out.
+ * Not a read watermark: one makes the filter read again from inside
+ * whatever drains its input.
  */
 #define TERM_READ_MAX (64 * 1024)
 #define TERM_ROOM_MIN (16 * 1024)

@@ -798,8 +798,8 @@ finish_request(struct hp *h, struct px_http_request *req)
 	/*
 	 * RFC 9112 §3.2.2 has an origin server ignore Host for an absolute
 	 * target; a proxy that checks one name and a server that routes on
-	 * the other is a bypass, so the two must agree (DESIGN.md
-	 * host_mismatch).  Ports compare as effective ports.  For CONNECT the
+	 * the other is a bypass, so the two must agree
+	 * (host_mismatch).  Ports compare as effective ports.  For CONNECT the
 	 * Host header is only checked for syntax: the tunnel goes to the
 	 * authority, and clients differ in whether Host there has a port.
 	 */

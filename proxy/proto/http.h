@@ -30,7 +30,7 @@ struct evbuffer;
 #define PX_HTTP_INCOMPLETE 1
 #define PX_HTTP_ERROR (-1)
 /* A forward request whose Host header names another host or port than its
- * absolute URI (DESIGN.md reason code host_mismatch).  *STATUS is 400. */
+ * absolute URI (reason host_mismatch).  *STATUS is 400. */
 #define PX_HTTP_HOST_MISMATCH (-2)
 
 /* Defaults of the [proxy] keys max_headers and max_header_bytes. */
@@ -256,7 +256,7 @@ int px_http_build_upstream_head(const struct px_http_request *req,
 
 /*
  * Append to OUT the head to send upstream for REQ, an origin-form request
- * read inside a TLS tunnel the proxy terminates (issue 15): the request
+ * read inside a TLS tunnel the proxy terminates: the request
  * line "METHOD TARGET HTTP/1.x", where TARGET is REQ's path and query with
  * QUERY (QLEN bytes, "NAME=VALUE", or NULL) as the last query parameter
  * (and, with QUERY, every parameter of REQ named NAME and every empty one

@@ -1,6 +1,6 @@
 /*
  * proxy/proto/sni.h: the TLS ClientHello inspector behind the SNI check
- * (DESIGN.md "SNI check").
+ * (sni = match).
  *
  * When a CONNECT tunnel is established the first bytes the client sends are
  * held, not forwarded, and fed to an inspector until it can say what they

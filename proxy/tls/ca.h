@@ -1,6 +1,6 @@
 /*
  * proxy/tls/ca.h: the certificate authority of one session, for TLS
- * termination (issue 15).
+ * termination.
  *
  * Each session that terminates TLS gets its own CA, made by the proxy.  Its
  * certificate carries X.509 name constraints (RFC 5280 §4.2.1.10, critical)

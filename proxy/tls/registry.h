@@ -1,6 +1,6 @@
 /*
- * proxy/tls/registry.h: the TLS state of every session that terminates TLS
- * (issue 15): its certificate authorities and the one upstream client
+ * proxy/tls/registry.h: the TLS state of every session that terminates
+ * TLS: its certificate authorities and the one upstream client
  * context, kept in line with the config snapshot at start and at each
  * reload.
  *

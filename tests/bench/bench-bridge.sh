@@ -15,7 +15,7 @@
 #                ./postern-proxy is built; skipped with a message otherwise
 #
 # socat runs twice: as it comes (8 KiB reads) and tuned, "socat -b 256K"
-# (socat-256k), the peer issue 18's goals name.
+# (socat-256k), the peer the goals are set against.
 #
 # The floor: tests/bench/proxy-load's floor relay in raw mode, TCP in and
 # the server's UNIX socket out, copying through one 1 MiB buffer and doing

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/bench/bench-capture.sh: the three ways out of a postern-bridge
-# sandbox side by side (issue 16's "Speed"), against the same sink, with
+# sandbox side by side, against the same sink, with
 # the same client (tests/bench/bridge-load), in one run; BENCH_ROUNDS
 # rounds (3), medians.
 #
@@ -21,7 +21,7 @@
 #               the first ask of a name, which waits for the proxy's name
 #               check (no goal; the bridge hands out at most 1024 names)
 #
-# Goals (the issue): socks and capture within 10% of connect (ratio >=
+# Goals: socks and capture within 10% of connect (ratio >=
 # 0.90) on every row; the stub >= 20,000 answers/s.
 #
 # The proxy and the sink run in a private network namespace (unshare -n,

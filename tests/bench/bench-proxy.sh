@@ -622,7 +622,7 @@ atleast() { awk -v v="$1" -v l="$2" 'BEGIN { if (v == "-") print "n/a"; else pri
 atmost() { awk -v v="$1" -v l="$2" 'BEGIN { if (v == "-") print "n/a"; else print (v + 0 <= l + 0) ? "met" : "**missed**" }'; }
 both() { if [ "$1" = met ] && [ "$2" = met ]; then echo met; elif [ "$1" = n/a ] || [ "$2" = n/a ]; then echo n/a; else echo "**missed**"; fi; }
 maxof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a + 0 > b + 0) ? a : b }'; }
-# Issue 18's goals, as factors of the peer they name; the table's verdicts
+# The goals, as factors of the peer they name; the table's verdicts
 # and the lines past the floor both use them.
 GOAL_TPS=2 GOAL_CPUTPS=0.5 GOAL_REFUSE=2 GOAL_P99=1.5 GOAL_CPUGIB=0.4
 minof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a + 0 < b + 0) ? a : b }'; }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/bench/bench-sandbox.sh: the whole sandbox path (issue 18), postern
+# tests/bench/bench-sandbox.sh: the whole sandbox path, postern
 # against Anthropic's sandbox-runtime (srt), side by side in one run, with
 # the same clients against the same upstream; BENCH_ROUNDS rounds (3),
 # medians, ratios.
@@ -36,7 +36,7 @@
 #                upstream's pattern (bridge-load dl): the ones cut short,
 #                wrong or not opened, summed over the rounds
 #
-# Goals (the issue): tunnels/s >= 10x srt's, bulk >= 5x both ways, PSS <=
+# Goals: tunnels/s >= 10x srt's, bulk >= 5x both ways, PSS <=
 # a tenth of srt's, no download cut short or wrong.  req/s has no goal.
 #
 # The upstream is sink.bench, pinned to 127.0.0.1 for both: in postern's

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/bench/bench-term.sh: keep-alive HTTPS through a TLS-terminating
-# proxy that injects a credential (issue 15's "Speed"), side by side in one
+# proxy that injects a credential, side by side in one
 # run with the same client (tests/bench/tls-load) against the same TLS
 # upstream (tls-load serve, a test CA's certificate for bench.test, pinned
 # to 127.0.0.1); BENCH_ROUNDS rounds (3), medians.  Four columns (five with
@@ -28,8 +28,7 @@
 # The client offers ALPN http/1.1 only, so every column is HTTP/1.1 inside
 # TLS 1.3 (OpenSSL's defaults on both ends).  Each proxy logs as it would
 # in service: the terminated postern one audit line per request (the
-# request with its decision; two, a decision and a request line, before
-# issue 15's one-line audit), the tunnel one per connection, squid one
+# request with its decision), the tunnel one per connection, squid one
 # access.log line per request; all on tmpfs.
 #
 # In direct and tunnel the client sends the key itself; in terminated and
@@ -57,7 +56,7 @@
 #                  the req/s and 1-conn runs, per request
 #   CPU s/GiB      the same during the two bulk streams, per GiB relayed
 #
-# Goals (issue 15): terminated req/s ≥ 2× squid's, terminated bulk ≥ 1.5×
+# Goals: terminated req/s ≥ 2× squid's, terminated bulk ≥ 1.5×
 # squid's, CPU per terminated request ≤ 3× a tunnelled one.  The table is
 # printed whether or not they are met.
 #

@@ -53,7 +53,7 @@ bench: bench-proxy
 	else \
 	  echo "bench: skipping the sandbox-runtime benchmark"; \
 	fi
-# Issue 16's "Speed": tunnels/s and bulk MB/s out of a bridge sandbox by
+# The bridge's speed: tunnels/s and bulk MB/s out of a bridge sandbox by
 # HTTP CONNECT, SOCKS5 and transparent capture side by side, and the DNS
 # stub's answers/s (needs root: the bridge runs in a namespace of its own).
 # Its load tool is bridge/local.mk's bridge-load.
@@ -69,7 +69,7 @@ bench-instr: postern-proxy tests/bench/proxy-load tests/bench/tls-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-instr.sh
 
-# Issue 18's "whole sandbox path": client -> postern-bridge -> the session
+# The whole sandbox path: client -> postern-bridge -> the session
 # socket -> postern-proxy against client -> sandbox-runtime's bwrap, socat
 # and Node proxy, same clients, same upstream.  Needs root and the optional
 # bench dependencies (contrib/install-bench-deps.sh: sandbox-runtime from

@@ -8,7 +8,7 @@ defines.  The graph is read from the built objects with nm(1), not from the
 #include lines: a header shared by two modules hides which of them calls
 the other, and a cycle through it would not show in the include graph.
 
-Two layout rules are checked too (ARCHITECTURE.md, "proxy/"):
+Two layout rules are checked too (ARCHITECTURE.md, "The dependency rule"):
   layers    a module of proxy/proto/ or proxy/policy/ uses only symbols of
             base/, conf/, proxy/proto/ and proxy/policy/ (and libraries):
             codecs and policy state know no server and no connection;
@@ -16,10 +16,14 @@ Two layout rules are checked too (ARCHITECTURE.md, "proxy/"):
             struct of one connection (read from the sources, SRCDIR).
 
 Usage: cycles.py [--graph] BUILDDIR [SRCDIR]
+       cycles.py --text | --dot BUILDDIR
   prints every cycle (a strongly connected set of modules, with the symbols
   that tie them) and every break of a layout rule, and exits 1 if there is
   one; with --graph, also prints each module's dependencies.  Exits 77 when
   no object is built.  SRCDIR defaults to BUILDDIR.
+  --text and --dot print only the graph of the modules the three programs
+  are built from (no test objects), one line per module or as Graphviz
+  input, and check nothing ("make deps-graph").
 """
 import glob
 import os
@@ -42,6 +46,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
 # automake names a per-target object PREFIX-STEM.o (subdir-objects).
 PER_TARGET = re.compile(r"^(?:lib\w+_a|postern_\w+)-(.+)$")
+# An object of the programs or their libraries: a plain STEM.o (no source
+# of theirs has a '-' in its name) or one of PER_TARGET's.
+PRODUCT = re.compile(r"^(?:[^-]+|(?:libpostern_\w+_a|postern_(?:proxy|bridge|sidecar))-.+)\.o$")
 
 
 def module_of(path, top):
@@ -53,7 +60,7 @@ def module_of(path, top):
     return "%s/%s" % (d, stem)
 
 
-def read_objects(top):
+def read_objects(top, product=False):
     objs = []
     for d in DIRS:
         for p in sorted(glob.glob(os.path.join(top, d, "**", "*.o"),
@@ -61,6 +68,8 @@ def read_objects(top):
             # Test and fuzz programs compile some modules again
             # (tests/... -> tests_*, sidecar/test-nft -> test_nft-*).
             if os.path.basename(p).startswith(("tests_", "test_")):
+                continue
+            if product and not PRODUCT.match(os.path.basename(p)):
                 continue
             objs.append(p)
     return objs
@@ -166,12 +175,35 @@ def sccs(nodes, edges):
     return out
 
 
+def print_graph(fmt, nodes, edges):
+    """The graph alone, as text (MODULE -> DEPS) or as Graphviz input."""
+    if fmt == "--text":
+        for m in nodes:
+            print("%s -> %s" % (m, " ".join(sorted(edges.get(m, ()))) or "(nothing)"))
+        print("# %d modules, %d dependencies" % (
+            len(nodes), sum(len(v) for v in edges.values())))
+        return
+    print("digraph postern {")
+    print("\trankdir=LR; node [shape=box, fontsize=10];")
+    for d in sorted({m.rsplit("/", 1)[0] for m in nodes}):
+        print("\tsubgraph \"cluster_%s\" { label=\"%s/\";" % (d, d))
+        for m in nodes:
+            if m.rsplit("/", 1)[0] == d:
+                print("\t\t\"%s\";" % m)
+        print("\t}")
+    for m in nodes:
+        for dst in sorted(edges.get(m, ())):
+            print("\t\"%s\" -> \"%s\";" % (m, dst))
+    print("}")
+
+
 def main(argv):
     graph = "--graph" in argv
-    args = [a for a in argv if a != "--graph"]
+    only = next((a for a in argv if a in ("--text", "--dot")), None)
+    args = [a for a in argv if a not in ("--graph", "--text", "--dot")]
     top = args[0] if args else "."
     src = args[1] if len(args) > 1 else top
-    objs = read_objects(top)
+    objs = read_objects(top, product=only is not None)
     if not objs:
         print("# no object files under %s: build first" % top)
         return 77
@@ -193,6 +225,9 @@ def main(argv):
             edges.setdefault(mod, set()).add(dst)
             why.setdefault((mod, dst), set()).add(s)
     nodes = sorted(uses)
+    if only:
+        print_graph(only, nodes, edges)
+        return 0
     if graph:
         for m in nodes:
             print("%s -> %s" % (m, " ".join(sorted(edges.get(m, ()))) or "(nothing)"))

@@ -2,3 +2,10 @@
 # fails on any dependency cycle between modules (ARCHITECTURE.md).
 TESTS += tests/deps/cycles.sh
 EXTRA_DIST += tests/deps/cycles.py tests/deps/cycles.sh
+
+# make deps-graph: which module uses which, read from the built objects of
+# the three programs (no test objects); DEPS_GRAPH=--dot for Graphviz.
+DEPS_GRAPH = --text
+deps-graph: $(bin_PROGRAMS)
+	@python3 $(top_srcdir)/tests/deps/cycles.py $(DEPS_GRAPH) $(top_builddir)
+.PHONY: deps-graph

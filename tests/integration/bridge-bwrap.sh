@@ -59,7 +59,7 @@ br_pass "CONNECT tunnel through the recipe"
 
 # The ProxyCommand of the GIT_SSH_COMMAND the bridge exports is reachable
 # inside the recipe's sandbox (the bridge's own path), and relays one
-# CONNECT over stdin and stdout (issue 16).
+# CONNECT over stdin and stdout.
 line=$(printf '%s\n' "$recipe" |
 	sed "s|agent \\.\\.\\.|sh -c 'p=\${GIT_SSH_COMMAND#*ProxyCommand=?}; p=\${p%% *}; printf \"GET /hello.txt HTTP/1.0\\\\r\\\\n\\\\r\\\\n\" \\| \$p connect upstream.test 80'|")
 out=$(cd /home/agent && setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "$line" 2>&1) ||

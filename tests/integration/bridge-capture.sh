@@ -1,6 +1,6 @@
 #!/bin/sh
 # bridge-capture.sh: transparent capture by postern-bridge on its own, in
-# unshare and in bwrap, with the real proxy (issue 16).  With CAP_NET_ADMIN
+# unshare and in bwrap, with the real proxy.  With CAP_NET_ADMIN
 # in its namespace and /etc/resolv.conf bound to "nameserver 127.0.0.1",
 # Node 20's fetch and curl --noproxy reach an allowed host by name; a name
 # never allowed gets NXDOMAIN and the proxy's audit line (method DNS);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bridge-forward.sh: --forward PORT makes a port of the proxy host's
 # loopback appear on the sandbox's, so that a hook URL works unchanged
-# inside and out (issue 13, item 4).  The orchestrator's hook server
+# inside and out.  The orchestrator's hook server
 # listens on 127.0.0.1:8099 in px, where the real postern-proxy runs; CMD
 # runs under the bridge in the agent namespace (only lo), where NO_PROXY
 # sends http://127.0.0.1:8099/hooks straight to the sandbox's own loopback.

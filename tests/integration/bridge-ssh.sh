@@ -1,6 +1,6 @@
 #!/bin/sh
 # bridge-ssh.sh: ssh and git over ssh from the sandbox with no nc or socat
-# (issue 16, part 3), and ALL_PROXY as SOCKS5 (part 2).  A real sshd (key
+# (ProxyCommand), and ALL_PROXY as SOCKS5.  A real sshd (key
 # auth only, a host key made here) listens on 10.200.1.2:22 in up; CMD
 # runs under the bridge in the agent namespace (only lo):
 #   - ssh with "postern-bridge connect %h %p" as its ProxyCommand runs a

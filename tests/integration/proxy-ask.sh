@@ -1,5 +1,5 @@
 #!/bin/sh
-# proxy-ask: mode = ask (issue 17).  A request the allowlist refuses in a
+# proxy-ask: mode = ask.  A request the allowlist refuses in a
 # session in ask mode is held while the admin socket publishes a question
 # (GET /pending); requests for the same host, port, method and path wait
 # on one question and are released by one answer (POST /decide): allow

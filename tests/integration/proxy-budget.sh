@@ -1,5 +1,5 @@
 #!/bin/sh
-# proxy-budget: per-host budgets (issue 17).  A tunnel under up=64k/h is
+# proxy-budget: per-host budgets.  A tunnel under up=64k/h is
 # closed at the budget: the upstream echo receives exactly 64 KiB (spliced,
 # and as a pipelined first flight, one over the whole budget too), the close line says budget_exceeded,
 # and a new tunnel is answered 429 with X-Postern-Reason and Retry-After;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# proxy-learn: postern-proxy ctl learn SESSION and GET /learn (issue 17).
+# proxy-learn: postern-proxy ctl learn SESSION and GET /learn.
 # A host proxy with a session in report mode serves some requests; `ctl
 # learn rep` prints a ready [session rep] block of what its allowlist
 # would refuse: one allow_hosts item per rule, with its count and first

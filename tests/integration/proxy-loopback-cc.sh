@@ -1,6 +1,6 @@
 #!/bin/sh
 # proxy-loopback-cc: a connection that never leaves the machine runs
-# without a pacing timer (base/tcp.h, issue 18): the client's socket
+# without a pacing timer (base/tcp.h): the client's socket
 # accepted on a loopback listener, and the upstream socket to a loopback
 # address, have congestion control Reno; an upstream on another host
 # keeps the system's default.  Read off the kernel's own sockets (ss -ti

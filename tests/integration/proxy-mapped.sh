@@ -1,7 +1,7 @@
 #!/bin/sh
 # proxy-mapped: an IPv6 spelling of an IPv4 address is judged as that
-# address by the address rules and the own-listener check (issue 12,
-# item 4).  Item 6 (a never-reachable 17th answer) is proved by test-dns:
+# address by the address rules and the own-listener check.  A
+# never-reachable 17th answer is proved by test-dns:
 # here it would need 16 reachable, so public, answers, and the world uses
 # none.
 WORLD_DNS_EXTRA="mdeny.test=::ffff:10.200.1.3 mself.test=::ffff:127.0.0.1"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# proxy-namecheck: the name check of a bridge's DNS stub (issue 16), "GET
+# proxy-namecheck: the name check of a bridge's DNS stub, "GET
 # /.well-known/postern/name?host=NAME" on the session's own socket: an
 # allowed name gets the ports its rules allow for a CONNECT (443 for a rule
 # without one, a short range whole, deny rules taken away), a name never

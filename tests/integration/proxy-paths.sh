@@ -1,6 +1,6 @@
 #!/bin/sh
 # proxy-paths: a plain-HTTP path-prefix rule means what it says on every back
-# end (issue 12 item 10).  Under allow_hosts = HOST:PORT/hooks/, paths that
+# end.  Under allow_hosts = HOST:PORT/hooks/, paths that
 # Tomcat, Spring, IIS or a double-decoding server would resolve outside
 # /hooks/ (";" path parameters, escapes of anything but unreserved
 # characters: %00, overlong and full-width UTF-8, %25) and path-override

@@ -1,5 +1,5 @@
 #!/bin/sh
-# proxy-report: mode = report (issue 17).  In a session in report mode what
+# proxy-report: mode = report.  In a session in report mode what
 # the allowlist would refuse (another port, another path, another method)
 # is reached and audited "decision":"allow","would":"deny" with the reason
 # it would have been refused for; what stays enforced still refuses: a deny

@@ -1,5 +1,5 @@
 #!/bin/sh
-# proxy-sni-hold: the SNI check under attack (issue 12, items 1-3).  A
+# proxy-sni-hold: the SNI check under attack.  A
 # ClientHello for another name in a record whose version is not 3.x
 # (16 02 01: Go's crypto/tls accepts it) is judged as TLS and cut, never
 # passed as "not TLS"; a mismatching ClientHello pipelined with the CONNECT

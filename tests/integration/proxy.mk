@@ -1,4 +1,4 @@
-# tests/integration/proxy.mk: the proxy's scenarios (issue 3), one per file.
+# tests/integration/proxy.mk: the proxy's scenarios, one per file.
 EXTRA_DIST += tests/integration/lib-proxy
 PROXY_SCENARIOS = \
 	tests/integration/proxy-connect.sh \

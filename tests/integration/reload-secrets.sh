@@ -38,7 +38,7 @@ line_of() { grep -nxF -- "$1" "$2" | head -n 1 | cut -d: -f1; }
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"
 good_hash=$(sha12 "$conf")
-# allowed.test is bound to k, so its tunnels are terminated (issue 15): the
+# allowed.test is bound to k, so its tunnels are terminated: the
 # client trusts the session's CA as well as the world's.
 cat "$WORLD_DIR/state/ca/default.pem" "$WORLD_CA" >"$WORLD_DIR/bundle.pem"
 px() { curl_status -x http://127.0.0.1:3128 --cacert "$WORLD_DIR/bundle.pem" "$@"; }

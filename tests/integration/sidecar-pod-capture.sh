@@ -1,6 +1,6 @@
 #!/bin/sh
 # sidecar-pod-capture.sh: transparent capture in the pod (container mode
-# with --capture, issue 16).  The sidecar locks the world's px namespace
+# with --capture).  The sidecar locks the world's px namespace
 # (the "pod"), proves it, and serves the DNS stub on 127.0.0.1:53 of the
 # pod.  An agent of another uid, with no proxy variables and the pod's
 # resolv.conf naming 127.0.0.1 (dnsConfig), resolves an allowed name into

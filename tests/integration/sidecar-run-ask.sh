@@ -1,5 +1,5 @@
 #!/bin/sh
-# sidecar-run-ask.sh: postern-sidecar run --ask, answered (issue 17).
+# sidecar-run-ask.sh: postern-sidecar run --ask, answered.
 #   - `postern-sidecar ask`, driven by a script (one answer per line on its
 #     stdin), sees each held request of CMD and answers: allowed for this
 #     run, CMD's curl gets 200; denied for this run, 403; a third left

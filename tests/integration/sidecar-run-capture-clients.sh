@@ -1,6 +1,6 @@
 #!/bin/sh
 # sidecar-run-capture-clients.sh: more clients without proxy support
-# through transparent capture in postern-sidecar run (issue 16's proof):
+# through transparent capture in postern-sidecar run:
 # git:// to a local git daemon, Node's https.get, and Python requests with
 # trust_env=False (it ignores every proxy variable).  Each allowed target
 # works, through the proxy (the sandbox has only loopback); a refused

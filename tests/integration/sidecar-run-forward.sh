@@ -1,6 +1,5 @@
 #!/bin/sh
-# sidecar-run-forward.sh: postern-sidecar run --forward PORT (issue 13,
-# item 4).  The orchestrator's hook server listens on the caller's loopback,
+# sidecar-run-forward.sh: postern-sidecar run --forward PORT.  The orchestrator's hook server listens on the caller's loopback,
 # 127.0.0.1:8099 in px; CMD, in run's namespace with only lo, calls
 # http://127.0.0.1:8099/hooks, the URL it has outside: with --forward 8099
 # and --allow 127.0.0.1:8099 the call reaches the hook; with --forward

@@ -1,5 +1,5 @@
 #!/bin/sh
-# sidecar-run-learn.sh: postern-sidecar run --learn (issue 17).
+# sidecar-run-learn.sh: postern-sidecar run --learn.
 #   - CMD runs in report mode; when it exits, stderr has a ready config
 #     block of what the allowlist would refuse: one allow_hosts item per
 #     rule, deduplicated, each after a comment with its count and first

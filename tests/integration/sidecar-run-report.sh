@@ -1,5 +1,5 @@
 #!/bin/sh
-# sidecar-run-report.sh: postern-sidecar run --report (issue 17).
+# sidecar-run-report.sh: postern-sidecar run --report.
 #   - what the allowlist would refuse is reached, and told on the terminal
 #     as a "would refuse" line (not a refusal) with the --allow that would
 #     allow it, once per host:port, reason and fix; summed apart at the end;

@@ -246,7 +246,7 @@ expect_no_match "$PH_K" "$(cat "$H2LOG")" "and not the placeholder"
 expect_audit "the stream has one line: proto h2, decision, rule, status, secret" event=request \
 	method=GET host=allowed.test port=8443 path=/inj tls=terminated secret=k decision=allow \
 	reason=allowed rule~. rule_at~:[0-9]+$ proto=h2 status=200
-expect_no_audit "and no second line for it (issue 15: one line per request)" event=decision \
+expect_no_audit "and no second line for it (one line per request)" event=decision \
 	path=/inj port=8443
 expect_match "^[1-9]" "$(metrics_get postern_secret_injections_total session=default secret=k)" \
 	"/metrics counts the injection over h2"

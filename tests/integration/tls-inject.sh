@@ -1,5 +1,5 @@
 #!/bin/sh
-# tls-inject: TLS termination with credential injection (issue 15).  A
+# tls-inject: TLS termination with credential injection.  A
 # CONNECT to a host a secret of the session is bound to is terminated: the
 # client trusts the session's CA (from [proxy] state_dir), the upstream is
 # verified against upstream_ca_file, and each request inside is judged on
@@ -97,10 +97,10 @@ expect_audit "the CONNECT is allowed and terminated" event=decision method=CONNE
 expect_audit "the request inside has one line: decision, rule, status, path without query, secret" \
 	event=request method=GET host=allowed.test path=/inj tls=terminated secret=k decision=allow \
 	reason=allowed rule~. rule_at~:[0-9]+$ status=200 bytes_up~^[1-9] bytes_down~^[1-9]
-expect_no_audit "and no second line for it (issue 15: one line per request)" event=decision \
+expect_no_audit "and no second line for it (one line per request)" event=decision \
 	path=/inj
 
-# Over SOCKS5 (issue 16): the same terminated tunnel, the same injection.
+# Over SOCKS5: the same terminated tunnel, the same injection.
 out=$(curl_px --proxy socks5h://127.0.0.1:3128 --cacert "$CA" -H "x-api-key: $PH_K" https://allowed.test/socks)
 up_has "SOCKS5: the tunnel is terminated and the credential injected" /socks "x-api-key: $VALUE"
 expect_audit "SOCKS5: the CONNECT is allowed and terminated" event=decision "method=SOCKS5 CONNECT" \

@@ -1,8 +1,7 @@
 #!/bin/sh
 # tls-inspect: allow rules that ask for inspection and rules narrowed by
-# method (issue 15: "TLS is terminated only for hosts a secret is bound to
-# (and for hosts a rule asks to inspect)"; "rules may narrow terminated
-# hosts by method and path prefix").  No secret at all: a host whose rule
+# method: TLS is terminated only for hosts a secret is bound to or a rule
+# asks to inspect, and rules may narrow those by method and path.  No secret at all: a host whose rule
 # says "inspect" is terminated with a leaf of the session's CA (a client
 # trusting only the world's CA fails, one trusting the session CA gets
 # through) and nothing is put on its requests; each request inside is

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/load/soak.sh [MINUTES]: the soak of issue 7, run by hand as root
+# tests/load/soak.sh [MINUTES]: the soak test, run by hand as root
 # (not by make check): for MINUTES (default 30), rounds of mixed load —
 # 200 held tunnels, new CONNECTs, plain-HTTP requests (also keep-alive),
 # refusals — while the config is rewritten (reloads) every 0.25 s; after

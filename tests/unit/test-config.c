@@ -261,7 +261,7 @@ main(void)
 
 		memset(&d, 0, sizeof(d));
 		c = cf_config_parse("full.ini", valid, strlen(valid), NULL, &d);
-		tap_ok(c != NULL, "the DESIGN.md example config is valid (%s)", d.nerrors ? d.errors[0] : "ok");
+		tap_ok(c != NULL, "the full example config is valid (%s)", d.nerrors ? d.errors[0] : "ok");
 		if (c != NULL) {
 			p = cf_config_proxy(c);
 			tap_ok(cf_config_nsessions(c) == 2, "two sessions: default and agent-1");

@@ -1,6 +1,6 @@
 /*
- * tests/unit/test-host.c: the one normaliser, with every bypass form of
- * DESIGN.md "Request targets that are refused before any lookup".
+ * tests/unit/test-host.c: the one normaliser, with every bypass form of a
+ * request target that is refused before any lookup.
  */
 #include "config.h"
 

@@ -1,6 +1,6 @@
 /*
- * tests/unit/test-http.c: the strict HTTP/1.1 parser.  Every refused form of
- * DESIGN.md "The proxy's behaviour" and issue 3 with its status, valid
+ * tests/unit/test-http.c: the strict HTTP/1.1 parser.  Every refused form
+ * with its status, valid
  * requests with their fields, incremental feeding, the limits exactly at and
  * one over, the head builders, and the chunked scanner in every split.
  */
@@ -716,7 +716,7 @@ test_build_upstream(void)
 	evbuffer_free(b);
 }
 
-/* A request read inside a terminated tunnel (issue 15): origin form, the
+/* A request read inside a terminated tunnel: origin form, the
  * tunnel's host, the injected lines and query parameter. */
 static void
 test_build_tls(void)
@@ -998,7 +998,7 @@ test_chunked_limits(void)
 	tap_ok(got == 18 && c.remaining == INT64_MAX, "a 2^63-1 chunk is accepted and counted");
 }
 
-/* Path-override headers (issue 12 item 10): a path rule refuses these. */
+/* Path-override headers: a path rule refuses these. */
 struct override_case {
 	const char *hdr;   /* one header line, or "" */
 	const char *name;  /* the name px_http_path_override() reports, or NULL */

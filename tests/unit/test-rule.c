@@ -76,7 +76,7 @@ static const struct pat_case pat_cases[] = {
 	{ "http://x.test/a/ inspect", 0 },
 	{ "x.test Inspect", 0 },
 	{ "x.test inspect=yes", 0 },
-	/* Budgets (issue 17): up=SIZE/WINDOW, rps=N, conns=N. */
+	/* Budgets: up=SIZE/WINDOW, rps=N, conns=N. */
 	{ "x.test up=1M/h rps=5 conns=4", 1 },
 	{ "x.test up=64k/10m", 1 },
 	{ "x.test up=100/s", 1 },
@@ -143,7 +143,7 @@ struct dec_case {
 };
 
 /*
- * mode = report (issue 17): what the allowlist refuses is allowed with
+ * mode = report: what the allowlist refuses is allowed with
  * "would" set and no rule; a deny rule still refuses; an address of the
  * relaxed request in a never-reachable range is still refused; the same
  * requests in an enforcing session are refused as before.
@@ -315,7 +315,7 @@ static const struct dec_case dec_cases[] = {
 	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..%2fadmin", 0, "path_not_allowed", NULL },
 	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/a\\..\\b", 0, "path_not_allowed", NULL },
 	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/x?a=/../", 1, "allowed", NULL },
-	/* Back-end-specific traversals (issue 12 item 10): Tomcat/Spring path
+	/* Back-end-specific traversals: Tomcat/Spring path
 	 * parameters, escapes of anything but unreserved characters. */
 	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/..;/admin", 0, "path_not_allowed", NULL },
 	{ "default", CF_MODE_HTTP, "control.internal", 8080, "/hooks/.;/..;/admin", 0, "path_not_allowed", NULL },
@@ -422,7 +422,7 @@ static const struct addr_case addr_cases[] = {
 	{ "privok.test", 443, "10.9.1.1", 0, "denied_by_rule" },
 	/* A literal inside the rule's own range is allowed without "private". */
 	{ "10.1.2.3", 8080, "10.1.2.3", 1, "allowed" },
-	/* IPv6 spellings of an IPv4 address meet the IPv4 rules (issue 12). */
+	/* IPv6 spellings of an IPv4 address meet the IPv4 rules. */
 	{ "privok.test", 443, "::ffff:10.9.1.1", 0, "denied_by_rule" },
 	{ "rebind.test", 443, "::ffff:10.9.1.1", 0, "denied_by_rule" },
 	{ "privok.test", 443, "64:ff9b::a09:101", 0, "denied_by_rule" },
@@ -431,7 +431,7 @@ static const struct addr_case addr_cases[] = {
 	{ "privok.test", 3128, "::ffff:127.0.0.1", 0, "private_address" },
 	{ "privok.test", 3128, "64:ff9b::7f00:1", 0, "private_address" },
 	{ "privok.test", 3129, "::ffff:127.0.0.1", 1, "allowed" },
-	/* The unspecified address is the host itself (issue 13, --forward). */
+	/* The unspecified address is the host itself (--forward). */
 	{ "privok.test", 3128, "0.0.0.0", 0, "private_address" },
 	{ "privok.test", 3128, "::ffff:0.0.0.0", 0, "private_address" },
 	{ "privok.test", 3129, "0.0.0.0", 1, "allowed" },

@@ -731,7 +731,7 @@ test_random(void)
 }
 
 /*
- * Issue 12 item 1: a real ClientHello for other.test whose record header
+ * A real ClientHello for other.test whose record header
  * says a version other than 3.x ("16 02 01", "16 00 00", ...).  Go's
  * crypto/tls accepts any record version below 0x1000 in the first record,
  * so such a stream must be judged as TLS, never "not TLS": OpenSSL refuses
