@@ -218,6 +218,64 @@ test_conf(void)
 	rmdir(dir);
 }
 
+/* The built-in default with the overrides postern-sidecar run gives. */
+static int
+conf_default(unsigned long n, void *arg)
+{
+	static const char *const allow[] = { "extra.test:8443", "b.test/v1/ private" };
+	static const char *const listen[] = { "unix:/tmp/af/run.sock" };
+	char **want = arg;
+	struct cf_overrides ov;
+	struct cf_diag d;
+	struct cf_config *c;
+	char *got;
+	int rc;
+
+	memset(&ov, 0, sizeof(ov));
+	ov.extra_allow = allow;
+	ov.n_extra_allow = 2;
+	ov.extra_listen = listen;
+	ov.n_extra_listen = 1;
+	ov.replace_listen = 1;
+	ov.admin = "unix:/tmp/af/admin.sock";
+	ov.default_name = "run";
+	ov.cli_hints = 1;
+	memset(&d, 0, sizeof(d));
+	allocfail_set(n);
+	c = cf_config_parse("<built-in>", cf_default_text(), strlen(cf_default_text()), &ov, &d);
+	allocfail_off();
+	if (c == NULL) {
+		rc = n != 0 && allocfail_hit() && d.nerrors > 0 ? 1 : -1;
+		if (rc < 0)
+			tap_diag("the default does not load: %s", d.nerrors ? d.errors[0] : "?");
+	} else {
+		got = conf_print(c);
+		if (n == 0) {
+			*want = got;
+			got = NULL;
+			rc = 0;
+		} else {
+			rc = strcmp(got, *want) == 0 ? 0 : -1;
+			if (rc < 0)
+				tap_diag("half made:\n%s", got);
+		}
+		free(got);
+	}
+	cf_config_free(c);
+	cf_diag_free(&d);
+	return rc;
+}
+
+static void
+test_conf_default(void)
+{
+	char *want = NULL;
+
+	if (tap_cmp_int(conf_default(0, &want), "==", 0, "the built-in default with overrides loads"))
+		walk("conf: the built-in default with overrides", conf_default, &want);
+	free(want);
+}
+
 /* ---- proxy/proto/http.c -------------------------------------------------- */
 
 #define NH 32
@@ -696,6 +754,7 @@ main(void)
 		abort();
 
 	test_conf();
+	test_conf_default();
 	test_http();
 	test_scrub();
 	test_dns();
