@@ -316,7 +316,7 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
-		return NULL;
+		goto fail;
 	c->refs = 1;
 	c->path = strdup(path);
 	c->proxy = b->proxy;
@@ -334,10 +334,11 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 		bs_hex(md, 6, c->hash);
 	}
 
-	c->nsessions = b->nsess + 1;
-	c->sessions = calloc(c->nsessions, sizeof(*c->sessions));
+	/* The count only with the array: config_destroy() walks it. */
+	c->sessions = calloc(b->nsess + 1, sizeof(*c->sessions));
 	if (c->sessions == NULL)
 		goto fail;
+	c->nsessions = b->nsess + 1;
 	/* Listeners: one flat array, sessions point into it. */
 	{
 		size_t total = b->nplisten;
@@ -538,8 +539,14 @@ cf_config_load(const char *path, const struct cf_overrides *ov, struct cf_diag *
 		goto out;
 	}
 	buf = malloc((size_t)st.st_size + 1);
-	if (buf == NULL)
+	if (buf == NULL) {
+		struct cf_build b;
+		memset(&b, 0, sizeof(b));
+		b.file = path;
+		b.diag = diag;
+		cfb_err(&b, 0, "out of memory");
 		goto out;
+	}
 	for (;;) {
 		ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
 		if (n < 0 && errno == EINTR)

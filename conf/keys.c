@@ -238,6 +238,7 @@ cfk_add_listen(struct cf_build *b, struct cf_listen **v, size_t *n, const char *
 	nv = realloc(*v, (*n + 1) * sizeof(*nv));
 	if (nv == NULL) {
 		free(l.text);
+		cfb_err(b, b->line, "out of memory");
 		return -ENOMEM;
 	}
 	nv[(*n)++] = l;

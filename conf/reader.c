@@ -184,13 +184,20 @@ cfr_sections(struct cf_build *b)
 					    cfb_find_sess(b, sname)->line);
 				} else {
 					struct cf_sess_build *nv = realloc(b->sess, (b->nsess + 1) * sizeof(*nv));
+					char *name = NULL;
+
 					if (nv != NULL) {
 						b->sess = nv;
+						name = strdup(sname);
+					}
+					if (name == NULL) {
+						/* Never a config without the session. */
+						cfb_err(b, line, "out of memory");
+					} else {
 						memset(&nv[b->nsess], 0, sizeof(nv[0]));
-						nv[b->nsess].name = strdup(sname);
+						nv[b->nsess].name = name;
 						nv[b->nsess].line = line;
-						if (nv[b->nsess].name != NULL)
-							b->nsess++;
+						b->nsess++;
 					}
 				}
 			}

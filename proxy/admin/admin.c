@@ -251,7 +251,8 @@ struct job {
 	struct px_admin *a;
 	enum job_kind kind;
 	int text;
-	const char *session; /* JOB_LEARN: the admin thread's */
+	const char *session; /* JOB_LEARN: in QUERY */
+	struct evkeyvalq query; /* the request's query, parsed by a route */
 	struct evbuffer *b; /* the admin thread's; written only by the loop
 			     * while the job runs */
 	int code;
@@ -478,7 +479,8 @@ peer_uid(struct evhttp_request *req)
  * POST /decide's body, application/x-www-form-urlencoded (parsed by
  * libevent's evhttp_parse_query_str()): id=N&answer=allow|deny
  * [&scope=once|session (default session)][&for=DURATION (allow for the
- * session only)].  Fills J; 0, or -EINVAL with one sentence in *WHY.
+ * session only)].  Fills J, and who asks; 0, or -EINVAL with one sentence
+ * in *WHY.
  */
 static int
 parse_decide(struct evhttp_request *req, struct job *j, const char **why)
@@ -533,101 +535,104 @@ parse_decide(struct evhttp_request *req, struct job *j, const char **why)
 		if (cf_duration_parse(dur, &j->for_ms, why) != 0)
 			goto out;
 	}
+	j->uid = peer_uid(req);
 	rc = 0;
 out:
 	evhttp_clear_headers(&kv);
 	return rc;
 }
 
-/* On the admin thread. */
+/* GET /learn's query: session=NAME.  Fills J->session (in J->query); 0,
+ * or -EINVAL with one sentence in *WHY. */
+static int
+parse_learn(struct evhttp_request *req, struct job *j, const char **why)
+{
+	const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+
+	*why = "GET /learn needs ?session=NAME";
+	if (query == NULL || evhttp_parse_query_str(query, &j->query) != 0 ||
+	    (j->session = evhttp_find_header(&j->query, "session")) == NULL ||
+	    j->session[0] == '\0')
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * The routes, one row each (the shape of OpenSSH's monitor dispatch
+ * table): the path, the methods it takes (a 405 lists them in Allow:),
+ * the job it asks of the loop, and for a route with arguments their
+ * parser and the status when they are wrong.  Nothing else is served.
+ */
+#define ROUTE_GET (EVHTTP_REQ_GET | EVHTTP_REQ_HEAD)
+#define ROUTE_POST EVHTTP_REQ_POST
+
+typedef int route_parse_fn(struct evhttp_request *, struct job *, const char **);
+
+static const struct route {
+	const char *path;
+	int methods;		/* evhttp_cmd_type bits */
+	const char *allow;	/* METHODS, for Allow: */
+	enum job_kind job;
+	route_parse_fn *parse;	/* NULL: the route takes no arguments */
+	int bad;		/* the status when PARSE refuses */
+} routes[] = {
+	{ "/status",	  ROUTE_GET,  "GET, HEAD", JOB_STATUS,	NULL,	      0 },
+	{ "/metrics",	  ROUTE_GET,  "GET, HEAD", JOB_METRICS, NULL,	      0 },
+	{ "/learn",	  ROUTE_GET,  "GET, HEAD", JOB_LEARN,	parse_learn,  400 },
+	{ "/pending",	  ROUTE_GET,  "GET, HEAD", JOB_PENDING, NULL,	      0 },
+	{ "/grants",	  ROUTE_GET,  "GET, HEAD", JOB_GRANTS,	NULL,	      0 },
+	{ "/grants/save", ROUTE_POST, "POST",	   JOB_SAVE,	NULL,	      0 },
+	{ "/decide",	  ROUTE_POST, "POST",	   JOB_DECIDE,	parse_decide, 422 },
+	{ "/reload",	  ROUTE_POST, "POST",	   JOB_RELOAD,	NULL,	      0 },
+};
+
+/* The route of PATH, or NULL. */
+static const struct route *
+route_find(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(routes[i].path, path) == 0)
+			return &routes[i];
+	return NULL;
+}
+
+/* On the admin thread: 400 without a path, 404 off the table, 405 (with
+ * Allow:) for a method the route does not take, the route's own status
+ * for wrong arguments; otherwise the route's job. */
 static void
 request_cb(struct evhttp_request *req, void *arg)
 {
 	struct px_admin *a = arg;
 	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
-	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const char *path = u ? evhttp_uri_get_path(u) : NULL;
-	int get = cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD;
+	const struct route *r;
+	const char *why = NULL;
 	struct job j;
 
 	memset(&j, 0, sizeof(j));
+	TAILQ_INIT(&j.query);
 	if (path == NULL) {
 		reply_error(req, 400, "Bad Request", NULL);
 		return;
 	}
-	if (strcmp(path, "/status") == 0 || strcmp(path, "/metrics") == 0) {
-		if (!get) {
-			reply_error(req, 405, "Method Not Allowed", "GET, HEAD");
-			return;
-		}
-		j.kind = path[1] == 'm' ? JOB_METRICS : JOB_STATUS;
-		serve_job(a, req, &j);
+	if ((r = route_find(path)) == NULL) {
+		reply_error(req, 404, "Not Found", NULL);
 		return;
 	}
-	if (strcmp(path, "/learn") == 0) {
-		struct evkeyvalq q;
-		const char *query = evhttp_uri_get_query(u);
-
-		if (!get) {
-			reply_error(req, 405, "Method Not Allowed", "GET, HEAD");
-			return;
-		}
-		TAILQ_INIT(&q);
-		if (query == NULL || evhttp_parse_query_str(query, &q) != 0 ||
-		    (j.session = evhttp_find_header(&q, "session")) == NULL || j.session[0] == '\0') {
-			evhttp_clear_headers(&q);
-			reply_error(req, 400, "GET /learn needs ?session=NAME", NULL);
-			return;
-		}
-		j.kind = JOB_LEARN;
-		serve_job(a, req, &j);
-		evhttp_clear_headers(&q);
+	if ((evhttp_request_get_command(req) & r->methods) == 0) {
+		reply_error(req, 405, "Method Not Allowed", r->allow);
 		return;
 	}
-	if (strcmp(path, "/pending") == 0 || strcmp(path, "/grants") == 0) {
-		if (!get) {
-			reply_error(req, 405, "Method Not Allowed", "GET, HEAD");
-			return;
-		}
-		j.kind = path[1] == 'p' ? JOB_PENDING : JOB_GRANTS;
-		serve_job(a, req, &j);
-		return;
+	if (r->parse != NULL && r->parse(req, &j, &why) != 0) {
+		reply_error(req, r->bad, why, NULL);
+		goto out;
 	}
-	if (strcmp(path, "/grants/save") == 0) {
-		if (cmd != EVHTTP_REQ_POST) {
-			reply_error(req, 405, "Method Not Allowed", "POST");
-			return;
-		}
-		j.kind = JOB_SAVE;
-		serve_job(a, req, &j);
-		return;
-	}
-	if (strcmp(path, "/decide") == 0) {
-		const char *why = NULL;
-
-		if (cmd != EVHTTP_REQ_POST) {
-			reply_error(req, 405, "Method Not Allowed", "POST");
-			return;
-		}
-		if (parse_decide(req, &j, &why) != 0) {
-			reply_error(req, 422, why, NULL);
-			return;
-		}
-		j.uid = peer_uid(req);
-		j.kind = JOB_DECIDE;
-		serve_job(a, req, &j);
-		return;
-	}
-	if (strcmp(path, "/reload") == 0) {
-		if (cmd != EVHTTP_REQ_POST) {
-			reply_error(req, 405, "Method Not Allowed", "POST");
-			return;
-		}
-		j.kind = JOB_RELOAD;
-		serve_job(a, req, &j);
-		return;
-	}
-	reply_error(req, 404, "Not Found", NULL);
+	j.kind = r->job;
+	serve_job(a, req, &j);
+out:
+	evhttp_clear_headers(&j.query);
 }
 
 /* On the admin thread: px_admin_free() asks it to stop. */

@@ -21,6 +21,7 @@ ADMIN_SCENARIOS = \
 	tests/integration/admin-ctl.sh \
 	tests/integration/admin-examples.sh \
 	tests/integration/admin-perms.sh \
+	tests/integration/admin-routes.sh \
 	tests/integration/admin-status.sh \
 	tests/integration/listen-perms.sh \
 	tests/integration/reload-audit.sh \

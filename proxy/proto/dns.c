@@ -238,7 +238,9 @@ sock_state_cb(void *data, ares_socket_t fd, int readable, int writable)
 	if (!readable && !writable) {
 		if (s) {
 			*pp = s->next;
-			event_free(s->ev);
+			/* No event when event_new() ran out of memory (fail:). */
+			if (s->ev != NULL)
+				event_free(s->ev);
 			free(s);
 		}
 		return;

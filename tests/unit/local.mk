@@ -69,3 +69,16 @@ TESTS += tests/unit/test-notice
 tests_unit_test_notice_SOURCES = tests/unit/test-notice.c tests/unit/tap.h
 tests_unit_test_notice_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_notice_LDADD = $(PROXY_LIBS)
+
+# Every allocation of a config load and of the codecs fails in turn
+# (allocfail.h): the wrap reaches this program only, never a product.
+ALLOCFAIL_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup \
+	-Wl,--wrap=strndup,--wrap=asprintf,--wrap=vasprintf
+check_PROGRAMS += tests/unit/test-allocfail
+TESTS += tests/unit/test-allocfail
+tests_unit_test_allocfail_SOURCES = tests/unit/test-allocfail.c tests/unit/tap.h \
+	tests/unit/allocfail.c tests/unit/allocfail.h
+tests_unit_test_allocfail_CPPFLAGS = $(AM_CPPFLAGS) -DSNI_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
+tests_unit_test_allocfail_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(CARES_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_test_allocfail_LDFLAGS = $(ALLOCFAIL_WRAP)
+tests_unit_test_allocfail_LDADD = $(PROXY_LIBS)

@@ -248,7 +248,7 @@ main(void)
 		c = cf_config_parse("t.ini", t, strlen(t), NULL, &d);
 		tap_ok(c == NULL && has_error(&d, "t.ini:4: line longer than"), "over-long line refused (%s)",
 		    d.nerrors ? d.errors[0] : "none");
-		tap_ok(d.nerrors == 1, "and its tail is not parsed as a line of its own");
+		tap_cmp_int(d.nerrors, "==", 1, "and its tail is not parsed as a line of its own");
 		cf_diag_free(&d);
 		free(t);
 	}
@@ -264,7 +264,7 @@ main(void)
 		tap_ok(c != NULL, "the full example config is valid (%s)", d.nerrors ? d.errors[0] : "ok");
 		if (c != NULL) {
 			p = cf_config_proxy(c);
-			tap_ok(cf_config_nsessions(c) == 2, "two sessions: default and agent-1");
+			tap_cmp_int(cf_config_nsessions(c), "==", 2, "two sessions: default and agent-1");
 			s = cf_config_find_session(c, "agent-1");
 			tap_ok(s != NULL && s->nlisten == 1 && s->nallow == 5 && s->ndeny == 1,
 			    "agent-1 layers its 3 rules on [defaults] (%zu allow, %zu deny)",
@@ -284,7 +284,7 @@ main(void)
 			    p->max_header_bytes == 32768 && p->admin.kind == CF_LISTEN_UNIX &&
 			    strcmp(p->dns_servers, "10.96.0.10,[fd00::53]:5353") == 0,
 			    "[proxy] values parsed");
-			tap_ok(strlen(cf_config_hash(c)) == 12, "config hash %s", cf_config_hash(c));
+			tap_cmp_int(strlen(cf_config_hash(c)), "==", 12, "config hash %s", cf_config_hash(c));
 			tap_ok(s->max_connections == 2500 && s->max_connections_per_uid == 1250,
 			    "default shares: a quarter of max_connections, half of that per uid (%u, %u)",
 			    s->max_connections, s->max_connections_per_uid);

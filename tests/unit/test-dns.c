@@ -900,7 +900,7 @@ test_dnsmasq(struct px_dns *d)
 	tap_ok(r.res.ttl == 60 && !r.res.from_cache, "ttl 60, not from cache (%u)",
 	    r.res.ttl);
 	c = count_of("dual.test");
-	tap_ok(c == 2, "one lookup is one A and one AAAA query (%d)", c);
+	tap_cmp_int(c, "==", 2, "one lookup is one A and one AAAA query (%d)", c);
 
 	/* A cache hit: no new query, still not synchronous. */
 	resolve_wait(d, "dual.test", &r2);
@@ -935,7 +935,7 @@ test_dnsmasq(struct px_dns *d)
 	    "NXDOMAIN is cached briefly (neg_ttl): no new query");
 
 	resolve_wait(d, "txtonly.test", &r);
-	tap_ok(r.status == PX_DNS_NODATA, "a name without A/AAAA: PX_DNS_NODATA "
+	tap_cmp_int(r.status, "==", PX_DNS_NODATA, "a name without A/AAAA: PX_DNS_NODATA "
 	    "(%d: %s)", r.status, r.errmsg);
 
 	resolve_wait(d, "mixed.test", &r);
@@ -984,7 +984,7 @@ test_dnsmasq(struct px_dns *d)
 		    count_of("shared.test"));
 		c = (int)st.coalesced;
 		px_dns_stats(d, &st);
-		tap_ok((int)st.coalesced == c + 1, "counted as coalesced");
+		tap_cmp_int((int)st.coalesced, "==", c + 1, "counted as coalesced");
 	}
 
 	/* Cancel before the answer. */
@@ -1018,7 +1018,7 @@ test_dnsmasq(struct px_dns *d)
 		qa = resolve(d, "dual.test", &a); /* cached: both ready at once */
 		qb = resolve(d, "dual.test", &b);
 		wait_for(NULL, 0, 200);
-		tap_ok(n == 1, "cancel from inside a callback: the other never "
+		tap_cmp_int(n, "==", 1, "cancel from inside a callback: the other never "
 		    "fires (%d)", n);
 	}
 
@@ -1457,7 +1457,7 @@ main(void)
 	test_tcp_fallback();
 
 	measure();
-	tap_ok(sync_calls == 0, "no callback ever ran inside px_dns_resolve "
+	tap_cmp_int(sync_calls, "==", 0, "no callback ever ran inside px_dns_resolve "
 	    "(%d)", sync_calls);
 
 	if (tap_failed)

@@ -58,7 +58,7 @@ main(void)
 	};
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		tap_ok(cf_etchosts_lists(hosts, sizeof(hosts) - 1, cases[i].name) == cases[i].listed,
+		tap_cmp_int(cf_etchosts_lists(hosts, sizeof(hosts) - 1, cases[i].name), "==", cases[i].listed,
 		    "'%s' is %slisted", cases[i].name, cases[i].listed ? "" : "not ");
 	/* Nothing is read past LEN: the same text cut before the last name. */
 	tap_ok(!cf_etchosts_lists(hosts, strstr(hosts, "ip6-loopback") - hosts + 3, "ip6-loopback"),

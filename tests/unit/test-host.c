@@ -138,7 +138,7 @@ main(void)
 			    "authority '%s' -> %s port %u (%s)", c->in, c->norm, c->port,
 			    rc ? why : "ok");
 		else
-			tap_ok(rc != 0, "authority '%s' refused (%s)", c->in, rc ? why : "accepted");
+			tap_cmp_int(rc, "!=", 0, "authority '%s' refused (%s)", c->in, rc ? why : "accepted");
 	}
 
 	{
@@ -159,20 +159,20 @@ main(void)
 
 		memset(buf, 'a', 63);
 		memcpy(buf + 63, ".test", 6);
-		tap_ok(cf_host_parse(buf, strlen(buf), 0, &h, &why) == 0, "63-octet label accepted");
+		tap_cmp_int(cf_host_parse(buf, strlen(buf), 0, &h, &why), "==", 0, "63-octet label accepted");
 		memset(buf, 'a', 64);
 		memcpy(buf + 64, ".test", 6);
-		tap_ok(cf_host_parse(buf, strlen(buf), 0, &h, &why) != 0, "64-octet label refused");
+		tap_cmp_int(cf_host_parse(buf, strlen(buf), 0, &h, &why), "!=", 0, "64-octet label refused");
 		for (i = 0; i < 126; i++)
 			memcpy(buf + 2 * i, "a.", 2);
 		buf[251] = 'b';
 		buf[252] = 'c';
 		buf[253] = '\0';
-		tap_ok(cf_host_parse(buf, 253, 0, &h, &why) == 0, "253-octet name accepted");
+		tap_cmp_int(cf_host_parse(buf, 253, 0, &h, &why), "==", 0, "253-octet name accepted");
 		buf[253] = '.';
-		tap_ok(cf_host_parse(buf, 254, 0, &h, &why) == 0, "253-octet name with trailing dot accepted");
+		tap_cmp_int(cf_host_parse(buf, 254, 0, &h, &why), "==", 0, "253-octet name with trailing dot accepted");
 		buf[253] = 'd';
-		tap_ok(cf_host_parse(buf, 254, 0, &h, &why) != 0, "254-octet name refused");
+		tap_cmp_int(cf_host_parse(buf, 254, 0, &h, &why), "!=", 0, "254-octet name refused");
 	}
 	{
 		struct cf_host a, b;
@@ -181,7 +181,7 @@ main(void)
 		cf_host_parse("[0:0::1]", 8, 0, &a, &why);
 		cf_host_parse("[::1]", 5, 0, &b, &why);
 		tap_ok(cf_host_equal(&a, &b), "IPv6 literals compare by value");
-		tap_ok(strcmp(cf_host_format(&a, buf, sizeof(buf)), "[::1]") == 0,
+		tap_cmp_str(cf_host_format(&a, buf, sizeof(buf)), "[::1]",
 		    "IPv6 formats in brackets");
 	}
 	return tap_done();

@@ -269,7 +269,7 @@ test_valid_requests(void)
 
 	in = "GET http://Example.COM./a/b?x=1#frag HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\n\r\nBODY";
 	tap_ok(parse_ok(in, &r, &hl), "absolute-form GET parses");
-	tap_ok(hl == strlen(in) - 4, "head length excludes what follows the head");
+	tap_cmp_int(hl, "==", strlen(in) - 4, "head length excludes what follows the head");
 	tap_ok(span_eq(r.method, r.method_len, "GET") && !r.is_connect && !r.is_head, "method GET");
 	tap_ok(r.form == PX_TARGET_ABSOLUTE && r.minor == 1, "absolute form, HTTP/1.1");
 	tap_ok(r.host.kind == CF_HOST_NAME && strcmp(r.host.name, "example.com") == 0,
@@ -533,21 +533,21 @@ test_limits(void)
 	s = make_request(1, 0);
 	len = strlen(s);
 	free(s);
-	tap_ok(len == 45, "bare request of %zu bytes", len);
+	tap_cmp_int(len, "==", 45, "bare request of %zu bytes", len);
 	s = make_request(1, 4096 - 45 - 9);
 	len = strlen(s);
-	tap_ok(len == 4096, "built a head of %zu bytes", len);
+	tap_cmp_int(len, "==", 4096, "built a head of %zu bytes", len);
 	px_http_request_init(&req, hdrs, MAXH);
 	rc = px_http_parse_request(s, len, &lim, &req, &hl, &status, &why);
 	tap_ok(rc == PX_HTTP_OK && hl == 4096, "head of exactly max_header_bytes passes");
 	free(s);
 	s = make_request(1, 4096 - 45 - 9 + 1);
 	len = strlen(s);
-	tap_ok(len == 4097, "built a head of %zu bytes", len);
+	tap_cmp_int(len, "==", 4097, "built a head of %zu bytes", len);
 	rc = px_http_parse_request(s, len, &lim, &req, &hl, &status, &why);
 	tap_ok(rc == PX_HTTP_ERROR && status == 431, "max_header_bytes + 1: 431");
 	rc = px_http_parse_request(s, 4096, &lim, &req, &hl, &status, &why);
-	tap_ok(rc == PX_HTTP_INCOMPLETE, "max_header_bytes without the end: still INCOMPLETE");
+	tap_cmp_int(rc, "==", PX_HTTP_INCOMPLETE, "max_header_bytes without the end: still INCOMPLETE");
 	rc = px_http_parse_request(s, 4097, &lim, &req, &hl, &status, &why);
 	tap_ok(rc == PX_HTTP_ERROR && status == 431, "one byte more without the end: 431");
 	free(s);
@@ -670,10 +670,9 @@ test_build_upstream(void)
 	     "Via: 1.0 other\r\n"
 	     "\r\nabc";
 	tap_ok(parse_ok(in, &r, &hl), "request to build from parses");
-	tap_ok(px_http_build_upstream_head(&r, b) == 0, "upstream head built");
+	tap_cmp_int(px_http_build_upstream_head(&r, b), "==", 0, "upstream head built");
 	s = drain(b);
-	tap_ok(strcmp(s,
-	    "POST /hooks/x?y=1 HTTP/1.1\r\n"
+	tap_cmp_str(s, "POST /hooks/x?y=1 HTTP/1.1\r\n"
 	    "Host: a.test:8080\r\n"
 	    "User-Agent: curl/8\r\n"
 	    "Accept: */*\r\n"
@@ -681,7 +680,7 @@ test_build_upstream(void)
 	    "Via: 1.0 other\r\n"
 	    "Via: 1.1 postern\r\n"
 	    "Connection: keep-alive\r\n"
-	    "\r\n") == 0, "hop-by-hop, Connection-named and Proxy-* dropped, rest in order");
+	    "\r\n", "hop-by-hop, Connection-named and Proxy-* dropped, rest in order");
 	tap_ok(strstr(s, "c2VjcmV0") == NULL && strstr(s, "Proxy-") == NULL,
 	    "Proxy-Authorization never leaks upstream");
 	free(s);
@@ -689,16 +688,16 @@ test_build_upstream(void)
 	in = "GET http://a.test?q HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n";
 	tap_ok(parse_ok(in, &r, &hl) && px_http_build_upstream_head(&r, b) == 0, "query-only URI builds");
 	s = drain(b);
-	tap_ok(strcmp(s, "GET /?q HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n"
-	    "Via: 1.1 postern\r\nConnection: keep-alive\r\n\r\n") == 0,
+	tap_cmp_str(s, "GET /?q HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n"
+	    "Via: 1.1 postern\r\nConnection: keep-alive\r\n\r\n",
 	    "empty path becomes / before the query; Transfer-Encoding kept");
 	free(s);
 
 	in = "GET http://[fd00:200::1]/ HTTP/1.0\r\n\r\n";
 	tap_ok(parse_ok(in, &r, &hl) && px_http_build_upstream_head(&r, b) == 0, "HTTP/1.0 builds");
 	s = drain(b);
-	tap_ok(strcmp(s, "GET / HTTP/1.0\r\nHost: [fd00:200::1]\r\nVia: 1.1 postern\r\n"
-	    "Connection: keep-alive\r\n\r\n") == 0,
+	tap_cmp_str(s, "GET / HTTP/1.0\r\nHost: [fd00:200::1]\r\nVia: 1.1 postern\r\n"
+	    "Connection: keep-alive\r\n\r\n",
 	    "Host generated from the URI (IPv6 bracketed); an HTTP/1.0 request stays HTTP/1.0 upstream");
 	free(s);
 
@@ -706,8 +705,8 @@ test_build_upstream(void)
 	     "Sec-WebSocket-Key: k\r\n\r\n";
 	tap_ok(parse_ok(in, &r, &hl) && px_http_build_upstream_head(&r, b) == 0, "WebSocket builds");
 	s = drain(b);
-	tap_ok(strcmp(s, "GET /ws HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\nSec-WebSocket-Key: k\r\n"
-	    "Via: 1.1 postern\r\nConnection: Upgrade\r\n\r\n") == 0, "WebSocket keeps Upgrade");
+	tap_cmp_str(s, "GET /ws HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\nSec-WebSocket-Key: k\r\n"
+	    "Via: 1.1 postern\r\nConnection: Upgrade\r\n\r\n", "WebSocket keeps Upgrade");
 	free(s);
 
 	in = "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n";
@@ -733,8 +732,8 @@ test_build_tls(void)
 	tap_ok(px_http_build_tls_head(&r, "api.test", 443, "key=S%2B", 8, "x-api-key: S\r\n", 14, b) == 0,
 	    "TLS head built");
 	s = drain(b);
-	tap_ok(strcmp(s, "GET /v1/x?a=1&key=S%2B HTTP/1.1\r\nHost: api.test\r\nAccept: */*\r\n"
-	    "x-api-key: S\r\nVia: 1.1 postern\r\nConnection: keep-alive\r\n\r\n") == 0,
+	tap_cmp_str(s, "GET /v1/x?a=1&key=S%2B HTTP/1.1\r\nHost: api.test\r\nAccept: */*\r\n"
+	    "x-api-key: S\r\nVia: 1.1 postern\r\nConnection: keep-alive\r\n\r\n",
 	    "query parameter appended with &, injected line after the client's, hop-by-hop and Proxy-* dropped");
 	free(s);
 
@@ -742,16 +741,16 @@ test_build_tls(void)
 	tap_ok(parse_ok(in, &r, &hl) &&
 	    px_http_build_tls_head(&r, "api.test", 8443, "k=v", 3, NULL, 0, b) == 0, "no query yet");
 	s = drain(b);
-	tap_ok(strcmp(s, "GET /p?k=v HTTP/1.1\r\nHost: api.test:8443\r\nVia: 1.1 postern\r\n"
-	    "Connection: keep-alive\r\n\r\n") == 0, "the parameter starts the query; a port other than 443 kept");
+	tap_cmp_str(s, "GET /p?k=v HTTP/1.1\r\nHost: api.test:8443\r\nVia: 1.1 postern\r\n"
+	    "Connection: keep-alive\r\n\r\n", "the parameter starts the query; a port other than 443 kept");
 	free(s);
 
 	in = "GET /p?key=PLACEHOLDER&b=2&keyx=3 HTTP/1.1\r\nHost: api.test\r\n\r\n";
 	tap_ok(parse_ok(in, &r, &hl) &&
 	    px_http_build_tls_head(&r, "api.test", 443, "key=S", 5, NULL, 0, b) == 0, "query with the name");
 	s = drain(b);
-	tap_ok(strcmp(s, "GET /p?b=2&keyx=3&key=S HTTP/1.1\r\nHost: api.test\r\nVia: 1.1 postern\r\n"
-	    "Connection: keep-alive\r\n\r\n") == 0,
+	tap_cmp_str(s, "GET /p?b=2&keyx=3&key=S HTTP/1.1\r\nHost: api.test\r\nVia: 1.1 postern\r\n"
+	    "Connection: keep-alive\r\n\r\n",
 	    "the client's parameter of the injected name is dropped, the others kept in order");
 	free(s);
 
@@ -759,8 +758,8 @@ test_build_tls(void)
 	tap_ok(parse_ok(in, &r, &hl) &&
 	    px_http_build_tls_head(&r, "api.test", 443, "k=v", 3, NULL, 0, b) == 0, "empty query");
 	s = drain(b);
-	tap_ok(strcmp(s, "GET /p?k=v HTTP/1.0\r\nHost: api.test\r\nVia: 1.1 postern\r\n"
-	    "Connection: keep-alive\r\n\r\n") == 0, "no second separator after a bare ?; HTTP/1.0 stays");
+	tap_cmp_str(s, "GET /p?k=v HTTP/1.0\r\nHost: api.test\r\nVia: 1.1 postern\r\n"
+	    "Connection: keep-alive\r\n\r\n", "no second separator after a bare ?; HTTP/1.0 stays");
 	free(s);
 	evbuffer_free(b);
 }
@@ -779,12 +778,12 @@ test_build_client(void)
 	px_http_response_init(&resp, hdrs, MAXH);
 	tap_ok(px_http_parse_response(in, strlen(in), NULL, 0, &resp, &hl, &why) == PX_HTTP_OK &&
 	    resp.keep_alive, "response to build from parses");
-	tap_ok(px_http_build_client_head(&resp, 0, b) == 0, "client head built");
+	tap_cmp_int(px_http_build_client_head(&resp, 0, b), "==", 0, "client head built");
 	s = drain(b);
-	tap_ok(strcmp(s, "HTTP/1.1 200 Fine\r\nServer: s\r\nContent-Length: 2\r\nVia: 1.1 postern\r\n"
-	    "Connection: close\r\n\r\n") == 0, "client head: own version, hop-by-hop dropped, close");
+	tap_cmp_str(s, "HTTP/1.1 200 Fine\r\nServer: s\r\nContent-Length: 2\r\nVia: 1.1 postern\r\n"
+	    "Connection: close\r\n\r\n", "client head: own version, hop-by-hop dropped, close");
 	free(s);
-	tap_ok(px_http_build_client_head(&resp, 1, b) == 0, "client head built keep-alive");
+	tap_cmp_int(px_http_build_client_head(&resp, 1, b), "==", 0, "client head built keep-alive");
 	s = drain(b);
 	tap_ok(strstr(s, "\r\nConnection: keep-alive\r\n\r\n") != NULL, "client head keep-alive");
 	free(s);
@@ -793,15 +792,15 @@ test_build_client(void)
 	tap_ok(px_http_parse_response(in, strlen(in), NULL, 0, &resp, &hl, &why) == PX_HTTP_OK &&
 	    px_http_build_client_head(&resp, 1, b) == 0, "101 builds");
 	s = drain(b);
-	tap_ok(strcmp(s, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: x\r\n"
-	    "Via: 1.1 postern\r\nConnection: Upgrade\r\n\r\n") == 0, "101 keeps Upgrade");
+	tap_cmp_str(s, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: x\r\n"
+	    "Via: 1.1 postern\r\nConnection: Upgrade\r\n\r\n", "101 keeps Upgrade");
 	free(s);
 
 	in = "HTTP/1.1 100 Continue\r\n\r\n";
 	tap_ok(px_http_parse_response(in, strlen(in), NULL, 0, &resp, &hl, &why) == PX_HTTP_OK &&
 	    px_http_build_client_head(&resp, 1, b) == 0, "100 builds");
 	s = drain(b);
-	tap_ok(strcmp(s, "HTTP/1.1 100 Continue\r\nVia: 1.1 postern\r\n\r\n") == 0, "100 without Connection");
+	tap_cmp_str(s, "HTTP/1.1 100 Continue\r\nVia: 1.1 postern\r\n\r\n", "100 without Connection");
 	free(s);
 	evbuffer_free(b);
 }
@@ -986,7 +985,7 @@ test_chunked_limits(void)
 
 	/* Errors and the end are sticky. */
 	got = px_chunked_scan(&c, "0\r\n\r\n", 5, &done, &why);
-	tap_ok(got == -1, "after an error, scanning stays refused");
+	tap_cmp_int(got, "==", -1, "after an error, scanning stays refused");
 	px_chunked_init(&c, NULL);
 	got = px_chunked_scan(&c, "0\r\n\r\n", 5, &done, &why);
 	got = px_chunked_scan(&c, "5\r\n", 3, &done, &why);

@@ -512,7 +512,7 @@ main(void)
 		struct cf_rule r;
 		const char *why = NULL;
 		int rc = cf_rule_parse(pat_cases[i].item, strlen(pat_cases[i].item), CF_RULE_ALLOW, &r, &why);
-		tap_ok((rc == 0) == pat_cases[i].ok, "pattern '%s' %s (%s)", pat_cases[i].item,
+		tap_cmp_int((rc == 0), "==", pat_cases[i].ok, "pattern '%s' %s (%s)", pat_cases[i].item,
 		    pat_cases[i].ok ? "accepted" : "refused", rc ? why : "ok");
 		if (rc == 0)
 			cf_rule_clear(&r);
@@ -562,7 +562,7 @@ main(void)
 			const char *why = NULL, *item = url_cases[i].item;
 			int rc = cf_rule_parse(item, strlen(item), CF_RULE_ALLOW, &r, &why);
 			if (url_cases[i].taken_as == NULL) {
-				tap_ok(rc != 0, "URL '%s' refused (%s)", item, rc ? why : "accepted");
+				tap_cmp_int(rc, "!=", 0, "URL '%s' refused (%s)", item, rc ? why : "accepted");
 				if (rc == 0)
 					cf_rule_clear(&r);
 				continue;

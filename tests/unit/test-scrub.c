@@ -115,7 +115,7 @@ test_whole(struct px_scrub *s)
 	px_scrub_add(t, "S", "short", 5);
 	px_scrub_add(t, "S", "longer-one", 10);
 	px_scrub_add(t, "S", "longer-one", 10);
-	tap_ok(px_scrub_count(t) == 1, "a string under PX_SCRUB_MIN and a second copy are left out");
+	tap_cmp_int(px_scrub_count(t), "==", 1, "a string under PX_SCRUB_MIN and a second copy are left out");
 	px_scrub_free(t);
 }
 
@@ -128,9 +128,9 @@ test_hold(struct px_scrub *s)
 	size_t hold, m;
 
 	hold = sizeof(b) - 1 - px_scrub_stream(s, &st, b, sizeof(b) - 1, 0, &m, NULL);
-	tap_ok(hold == 10, "the start of a value at the end is held (%zu)", hold);
+	tap_cmp_int(hold, "==", 10, "the start of a value at the end is held (%zu)", hold);
 	hold = sizeof(c) - 1 - px_scrub_stream(s, &st, c, sizeof(c) - 1, 0, &m, NULL);
-	tap_ok(hold == 0, "what cannot start one is not held (%zu)", hold);
+	tap_cmp_int(hold, "==", 0, "what cannot start one is not held (%zu)", hold);
 }
 
 /* The stream in random pieces, as forward.c and h2.c scan a body. */

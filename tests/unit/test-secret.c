@@ -317,11 +317,11 @@ check_format(const char *secret, const char *vprefix, const char *want, size_t l
 		same += strcmp(first, ph) == 0;
 		never += strcmp(ph, v) != 0;
 	}
-	tap_ok(shape == 300, "%s, values %s...: %s then %zu of [%s] (%zu of 300; %s)", secret, vprefix, want,
+	tap_cmp_int(shape, "==", 300, "%s, values %s...: %s then %zu of [%s] (%zu of 300; %s)", secret, vprefix, want,
 	    len, set == HEX ? "0-9a-f" : "A-Za-z0-9", shape, ph);
-	tap_ok(same == 300, "%s, values %s...: one placeholder whatever the value (%zu of 300)", secret,
+	tap_cmp_int(same, "==", 300, "%s, values %s...: one placeholder whatever the value (%zu of 300)", secret,
 	    vprefix, same);
-	tap_ok(never == 300, "%s, values %s...: never the value", secret, vprefix);
+	tap_cmp_int(never, "==", 300, "%s, values %s...: never the value", secret, vprefix);
 }
 
 /*
@@ -431,7 +431,7 @@ main(void)
 		if (c == NULL)
 			return tap_done();
 		s = cf_config_session(c, 0);
-		tap_ok(cf_session_nsecrets(s) == 7, "seven built-ins selected (%zu)", cf_session_nsecrets(s));
+		tap_cmp_int(cf_session_nsecrets(s), "==", 7, "seven built-ins selected (%zu)", cf_session_nsecrets(s));
 		for (i = 0; i < sizeof(want) / sizeof(want[0]) && i < cf_session_nsecrets(s); i++) {
 			const struct cf_secret *sec = cf_session_secret(s, i);
 			const struct cf_inject *inj = cf_secret_inject(sec, 0);
@@ -442,7 +442,7 @@ main(void)
 			    (want[i].format == NULL ? inj->format == NULL :
 			    inj->format != NULL && strcmp(inj->format, want[i].format) == 0);
 		}
-		tap_ok(ok == 7, "each built-in: its name, variable, host, header and format (%zu of 7)", ok);
+		tap_cmp_int(ok, "==", 7, "each built-in: its name, variable, host, header and format (%zu of 7)", ok);
 		{
 			const struct cf_secret *gh = cf_session_secret(s, 6);
 			const struct cf_inject *git = cf_secret_inject(gh, 1);
@@ -455,7 +455,7 @@ main(void)
 		}
 		n = cf_session_terminated_hosts(s, &hosts);
 		tap_ok(n == 8 && strcmp(hosts[7], "github.com") == 0, "eight distinct terminated hosts (%zu)", n);
-		tap_ok(cf_config_nsecrets(c) == 7, "--check lists the seven selected built-ins (%zu)",
+		tap_cmp_int(cf_config_nsecrets(c), "==", 7, "--check lists the seven selected built-ins (%zu)",
 		    cf_config_nsecrets(c));
 		cf_config_free(c);
 		cf_diag_free(&d);
@@ -555,7 +555,7 @@ main(void)
 		p1 = cf_session_placeholder(cf_config_session(c1, 0), 0);
 		p2 = cf_session_placeholder(cf_config_session(c2, 0), 0);
 		pa = cf_session_placeholder(cf_config_find_session(c1, "a"), 0);
-		tap_ok(strcmp(p1, p2) == 0, "a reparse keeps the placeholder (%s)", p1);
+		tap_cmp_str(p1, p2, "a reparse keeps the placeholder (%s)", p1);
 		tap_ok(strcmp(p1, pa) != 0 && strlen(p1) == strlen(pa),
 		    "another session gets another placeholder of the same shape");
 		tap_ok(strlen(p1) == 32 && strspn(p1, ALNUM) == 32,
@@ -737,11 +737,11 @@ main(void)
 
 		snprintf(buf, sizeof(buf), "GET /x HTTP/1.1\r\nAuthorization: Bearer %s\r\n\r\n",
 		    cf_session_placeholder(s, 1));
-		tap_ok(cf_session_find_placeholder(s, buf, strlen(buf)) == 1, "the placeholder of q is found");
+		tap_cmp_int(cf_session_find_placeholder(s, buf, strlen(buf)), "==", 1, "the placeholder of q is found");
 		snprintf(buf, sizeof(buf), "GET /?k=%.*s HTTP/1.1\r\n", (int)strlen(cf_session_placeholder(s, 0)) - 1,
 		    cf_session_placeholder(s, 0));
-		tap_ok(cf_session_find_placeholder(s, buf, strlen(buf)) == -1, "a cut placeholder is not");
-		tap_ok(cf_session_find_placeholder(s, VALUE_OK, strlen(VALUE_OK)) == -1, "nor the value itself");
+		tap_cmp_int(cf_session_find_placeholder(s, buf, strlen(buf)), "==", -1, "a cut placeholder is not");
+		tap_cmp_int(cf_session_find_placeholder(s, VALUE_OK, strlen(VALUE_OK)), "==", -1, "nor the value itself");
 		tap_ok(cf_session_find_placeholder(s, "", 0) == -1, "nor anything in nothing");
 
 		inj = cf_secret_binding(sec, "a.test", 443, "/", 1);

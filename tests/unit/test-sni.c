@@ -452,7 +452,7 @@ test_big(void)
 	if (make_hello(&o, &b) != 0) {
 		tap_ok(0, "make a 3000-byte-extension ClientHello");
 	} else {
-		tap_ok(b.len > 1500, "big ClientHello is %zu bytes, over 1500", b.len);
+		tap_cmp_int(b.len, ">", 1500, "big ClientHello is %zu bytes, over 1500", b.len);
 		check_all("ClientHello over 1500 bytes", &b, MAX_DEFAULT,
 		    PX_SNI_HELLO, "big.example");
 		/* The bound is exact: a ClientHello of exactly MAX bytes is
@@ -470,7 +470,7 @@ test_big(void)
 		tap_ok(0, "make a 20000-byte-extension ClientHello");
 		return;
 	}
-	tap_ok(count_records(&b) >= 2, "OpenSSL split the %zu-byte ClientHello "
+	tap_cmp_int(count_records(&b), ">=", 2, "OpenSSL split the %zu-byte ClientHello "
 	    "into %d records", b.len, count_records(&b));
 	check("ClientHello over several records", &b, MAX_DEFAULT, PX_SNI_HELLO,
 	    "big.example");
@@ -723,11 +723,11 @@ test_random(void)
 			wrong++;
 		px_sni_free(s);
 	}
-	tap_ok(wrong == 0, "4000 random buffers: none a ClientHello (%d wrong)", wrong);
+	tap_cmp_int(wrong, "==", 0, "4000 random buffers: none a ClientHello (%d wrong)", wrong);
 	tap_ok(tried > 1000 && at_once == tried,
 	    "random buffers not opening a record: NOT_TLS on the first byte (%d of %d)",
 	    at_once, tried);
-	tap_ok(ERR_peek_error() == 0, "OpenSSL error queue empty after random input");
+	tap_cmp_int(ERR_peek_error(), "==", 0, "OpenSSL error queue empty after random input");
 }
 
 /*

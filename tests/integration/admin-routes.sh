@@ -1,0 +1,65 @@
+#!/bin/sh
+# admin-routes: every route of the admin socket answers a method it does
+# not take with 405, the route's Allow: and a JSON error, and takes HEAD
+# where it takes GET; a path off the table is 404 whatever the method;
+# a route's wrong arguments get that route's own status.  Nothing a
+# refused request asks for is done (the generation stays).
+. "$top_srcdir/tests/integration/lib/world.sh"
+world_up
+. "$top_srcdir/tests/integration/lib-admin/admin.sh"
+
+conf="$WORLD_DIR/postern.ini"
+{ admin_proxy_section; cat <<EOF2; } >"$conf"
+[defaults]
+allow_hosts = allowed.test
+EOF2
+proxy_start "$conf" || die "no proxy"
+admin_wait || die "no admin socket"
+
+# answer METHOD PATH: "CODE|ALLOW|BODY" of METHOD PATH (HEAD with -I).
+answer() {
+	local m p
+	m=$1
+	p=$2
+	if [ "$m" = HEAD ]; then
+		admin_curl -I -o "$WORLD_DIR/ans.body" -D "$WORLD_DIR/ans.head" -w '%{http_code}' \
+			"http://postern$p" >"$WORLD_DIR/ans.code"
+		: >"$WORLD_DIR/ans.body"
+	else
+		admin_curl -X "$m" -o "$WORLD_DIR/ans.body" -D "$WORLD_DIR/ans.head" -w '%{http_code}' \
+			"http://postern$p" >"$WORLD_DIR/ans.code"
+	fi
+	printf '%s|%s|%s' "$(cat "$WORLD_DIR/ans.code")" \
+		"$(sed -n 's/^Allow: \(.*\)\r$/\1/p' "$WORLD_DIR/ans.head")" \
+		"$(tr -d '\n' <"$WORLD_DIR/ans.body")"
+}
+
+notallowed='{"error":"Method Not Allowed"}'
+for p in /status /metrics /learn /pending /grants; do
+	for m in POST PUT DELETE OPTIONS PATCH; do
+		expect_eq "405|GET, HEAD|$notallowed" "$(answer $m $p)" "$m $p: 405, Allow: GET, HEAD"
+	done
+done
+for p in /reload /decide /grants/save; do
+	for m in GET PUT DELETE OPTIONS PATCH; do
+		expect_eq "405|POST|$notallowed" "$(answer $m $p)" "$m $p: 405, Allow: POST"
+	done
+	expect_eq "405|POST|" "$(answer HEAD $p)" "HEAD $p: 405, Allow: POST"
+done
+for p in /status /metrics /pending /grants; do
+	expect_eq "200||" "$(answer HEAD $p)" "HEAD $p: 200"
+done
+expect_eq "400||" "$(answer HEAD /learn)" "HEAD /learn without a session: 400"
+expect_eq '400||{"error":"GET /learn needs ?session=NAME"}' "$(answer GET '/learn?x=1')" \
+	"GET /learn without a session: 400"
+expect_eq '422||{"error":"id is the question'"'"'s number (GET /pending)"}' \
+	"$(answer POST /decide)" "POST /decide without a body: 422"
+
+notfound='{"error":"Not Found"}'
+for p in / /nope /status/ /STATUS /status/x /grants/ /grants/save/x /reloads /decide/1 //status; do
+	for m in GET POST PUT DELETE; do
+		expect_eq "404||$notfound" "$(answer $m $p)" "$m $p: 404"
+	done
+	expect_eq "404||" "$(answer HEAD $p)" "HEAD $p: 404"
+done
+expect_eq 1 "$(generation)" "no refused request reloaded"
