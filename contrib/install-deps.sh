@@ -9,7 +9,7 @@ set -eu
 # is already there.  runsc is gVisor, for tests/integration/bridge-gvisor.sh.
 PACKAGES="
 autoconf automake libtool pkg-config make gcc libc6-dev
-clang libclang-rt-14-dev
+clang libclang-rt-14-dev cppcheck
 libevent-dev libssl-dev libnl-3-dev libnl-route-3-dev libc-ares-dev libinih-dev libnghttp2-dev libjansson-dev
 iproute2 nftables dnsmasq-base curl openssl ca-certificates python3 procps psmisc util-linux logrotate
 bubblewrap socat git strace nghttp2-client nghttp2-server python3-h2

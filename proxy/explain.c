@@ -242,7 +242,8 @@ px_explain(const char *path, const struct cf_overrides *ov, const char *target,
 				/* The proxy takes a pinned name's addresses without
 				 * DNS, and vets them like an answer. */
 				fprintf(bf, "  pinned in [hosts] (%s:%d): no DNS lookup\n", pin->file, pin->line);
-				for (i = 0; i < pin->naddrs && i < PX_DNS_MAX_ADDRS; i++)
+				_Static_assert(CF_PIN_MAX_ADDRS <= PX_DNS_MAX_ADDRS, "a pin fits a lookup");
+				for (i = 0; i < pin->naddrs && i < CF_PIN_MAX_ADDRS; i++)
 					res.addrs[i] = pin->addrs[i];
 				res.naddrs = i;
 			} else if (px_resolve_sync(h.name, p->dns_servers, p->connect_timeout_ms, &res, &err) != 0) {

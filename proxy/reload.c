@@ -185,6 +185,7 @@ int
 px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
     const struct px_reload_probe *probe)
 {
+	/* cppcheck-suppress uninitvar ; local is zeroed below, before any use */
 	struct cf_diag local, *diag = diag_out ? diag_out : &local;
 	const struct cf_config *cur = px_server_config(srv);
 	const char *path = px_server_config_path(srv);

@@ -69,12 +69,12 @@ TESTS += tests/integration/sidecar-run-bind.sh
 EXTRA_DIST += tests/integration/sidecar-run-bind.sh
 
 # Unit test of the rule checker (pure; runs everywhere).
-check_PROGRAMS += sidecar/test-rules
-TESTS += sidecar/test-rules
-sidecar_test_rules_SOURCES = sidecar/test-rules.c sidecar/rules.c sidecar/rules.h \
-	bridge/nlerr.c bridge/nlerr.h sidecar/log.h tests/unit/tap.h
-sidecar_test_rules_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
-sidecar_test_rules_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
+check_PROGRAMS += tests/unit/test-sidecar-rules
+TESTS += tests/unit/test-sidecar-rules
+tests_unit_test_sidecar_rules_SOURCES = tests/unit/test-sidecar-rules.c \
+	sidecar/rules.c sidecar/rules.h bridge/nlerr.c bridge/nlerr.h sidecar/log.h tests/unit/tap.h
+tests_unit_test_sidecar_rules_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
+tests_unit_test_sidecar_rules_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 dist_man_MANS += sidecar/postern-sidecar.8
 
 # Fuzz target for the netlink rule parser (tests/fuzz/fuzz-sidecar-rules.c):
@@ -98,13 +98,13 @@ tests_fuzz_unix_names_replay_CPPFLAGS = $(AM_CPPFLAGS) \
 EXTRA_DIST += tests/fuzz/fuzz-unix-names.c tests/fuzz/fuzz-unix-names.srcs
 
 # Unit test of the nf_tables read-back against recorded kernel messages.
-check_PROGRAMS += sidecar/test-nft
-TESTS += sidecar/test-nft
-sidecar_test_nft_SOURCES = sidecar/test-nft.c sidecar/nft.c sidecar/nft.h \
-	bridge/nlerr.c bridge/nlerr.h sidecar/log.h tests/unit/tap.h
-sidecar_test_nft_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
+check_PROGRAMS += tests/unit/test-sidecar-nft
+TESTS += tests/unit/test-sidecar-nft
+tests_unit_test_sidecar_nft_SOURCES = tests/unit/test-sidecar-nft.c \
+	sidecar/nft.c sidecar/nft.h bridge/nlerr.c bridge/nlerr.h sidecar/log.h tests/unit/tap.h
+tests_unit_test_sidecar_nft_CPPFLAGS = $(AM_CPPFLAGS) $(LIBNL_CFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-nft"'
-sidecar_test_nft_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
+tests_unit_test_sidecar_nft_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 
 # Fuzz target for the nf_tables dump parsers (tests/fuzz/fuzz-sidecar-nft.c).
 check_PROGRAMS += tests/fuzz/sidecar-nft-replay

@@ -97,6 +97,7 @@ sc_unixnames_read(const char *path, sc_unixnames_fn fn, void *arg)
 			}
 			buf = nb;
 		}
+		/* cppcheck-suppress nullPointerArithmeticRedundantCheck ; allocated just above */
 		n = read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -62,6 +62,7 @@ pool_get(size_t cls)
 	size_t need = HDR + cls * STEP;
 
 	if (h != NULL) {
+		/* cppcheck-suppress pointerSize ; a free block's first bytes are the link */
 		memcpy(&freelist[cls], h, sizeof(void *));
 	} else {
 		if (bump_left < need) {
@@ -115,6 +116,7 @@ px_mem_free(void *p)
 		abort(); /* not a block of ours: the heap is corrupt */
 	/* The free list's link overwrites the header; pool_get writes it
 	 * again. */
+	/* cppcheck-suppress pointerSize ; a free block's first bytes are the link */
 	memcpy(h, &freelist[cls], sizeof(void *));
 	freelist[cls] = h;
 }

@@ -1003,7 +1003,8 @@ start_lookup(struct px_conn *c)
 		const struct cf_pin *pin = cf_config_pin(c->cfg, c->host.name);
 		if (pin != NULL) {
 			size_t i;
-			for (i = 0; i < pin->naddrs && i < PX_DNS_MAX_ADDRS; i++) {
+			_Static_assert(CF_PIN_MAX_ADDRS <= PX_DNS_MAX_ADDRS, "a pin fits a lookup");
+			for (i = 0; i < pin->naddrs && i < CF_PIN_MAX_ADDRS; i++) {
 				c->lk->addrs[i] = pin->addrs[i];
 				c->lk->addrlens[i] = pin->addrs[i].ss_family == AF_INET ?
 				    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);

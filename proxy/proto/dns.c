@@ -230,10 +230,9 @@ sock_state_cb(void *data, ares_socket_t fd, int readable, int writable)
 	struct dns_sock **pp, *s;
 	short what;
 
-	for (pp = &d->socks; *pp; pp = &(*pp)->next)
-		if ((*pp)->fd == fd)
+	for (pp = &d->socks; (s = *pp) != NULL; pp = &s->next)
+		if (s->fd == fd)
 			break;
-	s = *pp;
 
 	if (!readable && !writable) {
 		if (s) {

@@ -1,9 +1,24 @@
-# proxy/flow/h2.mk: the HTTP/2 relay of a terminated tunnel on
-# libnghttp2, its unit test and the replay of its fuzz corpus.
-libpostern_proxy_a_SOURCES += proxy/flow/h2.c proxy/flow/h2.h
-libpostern_proxy_a_CFLAGS += $(NGHTTP2_CFLAGS)
-PROXY_LIBS += $(NGHTTP2_LIBS)
+# proxy/flow/: one connection's way through the proxy: accept, decide,
+# connect, forward, tunnel, the HTTP/2 relay of a terminated tunnel (on
+# libnghttp2), the bridge's session request, notices and splice.
+libpostern_proxy_a_SOURCES += \
+	proxy/flow/accept.c \
+	proxy/flow/bridgereq.c proxy/flow/bridgereq.h \
+	proxy/flow/conn.c proxy/flow/conn.h \
+	proxy/flow/connect.c proxy/flow/connect.h \
+	proxy/flow/conns.c proxy/flow/conns.h \
+	proxy/flow/decide.c \
+	proxy/flow/forward.c \
+	proxy/flow/h2.c proxy/flow/h2.h \
+	proxy/flow/h2tunnel.c \
+	proxy/flow/notice.c proxy/flow/notice.h \
+	proxy/flow/record.c \
+	proxy/flow/reflect.c \
+	proxy/flow/revoke.c proxy/flow/revoke.h \
+	proxy/flow/splice.c proxy/flow/splice.h \
+	proxy/flow/tunnel.c
 
+# The HTTP/2 relay: unit test and the replay of its fuzz corpus.
 check_PROGRAMS += tests/unit/test-h2
 TESTS += tests/unit/test-h2
 tests_unit_test_h2_SOURCES = tests/unit/test-h2.c tests/unit/tap.h

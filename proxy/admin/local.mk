@@ -1,22 +1,14 @@
-# proxy/admin/admin.mk: live operations: the admin socket, the inotify
-# reload, `postern-proxy ctl`, and their tests.
+# proxy/admin/: live operations: the admin socket, the status it reports
+# and the counters behind it.  (`postern-proxy ctl`, the reload and its
+# inotify watch are in proxy/.)
 libpostern_proxy_a_SOURCES += \
 	proxy/admin/admin.c proxy/admin/admin.h \
-	proxy/ctl.c proxy/ctl.h \
-	proxy/admin/status.c proxy/admin/status.h \
-	proxy/watch.c proxy/watch.h
-# ctl reads the admin key with inih directly (see ctl.c).
-libpostern_proxy_a_CFLAGS += $(INIH_CFLAGS)
+	proxy/admin/stats.c proxy/admin/stats.h \
+	proxy/admin/status.c proxy/admin/status.h
 
-check_PROGRAMS += tests/unit/test-ctl
-TESTS += tests/unit/test-ctl
-tests_unit_test_ctl_SOURCES = tests/unit/test-ctl.c tests/unit/tap.h
-tests_unit_test_ctl_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS)
-tests_unit_test_ctl_LDADD = $(PROXY_LIBS)
-
-# Scenarios in the namespace world (tests/integration/README.md), plus
-# admin-examples.sh, which needs no namespaces: every contrib/examples/
-# config passes --check.
+# Scenarios in the namespace world (tests/integration/README.md) of the
+# admin socket, ctl and the reload, plus admin-examples.sh, which needs
+# no namespaces: every contrib/examples/ config passes --check.
 ADMIN_SCENARIOS = \
 	tests/integration/admin-ctl.sh \
 	tests/integration/admin-examples.sh \

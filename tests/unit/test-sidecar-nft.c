@@ -1,5 +1,5 @@
 /*
- * sidecar/test-nft.c: the nf_tables read-back against real kernel bytes.
+ * tests/unit/test-sidecar-nft.c: the nf_tables read-back against real kernel bytes.
  *
  * The messages are those a 6.18 kernel sent back for the sidecar's own
  * tables (proxy uid 65532, one interface eth0) and for an unrelated ruleset,

@@ -1,8 +1,11 @@
-# proxy/tls/ca.mk: the per-session certificate authority and the verified
-# client side to upstreams, their unit test, and the helper that
-# writes a CA and leaves to files for tests/integration/ca-tls.sh.
-libpostern_proxy_a_SOURCES += proxy/tls/ca.c proxy/tls/ca.h proxy/tls/tlsup.c proxy/tls/tlsup.h \
-	proxy/tls/registry.c proxy/tls/registry.h
+# proxy/tls/: the per-session certificate authority, the verified client
+# side to upstreams and the registry of sessions' TLS settings; their unit
+# tests, and the helper that writes a CA and leaves to files for
+# tests/integration/ca-tls.sh.
+libpostern_proxy_a_SOURCES += \
+	proxy/tls/ca.c proxy/tls/ca.h \
+	proxy/tls/registry.c proxy/tls/registry.h \
+	proxy/tls/tlsup.c proxy/tls/tlsup.h
 
 check_PROGRAMS += tests/unit/test-ca
 TESTS += tests/unit/test-ca

@@ -1,5 +1,5 @@
 /*
- * sidecar/test-rules.c: sc_rules_check() on made-up rule tables, in the
+ * tests/unit/test-sidecar-rules.c: sc_rules_check() on made-up rule tables, in the
  * kernel's evaluation order (libevent tinytest's case-table idea).
  */
 #include "config.h"

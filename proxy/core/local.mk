@@ -1,0 +1,14 @@
+# proxy/core/: the server and its workers, listeners, connection counts,
+# the audit log, the allocator and calls across loops.  Their unit tests
+# (test-mem, test-audit-json, test-loopcall) are in tests/unit/local.mk.
+libpostern_proxy_a_SOURCES += \
+	proxy/core/audit.c proxy/core/audit.h \
+	proxy/core/conncount.c proxy/core/conncount.h \
+	proxy/core/listen.c \
+	proxy/core/lock.h \
+	proxy/core/log.h \
+	proxy/core/loopcall.c proxy/core/loopcall.h \
+	proxy/core/mem.c proxy/core/mem.h \
+	proxy/core/prio.h \
+	proxy/core/server.c proxy/core/server.h \
+	proxy/core/worker.c proxy/core/worker.h

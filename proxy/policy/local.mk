@@ -1,0 +1,22 @@
+# proxy/policy/: what the proxy decides beyond the config: mode = ask's
+# questions and the runtime grants, budgets, the learn and refusal
+# summaries.  (test-summary and test-learn are in tests/unit/local.mk.)
+libpostern_proxy_a_SOURCES += \
+	proxy/policy/ask.c proxy/policy/ask.h \
+	proxy/policy/budget.c proxy/policy/budget.h \
+	proxy/policy/grants.c proxy/policy/grants.h \
+	proxy/policy/learn.c proxy/policy/learn.h \
+	proxy/policy/summary.c proxy/policy/summary.h
+
+# The budgets' use (proxy/policy/budget.h).
+check_PROGRAMS += tests/unit/test-budget
+TESTS += tests/unit/test-budget
+tests_unit_test_budget_SOURCES = tests/unit/test-budget.c tests/unit/tap.h
+tests_unit_test_budget_LDADD = $(PROXY_LIBS)
+
+# mode = ask's questions and the runtime grants (proxy/policy/ask.h, grants.h).
+check_PROGRAMS += tests/unit/test-ask
+TESTS += tests/unit/test-ask
+tests_unit_test_ask_SOURCES = tests/unit/test-ask.c tests/unit/tap.h
+tests_unit_test_ask_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_test_ask_LDADD = $(PROXY_LIBS)
