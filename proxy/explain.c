@@ -229,7 +229,7 @@ explain_addrs(const struct cf_config *c, const struct cf_session *s,
 		for (i = 0; i < pin->naddrs && i < PX_DNS_MAX_ADDRS; i++)
 			res.addrs[i] = pin->addrs[i];
 		res.naddrs = i;
-	} else if (px_resolve_sync(r->h.name, p->dns_servers, p->connect_timeout_ms, &res, &err) != 0) {
+	} else if (px_resolve_sync(r->h.name, p->dns_servers, p->connect_timeout_ms, &res, &err) < 0) {
 		int listed = cf_etchosts_file_lists("/etc/hosts", r->h.name);
 		final->allow = 0;
 		final->reason = CF_R_DNS_FAILURE;
