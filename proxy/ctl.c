@@ -77,6 +77,7 @@ find_admin_cb(void *arg, const char *section, const char *name, const char *valu
  * The admin path FILE names, into OUT.  Read with inih directly rather
  * than through cf_config_load(), so that a file with an error elsewhere
  * (the very case `ctl reload` is for) still tells us where the proxy is.
+ * Returns 0, or a negative errno after saying why.
  */
 static int
 admin_from_config(const char *file, char *out, size_t size)
@@ -90,19 +91,19 @@ admin_from_config(const char *file, char *out, size_t size)
 	rc = ini_parse(file, find_admin_cb, &f);
 	if (rc < 0) {
 		fprintf(stderr, "postern-proxy ctl: cannot read %s\n", file);
-		return -1;
+		return -EIO;
 	}
 	if (!f.found) {
 		fprintf(stderr, "postern-proxy ctl: %s has no admin = unix:PATH in [proxy]; use --admin PATH\n",
 		    file);
-		return -1;
+		return -ENOENT;
 	}
 	memset(&l, 0, sizeof(l));
 	if (cf_listen_parse(f.value, &l, &why) != 0 || l.kind != CF_LISTEN_UNIX) {
 		fprintf(stderr, "postern-proxy ctl: %s: admin = %s is not unix:PATH%s%s\n", file, f.value,
 		    why ? ": " : "", why ? why : "");
 		free(l.text);
-		return -1;
+		return -EINVAL;
 	}
 	snprintf(out, size, "%s", l.path);
 	free(l.text);
@@ -513,7 +514,7 @@ px_ctl_main(int argc, char **argv)
 
 	admin = o.admin;
 	if (admin == NULL && o.file != NULL) {
-		if (admin_from_config(o.file, path, sizeof(path)) != 0)
+		if (admin_from_config(o.file, path, sizeof(path)) < 0)
 			return 1;
 		admin = path;
 	}

@@ -125,8 +125,9 @@ loop_new(void)
 
 /*
  * Workers 1..N-1: a loop, a connection set, a DNS channel (and cache) and
- * a listener set each, and a server sharing the rest of IN's.  0, or -1
- * (logged) with what was made left in W for engine_workers_free().
+ * a listener set each, and a server sharing the rest of IN's.  0, or a
+ * negative errno (logged) with what was made left in W for
+ * engine_workers_free().
  */
 static int
 engine_workers_new(const struct px_server_init *in, struct px_server *first,
@@ -144,13 +145,13 @@ engine_workers_new(const struct px_server_init *in, struct px_server *first,
 		    (w[i].conns = px_conns_new(w[i].base)) == NULL ||
 		    (w[i].listeners = px_listeners_new()) == NULL) {
 			log_errx("cannot create worker %u's event loop", i);
-			return -1;
+			return -ENOMEM;
 		}
 		w[i].dns = px_dns_new(w[i].base, cf_config_proxy(px_server_config(first))->dns_servers,
 		    dopts, errbuf, sizeof(errbuf));
 		if (w[i].dns == NULL) {
 			log_errx("DNS: %s", errbuf);
-			return -1;
+			return -EINVAL;
 		}
 		wi.base = w[i].base;
 		wi.conns = w[i].conns;
@@ -160,7 +161,7 @@ engine_workers_new(const struct px_server_init *in, struct px_server *first,
 		if ((w[i].srv = px_server_new(&wi)) == NULL) {
 			cf_config_free(wi.cfg);
 			log_err("out of memory");
-			return -1;
+			return -ENOMEM;
 		}
 		px_workers_set(in->workers, i, w[i].srv);
 	}
@@ -527,7 +528,7 @@ engine_parts_new(struct engine_run *e, const struct px_engine_opts *opts)
 		log_err("out of memory");
 		return -ENOMEM;
 	}
-	if (px_tlsreg_update(in->tls, in->cfg, &made, why, sizeof(why)) != 0) {
+	if (px_tlsreg_update(in->tls, in->cfg, &made, why, sizeof(why)) < 0) {
 		log_errx("TLS termination: %s", why);
 		return -EINVAL;
 	}
@@ -640,13 +641,13 @@ engine_setup(struct engine_run *e, const struct px_engine_opts *opts)
 	}
 	e->in.cfg = NULL;   /* the server's now */
 	px_workers_set(e->in.workers, 0, e->srv);
-	if (engine_workers_new(&e->in, e->srv, e->wk, e->nworkers, &e->dopts) != 0)
+	if (engine_workers_new(&e->in, e->srv, e->wk, e->nworkers, &e->dopts) < 0)
 		return 1;
 	if (engine_grants_load(e->srv, e->in.grants) < 0)
 		return 2;
 	/* The listeners hand their clients to the connection code; the
 	 * reload module gives the same to those a reload binds. */
-	if (px_listeners_open(e->srv, px_server_config(e->srv), px_conn_accept) != 0)
+	if (px_listeners_open(e->srv, px_server_config(e->srv), px_conn_accept) < 0)
 		return 1;
 	/* The admin socket is bound here, as root, like the listeners; a
 	 * config that asks for one and cannot have it does not start. */
@@ -669,7 +670,7 @@ engine_setup(struct engine_run *e, const struct px_engine_opts *opts)
 
 	/* The other workers' threads, after the privilege drop (it is per
 	 * thread: capabilities, no_new_privs), with every listener copied. */
-	if (px_workers_start(e->in.workers) != 0)
+	if (px_workers_start(e->in.workers) < 0)
 		return 1;
 	if (e->admin != NULL && px_admin_start(e->admin) != 0) {
 		log_err("cannot start the admin socket's thread");
