@@ -386,6 +386,83 @@ fwd_chunked_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in,
 }
 
 /*
+ * Pass on AVAIL bytes of the response body at IN to OUT as its framing
+ * says, scanned with SCRUB when not NULL; *MOVED is how many went.
+ * Returns 1 when C was freed, else 0.
+ */
+static int
+fwd_response_body(struct px_conn *c, struct px_scrub *scrub, struct evbuffer *in,
+    struct evbuffer *out, size_t avail, size_t *moved)
+{
+	if (c->resp.close_delimited) {
+		long go = scrub != NULL ? fwd_scrub(c, scrub, in, avail, c->up.eof) : (long)avail;
+
+		if (go < 0) {
+			px_conn_free(c, "out of memory");
+			return 1;
+		}
+		*moved = (size_t)go;
+		c->up.bytes += *moved;
+		fwd_move(in, out, *moved);
+	} else if (c->resp.chunked && scrub != NULL) {
+		const char *why = NULL;
+		int done = 0;
+		long used = fwd_chunked_scrub(c, scrub, in, out, &done, &why);
+
+		if (used < 0) {
+			px_conn_free(c, "bad chunked response");
+			return 1;
+		}
+		*moved = (size_t)used;
+		c->up.bytes += *moved;
+		if (done)
+			c->rstate = RS_DONE;
+	} else if (c->resp.chunked) {
+		struct evbuffer_iovec v[8];
+		int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
+		size_t n = 0;
+		const char *why = NULL;
+		for (i = 0; i < nv && i < 8 && !done; i++) {
+			ssize_t used = c->resp_dechunk ?
+			    px_chunked_decode(&c->resp.ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
+			    px_chunked_scan(&c->resp.ch, v[i].iov_base, v[i].iov_len, &done, &why);
+			if (used < 0) {
+				px_conn_free(c, "bad chunked response");
+				return 1;
+			}
+			n += (size_t)used;
+		}
+		if (c->resp_dechunk)
+			evbuffer_drain(in, n);
+		else
+			fwd_move(in, out, n);
+		c->up.bytes += n;
+		*moved = n;
+		if (done)
+			c->rstate = RS_DONE;
+	} else {
+		size_t n = avail < (uint64_t)c->resp.left ? avail : (size_t)c->resp.left;
+
+		if (scrub != NULL) {
+			long go = fwd_scrub(c, scrub, in, n, (uint64_t)n == (uint64_t)c->resp.left);
+
+			if (go < 0) {
+				px_conn_free(c, "out of memory");
+				return 1;
+			}
+			n = (size_t)go;
+		}
+		fwd_move(in, out, n);
+		c->up.bytes += n;
+		c->resp.left -= (int64_t)n;
+		*moved = n;
+		if (c->resp.left == 0)
+			c->rstate = RS_DONE;
+	}
+	return 0;
+}
+
+/*
  * Pass on what upstream sent: the response head (parsed, rebuilt for the
  * client), then the body as its framing says.  Returns 1 when C left the
  * forward path (answered, closing, freed, or a tunnel after a 101): the
@@ -540,71 +617,8 @@ fwd_response(struct px_conn *c)
 		if (avail == 0)
 			break;
 		px_conn_touch(c);
-		if (c->resp.close_delimited) {
-			long go = scrub != NULL ? fwd_scrub(c, scrub, in, avail, c->up.eof) : (long)avail;
-
-			if (go < 0) {
-				px_conn_free(c, "out of memory");
-				return 1;
-			}
-			moved = (size_t)go;
-			c->up.bytes += moved;
-			fwd_move(in, out, moved);
-		} else if (c->resp.chunked && scrub != NULL) {
-			const char *why = NULL;
-			int done = 0;
-			long used = fwd_chunked_scrub(c, scrub, in, out, &done, &why);
-
-			if (used < 0) {
-				px_conn_free(c, "bad chunked response");
-				return 1;
-			}
-			moved = (size_t)used;
-			c->up.bytes += moved;
-			if (done)
-				c->rstate = RS_DONE;
-		} else if (c->resp.chunked) {
-			struct evbuffer_iovec v[8];
-			int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
-			size_t n = 0;
-			const char *why = NULL;
-			for (i = 0; i < nv && i < 8 && !done; i++) {
-				ssize_t used = c->resp_dechunk ?
-				    px_chunked_decode(&c->resp.ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
-				    px_chunked_scan(&c->resp.ch, v[i].iov_base, v[i].iov_len, &done, &why);
-				if (used < 0) {
-					px_conn_free(c, "bad chunked response");
-					return 1;
-				}
-				n += (size_t)used;
-			}
-			if (c->resp_dechunk)
-				evbuffer_drain(in, n);
-			else
-				fwd_move(in, out, n);
-			c->up.bytes += n;
-			moved = n;
-			if (done)
-				c->rstate = RS_DONE;
-		} else {
-			size_t n = avail < (uint64_t)c->resp.left ? avail : (size_t)c->resp.left;
-
-			if (scrub != NULL) {
-				long go = fwd_scrub(c, scrub, in, n, (uint64_t)n == (uint64_t)c->resp.left);
-
-				if (go < 0) {
-					px_conn_free(c, "out of memory");
-					return 1;
-				}
-				n = (size_t)go;
-			}
-			fwd_move(in, out, n);
-			c->up.bytes += n;
-			c->resp.left -= (int64_t)n;
-			moved = n;
-			if (c->resp.left == 0)
-				c->rstate = RS_DONE;
-		}
+		if (fwd_response_body(c, scrub, in, out, avail, &moved) != 0)
+			return 1;
 		if (px_conn_throttle(&c->up, &c->cli))
 			return 0;
 		/* What is left waits for the bytes that tell whether it
