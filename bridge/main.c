@@ -662,8 +662,8 @@ listen_all(struct bridge *b, const struct bridge_opts *o, char *url_host, size_t
 		err = br_relay_listen(b->relay, (struct sockaddr *)&o->ss[i], o->slen[i], &bound);
 		/*
 		 * A namespace without IPv6 (or with it disabled) has no ::1:
-		 * skip that listener quietly, as the issue asks, rather than
-		 * dying the way socat does.
+		 * skip that listener quietly rather than dying the way socat
+		 * does.
 		 */
 		if (o->ss[i].ss_family == AF_INET6 &&
 		    (err == -EADDRNOTAVAIL || err == -EAFNOSUPPORT))
