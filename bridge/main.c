@@ -476,8 +476,32 @@ set_git_ssh(struct br_env *env, const char *proxy)
 	return rc;
 }
 
+/* What the command line asks for, checked before anything is changed. */
+struct bridge_opts {
+	const char *sock;
+	const char *listen_spec[MAX_LISTEN];
+	struct sockaddr_storage ss[MAX_LISTEN];
+	socklen_t slen[MAX_LISTEN];
+	size_t nlisten;
+	const char *extra[64];
+	size_t nextra;
+	struct br_forward fwd[MAX_FORWARD];
+	const char *fwd_spec[MAX_FORWARD];
+	size_t nfwd;
+	bool no_env;
+	bool allow_root;
+	bool no_session;
+	bool no_capture;
+	char **cmd;         /* CMD and its arguments, or NULL to relay alone */
+};
+
+/*
+ * Fills O from the command line.  Returns 0 to run, 1 when there is
+ * nothing to run (--help, --version, printed), or -EINVAL after saying
+ * what is wrong.
+ */
 static int
-bridge_main(int argc, char **argv)
+parse_args(int argc, char **argv, struct bridge_opts *o)
 {
 	static const struct option opts[] = {
 		{ "connect", required_argument, NULL, 'c' },
@@ -492,110 +516,410 @@ bridge_main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *why;
+	size_t i;
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	while ((opt = getopt_long(argc, argv, "+c:l:e:f:nhV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			o->sock = optarg;
+			break;
+		case 'l':
+			if (o->nlisten == MAX_LISTEN) {
+				log_errx("at most %d --listen", MAX_LISTEN);
+				return -EINVAL;
+			}
+			o->listen_spec[o->nlisten++] = optarg;
+			break;
+		case 'e':
+			if (!env_name_ok(optarg)) {
+				log_errx("--env %s: not a variable name (letters, digits, '_')", optarg);
+				return -EINVAL;
+			}
+			if (o->nextra == sizeof(o->extra) / sizeof(o->extra[0])) {
+				log_errx("too many --env");
+				return -EINVAL;
+			}
+			o->extra[o->nextra++] = optarg;
+			break;
+		case 'f':
+			if (o->nfwd == MAX_FORWARD) {
+				log_notice("at most %d --forward", MAX_FORWARD);
+				return -EINVAL;
+			}
+			if (br_forward_parse(optarg, &o->fwd[o->nfwd], &why) < 0) {
+				log_notice("--forward %s: %s", optarg, why);
+				return -EINVAL;
+			}
+			o->fwd_spec[o->nfwd++] = optarg;
+			break;
+		case 'n':
+			o->no_env = true;
+			break;
+		case 'R':
+			o->allow_root = true;
+			break;
+		case 'S':
+			o->no_session = true;
+			break;
+		case 'T':
+			o->no_capture = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("postern-bridge %s\n", PACKAGE_VERSION);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (o->sock == NULL) {
+		log_errx("--connect SOCK is required");
+		usage(stderr);
+		return -EINVAL;
+	}
+	o->cmd = optind < argc ? argv + optind : NULL;
+	if (o->nlisten == 0) {
+		o->listen_spec[o->nlisten++] = "127.0.0.1:" DEFAULT_PORT;
+		o->listen_spec[o->nlisten++] = "[::1]:" DEFAULT_PORT;
+	}
+	for (i = 0; i < o->nlisten; i++) {
+		if (br_addr_parse(o->listen_spec[i], &o->ss[i], &o->slen[i], &why) < 0) {
+			log_errx("--listen %s: %s", o->listen_spec[i], why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Blocks the signals the relay's loop reads and returns a signalfd for
+ * them, or a negative errno after saying so.
+ */
+static int
+signals_setup(struct bridge *b)
+{
+	size_t i;
+	int sfd;
+
+	/* Signals are read from a signalfd in the relay's loop, never async. */
+	sigemptyset(&b->handled);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&b->handled, forwarded[i]);
+	sigaddset(&b->handled, SIGCHLD);
+	sigaddset(&b->handled, SIG_PARENT_DIED);
+	/*
+	 * Dispositions are left as inherited, for CMD to inherit in turn (a
+	 * nohup'ed CMD keeps ignoring SIGHUP).  The bridge still sees signals
+	 * it was started ignoring: Linux queues a blocked signal even when
+	 * its disposition is SIG_IGN, and signalfd reads the queue.
+	 */
+	if (sigprocmask(SIG_BLOCK, &b->handled, NULL) < 0) {
+		log_err("sigprocmask");
+		return -errno;
+	}
+	/* A peer that went away is an error from splice(2), not a death. */
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &b->handled, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		log_err("signalfd");
+		return -errno;
+	}
+	/* Orphans below us come to us, as they would to PID 1. */
+	if (getpid() != 1)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	return sfd;
+}
+
+/*
+ * Brings lo up and binds every --listen.  URL_HOST gets the address the
+ * proxy variables name.  Returns 0 or a negative errno after saying so.
+ */
+static int
+listen_all(struct bridge *b, const struct bridge_opts *o, char *url_host, size_t size)
+{
+	struct sockaddr_storage bound, url_addr;
+	bool changed, have_url = false;
+	size_t i, up = 0;
+	int err;
+
+	memset(&url_addr, 0, sizeof(url_addr));
+	err = br_link_up_lo(&changed);
+	if (err < 0) {
+		log_errx("the loopback interface lo is down and cannot be brought up: %s%s",
+		    strerror(-err),
+		    err == -EPERM ? " (needs CAP_NET_ADMIN in this network namespace)" : "");
+		return err;
+	}
+
+	for (i = 0; i < o->nlisten; i++) {
+		err = br_relay_listen(b->relay, (struct sockaddr *)&o->ss[i], o->slen[i], &bound);
+		/*
+		 * A namespace without IPv6 (or with it disabled) has no ::1:
+		 * skip that listener quietly rather than dying the way socat
+		 * does.
+		 */
+		if (o->ss[i].ss_family == AF_INET6 &&
+		    (err == -EADDRNOTAVAIL || err == -EAFNOSUPPORT))
+			continue;
+		if (err < 0) {
+			log_err_errno(-err, "listen on %s", o->listen_spec[i]);
+			return err;
+		}
+		up++;
+		/* The proxy URL names the first IPv4 listener, else the first. */
+		if (!have_url || (url_addr.ss_family != AF_INET && bound.ss_family == AF_INET)) {
+			url_addr = bound;
+			have_url = true;
+		}
+	}
+	if (up == 0 || br_addr_format((struct sockaddr *)&url_addr, url_host, size) < 0) {
+		log_errx("no address to listen on");
+		return -EADDRNOTAVAIL;
+	}
+	return 0;
+}
+
+/*
+ * Each --forward on both loopback addresses, where NO_PROXY sends a
+ * client straight (the address it would use outside, unchanged): its
+ * connections reach the host only as CONNECTs the proxy decides.
+ * Returns 0 or a negative errno after saying so.
+ */
+static int
+forward_all(struct bridge *b, const struct bridge_opts *o)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < o->nfwd; i++) {
+		struct sockaddr_in sin;
+		struct sockaddr_in6 sin6;
+
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons(o->fwd[i].port);
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		err = br_relay_forward(b->relay, (struct sockaddr *)&sin, sizeof(sin),
+		    o->fwd[i].target, NULL);
+		if (err < 0) {
+			log_notice_errno(-err, "--forward %s: listen on 127.0.0.1:%u",
+			    o->fwd_spec[i], o->fwd[i].port);
+			return err;
+		}
+		memset(&sin6, 0, sizeof(sin6));
+		sin6.sin6_family = AF_INET6;
+		sin6.sin6_port = htons(o->fwd[i].port);
+		sin6.sin6_addr = in6addr_loopback;
+		err = br_relay_forward(b->relay, (struct sockaddr *)&sin6, sizeof(sin6),
+		    o->fwd[i].target, NULL);
+		/* No IPv6 in the namespace: no ::1 to listen on, as above. */
+		if (err < 0 && err != -EADDRNOTAVAIL && err != -EAFNOSUPPORT) {
+			log_notice_errno(-err, "--forward %s: listen on [::1]:%u",
+			    o->fwd_spec[i], o->fwd[i].port);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Transparent capture: the DNS stub on 127.0.0.1:53 and the synthetic
+ * range made local.  postern-sidecar run readied the namespace before it
+ * dropped root (our own try fails there, with EPERM); a launcher that
+ * gave us no capability and did not gets a bridge without capture, as
+ * before, and one line saying so.  Sets *DNS (NULL without capture);
+ * returns 0 or a negative errno after saying so.
+ */
+static int
+capture_start(struct bridge *b, const char *sock, struct br_dnsstub **dns)
+{
+	int cerr = br_link_capture(), derr;
+
+	*dns = br_dnsstub_new(b->relay, sock);
+	derr = *dns == NULL ? errno : 0;
+	if (derr == EACCES || derr == EPERM || derr == EADDRNOTAVAIL || derr == EADDRINUSE) {
+		/* Said only to a sandbox set up for capture, or one
+		 * whose network stack has no local routes (gVisor's):
+		 * the recipes without it (--cap-drop ALL) stay quiet. */
+		if (resolv_names_stub() || cerr == -EOPNOTSUPP)
+			log_notice("transparent capture is off: cannot %s (%s)%s",
+			    derr == EADDRNOTAVAIL ? "make 198.18.0.0/15 local" :
+			    "listen on 127.0.0.1:53", strerror(derr), cerr == -EPERM ?
+			    "; the bridge needs CAP_NET_ADMIN over its network namespace "
+			    "for it (bwrap: --uid 0 --gid 0 --cap-add CAP_NET_ADMIN, see "
+			    "postern-bridge(8), EXAMPLES), or pass --no-capture" : cerr == -EOPNOTSUPP ?
+			    "; this network stack cannot add routes (gVisor's cannot): "
+			    "the proxy variables still work" : "");
+	} else if (*dns == NULL) {
+		log_err_errno(derr, "DNS stub");
+		return -derr;
+	}
+	return 0;
+}
+
+/*
+ * The root of a user namespace is root there to the kernel's uid checks
+ * even without a capability.  A bridge started as that root (bwrap --uid
+ * 0, so that its CAP_NET_ADMIN counts in the network namespace; unshare
+ * -r) moves into a user namespace of its own, as the uid it has outside,
+ * and CMD with it.  Then every capability goes.  Returns 0 or a negative
+ * errno after saying so.
+ */
+static int
+privileges_drop(const struct bridge_opts *o)
+{
+	bool moved = false, mapped = false;
+	int err;
+
+	/* Nothing below needs the namespace it leaves. */
+	err = o->cmd == NULL ? 0 : br_priv_unroot(&moved, &mapped);
+	if (err < 0 && !moved) {
+		log_notice_errno(-err, "%s runs as uid 0 of this user namespace: "
+		    "cannot make it a user namespace of its own", o->cmd[0]);
+	} else if (err < 0) {
+		log_err_errno(-err, "cannot set up a user namespace for %s", o->cmd[0]);
+		return err;
+	} else if (moved && !mapped) {
+		log_notice("%s runs as the overflow uid: mapping it to its uid outside "
+		    "needs CAP_SETFCAP in this namespace (bwrap --cap-add CAP_SETFCAP)",
+		    o->cmd[0]);
+	}
+	/*
+	 * Nothing below needs a capability: lo is up, the listeners are
+	 * bound, and SOCK is reached with the bridge's own uid and groups,
+	 * as CMD would reach it.  A bridge that keeps nothing is nothing
+	 * for CMD to take over.
+	 */
+	err = br_priv_drop(NULL);
+	if (err < 0) {
+		log_err_errno(-err, "cannot drop every capability");
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * Builds CMD's environment from the fixed list and --env, then wipes our
+ * own, so that nothing else we were given (an API key, a token) reaches
+ * CMD, not even through /proc/<our pid>/environ.  BUNDLE gets the path of
+ * the session's certificate bundle, if one is written.  Returns the
+ * environment, or NULL after saying why.
+ */
+static struct br_env *
+env_setup(const struct bridge_opts *o, const char *url_host, char *bundle, size_t size)
+{
+	struct br_env *env;
+
+	env = br_env_new(environ, o->extra, o->nextra, o->no_env ? NULL : url_host);
+	if (env == NULL) {
+		log_err("environment");
+		return NULL;
+	}
+	if (!o->no_env && set_git_ssh(env, url_host) < 0) {
+		log_err("environment");
+		br_env_free(env);
+		return NULL;
+	}
+	/*
+	 * Before CMD runs, what the proxy says of this session: the
+	 * placeholders CMD gets instead of the real secrets, and the CA it
+	 * must trust for the hosts the proxy terminates.  Only for CMD: a
+	 * relay alone has nobody to export them to.
+	 */
+	if (o->cmd != NULL && !o->no_session &&
+	    session_setup(o->sock, env, bundle, size) < 0) {
+		br_env_free(env);
+		return NULL;
+	}
+	br_env_wipe(environ);
+	environ = br_env_vector(env);
+	/* Nor through ptrace(2) or /proc/<pid>/mem by a same-uid CMD. */
+	(void)prctl(PR_SET_DUMPABLE, 0);
+	return env;
+}
+
+/*
+ * Starts CMD (if any) and relays until the end; sets B's exit code.
+ * Returns 0 or a negative errno after saying so, when it could not start.
+ */
+static int
+relay_run(struct bridge *b, const struct bridge_opts *o, struct br_env *env,
+    const struct rlimit *nofile)
+{
+	int err;
+
+	if (o->cmd != NULL) {
+		pid_t self = getpid();
+
+		/* The listeners are up: CMD's first request cannot race us. */
+		b->child = fork();
+		if (b->child < 0) {
+			log_err("fork");
+			return -errno;
+		}
+		if (b->child == 0)
+			child_exec(o->cmd, br_env_vector(env), nofile, self);
+		/* CMD has its copy; we need none of it, so a key given with
+		 * --env stays in CMD alone. */
+		br_env_wipe(br_env_vector(env));
+	}
+
+	/* From here on a failure is CMD's or the relay's, not the start's. */
+	br_started = true;
+	log_starting(0);
+	err = br_relay_run(b->relay);
+	if (err < 0)
+		log_notice_errno(-err, "epoll_wait");
+
+	if (b->relay_only && !b->parent_died) {
+		b->exit_code = err < 0 ? 1 : 0;
+	} else if (b->child_done) {
+		b->exit_code = bs_exit_code(b->status);
+	} else {
+		/* The parent died, or the loop failed, with CMD still running. */
+		b->exit_code = 128 + SIGTERM;
+	}
+	/* Stop relaying before the leftovers are told to end. */
+	br_relay_free(b->relay);
+	b->relay = NULL;
+	if (!b->relay_only)
+		end_descendants();
+	return 0;
+}
+
+static int
+bridge_main(int argc, char **argv)
+{
+	struct bridge_opts o;
 	struct bridge b;
-	const char *sock = NULL, *listen_spec[MAX_LISTEN], *extra[64], *why;
-	struct sockaddr_storage ss[MAX_LISTEN], bound, url_addr;
-	socklen_t slen[MAX_LISTEN];
 	struct rlimit nofile, raised;
 	char url_host[BR_ADDR_TEXT_MAX];
 	struct br_env *env = NULL;
-	struct br_forward fwd[MAX_FORWARD];
-	const char *fwd_spec[MAX_FORWARD];
-	size_t nlisten = 0, nextra = 0, nfwd = 0, i, up = 0;
-	bool no_env = false, allow_root = false, no_session = false, changed, have_url = false;
-	bool no_capture = false, moved = false, mapped = false;
 	struct br_dnsstub *dns = NULL;
 	char bundle[PATH_MAX] = "";
 	char why_root[160];
-	pid_t parent;
-	int opt, err, sfd = -1;
+	int err, sfd = -1;
 
 	memset(&b, 0, sizeof(b));
 	b.exit_code = EXIT_SETUP;
-	memset(&url_addr, 0, sizeof(url_addr));
 
 	/*
 	 * Die with the parent, and notice it at once if it already died
 	 * before the request took effect.
 	 */
-	parent = getppid();
-	if (bs_child_die_with_parent(parent, SIG_PARENT_DIED) < 0)
+	if (bs_child_die_with_parent(getppid(), SIG_PARENT_DIED) < 0)
 		return EXIT_SETUP;
 
-	while ((opt = getopt_long(argc, argv, "+c:l:e:f:nhV", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'c':
-			sock = optarg;
-			break;
-		case 'l':
-			if (nlisten == MAX_LISTEN) {
-				log_errx("at most %d --listen", MAX_LISTEN);
-				return EXIT_SETUP;
-			}
-			listen_spec[nlisten++] = optarg;
-			break;
-		case 'e':
-			if (!env_name_ok(optarg)) {
-				log_errx("--env %s: not a variable name (letters, digits, '_')", optarg);
-				return EXIT_SETUP;
-			}
-			if (nextra == sizeof(extra) / sizeof(extra[0])) {
-				log_errx("too many --env");
-				return EXIT_SETUP;
-			}
-			extra[nextra++] = optarg;
-			break;
-		case 'f':
-			if (nfwd == MAX_FORWARD) {
-				log_notice("at most %d --forward", MAX_FORWARD);
-				return EXIT_SETUP;
-			}
-			if (br_forward_parse(optarg, &fwd[nfwd], &why) < 0) {
-				log_notice("--forward %s: %s", optarg, why);
-				return EXIT_SETUP;
-			}
-			fwd_spec[nfwd++] = optarg;
-			break;
-		case 'n':
-			no_env = true;
-			break;
-		case 'R':
-			allow_root = true;
-			break;
-		case 'S':
-			no_session = true;
-			break;
-		case 'T':
-			no_capture = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			printf("postern-bridge %s\n", PACKAGE_VERSION);
-			return 0;
-		default:
-			usage(stderr);
-			return EXIT_SETUP;
-		}
-	}
-	if (sock == NULL) {
-		log_errx("--connect SOCK is required");
-		usage(stderr);
-		return EXIT_SETUP;
-	}
-	b.relay_only = optind >= argc;
-	if (nlisten == 0) {
-		listen_spec[nlisten++] = "127.0.0.1:" DEFAULT_PORT;
-		listen_spec[nlisten++] = "[::1]:" DEFAULT_PORT;
-	}
-	/* Every argument is checked before anything is changed. */
-	for (i = 0; i < nlisten; i++) {
-		if (br_addr_parse(listen_spec[i], &ss[i], &slen[i], &why) < 0) {
-			log_errx("--listen %s: %s", listen_spec[i], why);
-			return EXIT_SETUP;
-		}
-	}
+	err = parse_args(argc, argv, &o);
+	if (err != 0)
+		return err > 0 ? 0 : EXIT_SETUP;
+	b.relay_only = o.cmd == NULL;
 
 	/*
 	 * Kernel uid or gid 0 needs no capability to own the host: every
@@ -603,41 +927,18 @@ bridge_main(int argc, char **argv)
 	 * its own.  Dropping capabilities does not change that; only another
 	 * identity does, and that is the launcher's to give.
 	 */
-	if (!b.relay_only && !allow_root && br_priv_kernel_root(why_root, sizeof(why_root))) {
+	if (!b.relay_only && !o.allow_root && br_priv_kernel_root(why_root, sizeof(why_root))) {
 		log_errx("refusing to run %s: %s; the host's uid and gid 0 "
 		    "own every root-owned file and socket even without capabilities: start the "
 		    "bridge as an ordinary uid (e.g. setpriv --reuid=UID --regid=GID "
 		    "--clear-groups ...) or in a user namespace that maps it to one, or pass "
-		    "--allow-root to run it as root anyway", argv[optind], why_root);
+		    "--allow-root to run it as root anyway", o.cmd[0], why_root);
 		return EXIT_SETUP;
 	}
 
-	/* Signals are read from a signalfd in the relay's loop, never async. */
-	sigemptyset(&b.handled);
-	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(&b.handled, forwarded[i]);
-	sigaddset(&b.handled, SIGCHLD);
-	sigaddset(&b.handled, SIG_PARENT_DIED);
-	/*
-	 * Dispositions are left as inherited, for CMD to inherit in turn (a
-	 * nohup'ed CMD keeps ignoring SIGHUP).  The bridge still sees signals
-	 * it was started ignoring: Linux queues a blocked signal even when
-	 * its disposition is SIG_IGN, and signalfd reads the queue.
-	 */
-	if (sigprocmask(SIG_BLOCK, &b.handled, NULL) < 0) {
-		log_err("sigprocmask");
+	sfd = signals_setup(&b);
+	if (sfd < 0)
 		goto out;
-	}
-	/* A peer that went away is an error from splice(2), not a death. */
-	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &b.handled, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (sfd < 0) {
-		log_err("signalfd");
-		goto out;
-	}
-	/* Orphans below us come to us, as they would to PID 1. */
-	if (getpid() != 1)
-		(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	/*
 	 * Every connection holds six descriptors (two sockets, two pipes):
@@ -651,169 +952,19 @@ bridge_main(int argc, char **argv)
 	raised.rlim_cur = raised.rlim_max;
 	(void)setrlimit(RLIMIT_NOFILE, &raised);
 
-	b.relay = br_relay_new(sock);
+	b.relay = br_relay_new(o.sock);
 	if (b.relay == NULL) {
-		log_err("--connect %s", sock);
+		log_err("--connect %s", o.sock);
 		goto out;
 	}
-
-	err = br_link_up_lo(&changed);
-	if (err < 0) {
-		log_errx("the loopback interface lo is down and cannot be brought up: %s%s",
-		    strerror(-err),
-		    err == -EPERM ? " (needs CAP_NET_ADMIN in this network namespace)" : "");
+	if (listen_all(&b, &o, url_host, sizeof(url_host)) < 0 ||
+	    forward_all(&b, &o) < 0 ||
+	    (!o.no_capture && capture_start(&b, o.sock, &dns) < 0) ||
+	    privileges_drop(&o) < 0)
 		goto out;
-	}
-
-	for (i = 0; i < nlisten; i++) {
-		err = br_relay_listen(b.relay, (struct sockaddr *)&ss[i], slen[i], &bound);
-		/*
-		 * A namespace without IPv6 (or with it disabled) has no ::1:
-		 * skip that listener quietly rather than dying the way socat
-		 * does; IPv4 clients still work.
-		 */
-		if (ss[i].ss_family == AF_INET6 &&
-		    (err == -EADDRNOTAVAIL || err == -EAFNOSUPPORT))
-			continue;
-		if (err < 0) {
-			log_err_errno(-err, "listen on %s", listen_spec[i]);
-			goto out;
-		}
-		up++;
-		/* The proxy URL names the first IPv4 listener, else the first. */
-		if (!have_url || (url_addr.ss_family != AF_INET && bound.ss_family == AF_INET)) {
-			url_addr = bound;
-			have_url = true;
-		}
-	}
-	if (up == 0 || br_addr_format((struct sockaddr *)&url_addr, url_host, sizeof(url_host)) < 0) {
-		log_errx("no address to listen on");
+	env = env_setup(&o, url_host, bundle, sizeof(bundle));
+	if (env == NULL)
 		goto out;
-	}
-
-	/*
-	 * Each --forward on both loopback addresses, where NO_PROXY sends a
-	 * client straight (the address it would use outside, unchanged):
-	 * its connections reach the host only as CONNECTs the proxy decides.
-	 */
-	for (i = 0; i < nfwd; i++) {
-		struct sockaddr_in sin;
-		struct sockaddr_in6 sin6;
-
-		memset(&sin, 0, sizeof(sin));
-		sin.sin_family = AF_INET;
-		sin.sin_port = htons(fwd[i].port);
-		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		err = br_relay_forward(b.relay, (struct sockaddr *)&sin, sizeof(sin),
-		    fwd[i].target, NULL);
-		if (err < 0) {
-			log_notice_errno(-err, "--forward %s: listen on 127.0.0.1:%u",
-			    fwd_spec[i], fwd[i].port);
-			goto out;
-		}
-		memset(&sin6, 0, sizeof(sin6));
-		sin6.sin6_family = AF_INET6;
-		sin6.sin6_port = htons(fwd[i].port);
-		sin6.sin6_addr = in6addr_loopback;
-		err = br_relay_forward(b.relay, (struct sockaddr *)&sin6, sizeof(sin6),
-		    fwd[i].target, NULL);
-		/* No IPv6 in the namespace: no ::1 to listen on, as above. */
-		if (err < 0 && err != -EADDRNOTAVAIL && err != -EAFNOSUPPORT) {
-			log_notice_errno(-err, "--forward %s: listen on [::1]:%u",
-			    fwd_spec[i], fwd[i].port);
-			goto out;
-		}
-	}
-
-	/*
-	 * Transparent capture: the DNS stub on 127.0.0.1:53 and the
-	 * synthetic range made local.  postern-sidecar run readied the
-	 * namespace before it dropped root (our own try fails there, with
-	 * EPERM); a launcher that gave us no capability and did not gets a
-	 * bridge without capture, as before, and one line saying so.
-	 */
-	if (!no_capture) {
-		int cerr = br_link_capture(), derr;
-
-		dns = br_dnsstub_new(b.relay, sock);
-		derr = dns == NULL ? errno : 0;
-		if (derr == EACCES || derr == EPERM || derr == EADDRNOTAVAIL || derr == EADDRINUSE) {
-			/* Said only to a sandbox set up for capture, or one
-			 * whose network stack has no local routes (gVisor's):
-			 * the recipes without it (--cap-drop ALL) stay quiet. */
-			if (resolv_names_stub() || cerr == -EOPNOTSUPP)
-				log_notice("transparent capture is off: cannot %s (%s)%s",
-				    derr == EADDRNOTAVAIL ? "make 198.18.0.0/15 local" :
-				    "listen on 127.0.0.1:53", strerror(derr), cerr == -EPERM ?
-				    "; the bridge needs CAP_NET_ADMIN over its network namespace "
-				    "for it (bwrap: --uid 0 --gid 0 --cap-add CAP_NET_ADMIN, see "
-				    "postern-bridge(8), EXAMPLES), or pass --no-capture" : cerr == -EOPNOTSUPP ?
-				    "; this network stack cannot add routes (gVisor's cannot): "
-				    "the proxy variables still work" : "");
-		} else if (dns == NULL) {
-			log_err_errno(derr, "DNS stub");
-			goto out;
-		}
-	}
-
-	/*
-	 * The root of a user namespace is root there to the kernel's uid
-	 * checks even without a capability.  A bridge started as that root
-	 * (bwrap --uid 0, so that its CAP_NET_ADMIN counts in the network
-	 * namespace; unshare -r) moves into a user namespace of its own, as
-	 * the uid it has outside, and CMD with it.  Nothing below needs the
-	 * namespace it leaves.
-	 */
-	err = b.relay_only ? 0 : br_priv_unroot(&moved, &mapped);
-	if (err < 0 && !moved) {
-		log_notice_errno(-err, "%s runs as uid 0 of this user namespace: "
-		    "cannot make it a user namespace of its own", argv[optind]);
-	} else if (err < 0) {
-		log_err_errno(-err, "cannot set up a user namespace for %s", argv[optind]);
-		goto out;
-	} else if (moved && !mapped) {
-		log_notice("%s runs as the overflow uid: mapping it to its uid outside "
-		    "needs CAP_SETFCAP in this namespace (bwrap --cap-add CAP_SETFCAP)",
-		    argv[optind]);
-	}
-	/*
-	 * Nothing below needs a capability: lo is up, the listeners are
-	 * bound, and SOCK is reached with the bridge's own uid and groups,
-	 * as CMD would reach it.  A bridge that keeps nothing is nothing
-	 * for CMD to take over.
-	 */
-	err = br_priv_drop(NULL);
-	if (err < 0) {
-		log_err_errno(-err, "cannot drop every capability");
-		goto out;
-	}
-
-	/*
-	 * Build CMD's environment from the fixed list and --env, then wipe
-	 * our own, so that nothing else we were given (an API key, a token)
-	 * reaches CMD, not even through /proc/<our pid>/environ.
-	 */
-	env = br_env_new(environ, extra, nextra, no_env ? NULL : url_host);
-	if (env == NULL) {
-		log_err("environment");
-		goto out;
-	}
-	if (!no_env && set_git_ssh(env, url_host) < 0) {
-		log_err("environment");
-		goto out;
-	}
-	/*
-	 * Before CMD runs, what the proxy says of this session: the
-	 * placeholders CMD gets instead of the real secrets, and the CA it
-	 * must trust for the hosts the proxy terminates.  Only for CMD: a
-	 * relay alone has nobody to export them to.
-	 */
-	if (!b.relay_only && !no_session && session_setup(sock, env, bundle, sizeof(bundle)) < 0)
-		goto out;
-	br_env_wipe(environ);
-	environ = br_env_vector(env);
-	/* Nor through ptrace(2) or /proc/<pid>/mem by a same-uid CMD. */
-	(void)prctl(PR_SET_DUMPABLE, 0);
 
 	err = br_relay_watch(b.relay, sfd, on_signal, &b);
 	if (err < 0) {
@@ -821,43 +972,7 @@ bridge_main(int argc, char **argv)
 		goto out;
 	}
 	sfd = -1;
-
-	if (!b.relay_only) {
-		pid_t self = getpid();
-
-		/* The listeners are up: CMD's first request cannot race us. */
-		b.child = fork();
-		if (b.child < 0) {
-			log_err("fork");
-			goto out;
-		}
-		if (b.child == 0)
-			child_exec(argv + optind, br_env_vector(env), &nofile, self);
-		/* CMD has its copy; we need none of it, so a key given with
-		 * --env stays in CMD alone. */
-		br_env_wipe(br_env_vector(env));
-	}
-
-	/* From here on a failure is CMD's or the relay's, not the start's. */
-	br_started = true;
-	log_starting(0);
-	err = br_relay_run(b.relay);
-	if (err < 0)
-		log_notice_errno(-err, "epoll_wait");
-
-	if (b.relay_only && !b.parent_died) {
-		b.exit_code = err < 0 ? 1 : 0;
-	} else if (b.child_done) {
-		b.exit_code = bs_exit_code(b.status);
-	} else {
-		/* The parent died, or the loop failed, with CMD still running. */
-		b.exit_code = 128 + SIGTERM;
-	}
-	/* Stop relaying before the leftovers are told to end. */
-	br_relay_free(b.relay);
-	b.relay = NULL;
-	if (!b.relay_only)
-		end_descendants();
+	(void)relay_run(&b, &o, env, &nofile);
 out:
 	if (sfd >= 0)
 		close(sfd);

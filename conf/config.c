@@ -199,78 +199,112 @@ work_out_shares(struct cf_build *b, struct cf_sess_build *sb, const struct cf_se
 		    "max_connections %u of session %s", sb->eff_uid, sb->eff_max, name);
 }
 
-static struct cf_config *
-build(struct cf_build *b, const char *path, const char *text, size_t len,
-    const struct cf_overrides *ov)
+/* The file name of what the command line adds; rules keep this pointer. */
+static const char cmdline[] = "<command line>";
+
+/* Overrides are applied as if written in [defaults] / [proxy]. */
+static void
+apply_overrides(struct cf_build *b, const struct cf_overrides *ov)
 {
-	struct cf_config *c = NULL;
 	struct cf_sess_build *served = NULL;
-	size_t i, j, k;
-	static const char cmdline[] = "<command line>";
+	size_t i, j;
 
-	/* Overrides are applied as if written in [defaults] / [proxy]. */
-	if (ov != NULL) {
-		for (i = 0; i < ov->n_extra_allow; i++) {
-			int saved = b->line;
-			b->line = 0;
-			cfk_add_rules(b, &b->defaults, CF_RULE_ALLOW, ov->extra_allow[i], cmdline, 0);
-			b->line = saved;
-		}
-		for (i = 0; i < ov->n_extra_secrets; i++)
-			if (cfb_add_secret_name(&b->defaults, ov->extra_secrets[i], 0) < 0)
-				cfb_err(b, 0, "out of memory");
-		if (ov->serve_session != NULL) {
-			served = cfb_find_sess(b, ov->serve_session);
-			if (served == NULL)
-				err_no_session(b, ov->serve_session);
-		}
-		if ((ov->replace_listen && ov->n_extra_listen > 0) || served != NULL) {
-			for (i = 0; i < b->nplisten; i++)
-				free(b->plisten[i].text);
-			b->nplisten = 0;
-		}
-		/* One session served, on our listeners alone: the file's own
-		 * listeners are another deployment's (a host proxy's). */
-		for (i = 0; served != NULL && i < b->nsess; i++) {
-			for (j = 0; j < b->sess[i].nlisten; j++)
-				free(b->sess[i].listen[j].text);
-			b->sess[i].nlisten = 0;
-		}
-		for (i = 0; i < ov->n_extra_listen; i++) {
-			int saved = b->line;
-			b->line = 0;
-			if (served != NULL)
-				cfk_add_listen(b, &served->listen, &served->nlisten, ov->extra_listen[i]);
-			else
-				cfk_add_listen(b, &b->plisten, &b->nplisten, ov->extra_listen[i]);
-			b->line = saved;
-		}
-		if (ov->admin != NULL) {
-			struct cf_listen *one = NULL;
-			size_t n = 0;
-			int saved = b->line;
-
-			free(b->proxy.admin.text);
-			memset(&b->proxy.admin, 0, sizeof(b->proxy.admin));
-			b->proxy.has_admin_group = 0;
-			b->line = 0;
-			if (cfk_add_listen(b, &one, &n, ov->admin) == 0) {
-				if (one[0].kind == CF_LISTEN_UNIX)
-					b->proxy.admin = one[0];
-				else {
-					cfb_err(b, 0, "the admin socket must be unix:PATH (%s)", ov->admin);
-					free(one[0].text);
-				}
-			}
-			free(one);
-			b->line = saved;
-		}
-		if (ov->has_user) {
-			b->proxy.has_user = 1;
-			b->proxy.user = ov->user;
-			b->proxy.group = (gid_t)ov->user;
-		}
+	for (i = 0; i < ov->n_extra_allow; i++) {
+		int saved = b->line;
+		b->line = 0;
+		cfk_add_rules(b, &b->defaults, CF_RULE_ALLOW, ov->extra_allow[i], cmdline, 0);
+		b->line = saved;
 	}
+	for (i = 0; i < ov->n_extra_secrets; i++)
+		if (cfb_add_secret_name(&b->defaults, ov->extra_secrets[i], 0) < 0)
+			cfb_err(b, 0, "out of memory");
+	if (ov->serve_session != NULL) {
+		served = cfb_find_sess(b, ov->serve_session);
+		if (served == NULL)
+			err_no_session(b, ov->serve_session);
+	}
+	if ((ov->replace_listen && ov->n_extra_listen > 0) || served != NULL) {
+		for (i = 0; i < b->nplisten; i++)
+			free(b->plisten[i].text);
+		b->nplisten = 0;
+	}
+	/* One session served, on our listeners alone: the file's own
+	 * listeners are another deployment's (a host proxy's). */
+	for (i = 0; served != NULL && i < b->nsess; i++) {
+		for (j = 0; j < b->sess[i].nlisten; j++)
+			free(b->sess[i].listen[j].text);
+		b->sess[i].nlisten = 0;
+	}
+	for (i = 0; i < ov->n_extra_listen; i++) {
+		int saved = b->line;
+		b->line = 0;
+		if (served != NULL)
+			cfk_add_listen(b, &served->listen, &served->nlisten, ov->extra_listen[i]);
+		else
+			cfk_add_listen(b, &b->plisten, &b->nplisten, ov->extra_listen[i]);
+		b->line = saved;
+	}
+	if (ov->admin != NULL) {
+		struct cf_listen *one = NULL;
+		size_t n = 0;
+		int saved = b->line;
+
+		free(b->proxy.admin.text);
+		memset(&b->proxy.admin, 0, sizeof(b->proxy.admin));
+		b->proxy.has_admin_group = 0;
+		b->line = 0;
+		if (cfk_add_listen(b, &one, &n, ov->admin) == 0) {
+			if (one[0].kind == CF_LISTEN_UNIX)
+				b->proxy.admin = one[0];
+			else {
+				cfb_err(b, 0, "the admin socket must be unix:PATH (%s)", ov->admin);
+				free(one[0].text);
+			}
+		}
+		free(one);
+		b->line = saved;
+	}
+	if (ov->has_user) {
+		b->proxy.has_user = 1;
+		b->proxy.user = ov->user;
+		b->proxy.group = (gid_t)ov->user;
+	}
+}
+
+/* No listener may serve two sessions, and there must be one. */
+static void
+check_listeners_unique(struct cf_build *b)
+{
+	struct {
+		const struct cf_listen *l;
+		const char *who;
+	} all[1024];
+	size_t i, j, k, n = 0;
+
+	for (i = 0; i < b->nplisten && n < 1024; i++)
+		all[n].l = &b->plisten[i], all[n++].who = "default";
+	for (i = 0; i < b->nsess; i++)
+		for (j = 0; j < b->sess[i].nlisten && n < 1024; j++)
+			all[n].l = &b->sess[i].listen[j], all[n++].who = b->sess[i].name;
+	if (b->proxy.admin.kind != 0 && n < 1024)
+		all[n].l = &b->proxy.admin, all[n++].who = "the admin socket";
+	for (i = 0; i < n; i++)
+		for (k = 0; k < i; k++)
+			if (listen_same(all[i].l, all[k].l)) {
+				cfb_err(b, all[i].l->line, "%s is already the listener of %s (line %d)",
+				    all[i].l->text, all[k].who, all[k].l->line);
+				break;
+			}
+	if (n == 0 || (n == 1 && b->proxy.admin.kind != 0))
+		cfb_err(b, 0, "no listener: add listen = unix:PATH or tcp:ADDR:PORT to [proxy] or a [session NAME]");
+}
+
+/* The default session's name from the command line, and a listener for
+ * every session (but those left unserved on purpose). */
+static void
+check_sessions(struct cf_build *b, const struct cf_overrides *ov)
+{
+	size_t i;
 
 	if (ov != NULL && ov->default_name != NULL &&
 	    (strcmp(ov->default_name, "default") != 0 && !cfb_session_name_ok(ov->default_name))) {
@@ -280,74 +314,33 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 		cfb_err(b, cfb_find_sess(b, ov->default_name)->line, "session %s already exists in the file",
 		    ov->default_name);
 	}
-	/* Every session needs a listener (but those left unserved on
-	 * purpose); no listener may serve two. */
 	for (i = 0; i < b->nsess; i++)
 		if (b->sess[i].nlisten == 0 && (ov == NULL || ov->serve_session == NULL))
 			cfb_err(b, b->sess[i].line, "session %s has no listen address", b->sess[i].name);
-	{
-		struct {
-			const struct cf_listen *l;
-			const char *who;
-		} all[1024];
-		size_t n = 0;
-		for (i = 0; i < b->nplisten && n < 1024; i++)
-			all[n].l = &b->plisten[i], all[n++].who = "default";
-		for (i = 0; i < b->nsess; i++)
-			for (j = 0; j < b->sess[i].nlisten && n < 1024; j++)
-				all[n].l = &b->sess[i].listen[j], all[n++].who = b->sess[i].name;
-		if (b->proxy.admin.kind != 0 && n < 1024)
-			all[n].l = &b->proxy.admin, all[n++].who = "the admin socket";
-		for (i = 0; i < n; i++)
-			for (k = 0; k < i; k++)
-				if (listen_same(all[i].l, all[k].l)) {
-					cfb_err(b, all[i].l->line, "%s is already the listener of %s (line %d)",
-					    all[i].l->text, all[k].who, all[k].l->line);
-					break;
-				}
-		if (n == 0 || (n == 1 && b->proxy.admin.kind != 0))
-			cfb_err(b, 0, "no listener: add listen = unix:PATH or tcp:ADDR:PORT to [proxy] or a [session NAME]");
-	}
-	work_out_shares(b, &b->defaults, NULL, "default");
-	for (i = 0; i < b->nsess; i++)
-		work_out_shares(b, &b->sess[i], &b->defaults, b->sess[i].name);
-	if (b->nerrors > 0)
-		return NULL;
+	check_listeners_unique(b);
+}
 
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		goto fail;
-	c->refs = 1;
-	c->path = strdup(path);
-	c->proxy = b->proxy;
-	memset(&b->proxy, 0, sizeof(b->proxy));
-	if (c->proxy.log == NULL)
-		c->proxy.log = strdup("stderr");
-	if (c->path == NULL || c->proxy.log == NULL)
-		goto fail;
-
-	{
-		unsigned char md[EVP_MAX_MD_SIZE];
-		unsigned int mdlen = 0;
-		if (EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL) != 1)
-			goto fail;
-		bs_hex(md, 6, c->hash);
-	}
+/*
+ * Moves the sessions, their listeners and their rules from B into C,
+ * the default session first.  Returns 0 or -ENOMEM.
+ */
+static int
+take_sessions(struct cf_build *b, struct cf_config *c, const struct cf_overrides *ov)
+{
+	size_t i, j, total;
 
 	/* The count only with the array: config_destroy() walks it. */
 	c->sessions = calloc(b->nsess + 1, sizeof(*c->sessions));
 	if (c->sessions == NULL)
-		goto fail;
+		return -ENOMEM;
 	c->nsessions = b->nsess + 1;
 	/* Listeners: one flat array, sessions point into it. */
-	{
-		size_t total = b->nplisten;
-		for (i = 0; i < b->nsess; i++)
-			total += b->sess[i].nlisten;
-		c->listens = calloc(total + 1, sizeof(*c->listens));
-		if (c->listens == NULL)
-			goto fail;
-	}
+	total = b->nplisten;
+	for (i = 0; i < b->nsess; i++)
+		total += b->sess[i].nlisten;
+	c->listens = calloc(total + 1, sizeof(*c->listens));
+	if (c->listens == NULL)
+		return -ENOMEM;
 
 	c->sessions[0].name = strdup(ov != NULL && ov->default_name != NULL ? ov->default_name : "default");
 	c->sessions[0].is_default = 1;
@@ -361,7 +354,7 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 		    ((ov != NULL && ov->report) || m == CF_SESS_MODE_REPORT);
 	}
 	if (c->sessions[0].name == NULL)
-		goto fail;
+		return -ENOMEM;
 	c->sessions[0].file = NULL;
 	c->sessions[0].line = b->defaults_line;
 	c->sessions[0].max_connections = b->defaults.eff_max;
@@ -377,7 +370,7 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 	    &c->sessions[0].allow, &c->sessions[0].nallow, NULL, 0) != 0 ||
 	    take_rules(c, b->defaults.deny, b->defaults.ndeny, "defaults",
 	    &c->sessions[0].deny, &c->sessions[0].ndeny, NULL, 0) != 0)
-		goto fail;
+		return -ENOMEM;
 
 	for (i = 0; i < b->nsess; i++) {
 		struct cf_session *s = &c->sessions[i + 1];
@@ -398,10 +391,19 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 		    c->sessions[0].allow, c->sessions[0].nallow) != 0 ||
 		    take_rules(c, sb->deny, sb->ndeny, s->name, &s->deny, &s->ndeny,
 		    c->sessions[0].deny, c->sessions[0].ndeny) != 0)
-			goto fail;
+			return -ENOMEM;
 		sb->nallow = sb->ndeny = 0;
 	}
 	b->defaults.nallow = b->defaults.ndeny = 0;
+
+	return 0;
+}
+
+/* Rules, listeners and pins name the file they were read from. */
+static void
+point_at_file(struct cf_build *b, struct cf_config *c)
+{
+	size_t i;
 
 	/* Rules and listeners point at the file name; keep it in c->path. */
 	for (i = 0; i < c->nrules; i++)
@@ -419,6 +421,14 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 	b->npins = 0;
 	for (i = 0; i < c->npins; i++)
 		c->pins[i].file = c->path;
+}
+
+/* Each session's file, and the warnings on its rules and its mode. */
+static void
+warn_sessions(struct cf_build *b, struct cf_config *c)
+{
+	size_t i;
+
 	for (i = 0; i < c->nsessions; i++) {
 		const struct cf_sess_build *sb = i == 0 ? &b->defaults : &b->sess[i - 1];
 		const struct cf_sess_build *from = sb->mode ? sb : &b->defaults;
@@ -451,24 +461,75 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 			    "(what it would refuse is allowed and audited as \"would\":\"deny\")",
 			    c->sessions[i].name);
 	}
-	/* Secrets last: their bindings are judged by the sessions' rules. */
-	{
-		struct cf_sess_build **sbs = calloc(c->nsessions, sizeof(*sbs));
-		if (sbs == NULL)
-			goto fail;
-		sbs[0] = &b->defaults;
-		for (i = 0; i < b->nsess; i++)
-			sbs[i + 1] = &b->sess[i];
-		if (cfsec_attach(b, c->sessions, c->nsessions, sbs, &c->secrets) != 0) {
-			free(sbs);
-			goto fail;
-		}
+}
+
+/* The secrets, bound to the sessions' rules.  Returns 0 or -ENOMEM. */
+static int
+attach_secrets(struct cf_build *b, struct cf_config *c)
+{
+	struct cf_sess_build **sbs = calloc(c->nsessions, sizeof(*sbs));
+	size_t i;
+
+	if (sbs == NULL)
+		return -ENOMEM;
+	sbs[0] = &b->defaults;
+	for (i = 0; i < b->nsess; i++)
+		sbs[i + 1] = &b->sess[i];
+	if (cfsec_attach(b, c->sessions, c->nsessions, sbs, &c->secrets) != 0) {
 		free(sbs);
-		cfsec_set_file(c->secrets, c->path);
-		if (b->nerrors > 0) {
-			config_destroy(c);
-			return NULL;
-		}
+		return -ENOMEM;
+	}
+	free(sbs);
+	cfsec_set_file(c->secrets, c->path);
+	return 0;
+}
+
+static struct cf_config *
+build(struct cf_build *b, const char *path, const char *text, size_t len,
+    const struct cf_overrides *ov)
+{
+	struct cf_config *c = NULL;
+	size_t i;
+
+	if (ov != NULL)
+		apply_overrides(b, ov);
+	check_sessions(b, ov);
+	work_out_shares(b, &b->defaults, NULL, "default");
+	for (i = 0; i < b->nsess; i++)
+		work_out_shares(b, &b->sess[i], &b->defaults, b->sess[i].name);
+	if (b->nerrors > 0)
+		return NULL;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		goto fail;
+	c->refs = 1;
+	c->path = strdup(path);
+	c->proxy = b->proxy;
+	memset(&b->proxy, 0, sizeof(b->proxy));
+	if (c->proxy.log == NULL)
+		c->proxy.log = strdup("stderr");
+	if (c->path == NULL || c->proxy.log == NULL)
+		goto fail;
+
+	{
+		unsigned char md[EVP_MAX_MD_SIZE];
+		unsigned int mdlen = 0;
+		if (EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL) != 1)
+			goto fail;
+		bs_hex(md, 6, c->hash);
+	}
+
+	if (take_sessions(b, c, ov) < 0)
+		goto fail;
+	point_at_file(b, c);
+	warn_sessions(b, c);
+	/* Secrets last: their bindings are judged by the sessions' rules. */
+	if (attach_secrets(b, c) < 0)
+		goto fail;
+	if (b->nerrors > 0) {
+		config_destroy(c);
+		return NULL;
 	}
 	if (c->sessions[0].nallow == 0 && b->nsess == 0)
 		cfb_warn(b->diag, "%s: no allow_hosts at all: every request will be refused", path);

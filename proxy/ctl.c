@@ -77,6 +77,7 @@ find_admin_cb(void *arg, const char *section, const char *name, const char *valu
  * The admin path FILE names, into OUT.  Read with inih directly rather
  * than through cf_config_load(), so that a file with an error elsewhere
  * (the very case `ctl reload` is for) still tells us where the proxy is.
+ * Returns 0, or a negative errno after saying why.
  */
 static int
 admin_from_config(const char *file, char *out, size_t size)
@@ -90,19 +91,19 @@ admin_from_config(const char *file, char *out, size_t size)
 	rc = ini_parse(file, find_admin_cb, &f);
 	if (rc < 0) {
 		fprintf(stderr, "postern-proxy ctl: cannot read %s\n", file);
-		return -1;
+		return -EIO;
 	}
 	if (!f.found) {
 		fprintf(stderr, "postern-proxy ctl: %s has no admin = unix:PATH in [proxy]; use --admin PATH\n",
 		    file);
-		return -1;
+		return -ENOENT;
 	}
 	memset(&l, 0, sizeof(l));
 	if (cf_listen_parse(f.value, &l, &why) != 0 || l.kind != CF_LISTEN_UNIX) {
 		fprintf(stderr, "postern-proxy ctl: %s: admin = %s is not unix:PATH%s%s\n", file, f.value,
 		    why ? ": " : "", why ? why : "");
 		free(l.text);
-		return -1;
+		return -EINVAL;
 	}
 	snprintf(out, size, "%s", l.path);
 	free(l.text);
@@ -255,8 +256,25 @@ px_ctl_parse_response(const char *resp, size_t len, int *status, const char **bo
 	return 0;
 }
 
-int
-px_ctl_main(int argc, char **argv)
+/* What the ctl command line asks for. */
+struct ctl_opts {
+	const char *admin;      /* --admin, or NULL */
+	const char *file;       /* -c FILE, whose admin = is used */
+	const char *cmd;
+	const char *session;    /* learn's session */
+	const char *id;         /* allow's and deny's question */
+	const char *dur;        /* --for */
+	int json;
+	int once;
+	int save;
+};
+
+/*
+ * Fills O from the command line.  Returns 0 to run, 1 when --help was
+ * printed, or -EINVAL after saying what is wrong.
+ */
+static int
+ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 {
 	static const struct option opts[] = {
 		{ "admin", required_argument, NULL, 'a' },
@@ -268,37 +286,33 @@ px_ctl_main(int argc, char **argv)
 		{ "save", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
-	char reqbuf[512], learnreq[200];
-	const char *admin = NULL, *file = NULL, *cmd, *req, *body, *dur = NULL, *id = NULL;
-	const char *session = NULL;
-	char *resp = NULL;
-	size_t len = 0, bodylen = 0;
-	int ch, rc = 1, status = 0, err, json = 0, once = 0, save = 0;
+	const char *cmd;
+	int ch;
 
+	memset(o, 0, sizeof(*o));
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+a:c:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'a':
-			admin = optarg;
+			o->admin = optarg;
 			break;
 		case 'c':
-			file = optarg;
+			o->file = optarg;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return 1;
 		default:
 			usage(stderr);
-			return 2;
+			return -EINVAL;
 		}
 	}
 	/* The command may come before or after the options. */
 	if (optind >= argc) {
 		usage(stderr);
-		return 2;
+		return -EINVAL;
 	}
-	cmd = argv[optind];
+	cmd = o->cmd = argv[optind];
 	/* The rest is parsed anew (optind 0 makes getopt start over, and in
 	 * its permuting order, which the "+" above had fixed), so that
 	 * options and an id may come in any order after the command. */
@@ -307,111 +321,200 @@ px_ctl_main(int argc, char **argv)
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "a:c:h", opts, NULL)) != -1) {
 		if (ch == 'a')
-			admin = optarg;
+			o->admin = optarg;
 		else if (ch == 'c')
-			file = optarg;
+			o->file = optarg;
 		else if (ch == 'j')
-			json = 1;
+			o->json = 1;
 		else if (ch == 'o')
-			once = 1;
+			o->once = 1;
 		else if (ch == 'f')
-			dur = optarg;
+			o->dur = optarg;
 		else if (ch == 's')
-			save = 1;
+			o->save = 1;
 		else {
 			usage(ch == 'h' ? stdout : stderr);
-			return ch == 'h' ? 0 : 2;
+			return ch == 'h' ? 1 : -EINVAL;
 		}
 	}
 	/* learn takes the session's name, allow and deny the question's id
 	 * (ctl pending lists them); every other command nothing. */
 	if (strcmp(cmd, "learn") == 0 && optind < argc)
-		session = argv[optind++];
+		o->session = argv[optind++];
 	else if ((strcmp(cmd, "allow") == 0 || strcmp(cmd, "deny") == 0) && optind < argc)
-		id = argv[optind++];
+		o->id = argv[optind++];
 	if (optind != argc) {
 		fprintf(stderr, "postern-proxy ctl: unexpected argument: %s\n", argv[optind]);
-		return 2;
+		return -EINVAL;
 	}
-	if ((json && strcmp(cmd, "pending") != 0 && strcmp(cmd, "grants") != 0) ||
-	    (once && strcmp(cmd, "allow") != 0 && strcmp(cmd, "deny") != 0) ||
-	    (dur != NULL && strcmp(cmd, "allow") != 0) || (save && strcmp(cmd, "grants") != 0)) {
+	if ((o->json && strcmp(cmd, "pending") != 0 && strcmp(cmd, "grants") != 0) ||
+	    (o->once && strcmp(cmd, "allow") != 0 && strcmp(cmd, "deny") != 0) ||
+	    (o->dur != NULL && strcmp(cmd, "allow") != 0) || (o->save && strcmp(cmd, "grants") != 0)) {
 		fprintf(stderr, "postern-proxy ctl: %s takes no %s\n", cmd,
-		    json ? "--json" : once ? "--once" : dur != NULL ? "--for" : "--save");
-		return 2;
+		    o->json ? "--json" : o->once ? "--once" : o->dur != NULL ? "--for" : "--save");
+		return -EINVAL;
 	}
-	if (strcmp(cmd, "status") == 0)
-		req = "GET /status HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
-	else if (strcmp(cmd, "metrics") == 0)
-		req = "GET /metrics HTTP/1.0\r\nHost: postern\r\n\r\n";
-	else if (strcmp(cmd, "learn") == 0) {
-		size_t i, n = session != NULL ? strlen(session) : 0;
+	return 0;
+}
 
-		/* A session's name is letters, digits, '.', '_' and '-'
-		 * (postern.ini(5)): nothing to escape in the query, and
-		 * nothing else is sent. */
-		for (i = 0; i < n; i++)
-			if (!((session[i] >= 'a' && session[i] <= 'z') || (session[i] >= 'A' &&
-			    session[i] <= 'Z') || (session[i] >= '0' && session[i] <= '9') ||
-			    session[i] == '.' || session[i] == '_' || session[i] == '-'))
-				break;
-		if (n == 0 || n > 64 || i < n) {
-			fprintf(stderr, "postern-proxy ctl: learn needs a session's name%s\n",
-			    n == 0 ? "" : " (letters, digits, '.', '_', '-')");
-			usage(stderr);
-			return 2;
-		}
-		snprintf(learnreq, sizeof(learnreq),
-		    "GET /learn?session=%s HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n",
-		    session);
-		req = learnreq;
-	} else if (strcmp(cmd, "reload") == 0)
-		req = "POST /reload HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n"
+/* learn's request, in BUF.  Returns it, or NULL after saying what is wrong
+ * with the session's name. */
+static const char *
+ctl_learn_request(const char *session, char *buf, size_t size)
+{
+	size_t i, n = session != NULL ? strlen(session) : 0;
+
+	/* A session's name is letters, digits, '.', '_' and '-'
+	 * (postern.ini(5)): nothing to escape in the query, and
+	 * nothing else is sent. */
+	for (i = 0; i < n; i++)
+		if (!((session[i] >= 'a' && session[i] <= 'z') || (session[i] >= 'A' &&
+		    session[i] <= 'Z') || (session[i] >= '0' && session[i] <= '9') ||
+		    session[i] == '.' || session[i] == '_' || session[i] == '-'))
+			break;
+	if (n == 0 || n > 64 || i < n) {
+		fprintf(stderr, "postern-proxy ctl: learn needs a session's name%s\n",
+		    n == 0 ? "" : " (letters, digits, '.', '_', '-')");
+		usage(stderr);
+		return NULL;
+	}
+	snprintf(buf, size,
+	    "GET /learn?session=%s HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n",
+	    session);
+	return buf;
+}
+
+/* allow's or deny's request, in BUF.  Returns it, or NULL after saying
+ * what is wrong with the id or --for. */
+static const char *
+ctl_decide_request(const struct ctl_opts *o, char *buf, size_t size)
+{
+	char form[160];
+	uint64_t v;
+	unsigned ms;
+	const char *why = NULL;
+
+	if (o->id == NULL || bs_num_parse(o->id, strlen(o->id), UINT32_MAX, 0, &v) != 0 || v == 0) {
+		fprintf(stderr, "postern-proxy ctl: %s takes the id of a pending question "
+		    "(postern-proxy ctl pending)%s%s\n", o->cmd, o->id ? ", not " : "",
+		    o->id ? o->id : "");
+		return NULL;
+	}
+	if (o->dur != NULL && o->once) {
+		fprintf(stderr, "postern-proxy ctl: --for is the length of a grant for the session; "
+		    "--once leaves none\n");
+		return NULL;
+	}
+	if (o->dur != NULL && cf_duration_parse(o->dur, &ms, &why) != 0) {
+		fprintf(stderr, "postern-proxy ctl: --for %s: %s\n", o->dur, why);
+		return NULL;
+	}
+	snprintf(form, sizeof(form), "id=%llu&answer=%s&scope=%s%s%s", (unsigned long long)v,
+	    o->cmd, o->once ? "once" : "session", o->dur ? "&for=" : "", o->dur ? o->dur : "");
+	snprintf(buf, size, "POST /decide HTTP/1.0\r\nHost: postern\r\n"
+	    "Accept: text/plain\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+	    "Content-Length: %zu\r\n\r\n%s", strlen(form), form);
+	return buf;
+}
+
+/* The request command O sends, fixed or built in BUF.  Returns it, or
+ * NULL after saying what is wrong. */
+static const char *
+ctl_request(const struct ctl_opts *o, char *buf, size_t size)
+{
+	const char *cmd = o->cmd;
+	int json = o->json;
+
+	if (strcmp(cmd, "status") == 0)
+		return "GET /status HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
+	if (strcmp(cmd, "metrics") == 0)
+		return "GET /metrics HTTP/1.0\r\nHost: postern\r\n\r\n";
+	if (strcmp(cmd, "learn") == 0)
+		return ctl_learn_request(o->session, buf, size);
+	if (strcmp(cmd, "reload") == 0)
+		return "POST /reload HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n"
 		    "Content-Length: 0\r\n\r\n";
-	else if (strcmp(cmd, "pending") == 0)
-		req = json ? "GET /pending HTTP/1.0\r\nHost: postern\r\n\r\n" :
+	if (strcmp(cmd, "pending") == 0)
+		return json ? "GET /pending HTTP/1.0\r\nHost: postern\r\n\r\n" :
 		    "GET /pending HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
-	else if (strcmp(cmd, "grants") == 0 && save)
-		req = json ? "POST /grants/save HTTP/1.0\r\nHost: postern\r\nContent-Length: 0\r\n\r\n" :
+	if (strcmp(cmd, "grants") == 0 && o->save)
+		return json ? "POST /grants/save HTTP/1.0\r\nHost: postern\r\nContent-Length: 0\r\n\r\n" :
 		    "POST /grants/save HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n"
 		    "Content-Length: 0\r\n\r\n";
-	else if (strcmp(cmd, "grants") == 0)
-		req = json ? "GET /grants HTTP/1.0\r\nHost: postern\r\n\r\n" :
+	if (strcmp(cmd, "grants") == 0)
+		return json ? "GET /grants HTTP/1.0\r\nHost: postern\r\n\r\n" :
 		    "GET /grants HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
-	else if (strcmp(cmd, "allow") == 0 || strcmp(cmd, "deny") == 0) {
-		char form[160];
-		uint64_t v;
-		unsigned ms;
-		const char *why = NULL;
+	if (strcmp(cmd, "allow") == 0 || strcmp(cmd, "deny") == 0)
+		return ctl_decide_request(o, buf, size);
+	fprintf(stderr, "postern-proxy ctl: unknown command: %s\n", cmd);
+	usage(stderr);
+	return NULL;
+}
 
-		if (id == NULL || bs_num_parse(id, strlen(id), UINT32_MAX, 0, &v) != 0 || v == 0) {
-			fprintf(stderr, "postern-proxy ctl: %s takes the id of a pending question "
-			    "(postern-proxy ctl pending)%s%s\n", cmd, id ? ", not " : "", id ? id : "");
-			return 2;
-		}
-		if (dur != NULL && once) {
-			fprintf(stderr, "postern-proxy ctl: --for is the length of a grant for the session; "
-			    "--once leaves none\n");
-			return 2;
-		}
-		if (dur != NULL && cf_duration_parse(dur, &ms, &why) != 0) {
-			fprintf(stderr, "postern-proxy ctl: --for %s: %s\n", dur, why);
-			return 2;
-		}
-		snprintf(form, sizeof(form), "id=%llu&answer=%s&scope=%s%s%s", (unsigned long long)v, cmd,
-		    once ? "once" : "session", dur ? "&for=" : "", dur ? dur : "");
-		snprintf(reqbuf, sizeof(reqbuf), "POST /decide HTTP/1.0\r\nHost: postern\r\n"
-		    "Accept: text/plain\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-		    "Content-Length: %zu\r\n\r\n%s", strlen(form), form);
-		req = reqbuf;
-	} else {
-		fprintf(stderr, "postern-proxy ctl: unknown command: %s\n", cmd);
-		usage(stderr);
-		return 2;
+/* Prints the answer ADMIN gave to command O: the body on stdout when it
+ * is the answer, else why not on stderr.  Returns the exit status. */
+static int
+ctl_print_answer(const struct ctl_opts *o, const char *admin, int status, const char *body,
+    size_t bodylen)
+{
+	size_t i;
+
+	if (o->id != NULL && status == 404) {
+		/* Answered already, expired, or never asked: the body says. */
+		fprintf(stderr, "postern-proxy ctl: ");
+		fwrite(body, 1, bodylen, stderr);
+		return 1;
 	}
+	if (o->save && status == 409) {
+		/* No grants_file, or it could not be written: the body says. */
+		fprintf(stderr, "postern-proxy ctl: ");
+		fwrite(body, 1, bodylen, stderr);
+		return 1;
+	}
+	if (strcmp(o->cmd, "reload") == 0 && (status == 422 || status == 409)) {
+		/* The body says what was wrong, line by line; it is the answer. */
+		fwrite(body, 1, bodylen, stdout);
+		return 1;
+	}
+	if (o->session != NULL && status == 404) {
+		fprintf(stderr, "postern-proxy ctl: the proxy at %s has no session %s\n", admin,
+		    o->session);
+		return 1;
+	}
+	if (status != 200) {
+		fprintf(stderr, "postern-proxy ctl: %s answered %d: ", admin, status);
+		/* Whatever answers on the socket: at most 200 bytes, and only
+		 * printable ones, reach the terminal. */
+		for (i = 0; i < bodylen && i < 200; i++)
+			fputc(body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '.', stderr);
+		fputc('\n', stderr);
+		return 1;
+	}
+	fwrite(body, 1, bodylen, stdout);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
 
-	if (admin == NULL && file != NULL) {
-		if (admin_from_config(file, path, sizeof(path)) != 0)
+int
+px_ctl_main(int argc, char **argv)
+{
+	struct ctl_opts o;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+	char reqbuf[512];
+	const char *admin, *req, *body;
+	char *resp = NULL;
+	size_t len = 0, bodylen = 0;
+	int rc, status = 0, err;
+
+	err = ctl_parse_args(argc, argv, &o);
+	if (err != 0)
+		return err > 0 ? 0 : 2;
+	req = ctl_request(&o, reqbuf, sizeof(reqbuf));
+	if (req == NULL)
+		return 2;
+
+	admin = o.admin;
+	if (admin == NULL && o.file != NULL) {
+		if (admin_from_config(o.file, path, sizeof(path)) < 0)
 			return 1;
 		admin = path;
 	}
@@ -423,47 +526,12 @@ px_ctl_main(int argc, char **argv)
 		fprintf(stderr, "postern-proxy ctl: %s: %s%s\n", admin, strerror(-err),
 		    err == -ENOENT || err == -ECONNREFUSED ?
 		    " (is postern-proxy running with admin = unix:PATH set?)" : "");
-		goto out;
-	}
-	if (px_ctl_parse_response(resp, len, &status, &body, &bodylen) != 0) {
+		rc = 1;
+	} else if (px_ctl_parse_response(resp, len, &status, &body, &bodylen) != 0) {
 		fprintf(stderr, "postern-proxy ctl: %s: not an HTTP response\n", admin);
-		goto out;
-	}
-	if (id != NULL && status == 404) {
-		/* Answered already, expired, or never asked: the body says. */
-		fprintf(stderr, "postern-proxy ctl: ");
-		fwrite(body, 1, bodylen, stderr);
-		goto out;
-	}
-	if (save && status == 409) {
-		/* No grants_file, or it could not be written: the body says. */
-		fprintf(stderr, "postern-proxy ctl: ");
-		fwrite(body, 1, bodylen, stderr);
-		goto out;
-	}
-	if (strcmp(cmd, "reload") == 0 && (status == 422 || status == 409)) {
-		/* The body says what was wrong, line by line; it is the answer. */
-		fwrite(body, 1, bodylen, stdout);
-		goto out;
-	}
-	if (session != NULL && status == 404) {
-		fprintf(stderr, "postern-proxy ctl: the proxy at %s has no session %s\n", admin,
-		    session);
-		goto out;
-	}
-	if (status != 200) {
-		size_t i;
-		fprintf(stderr, "postern-proxy ctl: %s answered %d: ", admin, status);
-		/* Whatever answers on the socket: at most 200 bytes, and only
-		 * printable ones, reach the terminal. */
-		for (i = 0; i < bodylen && i < 200; i++)
-			fputc(body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '.', stderr);
-		fputc('\n', stderr);
-		goto out;
-	}
-	fwrite(body, 1, bodylen, stdout);
-	rc = fflush(stdout) == 0 ? 0 : 1;
-out:
+		rc = 1;
+	} else
+		rc = ctl_print_answer(&o, admin, status, body, bodylen);
 	free(resp);
 	return rc;
 }

@@ -125,8 +125,9 @@ loop_new(void)
 
 /*
  * Workers 1..N-1: a loop, a connection set, a DNS channel (and cache) and
- * a listener set each, and a server sharing the rest of IN's.  0, or -1
- * (logged) with what was made left in W for engine_workers_free().
+ * a listener set each, and a server sharing the rest of IN's.  0, or a
+ * negative errno (logged) with what was made left in W for
+ * engine_workers_free().
  */
 static int
 engine_workers_new(const struct px_server_init *in, struct px_server *first,
@@ -144,13 +145,13 @@ engine_workers_new(const struct px_server_init *in, struct px_server *first,
 		    (w[i].conns = px_conns_new(w[i].base)) == NULL ||
 		    (w[i].listeners = px_listeners_new()) == NULL) {
 			log_errx("cannot create worker %u's event loop", i);
-			return -1;
+			return -ENOMEM;
 		}
 		w[i].dns = px_dns_new(w[i].base, cf_config_proxy(px_server_config(first))->dns_servers,
 		    dopts, errbuf, sizeof(errbuf));
 		if (w[i].dns == NULL) {
 			log_errx("DNS: %s", errbuf);
-			return -1;
+			return -EINVAL;
 		}
 		wi.base = w[i].base;
 		wi.conns = w[i].conns;
@@ -160,7 +161,7 @@ engine_workers_new(const struct px_server_init *in, struct px_server *first,
 		if ((w[i].srv = px_server_new(&wi)) == NULL) {
 			cf_config_free(wi.cfg);
 			log_err("out of memory");
-			return -1;
+			return -ENOMEM;
 		}
 		px_workers_set(in->workers, i, w[i].srv);
 	}
@@ -442,55 +443,29 @@ engine_ask_summary(const struct px_ask *a)
 	fputc('\n', stderr);
 }
 
-int
-px_engine_main(const struct px_engine_opts *opts)
-{
+/* What one run of the engine holds, from the start to the end. */
+struct engine_run {
 	struct px_server_init in;
-	struct px_server *srv = NULL;
-	struct px_admin *admin = NULL;
-	struct px_watch *watch = NULL;
+	struct px_server *srv;
+	struct px_admin *admin;
+	struct px_watch *watch;
 	struct cf_overrides ov;
 	struct px_dns_opts dopts;
 	struct event *sigs[5];
-	struct engine_worker *wk = NULL;
-	unsigned nworkers = 1;
-	char errbuf[256];
-	int rc = 1, i;
+	struct engine_worker *wk;
+	unsigned nworkers;
+};
 
-	px_engine_harden();
-	engine_log_init(opts);
-	engine_harden_log();
-	log_starting(1);
-	memset(&in, 0, sizeof(in));
-	memset(sigs, 0, sizeof(sigs));
-	engine_overrides(opts, &ov);
-	in.ov = &ov;
-	in.human = opts->human;
-	/* Without it (out of memory) every refusal is told, none summed. */
-	if (opts->human) {
-		in.tally = px_summary_new();
-		in.would = px_summary_new();
-	}
-	if (opts->human && opts->refusals)
-		px_notice_file(opts->refusals_fd);
-	/* A snapshot given is all there is: the file is not read again. */
-	in.load_once = opts->load_once || opts->config != NULL;
-	/* Without it (out of memory) nothing is learned. */
-	in.learn = px_learn_new();
-	in.config_path = opts->config_path;
+/* How many workers serve CFG: its workers, else one per CPU; one for ask
+ * mode, and when libevent cannot have its locks. */
+static unsigned
+engine_nworkers(const struct cf_config *cfg)
+{
+	unsigned nworkers = cf_config_proxy(cfg)->workers;
 
-	in.cfg = opts->config != NULL ? cf_config_ref(opts->config) : engine_load(opts, &ov);
-	if (in.cfg == NULL) {
-		px_summary_free(in.tally);
-		px_summary_free(in.would);
-		px_learn_free(in.learn);
-		return 2;
-	}
-	ov.trust_file_user = 0;
-	nworkers = cf_config_proxy(in.cfg)->workers;
 	if (nworkers == 0)
 		nworkers = px_workers_auto();
-	if (nworkers > 1 && px_reload_has_ask(in.cfg)) {
+	if (nworkers > 1 && px_reload_has_ask(cfg)) {
 		log_warnx("workers = %u: mode = ask keeps to one worker in this version; serving with 1",
 		    nworkers);
 		nworkers = 1;
@@ -501,156 +476,219 @@ px_engine_main(const struct px_engine_opts *opts)
 		log_errx("cannot give libevent its locks; serving with 1 worker");
 		nworkers = 1;
 	}
-	if ((in.workers = px_workers_new(nworkers, &engine_hooks)) == NULL ||
-	    (wk = calloc(nworkers, sizeof(*wk))) == NULL) {
+	return nworkers;
+}
+
+/*
+ * What the server is made of, beside its snapshot: the workers, the
+ * counters, the loop, the audit log, the resolver, the TLS registry, the
+ * questions and grants, the listener set.  Returns 0 or a negative errno
+ * after saying why.
+ */
+static int
+engine_parts_new(struct engine_run *e, const struct px_engine_opts *opts)
+{
+	struct px_server_init *in = &e->in;
+	const struct cf_proxy_settings *p = cf_config_proxy(in->cfg);
+	char errbuf[256], why[400];
+	size_t made;
+
+	if ((in->workers = px_workers_new(e->nworkers, &engine_hooks)) == NULL ||
+	    (e->wk = calloc(e->nworkers, sizeof(*e->wk))) == NULL) {
 		log_err("out of memory");
-		goto out;
+		return -ENOMEM;
 	}
-	in.metrics = px_stats_new();
-	if (in.metrics == NULL) {
+	in->metrics = px_stats_new();
+	if (in->metrics == NULL) {
 		log_err("out of memory");
-		goto out;
+		return -ENOMEM;
 	}
 
 	signal(SIGPIPE, SIG_IGN);
-	in.base = loop_new();
-	if (in.base == NULL || (in.conns = px_conns_new(in.base)) == NULL) {
+	in->base = loop_new();
+	if (in->base == NULL || (in->conns = px_conns_new(in->base)) == NULL) {
 		log_errx("cannot create the event loop");
-		goto out;
+		return -ENOMEM;
 	}
-	in.audit = px_audit_open(opts->human && strcmp(cf_config_proxy(in.cfg)->log, "stderr") == 0 ?
-	    "/dev/null" : cf_config_proxy(in.cfg)->log);
-	if (in.audit == NULL) {
-		log_err("cannot open the audit log %s", cf_config_proxy(in.cfg)->log);
-		goto out;
+	in->audit = px_audit_open(opts->human && strcmp(p->log, "stderr") == 0 ?
+	    "/dev/null" : p->log);
+	if (in->audit == NULL) {
+		log_err("cannot open the audit log %s", p->log);
+		return -EIO;
 	}
-	px_dns_opts_init(&dopts);
-	in.dns = px_dns_new(in.base, cf_config_proxy(in.cfg)->dns_servers, &dopts, errbuf, sizeof(errbuf));
-	if (in.dns == NULL) {
+	px_dns_opts_init(&e->dopts);
+	in->dns = px_dns_new(in->base, p->dns_servers, &e->dopts, errbuf, sizeof(errbuf));
+	if (in->dns == NULL) {
 		log_errx("DNS: %s", errbuf);
-		goto out;
+		return -EINVAL;
 	}
 	/* Every session that terminates TLS gets its CAs before anything is
 	 * served: a state directory that cannot be used stops the start. */
-	if ((in.tls = px_tlsreg_new()) == NULL) {
+	if ((in->tls = px_tlsreg_new()) == NULL) {
 		log_err("out of memory");
-		goto out;
+		return -ENOMEM;
 	}
-	{
-		char why[400];
-		size_t made;
-
-		if (px_tlsreg_update(in.tls, in.cfg, &made, why, sizeof(why)) != 0) {
-			log_errx("TLS termination: %s", why);
-			goto out;
-		}
+	if (px_tlsreg_update(in->tls, in->cfg, &made, why, sizeof(why)) < 0) {
+		log_errx("TLS termination: %s", why);
+		return -EINVAL;
 	}
 	/* The questions and grants outlive every snapshot (a reload keeps
 	 * them); the questions' deadline is taken from each snapshot. */
-	if ((in.ask = px_ask_new(in.base, cf_config_proxy(in.cfg)->ask_timeout_ms)) == NULL ||
-	    (in.grants = px_grants_new()) == NULL) {
+	if ((in->ask = px_ask_new(in->base, p->ask_timeout_ms)) == NULL ||
+	    (in->grants = px_grants_new()) == NULL) {
 		log_err("out of memory");
-		goto out;
+		return -ENOMEM;
 	}
-	if ((in.listeners = px_listeners_new()) == NULL || (srv = px_server_new(&in)) == NULL) {
+	if ((in->listeners = px_listeners_new()) == NULL) {
 		log_err("out of memory");
-		goto out;
+		return -ENOMEM;
 	}
-	in.cfg = NULL;      /* the server's now */
-	px_workers_set(in.workers, 0, srv);
-	if (engine_workers_new(&in, srv, wk, nworkers, &dopts) != 0)
-		goto out;
-	/* The grants an admin saved: a bad grants_file stops the start, as
-	 * a bad config does. */
-	if (cf_config_proxy(px_server_config(srv))->grants_file != NULL) {
-		const char *gf = cf_config_proxy(px_server_config(srv))->grants_file;
-		struct cf_grant_entry *gv = NULL;
-		struct cf_diag gd;
-		size_t gn = 0, k;
-		int grc;
+	return 0;
+}
 
-		memset(&gd, 0, sizeof(gd));
-		grc = cf_grants_load(gf, px_server_config(srv), &gd, &gv, &gn);
-		for (k = 0; k < gd.nerrors; k++)
-			log_errx("%s", gd.errors[k]);
-		cf_diag_free(&gd);
-		if (grc == 0 && px_grants_set_file(in.grants, gv, gn, time(NULL)) != 0)
-			grc = -ENOMEM;
-		free(gv);
-		if (grc != 0) {
-			log_errx("grants_file %s refused: %s", gf, strerror(-grc));
-			rc = 2;
-			goto out;
-		}
-		if (gn > 0)
-			log_info("grants_file %s: %zu grant(s)", gf, gn);
+/* The grants an admin saved: a bad grants_file stops the start, as a bad
+ * config does.  Returns 0 or a negative errno after saying why. */
+static int
+engine_grants_load(struct px_server *srv, struct px_grants *grants)
+{
+	const char *gf = cf_config_proxy(px_server_config(srv))->grants_file;
+	struct cf_grant_entry *gv = NULL;
+	struct cf_diag gd;
+	size_t gn = 0, k;
+	int grc;
+
+	if (gf == NULL)
+		return 0;
+	memset(&gd, 0, sizeof(gd));
+	grc = cf_grants_load(gf, px_server_config(srv), &gd, &gv, &gn);
+	for (k = 0; k < gd.nerrors; k++)
+		log_errx("%s", gd.errors[k]);
+	cf_diag_free(&gd);
+	if (grc == 0 && px_grants_set_file(grants, gv, gn, time(NULL)) != 0)
+		grc = -ENOMEM;
+	free(gv);
+	if (grc != 0) {
+		log_errx("grants_file %s refused: %s", gf, strerror(-grc));
+		return grc;
 	}
+	if (gn > 0)
+		log_info("grants_file %s: %zu grant(s)", gf, gn);
+	return 0;
+}
+
+/* Stop, reload and the counters' dump, read in the loop.  Returns 0 or
+ * -ENOMEM after saying so. */
+static int
+engine_signals_add(struct engine_run *e)
+{
+	static const int signums[5] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, 0 };
+	int i;
+
+	for (i = 0; signums[i] != 0; i++) {
+		event_callback_fn fn = signums[i] == SIGHUP ? hup_cb :
+		    signums[i] == SIGUSR1 ? usr1_cb : stop_cb;
+		e->sigs[i] = evsignal_new(e->in.base, signums[i], fn, e->srv);
+		if (e->sigs[i] == NULL || event_add(e->sigs[i], NULL) != 0) {
+			log_errx("cannot install signal handlers");
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* To [proxy] user, once every socket is bound and the audit log open.
+ * Returns 0 or a negative errno after saying why. */
+static int
+engine_drop_privileges(struct engine_run *e)
+{
+	const struct cf_proxy_settings *p = cf_config_proxy(px_server_config(e->srv));
+	const char *what;
+	int err;
+
+	if (!p->has_user) {
+		if (geteuid() == 0)
+			log_warnx("running as root: set user = UID in [proxy] to drop privileges");
+		return 0;
+	}
+	px_listeners_chown(e->srv, p->user, p->group);
+	if (geteuid() == 0)
+		px_audit_chown(e->in.audit, p->user, p->group);
+	err = bs_drop_privileges(p->user, p->group, &what);
+	if (err < 0) {
+		log_err_errno(err, "cannot drop to uid %u gid %u: %s", (unsigned)p->user,
+		    (unsigned)p->group, what);
+		log_errx("refusing to serve with privileges it was told to drop");
+		return err;
+	}
+	log_info("running as uid %u gid %u, no capabilities, no_new_privs",
+	    (unsigned)p->user, (unsigned)p->group);
+	return 0;
+}
+
+/*
+ * Builds the server from E's snapshot, binds its sockets and drops
+ * privileges.  Returns 0, or the exit status after saying why.
+ */
+static int
+engine_setup(struct engine_run *e, const struct px_engine_opts *opts)
+{
+	e->nworkers = engine_nworkers(e->in.cfg);
+	if (engine_parts_new(e, opts) < 0)
+		return 1;
+	if ((e->srv = px_server_new(&e->in)) == NULL) {
+		log_err("out of memory");
+		return 1;
+	}
+	e->in.cfg = NULL;   /* the server's now */
+	px_workers_set(e->in.workers, 0, e->srv);
+	if (engine_workers_new(&e->in, e->srv, e->wk, e->nworkers, &e->dopts) < 0)
+		return 1;
+	if (engine_grants_load(e->srv, e->in.grants) < 0)
+		return 2;
 	/* The listeners hand their clients to the connection code; the
 	 * reload module gives the same to those a reload binds. */
-	if (px_listeners_open(srv, px_server_config(srv), px_conn_accept) != 0)
-		goto out;
+	if (px_listeners_open(e->srv, px_server_config(e->srv), px_conn_accept) < 0)
+		return 1;
 	/* The admin socket is bound here, as root, like the listeners; a
 	 * config that asks for one and cannot have it does not start. */
-	if (cf_config_proxy(px_server_config(srv))->admin.kind != 0) {
-		admin = px_admin_new(srv, px_reload_cb, srv);
-		if (admin == NULL)
-			goto out;
+	if (cf_config_proxy(px_server_config(e->srv))->admin.kind != 0) {
+		e->admin = px_admin_new(e->srv, px_reload_cb, e->srv);
+		if (e->admin == NULL)
+			return 1;
 	}
 	/* Watching is a convenience (SIGHUP and POST /reload still work), so
 	 * a watch that cannot be set up is a warning, not a refusal. */
-	if (opts->config_path != NULL && !in.load_once) {
-		watch = px_watch_new(srv, px_reload_cb, srv);
-		if (watch == NULL)
+	if (opts->config_path != NULL && !e->in.load_once) {
+		e->watch = px_watch_new(e->srv, px_reload_cb, e->srv);
+		if (e->watch == NULL)
 			log_warn("cannot watch %s for changes; reload with SIGHUP", opts->config_path);
 	}
-
-	{
-		static const int signums[5] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, 0 };
-		for (i = 0; signums[i] != 0; i++) {
-			event_callback_fn fn = signums[i] == SIGHUP ? hup_cb :
-			    signums[i] == SIGUSR1 ? usr1_cb : stop_cb;
-			sigs[i] = evsignal_new(in.base, signums[i], fn, srv);
-			if (sigs[i] == NULL || event_add(sigs[i], NULL) != 0) {
-				log_errx("cannot install signal handlers");
-				goto out;
-			}
-		}
-	}
-
-	if (cf_config_proxy(px_server_config(srv))->has_user) {
-		const struct cf_proxy_settings *p = cf_config_proxy(px_server_config(srv));
-		px_listeners_chown(srv, p->user, p->group);
-		if (geteuid() == 0)
-			px_audit_chown(in.audit, p->user, p->group);
-		const char *what;
-		int err = bs_drop_privileges(p->user, p->group, &what);
-
-		if (err < 0) {
-			log_err_errno(err, "cannot drop to uid %u gid %u: %s", (unsigned)p->user,
-			    (unsigned)p->group, what);
-			log_errx("refusing to serve with privileges it was told to drop");
-			goto out;
-		}
-		log_info("running as uid %u gid %u, no capabilities, no_new_privs",
-		    (unsigned)p->user, (unsigned)p->group);
-	} else if (geteuid() == 0) {
-		log_warnx("running as root: set user = UID in [proxy] to drop privileges");
-	}
+	if (engine_signals_add(e) < 0 || engine_drop_privileges(e) < 0)
+		return 1;
 	/* A change of uid made us dumpable again (prctl(2)). */
 	px_engine_harden();
 
 	/* The other workers' threads, after the privilege drop (it is per
 	 * thread: capabilities, no_new_privs), with every listener copied. */
-	if (px_workers_start(in.workers) != 0)
-		goto out;
-	if (admin != NULL && px_admin_start(admin) != 0) {
+	if (px_workers_start(e->in.workers) < 0)
+		return 1;
+	if (e->admin != NULL && px_admin_start(e->admin) != 0) {
 		log_err("cannot start the admin socket's thread");
-		goto out;
+		return 1;
 	}
+	return 0;
+}
+
+/* Serves until a signal stops the loop. */
+static void
+engine_serve(struct engine_run *e, const struct px_engine_opts *opts)
+{
+	struct px_server *srv = e->srv;
+
 	log_info("serving %s (sha256 %s), generation %lu", cf_config_path(px_server_config(srv)),
 	    cf_config_hash(px_server_config(srv)), px_server_generation(srv));
-	if (nworkers > 1)
-		log_info("%u workers, one event loop each", nworkers);
+	if (e->nworkers > 1)
+		log_info("%u workers, one event loop each", e->nworkers);
 	if (opts->ready_fd >= 0) {
 		ssize_t w;
 		do {
@@ -659,59 +697,110 @@ px_engine_main(const struct px_engine_opts *opts)
 		close(opts->ready_fd);
 	}
 	log_starting(0);
-	event_base_dispatch(in.base);
-	rc = 0;
-out:
-	if (rc != 0)
-		log_not_starting();
-	log_starting(0);
-	if (srv != NULL) {
-		px_server_stop(srv);
-		px_watch_free(watch);
-		px_admin_free(admin);
+	event_base_dispatch(e->in.base);
+}
+
+/* Stops the server, says what the run summed up, and frees it all, in the
+ * order the parts depend on each other. */
+static void
+engine_end(struct engine_run *e, const struct px_engine_opts *opts)
+{
+	struct px_server_init *in = &e->in;
+	int i;
+
+	if (e->srv != NULL) {
+		px_server_stop(e->srv);
+		px_watch_free(e->watch);
+		px_admin_free(e->admin);
 		/* The other workers close their connections on their own
 		 * threads; then the listeners, with every copy of them. */
-		px_workers_stop(in.workers);
-		px_conn_close_all(srv);
-		px_listeners_close(srv);
+		px_workers_stop(in->workers);
+		px_conn_close_all(e->srv);
+		px_listeners_close(e->srv);
 	}
 	/* The close lines of this thread's last connections. */
 	px_audit_batch_end();
 	px_mem_bin_trim();
 	/* The run is over (the sidecar stops us once CMD has exited): what
 	 * was refused, how often, and the --allow that would allow it. */
-	px_summary_print_as(in.would, stderr, "postern: ", "report mode: would have refused");
-	px_summary_print(in.tally, stderr, "postern: ");
-	if (opts->learn && srv != NULL)
-		learn_write(srv, opts->learn_fd);
-	px_learn_free(in.learn);
+	px_summary_print_as(in->would, stderr, "postern: ", "report mode: would have refused");
+	px_summary_print(in->tally, stderr, "postern: ");
+	if (opts->learn && e->srv != NULL)
+		learn_write(e->srv, opts->learn_fd);
+	px_learn_free(in->learn);
 	if (opts->human)
-		engine_ask_summary(in.ask);
-	px_summary_free(in.tally);
-	px_summary_free(in.would);
+		engine_ask_summary(in->ask);
+	px_summary_free(in->tally);
+	px_summary_free(in->would);
 	for (i = 0; i < 5; i++)
-		if (sigs[i] != NULL)
-			event_free(sigs[i]);
-	px_dns_free(in.dns);
-	if (wk != NULL)
-		engine_workers_free(wk, nworkers);
-	px_workers_free(in.workers);
-	if (wk != NULL)
-		engine_bases_free(wk, nworkers);
-	free(wk);
-	px_audit_free(in.audit);
-	px_server_free(srv);
+		if (e->sigs[i] != NULL)
+			event_free(e->sigs[i]);
+	px_dns_free(in->dns);
+	if (e->wk != NULL)
+		engine_workers_free(e->wk, e->nworkers);
+	px_workers_free(in->workers);
+	if (e->wk != NULL)
+		engine_bases_free(e->wk, e->nworkers);
+	free(e->wk);
+	px_audit_free(in->audit);
+	px_server_free(e->srv);
 	/* Every connection is closed: no question has a waiter left. */
-	px_ask_free(in.ask);
-	px_grants_free(in.grants);
-	px_conns_free(in.conns);
-	px_listeners_free(in.listeners);
-	px_tlsreg_free(in.tls);
-	if (in.base != NULL)
-		event_base_free(in.base);
-	cf_config_free(in.cfg);
-	px_stats_free(in.metrics);
+	px_ask_free(in->ask);
+	px_grants_free(in->grants);
+	px_conns_free(in->conns);
+	px_listeners_free(in->listeners);
+	px_tlsreg_free(in->tls);
+	if (in->base != NULL)
+		event_base_free(in->base);
+	cf_config_free(in->cfg);
+	px_stats_free(in->metrics);
 	px_sni_cleanup();
 	px_splice_cleanup();
+}
+
+int
+px_engine_main(const struct px_engine_opts *opts)
+{
+	struct engine_run e;
+	struct px_server_init *in = &e.in;
+	int rc;
+
+	px_engine_harden();
+	engine_log_init(opts);
+	engine_harden_log();
+	log_starting(1);
+	memset(&e, 0, sizeof(e));
+	engine_overrides(opts, &e.ov);
+	in->ov = &e.ov;
+	in->human = opts->human;
+	/* Without it (out of memory) every refusal is told, none summed. */
+	if (opts->human) {
+		in->tally = px_summary_new();
+		in->would = px_summary_new();
+	}
+	if (opts->human && opts->refusals)
+		px_notice_file(opts->refusals_fd);
+	/* A snapshot given is all there is: the file is not read again. */
+	in->load_once = opts->load_once || opts->config != NULL;
+	/* Without it (out of memory) nothing is learned. */
+	in->learn = px_learn_new();
+	in->config_path = opts->config_path;
+
+	in->cfg = opts->config != NULL ? cf_config_ref(opts->config) : engine_load(opts, &e.ov);
+	if (in->cfg == NULL) {
+		px_summary_free(in->tally);
+		px_summary_free(in->would);
+		px_learn_free(in->learn);
+		return 2;
+	}
+	e.ov.trust_file_user = 0;
+	e.nworkers = 1;
+	rc = engine_setup(&e, opts);
+	if (rc == 0)
+		engine_serve(&e, opts);
+	else
+		log_not_starting();
+	log_starting(0);
+	engine_end(&e, opts);
 	return rc;
 }

@@ -26,7 +26,8 @@
 /*
  * Bring the listeners in line with NC: open what is new first (so that a
  * listener that cannot be bound refuses the whole reload), then close what
- * NC no longer has.  Returns 0, or -1 with the new ones closed again.
+ * NC no longer has.  Returns 0, or a negative errno (each reason in DIAG)
+ * with the new ones closed again.
  */
 static int
 sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag *diag)
@@ -34,7 +35,7 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 	struct px_listener *l, *next;
 	struct px_listener *first_new = NULL;
 	size_t i, j;
-	int bad = 0;
+	int bad = 0, err;
 
 	/* The last listener bound before this reload: the undo below closes
 	 * those after it. */
@@ -72,7 +73,7 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 		}
 	}
 	if (bad)
-		return -1;
+		return -EPERM;
 
 	for (i = 0; i < cf_config_nsessions(nc); i++) {
 		const struct cf_session *s = cf_config_session(nc, i);
@@ -82,8 +83,8 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 				have |= px_listener_is(l, &s->listen[j], s->name);
 			if (have)
 				continue;
-			if (px_listener_open(srv, &s->listen[j], s->name, px_conn_accept) != 0) {
-				int e = errno;
+			if ((err = px_listener_open(srv, &s->listen[j], s->name, px_conn_accept)) < 0) {
+				int e = -err;
 				if (diag != NULL) {
 					char **nv = realloc(diag->errors, (diag->nerrors + 1) * sizeof(*nv));
 					if (nv != NULL) {
@@ -102,7 +103,7 @@ sync_listeners(struct px_server *srv, const struct cf_config *nc, struct cf_diag
 					next = px_listener_next(l);
 					px_listener_close(srv, l);
 				}
-				return -1;
+				return err;
 			}
 		}
 	}
@@ -255,7 +256,7 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 		cf_config_free(nc);
 		nc = NULL;
 	}
-	if (nc != NULL && sync_listeners(srv, nc, diag) != 0) {
+	if (nc != NULL && sync_listeners(srv, nc, diag) < 0) {
 		cf_config_free(nc);
 		nc = NULL;
 	}

@@ -57,8 +57,8 @@ struct px_watch {
 
 /*
  * The first 12 hex digits of the SHA-256 of PATH's content (the form
- * cf_config_hash() has), in OUT[13].  Returns 0, or -1 when the file
- * cannot be read whole.
+ * cf_config_hash() has), in OUT[13].  Returns 0, or a negative errno when
+ * the file cannot be read whole.
  */
 static int
 file_hash(const char *path, char out[13])
@@ -68,11 +68,11 @@ file_hash(const char *path, char out[13])
 	EVP_MD_CTX *ctx = NULL;
 	size_t total = 0;
 	ssize_t n;
-	int fd, rc = -1;
+	int fd, rc = -EIO;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	ctx = EVP_MD_CTX_new();
 	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
 		goto out;
@@ -80,8 +80,10 @@ file_hash(const char *path, char out[13])
 		n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
+		if (n < 0) {
+			rc = -errno;
 			goto out;
+		}
 		if (n == 0)
 			break;
 		total += (size_t)n;

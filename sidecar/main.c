@@ -238,13 +238,301 @@ sc_capture_sock(const struct sc_opts *o)
 	return NULL;
 }
 
+/* The long options with no letter. */
+enum {
+	O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
+	O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
+	O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK, O_HOME, O_BIND,
+	O_NOTICES, O_SETTINGS, O_PRINT_CONFIG
+};
+
+/*
+ * One option only "run" takes, C from getopt_long and its argument in
+ * optarg.  Returns 0, -EINVAL after saying what is wrong, or 1 when C is
+ * not one of them.
+ */
+static int
+sc_parse_run_opt(struct sc_opts *o, int c)
+{
+	switch (c) {
+	case O_SESSION:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--session-name only applies to run");
+			return -EINVAL;
+		}
+		o->session_name = optarg;
+		break;
+	case O_REPORT:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--report only applies to run (a config file says mode = report)");
+			return -EINVAL;
+		}
+		o->report = 1;
+		break;
+	case O_LEARN:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--learn only applies to run");
+			return -EINVAL;
+		}
+		if (optarg != NULL && optarg[0] == '\0') {
+			sc_logx("--learn=FILE: the file name is empty");
+			return -EINVAL;
+		}
+		/* Learning is report mode with a summary at the end. */
+		o->report = 1;
+		o->learn = 1;
+		o->learn_file = optarg;
+		break;
+	case O_ASK:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--ask only applies to run (a config file says mode = ask)");
+			return -EINVAL;
+		}
+		o->ask = 1;
+		break;
+	case O_NOTICES:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--notices only applies to run");
+			return -EINVAL;
+		}
+		if (strcmp(optarg, "auto") == 0)
+			o->notices = SC_NOTICES_AUTO;
+		else if (strcmp(optarg, "terminal") == 0)
+			o->notices = SC_NOTICES_TERMINAL;
+		else if (strcmp(optarg, "file") == 0)
+			o->notices = SC_NOTICES_FILE;
+		else {
+			sc_logx("--notices %s: say auto, terminal or file", optarg);
+			return -EINVAL;
+		}
+		break;
+	case O_SERVE_SESSION:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--session only applies to run");
+			return -EINVAL;
+		}
+		o->session = optarg;
+		break;
+	case O_RUN_UID:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--uid only applies to run (the proxy's uid is --user)");
+			return -EINVAL;
+		}
+		if (sc_parse_uid(optarg, &o->run_uid) < 0 || o->run_uid == 0) {
+			sc_logx("--uid: '%s' is not a numeric uid other than 0", optarg);
+			return -EINVAL;
+		}
+		o->has_run_uid = 1;
+		break;
+	case O_BIND:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--bind only applies to run");
+			return -EINVAL;
+		}
+		if (optarg[0] != '/') {
+			sc_logx("--bind: '%s' is not an absolute path", optarg);
+			return -EINVAL;
+		}
+		if (sc_push(o->binds, &o->n_binds, optarg, "--bind") < 0)
+			return -EINVAL;
+		break;
+	case O_SOCKET:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--socket only applies to run");
+			return -EINVAL;
+		}
+		if (optarg[0] != '/') {
+			sc_logx("--socket: '%s' is not an absolute path", optarg);
+			return -EINVAL;
+		}
+		if (sc_push(o->sockets, &o->n_sockets, optarg, "--socket") < 0)
+			return -EINVAL;
+		break;
+	case O_FORWARD: {
+		struct br_forward f;
+		const char *why;
+
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--forward only applies to run");
+			return -EINVAL;
+		}
+		/* The bridge checks it too, but only once all is set up. */
+		if (br_forward_parse(optarg, &f, &why) < 0) {
+			sc_logx("--forward: '%s': %s", optarg, why);
+			return -EINVAL;
+		}
+		if (sc_push(o->forwards, &o->n_forwards, optarg, "--forward") < 0)
+			return -EINVAL;
+		break;
+	}
+	case O_ENV:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--env only applies to run");
+			return -EINVAL;
+		}
+		/* A name only: a value given here would show in every
+		 * process list (NAME=VALUE is refused as a name). */
+		if (!sc_env_name_ok(optarg)) {
+			sc_logx("--env: '%s' is not a variable name (letters, digits, '_'; "
+			    "the value comes from this environment, never the command line)",
+			    optarg);
+			return -EINVAL;
+		}
+		if (sc_push(o->env, &o->n_env, optarg, "--env") < 0)
+			return -EINVAL;
+		break;
+	case O_SECRET:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--secret only applies to run");
+			return -EINVAL;
+		}
+		/* A name (the variable, or a [secret]'s name), never a
+		 * value: a value here would show in every process list. */
+		if (!sc_env_name_ok(optarg) && !sc_secret_name_ok(optarg)) {
+			sc_logx("--secret: '%s' is not a variable or secret name (the value "
+			    "comes from this environment, never the command line)", optarg);
+			return -EINVAL;
+		}
+		if (sc_push(o->secrets, &o->n_secrets, optarg, "--secret") < 0)
+			return -EINVAL;
+		break;
+	case O_RUN_CHECK:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--check only applies to run (the container mode's is "
+			    "lockdown-check)");
+			return -EINVAL;
+		}
+		o->run_check = 1;
+		break;
+	case O_SETTINGS:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--settings only applies to run");
+			return -EINVAL;
+		}
+		if (o->settings != NULL) {
+			sc_logx("--settings given twice");
+			return -EINVAL;
+		}
+		o->settings = optarg;
+		break;
+	case O_PRINT_CONFIG:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--print-config only applies to run --settings FILE");
+			return -EINVAL;
+		}
+		o->print_config = 1;
+		break;
+	case O_HOME:
+		if (o->mode != SC_MODE_RUN) {
+			sc_logx("--home only applies to run");
+			return -EINVAL;
+		}
+		if (optarg[0] != '/') {
+			sc_logx("--home: '%s' is not an absolute path", optarg);
+			return -EINVAL;
+		}
+		o->home = optarg;
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* What "run" needs once every option is read.  Returns 0 or -EINVAL after
+ * saying what is wrong. */
+static int
+sc_check_run(struct sc_opts *o, int argc, char **argv)
+{
+	if (o->print_config) {
+		if (o->settings == NULL || o->config != NULL || o->run_check ||
+		    optind < argc) {
+			sc_logx("run --print-config: only with --settings FILE, and no -c, "
+			    "--check or command");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	/* --learn=FILE names the file to add to and run: a postern.ini. */
+	if (o->settings != NULL && o->learn_file != NULL) {
+		sc_logx("run: --learn=FILE and --settings exclude each other (use --learn, "
+		    "or run -c with the output of --print-config)");
+		return -EINVAL;
+	}
+	/* One policy file: the settings stand for a whole postern.ini. */
+	if (o->settings != NULL && o->config != NULL) {
+		sc_logx("run: -c and --settings exclude each other (merge the output of "
+		    "run --settings %s --print-config into %s)", o->settings, o->config);
+		return -EINVAL;
+	}
+	if (o->run_check && optind < argc) {
+		sc_logx("run --check: unexpected command '%s' (--check starts nothing)",
+		    argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->run_check && optind >= argc) {
+		sc_logx("run: no command given");
+		sc_usage(stderr);
+		return -EINVAL;
+	}
+	/* --session picks a session of the file; --session-name
+	 * names the default one, which it does not serve. */
+	if (o->session != NULL && o->config == NULL) {
+		sc_logx("run: --session %s needs -c FILE, whose [session %s] it serves",
+		    o->session, o->session);
+		return -EINVAL;
+	}
+	if (o->session != NULL && o->session_name != NULL) {
+		sc_logx("run: --session and --session-name exclude each other (the "
+		    "session served is named by --session)");
+		return -EINVAL;
+	}
+	/* Letting through and holding are two answers to one
+	 * question; the proxy would hold, but say so here. */
+	if (o->report && o->ask) {
+		sc_logx("run: %s and --ask exclude each other", o->learn ? "--learn" : "--report");
+		return -EINVAL;
+	}
+	o->argv = argv + optind;
+	return 0;
+}
+
+/* What serving, lockdown-check and unlock need once every option is read.
+ * Returns 0 or -EINVAL after saying what is wrong. */
+static int
+sc_check_other(struct sc_opts *o, int argc, char **argv)
+{
+	if (optind < argc) {
+		sc_logx("unexpected argument '%s'", argv[optind]);
+		sc_usage(stderr);
+		return -EINVAL;
+	}
+	if ((o->mode == SC_MODE_CHECK && (o->n_allow || o->n_listen)) ||
+	    (o->mode == SC_MODE_UNLOCK && (o->config || o->n_allow || o->n_listen))) {
+		sc_logx("--allow and --listen only apply when serving, -c also to lockdown-check");
+		return -EINVAL;
+	}
+	/* lockdown-check gets them too, only so that -c is judged as served. */
+	if ((o->mode == SC_MODE_SERVE || o->mode == SC_MODE_CHECK) && o->n_listen == 0) {
+		o->listen[o->n_listen++] = SC_DEFAULT_TCP;
+		o->listen[o->n_listen++] = SC_DEFAULT_UNIX;
+	}
+	if (o->capture && sc_capture_sock(o) == NULL) {
+		sc_logx("--capture relays to the engine's UNIX listener: give a --listen "
+		    "unix:/PATH (the default listeners have one)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Fills O from the command line: the mode (serve, run, lockdown-check,
+ * unlock), then its options.  Returns 0 or -EINVAL after saying what is
+ * wrong; --help and --version print and exit.
+ */
 static int
 sc_parse_args(int argc, char **argv, struct sc_opts *o)
 {
-	enum { O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
-		O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
-		O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK, O_HOME, O_BIND,
-		O_NOTICES, O_SETTINGS, O_PRINT_CONFIG };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "allow", required_argument, NULL, O_ALLOW },
@@ -274,7 +562,7 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, first = 1;
+	int c, rc, first = 1;
 
 	memset(o, 0, sizeof(*o));
 	o->uid = SC_DEFAULT_UID;
@@ -296,23 +584,23 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			break;
 		case O_ALLOW:
 			if (sc_push(o->allow, &o->n_allow, optarg, "--allow") < 0)
-				return -1;
+				return -EINVAL;
 			break;
 		case 'u':
 			if (sc_parse_uid(optarg, &o->uid) < 0 || o->uid == 0) {
 				sc_logx("--user: '%s' is not a numeric uid other than 0", optarg);
-				return -1;
+				return -EINVAL;
 			}
 			o->has_uid = 1;
 			break;
 		case O_LISTEN:
 			if (sc_push(o->listen, &o->n_listen, optarg, "--listen") < 0)
-				return -1;
+				return -EINVAL;
 			break;
 		case O_PROBE_UID:
 			if (sc_parse_uid(optarg, &o->probe_uid) < 0) {
 				sc_logx("--probe-uid: '%s' is not a numeric uid", optarg);
-				return -1;
+				return -EINVAL;
 			}
 			o->has_probe_uid = 1;
 			break;
@@ -320,197 +608,19 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			if (!sc_probe_addr_valid(optarg)) {
 				sc_logx("--probe-addr: '%s' is not a numeric IPv4 or IPv6 address",
 				    optarg);
-				return -1;
+				return -EINVAL;
 			}
 			if (sc_push(o->probe_addr, &o->n_probe_addr, optarg, "--probe-addr") < 0)
-				return -1;
+				return -EINVAL;
 			break;
 		case O_BRIDGE:
 			o->bridge = optarg;
-			break;
-		case O_SESSION:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--session-name only applies to run");
-				return -1;
-			}
-			o->session_name = optarg;
-			break;
-		case O_REPORT:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--report only applies to run (a config file says mode = report)");
-				return -1;
-			}
-			o->report = 1;
-			break;
-		case O_LEARN:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--learn only applies to run");
-				return -1;
-			}
-			if (optarg != NULL && optarg[0] == '\0') {
-				sc_logx("--learn=FILE: the file name is empty");
-				return -1;
-			}
-			/* Learning is report mode with a summary at the end. */
-			o->report = 1;
-			o->learn = 1;
-			o->learn_file = optarg;
-			break;
-		case O_ASK:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--ask only applies to run (a config file says mode = ask)");
-				return -1;
-			}
-			o->ask = 1;
-			break;
-		case O_NOTICES:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--notices only applies to run");
-				return -1;
-			}
-			if (strcmp(optarg, "auto") == 0)
-				o->notices = SC_NOTICES_AUTO;
-			else if (strcmp(optarg, "terminal") == 0)
-				o->notices = SC_NOTICES_TERMINAL;
-			else if (strcmp(optarg, "file") == 0)
-				o->notices = SC_NOTICES_FILE;
-			else {
-				sc_logx("--notices %s: say auto, terminal or file", optarg);
-				return -1;
-			}
-			break;
-		case O_SERVE_SESSION:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--session only applies to run");
-				return -1;
-			}
-			o->session = optarg;
-			break;
-		case O_RUN_UID:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--uid only applies to run (the proxy's uid is --user)");
-				return -1;
-			}
-			if (sc_parse_uid(optarg, &o->run_uid) < 0 || o->run_uid == 0) {
-				sc_logx("--uid: '%s' is not a numeric uid other than 0", optarg);
-				return -1;
-			}
-			o->has_run_uid = 1;
-			break;
-		case O_BIND:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--bind only applies to run");
-				return -1;
-			}
-			if (optarg[0] != '/') {
-				sc_logx("--bind: '%s' is not an absolute path", optarg);
-				return -1;
-			}
-			if (sc_push(o->binds, &o->n_binds, optarg, "--bind") < 0)
-				return -1;
-			break;
-		case O_SOCKET:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--socket only applies to run");
-				return -1;
-			}
-			if (optarg[0] != '/') {
-				sc_logx("--socket: '%s' is not an absolute path", optarg);
-				return -1;
-			}
-			if (sc_push(o->sockets, &o->n_sockets, optarg, "--socket") < 0)
-				return -1;
-			break;
-		case O_FORWARD: {
-			struct br_forward f;
-			const char *why;
-
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--forward only applies to run");
-				return -1;
-			}
-			/* The bridge checks it too, but only once all is set up. */
-			if (br_forward_parse(optarg, &f, &why) < 0) {
-				sc_logx("--forward: '%s': %s", optarg, why);
-				return -1;
-			}
-			if (sc_push(o->forwards, &o->n_forwards, optarg, "--forward") < 0)
-				return -1;
-			break;
-		}
-		case O_ENV:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--env only applies to run");
-				return -1;
-			}
-			/* A name only: a value given here would show in every
-			 * process list (NAME=VALUE is refused as a name). */
-			if (!sc_env_name_ok(optarg)) {
-				sc_logx("--env: '%s' is not a variable name (letters, digits, '_'; "
-				    "the value comes from this environment, never the command line)",
-				    optarg);
-				return -1;
-			}
-			if (sc_push(o->env, &o->n_env, optarg, "--env") < 0)
-				return -1;
-			break;
-		case O_SECRET:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--secret only applies to run");
-				return -1;
-			}
-			/* A name (the variable, or a [secret]'s name), never a
-			 * value: a value here would show in every process list. */
-			if (!sc_env_name_ok(optarg) && !sc_secret_name_ok(optarg)) {
-				sc_logx("--secret: '%s' is not a variable or secret name (the value "
-				    "comes from this environment, never the command line)", optarg);
-				return -1;
-			}
-			if (sc_push(o->secrets, &o->n_secrets, optarg, "--secret") < 0)
-				return -1;
-			break;
-		case O_RUN_CHECK:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--check only applies to run (the container mode's is "
-				    "lockdown-check)");
-				return -1;
-			}
-			o->run_check = 1;
-			break;
-		case O_SETTINGS:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--settings only applies to run");
-				return -1;
-			}
-			if (o->settings != NULL) {
-				sc_logx("--settings given twice");
-				return -1;
-			}
-			o->settings = optarg;
-			break;
-		case O_PRINT_CONFIG:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--print-config only applies to run --settings FILE");
-				return -1;
-			}
-			o->print_config = 1;
-			break;
-		case O_HOME:
-			if (o->mode != SC_MODE_RUN) {
-				sc_logx("--home only applies to run");
-				return -1;
-			}
-			if (optarg[0] != '/') {
-				sc_logx("--home: '%s' is not an absolute path", optarg);
-				return -1;
-			}
-			o->home = optarg;
 			break;
 		case O_CAPTURE:
 			if (o->mode != SC_MODE_SERVE) {
 				sc_logx("--capture only applies to the container mode (run "
 				    "captures by default)");
-				return -1;
+				return -EINVAL;
 			}
 			o->capture = 1;
 			break;
@@ -525,84 +635,19 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 				sc_usage(stdout);
 			exit(0);
 		default:
-			sc_usage(stderr);
-			return -1;
-		}
-	}
-	if (o->mode == SC_MODE_RUN) {
-		if (o->print_config) {
-			if (o->settings == NULL || o->config != NULL || o->run_check ||
-			    optind < argc) {
-				sc_logx("run --print-config: only with --settings FILE, and no -c, "
-				    "--check or command");
-				return -1;
+			rc = sc_parse_run_opt(o, c);
+			if (rc < 0)
+				return rc;
+			if (rc > 0) {
+				sc_usage(stderr);
+				return -EINVAL;
 			}
-			return 0;
+			break;
 		}
-		/* --learn=FILE names the file to add to and run: a postern.ini. */
-		if (o->settings != NULL && o->learn_file != NULL) {
-			sc_logx("run: --learn=FILE and --settings exclude each other (use --learn, "
-			    "or run -c with the output of --print-config)");
-			return -1;
-		}
-		/* One policy file: the settings stand for a whole postern.ini. */
-		if (o->settings != NULL && o->config != NULL) {
-			sc_logx("run: -c and --settings exclude each other (merge the output of "
-			    "run --settings %s --print-config into %s)", o->settings, o->config);
-			return -1;
-		}
-		if (o->run_check && optind < argc) {
-			sc_logx("run --check: unexpected command '%s' (--check starts nothing)",
-			    argv[optind]);
-			return -1;
-		}
-		if (!o->run_check && optind >= argc) {
-			sc_logx("run: no command given");
-			sc_usage(stderr);
-			return -1;
-		}
-		/* --session picks a session of the file; --session-name
-		 * names the default one, which it does not serve. */
-		if (o->session != NULL && o->config == NULL) {
-			sc_logx("run: --session %s needs -c FILE, whose [session %s] it serves",
-			    o->session, o->session);
-			return -1;
-		}
-		if (o->session != NULL && o->session_name != NULL) {
-			sc_logx("run: --session and --session-name exclude each other (the "
-			    "session served is named by --session)");
-			return -1;
-		}
-		/* Letting through and holding are two answers to one
-		 * question; the proxy would hold, but say so here. */
-		if (o->report && o->ask) {
-			sc_logx("run: %s and --ask exclude each other", o->learn ? "--learn" : "--report");
-			return -1;
-		}
-		o->argv = argv + optind;
-		return 0;
 	}
-	if (optind < argc) {
-		sc_logx("unexpected argument '%s'", argv[optind]);
-		sc_usage(stderr);
-		return -1;
-	}
-	if ((o->mode == SC_MODE_CHECK && (o->n_allow || o->n_listen)) ||
-	    (o->mode == SC_MODE_UNLOCK && (o->config || o->n_allow || o->n_listen))) {
-		sc_logx("--allow and --listen only apply when serving, -c also to lockdown-check");
-		return -1;
-	}
-	/* lockdown-check gets them too, only so that -c is judged as served. */
-	if ((o->mode == SC_MODE_SERVE || o->mode == SC_MODE_CHECK) && o->n_listen == 0) {
-		o->listen[o->n_listen++] = SC_DEFAULT_TCP;
-		o->listen[o->n_listen++] = SC_DEFAULT_UNIX;
-	}
-	if (o->capture && sc_capture_sock(o) == NULL) {
-		sc_logx("--capture relays to the engine's UNIX listener: give a --listen "
-		    "unix:/PATH (the default listeners have one)");
-		return -1;
-	}
-	return 0;
+	if (o->mode == SC_MODE_RUN)
+		return sc_check_run(o, argc, argv);
+	return sc_check_other(o, argc, argv);
 }
 
 /*

@@ -1221,15 +1221,322 @@ sc_hint_forward(const struct sc_run_opts *o)
 	}
 }
 
+/* Says at start what --env, --secret and --allow will not do.  Returns 0,
+ * or exit status 2 for an --env that would hand CMD a secret's value. */
+static int
+sc_run_check_env(const struct sc_run_opts *o)
+{
+	size_t i, j;
+
+	for (i = 0; i < o->n_env; i++) {
+		for (j = 0; j < o->n_secrets; j++)
+			if (strcmp(o->env[i], o->secrets[j]) == 0) {
+				sc_logx("--env %s and --secret %s: the command would get the real value; "
+				    "give only --secret", o->env[i], o->env[i]);
+				return 2;
+			}
+	}
+	sc_hint_forward(o);
+	for (i = 0; i < o->n_env; i++)
+		if (getenv(o->env[i]) == NULL)
+			sc_logx("warning: --env %s: not set here, so the command does not get it",
+			    o->env[i]);
+	return 0;
+}
+
+/* The host paths CMD's jail shows: --socket and --bind.  Returns 0 or
+ * exit status 2 after saying why. */
+static int
+sc_run_jail_paths(struct sc_run *r, const struct sc_run_opts *o)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < o->n_sockets; i++) {
+		err = sc_jail_keep(r->jail, o->sockets[i]);
+		if (err < 0) {
+			sc_logerr(err, "--socket %s", o->sockets[i]);
+			return 2;
+		}
+	}
+	for (i = 0; i < o->n_binds; i++) {
+		err = sc_jail_bind(r->jail, o->binds[i]);
+		if (err < 0) {
+			if (err == -EPERM)
+				sc_logx("--bind %s: / and what is under /run, /proc or /dev "
+				    "are the sandbox's own", o->binds[i]);
+			else
+				sc_logerr(err, "--bind %s", o->binds[i]);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/* The bridge, the engine's and CMD's ids, and the namespaces CMD's child
+ * is cloned with (*FLAGS).  Returns 0 or an exit status after saying why. */
+static int
+sc_run_ids(struct sc_run *r, const struct sc_run_opts *o, int *flags)
+{
+	int err;
+
+	err = sc_find_bridge(o->bridge, r->bridge, sizeof(r->bridge));
+	if (err < 0) {
+		sc_logerr(err, "cannot find postern-bridge%s%s (give it with --bridge PATH)",
+		    r->bridge[0] ? " at " : "", r->bridge);
+		return SC_RUN_SETUP_FAILED;
+	}
+	if (geteuid() == 0) {
+		err = sc_engine_uid(o, &r->engine_uid);
+		if (err != 0)
+			return err;
+		r->cmd_uid = o->uid;
+		r->cmd_gid = o->gid;
+		/* Same uid, same files: CMD would own the engine's socket
+		 * directory, and every other session's of that uid. */
+		if (r->cmd_uid == r->engine_uid || r->cmd_uid == 0) {
+			sc_logx("the command cannot run as uid %u: %s; choose another with --uid",
+			    (unsigned)r->cmd_uid, r->cmd_uid == 0 ? "never as root" :
+			    "the proxy engine runs as that uid ([proxy] user)");
+			return 2;
+		}
+		r->root = 1;
+		*flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
+	} else {
+		/* Read here: in its new user namespace, before its maps are
+		 * written, the child is the overflow uid to itself. */
+		r->cmd_uid = geteuid();
+		r->cmd_gid = getegid();
+		*flags = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID |
+		    CLONE_NEWIPC;
+	}
+	return 0;
+}
+
+/* CMD's home, the run's socket directory and the notices' log.  Returns
+ * 0 or an exit status after saying why. */
+static int
+sc_run_dirs(struct sc_run *r, const struct sc_run_opts *o)
+{
+	int err;
+
+	err = sc_run_home(r, o);
+	if (err < 0) {
+		sc_logerr(err, "--home %s", o->home);
+		return 2;
+	}
+	err = sc_make_dir(r);
+	if (err < 0) {
+		sc_logerr(err, "cannot create the socket directory");
+		return SC_RUN_SETUP_FAILED;
+	}
+	/* The engine creates, removes and (after a crash) replaces its socket
+	 * in DIR/engine as that uid; DIR stays 0700, so on the host only it
+	 * (and root, running CMD) can reach the socket.  CMD reaches it
+	 * through DIR/engine, which its jail binds in: a directory, not the
+	 * socket file, so that the socket of an engine started after a crash
+	 * is the one CMD finds.  Started by root, DIR/engine is CMD's group's
+	 * and set-group-ID, so that each socket the engine makes there (0660)
+	 * is born CMD's group's. */
+	if (sc_notices_to_file(o) && (err = sc_notices_open(r)) < 0) {
+		sc_logerr(err, "warning: cannot make the notices' log %s; they come here",
+		    r->notes_path);
+	}
+	if (mkdir(r->engdir, 0700) < 0) {
+		sc_logerr(errno, "cannot create %s", r->engdir);
+		return SC_RUN_SETUP_FAILED;
+	}
+	if (r->engine_uid != 0 &&
+	    (chown(r->dir, r->engine_uid, (gid_t)r->engine_uid) < 0 ||
+	    chown(r->engdir, r->engine_uid, r->cmd_gid) < 0 || chmod(r->engdir, 02750) < 0)) {
+		sc_logerr(errno, "cannot give %s to uid %u", r->dir, (unsigned)r->engine_uid);
+		return SC_RUN_SETUP_FAILED;
+	}
+	return 0;
+}
+
+/* The engine's options and its config, loaded once here.  Returns 0 or an
+ * exit status after saying why. */
+static int
+sc_run_config(struct sc_run *r, const struct sc_run_opts *o)
+{
+	const struct cf_proxy_settings *p;
+	int err;
+
+	r->listen_list[0] = r->listen;
+	sc_run_engine_opts(o, r->listen_list, &r->eo);
+	if (o->ask) {
+		/* The engine binds its admin socket there, as its own uid. */
+		err = sc_ask_dir_make(&r->ask, r->self, r->engine_uid != 0 ? r->engine_uid : (uid_t)-1);
+		if (err == 0)
+			err = sc_jail_cover(r->jail, r->ask.dir);
+		if (err < 0)
+			return SC_RUN_SETUP_FAILED;
+		r->eo.admin = r->ask.listen;
+	}
+	sc_refusals_open(r);
+	/* Every engine, a restarted one too, leaves its summary here. */
+	if (o->learn) {
+		r->learn_fd = sc_learn_open();
+		if (r->learn_fd < 0) {
+			sc_logerr(r->learn_fd, "--learn: cannot make a memory file");
+			return SC_RUN_SETUP_FAILED;
+		}
+		r->eo.learn = 1;
+		r->eo.learn_fd = r->learn_fd;
+	}
+	r->eo.config = px_engine_load(&r->eo);
+	if (r->eo.config == NULL)
+		return 2;
+	/* The secrets' values are in the snapshot now: no process of ours
+	 * keeps them in its environment (CMD gets the placeholders from the
+	 * engine, through the bridge's session request). */
+	sc_env_forget_secrets(r->eo.config, o);
+	p = cf_config_proxy(r->eo.config);
+	if (r->root && (p->has_user && p->user != 0 ? p->user : SC_RUN_ENGINE_UID) != r->engine_uid) {
+		sc_logx("%s changed while run was starting; try again", o->config_path);
+		return 2;
+	}
+	return 0;
+}
+
+/*
+ * Clones CMD's child in FLAGS' namespaces and lets it go on once its ids
+ * are mapped.  SYNC is the pair the two talk over; what is left open of it
+ * is closed by the caller.  Returns 0 or a negative errno after saying why
+ * (the child, if any, is in r->child).
+ */
+static int
+sc_run_spawn(struct sc_run *r, const struct sc_run_opts *o, int flags, int sync[2])
+{
+	char userns = SC_SYNC_NO_USERNS;
+	int err;
+
+	/* The host's sockets, read in our network namespace: the child's
+	 * will have none. */
+	err = sc_jail_scan(r->jail);
+	if (err < 0) {
+		sc_logerr(err, "cannot read /proc/self/net/unix");
+		return err;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0) {
+		err = errno;
+		sc_logerr(err, "socketpair");
+		return -err;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	r->child = sc_clone(flags);
+	if (r->child < 0) {
+		err = errno;
+		if (flags & CLONE_NEWUSER) {
+			sc_logerr(err, "cannot create a user namespace and the namespaces it owns");
+			if (err == EPERM || err == ENOSPC || err == EINVAL || err == EACCES)
+				sc_logx("unprivileged user namespaces are not allowed on this "
+				    "system (see user.max_user_namespaces, "
+				    "kernel.unprivileged_userns_clone, or an AppArmor/SELinux "
+				    "policy); run as root or ask the administrator to allow them");
+		} else {
+			sc_logerr(err, "cannot create the network, mount, PID and IPC namespaces");
+		}
+		r->child = 0;
+		return -err;
+	}
+	if (r->child == 0) {
+		close(sync[0]);
+		sc_command_child(r, o, sync[1]);
+	}
+	close(sync[1]);
+	sync[1] = -1;
+	r->sync = sync[0];
+	/* The child has its copy of the values; ours are no longer needed. */
+	sc_env_forget(o->env, o->n_env);
+	/* A root caller's child waits in its new user namespace for its ids,
+	 * which only we can give it.  When that fails, it has already said
+	 * why and exited, or it is waiting for maps that will not come. */
+	if (!(flags & CLONE_NEWUSER) && (sc_sync_wait(r->sync, &userns) < 0 ||
+	    (userns == SC_SYNC_USERNS &&
+	    sc_write_maps(r->child, r->cmd_uid, r->cmd_gid) < 0) ||
+	    sc_sync_send(r->sync, 'x') < 0))
+		return -ECHILD;
+	return 0;
+}
+
+/* CMD runs.  An engine that dies under it is replaced, within bounds;
+ * past them, or when no engine can start, CMD is stopped.  Returns CMD's
+ * exit status. */
+static int
+sc_run_supervise(struct sc_run *r, const struct sc_run_opts *o)
+{
+	int code;
+
+	r->supervise = 1;
+	sc_notices_hold(r, 1);
+	for (;;) {
+		sc_run_wait(r, r->child, -1, NULL);
+		if (r->child_done)
+			break;
+		if (sc_engine_restart(r, o) < 0) {
+			r->supervise = 0;
+			/* Not left waiting on 503s; reaped already when it
+			 * ended while we tried. */
+			if (!r->child_done)
+				kill(r->child, SIGTERM);
+		}
+	}
+	r->supervise = 0;
+	sc_notices_hold(r, 0);
+	code = bs_exit_code(r->child_status);
+	/* The bridge ends what CMD left running; if the bridge itself was
+	 * killed, those orphans came to us (subreaper) and end here. */
+	if (bs_signal_children(SIGKILL, r->engine) > 0)
+		sc_run_wait(r, -1, 200, NULL);
+	return code;
+}
+
+/* Stops and removes whatever the run started or made, in every state it
+ * can be left in. */
+static void
+sc_run_cleanup(struct sc_run *r, const struct sc_run_opts *o, int sync[2])
+{
+	r->supervise = 0;
+	sc_notices_hold(r, 0);
+	if (r->child > 0 && !r->child_done) {
+		kill(r->child, SIGKILL);
+		sc_run_wait(r, r->child, -1, NULL);
+	}
+	if (r->prompt > 0) {
+		kill(r->prompt, SIGTERM);
+		(void)waitpid(r->prompt, NULL, 0);
+	}
+	sc_stop_engine(r);
+	sc_notices_close(r);
+	/* The engine is gone, its summary written: CMD ran, so tell it. */
+	if (r->learn_fd >= 0 && r->child > 0)
+		(void)sc_learn_finish(r->learn_fd, o->learn_file, o->settings_path != NULL ?
+		    "the postern.ini of run --settings FILE --print-config" : o->config_path);
+	if (r->learn_fd >= 0)
+		close(r->learn_fd);
+	if (r->refusals_fd >= 0)
+		close(r->refusals_fd);
+	sc_remove_dir(r);
+	sc_ask_dir_remove(&r->ask);
+	cf_config_free(r->eo.config);
+	if (r->sigfd >= 0)
+		close(r->sigfd);
+	if (r->sync >= 0)
+		close(r->sync);
+	if (sync[1] >= 0)
+		close(sync[1]);
+	sc_jail_free(r->jail);
+}
+
 int
 sc_run_main(const struct sc_run_opts *o)
 {
 	struct sc_run r;
-	const struct cf_proxy_settings *p;
 	int sync[2] = { -1, -1 };
-	int err, flags, code = SC_RUN_SETUP_FAILED;
-	char userns = SC_SYNC_NO_USERNS;
-	size_t i;
+	int flags = 0, code;
 
 	memset(&r, 0, sizeof(r));
 	r.sigfd = -1;
@@ -1248,148 +1555,20 @@ sc_run_main(const struct sc_run_opts *o)
 		sc_logx("out of memory");
 		return SC_RUN_SETUP_FAILED;
 	}
-	for (i = 0; i < o->n_env; i++) {
-		size_t j;
-		for (j = 0; j < o->n_secrets; j++)
-			if (strcmp(o->env[i], o->secrets[j]) == 0) {
-				sc_logx("--env %s and --secret %s: the command would get the real value; "
-				    "give only --secret", o->env[i], o->env[i]);
-				return 2;
-			}
-	}
-	sc_hint_forward(o);
-	for (i = 0; i < o->n_env; i++)
-		if (getenv(o->env[i]) == NULL)
-			sc_logx("warning: --env %s: not set here, so the command does not get it",
-			    o->env[i]);
+	code = sc_run_check_env(o);
+	if (code != 0)
+		return code;
 	r.jail = sc_jail_new();
 	if (r.jail == NULL) {
 		sc_logerr(errno, "out of memory");
 		return SC_RUN_SETUP_FAILED;
 	}
-	for (i = 0; i < o->n_sockets; i++) {
-		err = sc_jail_keep(r.jail, o->sockets[i]);
-		if (err < 0) {
-			sc_logerr(err, "--socket %s", o->sockets[i]);
-			code = 2;
-			goto out;
-		}
-	}
-	for (i = 0; i < o->n_binds; i++) {
-		err = sc_jail_bind(r.jail, o->binds[i]);
-		if (err < 0) {
-			if (err == -EPERM)
-				sc_logx("--bind %s: / and what is under /run, /proc or /dev "
-				    "are the sandbox's own", o->binds[i]);
-			else
-				sc_logerr(err, "--bind %s", o->binds[i]);
-			code = 2;
-			goto out;
-		}
-	}
-	err = sc_find_bridge(o->bridge, r.bridge, sizeof(r.bridge));
-	if (err < 0) {
-		sc_logerr(err, "cannot find postern-bridge%s%s (give it with --bridge PATH)",
-		    r.bridge[0] ? " at " : "", r.bridge);
+	if ((code = sc_run_jail_paths(&r, o)) != 0 ||
+	    (code = sc_run_ids(&r, o, &flags)) != 0 ||
+	    (code = sc_run_dirs(&r, o)) != 0 ||
+	    (code = sc_run_config(&r, o)) != 0)
 		goto out;
-	}
-	if (geteuid() == 0) {
-		err = sc_engine_uid(o, &r.engine_uid);
-		if (err != 0) {
-			code = err;
-			goto out;
-		}
-		r.cmd_uid = o->uid;
-		r.cmd_gid = o->gid;
-		/* Same uid, same files: CMD would own the engine's socket
-		 * directory, and every other session's of that uid. */
-		if (r.cmd_uid == r.engine_uid || r.cmd_uid == 0) {
-			sc_logx("the command cannot run as uid %u: %s; choose another with --uid",
-			    (unsigned)r.cmd_uid, r.cmd_uid == 0 ? "never as root" :
-			    "the proxy engine runs as that uid ([proxy] user)");
-			code = 2;
-			goto out;
-		}
-		r.root = 1;
-		flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
-	} else {
-		/* Read here: in its new user namespace, before its maps are
-		 * written, the child is the overflow uid to itself. */
-		r.cmd_uid = geteuid();
-		r.cmd_gid = getegid();
-		flags = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID |
-		    CLONE_NEWIPC;
-	}
-	err = sc_run_home(&r, o);
-	if (err < 0) {
-		sc_logerr(err, "--home %s", o->home);
-		code = 2;
-		goto out;
-	}
-	err = sc_make_dir(&r);
-	if (err < 0) {
-		sc_logerr(err, "cannot create the socket directory");
-		goto out;
-	}
-	/* The engine creates, removes and (after a crash) replaces its socket
-	 * in DIR/engine as that uid; DIR stays 0700, so on the host only it
-	 * (and root, running CMD) can reach the socket.  CMD reaches it
-	 * through DIR/engine, which its jail binds in: a directory, not the
-	 * socket file, so that the socket of an engine started after a crash
-	 * is the one CMD finds.  Started by root, DIR/engine is CMD's group's
-	 * and set-group-ID, so that each socket the engine makes there (0660)
-	 * is born CMD's group's. */
-	if (sc_notices_to_file(o) && (err = sc_notices_open(&r)) < 0) {
-		sc_logerr(err, "warning: cannot make the notices' log %s; they come here",
-		    r.notes_path);
-	}
-	if (mkdir(r.engdir, 0700) < 0) {
-		sc_logerr(errno, "cannot create %s", r.engdir);
-		goto out;
-	}
-	if (r.engine_uid != 0 &&
-	    (chown(r.dir, r.engine_uid, (gid_t)r.engine_uid) < 0 ||
-	    chown(r.engdir, r.engine_uid, r.cmd_gid) < 0 || chmod(r.engdir, 02750) < 0)) {
-		sc_logerr(errno, "cannot give %s to uid %u", r.dir, (unsigned)r.engine_uid);
-		goto out;
-	}
-	r.listen_list[0] = r.listen;
-	sc_run_engine_opts(o, r.listen_list, &r.eo);
-	if (o->ask) {
-		/* The engine binds its admin socket there, as its own uid. */
-		err = sc_ask_dir_make(&r.ask, r.self, r.engine_uid != 0 ? r.engine_uid : (uid_t)-1);
-		if (err == 0)
-			err = sc_jail_cover(r.jail, r.ask.dir);
-		if (err < 0)
-			goto out;
-		r.eo.admin = r.ask.listen;
-	}
-	sc_refusals_open(&r);
-	/* Every engine, a restarted one too, leaves its summary here. */
-	if (o->learn) {
-		r.learn_fd = sc_learn_open();
-		if (r.learn_fd < 0) {
-			sc_logerr(r.learn_fd, "--learn: cannot make a memory file");
-			goto out;
-		}
-		r.eo.learn = 1;
-		r.eo.learn_fd = r.learn_fd;
-	}
-	r.eo.config = px_engine_load(&r.eo);
-	if (r.eo.config == NULL) {
-		code = 2;
-		goto out;
-	}
-	/* The secrets' values are in the snapshot now: no process of ours
-	 * keeps them in its environment (CMD gets the placeholders from the
-	 * engine, through the bridge's session request). */
-	sc_env_forget_secrets(r.eo.config, o);
-	p = cf_config_proxy(r.eo.config);
-	if (r.root && (p->has_user && p->user != 0 ? p->user : SC_RUN_ENGINE_UID) != r.engine_uid) {
-		sc_logx("%s changed while run was starting; try again", o->config_path);
-		code = 2;
-		goto out;
-	}
+	code = SC_RUN_SETUP_FAILED;
 	/* Whatever CMD leaves behind comes back to us, not to init. */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	r.sigfd = sc_sigfd_open();
@@ -1404,105 +1583,10 @@ sc_run_main(const struct sc_run_opts *o)
 	code = SC_RUN_SETUP_FAILED;
 	if (o->ask)
 		sc_run_ask_start(&r);
-	/* The host's sockets, read in our network namespace: the child's
-	 * will have none. */
-	err = sc_jail_scan(r.jail);
-	if (err < 0) {
-		sc_logerr(err, "cannot read /proc/self/net/unix");
+	if (sc_run_spawn(&r, o, flags, sync) < 0)
 		goto out;
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0) {
-		sc_logerr(errno, "socketpair");
-		goto out;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	r.child = sc_clone(flags);
-	if (r.child < 0) {
-		err = errno;
-		if (flags & CLONE_NEWUSER) {
-			sc_logerr(err, "cannot create a user namespace and the namespaces it owns");
-			if (err == EPERM || err == ENOSPC || err == EINVAL || err == EACCES)
-				sc_logx("unprivileged user namespaces are not allowed on this "
-				    "system (see user.max_user_namespaces, "
-				    "kernel.unprivileged_userns_clone, or an AppArmor/SELinux "
-				    "policy); run as root or ask the administrator to allow them");
-		} else {
-			sc_logerr(err, "cannot create the network, mount, PID and IPC namespaces");
-		}
-		r.child = 0;
-		goto out;
-	}
-	if (r.child == 0) {
-		close(sync[0]);
-		sc_command_child(&r, o, sync[1]);
-	}
-	close(sync[1]);
-	sync[1] = -1;
-	r.sync = sync[0];
-	/* The child has its copy of the values; ours are no longer needed. */
-	sc_env_forget(o->env, o->n_env);
-	/* A root caller's child waits in its new user namespace for its ids,
-	 * which only we can give it.  When that fails, it has already said
-	 * why and exited, or it is waiting for maps that will not come. */
-	if (!(flags & CLONE_NEWUSER) && (sc_sync_wait(r.sync, &userns) < 0 ||
-	    (userns == SC_SYNC_USERNS &&
-	    sc_write_maps(r.child, r.cmd_uid, r.cmd_gid) < 0) ||
-	    sc_sync_send(r.sync, 'x') < 0))
-		goto out;
-	/* CMD runs.  An engine that dies under it is replaced, within bounds;
-	 * past them, or when no engine can start, CMD is stopped. */
-	r.supervise = 1;
-	sc_notices_hold(&r, 1);
-	for (;;) {
-		sc_run_wait(&r, r.child, -1, NULL);
-		if (r.child_done)
-			break;
-		if (sc_engine_restart(&r, o) < 0) {
-			r.supervise = 0;
-			/* Not left waiting on 503s; reaped already when it
-			 * ended while we tried. */
-			if (!r.child_done)
-				kill(r.child, SIGTERM);
-		}
-	}
-	r.supervise = 0;
-	sc_notices_hold(&r, 0);
-	code = bs_exit_code(r.child_status);
-	/* The bridge ends what CMD left running; if the bridge itself was
-	 * killed, those orphans came to us (subreaper) and end here. */
-	if (bs_signal_children(SIGKILL, r.engine) > 0)
-		sc_run_wait(&r, -1, 200, NULL);
+	code = sc_run_supervise(&r, o);
 out:
-	r.supervise = 0;
-	sc_notices_hold(&r, 0);
-	if (r.child > 0 && !r.child_done) {
-		kill(r.child, SIGKILL);
-		sc_run_wait(&r, r.child, -1, NULL);
-	}
-	if (r.prompt > 0) {
-		kill(r.prompt, SIGTERM);
-		(void)waitpid(r.prompt, NULL, 0);
-	}
-	sc_stop_engine(&r);
-	sc_notices_close(&r);
-	/* The engine is gone, its summary written: CMD ran, so tell it. */
-	if (r.learn_fd >= 0 && r.child > 0)
-		(void)sc_learn_finish(r.learn_fd, o->learn_file, o->settings_path != NULL ?
-		    "the postern.ini of run --settings FILE --print-config" : o->config_path);
-	if (r.learn_fd >= 0)
-		close(r.learn_fd);
-	if (r.refusals_fd >= 0)
-		close(r.refusals_fd);
-	sc_remove_dir(&r);
-	sc_ask_dir_remove(&r.ask);
-	cf_config_free(r.eo.config);
-	if (r.sigfd >= 0)
-		close(r.sigfd);
-	if (r.sync >= 0)
-		close(r.sync);
-	if (sync[1] >= 0)
-		close(sync[1]);
-	sc_jail_free(r.jail);
+	sc_run_cleanup(&r, o, sync);
 	return code;
 }

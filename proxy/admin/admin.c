@@ -79,17 +79,17 @@ struct px_admin {
  * with wider permissions, not even between bind(2) and chmod(2)) and
  * listen on the admin socket at A->path with MODE.  GID (or -1) becomes
  * the file's group before the mode opens it to that group.  Returns the
- * descriptor or -1.
+ * descriptor or a negative errno.
  */
 static int
 bind_admin(struct px_admin *a, mode_t mode, uid_t uid, gid_t gid)
 {
 	char dir[sizeof(a->path)], *slash;
-	int fd;
+	int fd, e;
 
 	fd = px_unix_bind(a->path, &a->made_dir);
 	if (fd < 0)
-		return -1;
+		return fd;
 	/* Owner and group first, then the mode that may open it to the
 	 * group: never a moment where the wrong group may connect. */
 	if ((uid != (uid_t)-1 || gid != (gid_t)-1) && chown(a->path, uid, gid) != 0)
@@ -106,13 +106,10 @@ bind_admin(struct px_admin *a, mode_t mode, uid_t uid, gid_t gid)
 	}
 	return fd;
 fail:
-	{
-		int e = errno;
-		unlink(a->path);
-		close(fd);
-		errno = e;
-	}
-	return -1;
+	e = errno;
+	unlink(a->path);
+	close(fd);
+	return -e;
 }
 
 /* ---- requests ------------------------------------------------------------ */
@@ -690,7 +687,8 @@ px_admin_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg)
 	}
 	fd = bind_admin(a, mode, uid, gid);
 	if (fd < 0) {
-		log_err("cannot listen on the admin socket %s", a->path);
+		log_err_errno(-fd, "cannot listen on the admin socket %s", a->path);
+		errno = -fd;
 		goto fail;
 	}
 	errno = ENOMEM;

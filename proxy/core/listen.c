@@ -223,7 +223,8 @@ px_listener_perms_check(const struct px_listener *cur, const struct cf_listen *w
 
 /*
  * Give the socket file at W->path the owner, group and mode W asks for
- * (-1 leaves an id as it is), and record in L what it now has.
+ * (-1 leaves an id as it is), and record in L what it now has.  Returns 0
+ * or a negative errno (logged).
  */
 static int
 apply_perms(struct px_listener *l, const struct cf_listen *w)
@@ -234,7 +235,7 @@ apply_perms(struct px_listener *l, const struct cf_listen *w)
 	    lchown(w->path, w->has_owner ? w->owner : (uid_t)-1,
 	    w->has_group ? w->group : (gid_t)-1) != 0) {
 		log_err("chown %s", w->path);
-		return -1;
+		return -errno;
 	}
 	/* Never through a symlink that replaced the socket: as root, that
 	 * would change the mode of whatever file it names.  glibc does
@@ -243,11 +244,11 @@ apply_perms(struct px_listener *l, const struct cf_listen *w)
 	if (fchmodat(AT_FDCWD, w->path, w->mode, AT_SYMLINK_NOFOLLOW) != 0 &&
 	    (lstat(w->path, &st) != 0 || !S_ISSOCK(st.st_mode) || chmod(w->path, w->mode) != 0)) {
 		log_err("chmod %s", w->path);
-		return -1;
+		return -errno;
 	}
 	if (lstat(w->path, &st) != 0) {
 		log_err("stat %s", w->path);
-		return -1;
+		return -errno;
 	}
 	l->uid = st.st_uid;
 	l->gid = st.st_gid;
@@ -259,14 +260,15 @@ int
 px_listener_set_perms(struct px_listener *l, const struct cf_listen *w)
 {
 	char *text;
+	int err;
 
 	if (w->kind != CF_LISTEN_UNIX)
 		return 0;
 	if ((!w->has_owner || w->owner == l->uid) && (!w->has_group || w->group == l->gid) &&
 	    w->mode == l->mode)
 		return 0;
-	if (apply_perms(l, w) != 0)
-		return -1;
+	if ((err = apply_perms(l, w)) < 0)
+		return err;
 	text = strdup(w->text);
 	if (text != NULL) {
 		free(l->where.text);
@@ -281,38 +283,37 @@ px_listener_set_perms(struct px_listener *l, const struct cf_listen *w)
  * Replace the socket file at SUN if it is stale (nobody accepts on it).  A
  * live socket, or anything that is not a socket, is never removed: we only
  * unlink what we can prove is ours to replace.  Returns 0 when the path is
- * free, -1 with errno otherwise.
+ * free, a negative errno otherwise.
  */
 static int
 clear_stale(const struct sockaddr_un *sun, socklen_t len)
 {
 	struct stat st;
-	int probe, rc;
+	int probe, rc, e;
 
 	if (lstat(sun->sun_path, &st) != 0)
-		return errno == ENOENT ? 0 : -1;
+		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode)) {
 		log_errx("%s exists and is not a socket; refusing to replace it", sun->sun_path);
-		errno = EEXIST;
-		return -1;
+		return -EEXIST;
 	}
 	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (probe < 0)
-		return -1;
+		return -errno;
 	rc = connect(probe, (const struct sockaddr *)sun, len);
+	e = errno;
 	close(probe);
 	if (rc == 0) {
 		log_errx("%s: another process is serving this socket", sun->sun_path);
-		errno = EADDRINUSE;
-		return -1;
+		return -EADDRINUSE;
 	}
-	if (errno != ECONNREFUSED) {
-		log_err("%s: cannot tell whether the socket is stale", sun->sun_path);
-		return -1;
+	if (e != ECONNREFUSED) {
+		log_err_errno(e, "%s: cannot tell whether the socket is stale", sun->sun_path);
+		return -e;
 	}
 	if (unlink(sun->sun_path) != 0) {
 		log_err("unlink stale %s", sun->sun_path);
-		return -1;
+		return -errno;
 	}
 	return 0;
 }
@@ -321,7 +322,7 @@ clear_stale(const struct sockaddr_un *sun, socklen_t len)
  * Make DIR and every missing directory above it, each 0755 whatever the
  * umask (the dropped proxy and the sandboxes' uids pass through them).
  * *MADE_DIR is set when DIR itself was made.  Returns 0 when DIR exists,
- * -1 with errno (and a logged reason) otherwise.
+ * a negative errno (and a logged reason) otherwise.
  */
 static int
 make_dirs(char *dir, int *made_dir)
@@ -350,7 +351,7 @@ make_dirs(char *dir, int *made_dir)
 				    "or give its parent to that uid", dir, (unsigned)geteuid());
 			else
 				log_err("mkdir %s", dir);
-			rc = -1;
+			rc = -e;
 		}
 		if (!last)
 			*p = '/';
@@ -358,7 +359,6 @@ make_dirs(char *dir, int *made_dir)
 			break;
 	}
 	umask(old);
-	errno = e;
 	return rc;
 }
 
@@ -371,22 +371,20 @@ px_unix_bind(const char *path, int *made_dir)
 	int fd, rc;
 	mode_t old;
 
-	if (bs_unix_addr(&sun, &len, path) < 0) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
+	if (bs_unix_addr(&sun, &len, path) < 0)
+		return -ENAMETOOLONG;
 	memcpy(dir, sun.sun_path, sizeof(dir));
 	slash = strrchr(dir, '/');
 	if (slash != NULL && slash != dir) {
 		*slash = '\0';
-		if (make_dirs(dir, made_dir) != 0)
-			return -1;
+		if ((rc = make_dirs(dir, made_dir)) < 0)
+			return rc;
 	}
-	if (clear_stale(&sun, len) != 0)
-		return -1;
+	if ((rc = clear_stale(&sun, len)) < 0)
+		return rc;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	/* Born 0600: until the caller has set its owner, group and mode and
 	 * called listen(2), nobody but us could connect. */
 	old = umask(0177);
@@ -395,31 +393,32 @@ px_unix_bind(const char *path, int *made_dir)
 	if (rc != 0) {
 		int e = errno;
 		close(fd);
-		errno = e;
-		return -1;
+		return -e;
 	}
 	return fd;
 }
 
 /*
  * Bind a UNIX socket at W->path (px_unix_bind()), give it W's owner, group
- * and mode (0660 unless told), then listen.
+ * and mode (0660 unless told), then listen.  Returns the descriptor or a
+ * negative errno.
  */
 static int
 bind_unix(struct px_listener *l, const struct cf_listen *w)
 {
-	int fd;
+	int fd, err;
 
 	fd = px_unix_bind(w->path, &l->made_dir);
 	if (fd < 0)
-		return -1;
-	if (apply_perms(l, w) != 0 || listen(fd, 1024) != 0) {
+		return fd;
+	err = apply_perms(l, w);
+	if (err == 0 && listen(fd, 1024) != 0)
+		err = -errno;
+	if (err < 0) {
 		/* The file is ours: do not leave it behind. */
-		int e = errno;
 		unlink(w->path);
 		close(fd);
-		errno = e;
-		return -1;
+		return err;
 	}
 	return fd;
 }
@@ -467,7 +466,7 @@ copy_open(struct px_server *srv, void *arg)
 {
 	struct px_listener *src = arg, *l;
 	unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC;
-	int fd = -1, fd0 = evconnlistener_get_fd(src->lev), one = 1;
+	int fd = -1, fd0 = evconnlistener_get_fd(src->lev), one = 1, err = -ENOMEM;
 
 	if (px_server_worker(srv) == 0)
 		return 0;
@@ -489,18 +488,23 @@ copy_open(struct px_server *srv, void *arg)
 		socklen_t sl = sizeof(ss);
 
 		/* The address the first socket got (port 0 asks for one). */
-		if (getsockname(fd0, (struct sockaddr *)&ss, &sl) != 0)
+		if (getsockname(fd0, (struct sockaddr *)&ss, &sl) != 0) {
+			err = -errno;
 			goto fail;
+		}
 		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
 		    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0 ||
 		    bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 1024) != 0)) {
+			err = -errno;
 			close(fd);
 			fd = -1;
-		}
+		} else if (fd < 0)
+			err = -errno;
 	}
 	if (fd < 0) {
-		log_err("worker %u: cannot listen on %s", px_server_worker(srv), src->where.text);
+		log_err_errno(-err, "worker %u: cannot listen on %s", px_server_worker(srv),
+		    src->where.text);
 		goto fail;
 	}
 	if (evutil_make_socket_nonblocking(fd) != 0 ||
@@ -522,7 +526,7 @@ copy_open(struct px_server *srv, void *arg)
 	return 0;
 fail:
 	listener_free(srv, l, 0);
-	return -1;
+	return err;
 }
 
 /* On worker SRV's loop: close its copy of the first worker's listener ARG. */
@@ -548,7 +552,7 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 	struct px_listener *l = calloc(1, sizeof(*l));
 	unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC;
 	int many = px_workers_n(px_server_workers(srv)) > 1;
-	int e;
+	int err = -ENOMEM;
 
 	if (l == NULL)
 		return -ENOMEM;
@@ -562,7 +566,7 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 	if (w->kind == CF_LISTEN_UNIX) {
 		char why[256];
 		int fd;
-		if (px_listener_perms_check(NULL, w, why, sizeof(why)) != 0) {
+		if ((err = px_listener_perms_check(NULL, w, why, sizeof(why))) < 0) {
 			if (w->line > 0)
 				log_errx("%s:%d: cannot listen on %s: %s", w->file, w->line, w->text, why);
 			else
@@ -571,42 +575,47 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 		}
 		fd = bind_unix(l, w);
 		if (fd < 0) {
-			log_err("cannot listen on %s", w->text);
+			err = fd;
+			log_err_errno(-err, "cannot listen on %s", w->text);
 			goto fail;
 		}
 		l->unlink_on_close = 1;
 		l->lev = evconnlistener_new(px_server_base(srv), accept_cb, l, flags, -1, fd);
-		if (l->lev == NULL)
+		if (l->lev == NULL) {
+			err = -ENOMEM;
 			close(fd);
+		}
 	} else {
 		/* With several workers each binds a socket of its own here
 		 * (copy_open()); with one, a second proxy on the port is
 		 * refused as it always was. */
 		l->lev = evconnlistener_new_bind(px_server_base(srv), accept_cb, l,
 		    flags | LEV_OPT_REUSEABLE | (many ? LEV_OPT_REUSEABLE_PORT : 0), 1024, (const struct sockaddr *)&w->addr, (int)w->addrlen);
-		if (l->lev == NULL)
+		if (l->lev == NULL) {
+			err = errno != 0 ? -errno : -EADDRNOTAVAIL;
 			log_err("cannot listen on %s", w->text);
-		else
+		} else
 			l->nodelay = tcp_listener_opts(evconnlistener_get_fd(l->lev));
 	}
 	if (l->lev == NULL)
 		goto fail;
 	l->backoff = evtimer_new(px_server_base(srv), backoff_cb, l);
-	if (l->backoff == NULL)
+	if (l->backoff == NULL) {
+		err = -ENOMEM;
 		goto fail;
+	}
 	(void)event_priority_set(l->backoff, PX_PRI_BULK);
 	/* The first worker has the first turn. */
 	l->turns = many && w->kind == CF_LISTEN_UNIX;
 	evconnlistener_set_error_cb(l->lev, accept_error_cb);
 	TAILQ_INSERT_TAIL(&px_server_listeners(srv)->list, l, entry);
-	if (many && px_workers_each(srv, copy_open, l) != 0) {
+	if (many && (err = px_workers_each(srv, copy_open, l)) < 0) {
 		px_listener_close(srv, l);
-		return -1;
+		return err;
 	}
 	log_info("listening on %s (session %s)", w->text, session);
 	return 0;
 fail:
-	e = errno;
 	if (l->lev != NULL)
 		evconnlistener_free(l->lev);
 	if (l->backoff != NULL)
@@ -616,20 +625,20 @@ fail:
 	free(l->where.text);
 	free(l->session);
 	free(l);
-	errno = e;
-	return -1;
+	return err;
 }
 
 int
 px_listeners_open(struct px_server *srv, const struct cf_config *cfg, px_accept_fn *accept)
 {
 	size_t i, j;
+	int err;
 
 	for (i = 0; i < cf_config_nsessions(cfg); i++) {
 		const struct cf_session *s = cf_config_session(cfg, i);
 		for (j = 0; j < s->nlisten; j++)
-			if (px_listener_open(srv, &s->listen[j], s->name, accept) != 0)
-				return -1;
+			if ((err = px_listener_open(srv, &s->listen[j], s->name, accept)) < 0)
+				return err;
 	}
 	return 0;
 }

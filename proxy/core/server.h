@@ -195,11 +195,11 @@ void px_forward_cleanup(void);
 struct px_listeners *px_listeners_new(void);
 void px_listeners_free(struct px_listeners *ls);
 /* Bind every listener CFG names, each handing its clients to ACCEPT;
- * 0, or -1 (logged). */
+ * 0, or a negative errno (logged). */
 int px_listeners_open(struct px_server *srv, const struct cf_config *cfg, px_accept_fn *accept);
 void px_listeners_close(struct px_server *srv);
 /* Bind one listener for SESSION, handing its clients to ACCEPT, and add it
- * to SRV's list; 0 or -1. */
+ * to SRV's list; 0 or a negative errno (logged). */
 int px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *session,
     px_accept_fn *accept);
 /* SRV's listeners in the order they were bound: the first (NULL: none),
@@ -226,7 +226,7 @@ void px_listener_close(struct px_server *srv, struct px_listener *l);
 int px_listener_perms_check(const struct px_listener *cur, const struct cf_listen *w, char *why,
     size_t size);
 /* Give L's socket file the owner, group and mode of W (a reload kept L);
- * 0, or -1 (logged). */
+ * 0, or a negative errno (logged). */
 int px_listener_set_perms(struct px_listener *l, const struct cf_listen *w);
 /* Nonzero when L is bound where W says, for SESSION. */
 int px_listener_is(const struct px_listener *l, const struct cf_listen *w, const char *session);
@@ -244,7 +244,7 @@ void px_listeners_take_turn(struct px_server *srv);
  * *MADE_DIR then set to 1), a stale socket file there replaced (a live one,
  * or anything that is not a socket, is an error, logged), the file born
  * 0600 so that the caller can set its owner, group and mode before
- * listen(2).  Returns the descriptor, or -1 with errno.
+ * listen(2).  Returns the descriptor, or a negative errno.
  */
 int px_unix_bind(const char *path, int *made_dir);
 /* Give socket files, and directories made for them, to UID:GID. */

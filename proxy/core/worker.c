@@ -185,22 +185,23 @@ int
 px_workers_start(struct px_workers *ws)
 {
 	unsigned i;
-	int bad = 0;
+	int bad = 0, err;
 
 	for (i = 1; i < ws->n; i++) {
 		struct worker *w = &ws->w[i];
 
-		if (w->stop == NULL || w->pause == NULL || w->turn == NULL ||
-		    pthread_create(&w->th, NULL, worker_main, w) != 0) {
+		err = w->stop == NULL || w->pause == NULL || w->turn == NULL ? ENOMEM :
+		    pthread_create(&w->th, NULL, worker_main, w);
+		if (err != 0) {
 			log_errx("cannot start worker %u", i);
-			bad = 1;
+			bad = -err;
 			break;
 		}
 		pthread_mutex_lock(&ws->mu);
 		while (!w->started)
 			pthread_cond_wait(&ws->cv, &ws->mu);
 		if (!w->running)
-			bad = 1;
+			bad = -EAGAIN;
 		pthread_mutex_unlock(&ws->mu);
 		if (bad) {
 			log_errx("cannot start worker %u's loop", i);
@@ -211,7 +212,7 @@ px_workers_start(struct px_workers *ws)
 	}
 	if (bad) {
 		px_workers_stop(ws);
-		return -1;
+		return bad;
 	}
 	return 0;
 }

@@ -61,9 +61,9 @@ void px_workers_set(struct px_workers *ws, unsigned i, struct px_server *srv);
 
 /*
  * Start a thread for every worker but the first, each running its loop,
- * and return once all are running; 0, or -1 (logged) with those started
- * stopped again.  px_workers_stop() stops them (a stop event on each
- * loop) and joins them; each first closes its connections.
+ * and return once all are running; 0, or a negative errno (logged) with
+ * those started stopped again.  px_workers_stop() stops them (a stop event
+ * on each loop) and joins them; each first closes its connections.
  */
 int px_workers_start(struct px_workers *ws);
 void px_workers_stop(struct px_workers *ws);

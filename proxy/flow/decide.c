@@ -314,13 +314,15 @@ connected_cb(int fd, int err, size_t index, void *arg)
 /*
  * Vet every address, not only the first 16 that px_connect_start() dials;
  * refuse the host if any one is refused.  proxy/proto/dns.c hands over every
- * answer or fails the name, so no address escapes this check.
+ * answer or fails the name, so no address escapes this check.  Returns
+ * 0, or a negative errno after refusing C.
  */
 static int
 vet_and_connect(struct px_conn *c)
 {
 	size_t i, bad;
 	struct cf_decision ad;
+	int e;
 
 	for (i = 0; i < c->lk->naddrs; i++) {
 		struct sockaddr *sa = (struct sockaddr *)&c->lk->addrs[i];
@@ -332,7 +334,7 @@ vet_and_connect(struct px_conn *c)
 	if (!cf_decide_addrs(c->cfg, c->sess, &c->dec, c->lk->addrs, c->lk->naddrs, &ad, &bad)) {
 		px_conn_sa_text((const struct sockaddr *)&c->lk->addrs[bad], c->addr, sizeof(c->addr));
 		px_conn_refuse(c, 403, ad.reason, ad.rule, ad.detail);
-		return -1;
+		return -EACCES;
 	}
 	if (c->lk->naddrs == 1)
 		px_conn_sa_text((const struct sockaddr *)&c->lk->addrs[0], c->addr, sizeof(c->addr));
@@ -340,8 +342,9 @@ vet_and_connect(struct px_conn *c)
 	c->connector = px_connect_start(px_server_base(c->srv), c->lk->addrs, c->lk->addrlens, c->lk->naddrs,
 	    px_conn_settings(c)->connect_timeout_ms, connected_cb, c);
 	if (c->connector == NULL) {
-		px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, strerror(errno));
-		return -1;
+		e = errno;
+		px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, strerror(e));
+		return -e;
 	}
 	return 0;
 }
@@ -605,8 +608,8 @@ method_overridden(struct px_conn *c, const struct px_http_request *req)
  * Take REQ's framing for the forward path, plain or terminated alike.
  * Chunks that came with the head are checked before anything goes
  * upstream (RFC 9112 §7.1), so a bad one is a 400 and upstream sees
- * nothing; later ones are checked as they stream.  Returns 0, or -1 after
- * refusing C.
+ * nothing; later ones are checked as they stream.  Returns 0, or -EPROTO
+ * after refusing C.
  */
 static int
 take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_len)
@@ -642,7 +645,7 @@ take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_l
 			if (!c->term)
 				c->host.kind = 0;
 			px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, d);
-			return -1;
+			return -EPROTO;
 		}
 	}
 	return 0;
@@ -821,7 +824,7 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		px_conn_free(c, "out of memory");
 		return;
 	}
-	if (take_framing(c, req, head_len) != 0)
+	if (take_framing(c, req, head_len) < 0)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->cli.bev), head_len);
 	c->head_judged = 0;
@@ -917,7 +920,7 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 			px_conn_free(c, "out of memory");
 			return;
 		}
-		if (take_framing(c, req, head_len) != 0)
+		if (take_framing(c, req, head_len) < 0)
 			return;
 	}
 	/* The head is consumed (a held one by hold(), once its question has

@@ -148,8 +148,8 @@ fwd_move(struct evbuffer *in, struct evbuffer *out, size_t n)
 }
 
 /* Pass request-body bytes from the client to upstream, as far as framing
- * and back-pressure allow.  Returns 0; -1 on bad framing; -2 when the
- * bytes would pass the rule's byte budget: none of them goes,
+ * and back-pressure allow.  Returns 0; -EPROTO on bad framing; -EDQUOT when
+ * the bytes would pass the rule's byte budget: none of them goes,
  * the budget counts as spent, and the caller closes the connection. */
 static int
 fwd_request_body(struct px_conn *c)
@@ -169,7 +169,7 @@ fwd_request_body(struct px_conn *c)
 			ssize_t used = px_chunked_scan(&c->req.ch, v[i].iov_base, v[i].iov_len, &done, &why);
 			if (used < 0) {
 				log_debug("bad chunked request body: %s", why);
-				return -1;
+				return -EPROTO;
 			}
 			n += (size_t)used;
 		}
@@ -193,7 +193,7 @@ fwd_request_body(struct px_conn *c)
 			 * closed at the budget leaves it spent. */
 			px_budget_up_take(b, now, left);
 			px_budget_up_exceeded(b);
-			return -2;
+			return -EDQUOT;
 		}
 		px_budget_up_take(b, now, n);
 	}
@@ -233,18 +233,18 @@ client_head(struct px_conn *c, const struct px_http_response *resp, int keep_ali
 	int rc;
 
 	if (aside == NULL && (aside = evbuffer_new()) == NULL)
-		return -1;
+		return -ENOMEM;
 	rc = px_http_build_client_head(resp, keep_alive, aside);
 	evbuffer_drain(in, head_len);
 	if (body > 0 && ((p = evbuffer_pullup(in, (ev_ssize_t)body)) == NULL ||
 	    evbuffer_add(aside, p, body) != 0))
-		rc = -1;
+		rc = -ENOMEM;
 	else
 		evbuffer_drain(in, body);
 	if (c->term)
 		(void)evbuffer_pullup(aside, -1);
 	if (px_conn_send_buffer(&c->cli, aside, evbuffer_get_length(aside)) != 0)
-		rc = -1;
+		rc = -ENOMEM;
 	evbuffer_drain(aside, evbuffer_get_length(aside));
 	return rc;
 }
@@ -289,7 +289,7 @@ fwd_finish(struct px_conn *c)
 /*
  * Overwrite in place what the next N bytes of the body at the front of IN
  * carry of a value bound here: returns how many of them may go now (all
- * when FINAL, the body's end), or -1 when memory ran out.
+ * when FINAL, the body's end), or -ENOMEM.
  */
 static long
 fwd_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in, size_t n, int final)
@@ -301,7 +301,7 @@ fwd_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in, size_t n, 
 	if (n == 0)
 		return 0;
 	if ((p = evbuffer_pullup(in, (ev_ssize_t)n)) == NULL)
-		return -1;
+		return -ENOMEM;
 	go = px_scrub_stream(s, &c->tm->body, p, n, final, &m, &name);
 	px_term_reflected(c, m, name, "body");
 	return (long)go;
@@ -335,7 +335,7 @@ fwd_coded(const struct px_http_response *resp, char *buf, size_t size)
  * A chunked body from a host values are bound to: decoded into the
  * tunnel's plain buffer, scanned there, and sent on as chunks of what may
  * go (as it is to an HTTP/1.0 client); the trailers are dropped.  Returns
- * the bytes of IN consumed, or -1 with *WHY.
+ * the bytes of IN consumed, -EPROTO with *WHY, or -ENOMEM.
  */
 static long
 fwd_chunked_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in,
@@ -347,19 +347,19 @@ fwd_chunked_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in,
 	long go;
 
 	if (c->tm->plain == NULL && (c->tm->plain = evbuffer_new()) == NULL)
-		return -1;
+		return -ENOMEM;
 	for (i = 0; i < nv && i < 8 && !*done; i++) {
 		ssize_t r = px_chunked_decode(&c->resp.ch, v[i].iov_base, v[i].iov_len, c->tm->plain,
 		    done, why);
 
 		if (r < 0)
-			return -1;
+			return -EPROTO;
 		used += (size_t)r;
 	}
 	evbuffer_drain(in, used);
 	plen = evbuffer_get_length(c->tm->plain);
 	if ((go = fwd_scrub(c, s, c->tm->plain, plen, *done)) < 0)
-		return -1;
+		return go;
 	if (go > 0) {
 		if (!c->resp_dechunk)
 			evbuffer_add_printf(out, "%lx\r\n", (unsigned long)go);
@@ -370,6 +370,83 @@ fwd_chunked_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in,
 	if (*done && !c->resp_dechunk)
 		evbuffer_add(out, "0\r\n\r\n", 5);
 	return (long)used;
+}
+
+/*
+ * Pass on AVAIL bytes of the response body at IN to OUT as its framing
+ * says, scanned with SCRUB when not NULL; *MOVED is how many went.
+ * Returns 1 when C was freed, else 0.
+ */
+static int
+fwd_response_body(struct px_conn *c, struct px_scrub *scrub, struct evbuffer *in,
+    struct evbuffer *out, size_t avail, size_t *moved)
+{
+	if (c->resp.close_delimited) {
+		long go = scrub != NULL ? fwd_scrub(c, scrub, in, avail, c->up.eof) : (long)avail;
+
+		if (go < 0) {
+			px_conn_free(c, "out of memory");
+			return 1;
+		}
+		*moved = (size_t)go;
+		c->up.bytes += *moved;
+		fwd_move(in, out, *moved);
+	} else if (c->resp.chunked && scrub != NULL) {
+		const char *why = NULL;
+		int done = 0;
+		long used = fwd_chunked_scrub(c, scrub, in, out, &done, &why);
+
+		if (used < 0) {
+			px_conn_free(c, "bad chunked response");
+			return 1;
+		}
+		*moved = (size_t)used;
+		c->up.bytes += *moved;
+		if (done)
+			c->rstate = RS_DONE;
+	} else if (c->resp.chunked) {
+		struct evbuffer_iovec v[8];
+		int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
+		size_t n = 0;
+		const char *why = NULL;
+		for (i = 0; i < nv && i < 8 && !done; i++) {
+			ssize_t used = c->resp_dechunk ?
+			    px_chunked_decode(&c->resp.ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
+			    px_chunked_scan(&c->resp.ch, v[i].iov_base, v[i].iov_len, &done, &why);
+			if (used < 0) {
+				px_conn_free(c, "bad chunked response");
+				return 1;
+			}
+			n += (size_t)used;
+		}
+		if (c->resp_dechunk)
+			evbuffer_drain(in, n);
+		else
+			fwd_move(in, out, n);
+		c->up.bytes += n;
+		*moved = n;
+		if (done)
+			c->rstate = RS_DONE;
+	} else {
+		size_t n = avail < (uint64_t)c->resp.left ? avail : (size_t)c->resp.left;
+
+		if (scrub != NULL) {
+			long go = fwd_scrub(c, scrub, in, n, (uint64_t)n == (uint64_t)c->resp.left);
+
+			if (go < 0) {
+				px_conn_free(c, "out of memory");
+				return 1;
+			}
+			n = (size_t)go;
+		}
+		fwd_move(in, out, n);
+		c->up.bytes += n;
+		c->resp.left -= (int64_t)n;
+		*moved = n;
+		if (c->resp.left == 0)
+			c->rstate = RS_DONE;
+	}
+	return 0;
 }
 
 /*
@@ -527,71 +604,8 @@ fwd_response(struct px_conn *c)
 		if (avail == 0)
 			break;
 		px_conn_touch(c);
-		if (c->resp.close_delimited) {
-			long go = scrub != NULL ? fwd_scrub(c, scrub, in, avail, c->up.eof) : (long)avail;
-
-			if (go < 0) {
-				px_conn_free(c, "out of memory");
-				return 1;
-			}
-			moved = (size_t)go;
-			c->up.bytes += moved;
-			fwd_move(in, out, moved);
-		} else if (c->resp.chunked && scrub != NULL) {
-			const char *why = NULL;
-			int done = 0;
-			long used = fwd_chunked_scrub(c, scrub, in, out, &done, &why);
-
-			if (used < 0) {
-				px_conn_free(c, "bad chunked response");
-				return 1;
-			}
-			moved = (size_t)used;
-			c->up.bytes += moved;
-			if (done)
-				c->rstate = RS_DONE;
-		} else if (c->resp.chunked) {
-			struct evbuffer_iovec v[8];
-			int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
-			size_t n = 0;
-			const char *why = NULL;
-			for (i = 0; i < nv && i < 8 && !done; i++) {
-				ssize_t used = c->resp_dechunk ?
-				    px_chunked_decode(&c->resp.ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
-				    px_chunked_scan(&c->resp.ch, v[i].iov_base, v[i].iov_len, &done, &why);
-				if (used < 0) {
-					px_conn_free(c, "bad chunked response");
-					return 1;
-				}
-				n += (size_t)used;
-			}
-			if (c->resp_dechunk)
-				evbuffer_drain(in, n);
-			else
-				fwd_move(in, out, n);
-			c->up.bytes += n;
-			moved = n;
-			if (done)
-				c->rstate = RS_DONE;
-		} else {
-			size_t n = avail < (uint64_t)c->resp.left ? avail : (size_t)c->resp.left;
-
-			if (scrub != NULL) {
-				long go = fwd_scrub(c, scrub, in, n, (uint64_t)n == (uint64_t)c->resp.left);
-
-				if (go < 0) {
-					px_conn_free(c, "out of memory");
-					return 1;
-				}
-				n = (size_t)go;
-			}
-			fwd_move(in, out, n);
-			c->up.bytes += n;
-			c->resp.left -= (int64_t)n;
-			moved = n;
-			if (c->resp.left == 0)
-				c->rstate = RS_DONE;
-		}
+		if (fwd_response_body(c, scrub, in, out, avail, &moved) != 0)
+			return 1;
 		if (px_conn_throttle(&c->up, &c->cli))
 			return 0;
 		/* What is left waits for the bytes that tell whether it
@@ -623,8 +637,8 @@ fwd_cli_read_cb(struct bufferevent *bev, void *arg)
 		bufferevent_disable(c->cli.bev, EV_READ);
 		return;
 	}
-	if ((rc = fwd_request_body(c)) != 0)
-		px_conn_free(c, rc == -2 ? cf_reason_code(CF_R_BUDGET_EXCEEDED) : "bad request body");
+	if ((rc = fwd_request_body(c)) < 0)
+		px_conn_free(c, rc == -EDQUOT ? cf_reason_code(CF_R_BUDGET_EXCEEDED) : "bad request body");
 }
 
 /* The client drained: resume reading upstream. */
@@ -750,8 +764,8 @@ px_forward_start(struct px_conn *c)
 		bufferevent_enable(c->cli.bev, EV_READ);
 		int rc = fwd_request_body(c);
 
-		if (rc != 0) {
-			px_conn_free(c, rc == -2 ? cf_reason_code(CF_R_BUDGET_EXCEEDED) : "bad request body");
+		if (rc < 0) {
+			px_conn_free(c, rc == -EDQUOT ? cf_reason_code(CF_R_BUDGET_EXCEEDED) : "bad request body");
 			return;
 		}
 	}

@@ -414,7 +414,7 @@ reflected(struct h2_stream *s, size_t n, const char *name, const char *where)
 }
 
 /* Scan what arrived in S's dn since the last scan; dn_safe grows by what
- * may go (all of it once the upstream ended the stream).  -1: no memory. */
+ * may go (all of it once the upstream ended the stream).  -ENOMEM: no memory. */
 static int
 scrub_dn(struct h2_stream *s)
 {
@@ -425,7 +425,7 @@ scrub_dn(struct h2_stream *s)
 	if (len == s->dn_safe)
 		return 0;
 	if ((p = evbuffer_pullup(s->dn, (ev_ssize_t)len)) == NULL)
-		return -1;
+		return -ENOMEM;
 	s->dn_safe += px_scrub_stream(s->h->scrub, &s->dn_scan, p + s->dn_safe, len - s->dn_safe,
 	    s->dn_eof, &m, &name);
 	reflected(s, m, name, "body");

@@ -50,7 +50,7 @@ static void term_start(struct px_conn *c);
 /*
  * A WebSocket's bytes from the upstream of a terminated tunnel, scanned
  * for the values bound there (scrub.h): how many of the N buffered at IN
- * may go now.  Returns -1 after closing C: frames no scan can read.
+ * may go now.  Returns -EPROTO after closing C: frames no scan can read.
  */
 static long
 ws_scrub(struct px_conn *c, struct evbuffer *in, size_t n)
@@ -66,7 +66,7 @@ ws_scrub(struct px_conn *c, struct evbuffer *in, size_t n)
 	if ((p = evbuffer_pullup(in, (ev_ssize_t)n)) == NULL ||
 	    (go = px_scrub_ws(s, &c->tm->ws, p, n, c->up.eof, &masked, &name)) < 0) {
 		px_conn_free(c, "websocket frames the reflection scan cannot read (masked or compressed)");
-		return -1;
+		return -EPROTO;
 	}
 	if (masked > 0)
 		px_term_reflected(c, masked, name, "websocket");
@@ -77,8 +77,8 @@ ws_scrub(struct px_conn *c, struct evbuffer *in, size_t n)
  * Pass everything buffered from FROM on to TO, counting it as FROM's; from
  * the client, never more than its byte budget leaves.  Over it,
  * the rest is dropped, the client is read no more, and the tunnel closes
- * once what was allowed is out (tunnel_write_cb()).  Returns 0, or -1
- * when C is gone.
+ * once what was allowed is out (tunnel_write_cb()).  Returns 0, or a
+ * negative errno when C is gone.
  */
 static int
 pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
@@ -93,7 +93,7 @@ pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 		long go = ws_scrub(c, in, n);
 
 		if (go < 0)
-			return -1;
+			return (int)go;
 		n = (size_t)go;
 	}
 
@@ -809,7 +809,7 @@ term_out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg
 }
 
 /* Fewer, fuller reads and writes on the socket UNDER a TLS filter; SIDE
- * 0 the client's, 1 the upstream's.  -1 when out of memory. */
+ * 0 the client's, 1 the upstream's.  0, or -ENOMEM. */
 static int
 term_socket(struct px_conn *c, struct bufferevent *under, int side)
 {
@@ -819,7 +819,7 @@ term_socket(struct px_conn *c, struct bufferevent *under, int side)
 		ev = event_new(px_server_base(c->srv), -1, 0, term_flush_cb,
 		    side == 0 ? &c->cli : &c->up);
 		if (ev == NULL)
-			return -1;
+			return -ENOMEM;
 		/* With the sockets' events: activated from their callbacks,
 		 * it joins the queue being run instead of cutting the pass
 		 * short. */
@@ -916,7 +916,7 @@ term_client_start(struct px_conn *c)
 		return;
 	}
 	c->cli.bev = bev;
-	if (term_socket(c, under, 0) != 0) {
+	if (term_socket(c, under, 0) < 0) {
 		evbuffer_free(held);
 		px_conn_free(c, "out of memory");
 		return;
@@ -1040,7 +1040,7 @@ term_start(struct px_conn *c)
 	/* The ClientHello stays in the client's buffer until the upstream's
 	 * handshake is over. */
 	bufferevent_disable(c->cli.bev, EV_READ);
-	if (term_socket(c, c->up.bev, 1) != 0) {
+	if (term_socket(c, c->up.bev, 1) < 0) {
 		SSL_free(ssl);
 		px_conn_free(c, "out of memory");
 		return;

@@ -395,8 +395,9 @@ answer_fail(struct dns_answer *ans, int status, const char *msg)
 
 /*
  * Append A to LIST (of *N, at most PX_DNS_MAX_ADDRS) unless already there.
- * Returns -1 when A is new and the list is full: the caller must refuse the
- * whole answer rather than drop an address its range check would not see.
+ * Returns -ENOSPC when A is new and the list is full: the caller must
+ * refuse the whole answer rather than drop an address its range check
+ * would not see.
  */
 static int
 addr_add(struct dns_addr *list, size_t *n, const struct dns_addr *a)
@@ -407,7 +408,7 @@ addr_add(struct dns_addr *list, size_t *n, const struct dns_addr *a)
 		if (list[i].family == a->family && !memcmp(list[i].a, a->a, 16))
 			return 0;
 	if (*n == PX_DNS_MAX_ADDRS)
-		return -1;
+		return -ENOSPC;
 	list[(*n)++] = *a;
 	return 0;
 }

@@ -200,7 +200,7 @@ parse_crlf(struct hp *h)
 /*
  * A comma-separated list of tokens (RFC 9110 §5.6.1): empty elements and OWS
  * around commas are allowed, anything else that is not a token is not.
- * Returns 1 with the next token, 0 at the end, -1 when malformed.
+ * Returns 1 with the next token, 0 at the end, -EINVAL when malformed.
  */
 static int
 list_next(const char *v, size_t len, size_t *pos, const char **tok,
@@ -218,20 +218,20 @@ list_next(const char *v, size_t len, size_t *pos, const char **tok,
 	while (i < len && is_tchar((uint8_t)v[i]))
 		i++;
 	if (i == start)
-		return -1;
+		return -EINVAL;
 	*tok = v + start;
 	*tok_len = i - start;
 	while (i < len && is_ows((uint8_t)v[i]))
 		i++;
 	if (i < len && v[i] != ',')
-		return -1;
+		return -EINVAL;
 	*pos = i;
 	return 1;
 }
 
 /* Content-Length (RFC 9110 §8.6): 1*DIGIT.  No sign, no space, no list
  * ("5, 5"), at most 2^62, so that the body length always fits an int64_t
- * with room to add to it. */
+ * with room to add to it.  Returns 0 or -EINVAL. */
 static int
 parse_content_length(const char *v, size_t len, int64_t *out)
 {
@@ -240,7 +240,7 @@ parse_content_length(const char *v, size_t len, int64_t *out)
 	/* Leading zeros are allowed (RFC 9110 §8.6 is 1*DIGIT); the cap
 	 * keeps every later sum of lengths far from overflow. */
 	if (bs_num_parse(v, len, (uint64_t)1 << 62, BS_NUM_ZEROS, &n) < 0)
-		return -1;
+		return -EINVAL;
 	*out = (int64_t)n;
 	return 0;
 }
@@ -260,7 +260,7 @@ field_semantics(struct hp *h, const struct px_http_header *f)
 		if (h->content_length >= 0)
 			return fail(h, "duplicate Content-Length header");
 		if (parse_content_length(f->value, f->value_len,
-		    &h->content_length) != 0)
+		    &h->content_length) < 0)
 			return fail(h, "Content-Length is not plain digits up to 2^62");
 	} else if (ieq(f->name, f->name_len, "transfer-encoding")) {
 		/* Only exactly "chunked": RFC 9112 §6.1 would have a server

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -43,7 +44,7 @@ px_resolve_sync(const char *name, const char *servers, unsigned timeout_ms,
 	struct px_dns *d = NULL;
 	struct wait w;
 	static char errbuf[256];
-	int rc = -1;
+	int rc;
 
 	memset(&w, 0, sizeof(w));
 	memset(out, 0, sizeof(*out));
@@ -51,7 +52,7 @@ px_resolve_sync(const char *name, const char *servers, unsigned timeout_ms,
 	w.base = event_base_new();
 	if (w.base == NULL) {
 		*err = "cannot create an event loop";
-		return -1;
+		return -ENOMEM;
 	}
 	px_dns_opts_init(&opts);
 	if (timeout_ms > 0 && timeout_ms < opts.timeout_ms * opts.tries)
@@ -60,19 +61,23 @@ px_resolve_sync(const char *name, const char *servers, unsigned timeout_ms,
 	d = px_dns_new(w.base, servers, &opts, errbuf, sizeof(errbuf));
 	if (d == NULL) {
 		*err = errbuf;
+		rc = -EINVAL;
 		goto out;
 	}
 	if (px_dns_resolve(d, name, done_cb, &w) == NULL) {
 		*err = "cannot start the lookup";
+		rc = -ENOMEM;
 		goto out;
 	}
 	event_base_dispatch(w.base);
 	if (!w.done) {
 		*err = "lookup did not finish";
+		rc = -ETIMEDOUT;
 		goto out;
 	}
 	if (w.status != 0) {
 		*err = w.err;
+		rc = -EHOSTUNREACH;
 		goto out;
 	}
 	rc = 0;

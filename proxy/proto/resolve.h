@@ -17,8 +17,10 @@ struct px_resolved {
 
 /*
  * Resolve NAME (normal form) with SERVERS (NULL: /etc/resolv.conf), waiting
- * at most about TIMEOUT_MS.  Returns 0 and fills OUT, or -1 with *ERR set to
- * a static message.
+ * at most about TIMEOUT_MS.  Returns 0 and fills OUT, or a negative errno
+ * with *ERR set to a static message: -ENOMEM or -EINVAL when no lookup
+ * could start, -ETIMEDOUT when it did not finish, -EHOSTUNREACH when the
+ * name did not resolve.
  */
 int px_resolve_sync(const char *name, const char *servers, unsigned timeout_ms,
     struct px_resolved *out, const char **err);
