@@ -165,34 +165,29 @@ parse_crlf(struct hp *h)
 }
 
 /*
- * A comma-separated list of tokens (RFC 9110 §5.6.1): empty elements and OWS
- * around commas are allowed, anything else that is not a token is not.
- * Returns 1 with the next token, 0 at the end, -1 when malformed.
+ * A comma-separated list of tokens (RFC 9110 §5.6.1) at C: empty elements
+ * and OWS around commas are allowed, anything else that is not a token is
+ * not.  Returns 1 with the next token, 0 at the end, -1 when malformed.
  */
 static int
-list_next(const char *v, size_t len, size_t *pos, const char **tok,
-    size_t *tok_len)
+list_next(struct bs_cursor *c, const char **tok, size_t *tok_len)
 {
-	size_t i = *pos, start;
+	const unsigned char *start;
+	int b;
 
-	while (i < len && (v[i] == ',' || is_ows((uint8_t)v[i])))
-		i++;
-	if (i == len) {
-		*pos = i;
+	bs_cur_skip(c, ", \t");
+	if (bs_cur_left(c) == 0)
 		return 0;
-	}
-	start = i;
-	while (i < len && is_tchar((uint8_t)v[i]))
-		i++;
-	if (i == start)
+	start = bs_cur_ptr(c);
+	while ((b = bs_cur_peek(c)) >= 0 && is_tchar(b))
+		bs_cur_consume(c, 1);
+	if (bs_cur_ptr(c) == start)
 		return -1;
-	*tok = v + start;
-	*tok_len = i - start;
-	while (i < len && is_ows((uint8_t)v[i]))
-		i++;
-	if (i < len && v[i] != ',')
+	*tok = (const char *)start;
+	*tok_len = (size_t)(bs_cur_ptr(c) - start);
+	bs_cur_skip(c, " \t");
+	if (bs_cur_left(c) > 0 && bs_cur_peek(c) != ',')
 		return -1;
-	*pos = i;
 	return 1;
 }
 
@@ -216,8 +211,9 @@ parse_content_length(const char *v, size_t len, int64_t *out)
 static int
 field_semantics(struct hp *h, const struct px_http_header *f)
 {
+	struct bs_cursor list;
 	const char *tok;
-	size_t pos = 0, tok_len;
+	size_t tok_len;
 	int rc;
 
 	if (ieq(f->name, f->name_len, "content-length")) {
@@ -254,8 +250,8 @@ field_semantics(struct hp *h, const struct px_http_header *f)
 		h->seen_host = 1;
 	} else if (ieq(f->name, f->name_len, "connection")) {
 		/* RFC 9110 §7.6.1: connection options are tokens. */
-		while ((rc = list_next(f->value, f->value_len, &pos, &tok,
-		    &tok_len)) == 1) {
+		bs_cur_init(&list, f->value, f->value_len);
+		while ((rc = list_next(&list, &tok, &tok_len)) == 1) {
 			if (ieq(tok, tok_len, "close"))
 				h->conn_close = 1;
 			else if (ieq(tok, tok_len, "keep-alive"))
@@ -1051,15 +1047,15 @@ static int
 named_in_connection(const struct px_http_header *hdrs, size_t n,
     const char *name, size_t name_len)
 {
+	struct bs_cursor list;
 	const char *tok;
-	size_t i, pos, tok_len;
+	size_t i, tok_len;
 
 	for (i = 0; i < n; i++) {
 		if (!ieq(hdrs[i].name, hdrs[i].name_len, "connection"))
 			continue;
-		pos = 0;
-		while (list_next(hdrs[i].value, hdrs[i].value_len, &pos, &tok,
-		    &tok_len) == 1) {
+		bs_cur_init(&list, hdrs[i].value, hdrs[i].value_len);
+		while (list_next(&list, &tok, &tok_len) == 1) {
 			if (tok_len == name_len) {
 				size_t k;
 
