@@ -18,16 +18,64 @@ bs_cur_init(struct bs_cursor *c, const void *data, size_t len)
 	c->tag = 0;
 }
 
-size_t
-bs_cur_left(const struct bs_cursor *c)
+int
+bs_cur_set_pos(struct bs_cursor *c, size_t pos)
 {
-	return c->len - c->off;
+	if (pos > c->len)
+		return -ERANGE;
+	c->off = pos;
+	return 0;
+}
+
+const unsigned char *
+bs_cur_ptr(const struct bs_cursor *c)
+{
+	return c->data + c->off;
 }
 
 int
-bs_cur_peek(const struct bs_cursor *c)
+bs_cur_fetch_u8(struct bs_cursor *c, uint8_t *out)
 {
-	return c->off < c->len ? c->data[c->off] : -1;
+	if (bs_cur_left(c) < 1)
+		return -ENODATA;
+	*out = c->data[c->off++];
+	return 0;
+}
+
+int
+bs_cur_fetch_be16(struct bs_cursor *c, uint16_t *out)
+{
+	if (bs_cur_left(c) < 2)
+		return -ENODATA;
+	*out = (uint16_t)((c->data[c->off] << 8) | c->data[c->off + 1]);
+	c->off += 2;
+	return 0;
+}
+
+int
+bs_cur_fetch_bytes(struct bs_cursor *c, size_t n, const unsigned char **out)
+{
+	if (bs_cur_left(c) < n)
+		return -ENODATA;
+	*out = c->data + c->off;
+	c->off += n;
+	return 0;
+}
+
+int
+bs_cur_expect(struct bs_cursor *c, const void *lit, size_t n)
+{
+	size_t have = bs_cur_left(c);
+
+	if (n == 0)
+		return 0;
+	if (have < n)
+		return have == 0 || memcmp(c->data + c->off, lit, have) == 0 ?
+		    -ENODATA : -EINVAL;
+	if (memcmp(c->data + c->off, lit, n) != 0)
+		return -EINVAL;
+	c->off += n;
+	return 0;
 }
 
 /* strchr() would also match the terminating NUL: a NUL byte in the data

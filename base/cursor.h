@@ -11,6 +11,7 @@
 #ifndef POSTERN_BASE_CURSOR_H
 #define POSTERN_BASE_CURSOR_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,11 +26,69 @@ struct bs_cursor {
  * first byte, with the tag there. */
 void bs_cur_init(struct bs_cursor *c, const void *data, size_t len);
 
-/* How many bytes are left after the position. */
-size_t bs_cur_left(const struct bs_cursor *c);
+/* How many bytes are left after the position.  This and the other
+ * one-byte steps are inline: parsers call them for every byte. */
+static inline size_t
+bs_cur_left(const struct bs_cursor *c)
+{
+	return c->len - c->off;
+}
 
 /* The byte at the position (0-255), or -1 at the end.  Consumes nothing. */
-int bs_cur_peek(const struct bs_cursor *c);
+static inline int
+bs_cur_peek(const struct bs_cursor *c)
+{
+	return c->off < c->len ? c->data[c->off] : -1;
+}
+
+/* The byte I places after the position (0-255), or -1 past the end. */
+static inline int
+bs_cur_peek_at(const struct bs_cursor *c, size_t i)
+{
+	return i < c->len - c->off ? c->data[c->off + i] : -1;
+}
+
+/* The position: how many bytes from the start have been consumed. */
+static inline size_t
+bs_cur_pos(const struct bs_cursor *c)
+{
+	return c->off;
+}
+
+/* Consume N bytes.  Returns 0, or -ENODATA (nothing consumed) when fewer
+ * than N are left. */
+static inline int
+bs_cur_consume(struct bs_cursor *c, size_t n)
+{
+	if (n > c->len - c->off)
+		return -ENODATA;
+	c->off += n;
+	return 0;
+}
+
+/* Move to POS bytes from the start.  Returns 0, or -ERANGE (position
+ * unchanged) when POS is past the end. */
+int bs_cur_set_pos(struct bs_cursor *c, size_t pos);
+
+/* The bytes at the position; bs_cur_left() of them may be read. */
+const unsigned char *bs_cur_ptr(const struct bs_cursor *c);
+
+/*
+ * Fetch and consume one byte, a big-endian 16-bit number, or N bytes (*OUT
+ * then points into the data).  Each returns 0, or -ENODATA when fewer
+ * bytes are left, with nothing consumed and *OUT untouched.
+ */
+int bs_cur_fetch_u8(struct bs_cursor *c, uint8_t *out);
+int bs_cur_fetch_be16(struct bs_cursor *c, uint16_t *out);
+int bs_cur_fetch_bytes(struct bs_cursor *c, size_t n, const unsigned char **out);
+
+/*
+ * Consume the N bytes at LIT if the data at the position starts with
+ * them.  Returns 0; -ENODATA when the bytes left are fewer than N and a
+ * prefix of LIT (more data could still match); -EINVAL otherwise.
+ * Nothing is consumed on failure.
+ */
+int bs_cur_expect(struct bs_cursor *c, const void *lit, size_t n);
 
 /* Consume bytes while they are in the NUL-terminated SET; returns how many. */
 size_t bs_cur_skip(struct bs_cursor *c, const char *set);

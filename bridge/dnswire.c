@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "base/cursor.h"
 #include "base/text.h"
 #include "bridge/dnswire.h"
 #include "bridge/forward.h"
@@ -19,12 +20,6 @@
 /* RFC 3225 §3: the DO bit of the OPT record's flags, copied back. */
 #define OPT_DO 0x8000u
 
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)((p[0] << 8) | p[1]);
-}
-
 static void
 put16(uint8_t *p, uint16_t v)
 {
@@ -33,23 +28,24 @@ put16(uint8_t *p, uint16_t v)
 }
 
 /*
- * Read the plain-label name at MSG[*OFF..LEN) (RFC 1035 §3.1, §4.1.2) into
- * TEXT (dotted, no trailing dot, at most 254 bytes with NUL), advancing
- * *OFF past its root label.  *PLAIN is cleared when a label holds a byte
- * that would read differently in dotted text (a '.', a NUL).  Returns 0 or
- * -EINVAL (a pointer, an extended label type, over 255 bytes, cut short).
+ * Read the plain-label name at C (RFC 1035 §3.1, §4.1.2) into TEXT
+ * (dotted, no trailing dot, at most 254 bytes with NUL), consuming it
+ * through its root label.  *PLAIN is cleared when a label holds a byte
+ * that would read differently in dotted text (a '.', a NUL).  Returns 0
+ * or -EINVAL (a pointer, an extended label type, over 255 bytes, cut
+ * short).
  */
 static int
-read_name(const uint8_t *msg, size_t len, size_t *off, char *text, size_t size, bool *plain)
+read_name(struct bs_cursor *c, char *text, size_t size, bool *plain)
 {
-	size_t o = *off, t = 0, total = 0, i;
+	const unsigned char *label;
+	size_t t = 0, total = 0, i;
 	uint8_t l;
 
 	*plain = true;
 	for (;;) {
-		if (o >= len)
+		if (bs_cur_fetch_u8(c, &l) < 0)
 			return -EINVAL;
-		l = msg[o++];
 		total++;
 		if (l == 0)
 			break;
@@ -57,11 +53,11 @@ read_name(const uint8_t *msg, size_t len, size_t *off, char *text, size_t size, 
 		 * types (RFC 6891 §5).  A question names itself in full. */
 		if (l & 0xc0)
 			return -EINVAL;
-		if (len - o < l || total + l > 255)
+		if (total + l > 255 || bs_cur_fetch_bytes(c, l, &label) < 0)
 			return -EINVAL;
 		total += l;
 		for (i = 0; i < l; i++) {
-			uint8_t ch = msg[o + i];
+			uint8_t ch = label[i];
 
 			if (ch == '.' || ch == 0)
 				*plain = false;
@@ -72,12 +68,10 @@ read_name(const uint8_t *msg, size_t len, size_t *off, char *text, size_t size, 
 		}
 		if (t + 2 < size)
 			text[t++] = '.';
-		o += l;
 	}
 	if (t > 0)
 		t--; /* the last dot */
 	text[t] = '\0';
-	*off = o;
 	return 0;
 }
 
@@ -85,57 +79,71 @@ int
 br_dns_parse(const uint8_t *msg, size_t len, struct br_dns_query *q)
 {
 	char text[CF_HOST_MAX + 4];
+	struct bs_cursor c;
 	struct cf_host h;
-	size_t off = 12, qstart;
-	uint16_t flags, qd, an, ns, ar;
+	size_t qstart;
+	uint16_t id, flags, qd, an, ns, ar, qtype, qclass;
 	bool plain;
 
 	if (msg == NULL || len < 12)
 		return -EBADMSG;
-	flags = get16(msg + 2);
+	/* The header's six numbers are there: no fetch of them can fail. */
+	bs_cur_init(&c, msg, len);
+	bs_cur_fetch_be16(&c, &id);
+	bs_cur_fetch_be16(&c, &flags);
 	if (flags & F_QR)
 		return -EBADMSG;
 	memset(q, 0, sizeof(*q));
-	q->id = get16(msg);
+	q->id = id;
 	q->flags = flags;
 	if ((flags & F_OPCODE) != 0)
 		return -ENOTSUP;
-	qd = get16(msg + 4);
-	an = get16(msg + 6);
-	ns = get16(msg + 8);
-	ar = get16(msg + 10);
+	bs_cur_fetch_be16(&c, &qd);
+	bs_cur_fetch_be16(&c, &an);
+	bs_cur_fetch_be16(&c, &ns);
+	bs_cur_fetch_be16(&c, &ar);
 	/* RFC 1035 §4.1.2 allows more, and no server answers them: one. */
 	if (qd != 1 || an != 0 || ns != 0 || ar > 1)
 		return -EINVAL;
-	qstart = off;
-	if (read_name(msg, len, &off, text, sizeof(text), &plain) < 0 || len - off < 4)
+	qstart = bs_cur_pos(&c);
+	if (read_name(&c, text, sizeof(text), &plain) < 0 ||
+	    bs_cur_fetch_be16(&c, &qtype) < 0 || bs_cur_fetch_be16(&c, &qclass) < 0)
 		return -EINVAL;
-	q->qtype = get16(msg + off);
-	q->qclass = get16(msg + off + 2);
-	off += 4;
+	q->qtype = qtype;
+	q->qclass = qclass;
 	q->question = msg + qstart;
-	q->qlen = off - qstart;
+	q->qlen = bs_cur_pos(&c) - qstart;
 	if (ar == 1) {
-		size_t o;
+		uint16_t type, size, eflags, rdlen, code, olen;
+		uint8_t root, ercode, version;
 
 		/* One OPT pseudo-record (RFC 6891 §6.1.2): the root name,
 		 * type 41, class (the UDP size), TTL (extended RCODE,
 		 * VERSION, flags), RDLENGTH and exactly that much RDATA, to
 		 * the end of the message. */
-		if (len - off < 11 || msg[off] != 0 || get16(msg + off + 1) != BR_DNS_TYPE_OPT ||
-		    len - off - 11 != get16(msg + off + 9))
+		if (bs_cur_left(&c) < 11)
+			return -EINVAL;
+		/* (Eleven bytes are there for these.) */
+		bs_cur_fetch_u8(&c, &root);
+		bs_cur_fetch_be16(&c, &type);
+		bs_cur_fetch_be16(&c, &size);
+		bs_cur_fetch_u8(&c, &ercode);
+		bs_cur_fetch_u8(&c, &version);
+		bs_cur_fetch_be16(&c, &eflags);
+		bs_cur_fetch_be16(&c, &rdlen);
+		if (root != 0 || type != BR_DNS_TYPE_OPT || rdlen != bs_cur_left(&c))
 			return -EINVAL;
 		/* The RDATA is whole options: code, length, that many bytes.
 		 * None is acted on; a cut one is a malformed query. */
-		for (o = off + 11; o < len; o += 4 + (size_t)get16(msg + o + 2))
-			if (len - o < 4 || len - o - 4 < get16(msg + o + 2))
+		while (bs_cur_left(&c) > 0)
+			if (bs_cur_fetch_be16(&c, &code) < 0 || bs_cur_fetch_be16(&c, &olen) < 0 ||
+			    bs_cur_consume(&c, olen) < 0)
 				return -EINVAL;
 		q->edns = 1;
-		q->edns_version = msg[off + 6];
-		q->edns_flags = get16(msg + off + 7);
-		off = len;
+		q->edns_version = version;
+		q->edns_flags = eflags;
 	}
-	if (off != len)
+	if (bs_cur_left(&c) != 0)
 		return -EINVAL;
 	if (plain && text[0] != '\0' &&
 	    cf_host_parse(text, strlen(text), CF_HOST_NO_IP, &h, NULL) == 0 &&
@@ -153,9 +161,14 @@ br_dns_reply(const uint8_t *msg, size_t len, const struct br_dns_query *q, int r
 {
 	size_t n = 12, need = 12, ol = 0, tl = 0, i;
 	bool opt = q != NULL && q->edns;
+	struct bs_cursor c;
+	uint16_t flags;
 
 	if (msg == NULL || len < 12 || cap < 12)
 		return 0;
+	bs_cur_init(&c, msg, len);
+	bs_cur_consume(&c, 2);
+	bs_cur_fetch_be16(&c, &flags);
 	if (q != NULL)
 		need += q->qlen + (a != NULL ? 16 : 0) + (opt ? 11 : 0);
 	if (need > cap)
@@ -172,7 +185,7 @@ br_dns_reply(const uint8_t *msg, size_t len, const struct br_dns_query *q, int r
 	/* QR, the opcode asked, AA (the stub is the authority for its own
 	 * answers), RD echoed (RFC 1035 §4.1.1), RA clear: it recurses
 	 * nowhere.  An RCODE past 15 has its upper bits in the OPT record. */
-	put16(out + 2, (uint16_t)(F_QR | (get16(msg + 2) & (F_OPCODE | F_RD)) | F_AA |
+	put16(out + 2, (uint16_t)(F_QR | (flags & (F_OPCODE | F_RD)) | F_AA |
 	    (rcode & 0xf)));
 	put16(out + 4, q != NULL ? 1 : 0);
 	put16(out + 6, q != NULL && a != NULL ? 1 : 0);
@@ -224,39 +237,31 @@ int
 br_dns_ports_parse(const char *buf, size_t len, uint16_t *ports, size_t max)
 {
 	static const char lead[] = "postern-name 1\nports";
+	struct bs_cursor c;
 	struct bs_reply r;
-	const char *p, *end;
 	size_t n = 0;
-	unsigned long v;
-	int rc;
+	uint64_t v;
+	int rc, ch;
 
 	rc = bs_reply_parse(buf, len, &r);
 	if (rc < 0)
 		return -EINVAL;
 	if (rc == 0 || r.status != 200)
 		return 0;
-	p = buf + r.head_len;
-	end = buf + len;
-	if ((size_t)(end - p) < sizeof(lead) - 1 || memcmp(p, lead, sizeof(lead) - 1) != 0)
+	bs_cur_init(&c, buf + r.head_len, len - r.head_len);
+	if (bs_cur_expect(&c, lead, sizeof(lead) - 1) != 0)
 		return -EINVAL;
-	p += sizeof(lead) - 1;
-	while (p < end && *p == ' ') {
-		p++;
+	while (bs_cur_peek(&c) == ' ') {
+		bs_cur_consume(&c, 1);
 		/* Plain digits, no leading zero, 1-65535, ascending. */
-		if (p == end || *p < '1' || *p > '9')
+		ch = bs_cur_peek(&c);
+		if (ch < '1' || ch > '9' || bs_cur_num(&c, 65535, &v) < 0)
 			return -EINVAL;
-		v = 0;
-		while (p < end && *p >= '0' && *p <= '9') {
-			v = v * 10 + (unsigned long)(*p - '0');
-			if (v > 65535)
-				return -EINVAL;
-			p++;
-		}
 		if (n == max || (n > 0 && v <= ports[n - 1]))
 			return -EINVAL;
 		ports[n++] = (uint16_t)v;
 	}
-	if (n == 0 || p + 1 != end || *p != '\n')
+	if (n == 0 || bs_cur_left(&c) != 1 || bs_cur_peek(&c) != '\n')
 		return -EINVAL;
 	return (int)n;
 }
@@ -279,11 +284,12 @@ size_t
 br_dns_refusal_text(const char *buf, size_t len, const char *name, char *out, size_t size)
 {
 	static const char lead[] = "To allow it, an admin can ";
+	const unsigned char *p;
+	struct bs_cursor c, l;
 	struct bs_reply r;
 	struct bs_str s;
-	const char *p, *end, *eol;
 	size_t k;
-	int ok;
+	int ok, ch;
 
 	ok = buf != NULL && bs_reply_parse(buf, len, &r) == 1;
 	bs_str_init(&s, out, size);
@@ -295,18 +301,20 @@ br_dns_refusal_text(const char *buf, size_t len, const char *name, char *out, si
 	 * refusal body gives a person (proxy/flow/conn.c). */
 	if (!ok)
 		goto out;
-	for (p = buf + r.head_len, end = buf + len; p < end; p = eol + 1) {
-		eol = memchr(p, '\n', (size_t)(end - p));
-		if (eol == NULL)
-			eol = end;
-		if ((size_t)(eol - p) <= sizeof(lead) - 1 || memcmp(p, lead, sizeof(lead) - 1) != 0)
+	bs_cur_init(&c, buf + r.head_len, len - r.head_len);
+	while (bs_cur_left(&c) > 0) {
+		/* L is one line, without its LF. */
+		p = bs_cur_ptr(&c);
+		bs_cur_init(&l, p, bs_cur_skip_until(&c, "\n"));
+		bs_cur_consume(&c, 1);
+		if (bs_cur_left(&l) <= sizeof(lead) - 1 ||
+		    bs_cur_expect(&l, lead, sizeof(lead) - 1) != 0)
 			continue;
-		p += sizeof(lead) - 1;
-		for (k = 0; p + k < eol && p[k] >= 0x20 && p[k] < 0x7f; k++)
+		for (k = 0; (ch = bs_cur_peek_at(&l, k)) >= 0x20 && ch < 0x7f; k++)
 			;
 		if (k > 0) {
 			bs_str_add(&s, "; to allow it, ");
-			add_ascii(&s, p, k);
+			add_ascii(&s, (const char *)bs_cur_ptr(&l), k);
 		}
 		break;
 	}

@@ -2,8 +2,8 @@
  * proxy/proto/http.c: the strict HTTP/1.1 message parser (see http.h).
  *
  * Heads are parsed from the start of the caller's buffer on every call,
- * through a cursor that can never read past the bytes it was given (the idea
- * of c-ares' ares_buf).  Every step reports one of three outcomes: done, "ran
+ * through the base cursor (base/cursor.h), which can never read past the
+ * bytes it was given.  Every step reports one of three outcomes: done, "ran
  * out of bytes" (the head is not complete yet) or a refusal.  So a prefix of
  * a valid head is always INCOMPLETE, and a bad byte is refused as soon as it
  * arrives instead of after the head completes.  The cursor is clipped to
@@ -88,49 +88,15 @@ iprefix(const char *s, size_t len, const char *lit)
 	return len >= n && ieq(s, n, lit);
 }
 
-/* ------------------------------------------------------------------ */
-/* The cursor                                                          */
-
-struct cur {
-	const uint8_t *p;
-	size_t len;
-	size_t off;
-};
-
 /* Results of one parsing step. */
 enum { R_ERR = -1, R_OK = 0, R_NEED = 1 };
-
-static int
-cur_peek(const struct cur *c, uint8_t *b)
-{
-	if (c->off >= c->len)
-		return R_NEED;
-	*b = c->p[c->off];
-	return R_OK;
-}
-
-/* Advance past the literal LIT if the bytes there equal it: R_OK; R_NEED
- * when the bytes available are a proper prefix of it; R_ERR otherwise. */
-static int
-cur_expect(struct cur *c, const char *lit)
-{
-	size_t n = strlen(lit), i;
-
-	for (i = 0; i < n; i++) {
-		if (c->off + i >= c->len)
-			return R_NEED;
-		if (c->p[c->off + i] != (uint8_t)lit[i])
-			return R_ERR;
-	}
-	c->off += n;
-	return R_OK;
-}
 
 /* ------------------------------------------------------------------ */
 /* Head parsing shared by requests and responses                       */
 
 struct hp {
-	struct cur c;
+	struct bs_cursor c;
+	const char *buf;	/* the bytes under the cursor; m1..m4 index it */
 	int status;      /* on R_ERR: 400, 431 or 502 */
 	int err_status;  /* 400 for a request, 502 for a response */
 	int mismatch;    /* the error is host_mismatch */
@@ -181,19 +147,20 @@ fail_431(struct hp *h, const char *why)
 static int
 parse_crlf(struct hp *h)
 {
-	uint8_t b;
+	int b = bs_cur_peek(&h->c);
 
-	if (cur_peek(&h->c, &b) != R_OK)
+	if (b < 0)
 		return R_NEED;
 	if (b == '\n')
 		return fail(h, "bare LF (line ends must be CRLF)");
 	if (b != '\r')
 		return fail(h, "unexpected byte at the end of a line");
-	if (h->c.off + 1 >= h->c.len)
+	b = bs_cur_peek_at(&h->c, 1);
+	if (b < 0)
 		return R_NEED;
-	if (h->c.p[h->c.off + 1] != '\n')
+	if (b != '\n')
 		return fail(h, "bare CR (line ends must be CRLF)");
-	h->c.off += 2;
+	bs_cur_consume(&h->c, 2);
 	return R_OK;
 }
 
@@ -203,29 +170,24 @@ parse_crlf(struct hp *h)
  * Returns 1 with the next token, 0 at the end, -EINVAL when malformed.
  */
 static int
-list_next(const char *v, size_t len, size_t *pos, const char **tok,
-    size_t *tok_len)
+list_next(struct bs_cursor *c, const char **tok, size_t *tok_len)
 {
-	size_t i = *pos, start;
+	const unsigned char *start;
+	int b;
 
-	while (i < len && (v[i] == ',' || is_ows((uint8_t)v[i])))
-		i++;
-	if (i == len) {
-		*pos = i;
+	bs_cur_skip(c, ", \t");
+	if (bs_cur_left(c) == 0)
 		return 0;
-	}
-	start = i;
-	while (i < len && is_tchar((uint8_t)v[i]))
-		i++;
-	if (i == start)
+	start = bs_cur_ptr(c);
+	while ((b = bs_cur_peek(c)) >= 0 && is_tchar(b))
+		bs_cur_consume(c, 1);
+	if (bs_cur_ptr(c) == start)
 		return -EINVAL;
-	*tok = v + start;
-	*tok_len = i - start;
-	while (i < len && is_ows((uint8_t)v[i]))
-		i++;
-	if (i < len && v[i] != ',')
+	*tok = (const char *)start;
+	*tok_len = (size_t)(bs_cur_ptr(c) - start);
+	bs_cur_skip(c, " \t");
+	if (bs_cur_left(c) > 0 && bs_cur_peek(c) != ',')
 		return -EINVAL;
-	*pos = i;
 	return 1;
 }
 
@@ -249,8 +211,9 @@ parse_content_length(const char *v, size_t len, int64_t *out)
 static int
 field_semantics(struct hp *h, const struct px_http_header *f)
 {
+	struct bs_cursor list;
 	const char *tok;
-	size_t pos = 0, tok_len;
+	size_t tok_len;
 	int rc;
 
 	if (ieq(f->name, f->name_len, "content-length")) {
@@ -287,8 +250,8 @@ field_semantics(struct hp *h, const struct px_http_header *f)
 		h->seen_host = 1;
 	} else if (ieq(f->name, f->name_len, "connection")) {
 		/* RFC 9110 §7.6.1: connection options are tokens. */
-		while ((rc = list_next(f->value, f->value_len, &pos, &tok,
-		    &tok_len)) == 1) {
+		bs_cur_init(&list, f->value, f->value_len);
+		while ((rc = list_next(&list, &tok, &tok_len)) == 1) {
 			if (ieq(tok, tok_len, "close"))
 				h->conn_close = 1;
 			else if (ieq(tok, tok_len, "keep-alive"))
@@ -344,15 +307,15 @@ enum {
 static int
 parse_fields(struct hp *h)
 {
-	struct cur *c = &h->c;
+	struct bs_cursor *c = &h->c;
 	struct px_http_header f;
-	uint8_t b;
+	int b;
 	int rc;
 
 	for (;;) {
 		switch (h->phase) {
 		case P_F_START:
-			if (cur_peek(c, &b) != R_OK)
+			if ((b = bs_cur_peek(c)) < 0)
 				return R_NEED;
 			if (b == '\r' || b == '\n')
 				return parse_crlf(h);
@@ -366,13 +329,13 @@ parse_fields(struct hp *h)
 			 * not have made, so reject. */
 			if (is_ows(b))
 				return fail(h, "obs-fold (a header line starting with whitespace)");
-			h->m1 = c->off;
+			h->m1 = bs_cur_pos(c);
 			h->phase = P_F_NAME;
 			/* fallthrough */
 		case P_F_NAME:
-			while (cur_peek(c, &b) == R_OK && is_tchar(b))
-				c->off++;
-			if (cur_peek(c, &b) != R_OK)
+			while ((b = bs_cur_peek(c)) >= 0 && is_tchar(b))
+				bs_cur_consume(c, 1);
+			if ((b = bs_cur_peek(c)) < 0)
 				return R_NEED;
 			if (b != ':') {
 				/* RFC 9112 §5.1: no whitespace between name and
@@ -385,16 +348,17 @@ parse_fields(struct hp *h)
 					return fail(h, "header line without a colon");
 				return fail(h, "invalid character in header name");
 			}
-			if (c->off == h->m1)
+			if (bs_cur_pos(c) == h->m1)
 				return fail(h, "empty header name");
-			h->m2 = c->off++;
+			h->m2 = bs_cur_pos(c);
+			bs_cur_consume(c, 1);
 			h->m3 = SIZE_MAX;
 			h->m4 = 0;
 			h->phase = P_F_VALUE;
 			/* fallthrough */
 		case P_F_VALUE:
 			for (;;) {
-				if (cur_peek(c, &b) != R_OK)
+				if ((b = bs_cur_peek(c)) < 0)
 					return R_NEED;
 				if (b == '\r')
 					break;
@@ -407,18 +371,18 @@ parse_fields(struct hp *h)
 					return fail(h, "control character in header value");
 				if (!is_ows(b)) {
 					if (h->m3 == SIZE_MAX)
-						h->m3 = c->off;
-					h->m4 = c->off + 1;
+						h->m3 = bs_cur_pos(c);
+					h->m4 = bs_cur_pos(c) + 1;
 				}
-				c->off++;
+				bs_cur_consume(c, 1);
 			}
 			if (h->m3 == SIZE_MAX)
-				h->m3 = h->m4 = c->off;
+				h->m3 = h->m4 = bs_cur_pos(c);
 			if ((rc = parse_crlf(h)) != R_OK)
 				return rc;
-			f.name = (const char *)c->p + h->m1;
+			f.name = h->buf + h->m1;
 			f.name_len = h->m2 - h->m1;
-			f.value = (const char *)c->p + h->m3;
+			f.value = h->buf + h->m3;
 			f.value_len = h->m4 - h->m3;
 			h->hdrs[h->n++] = f;
 			h->phase = P_F_START;
@@ -446,7 +410,7 @@ hp_save(const struct hp *h, size_t len, struct px_http_resume *rs)
 {
 	memset(rs, 0, sizeof(*rs));
 	rs->len = len;
-	rs->pos = h->c.off;
+	rs->pos = bs_cur_pos(&h->c);
 	rs->phase = h->phase;
 	rs->m1 = h->m1;
 	rs->m2 = h->m2;
@@ -467,10 +431,9 @@ hp_save(const struct hp *h, size_t len, struct px_http_resume *rs)
 static int
 hp_restore(struct hp *h, size_t len, const struct px_http_resume *rs)
 {
-	if (rs->len == 0 || len < rs->len || rs->pos > h->c.len ||
-	    rs->lines > h->max_lines)
+	if (rs->len == 0 || len < rs->len || rs->lines > h->max_lines ||
+	    bs_cur_set_pos(&h->c, rs->pos) < 0)
 		return 0;
-	h->c.off = rs->pos;
 	h->phase = rs->phase;
 	h->m1 = rs->m1;
 	h->m2 = rs->m2;
@@ -503,8 +466,8 @@ hp_init(struct hp *h, const char *buf, size_t len,
 		max_lines = lim->max_headers;
 	}
 	memset(h, 0, sizeof(*h));
-	h->c.p = (const uint8_t *)buf;
-	h->c.len = len < max_bytes ? len : max_bytes;
+	bs_cur_init(&h->c, buf, len < max_bytes ? len : max_bytes);
+	h->buf = buf;
 	h->err_status = err_status;
 	h->max_lines = max_lines < cap ? max_lines : cap;
 	h->hdrs = hdrs;
@@ -656,8 +619,8 @@ parse_target(struct hp *h, struct px_http_request *req)
 static int
 parse_request_line(struct hp *h, struct px_http_request *req)
 {
-	struct cur *c = &h->c;
-	uint8_t b;
+	struct bs_cursor *c = &h->c;
+	int b;
 	int rc;
 
 	switch (h->phase) {
@@ -665,36 +628,37 @@ parse_request_line(struct hp *h, struct px_http_request *req)
 		/* RFC 9112 §2.2: a server SHOULD ignore at least one empty
 		 * line before the request line (old clients sent CRLF after a
 		 * POST body).  Exactly one is ignored; more is refused. */
-		if (cur_peek(c, &b) != R_OK)
+		if ((b = bs_cur_peek(c)) < 0)
 			return R_NEED;
 		if (b == '\r' || b == '\n') {
 			if ((rc = parse_crlf(h)) != R_OK)
 				return rc;
-			if (cur_peek(c, &b) != R_OK)
+			if ((b = bs_cur_peek(c)) < 0)
 				return R_NEED;
 			if (b == '\r' || b == '\n')
 				return fail(h, "more than one empty line before the request line");
 		}
-		h->m1 = c->off;
+		h->m1 = bs_cur_pos(c);
 		h->phase = P_RL_METHOD;
 		/* fallthrough */
 	case P_RL_METHOD:
-		while (cur_peek(c, &b) == R_OK && is_tchar(b))
-			c->off++;
-		if (cur_peek(c, &b) != R_OK)
+		while ((b = bs_cur_peek(c)) >= 0 && is_tchar(b))
+			bs_cur_consume(c, 1);
+		if ((b = bs_cur_peek(c)) < 0)
 			return R_NEED;
 		if (b != ' ') {
-			if (c->off != h->m1 && (is_ows(b) || b == '\r' || b == '\n'))
+			if (bs_cur_pos(c) != h->m1 && (is_ows(b) || b == '\r' || b == '\n'))
 				return fail(h, "request line must be METHOD SP TARGET SP VERSION");
 			return fail(h, "invalid character in method");
 		}
-		if (c->off == h->m1)
+		if (bs_cur_pos(c) == h->m1)
 			return fail(h, "request line must be METHOD SP TARGET SP VERSION");
-		h->m2 = c->off++;
+		h->m2 = bs_cur_pos(c);
+		bs_cur_consume(c, 1);
 		h->phase = P_RL_TARGET;
 		/* fallthrough */
 	case P_RL_TARGET:
-		req->method = (const char *)c->p + h->m1;
+		req->method = h->buf + h->m1;
 		req->method_len = h->m2 - h->m1;
 		req->is_connect = req->method_len == 7 &&
 		    memcmp(req->method, "CONNECT", 7) == 0;
@@ -704,7 +668,7 @@ parse_request_line(struct hp *h, struct px_http_request *req)
 		 * exactly one SP on each side, so "GET  /" and
 		 * "GET /\tHTTP/1.1" fail. */
 		for (;;) {
-			if (cur_peek(c, &b) != R_OK)
+			if ((b = bs_cur_peek(c)) < 0)
 				return R_NEED;
 			if (b == ' ')
 				break;
@@ -714,37 +678,38 @@ parse_request_line(struct hp *h, struct px_http_request *req)
 				return fail(h, "non-ASCII byte in request target");
 			if (b < 0x21 || b == 0x7f)
 				return fail(h, "control character in request target");
-			c->off++;
+			bs_cur_consume(c, 1);
 		}
-		if (c->off == h->m2 + 1)
+		if (bs_cur_pos(c) == h->m2 + 1)
 			return fail(h, "request line must be METHOD SP TARGET SP VERSION");
-		req->target = (const char *)c->p + h->m2 + 1;
-		req->target_len = c->off - h->m2 - 1;
+		req->target = h->buf + h->m2 + 1;
+		req->target_len = bs_cur_pos(c) - h->m2 - 1;
 		if ((rc = parse_target(h, req)) != R_OK)
 			return rc;
-		h->m3 = c->off;
+		h->m3 = bs_cur_pos(c);
 		h->phase = P_RL_VERSION;
 		/* fallthrough */
 	case P_RL_VERSION:
 		/* Short enough to be read again from its start. */
-		c->off = h->m3 + 1;
+		if (bs_cur_set_pos(c, h->m3 + 1) < 0)
+			return R_NEED;
 		/* RFC 9112 §2.3: only the two versions this proxy speaks. */
-		if (cur_peek(c, &b) != R_OK)
+		if ((b = bs_cur_peek(c)) < 0)
 			return R_NEED;
 		if (b == ' ')
 			return fail(h, "request line must be METHOD SP TARGET SP VERSION");
-		rc = cur_expect(c, "HTTP/1.");
-		if (rc == R_ERR)
+		rc = bs_cur_expect(c, "HTTP/1.", 7);
+		if (rc == -EINVAL)
 			return fail(h, "unsupported HTTP version (only HTTP/1.0 and HTTP/1.1)");
-		if (rc != R_OK)
-			return rc;
-		if (cur_peek(c, &b) != R_OK)
+		if (rc < 0)
+			return R_NEED;
+		if ((b = bs_cur_peek(c)) < 0)
 			return R_NEED;
 		if (b != '0' && b != '1')
 			return fail(h, "unsupported HTTP version (only HTTP/1.0 and HTTP/1.1)");
 		req->minor = b - '0';
-		c->off++;
-		if (cur_peek(c, &b) != R_OK)
+		bs_cur_consume(c, 1);
+		if ((b = bs_cur_peek(c)) < 0)
 			return R_NEED;
 		if (b == ' ' || b == '\t')
 			return fail(h, "request line must be METHOD SP TARGET SP VERSION");
@@ -886,7 +851,7 @@ px_http_parse_request(const char *buf, size_t len,
 		*why = h.why;
 		return h.mismatch ? PX_HTTP_HOST_MISMATCH : PX_HTTP_ERROR;
 	}
-	*head_len = h.c.off;
+	*head_len = bs_cur_pos(&h.c);
 	return PX_HTTP_OK;
 }
 
@@ -897,65 +862,66 @@ px_http_parse_request(const char *buf, size_t len,
 static int
 parse_status_line(struct hp *h, struct px_http_response *resp)
 {
-	struct cur *c = &h->c;
+	struct bs_cursor *c = &h->c;
 	size_t i;
-	uint8_t b;
+	int b;
 	int rc;
 
 	if (h->phase == P_SL_BEGIN) {
-		rc = cur_expect(c, "HTTP/1.");
-		if (rc == R_ERR)
+		rc = bs_cur_expect(c, "HTTP/1.", 7);
+		if (rc == -EINVAL)
 			return fail(h, "upstream response is not HTTP/1.0 or HTTP/1.1");
-		if (rc != R_OK)
-			return rc;
-		if (cur_peek(c, &b) != R_OK)
+		if (rc < 0)
+			return R_NEED;
+		if ((b = bs_cur_peek(c)) < 0)
 			return R_NEED;
 		if (b != '0' && b != '1')
 			return fail(h, "upstream response is not HTTP/1.0 or HTTP/1.1");
 		resp->minor = b - '0';
-		c->off++;
-		if (cur_peek(c, &b) != R_OK)
+		bs_cur_consume(c, 1);
+		if ((b = bs_cur_peek(c)) < 0)
 			return R_NEED;
 		if (b != ' ')
 			return fail(h, "malformed upstream status line");
-		c->off++;
+		bs_cur_consume(c, 1);
 		/* RFC 9110 §15: three digits, 100-599. */
 		resp->status = 0;
 		for (i = 0; i < 3; i++) {
-			if (cur_peek(c, &b) != R_OK)
+			if ((b = bs_cur_peek(c)) < 0)
 				return R_NEED;
 			if (b < '0' || b > '9' || (i == 0 && (b < '1' || b > '5')))
 				return fail(h, "malformed upstream status code");
 			resp->status = resp->status * 10 + (b - '0');
-			c->off++;
+			bs_cur_consume(c, 1);
 		}
-		if (cur_peek(c, &b) != R_OK)
+		if ((b = bs_cur_peek(c)) < 0)
 			return R_NEED;
 		/* A missing reason phrase and its SP ("HTTP/1.1 200\r\n") is
 		 * taken: it changes nothing about framing, and servers send
 		 * it. */
 		if (b == '\r' || b == '\n') {
-			h->m1 = c->off;
+			h->m1 = bs_cur_pos(c);
 		} else if (b != ' ') {
 			return fail(h, "malformed upstream status code");
 		} else {
-			h->m1 = ++c->off;
+			bs_cur_consume(c, 1);
+			h->m1 = bs_cur_pos(c);
 		}
 		h->phase = P_SL_REASON;
 	}
 	if (h->phase != P_SL_REASON)
 		return fail(h, "parser in a bad state");
 	for (;;) {
-		if (cur_peek(c, &b) != R_OK)
+		if ((b = bs_cur_peek(c)) < 0)
 			return R_NEED;
 		if (b == '\r' || b == '\n')
 			break;
 		if (!is_field_byte(b))
 			return fail(h, "control character in upstream reason phrase");
-		c->off++;
+		bs_cur_consume(c, 1);
 	}
-	resp->reason = (const char *)c->p + h->m1;
-	resp->reason_len = c->off - h->m1;
+	resp->reason = h->buf + h->m1;
+	resp->reason_len = bs_cur_pos(c) - h->m1;
 	if ((rc = parse_crlf(h)) != R_OK)
 		return rc;
 	h->phase = P_F_START;
@@ -1069,7 +1035,7 @@ px_http_parse_response(const char *buf, size_t len,
 		*why = h.why;
 		return PX_HTTP_ERROR;
 	}
-	*head_len = h.c.off;
+	*head_len = bs_cur_pos(&h.c);
 	return PX_HTTP_OK;
 }
 
@@ -1081,15 +1047,15 @@ static int
 named_in_connection(const struct px_http_header *hdrs, size_t n,
     const char *name, size_t name_len)
 {
+	struct bs_cursor list;
 	const char *tok;
-	size_t i, pos, tok_len;
+	size_t i, tok_len;
 
 	for (i = 0; i < n; i++) {
 		if (!ieq(hdrs[i].name, hdrs[i].name_len, "connection"))
 			continue;
-		pos = 0;
-		while (list_next(hdrs[i].value, hdrs[i].value_len, &pos, &tok,
-		    &tok_len) == 1) {
+		bs_cur_init(&list, hdrs[i].value, hdrs[i].value_len);
+		while (list_next(&list, &tok, &tok_len) == 1) {
 			if (tok_len == name_len) {
 				size_t k;
 

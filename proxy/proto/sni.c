@@ -7,9 +7,9 @@
  * whole message is there.  The callback reads the server_name extension and
  * fails the handshake, so OpenSSL never gets further than parsing.  Its
  * output (the alert) goes to a null BIO: nothing is ever sent.  Only the
- * small server_name structure of RFC 6066 §3 is walked here, with a
- * bounds-checked cursor, because OpenSSL 3.0 fills in SSL_get_servername()
- * only after the ClientHello callback has returned.
+ * small server_name structure of RFC 6066 §3 is walked here, with the
+ * base cursor (base/cursor.h), because OpenSSL 3.0 fills in
+ * SSL_get_servername() only after the ClientHello callback has returned.
  */
 #include "config.h"
 
@@ -23,6 +23,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "base/cursor.h"
 #include "conf/host.h"
 #include "proxy/proto/sni.h"
 
@@ -124,45 +125,6 @@ sniff(const unsigned char *h, size_t n, const char **why)
 	return SNIFF_NOT_TLS;
 }
 
-/* A bounds-checked cursor over the server_name extension body. */
-struct cursor {
-	const unsigned char *p;
-	size_t left;
-};
-
-static int
-get_u8(struct cursor *c, unsigned *v)
-{
-	if (c->left < 1)
-		return -1;
-	*v = c->p[0];
-	c->p++;
-	c->left--;
-	return 0;
-}
-
-static int
-get_u16(struct cursor *c, size_t *v)
-{
-	if (c->left < 2)
-		return -1;
-	*v = ((size_t)c->p[0] << 8) | c->p[1];
-	c->p += 2;
-	c->left -= 2;
-	return 0;
-}
-
-static int
-get_bytes(struct cursor *c, size_t n, const unsigned char **out)
-{
-	if (c->left < n)
-		return -1;
-	*out = c->p;
-	c->p += n;
-	c->left -= n;
-	return 0;
-}
-
 /*
  * Parse the body of a ClientHello server_name extension (RFC 6066 §3):
  *
@@ -178,14 +140,15 @@ get_bytes(struct cursor *c, size_t n, const unsigned char **out)
 static void
 parse_server_name(struct px_sni *s, const unsigned char *ext, size_t len)
 {
-	struct cursor c = { ext, len };
+	struct bs_cursor c;
 	const unsigned char *name;
-	size_t list_len, name_len;
-	unsigned type;
+	uint16_t list_len, name_len;
+	uint8_t type;
 	const char *why = NULL;
 
+	bs_cur_init(&c, ext, len);
 	s->result = PX_SNI_BAD;
-	if (get_u16(&c, &list_len) != 0 || list_len != c.left) {
+	if (bs_cur_fetch_be16(&c, &list_len) != 0 || list_len != bs_cur_left(&c)) {
 		s->why = "server_name list length does not match the extension";
 		return;
 	}
@@ -193,15 +156,16 @@ parse_server_name(struct px_sni *s, const unsigned char *ext, size_t len)
 		s->why = "empty server_name list";
 		return;
 	}
-	if (get_u8(&c, &type) != 0 || type != 0) {
+	if (bs_cur_fetch_u8(&c, &type) != 0 || type != 0) {
 		s->why = "server_name of a type other than host_name";
 		return;
 	}
-	if (get_u16(&c, &name_len) != 0 || get_bytes(&c, name_len, &name) != 0) {
+	if (bs_cur_fetch_be16(&c, &name_len) != 0 ||
+	    bs_cur_fetch_bytes(&c, name_len, &name) != 0) {
 		s->why = "truncated server_name";
 		return;
 	}
-	if (c.left != 0) {
+	if (bs_cur_left(&c) != 0) {
 		s->why = "more than one entry in the server_name list";
 		return;
 	}
@@ -232,16 +196,19 @@ parse_server_name(struct px_sni *s, const unsigned char *ext, size_t len)
 static int
 parse_alpn(const unsigned char *ext, size_t len)
 {
-	struct cursor c = { ext, len };
+	struct bs_cursor c;
 	const unsigned char *name;
-	size_t list_len;
-	unsigned nlen;
+	uint16_t list_len;
+	uint8_t nlen;
 	int got = 0;
 
-	if (get_u16(&c, &list_len) != 0 || list_len != c.left || list_len < 2)
+	bs_cur_init(&c, ext, len);
+	if (bs_cur_fetch_be16(&c, &list_len) != 0 || list_len != bs_cur_left(&c) ||
+	    list_len < 2)
 		return 0;
-	while (c.left > 0) {
-		if (get_u8(&c, &nlen) != 0 || nlen == 0 || get_bytes(&c, nlen, &name) != 0)
+	while (bs_cur_left(&c) > 0) {
+		if (bs_cur_fetch_u8(&c, &nlen) != 0 || nlen == 0 ||
+		    bs_cur_fetch_bytes(&c, nlen, &name) != 0)
 			return 0;
 		if (nlen == 2 && memcmp(name, "h2", 2) == 0)
 			got |= PX_SNI_ALPN_H2;

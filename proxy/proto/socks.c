@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 
+#include "base/cursor.h"
 #include "conf/decide.h"
 #include "proxy/proto/socks.h"
 
@@ -22,30 +23,31 @@ int
 px_socks_greeting(const unsigned char *buf, size_t len, size_t *used, int *noauth,
     const char **why)
 {
-	size_t i, n;
+	struct bs_cursor c;
+	const unsigned char *methods;
+	uint8_t ver, n;
 
 	*noauth = 0;
-	if (len < 1)
+	bs_cur_init(&c, buf, len);
+	if (bs_cur_fetch_u8(&c, &ver) < 0)
 		return PX_SOCKS_INCOMPLETE;
-	if (buf[0] != PX_SOCKS_VERSION) {
+	if (ver != PX_SOCKS_VERSION) {
 		*why = "not SOCKS version 5";
 		return PX_SOCKS_BAD;
 	}
-	if (len < 2)
+	if (bs_cur_fetch_u8(&c, &n) < 0)
 		return PX_SOCKS_INCOMPLETE;
-	n = buf[1];
 	/* RFC 1928 §3: NMETHODS is 1 to 255; an empty list offers nothing
 	 * to choose and is no greeting. */
 	if (n == 0) {
 		*why = "the SOCKS5 greeting offers no method";
 		return PX_SOCKS_BAD;
 	}
-	if (len < 2 + n)
+	if (bs_cur_fetch_bytes(&c, n, &methods) < 0)
 		return PX_SOCKS_INCOMPLETE;
-	for (i = 0; i < n; i++)
-		if (buf[2 + i] == 0x00)
-			*noauth = 1;
-	*used = 2 + n;
+	if (memchr(methods, 0x00, n) != NULL)
+		*noauth = 1;
+	*used = bs_cur_pos(&c);
 	return PX_SOCKS_OK;
 }
 
@@ -63,61 +65,62 @@ px_socks_request(const unsigned char *buf, size_t len, size_t *used,
 {
 	char text[CF_HOST_TEXT_MAX];
 	const char *hwhy = NULL;
-	size_t alen, off;
-	int atyp;
+	const unsigned char *addr;
+	struct bs_cursor c;
+	uint8_t ver, cmd, rsv, atyp, alen;
+	uint16_t port;
 
-	if (len < 1)
+	bs_cur_init(&c, buf, len);
+	if (bs_cur_fetch_u8(&c, &ver) < 0)
 		return PX_SOCKS_INCOMPLETE;
-	if (buf[0] != PX_SOCKS_VERSION)
+	if (ver != PX_SOCKS_VERSION)
 		return bad(rep, PX_SOCKS_REP_FAILURE, why, "the SOCKS5 request is not version 5");
-	if (len < 4)
+	if (bs_cur_left(&c) < 3)
 		return PX_SOCKS_INCOMPLETE;
+	bs_cur_fetch_u8(&c, &cmd);
+	bs_cur_fetch_u8(&c, &rsv);
+	bs_cur_fetch_u8(&c, &atyp);
 	/* RFC 1928 §4: RSV is X'00'.  Anything else is not a request we
 	 * understand, and a request not understood is not judged. */
-	if (buf[2] != 0x00)
+	if (rsv != 0x00)
 		return bad(rep, PX_SOCKS_REP_FAILURE, why, "the SOCKS5 request's reserved byte is not 0");
-	atyp = buf[3];
 	switch (atyp) {
 	case ATYP_IPV4:
 		alen = 4;
-		off = 4;
 		break;
 	case ATYP_IPV6:
 		alen = 16;
-		off = 4;
 		break;
 	case ATYP_NAME:
 		/* RFC 1928 §5: the first octet is the name's length, and
 		 * there is no terminating NUL. */
-		if (len < 5)
+		if (bs_cur_fetch_u8(&c, &alen) < 0)
 			return PX_SOCKS_INCOMPLETE;
-		alen = buf[4];
-		off = 5;
 		if (alen == 0)
 			return bad(rep, PX_SOCKS_REP_FAILURE, why, "the SOCKS5 request names an empty host");
 		break;
 	default:
 		return bad(rep, PX_SOCKS_REP_ATYP_UNSUPPORTED, why, "the SOCKS5 address type is unknown");
 	}
-	if (len < off + alen + 2)
+	if (bs_cur_fetch_bytes(&c, alen, &addr) < 0 || bs_cur_fetch_be16(&c, &port) < 0)
 		return PX_SOCKS_INCOMPLETE;
 
 	memset(req, 0, sizeof(*req));
-	req->cmd = buf[1];
+	req->cmd = cmd;
 	req->atyp = atyp;
-	req->port = (uint16_t)((buf[off + alen] << 8) | buf[off + alen + 1]);
+	req->port = port;
 	if (atyp == ATYP_NAME) {
-		if (cf_host_parse((const char *)buf + off, alen, 0, &req->host, &hwhy) != 0)
+		if (cf_host_parse((const char *)addr, alen, 0, &req->host, &hwhy) != 0)
 			return bad(rep, PX_SOCKS_REP_FAILURE, why, "the SOCKS5 request's host name is malformed");
 	} else {
 		/* A literal is judged as its canonical text is in an HTTP
 		 * CONNECT: through the same normaliser, so that mapped and
 		 * special addresses meet the same rules. */
 		if (atyp == ATYP_IPV4) {
-			inet_ntop(AF_INET, buf + off, text, sizeof(text));
+			inet_ntop(AF_INET, addr, text, sizeof(text));
 		} else {
 			char v6[INET6_ADDRSTRLEN];
-			inet_ntop(AF_INET6, buf + off, v6, sizeof(v6));
+			inet_ntop(AF_INET6, addr, v6, sizeof(v6));
 			snprintf(text, sizeof(text), "[%s]", v6);
 		}
 		if (cf_host_parse(text, strlen(text), 0, &req->host, &hwhy) != 0)
@@ -126,7 +129,7 @@ px_socks_request(const unsigned char *buf, size_t len, size_t *used,
 	/* Port 0 is no destination (an HTTP CONNECT refuses it too). */
 	if (req->port == 0 && req->cmd == PX_SOCKS_CONNECT)
 		return bad(rep, PX_SOCKS_REP_FAILURE, why, "the SOCKS5 request's port is 0");
-	*used = off + alen + 2;
+	*used = bs_cur_pos(&c);
 	return PX_SOCKS_OK;
 }
 

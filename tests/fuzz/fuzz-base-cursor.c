@@ -2,7 +2,8 @@
  * tests/fuzz/fuzz-base-cursor.c: the shared number parser and cursor.
  * Invariants checked: an accepted number prints back to the same bytes
  * (unless leading zeros were allowed) and is within its maximum; the
- * cursor never moves past its end and consumes nothing on failure.
+ * cursor never moves past its end and consumes nothing on failure; a
+ * fetch returns the bytes at the position.
  */
 #include "config.h"
 
@@ -63,6 +64,55 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				c.off++;
 		}
 		if (bs_cur_left(&c) >= before || c.off > c.len)
+			abort();
+	}
+	/* Walk them as the binary parsers do, each byte choosing the next
+	 * fetch: a fetch returns the bytes at the position and consumes
+	 * them, or fails and consumes nothing. */
+	bs_cur_init(&c, data, size);
+	while (bs_cur_left(&c) > 0) {
+		const unsigned char *p = NULL;
+		uint16_t v16;
+		uint8_t op, v8;
+		size_t at;
+
+		if (bs_cur_fetch_u8(&c, &op) != 0 || op != data[c.off - 1])
+			abort();
+		at = bs_cur_pos(&c);
+		switch (op % 5) {
+		case 0:
+			rc = bs_cur_fetch_be16(&c, &v16);
+			if (rc == 0 && v16 != ((data[at] << 8) | data[at + 1]))
+				abort();
+			break;
+		case 1:
+			rc = bs_cur_fetch_bytes(&c, op / 5, &p);
+			if (rc == 0 && p != data + at)
+				abort();
+			break;
+		case 2:
+			rc = bs_cur_expect(&c, "\r\n", 2);
+			if (rc == 0 && memcmp(data + at, "\r\n", 2) != 0)
+				abort();
+			if (rc == -ENODATA && (size - at >= 2 || (size - at == 1 && data[at] != '\r')))
+				abort();
+			break;
+		case 3:
+			rc = bs_cur_consume(&c, op / 5);
+			if (bs_cur_peek_at(&c, 0) != bs_cur_peek(&c))
+				abort();
+			break;
+		default:
+			rc = bs_cur_fetch_u8(&c, &v8);
+			if (rc == 0 && v8 != data[at])
+				abort();
+			break;
+		}
+		if (rc != 0 && bs_cur_pos(&c) != at)
+			abort();
+		if (rc != 0 && rc != -ENODATA && rc != -EINVAL)
+			abort();
+		if (c.off > c.len || bs_cur_ptr(&c) != data + c.off)
 			abort();
 	}
 	return 0;

@@ -137,11 +137,81 @@ test_cursor(void)
 	    "NUL is in no set");
 }
 
+/* The fetches the binary parsers (SNI, SOCKS, DNS) use: each either
+ * consumes what it returns or leaves the position where it was. */
+static void
+test_fetch(void)
+{
+	static const unsigned char wire[] = { 0x01, 0x02, 0x03, 0xff, 0x00, 'a', 'b' };
+	const unsigned char *p = NULL;
+	struct bs_cursor c;
+	uint16_t v16 = 7;
+	uint8_t v8 = 7;
+
+	bs_cur_init(&c, wire, sizeof(wire));
+	tap_ok(bs_cur_fetch_u8(&c, &v8) == 0 && v8 == 0x01 && bs_cur_pos(&c) == 1,
+	    "fetch u8");
+	tap_ok(bs_cur_fetch_be16(&c, &v16) == 0 && v16 == 0x0203 && bs_cur_pos(&c) == 3,
+	    "fetch be16 is big-endian");
+	tap_ok(bs_cur_peek_at(&c, 0) == 0xff && bs_cur_peek_at(&c, 3) == 'b' &&
+	    bs_cur_peek_at(&c, 4) == -1 && bs_cur_peek_at(&c, (size_t)-1) == -1,
+	    "peek_at: bytes ahead, -1 past the end");
+	tap_ok(bs_cur_ptr(&c) == wire + 3, "ptr is at the position");
+	tap_ok(bs_cur_fetch_bytes(&c, 5, &p) == -ENODATA && p == NULL &&
+	    bs_cur_pos(&c) == 3, "fetch bytes past the end: -ENODATA, nothing consumed");
+	tap_ok(bs_cur_fetch_bytes(&c, 2, &p) == 0 && p == wire + 3 && bs_cur_pos(&c) == 5,
+	    "fetch 2 bytes");
+	tap_ok(bs_cur_consume(&c, 3) == -ENODATA && bs_cur_pos(&c) == 5,
+	    "consume past the end: -ENODATA, nothing consumed");
+	tap_ok(bs_cur_consume(&c, 1) == 0 && bs_cur_peek(&c) == 'b', "consume 1");
+	v16 = 7;
+	tap_ok(bs_cur_fetch_be16(&c, &v16) == -ENODATA && v16 == 7 && bs_cur_pos(&c) == 6,
+	    "be16 with one byte left: -ENODATA, nothing consumed");
+	tap_ok(bs_cur_fetch_u8(&c, &v8) == 0 && v8 == 'b' && bs_cur_left(&c) == 0,
+	    "fetch the last byte");
+	v8 = 7;
+	tap_ok(bs_cur_fetch_u8(&c, &v8) == -ENODATA && v8 == 7, "u8 at the end: -ENODATA");
+	tap_ok(bs_cur_fetch_bytes(&c, 0, &p) == 0 && p == wire + sizeof(wire),
+	    "zero bytes at the end");
+	tap_ok(bs_cur_set_pos(&c, sizeof(wire) + 1) == -ERANGE &&
+	    bs_cur_pos(&c) == sizeof(wire), "set_pos past the end: -ERANGE, unchanged");
+	tap_ok(bs_cur_set_pos(&c, 1) == 0 && bs_cur_peek(&c) == 0x02, "set_pos back");
+	tap_ok(bs_cur_set_pos(&c, sizeof(wire)) == 0 && bs_cur_peek(&c) == -1,
+	    "set_pos to the end");
+}
+
+/* A literal: matched, still possible with more bytes, or not there. */
+static void
+test_expect(void)
+{
+	struct bs_cursor c;
+
+	bs_cur_init(&c, "HTTP/1.1", 8);
+	tap_ok(bs_cur_expect(&c, "HTTP/1.", 7) == 0 && bs_cur_peek(&c) == '1',
+	    "expect a literal: consumed");
+	bs_cur_init(&c, "HTTP/", 5);
+	tap_ok(bs_cur_expect(&c, "HTTP/1.", 7) == -ENODATA && bs_cur_pos(&c) == 0,
+	    "a proper prefix: -ENODATA, nothing consumed");
+	bs_cur_init(&c, "HTTX/1.1", 8);
+	tap_ok(bs_cur_expect(&c, "HTTP/1.", 7) == -EINVAL && bs_cur_pos(&c) == 0,
+	    "a mismatch: -EINVAL, nothing consumed");
+	bs_cur_init(&c, "HTX", 3);
+	tap_ok(bs_cur_expect(&c, "HTTP/1.", 7) == -EINVAL && bs_cur_pos(&c) == 0,
+	    "a short mismatch: -EINVAL");
+	bs_cur_init(&c, "", 0);
+	tap_ok(bs_cur_expect(&c, "HTTP/1.", 7) == -ENODATA, "nothing yet: -ENODATA");
+	bs_cur_init(&c, "a\0b", 3);
+	tap_ok(bs_cur_expect(&c, "a\0b", 3) == 0 && bs_cur_left(&c) == 0,
+	    "a literal with a NUL byte");
+}
+
 int
 main(void)
 {
 	test_num();
 	test_port();
 	test_cursor();
+	test_fetch();
+	test_expect();
 	return tap_done();
 }
