@@ -21,6 +21,7 @@ libpostern_proxy_a_SOURCES = \
 	proxy/engine.c proxy/engine.h \
 	proxy/check.c proxy/check.h \
 	proxy/explain.c proxy/explain.h \
+	proxy/core/io.c proxy/core/io.h \
 	proxy/core/listen.c \
 	proxy/core/log.h \
 	proxy/core/lock.h \
