@@ -25,8 +25,16 @@
  *     at once, from inside.
  *  5. A socket bufferevent whose output is empty has nothing queued for
  *     its socket: bytes written to the socket directly go out in order.
- * tests/unit/test-io.c checks each of these against the libevent it is
- * built with, and fails when one changes.
+ *  6. Its read runs the read callback after bytes, and at EOF or an error
+ *     disables EV_READ and then runs the event callback with
+ *     BEV_EVENT_READING and BEV_EVENT_EOF or BEV_EVENT_ERROR.
+ *     px_conn_cli_read_own() (flow/conn.c) reads a client with an event
+ *     of its own, px_io_bev_read_now(), and does the same.  That event,
+ *     added on the socket before the bufferevent's read is disabled,
+ *     keeps the socket's epoll registration as it is: a cost (no
+ *     epoll_ctl(2)), measured by tests/bench, not checked here.
+ * tests/unit/test-io.c checks 1 to 6 against the libevent it is built
+ * with, and fails when one changes.
  *
  * The rule: a bypass of libevent is allowed only with a measured gain
  * beyond the machine's noise in an A/B of alternating runs (tests/bench/).

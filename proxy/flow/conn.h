@@ -354,10 +354,11 @@ ssize_t px_conn_cli_recv(struct px_conn *c);
  * The client's next read, while its input is empty: one recv(2) of the
  * proxy's own instead of the bufferevent's FIONREAD ioctl(2) and readv(2),
  * then the phase's cli_read as the bufferevent would call it (or its
- * cli_event at EOF or an error, with the read disabled, as it would).
- * Later reads are the bufferevent's again.  A client behind a TLS filter,
- * or with a read watermark, is left to its bufferevent.  The bufferevent's
- * read goes back on, as it was, at any phase change (px_conn_enter()).
+ * cli_event at EOF or an error, with the read disabled, as it would;
+ * io.h, 6).  Later reads are the bufferevent's again.  A client behind a
+ * TLS filter, or with a read watermark, is left to its bufferevent.  The
+ * bufferevent's read goes back on, as it was, at any phase change
+ * (px_conn_enter()).
  */
 void px_conn_cli_read_own(struct px_conn *c);
 void px_conn_close_after_write(struct px_conn *c);

@@ -86,6 +86,17 @@ len_read_cb(struct bufferevent *bev, void *arg)
 		read_cb_len = evbuffer_get_length(bufferevent_get_input(bev));
 }
 
+static short event_what;
+static int event_read_on;
+
+static void
+what_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)arg;
+	event_what = what;
+	event_read_on = (bufferevent_get_enabled(bev) & EV_READ) != 0;
+}
+
 static void
 test_libevent(void)
 {
@@ -154,8 +165,19 @@ test_libevent(void)
 	    "4: a commit inside the callback runs the callbacks again at once (%d)", s.nested);
 	tap_ok(read_cb_len == 4097, "4: all before the read callback (it saw %zu)", read_cb_len);
 	tap_ok(evbuffer_add(in, "x", 1) == -1, "4: after the read its end is frozen again");
-	bufferevent_free(bev);
+
+	/* 6: at EOF, EV_READ off, then the event callback. */
+	event_what = 0;
+	event_read_on = 1;
+	bufferevent_setcb(bev, NULL, NULL, what_event_cb, NULL);
 	close(peer);
+	while (event_what == 0 && event_base_loop(base, EVLOOP_ONCE) == 0)
+		;
+	tap_ok(event_what == (BEV_EVENT_READING | BEV_EVENT_EOF),
+	    "6: at EOF its event callback has BEV_EVENT_READING|BEV_EVENT_EOF (0x%x)",
+	    (unsigned)event_what);
+	tap_ok(!event_read_on, "6: with EV_READ disabled first");
+	bufferevent_free(bev);
 }
 
 static void
