@@ -19,28 +19,6 @@
  * EVBUFFER_MAX_READ (io.h, 3). */
 #define LIBEVENT_MAX_READ 4096
 
-ssize_t
-px_io_recv(int fd, void *buf, size_t len, int flags)
-{
-	ssize_t n;
-
-	do
-		n = recv(fd, buf, len, flags | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : n;
-}
-
-ssize_t
-px_io_send(int fd, const void *buf, size_t len)
-{
-	ssize_t n;
-
-	do
-		n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : n;
-}
-
 int
 px_io_bev_send(struct bufferevent *bev, const void *data, size_t len)
 {
