@@ -30,6 +30,7 @@
 #include "proxy/flow/connect.h"
 #include "proxy/proto/dns.h"
 #include "proxy/policy/grants.h"
+#include "proxy/core/io.h"
 #include "proxy/core/log.h"
 #include "proxy/core/loopcall.h"
 #include "proxy/core/mem.h"
@@ -159,68 +160,19 @@ cli_unsent(const struct px_conn *c)
 int
 px_conn_cli_send(struct px_conn *c, const void *data, size_t len)
 {
-	struct evbuffer *out = bufferevent_get_output(c->cli.bev);
-	ssize_t n = 0;
-
-	if (len > 0 && evbuffer_get_length(out) == 0 &&
-	    bufferevent_get_underlying(c->cli.bev) == NULL) {
-		do
-			n = send(bufferevent_getfd(c->cli.bev), data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		while (n < 0 && errno == EINTR);
-		/* EAGAIN, or an error the bufferevent meets on its own
-		 * write of the same bytes and reports as it always did. */
-		if (n < 0)
-			n = 0;
-	}
-	if ((size_t)n == len)
-		return 0;
-	return evbuffer_add(out, (const char *)data + n, len - (size_t)n);
+	return px_io_bev_send(c->cli.bev, data, len);
 }
 
 int
 px_conn_send_buffer(struct conn_side *s, struct evbuffer *src, size_t n)
 {
-	struct evbuffer *out = bufferevent_get_output(s->bev);
-	int w;
-
-	/* An error is left for the bufferevent's own write to meet and
-	 * report, as in px_conn_cli_send(). */
-	if (n > 0 && evbuffer_get_length(out) == 0 && bufferevent_get_underlying(s->bev) == NULL &&
-	    (w = evbuffer_write_atmost(src, bufferevent_getfd(s->bev), (ev_ssize_t)n)) > 0)
-		n -= (size_t)w;
-	if (n == 0)
-		return 0;
-	return evbuffer_remove_buffer(src, out, n) < 0 ? -1 : 0;
+	return px_io_bev_send_buffer(s->bev, src, n);
 }
 
 ssize_t
 px_conn_cli_recv(struct px_conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
-	size_t max = (size_t)bufferevent_get_max_single_read(c->cli.bev);
-	struct evbuffer_iovec v;
-	ssize_t n = -ENOMEM;
-
-	/* A socket bufferevent keeps its input's end frozen but while its
-	 * own read adds to it; this read is one of its reads. */
-	evbuffer_unfreeze(in, 0);
-	if (evbuffer_reserve_space(in, (ev_ssize_t)max, &v, 1) == 1) {
-		if (v.iov_len > max)
-			v.iov_len = max;
-		do
-			n = recv(bufferevent_getfd(c->cli.bev), v.iov_base, v.iov_len, MSG_DONTWAIT);
-		while (n < 0 && errno == EINTR);
-		if (n < 0)
-			n = -errno;
-		/* Nothing read: the reservation lapses uncommitted. */
-		if (n > 0) {
-			v.iov_len = (size_t)n;
-			if (evbuffer_commit_space(in, &v, 1) != 0)
-				n = -ENOMEM;
-		}
-	}
-	evbuffer_freeze(in, 0);
-	return n;
+	return px_io_bev_read_now(c->cli.bev);
 }
 
 /* The proxy's own read of the client is on. */

@@ -337,31 +337,28 @@ void px_conn_refuse(struct px_conn *c, int status, enum cf_reason reason,
 /* Drop the upstream, stop reading, flush what is queued to the client and
  * close (or linger, for a refusal at accept). */
 /* Queue LEN bytes of DATA to the client, written at once when nothing
- * waits before them and the client's bufferevent is its socket's (not a
- * TLS filter): a short answer (a 200, a refusal) then costs one send(2)
- * instead of a round trip through the loop for EPOLLOUT, its two
- * epoll_ctl(2) and a wake-up.  What the socket does not take now is
- * queued on the bufferevent as before, errors included (its own write
- * reports them).  0, or -1 when out of memory. */
+ * waits before them (px_io_bev_send(), io.h): a short answer (a 200, a
+ * refusal) then costs one send(2) instead of a round trip through the
+ * loop for EPOLLOUT, its two epoll_ctl(2) and a wake-up.  0, or -1 when
+ * out of memory. */
 int px_conn_cli_send(struct px_conn *c, const void *data, size_t len);
-/* The same for the first N bytes of SRC, to side S (either one): written
- * at once (writev(2)) under the same conditions, the rest of them moved
- * onto S's bufferevent; they leave SRC either way.  0, or -1 when out of
- * memory. */
+/* The same for the first N bytes of SRC, to side S (either one)
+ * (px_io_bev_send_buffer()); they leave SRC either way.  0, or -1 when
+ * out of memory. */
 int px_conn_send_buffer(struct conn_side *s, struct evbuffer *src, size_t n);
-/* One recv(2) of at most the client's bufferevent's single-read size into
- * its input, as that bufferevent's own read would add it (its socket's,
- * not a TLS filter's).  The bytes read, 0 at EOF, or a negative errno
- * (-EAGAIN: nothing there). */
+/* One recv(2) into the client's input, as its bufferevent's own read would
+ * add it (px_io_bev_read_now()).  The bytes read, 0 at EOF, or a negative
+ * errno (-EAGAIN: nothing there). */
 ssize_t px_conn_cli_recv(struct px_conn *c);
 /*
  * The client's next read, while its input is empty: one recv(2) of the
  * proxy's own instead of the bufferevent's FIONREAD ioctl(2) and readv(2),
  * then the phase's cli_read as the bufferevent would call it (or its
- * cli_event at EOF or an error, with the read disabled, as it would).
- * Later reads are the bufferevent's again.  A client behind a TLS filter,
- * or with a read watermark, is left to its bufferevent.  The bufferevent's
- * read goes back on, as it was, at any phase change (px_conn_enter()).
+ * cli_event at EOF or an error, with the read disabled, as it would;
+ * io.h, 6).  Later reads are the bufferevent's again.  A client behind a
+ * TLS filter, or with a read watermark, is left to its bufferevent.  The
+ * bufferevent's read goes back on, as it was, at any phase change
+ * (px_conn_enter()).
  */
 void px_conn_cli_read_own(struct px_conn *c);
 void px_conn_close_after_write(struct px_conn *c);

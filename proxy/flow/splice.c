@@ -30,6 +30,7 @@
 #include <event2/event.h>
 
 #include "base/pump.h"
+#include "proxy/core/io.h"
 #include "proxy/core/loopcall.h"
 #include "proxy/core/mem.h"
 #include "proxy/core/prio.h"
@@ -248,16 +249,12 @@ copy(struct dir *d, size_t room, int *full, int *err)
 
 	if (room > COPY_MAX)
 		room = COPY_MAX;
-	do
-		n = recv(d->from, copybuf, room, MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
+	n = px_io_recv(d->from, copybuf, room, 0);
 	if (n <= 0)
-		return n < 0 ? -errno : 0;
-	do
-		w = send(d->to, copybuf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
-	while (w < 0 && errno == EINTR);
-	if (w < 0 && errno != EAGAIN) {
-		*err = errno;
+		return n;
+	w = px_io_send(d->to, copybuf, (size_t)n);
+	if (w < 0 && w != -EAGAIN) {
+		*err = (int)-w;
 		return n;
 	}
 	if (w < 0)
@@ -309,13 +306,13 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 			if (q == 0) {
 				/* Spent: more bytes waiting is over the budget,
 				 * EOF is the client's plain end. */
-				r = recv(d->from, &x, 1, MSG_PEEK | MSG_DONTWAIT);
+				r = px_io_recv(d->from, &x, 1, MSG_PEEK);
 				if (r > 0)
 					d->over = 1;
 				else if (r == 0)
 					d->eof = 1;
-				else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-					finish(s, errno);
+				else if (r != -EAGAIN && r != -EWOULDBLOCK) {
+					finish(s, (int)-r);
 					return;
 				}
 				break;

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include <sys/uio.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -31,6 +30,7 @@
 #include "conf/inject.h"
 #include "conf/secret.h"
 #include "proxy/flow/conn.h"
+#include "proxy/core/io.h"
 #include "proxy/core/log.h"
 #include "proxy/core/loopcall.h"
 #include "proxy/core/prio.h"
@@ -712,52 +712,11 @@ tls_error_text(struct bufferevent *bev, const char *fallback)
 
 /*
  * The socket under a TLS filter.  libevent 2.1 reads at most 4 KiB a call,
- * one call a loop pass: a 16 KiB record took four passes.  When a read
- * filled the 4 KiB, term_topup_cb() reads up to TERM_TOPUP more at once,
- * before the filter decrypts.  A short read costs no extra call; EOF and
- * errors are left for the socket's own next read.
+ * one call a loop pass: a 16 KiB record took four passes.  After a read
+ * that filled the 4 KiB, px_io_bev_topup() (io.h) reads on at once,
+ * before the filter decrypts.
  */
-#define TERM_READ_CAP 4096
-#define TERM_TOPUP (64 * 1024 - 256)
 #define TERM_WRITE_MAX (256 * 1024)
-
-static _Thread_local int topup_busy;
-
-static void
-term_topup_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
-{
-	struct bufferevent *under = arg;
-	struct evbuffer_iovec v[2];
-	struct iovec iov[2];
-	evutil_socket_t fd;
-	ssize_t n;
-	size_t left;
-	int nv, i;
-
-	if (topup_busy || info->n_added != TERM_READ_CAP || (fd = bufferevent_getfd(under)) < 0)
-		return;
-	nv = evbuffer_reserve_space(buf, TERM_TOPUP, v, 2);
-	if (nv <= 0)
-		return;
-	for (i = 0; i < nv; i++) {
-		iov[i].iov_base = v[i].iov_base;
-		iov[i].iov_len = v[i].iov_len;
-	}
-	do {
-		n = readv(fd, iov, nv);
-	} while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return;	/* the reservation lapses with the next one */
-	left = (size_t)n;
-	for (i = 0; i < nv; i++) {
-		if (v[i].iov_len > left)
-			v[i].iov_len = left;
-		left -= v[i].iov_len;
-	}
-	topup_busy = 1;
-	evbuffer_commit_space(buf, v, nv);
-	topup_busy = 0;
-}
 
 /*
  * Written at once, for the socket under a TLS filter.  libevent would wait
@@ -771,19 +730,13 @@ term_flush(struct bufferevent *bev)
 {
 	struct bufferevent *under = bev != NULL ? bufferevent_get_underlying(bev) : NULL;
 	struct evbuffer *out;
-	evutil_socket_t fd;
 
-	if (under == NULL || (fd = bufferevent_getfd(under)) < 0)
+	if (under == NULL || bufferevent_getfd(under) < 0)
 		return;
 	out = bufferevent_get_output(under);
 	bufferevent_disable(under, EV_WRITE);
-	if (evbuffer_get_length(out) > 0) {
-		/* The socket's bufferevent keeps its output's front frozen
-		 * but while it writes. */
-		evbuffer_unfreeze(out, 1);
-		(void)evbuffer_write_atmost(out, fd, TERM_WRITE_MAX);
-		evbuffer_freeze(out, 1);
-	}
+	if (evbuffer_get_length(out) > 0)
+		(void)px_io_bev_write_now(under, TERM_WRITE_MAX);
 	if (evbuffer_get_length(out) > 0 || evbuffer_get_length(bufferevent_get_output(bev)) > 0)
 		bufferevent_enable(under, EV_WRITE);
 }
@@ -826,7 +779,7 @@ term_socket(struct px_conn *c, struct bufferevent *under, int side)
 		(void)event_priority_set(ev, PX_PRI_BULK);
 		c->tm->flush[side] = ev;
 	}
-	evbuffer_add_cb(bufferevent_get_input(under), term_topup_cb, under);
+	(void)px_io_bev_topup(under);
 	/* Added after the socket bufferevent's own, so it runs first. */
 	evbuffer_add_cb(bufferevent_get_output(under), term_out_cb, ev);
 	bufferevent_set_max_single_write(under, TERM_WRITE_MAX);

@@ -12,8 +12,11 @@ Two layout rules are checked too (ARCHITECTURE.md, "The dependency rule"):
   layers    a module of proxy/proto/ or proxy/policy/ uses only symbols of
             base/, conf/, proxy/proto/ and proxy/policy/ (and libraries):
             codecs and policy state know no server and no connection;
+            proxy/core/io (the proxy's own I/O under libevent) uses only
+            base/ and libraries;
   includes  no file outside proxy/flow/ includes "proxy/flow/conn.h", the
-            struct of one connection (read from the sources, SRCDIR).
+            struct of one connection, and no file of proxy/core/ includes
+            a header of proxy/flow/ (read from the sources, SRCDIR).
 
 Usage: cycles.py [--graph] BUILDDIR [SRCDIR]
        cycles.py --text | --dot BUILDDIR
@@ -37,11 +40,14 @@ DIRS = ("base", "conf", "proxy", "bridge", "sidecar")
 LAYERS = {
     "proxy/proto/": ("base/", "conf/", "proxy/proto/", "proxy/policy/"),
     "proxy/policy/": ("base/", "conf/", "proxy/proto/", "proxy/policy/"),
+    "proxy/core/io": ("base/",),
 }
 # Modules let off the layer rule, each with why.  Keep it empty.
 LAYER_EXCEPTIONS = {}
 # A header only its own folder may include, and that folder.
 PRIVATE_HEADERS = {"proxy/flow/conn.h": "proxy/flow/"}
+# A folder whose files include no header of another folder.
+NO_INCLUDE = {"proxy/core/": "proxy/flow/"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
 # automake names a per-target object PREFIX-STEM.o (subdir-objects).
@@ -123,7 +129,14 @@ def include_breaks(src):
             with open(p, errors="replace") as fh:
                 for n, line in enumerate(fh, 1):
                     m = INCLUDE.match(line)
-                    if m is None or m.group(1) not in PRIVATE_HEADERS:
+                    if m is None:
+                        continue
+                    for d, other in NO_INCLUDE.items():
+                        if rel.startswith(d) and m.group(1).startswith(other):
+                            out.append("include: %s:%d includes %s (%s includes "
+                                       "nothing of %s)" % (rel, n, m.group(1),
+                                                           d, other))
+                    if m.group(1) not in PRIVATE_HEADERS:
                         continue
                     if not rel.startswith(PRIVATE_HEADERS[m.group(1)]):
                         out.append("include: %s:%d includes %s (private to %s)"

@@ -31,6 +31,12 @@ TESTS += tests/unit/test-loopcall
 tests_unit_test_loopcall_SOURCES = tests/unit/test-loopcall.c tests/unit/tap.h
 tests_unit_test_loopcall_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_loopcall_LDADD = $(PROXY_LIBS)
+# What the proxy's own I/O under bufferevents relies on of libevent.
+check_PROGRAMS += tests/unit/test-io
+TESTS += tests/unit/test-io
+tests_unit_test_io_SOURCES = tests/unit/test-io.c tests/unit/tap.h
+tests_unit_test_io_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_unit_test_io_LDADD = $(PROXY_LIBS)
 
 # The refusals of one run (postern-sidecar run's summary).
 check_PROGRAMS += tests/unit/test-summary
