@@ -466,7 +466,7 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 	n = b.len < sizeof(body) ? b.len : sizeof(body) - 1;
 	if (px_server_human(c->srv) && !audited)
 		px_notice_human(c, 0, reason, detail, sugg, what, h);
-	if (c->socks && !c->connect_answered) {
+	if (c->socks && (c->tun == NULL || !c->tun->connect_answered)) {
 		/* A SOCKS5 client reads a SOCKS5 answer: to its greeting, "no
 		 * acceptable method" (RFC 1928 §3); to its request, the reply
 		 * code (§6); and the connection closes once it is out. */
@@ -546,12 +546,14 @@ px_conn_free(struct px_conn *c, const char *why)
 	    px_conn_ms_since(&c->started, &now) / 1000.0, c->mode == CF_MODE_CONNECT && c->addr[0]);
 
 	px_budget_release(c->budget, 1);
-	px_budget_release(c->req_budget, 0);
 	px_ask_leave(c->askw);
 	px_dns_cancel(c->dnsq);
 	px_connect_cancel(c->connector);
-	px_splice_free(c->spl);
-	px_sni_free(c->sni);
+	if (c->tun != NULL) {
+		px_splice_free(c->tun->spl);
+		px_sni_free(c->tun->sni);
+		free(c->tun);
+	}
 	if (c->timer != NULL)
 		event_free(c->timer);
 	if (c->cli_own != NULL)
@@ -569,6 +571,7 @@ px_conn_free(struct px_conn *c, const char *why)
 	free(c->hdrs);
 	free(c->close_detail);
 	if (c->tm != NULL) {
+		px_budget_release(c->tm->req_budget, 0);
 		for (i = 0; i < 2; i++)
 			if (c->tm->flush[i] != NULL)
 				event_free(c->tm->flush[i]);

@@ -139,6 +139,23 @@ struct conn_msg {
 	int done;                  /* request: the body is all passed */
 };
 
+/*
+ * A tunnel (tunnel.c): a CONNECT or SOCKS5 CONNECT once connected, a
+ * WebSocket after its 101.  Made when the tunnel opens (px_tunnel_open(),
+ * px_tunnel_upgrade()), freed with the connection.
+ */
+struct px_tun {
+	struct px_splice *spl;     /* the zero-copy relay, once switched */
+	int splice_pending;        /* waiting for buffered bytes to go out */
+	int connect_answered;      /* the 200 (or SOCKS5 success) is written */
+	struct px_sni *sni;
+	size_t sni_fed;
+	struct timeval sni_deadline; /* the first flight is complete by then */
+	/* A relay on bufferevents went over the byte budget and closes once
+	 * what was allowed is flushed. */
+	int budget_over;
+};
+
 struct px_conn {
 	TAILQ_ENTRY(px_conn) entry;
 	struct px_server *srv;
@@ -216,13 +233,7 @@ struct px_conn {
 	size_t nhdrs_cap;
 	struct pooled *pool;       /* POOL_MAX idle upstreams, made on first use */
 
-	/* Tunnel state. */
-	struct px_splice *spl;     /* the zero-copy relay, once switched */
-	int splice_pending;        /* waiting for buffered bytes to go out */
-	struct px_sni *sni;
-	size_t sni_fed;
-	int connect_answered;      /* the 200 is written */
-	struct timeval sni_deadline; /* the first flight is complete by then */
+	struct px_tun *tun;
 
 	/*
 	 * TLS termination (issue 15): a CONNECT to a host:port the session
@@ -237,8 +248,8 @@ struct px_conn {
 	/*
 	 * SOCKS5 (proxy/proto/socks.h, RFC 1928), told from HTTP by the first
 	 * byte (accept.c): 0 for HTTP; 1 reading the greeting, 2 the
-	 * request, 3 the request taken.  Until connect_answered, the answer
-	 * to it (success or refusal) is a SOCKS5 reply, not HTTP; SOCKS_REP
+	 * request, 3 the request taken.  Until the tunnel's connect_answered,
+	 * the answer to it (success or refusal) is a SOCKS5 reply, not HTTP; SOCKS_REP
 	 * is the reply code of the next refusal when set (an errno of the
 	 * connect says more than the refusal's status).
 	 */
@@ -246,17 +257,15 @@ struct px_conn {
 	uint64_t req_up0, req_down0;
 	int resp_status;
 	/*
-	 * Budgets (proxy/policy/budget.h): BUDGET is held by the current tunnel or
-	 * plain-HTTP request (a connection to the host), REQ_BUDGET by the
-	 * current request inside a terminated tunnel (a request, no new
-	 * connection); each NULL when its rule has none.  The bytes sent up
-	 * are charged to the one that applies (budget_up()), the relay
-	 * stopping at what is left; BUDGET_OVER: a relay on bufferevents
-	 * went over it and closes once what was allowed is flushed.
+	 * Budgets (proxy/policy/budget.h): BUDGET is held by the current
+	 * tunnel or plain-HTTP request (a connection to the host), a
+	 * terminated tunnel's requests holding its TM->req_budget instead (a
+	 * request, no new connection); each NULL when its rule has none.
+	 * The bytes sent up are charged to the one that applies
+	 * (px_conn_up_budget()), the relay stopping at what is left.
 	 * RETRY_AFTER: the Retry-After seconds of the next refusal, or 0.
 	 */
-	struct px_budget *budget, *req_budget;
-	int budget_over;
+	struct px_budget *budget;
 	unsigned retry_after;
 	/*
 	 * mode = ask (proxy/policy/ask.h): ASKW while the request is held on a
@@ -271,13 +280,6 @@ struct px_conn {
 	int granted;
 };
 
-/* The budget the bytes C sends up now count against, or NULL. */
-static inline struct px_budget *
-px_conn_up_budget(const struct px_conn *c)
-{
-	return c->term ? c->req_budget : c->budget;
-}
-
 /*
  * The state of a terminated tunnel: its host and port, fixed by the
  * CONNECT; why the upstream's handshake failed (every request is then a
@@ -289,6 +291,9 @@ px_conn_up_budget(const struct px_conn *c)
 struct px_term {
 	struct cf_host host;
 	uint16_t port;
+	/* The budget hold of the current request (decide.c), kept until the
+	 * next request is judged. */
+	struct px_budget *req_budget;
 	int alpn;
 	int is_h2;
 	struct px_h2 *h2;
@@ -309,6 +314,13 @@ struct px_term {
 	const char *reflected_name; /* the scrub's */
 	const char *reflected_where;
 };
+
+/* The budget the bytes C sends up now count against, or NULL. */
+static inline struct px_budget *
+px_conn_up_budget(const struct px_conn *c)
+{
+	return c->term ? c->tm->req_budget : c->budget;
+}
 
 /* ---- conn.c: the connection itself ---- */
 

@@ -657,7 +657,7 @@ take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_l
 /*
  * The budgets of rule R (issue 17), for C's new tunnel or plain-HTTP
  * request (CONN: a connection to the host, held in C->budget) or a request
- * inside C's terminated tunnel (held in C->req_budget): admitted, or
+ * inside C's terminated tunnel (held in C->tm->req_budget): admitted, or
  * refused with 429 budget_exceeded, saying which budget and when it frees
  * up (Retry-After for the rps and up windows).  Returns 1 after refusing C
  * (or closing it, out of memory), else 0.
@@ -665,7 +665,7 @@ take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_l
 static int
 budget_refused(struct px_conn *c, const struct cf_rule *r, int conn)
 {
-	struct px_budget **slot = conn ? &c->budget : &c->req_budget, *b;
+	struct px_budget **slot = conn ? &c->budget : &c->tm->req_budget, *b;
 	enum px_budget_kind kind;
 	unsigned retry = 0;
 	char d[sizeof(c->dec.detail)], lim[128], when[64];
