@@ -405,7 +405,7 @@ decide:
 		return;
 	case PX_SNI_HELLO:
 		if (px_sni_name(c->tun->sni, &name) == 1) {
-			if (cf_host_equal(&name, &c->host))
+			if (cf_host_equal(&name, &c->req.host))
 				pass = 1;
 			else
 				why = "the TLS server_name differs from the CONNECT host";
@@ -437,15 +437,15 @@ decide:
 		got[0] = '\0';
 		if (r == PX_SNI_HELLO && px_sni_name(c->tun->sni, &name) == 1)
 			cf_host_format(&name, got, sizeof(got));
-		c->allow_pending = 0;
-		px_record_decision(c, 0, CF_R_SNI_MISMATCH, c->dec.rule, why, got);
+		c->req.allow_pending = 0;
+		px_record_decision(c, 0, CF_R_SNI_MISMATCH, c->req.dec.rule, why, got);
 		if (px_server_human(c->srv)) {
 			char h[CF_HOST_TEXT_MAX], where[CF_HOST_TEXT_MAX + 8];
 			px_conn_host_text(c, h, sizeof(h));
-			snprintf(where, sizeof(where), "%s:%u", h, c->port);
+			snprintf(where, sizeof(where), "%s:%u", h, c->req.port);
 			if (px_summary_add(px_server_tally(c->srv), where, "sni_mismatch", NULL) == 1)
 				px_notice_printf("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h,
-				    c->port, why, got[0] ? ": " : "", got);
+				    c->req.port, why, got[0] ? ": " : "", got);
 		}
 		/* The held bytes never reach upstream: drop them with the tunnel.
 		 * When the whole ClientHello came before the proxy answered
@@ -454,7 +454,7 @@ decide:
 		if (!c->tun->connect_answered) {
 			px_sni_free(c->tun->sni);
 			c->tun->sni = NULL;
-			px_conn_refuse_ex(c, 403, CF_R_SNI_MISMATCH, c->dec.rule, why, 1);
+			px_conn_refuse_ex(c, 403, CF_R_SNI_MISMATCH, c->req.dec.rule, why, 1);
 			return;
 		}
 		px_conn_free(c, "sni_mismatch");
@@ -463,7 +463,7 @@ decide:
 	got_name[0] = '\0';
 	if (r == PX_SNI_HELLO && px_sni_name(c->tun->sni, &name) == 1)
 		cf_host_format(&name, got_name, sizeof(got_name));
-	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, c->term ? "TLS terminated" : NULL, got_name);
+	px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, c->term ? "TLS terminated" : NULL, got_name);
 	if (r == PX_SNI_HELLO && c->term) {
 		int a = px_sni_alpn(c->tun->sni);
 		c->tm->alpn = a > 0 ? a : 0;
@@ -1044,8 +1044,8 @@ term_start(struct px_conn *c)
 	SSL *ssl;
 	int offer_h2;
 
-	c->tm->host = c->host;
-	c->tm->port = c->port;
+	c->tm->host = c->req.host;
+	c->tm->port = c->req.port;
 	pthread_once(&alpn_once, alpn_idx_init);
 	/* h2 upstream only when the client offered it (and no query binding
 	 * needs the HTTP/1.1 path): a client that speaks HTTP/1.1 only must
@@ -1086,8 +1086,8 @@ term_start(struct px_conn *c)
 int
 px_tunnel_terminates(const struct px_conn *c)
 {
-	return c->sess != NULL && c->host.kind == CF_HOST_NAME && px_server_tls(c->srv) != NULL &&
-	    cf_session_terminates(c->sess, c->host.name, c->port);
+	return c->sess != NULL && c->req.host.kind == CF_HOST_NAME && px_server_tls(c->srv) != NULL &&
+	    cf_session_terminates(c->sess, c->req.host.name, c->req.port);
 }
 
 const char *
@@ -1125,7 +1125,7 @@ px_tunnel_open(struct px_conn *c)
 		return;
 	}
 	if (px_conn_settings(c)->sni == CF_SNI_OFF && !c->term) {
-		px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+		px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, NULL, NULL);
 		connect_answer(c);
 		tunnel_start(c);
 		return;
@@ -1133,7 +1133,7 @@ px_tunnel_open(struct px_conn *c)
 	/* The inspector (an OpenSSL object of several KiB) is made when
 	 * the client's first bytes arrive, so an idle tunnel stays small. */
 	px_conn_enter(c, &sni_phase);
-	c->allow_pending = 1;
+	c->req.allow_pending = 1;
 	/* Upstream may speak first (SMTP, SSH servers): its bytes flow
 	 * to the client; only the client's are held for the check. */
 	bufferevent_enable(c->up.bev, EV_READ);
