@@ -44,6 +44,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-slowloris.sh \
 	tests/integration/proxy-headsplit.sh \
 	tests/integration/proxy-idle.sh \
+	tests/integration/proxy-keepalive.sh \
 	tests/integration/proxy-timeouts.sh \
 	tests/integration/proxy-tunnel.sh \
 	tests/integration/proxy-loopback-cc.sh \

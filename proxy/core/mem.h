@@ -35,9 +35,11 @@ void px_mem_free(void *p);
 
 /*
  * Bins of the big blocks made and freed once per connection on its loop's
- * thread (a connection's struct, 2.2 KB).  glibc's per-thread cache stops
+ * thread (a connection's struct, 1.8 KB).  glibc's per-thread cache stops
  * at 1,032 bytes: a bigger block went through malloc's slow path both
- * ways, 2,700 instructions a connection of its 46,600 (callgrind).  Each
+ * ways, 2,700 instructions a connection of its 46,600 (callgrind).  The
+ * smaller state of a connection's mode (forward path, tunnel: under 400
+ * bytes each, made when the mode begins) is left to that cache.  Each
  * thread keeps up to 32 freed blocks a bin for its next ones;
  * px_mem_bin_trim() gives the calling thread's back (when its loop has
  * no connection left, and at its end).  Plain malloc() and free() unless

@@ -36,18 +36,12 @@
 
 /* ---- the request head --------------------------------------------------- */
 
-/* A new request on C: the current snapshot decides it. */
+/* A new request on C, its head read (C->req was zeroed when the head
+ * began, in handle_head()): counted, and the current snapshot decides it. */
 static void
 new_request(struct px_conn *c)
 {
 	c->requests++;
-	c->decided = 0;
-	c->ask_id = 0;
-	c->granted = 0;
-	c->host.kind = 0;
-	c->method[0] = '\0';
-	c->path[0] = '\0';
-	c->addr[0] = '\0';
 	if (c->cfg != px_server_config(c->srv)) {
 		cf_config_free(c->cfg);
 		c->cfg = px_server_config_ref(c->srv);
@@ -76,7 +70,7 @@ socks_step(struct px_conn *c)
 
 	if (c->socks == 0) {
 		c->socks = 1;
-		snprintf(c->method, sizeof(c->method), "SOCKS5");
+		snprintf(c->req.method, sizeof(c->req.method), "SOCKS5");
 	}
 	while ((len = evbuffer_get_length(in)) > 0) {
 		/* Both messages are shorter than 300 bytes: a prefix that
@@ -120,24 +114,24 @@ socks_step(struct px_conn *c)
 		c->socks = 3;
 		new_request(c);
 		if (rc == PX_SOCKS_BAD) {
-			snprintf(c->method, sizeof(c->method), "SOCKS5");
-			c->socks_rep = rep;
+			snprintf(c->req.method, sizeof(c->req.method), "SOCKS5");
+			c->req.socks_rep = rep;
 			px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, why);
 			return;
 		}
 		evbuffer_drain(in, used);
-		snprintf(c->method, sizeof(c->method), "%s", px_socks_cmd_name(req.cmd));
+		snprintf(c->req.method, sizeof(c->req.method), "%s", px_socks_cmd_name(req.cmd));
 		if (req.cmd != PX_SOCKS_CONNECT) {
 			/* RFC 1928 §4: BIND and UDP ASSOCIATE would open a
 			 * door the rules cannot judge (an inbound connection,
 			 * datagrams to anywhere): X'07', audited. */
-			c->socks_rep = PX_SOCKS_REP_CMD_UNSUPPORTED;
+			c->req.socks_rep = PX_SOCKS_REP_CMD_UNSUPPORTED;
 			px_conn_refuse(c, 405, CF_R_BAD_REQUEST, NULL,
 			    "postern takes the SOCKS5 CONNECT command only, not BIND or UDP ASSOCIATE");
 			return;
 		}
-		c->host = req.host;
-		c->port = req.port;
+		c->req.host = req.host;
+		c->req.port = req.port;
 		px_decide_socks(c);
 		return;
 	}
@@ -173,6 +167,9 @@ handle_head(struct px_conn *c)
 	if (len == 0)
 		return;
 	if (!c->head_timer_armed) {
+		/* The first bytes of a head: a new request, which starts from
+		 * nothing of the last one. */
+		memset(&c->req, 0, sizeof(c->req));
 		c->head_timer_armed = 1;
 		px_conn_arm_timer(c, p->header_timeout_ms);
 	}
@@ -206,24 +203,19 @@ handle_head(struct px_conn *c)
 	if (rc == PX_HTTP_INCOMPLETE) {
 		c->req.rs = req.resume;
 		if (len > lim.max_header_bytes) {
-			c->host.kind = 0;
 			px_conn_refuse(c, 431, CF_R_BAD_REQUEST, NULL, "request head larger than max_header_bytes");
 		}
 		return;
 	}
-	/* This head is done with: the next one on the connection is parsed
-	 * from its own start. */
-	memset(&c->req.rs, 0, sizeof(c->req.rs));
-
 	new_request(c);
 	if (rc == PX_HTTP_OK || rc == PX_HTTP_HOST_MISMATCH) {
-		size_t ml = req.method_len < sizeof(c->method) - 1 ? req.method_len : sizeof(c->method) - 1;
-		memcpy(c->method, req.method, ml);
-		c->method[ml] = '\0';
+		size_t ml = req.method_len < sizeof(c->req.method) - 1 ? req.method_len : sizeof(c->req.method) - 1;
+		memcpy(c->req.method, req.method, ml);
+		c->req.method[ml] = '\0';
 	}
 	if (rc == PX_HTTP_HOST_MISMATCH) {
-		c->host = req.host;
-		c->port = req.port;
+		c->req.host = req.host;
+		c->req.port = req.port;
 		px_conn_refuse(c, 400, CF_R_HOST_MISMATCH, NULL,
 		    "the Host header names another host than the request URI");
 		return;
@@ -258,9 +250,6 @@ head_timeout(struct px_conn *c)
 {
 	if (c->head_timer_armed || c->requests == 0) {
 		if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0) {
-			c->host.kind = 0;
-			if (!c->socks)
-				c->method[0] = '\0';
 			px_conn_refuse(c, 408, CF_R_TIMEOUT, NULL, c->socks ?
 			    "the SOCKS5 greeting and request did not arrive within header_timeout" :
 			    "the request head did not arrive within header_timeout");
@@ -317,18 +306,13 @@ static const struct px_phase head_phase = {
 	.timeout = head_timeout,
 };
 
-/* The answer is out on a keep-alive connection (forward.c): read the
- * next request, judged on its own. */
+/* The answer is out on a keep-alive connection (forward.c), or a
+ * terminated tunnel's handshakes are over (tunnel.c): read the next
+ * request, judged on its own (C->req is zeroed when its head begins). */
 static void
 head_next(struct px_conn *c)
 {
 	c->head_timer_armed = 0;
-	c->decided = 0;
-	c->ask_id = 0;
-	c->granted = 0;
-	c->close_why = NULL;
-	c->host.kind = 0;
-	c->addr[0] = '\0';
 	px_conn_arm_timer(c, px_conn_settings(c)->idle_timeout_ms);
 	px_conn_enter(c, &head_phase);
 	bufferevent_enable(c->cli.bev, EV_READ);

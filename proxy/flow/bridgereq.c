@@ -178,9 +178,9 @@ px_namereq_answer(struct px_conn *c, const struct px_http_request *req)
 	int len;
 
 	/* Judged as the CONNECT it stands for, so the refusal reads like one. */
-	snprintf(c->method, sizeof(c->method), "DNS");
-	c->mode = CF_MODE_CONNECT;
-	c->path[0] = '\0';
+	snprintf(c->req.method, sizeof(c->req.method), "DNS");
+	c->req.mode = CF_MODE_CONNECT;
+	c->req.path[0] = '\0';
 	if (cf_host_parse(req->target + off, req->target_len - off, CF_HOST_NO_IP, &h, &why) < 0) {
 		char detail[200];
 
@@ -189,13 +189,13 @@ px_namereq_answer(struct px_conn *c, const struct px_http_request *req)
 		px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, detail);
 		return;
 	}
-	c->host = h;
+	c->req.host = h;
 	memset(&d, 0, sizeof(d));
 	n = px_namereq_ports(c->sess, &h, ports, PX_NAMEREQ_MAX_PORTS, &d);
 	if (n == 0) {
-		c->port = 443;
+		c->req.port = 443;
 		if (d.rule != NULL && d.rule->port_given)
-			c->port = d.rule->port_lo;
+			c->req.port = d.rule->port_lo;
 		if (d.reason == CF_R_HOST_NOT_ALLOWED) {
 			/* A query names no port: say which one the hint is
 			 * for, so that ssh's user allows host:22 at once. */
@@ -203,12 +203,12 @@ px_namereq_answer(struct px_conn *c, const struct px_http_request *req)
 
 			snprintf(d.detail + dl, sizeof(d.detail) - dl, "; asked by the sandbox's DNS "
 			    "stub, which knows no port: a program using another than %u needs "
-			    "HOST:PORT", c->port);
+			    "HOST:PORT", c->req.port);
 		}
 		px_conn_refuse(c, 403, d.reason, d.rule, d.detail);
 		return;
 	}
-	c->port = ports[0];
+	c->req.port = ports[0];
 	len = snprintf(body, sizeof(body), "postern-name 1\nports");
 	for (i = 0; i < n; i++)
 		len += snprintf(body + len, sizeof(body) - (size_t)len, " %u", ports[i]);

@@ -89,7 +89,7 @@ px_conn_settings(const struct px_conn *c)
 void
 px_conn_host_text(const struct px_conn *c, char *buf, size_t size)
 {
-	cf_host_format(&c->host, buf, size);
+	cf_host_format(&c->req.host, buf, size);
 }
 
 /* ---- responses and closing ---------------------------------------------- */
@@ -311,7 +311,7 @@ static int
 cli_unread(const struct px_conn *c)
 {
 	return bufferevent_get_underlying(c->cli.bev) == NULL &&
-	    evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > c->head_judged;
+	    evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > c->req.head_judged;
 }
 
 void
@@ -382,7 +382,7 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 	size_t n;
 
 	if (!audited) {
-		if (c->decided) {
+		if (c->req.decided) {
 			/* Allowed, then failed upstream: the close line says so. */
 			c->close_why = cf_reason_code(reason);
 			free(c->close_detail);
@@ -418,7 +418,7 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 	n = b.len < sizeof(body) ? b.len : sizeof(body) - 1;
 	if (px_server_human(c->srv) && !audited)
 		px_notice_human(c, 0, reason, detail, sugg, what, h);
-	if (c->socks && !c->connect_answered) {
+	if (c->socks && (c->tun == NULL || !c->tun->connect_answered)) {
 		/* A SOCKS5 client reads a SOCKS5 answer: to its greeting, "no
 		 * acceptable method" (RFC 1928 §3); to its request, the reply
 		 * code (§6); and the connection closes once it is out. */
@@ -429,7 +429,7 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 			r[1] = 0xFF;
 			px_conn_cli_send(c, r, 2);
 		} else {
-			px_conn_cli_send(c, r, px_socks_reply(r, c->socks_rep ? c->socks_rep :
+			px_conn_cli_send(c, r, px_socks_reply(r, c->req.socks_rep ? c->req.socks_rep :
 			    px_socks_rep_for(status, reason)));
 		}
 		px_conn_close_after_write(c);
@@ -447,9 +447,9 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 	bs_str_add(&b, cf_reason_code(reason));
 	bs_str_add(&b, "\r\nCache-Control: no-store\r\nConnection: close\r\n");
 	/* RFC 6585 §4, RFC 9110 §10.2.3: when a budget frees up. */
-	if (c->retry_after != 0) {
+	if (c->req.retry_after != 0) {
 		bs_str_add(&b, "Retry-After: ");
-		bs_str_uint(&b, c->retry_after);
+		bs_str_uint(&b, c->req.retry_after);
 		bs_str_addn(&b, "\r\n", 2);
 	}
 	bs_str_addn(&b, "\r\n", 2);
@@ -495,15 +495,17 @@ px_conn_free(struct px_conn *c, const char *why)
 	event_base_gettimeofday_cached(px_server_base(srv), &now);
 
 	px_stats_conn_close(px_server_stats(srv), c->session, c->cli.bytes, c->up.bytes,
-	    px_conn_ms_since(&c->started, &now) / 1000.0, c->mode == CF_MODE_CONNECT && c->addr[0]);
+	    px_conn_ms_since(&c->started, &now) / 1000.0, c->req.mode == CF_MODE_CONNECT && c->req.addr[0]);
 
 	px_budget_release(c->budget, 1);
-	px_budget_release(c->req_budget, 0);
-	px_ask_leave(c->askw);
-	px_dns_cancel(c->dnsq);
-	px_connect_cancel(c->connector);
-	px_splice_free(c->spl);
-	px_sni_free(c->sni);
+	px_ask_leave(c->req.askw);
+	px_dns_cancel(c->req.dnsq);
+	px_connect_cancel(c->req.connector);
+	if (c->tun != NULL) {
+		px_splice_free(c->tun->spl);
+		px_sni_free(c->tun->sni);
+		free(c->tun);
+	}
 	if (c->timer != NULL)
 		event_free(c->timer);
 	if (c->cli_own != NULL)
@@ -512,15 +514,19 @@ px_conn_free(struct px_conn *c, const char *why)
 		bufferevent_free(c->cli.bev);
 	if (c->up.bev != NULL)
 		bufferevent_free(c->up.bev);
-	for (i = 0; c->pool != NULL && i < POOL_MAX; i++)
-		px_pool_drop(&c->pool[i]);
-	free(c->pool);
-	free(c->lk);
-	if (c->pending != NULL)
-		evbuffer_free(c->pending);
+	if (c->fwd != NULL) {
+		for (i = 0; c->fwd->pool != NULL && i < POOL_MAX; i++)
+			px_pool_drop(&c->fwd->pool[i]);
+		free(c->fwd->pool);
+		if (c->fwd->pending != NULL)
+			evbuffer_free(c->fwd->pending);
+		free(c->fwd);
+	}
+	free(c->req.lk);
 	free(c->hdrs);
 	free(c->close_detail);
 	if (c->tm != NULL) {
+		px_budget_release(c->tm->req_budget, 0);
 		for (i = 0; i < 2; i++)
 			if (c->tm->flush[i] != NULL)
 				event_free(c->tm->flush[i]);
@@ -604,7 +610,7 @@ px_allowlist_refusal(enum cf_reason r)
 void
 px_conn_admin_decides(struct px_conn *c, int allow, const struct cf_rule *by, const char *how)
 {
-	struct cf_decision *d = &c->dec;
+	struct cf_decision *d = &c->req.dec;
 
 	d->allow = allow;
 	d->reason = allow ? CF_R_ALLOWED : CF_R_DENIED_BY_ADMIN;
@@ -612,7 +618,7 @@ px_conn_admin_decides(struct px_conn *c, int allow, const struct cf_rule *by, co
 	d->would = CF_R_ALLOWED;
 	d->would_rule = allow ? by : NULL;
 	snprintf(d->detail, sizeof(d->detail), "%s", how);
-	c->granted = allow;
+	c->req.granted = allow;
 }
 
 /*
@@ -624,7 +630,7 @@ px_conn_admin_decides(struct px_conn *c, int allow, const struct cf_rule *by, co
 void
 px_conn_grant(struct px_conn *c)
 {
-	struct cf_decision *d = &c->dec;
+	struct cf_decision *d = &c->req.dec;
 	enum cf_reason why = d->allow ? d->would : d->reason;
 	const struct cf_rule *by = d->allow ? d->would_rule : d->rule;
 	const struct px_grant *g;
@@ -633,7 +639,7 @@ px_conn_grant(struct px_conn *c)
 	if (!px_allowlist_refusal(why) || px_server_grants(c->srv) == NULL)
 		return;
 	px_conn_host_text(c, h, sizeof(h));
-	g = px_grants_find(px_server_grants(c->srv), c->session, h, c->port, time(NULL));
+	g = px_grants_find(px_server_grants(c->srv), c->session, h, c->req.port, time(NULL));
 	if (g == NULL)
 		return;
 	snprintf(how, sizeof(how), "%s by a runtime grant: an admin (uid %ld) answered %s for session %s",
@@ -650,9 +656,9 @@ px_conn_redact_path(struct px_conn *c)
 
 	for (i = 0; i < n; i++) {
 		const char *ph = cf_session_placeholder(c->sess, i);
-		char *at = ph != NULL && ph[0] ? strstr(c->path, ph) : NULL;
+		char *at = ph != NULL && ph[0] ? strstr(c->req.path, ph) : NULL;
 
 		if (at != NULL)
-			snprintf(at, sizeof(c->path) - (size_t)(at - c->path), "[placeholder]");
+			snprintf(at, sizeof(c->req.path) - (size_t)(at - c->req.path), "[placeholder]");
 	}
 }

@@ -124,13 +124,6 @@ struct conn_side {
 
 /* One HTTP message of the forward path, request or response. */
 struct conn_msg {
-	/*
-	 * Where the parse of a head still incomplete stopped (proxy/proto/http.h):
-	 * the next read resumes there.  Parsed again from its start on every
-	 * read, a head sent one byte at a time would cost CPU in the square
-	 * of its length.  Zero: no head in progress.
-	 */
-	struct px_http_resume rs;
 	int keep_alive;
 	int chunked;
 	struct px_chunked ch;
@@ -139,11 +132,113 @@ struct conn_msg {
 	int done;                  /* request: the body is all passed */
 };
 
+/*
+ * The current request: what describes, decides and follows one request on
+ * the connection, and nothing that outlives it.  It is zeroed whole when
+ * the first bytes of its head arrive (accept.c, handle_head()), so no
+ * field of one request is ever read for the next one; until then, on an
+ * idle keep-alive connection, it is the last request, which the close
+ * line names.  Its pointers (DNSQ, CONNECTOR, LK, ASKW) are NULL again by
+ * then: each is let go when its step ends, and px_conn_free() cancels one
+ * still running.
+ */
+struct px_request {
+	/*
+	 * Reading its head (accept.c): where the parse of a head still
+	 * incomplete stopped (proxy/proto/http.h), the next read resuming
+	 * there (parsed again from its start on every read, a head sent one
+	 * byte at a time would cost CPU in the square of its length); and,
+	 * once it is judged, its bytes at the start of the client's input
+	 * until it is consumed (px_decide()): they are no bytes the client
+	 * sent unread when a refusal closes (px_conn_close_after_write()).
+	 */
+	struct px_http_resume rs;
+	size_t head_judged;
+
+	enum cf_mode mode;
+	char method[24];
+	struct cf_host host;
+	uint16_t port;
+	char path[256];
+	char addr[INET6_ADDRSTRLEN + 8];
+	struct cf_decision dec;
+	/* Its decision line is written (px_record_decision()), or waits for
+	 * the SNI check (allow_pending); a failure after it is told in the
+	 * close line instead (px_conn.close_why). */
+	int decided, allow_pending;
+	struct px_dns_query *dnsq;
+	struct px_connector *connector;
+	struct lookup *lk;         /* addresses, only while connecting */
+	/* Inside a terminated tunnel: the byte counts at its start and the
+	 * status of its answer, for its request line. */
+	uint64_t up0, down0;
+	int resp_status;
+	/* The Retry-After seconds of its refusal (a budget's), or 0. */
+	unsigned retry_after;
+	/*
+	 * mode = ask (proxy/policy/ask.h): ASKW while it is held on a
+	 * question (px_conn_free() leaves it); ASK_ID, the question it was
+	 * held on (0: not asked) and ASK_ANSWER, the answer (enum
+	 * px_ask_answer), for its decision line.  GRANTED: allowed by a
+	 * runtime grant or an admin's answer, not by a rule.
+	 */
+	struct px_ask_wait *askw;
+	unsigned ask_id;
+	int ask_answer;
+	int granted;
+	/* SOCKS5: the reply code of its refusal when set (an errno of the
+	 * connect says more than the refusal's status). */
+	int socks_rep;
+};
+
+/*
+ * The forward path (forward.c): plain HTTP, and the requests inside a
+ * terminated tunnel.  Made by px_forward_begin() for the connection's
+ * first such request, kept for the next ones (its idle upstreams, its
+ * head buffer), freed with the connection.  The request's message and
+ * the response's are set anew by each request.
+ */
+struct px_fwd {
+	struct conn_msg req, resp;
+	/* Where the parse of a response head still incomplete stopped (as
+	 * px_request.rs for the request's).  Zero: no head in progress. */
+	struct px_http_resume resp_rs;
+	int req_is_head, req_upgrade, req_minor;
+	int resp_dechunk;          /* decode a chunked answer for HTTP/1.0 */
+	enum resp_state rstate;
+	int cli_keep_alive;
+	struct evbuffer *pending;  /* the upstream head, built at parse time */
+	struct pooled *pool;       /* POOL_MAX idle upstreams, made on first use */
+};
+
+/*
+ * A tunnel (tunnel.c): a CONNECT or SOCKS5 CONNECT once connected, a
+ * WebSocket after its 101.  Made when the tunnel opens (px_tunnel_open(),
+ * px_tunnel_upgrade()), freed with the connection.
+ */
+struct px_tun {
+	struct px_splice *spl;     /* the zero-copy relay, once switched */
+	int splice_pending;        /* waiting for buffered bytes to go out */
+	int connect_answered;      /* the 200 (or SOCKS5 success) is written */
+	struct px_sni *sni;
+	size_t sni_fed;
+	struct timeval sni_deadline; /* the first flight is complete by then */
+	/* A relay on bufferevents went over the byte budget and closes once
+	 * what was allowed is flushed. */
+	int budget_over;
+};
+
+/*
+ * A client connection: what lives as long as its socket.  The request it
+ * is on is REQ; the state of the mode it is in (FWD, TUN, TM) is made when
+ * that mode begins and freed with it.
+ */
 struct px_conn {
 	TAILQ_ENTRY(px_conn) entry;
 	struct px_server *srv;
 	struct conn_side cli;      /* the client's half */
 	struct conn_side up;       /* the upstream's half, once connected */
+	union peer_sa up_peer;     /* the upstream's address, once connected */
 	const struct px_phase *phase;
 	/* After a keep-alive answer: read the next request head (accept.c). */
 	void (*next_request)(struct px_conn *c);
@@ -151,6 +246,8 @@ struct px_conn {
 	/* Reading the client's next bytes itself (px_conn_cli_read_own()):
 	 * made at the first wait, added while one lasts. */
 	struct event *cli_own;
+	/* In the head phase (accept.c): a head began, so its header_timeout
+	 * runs (else the idle timeout does, between two requests). */
 	int head_timer_armed;
 	struct timeval last_activity;
 	struct timeval started;
@@ -168,115 +265,57 @@ struct px_conn {
 	 * writing side and now only drains (2). */
 	struct px_conncount *share_sess, *share_uid;
 	int counted;
+	int linger;
 	/* Accepted while the proxy was full and over a share only because
 	 * of it: it waits for a slot unread, as it would have in the backlog
 	 * (conns.c). */
 	TAILQ_ENTRY(px_conn) wait_entry;
 	int waiting;
-	/* The head being judged: its bytes at the start of the client's
-	 * input until it is consumed (px_decide()); they are no bytes the
-	 * client sent unread when a refusal closes (px_conn_close_after_write()). */
-	size_t head_judged;
-	int linger;
+	unsigned requests;         /* read so far, the current one included */
 
 	/* The snapshot that decided the current request. */
 	struct cf_config *cfg;
 	const struct cf_session *sess;
 	unsigned long generation;
 
-	/* The current request. */
-	enum cf_mode mode;
-	char method[24];
-	struct cf_host host;
-	uint16_t port;
-	char path[256];
-	char addr[INET6_ADDRSTRLEN + 8];
-	union peer_sa up_peer;     /* the upstream's address, once connected */
-	struct cf_decision dec;
-	/* Its decision line is written (px_record_decision()), or waits for
-	 * the SNI check (allow_pending); a failure after it is told in the
-	 * close line instead: close_why, close_detail (made only then: an
-	 * idle tunnel should stay small). */
-	int decided, allow_pending;
-	const char *close_why;
-	char *close_detail;
-	struct px_dns_query *dnsq;
-	struct px_connector *connector;
-	struct lookup *lk;         /* addresses, only while connecting */
-	struct evbuffer *pending;  /* the upstream head, built at parse time */
-	unsigned requests;
-
-	/* Forward path state: the request and the response, one struct each. */
-	struct conn_msg req, resp;
-	int req_is_head, req_upgrade, req_minor;
-	int resp_dechunk;          /* decode a chunked answer for HTTP/1.0 */
-	enum resp_state rstate;
-	int cli_keep_alive;
+	struct px_request req;
+	/* The header table every request head is parsed into. */
 	struct px_http_header *hdrs;
 	size_t nhdrs_cap;
-	struct pooled *pool;       /* POOL_MAX idle upstreams, made on first use */
+	/* Why it closes, when a failure after the allow says so (made only
+	 * then: an idle tunnel should stay small).  Set only where the
+	 * connection then closes. */
+	const char *close_why;
+	char *close_detail;
 
-	/* Tunnel state. */
-	struct px_splice *spl;     /* the zero-copy relay, once switched */
-	int splice_pending;        /* waiting for buffered bytes to go out */
-	struct px_sni *sni;
-	size_t sni_fed;
-	int connect_answered;      /* the 200 is written */
-	struct timeval sni_deadline; /* the first flight is complete by then */
-
+	struct px_fwd *fwd;
+	struct px_tun *tun;
 	/*
-	 * TLS termination: a CONNECT to a host:port the session
-	 * terminates.  TERM: 1 once the tunnel is to be terminated, 2 once
-	 * both handshakes are over and requests are read (cli.bev and up.bev
-	 * are then TLS filters over the sockets); TM, made then (an opaque
-	 * tunnel should stay small), holds the rest.  The byte counts and
-	 * status of the current request are kept here, for the audit line.
+	 * TLS termination: a CONNECT to a host:port the session terminates.
+	 * TERM: 1 once the tunnel is to be terminated, 2 once both
+	 * handshakes are over and requests are read (cli.bev and up.bev are
+	 * then TLS filters over the sockets); TM, made when the tunnel opens,
+	 * holds the rest.
 	 */
 	int term;
-	struct px_term *tm;
 	/*
 	 * SOCKS5 (proxy/proto/socks.h, RFC 1928), told from HTTP by the first
 	 * byte (accept.c): 0 for HTTP; 1 reading the greeting, 2 the
-	 * request, 3 the request taken.  Until connect_answered, the answer
-	 * to it (success or refusal) is a SOCKS5 reply, not HTTP; SOCKS_REP
-	 * is the reply code of the next refusal when set (an errno of the
-	 * connect says more than the refusal's status).
+	 * request, 3 the request taken.  Until the tunnel's connect_answered,
+	 * the answer to it (success or refusal) is a SOCKS5 reply, not HTTP.
 	 */
-	int socks, socks_rep;
-	uint64_t req_up0, req_down0;
-	int resp_status;
+	int socks;
+	struct px_term *tm;
 	/*
-	 * Budgets (proxy/policy/budget.h): BUDGET is held by the current tunnel or
-	 * plain-HTTP request (a connection to the host), REQ_BUDGET by the
-	 * current request inside a terminated tunnel (a request, no new
-	 * connection); each NULL when its rule has none.  The bytes sent up
-	 * are charged to the one that applies (budget_up()), the relay
-	 * stopping at what is left; BUDGET_OVER: a relay on bufferevents
-	 * went over it and closes once what was allowed is flushed.
-	 * RETRY_AFTER: the Retry-After seconds of the next refusal, or 0.
+	 * Budgets (proxy/policy/budget.h): BUDGET is held by the current
+	 * tunnel or plain-HTTP request (a connection to the host), a
+	 * terminated tunnel's requests holding its TM->req_budget instead (a
+	 * request, no new connection); each NULL when its rule has none.
+	 * The bytes sent up are charged to the one that applies
+	 * (px_conn_up_budget()), the relay stopping at what is left.
 	 */
-	struct px_budget *budget, *req_budget;
-	int budget_over;
-	unsigned retry_after;
-	/*
-	 * mode = ask (proxy/policy/ask.h): ASKW while the request is held on a
-	 * question (px_conn_free() leaves it); ASK_ID, the question it was
-	 * held on (0: not asked) and ASK_ANSWER, the answer (enum
-	 * px_ask_answer), for its decision line.  GRANTED: allowed by a
-	 * runtime grant or an admin's answer, not by a rule.
-	 */
-	struct px_ask_wait *askw;
-	unsigned ask_id;
-	int ask_answer;
-	int granted;
+	struct px_budget *budget;
 };
-
-/* The budget the bytes C sends up now count against, or NULL. */
-static inline struct px_budget *
-px_conn_up_budget(const struct px_conn *c)
-{
-	return c->term ? c->req_budget : c->budget;
-}
 
 /*
  * The state of a terminated tunnel: its host and port, fixed by the
@@ -289,6 +328,9 @@ px_conn_up_budget(const struct px_conn *c)
 struct px_term {
 	struct cf_host host;
 	uint16_t port;
+	/* The budget hold of the current request (decide.c), kept until the
+	 * next request is judged. */
+	struct px_budget *req_budget;
 	int alpn;
 	int is_h2;
 	struct px_h2 *h2;
@@ -309,6 +351,13 @@ struct px_term {
 	const char *reflected_name; /* the scrub's */
 	const char *reflected_where;
 };
+
+/* The budget the bytes C sends up now count against, or NULL. */
+static inline struct px_budget *
+px_conn_up_budget(const struct px_conn *c)
+{
+	return c->term ? c->tm->req_budget : c->budget;
+}
 
 /* ---- conn.c: the connection itself ---- */
 
@@ -377,7 +426,7 @@ char *px_conn_sa_text(const struct sockaddr *sa, char *buf, size_t size);
 void px_conn_touch(struct px_conn *c);
 void px_conn_arm_timer(struct px_conn *c, unsigned ms);
 const struct cf_proxy_settings *px_conn_settings(const struct px_conn *c);
-/* Cut C->path where a placeholder of C's session (C->sess, set) begins,
+/* Cut C->req.path where a placeholder of C's session (C->sess, set) begins,
  * so that none is ever in an audit line, a log line or a refusal's body
  * (conn.c; decide.c and, for HTTP/2 streams, h2tunnel.c call it). */
 void px_conn_redact_path(struct px_conn *c);
@@ -387,14 +436,14 @@ void px_conn_host_text(const struct px_conn *c, char *buf, size_t size);
  * grant answers; never a deny rule, an address, SNI, the parser or a
  * secret's binding. */
 int px_allowlist_refusal(enum cf_reason r);
-/* An admin decides C's request (an answer, or the grant one left): C->dec
+/* An admin decides C's request (an answer, or the grant one left): C->req.dec
  * becomes an allow with no rule (BY, the rule that refused it, still says
  * whether its address may be private) or a refusal, denied_by_admin, with
  * HOW as its detail. */
 void px_conn_admin_decides(struct px_conn *c, int allow, const struct cf_rule *by, const char *how);
-/* Where the allowlist refused C->dec (or, in report mode, would have), a
+/* Where the allowlist refused C->req.dec (or, in report mode, would have), a
  * runtime grant for C's session, host and port (grants.h) decides it
- * instead (px_conn_admin_decides()); without one C->dec is left as is. */
+ * instead (px_conn_admin_decides()); without one C->req.dec is left as is. */
 void px_conn_grant(struct px_conn *c);
 long px_conn_ms_since(const struct timeval *then, const struct timeval *now);
 
@@ -546,12 +595,16 @@ void px_record_request_line(struct px_conn *c, const struct px_reqline *l);
  * be freed or closing on return.
  */
 void px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len);
-/* Decide C's SOCKS5 CONNECT (accept.c has set C->host and C->port from the
- * request, and drained it): exactly as an HTTP CONNECT to that host and
- * port.  C may be freed or closing on return. */
+/* Decide C's SOCKS5 CONNECT (accept.c has set C->req.host and C->req.port
+ * from the request, and drained it): exactly as an HTTP CONNECT to that
+ * host and port.  C may be freed or closing on return. */
 void px_decide_socks(struct px_conn *c);
 
 /* ---- forward.c ---- */
+
+/* C's forward state (struct px_fwd) and its head buffer, made for its
+ * first request on the forward path: 0, or -1 when out of memory. */
+int px_forward_begin(struct px_conn *c);
 
 /* Reuse C's idle upstream to its host when the snapshot and rule that
  * vetted it still hold, and start the request on it: returns 1 (C is

@@ -90,7 +90,7 @@ static const struct px_phase lookup_phase = {
 static int
 askable(const struct px_conn *c)
 {
-	return c->sess->ask && !c->dec.allow && px_allowlist_refusal(c->dec.reason) &&
+	return c->sess->ask && !c->req.dec.allow && px_allowlist_refusal(c->req.dec.reason) &&
 	    px_server_ask(c->srv) != NULL;
 }
 
@@ -101,21 +101,21 @@ static void
 ask_done(void *arg, unsigned id, enum px_ask_answer answer)
 {
 	struct px_conn *c = arg;
-	char d[sizeof(c->dec.detail)];
+	char d[sizeof(c->req.dec.detail)];
 
-	c->askw = NULL;
-	c->ask_id = id;
-	c->ask_answer = (int)answer;
+	c->req.askw = NULL;
+	c->req.ask_id = id;
+	c->req.ask_answer = (int)answer;
 	switch (answer) {
 	case PX_ASK_GONE:
 		px_conn_free(c, "client gone while asked");
 		return;
 	case PX_ASK_TIMEOUT:
-		/* C->dec keeps the allowlist's refusal: the line to add is
+		/* C->req.dec keeps the allowlist's refusal: the line to add is
 		 * still the way to allow it (notice.c). */
 		snprintf(d, sizeof(d), "no admin answered question %u within ask_timeout (%u ms); "
 		    "the allowlist refused it: %.300s", id, px_conn_settings(c)->ask_timeout_ms,
-		    c->dec.detail);
+		    c->req.dec.detail);
 		px_conn_refuse(c, 403, CF_R_ASK_TIMEOUT, NULL, d);
 		return;
 	case PX_ASK_DENY_ONCE:
@@ -128,7 +128,7 @@ ask_done(void *arg, unsigned id, enum px_ask_answer answer)
 	default:
 		snprintf(d, sizeof(d), "allowed by an admin (question %u: %s)", id,
 		    px_ask_answer_word(answer));
-		px_conn_admin_decides(c, 1, c->dec.rule, d);
+		px_conn_admin_decides(c, 1, c->req.dec.rule, d);
 		/* Looked up, vetted and connected as any allowed request. */
 		start_lookup(c);
 		return;
@@ -139,9 +139,9 @@ ask_done(void *arg, unsigned id, enum px_ask_answer answer)
 static void
 ask_backstop(struct px_conn *c)
 {
-	px_ask_leave(c->askw);
-	c->askw = NULL;
-	c->ask_answer = PX_ASK_TIMEOUT;
+	px_ask_leave(c->req.askw);
+	c->req.askw = NULL;
+	c->req.ask_answer = PX_ASK_TIMEOUT;
 	px_conn_refuse(c, 403, CF_R_ASK_TIMEOUT, NULL, "no admin answered within ask_timeout");
 }
 
@@ -217,15 +217,15 @@ hold(struct px_conn *c, const struct px_http_request *req, size_t head_len)
 	memset(&r, 0, sizeof(r));
 	r.session = c->session;
 	r.host = h;
-	r.port = c->port;
-	/* The method and target as sent, in full: c->method and c->path
+	r.port = c->req.port;
+	/* The method and target as sent, in full: c->req.method and c->req.path
 	 * are cut to fit. */
-	r.method = c->method[0] ? c->method : "CONNECT";
+	r.method = c->req.method[0] ? c->req.method : "CONNECT";
 	if (req != NULL) {
 		r.method = req->method;
 		r.method_len = req->method_len;
 	}
-	if (req != NULL && c->mode == CF_MODE_HTTP) {
+	if (req != NULL && c->req.mode == CF_MODE_HTTP) {
 		r.target = req->path;
 		r.target_len = req->path_len;
 		path = ask_path(c, req->path, req->path_len, &path_len);
@@ -239,23 +239,23 @@ hold(struct px_conn *c, const struct px_http_request *req, size_t head_len)
 	px_conn_enter(c, &ask_phase);
 	px_conn_arm_timer(c, p->ask_timeout_ms + 5000);
 	px_ask_set_timeout(a, p->ask_timeout_ms);
-	c->askw = NULL;
+	c->req.askw = NULL;
 	if (r.target == NULL || path != NULL)
-		c->askw = px_ask_hold(a, &r, bufferevent_getfd(c->cli.bev), ask_done, c, &c->ask_id);
+		c->req.askw = px_ask_hold(a, &r, bufferevent_getfd(c->cli.bev), ask_done, c, &c->req.ask_id);
 	free(path);
 	if (req != NULL) {
 		evbuffer_drain(bufferevent_get_input(c->cli.bev), head_len);
-		c->head_judged = 0;
+		c->req.head_judged = 0;
 	}
-	if (c->askw == NULL) {
-		c->ask_id = 0;
-		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+	if (c->req.askw == NULL) {
+		c->req.ask_id = 0;
+		px_conn_refuse(c, 403, c->req.dec.reason, c->req.dec.rule, c->req.dec.detail);
 		return;
 	}
-	if (px_ask_find(a, c->ask_id, &q) == 0)
+	if (px_ask_find(a, c->req.ask_id, &q) == 0)
 		log_info("session %s: %s %s:%u%s%s%s held on question %u (%s)", c->session,
-		    q.method, h, c->port, q.path[0] ? " path " : "", q.path,
-		    q.path_cut > 0 ? " (cut)" : "", c->ask_id, cf_reason_code(c->dec.reason));
+		    q.method, h, c->req.port, q.path[0] ? " path " : "", q.path,
+		    q.path_cut > 0 ? " (cut)" : "", c->req.ask_id, cf_reason_code(c->req.dec.reason));
 }
 
 
@@ -265,38 +265,38 @@ connected_cb(int fd, int err, size_t index, void *arg)
 	struct px_conn *c = arg;
 	char detail[256];
 
-	c->connector = NULL;
+	c->req.connector = NULL;
 	if (fd < 0) {
 		/* RFC 1928 §6: the reply code says how the connect failed. */
 		if (c->socks)
-			c->socks_rep = err == ECONNREFUSED ? PX_SOCKS_REP_REFUSED :
+			c->req.socks_rep = err == ECONNREFUSED ? PX_SOCKS_REP_REFUSED :
 			    err == ENETUNREACH ? PX_SOCKS_REP_NET_UNREACH :
 			    err == EHOSTUNREACH || err == ETIMEDOUT ? PX_SOCKS_REP_HOST_UNREACH :
 			    PX_SOCKS_REP_FAILURE;
 		snprintf(detail, sizeof(detail), "could not connect to %s: %s",
-		    c->lk != NULL && c->lk->naddrs == 1 ? c->addr : "any of its addresses", strerror(err));
+		    c->req.lk != NULL && c->req.lk->naddrs == 1 ? c->req.addr : "any of its addresses", strerror(err));
 		if (err == ETIMEDOUT)
-			px_conn_refuse(c, 504, CF_R_TIMEOUT, c->dec.rule, detail);
+			px_conn_refuse(c, 504, CF_R_TIMEOUT, c->req.dec.rule, detail);
 		else
-			px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, detail);
+			px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->req.dec.rule, detail);
 		return;
 	}
-	px_conn_sa_text((const struct sockaddr *)&c->lk->addrs[index], c->addr, sizeof(c->addr));
+	px_conn_sa_text((const struct sockaddr *)&c->req.lk->addrs[index], c->req.addr, sizeof(c->req.addr));
 	memset(&c->up_peer, 0, sizeof(c->up_peer));
-	memcpy(&c->up_peer, &c->lk->addrs[index],
-	    c->lk->addrlens[index] < sizeof(c->up_peer) ? c->lk->addrlens[index] : sizeof(c->up_peer));
-	free(c->lk);
-	c->lk = NULL;
+	memcpy(&c->up_peer, &c->req.lk->addrs[index],
+	    c->req.lk->addrlens[index] < sizeof(c->up_peer) ? c->req.lk->addrlens[index] : sizeof(c->up_peer));
+	free(c->req.lk);
+	c->req.lk = NULL;
 	c->up.bev = bufferevent_socket_new(px_server_base(c->srv), fd, BEV_OPT_CLOSE_ON_FREE);
 	if (c->up.bev == NULL) {
 		close(fd);
-		px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, "out of memory");
+		px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->req.dec.rule, "out of memory");
 		return;
 	}
 	bufferevent_priority_set(c->up.bev, PX_PRI_BULK);
 	px_conn_touch(c);
 	px_conn_arm_timer(c, px_conn_settings(c)->idle_timeout_ms);
-	if (c->mode == CF_MODE_CONNECT) {
+	if (c->req.mode == CF_MODE_CONNECT) {
 		/*
 		 * A reload with revoke = yes that landed while this tunnel was
 		 * being looked up or connected found nothing to revoke: judge
@@ -307,7 +307,7 @@ connected_cb(int fd, int err, size_t index, void *arg)
 		px_tunnel_open(c);
 		return;
 	}
-	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+	px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, NULL, NULL);
 	px_forward_start(c);
 }
 
@@ -324,26 +324,26 @@ vet_and_connect(struct px_conn *c)
 	struct cf_decision ad;
 	int e;
 
-	for (i = 0; i < c->lk->naddrs; i++) {
-		struct sockaddr *sa = (struct sockaddr *)&c->lk->addrs[i];
+	for (i = 0; i < c->req.lk->naddrs; i++) {
+		struct sockaddr *sa = (struct sockaddr *)&c->req.lk->addrs[i];
 		if (sa->sa_family == AF_INET)
-			((struct sockaddr_in *)(void *)sa)->sin_port = htons(c->port);
+			((struct sockaddr_in *)(void *)sa)->sin_port = htons(c->req.port);
 		else
-			((struct sockaddr_in6 *)(void *)sa)->sin6_port = htons(c->port);
+			((struct sockaddr_in6 *)(void *)sa)->sin6_port = htons(c->req.port);
 	}
-	if (!cf_decide_addrs(c->cfg, c->sess, &c->dec, c->lk->addrs, c->lk->naddrs, &ad, &bad)) {
-		px_conn_sa_text((const struct sockaddr *)&c->lk->addrs[bad], c->addr, sizeof(c->addr));
+	if (!cf_decide_addrs(c->cfg, c->sess, &c->req.dec, c->req.lk->addrs, c->req.lk->naddrs, &ad, &bad)) {
+		px_conn_sa_text((const struct sockaddr *)&c->req.lk->addrs[bad], c->req.addr, sizeof(c->req.addr));
 		px_conn_refuse(c, 403, ad.reason, ad.rule, ad.detail);
 		return -EACCES;
 	}
-	if (c->lk->naddrs == 1)
-		px_conn_sa_text((const struct sockaddr *)&c->lk->addrs[0], c->addr, sizeof(c->addr));
+	if (c->req.lk->naddrs == 1)
+		px_conn_sa_text((const struct sockaddr *)&c->req.lk->addrs[0], c->req.addr, sizeof(c->req.addr));
 	/* Connect only to what was vetted: these very sockaddrs. */
-	c->connector = px_connect_start(px_server_base(c->srv), c->lk->addrs, c->lk->addrlens, c->lk->naddrs,
+	c->req.connector = px_connect_start(px_server_base(c->srv), c->req.lk->addrs, c->req.lk->addrlens, c->req.lk->naddrs,
 	    px_conn_settings(c)->connect_timeout_ms, connected_cb, c);
-	if (c->connector == NULL) {
+	if (c->req.connector == NULL) {
 		e = errno;
-		px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->dec.rule, strerror(e));
+		px_conn_refuse(c, 502, CF_R_CONNECT_FAILURE, c->req.dec.rule, strerror(e));
 		return -e;
 	}
 	return 0;
@@ -356,24 +356,24 @@ dns_cb(int status, const struct px_dns_result *res, const char *errmsg, void *ar
 	char detail[800], h[CF_HOST_TEXT_MAX];
 	size_t i;
 
-	c->dnsq = NULL;
+	c->req.dnsq = NULL;
 	if (status != 0) {
 		int listed;
 		px_conn_host_text(c, h, sizeof(h));
 		/* The proxy asks DNS only; a name the admin knows from
 		 * /etc/hosts is the one case where that surprises. */
-		listed = cf_etchosts_file_lists("/etc/hosts", c->host.name);
+		listed = cf_etchosts_file_lists("/etc/hosts", c->req.host.name);
 		snprintf(detail, sizeof(detail), "%s could not be resolved: %s%s%s%s", h,
 		    errmsg ? errmsg : px_dns_strerror(status),
 		    listed ? "; /etc/hosts lists it, but /etc/hosts is not read: pin it in [hosts] (" : "",
 		    listed ? h : "", listed ? " = ADDRESS)" : "");
-		px_conn_refuse(c, status == PX_DNS_TIMEOUT ? 504 : 502, CF_R_DNS_FAILURE, c->dec.rule, detail);
+		px_conn_refuse(c, status == PX_DNS_TIMEOUT ? 504 : 502, CF_R_DNS_FAILURE, c->req.dec.rule, detail);
 		return;
 	}
-	c->lk->naddrs = res->naddrs < PX_DNS_MAX_ADDRS ? res->naddrs : PX_DNS_MAX_ADDRS;
-	for (i = 0; i < c->lk->naddrs; i++) {
-		c->lk->addrs[i] = res->addrs[i];
-		c->lk->addrlens[i] = res->addrlens[i];
+	c->req.lk->naddrs = res->naddrs < PX_DNS_MAX_ADDRS ? res->naddrs : PX_DNS_MAX_ADDRS;
+	for (i = 0; i < c->req.lk->naddrs; i++) {
+		c->req.lk->addrs[i] = res->addrs[i];
+		c->req.lk->addrlens[i] = res->addrlens[i];
 	}
 	vet_and_connect(c);
 }
@@ -416,10 +416,10 @@ refuse_misdirected(struct px_conn *c, long i)
 
 	px_conn_host_text(c, h, sizeof(h));
 	snprintf(d, sizeof(d), "the request carries the placeholder of secret %s, which may be sent only "
-	    "where its inject lines say, not to %s:%u%s", cf_secret_name(sec), h, c->port,
-	    c->mode == CF_MODE_HTTP ? " over plain HTTP" : "");
+	    "where its inject lines say, not to %s:%u%s", cf_secret_name(sec), h, c->req.port,
+	    c->req.mode == CF_MODE_HTTP ? " over plain HTTP" : "");
 	px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), PX_SECRET_MISDIRECTED);
-	px_conn_refuse(c, 403, CF_R_SECRET_MISDIRECTED, c->dec.rule, d);
+	px_conn_refuse(c, 403, CF_R_SECRET_MISDIRECTED, c->req.dec.rule, d);
 }
 
 /* Is header F named NAME (case-insensitively)? */
@@ -547,7 +547,7 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), PX_SECRET_INJECTED);
 	}
 	rc = px_http_build_tls_head(req, c->tm->host.name, c->tm->port, qlen ? query : NULL, qlen,
-	    elen ? extra : NULL, elen, c->pending);
+	    elen ? extra : NULL, elen, c->fwd->pending);
 	OPENSSL_cleanse(extra, elen);
 	if (qlen > 0)
 		OPENSSL_cleanse(query, qlen + 1);
@@ -566,16 +566,16 @@ path_overridden(struct px_conn *c, const struct px_http_request *req)
 {
 	size_t nl = 0;
 	const char *name;
-	char d[sizeof(c->dec.detail)];
+	char d[sizeof(c->req.dec.detail)];
 
-	if (c->dec.rule == NULL || c->dec.rule->path == NULL ||
+	if (c->req.dec.rule == NULL || c->req.dec.rule->path == NULL ||
 	    (name = px_http_path_override(req, &nl)) == NULL)
 		return 0;
 	snprintf(d, sizeof(d),
 	    "the %.*s header can override the path, and allow_hosts = %s (%s:%d) admits only paths under %s",
-	    (int)(nl < 64 ? nl : 64), name, c->dec.rule->text, c->dec.rule->file,
-	    c->dec.rule->line, c->dec.rule->path);
-	px_conn_refuse(c, 403, CF_R_PATH_NOT_ALLOWED, c->dec.rule, d);
+	    (int)(nl < 64 ? nl : 64), name, c->req.dec.rule->text, c->req.dec.rule->file,
+	    c->req.dec.rule->line, c->req.dec.rule->path);
+	px_conn_refuse(c, 403, CF_R_PATH_NOT_ALLOWED, c->req.dec.rule, d);
 	return 1;
 }
 
@@ -591,16 +591,16 @@ method_overridden(struct px_conn *c, const struct px_http_request *req)
 {
 	size_t nl = 0;
 	const char *name;
-	char d[sizeof(c->dec.detail)];
+	char d[sizeof(c->req.dec.detail)];
 
-	if (c->dec.rule == NULL || c->dec.rule->methods == NULL ||
+	if (c->req.dec.rule == NULL || c->req.dec.rule->methods == NULL ||
 	    (name = px_http_method_override(req, &nl)) == NULL)
 		return 0;
 	snprintf(d, sizeof(d),
 	    "the %.*s header can override the method, and allow_hosts = %s (%s:%d) admits only %s",
-	    (int)(nl < 64 ? nl : 64), name, c->dec.rule->text, c->dec.rule->file,
-	    c->dec.rule->line, c->dec.rule->methods);
-	px_conn_refuse(c, 403, CF_R_METHOD_NOT_ALLOWED, c->dec.rule, d);
+	    (int)(nl < 64 ? nl : 64), name, c->req.dec.rule->text, c->req.dec.rule->file,
+	    c->req.dec.rule->line, c->req.dec.rule->methods);
+	px_conn_refuse(c, 403, CF_R_METHOD_NOT_ALLOWED, c->req.dec.rule, d);
 	return 1;
 }
 
@@ -622,19 +622,19 @@ take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_l
 	int nv, k, done = 0;
 	const char *cwhy = NULL;
 
-	c->req.keep_alive = req->keep_alive;
-	c->req_minor = req->minor;
-	c->req_is_head = req->is_head;
-	c->req_upgrade = req->upgrade_websocket;
-	c->req.chunked = req->chunked;
-	c->req.left = req->content_length > 0 ? req->content_length : 0;
-	c->req.done = !req->chunked && c->req.left == 0;
+	c->fwd->req.keep_alive = req->keep_alive;
+	c->fwd->req_minor = req->minor;
+	c->fwd->req_is_head = req->is_head;
+	c->fwd->req_upgrade = req->upgrade_websocket;
+	c->fwd->req.chunked = req->chunked;
+	c->fwd->req.left = req->content_length > 0 ? req->content_length : 0;
+	c->fwd->req.done = !req->chunked && c->fwd->req.left == 0;
 	if (!req->chunked)
 		return 0;
 	lim.max_headers = px_conn_settings(c)->max_headers;
 	lim.max_header_bytes = px_conn_settings(c)->max_header_bytes;
-	px_chunked_init(&c->req.ch, &lim);
-	probe = c->req.ch;
+	px_chunked_init(&c->fwd->req.ch, &lim);
+	probe = c->fwd->req.ch;
 	if (evbuffer_ptr_set(in, &pos, head_len, EVBUFFER_PTR_SET) != 0)
 		return 0;
 	nv = evbuffer_peek(in, -1, &pos, v, 8);
@@ -643,7 +643,7 @@ take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_l
 			char d[200];
 			snprintf(d, sizeof(d), "malformed chunked body: %s", cwhy ? cwhy : "bad framing");
 			if (!c->term)
-				c->host.kind = 0;
+				c->req.host.kind = 0;
 			px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, d);
 			return -EPROTO;
 		}
@@ -654,7 +654,7 @@ take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_l
 /*
  * The budgets of rule R, for C's new tunnel or plain-HTTP
  * request (CONN: a connection to the host, held in C->budget) or a request
- * inside C's terminated tunnel (held in C->req_budget): admitted, or
+ * inside C's terminated tunnel (held in C->tm->req_budget): admitted, or
  * refused with 429 budget_exceeded, saying which budget and when it frees
  * up (Retry-After for the rps and up windows).  Returns 1 after refusing C
  * (or closing it, out of memory), else 0.
@@ -662,10 +662,10 @@ take_framing(struct px_conn *c, const struct px_http_request *req, size_t head_l
 static int
 budget_refused(struct px_conn *c, const struct cf_rule *r, int conn)
 {
-	struct px_budget **slot = conn ? &c->budget : &c->req_budget, *b;
+	struct px_budget **slot = conn ? &c->budget : &c->tm->req_budget, *b;
 	enum px_budget_kind kind;
 	unsigned retry = 0;
-	char d[sizeof(c->dec.detail)], lim[128], when[64];
+	char d[sizeof(c->req.dec.detail)], lim[128], when[64];
 
 	/* A keep-alive connection's last request, or a tunnel's last
 	 * request, gives its hold back: this one is judged anew. */
@@ -697,7 +697,7 @@ budget_refused(struct px_conn *c, const struct cf_rule *r, int conn)
 	else
 		snprintf(d, sizeof(d), "the conns budget of allow_hosts = %s (%s:%d) is spent in session %s: "
 		    "%u connections to it are open; %s", r->text, r->file, r->line, c->session, b->open, when);
-	c->retry_after = retry;
+	c->req.retry_after = retry;
 	px_conn_refuse(c, 429, CF_R_BUDGET_EXCEEDED, r, d);
 	return 1;
 }
@@ -721,7 +721,7 @@ trace_refused(struct px_conn *c, const struct px_http_request *req, long bound)
 {
 	const char *m = req->method;
 	size_t k, ml = req->method_len;
-	char d[sizeof(c->dec.detail)];
+	char d[sizeof(c->req.dec.detail)];
 
 	for (k = 0; !is_trace(m, ml) && k < req->nheaders; k++)
 		if (px_http_is_method_override(req->headers[k].name, req->headers[k].name_len) &&
@@ -734,7 +734,7 @@ trace_refused(struct px_conn *c, const struct px_http_request *req, long bound)
 	snprintf(d, sizeof(d), "%.5s echoes the request back, with the value of secret %s put on it: "
 	    "refused to %s:%u, which that secret is bound to", m,
 	    cf_secret_name(cf_session_secret(c->sess, (size_t)bound)), c->tm->host.name, c->tm->port);
-	px_conn_refuse(c, 403, CF_R_METHOD_NOT_ALLOWED, c->dec.rule, d);
+	px_conn_refuse(c, 403, CF_R_METHOD_NOT_ALLOWED, c->req.dec.rule, d);
 	return 1;
 }
 
@@ -750,13 +750,13 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	size_t pl;
 	long bad, bound;
 
-	c->mode = CF_MODE_TLS;
-	c->host = c->tm->host;
-	c->port = c->tm->port;
+	c->req.mode = CF_MODE_TLS;
+	c->req.host = c->tm->host;
+	c->req.port = c->tm->port;
 	c->tm->secret[0] = '\0';
-	c->resp_status = 0;
-	c->req_up0 = c->cli.bytes;
-	c->req_down0 = c->up.bytes;
+	c->req.resp_status = 0;
+	c->req.up0 = c->cli.bytes;
+	c->req.down0 = c->up.bytes;
 	if (req->form == PX_TARGET_ORIGIN) {
 		/* The audit line keeps the path without its query.  The path
 		 * lies in the head's buffer, not NUL-terminated: look no
@@ -764,10 +764,10 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		const char *q = memchr(req->path, '?', req->path_len);
 
 		pl = q != NULL ? (size_t)(q - req->path) : req->path_len;
-		if (pl > sizeof(c->path) - 1)
-			pl = sizeof(c->path) - 1;
-		memcpy(c->path, req->path, pl);
-		c->path[pl] = '\0';
+		if (pl > sizeof(c->req.path) - 1)
+			pl = sizeof(c->req.path) - 1;
+		memcpy(c->req.path, req->path, pl);
+		c->req.path[pl] = '\0';
 		px_conn_redact_path(c);
 	}
 	if (req->form != PX_TARGET_ORIGIN || req->is_connect) {
@@ -786,13 +786,13 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		px_conn_refuse(c, 421, CF_R_MISDIRECTED_REQUEST, NULL, d);
 		return;
 	}
-	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, req->path, req->path_len, c->method,
-	    &c->dec);
+	cf_decide(c->sess, CF_MODE_TLS, &c->req.host, c->req.port, req->path, req->path_len, c->req.method,
+	    &c->req.dec);
 	/* A grant for the tunnel's host and port speaks for its requests;
 	 * they are never held (mode = ask asks the CONNECT). */
 	px_conn_grant(c);
-	if (!c->dec.allow) {
-		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+	if (!c->req.dec.allow) {
+		px_conn_refuse(c, 403, c->req.dec.reason, c->req.dec.rule, c->req.dec.detail);
 		return;
 	}
 	if (path_overridden(c, req) || method_overridden(c, req))
@@ -806,29 +806,27 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	}
 	/* A request inside the tunnel counts against its rule's rps and up
 	 * budgets; the tunnel itself already holds a connection. */
-	if (budget_refused(c, c->dec.rule, 0))
+	if (budget_refused(c, c->req.dec.rule, 0))
 		return;
 	if (c->tm->fail[0] != '\0') {
 		/* The upstream failed its handshake (term_fail says how). */
-		px_conn_refuse(c, 502, CF_R_UPSTREAM_TLS_FAILED, c->dec.rule, c->tm->fail);
+		px_conn_refuse(c, 502, CF_R_UPSTREAM_TLS_FAILED, c->req.dec.rule, c->tm->fail);
 		return;
 	}
 	if (c->up.bev == NULL || c->up.eof) {
-		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
+		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->req.dec.rule,
 		    px_tunnel_closed_detail(c, "the upstream closed the tunnel's connection"));
 		return;
 	}
-	if (c->pending == NULL)
-		c->pending = evbuffer_new();
-	if (c->pending == NULL || build_injected_head(c, req, bound >= 0) != 0) {
+	if (px_forward_begin(c) != 0 || build_injected_head(c, req, bound >= 0) != 0) {
 		px_conn_free(c, "out of memory");
 		return;
 	}
 	if (take_framing(c, req, head_len) < 0)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->cli.bev), head_len);
-	c->head_judged = 0;
-	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+	c->req.head_judged = 0;
+	px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, NULL, NULL);
 	px_forward_start(c);
 }
 
@@ -840,7 +838,7 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 {
 	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
 
-	c->head_judged = head_len;
+	c->req.head_judged = head_len;
 	if (c->sess == NULL) {
 		px_conn_refuse(c, 403, CF_R_SESSION_REMOVED, NULL,
 		    "this listener's session was removed from the config");
@@ -867,56 +865,54 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		return;
 	}
 
-	c->mode = req->is_connect ? CF_MODE_CONNECT : CF_MODE_HTTP;
-	c->host = req->host;
-	c->port = req->port;
-	if (c->mode == CF_MODE_HTTP) {
-		size_t pl = req->path_len < sizeof(c->path) - 1 ? req->path_len : sizeof(c->path) - 1;
-		memcpy(c->path, req->path, pl);
-		c->path[pl] = '\0';
+	c->req.mode = req->is_connect ? CF_MODE_CONNECT : CF_MODE_HTTP;
+	c->req.host = req->host;
+	c->req.port = req->port;
+	if (c->req.mode == CF_MODE_HTTP) {
+		size_t pl = req->path_len < sizeof(c->req.path) - 1 ? req->path_len : sizeof(c->req.path) - 1;
+		memcpy(c->req.path, req->path, pl);
+		c->req.path[pl] = '\0';
 	}
-	if (c->mode == CF_MODE_HTTP)
+	if (c->req.mode == CF_MODE_HTTP)
 		px_conn_redact_path(c);
 	/* A CONNECT the session terminates TLS for is judged as the tunnel
 	 * of requests it is: a path rule admits it, and judges each request
 	 * inside (term_decide()). */
-	cf_decide(c->sess, c->mode == CF_MODE_CONNECT && px_tunnel_terminates(c) ? CF_MODE_TLS : c->mode,
-	    &c->host, c->port, c->mode == CF_MODE_HTTP ? req->path : NULL,
-	    c->mode == CF_MODE_HTTP ? req->path_len : 0, c->mode == CF_MODE_HTTP ? c->method : NULL,
-	    &c->dec);
+	cf_decide(c->sess, c->req.mode == CF_MODE_CONNECT && px_tunnel_terminates(c) ? CF_MODE_TLS : c->req.mode,
+	    &c->req.host, c->req.port, c->req.mode == CF_MODE_HTTP ? req->path : NULL,
+	    c->req.mode == CF_MODE_HTTP ? req->path_len : 0, c->req.mode == CF_MODE_HTTP ? c->req.method : NULL,
+	    &c->req.dec);
 	px_conn_grant(c);
 	/* mode = ask: the request is made ready as if allowed (its head
 	 * consumed, its upstream head built, every other check made) and
 	 * held at the point where it would be looked up. */
-	if (!c->dec.allow && !askable(c)) {
-		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+	if (!c->req.dec.allow && !askable(c)) {
+		px_conn_refuse(c, 403, c->req.dec.reason, c->req.dec.rule, c->req.dec.detail);
 		return;
 	}
 	/* Plain HTTP carries no injection (a secret is put only on requests
 	 * inside TLS), and no placeholder leaves for a host its secret is not
 	 * bound to. */
-	if (c->mode == CF_MODE_HTTP) {
+	if (c->req.mode == CF_MODE_HTTP) {
 		char h[CF_HOST_TEXT_MAX];
 		long bad;
 
 		px_conn_host_text(c, h, sizeof(h));
-		bad = misdirected(c, req, h, c->port);
+		bad = misdirected(c, req, h, c->req.port);
 
 		if (bad >= 0) {
 			refuse_misdirected(c, bad);
 			return;
 		}
 	}
-	if (c->mode == CF_MODE_HTTP && c->dec.allow && (path_overridden(c, req) ||
+	if (c->req.mode == CF_MODE_HTTP && c->req.dec.allow && (path_overridden(c, req) ||
 	    method_overridden(c, req)))
 		return;
-	if (budget_refused(c, c->dec.rule, 1))
+	if (budget_refused(c, c->req.dec.rule, 1))
 		return;
 
-	if (c->mode == CF_MODE_HTTP) {
-		if (c->pending == NULL)
-			c->pending = evbuffer_new();
-		if (c->pending == NULL || px_http_build_upstream_head(req, c->pending) != 0) {
+	if (c->req.mode == CF_MODE_HTTP) {
+		if (px_forward_begin(c) != 0 || px_http_build_upstream_head(req, c->fwd->pending) != 0) {
 			px_conn_free(c, "out of memory");
 			return;
 		}
@@ -926,12 +922,12 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	/* The head is consumed (a held one by hold(), once its question has
 	 * it); any bytes after it are the body, a pipelined request, or
 	 * (CONNECT) the client's first flight. */
-	if (!c->dec.allow) {
+	if (!c->req.dec.allow) {
 		hold(c, req, head_len);
 		return;
 	}
 	evbuffer_drain(in, head_len);
-	c->head_judged = 0;
+	c->req.head_judged = 0;
 	start_lookup(c);
 }
 
@@ -964,62 +960,62 @@ start_lookup(struct px_conn *c)
 
 	/* A pooled upstream takes the request at once, the client's read
 	 * left on (px_forward_start() says why). */
-	if (c->mode == CF_MODE_HTTP && px_forward_reuse(c))
+	if (c->req.mode == CF_MODE_HTTP && px_forward_reuse(c))
 		return;
-	free(c->lk);
+	free(c->req.lk);
 	/* Not zeroed: 64 addresses are 8 KB, and every path below writes
 	 * the addresses it counts in naddrs before anything reads them. */
-	c->lk = malloc(sizeof(*c->lk));
-	if (c->lk != NULL)
-		c->lk->naddrs = 0;
-	if (c->lk == NULL) {
+	c->req.lk = malloc(sizeof(*c->req.lk));
+	if (c->req.lk != NULL)
+		c->req.lk->naddrs = 0;
+	if (c->req.lk == NULL) {
 		px_conn_free(c, "out of memory");
 		return;
 	}
-	if (c->mode == CF_MODE_CONNECT) {
+	if (c->req.mode == CF_MODE_CONNECT) {
 		/* A tunnel parses no more heads: give the header table back. */
 		free(c->hdrs);
 		c->hdrs = NULL;
 		c->nhdrs_cap = 0;
 	}
-	if (c->host.kind != CF_HOST_NAME) {
-		struct sockaddr_storage *ss = &c->lk->addrs[0];
+	if (c->req.host.kind != CF_HOST_NAME) {
+		struct sockaddr_storage *ss = &c->req.lk->addrs[0];
 		memset(ss, 0, sizeof(*ss));
-		if (c->host.kind == CF_HOST_IPV4) {
+		if (c->req.host.kind == CF_HOST_IPV4) {
 			struct sockaddr_in *sin = (struct sockaddr_in *)ss;
 			sin->sin_family = AF_INET;
-			sin->sin_addr = c->host.addr.v4;
-			c->lk->addrlens[0] = sizeof(*sin);
+			sin->sin_addr = c->req.host.addr.v4;
+			c->req.lk->addrlens[0] = sizeof(*sin);
 		} else {
 			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
 			sin6->sin6_family = AF_INET6;
-			sin6->sin6_addr = c->host.addr.v6;
-			c->lk->addrlens[0] = sizeof(*sin6);
+			sin6->sin6_addr = c->req.host.addr.v6;
+			c->req.lk->addrlens[0] = sizeof(*sin6);
 		}
-		c->lk->naddrs = 1;
+		c->req.lk->naddrs = 1;
 		vet_and_connect(c);
 		return;
 	}
 	{
 		/* A name pinned in [hosts] takes its addresses from there,
 		 * vetted below exactly like a DNS answer. */
-		const struct cf_pin *pin = cf_config_pin(c->cfg, c->host.name);
+		const struct cf_pin *pin = cf_config_pin(c->cfg, c->req.host.name);
 		if (pin != NULL) {
 			size_t i;
 			_Static_assert(CF_PIN_MAX_ADDRS <= PX_DNS_MAX_ADDRS, "a pin fits a lookup");
 			for (i = 0; i < pin->naddrs && i < CF_PIN_MAX_ADDRS; i++) {
-				c->lk->addrs[i] = pin->addrs[i];
-				c->lk->addrlens[i] = pin->addrs[i].ss_family == AF_INET ?
+				c->req.lk->addrs[i] = pin->addrs[i];
+				c->req.lk->addrlens[i] = pin->addrs[i].ss_family == AF_INET ?
 				    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 			}
-			c->lk->naddrs = i;
+			c->req.lk->naddrs = i;
 			vet_and_connect(c);
 			return;
 		}
 	}
-	c->dnsq = px_dns_resolve(px_server_dns(c->srv), c->host.name, dns_cb, c);
-	if (c->dnsq == NULL)
-		px_conn_refuse(c, 502, CF_R_DNS_FAILURE, c->dec.rule, "could not start a DNS lookup");
+	c->req.dnsq = px_dns_resolve(px_server_dns(c->srv), c->req.host.name, dns_cb, c);
+	if (c->req.dnsq == NULL)
+		px_conn_refuse(c, 502, CF_R_DNS_FAILURE, c->req.dec.rule, "could not start a DNS lookup");
 }
 
 /*
@@ -1035,20 +1031,20 @@ px_decide_socks(struct px_conn *c)
 		    "this listener's session was removed from the config");
 		return;
 	}
-	c->mode = CF_MODE_CONNECT;
-	c->path[0] = '\0';
-	cf_decide(c->sess, px_tunnel_terminates(c) ? CF_MODE_TLS : CF_MODE_CONNECT, &c->host, c->port,
-	    NULL, 0, NULL, &c->dec);
+	c->req.mode = CF_MODE_CONNECT;
+	c->req.path[0] = '\0';
+	cf_decide(c->sess, px_tunnel_terminates(c) ? CF_MODE_TLS : CF_MODE_CONNECT, &c->req.host, c->req.port,
+	    NULL, 0, NULL, &c->req.dec);
 	px_conn_grant(c);
-	if (!c->dec.allow && askable(c)) {
+	if (!c->req.dec.allow && askable(c)) {
 		hold(c, NULL, 0);
 		return;
 	}
-	if (!c->dec.allow) {
-		px_conn_refuse(c, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+	if (!c->req.dec.allow) {
+		px_conn_refuse(c, 403, c->req.dec.reason, c->req.dec.rule, c->req.dec.detail);
 		return;
 	}
-	if (budget_refused(c, c->dec.rule, 1))
+	if (budget_refused(c, c->req.dec.rule, 1))
 		return;
 	start_lookup(c);
 }

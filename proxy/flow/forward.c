@@ -37,10 +37,10 @@ pool_find(struct px_conn *c)
 {
 	size_t i;
 
-	for (i = 0; c->pool != NULL && i < POOL_MAX; i++)
-		if (c->pool[i].bev != NULL && c->pool[i].port == c->port &&
-		    cf_host_equal(&c->pool[i].host, &c->host))
-			return &c->pool[i];
+	for (i = 0; c->fwd->pool != NULL && i < POOL_MAX; i++)
+		if (c->fwd->pool[i].bev != NULL && c->fwd->pool[i].port == c->req.port &&
+		    cf_host_equal(&c->fwd->pool[i].host, &c->req.host))
+			return &c->fwd->pool[i];
 	return NULL;
 }
 
@@ -68,28 +68,38 @@ pool_put(struct px_conn *c)
 {
 	size_t i, slot = 0;
 
-	if (c->pool == NULL && (c->pool = calloc(POOL_MAX, sizeof(*c->pool))) == NULL) {
+	if (c->fwd->pool == NULL && (c->fwd->pool = calloc(POOL_MAX, sizeof(*c->fwd->pool))) == NULL) {
 		bufferevent_free(c->up.bev);
 		c->up.bev = NULL;
 		return;
 	}
 	for (i = 0; i < POOL_MAX; i++)
-		if (c->pool[i].bev == NULL) {
+		if (c->fwd->pool[i].bev == NULL) {
 			slot = i;
 			break;
 		}
 	if (i == POOL_MAX)
-		px_pool_drop(&c->pool[0]);
-	c->pool[slot].host = c->host;
-	c->pool[slot].port = c->port;
-	snprintf(c->pool[slot].addr, sizeof(c->pool[slot].addr), "%s", c->addr);
-	c->pool[slot].peer = c->up_peer;
-	c->pool[slot].generation = c->generation;
-	c->pool[slot].rule = c->dec.rule;
-	c->pool[slot].bev = c->up.bev;
-	bufferevent_setcb(c->up.bev, pool_read_cb, NULL, pool_event_cb, &c->pool[slot]);
+		px_pool_drop(&c->fwd->pool[0]);
+	c->fwd->pool[slot].host = c->req.host;
+	c->fwd->pool[slot].port = c->req.port;
+	snprintf(c->fwd->pool[slot].addr, sizeof(c->fwd->pool[slot].addr), "%s", c->req.addr);
+	c->fwd->pool[slot].peer = c->up_peer;
+	c->fwd->pool[slot].generation = c->generation;
+	c->fwd->pool[slot].rule = c->req.dec.rule;
+	c->fwd->pool[slot].bev = c->up.bev;
+	bufferevent_setcb(c->up.bev, pool_read_cb, NULL, pool_event_cb, &c->fwd->pool[slot]);
 	bufferevent_enable(c->up.bev, EV_READ);
 	c->up.bev = NULL;
+}
+
+int
+px_forward_begin(struct px_conn *c)
+{
+	if (c->fwd == NULL && (c->fwd = calloc(1, sizeof(*c->fwd))) == NULL)
+		return -1;
+	if (c->fwd->pending == NULL && (c->fwd->pending = evbuffer_new()) == NULL)
+		return -1;
+	return 0;
 }
 
 int
@@ -102,17 +112,17 @@ px_forward_reuse(struct px_conn *c)
 	 * vetted its addresses: the decision made then still holds.
 	 * Otherwise close it and treat the request as a new one.
 	 */
-	if (pp != NULL && (pp->generation != c->generation || pp->rule != c->dec.rule)) {
+	if (pp != NULL && (pp->generation != c->generation || pp->rule != c->req.dec.rule)) {
 		px_pool_drop(pp);
 		pp = NULL;
 	}
 	if (pp != NULL) {
 		c->up.bev = pp->bev;
 		c->up_peer = pp->peer;
-		snprintf(c->addr, sizeof(c->addr), "%s", pp->addr);
+		snprintf(c->req.addr, sizeof(c->req.addr), "%s", pp->addr);
 		pp->bev = NULL;
 		px_pool_drop(pp);
-		px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, "reused upstream connection", NULL);
+		px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, "reused upstream connection", NULL);
 		px_conn_arm_timer(c, px_conn_settings(c)->idle_timeout_ms);
 		px_forward_start(c);
 		return 1;
@@ -158,15 +168,15 @@ fwd_request_body(struct px_conn *c)
 	struct evbuffer *out = bufferevent_get_output(c->up.bev);
 	size_t avail = evbuffer_get_length(in), n = 0;
 
-	if (c->req.done || avail == 0)
+	if (c->fwd->req.done || avail == 0)
 		return 0;
 	px_conn_touch(c);
-	if (c->req.chunked) {
+	if (c->fwd->req.chunked) {
 		struct evbuffer_iovec v[8];
 		int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
 		const char *why = NULL;
 		for (i = 0; i < nv && i < 8 && !done; i++) {
-			ssize_t used = px_chunked_scan(&c->req.ch, v[i].iov_base, v[i].iov_len, &done, &why);
+			ssize_t used = px_chunked_scan(&c->fwd->req.ch, v[i].iov_base, v[i].iov_len, &done, &why);
 			if (used < 0) {
 				log_debug("bad chunked request body: %s", why);
 				return -EPROTO;
@@ -174,12 +184,12 @@ fwd_request_body(struct px_conn *c)
 			n += (size_t)used;
 		}
 		if (done)
-			c->req.done = 1;
+			c->fwd->req.done = 1;
 	} else {
-		n = avail < (uint64_t)c->req.left ? avail : (size_t)c->req.left;
-		c->req.left -= (int64_t)n;
-		if (c->req.left == 0)
-			c->req.done = 1;
+		n = avail < (uint64_t)c->fwd->req.left ? avail : (size_t)c->fwd->req.left;
+		c->fwd->req.left -= (int64_t)n;
+		if (c->fwd->req.left == 0)
+			c->fwd->req.done = 1;
 	}
 	if (n > 0 && px_conn_up_budget(c) != NULL) {
 		struct px_budget *b = px_conn_up_budget(c);
@@ -264,11 +274,11 @@ fwd_finish(struct px_conn *c)
 		 * tunnel; one that will not take another request ends the
 		 * client's connection too (the client opens a new tunnel). */
 		px_record_request(c);
-		if (!c->resp.keep_alive || !c->req.done || c->up.eof || c->up.bev == NULL ||
+		if (!c->fwd->resp.keep_alive || !c->fwd->req.done || c->up.eof || c->up.bev == NULL ||
 		    evbuffer_get_length(bufferevent_get_input(c->up.bev)) != 0)
-			c->cli_keep_alive = 0;
+			c->fwd->cli_keep_alive = 0;
 	} else if (c->up.bev != NULL) {
-		if (c->resp.keep_alive && c->req.done && !c->up.eof &&
+		if (c->fwd->resp.keep_alive && c->fwd->req.done && !c->up.eof &&
 		    evbuffer_get_length(bufferevent_get_input(c->up.bev)) == 0)
 			pool_put(c);
 		else {
@@ -276,7 +286,7 @@ fwd_finish(struct px_conn *c)
 			c->up.bev = NULL;
 		}
 	}
-	if (!c->cli_keep_alive || !c->req.done || c->cli.eof) {
+	if (!c->fwd->cli_keep_alive || !c->fwd->req.done || c->cli.eof) {
 		px_conn_close_after_write(c);
 		return;
 	}
@@ -349,7 +359,7 @@ fwd_chunked_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in,
 	if (c->tm->plain == NULL && (c->tm->plain = evbuffer_new()) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < nv && i < 8 && !*done; i++) {
-		ssize_t r = px_chunked_decode(&c->resp.ch, v[i].iov_base, v[i].iov_len, c->tm->plain,
+		ssize_t r = px_chunked_decode(&c->fwd->resp.ch, v[i].iov_base, v[i].iov_len, c->tm->plain,
 		    done, why);
 
 		if (r < 0)
@@ -361,13 +371,13 @@ fwd_chunked_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in,
 	if ((go = fwd_scrub(c, s, c->tm->plain, plen, *done)) < 0)
 		return go;
 	if (go > 0) {
-		if (!c->resp_dechunk)
+		if (!c->fwd->resp_dechunk)
 			evbuffer_add_printf(out, "%lx\r\n", (unsigned long)go);
 		evbuffer_remove_buffer(c->tm->plain, out, (size_t)go);
-		if (!c->resp_dechunk)
+		if (!c->fwd->resp_dechunk)
 			evbuffer_add(out, "\r\n", 2);
 	}
-	if (*done && !c->resp_dechunk)
+	if (*done && !c->fwd->resp_dechunk)
 		evbuffer_add(out, "0\r\n\r\n", 5);
 	return (long)used;
 }
@@ -381,7 +391,7 @@ static int
 fwd_response_body(struct px_conn *c, struct px_scrub *scrub, struct evbuffer *in,
     struct evbuffer *out, size_t avail, size_t *moved)
 {
-	if (c->resp.close_delimited) {
+	if (c->fwd->resp.close_delimited) {
 		long go = scrub != NULL ? fwd_scrub(c, scrub, in, avail, c->up.eof) : (long)avail;
 
 		if (go < 0) {
@@ -391,7 +401,7 @@ fwd_response_body(struct px_conn *c, struct px_scrub *scrub, struct evbuffer *in
 		*moved = (size_t)go;
 		c->up.bytes += *moved;
 		fwd_move(in, out, *moved);
-	} else if (c->resp.chunked && scrub != NULL) {
+	} else if (c->fwd->resp.chunked && scrub != NULL) {
 		const char *why = NULL;
 		int done = 0;
 		long used = fwd_chunked_scrub(c, scrub, in, out, &done, &why);
@@ -403,35 +413,35 @@ fwd_response_body(struct px_conn *c, struct px_scrub *scrub, struct evbuffer *in
 		*moved = (size_t)used;
 		c->up.bytes += *moved;
 		if (done)
-			c->rstate = RS_DONE;
-	} else if (c->resp.chunked) {
+			c->fwd->rstate = RS_DONE;
+	} else if (c->fwd->resp.chunked) {
 		struct evbuffer_iovec v[8];
 		int nv = evbuffer_peek(in, -1, NULL, v, 8), i, done = 0;
 		size_t n = 0;
 		const char *why = NULL;
 		for (i = 0; i < nv && i < 8 && !done; i++) {
-			ssize_t used = c->resp_dechunk ?
-			    px_chunked_decode(&c->resp.ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
-			    px_chunked_scan(&c->resp.ch, v[i].iov_base, v[i].iov_len, &done, &why);
+			ssize_t used = c->fwd->resp_dechunk ?
+			    px_chunked_decode(&c->fwd->resp.ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
+			    px_chunked_scan(&c->fwd->resp.ch, v[i].iov_base, v[i].iov_len, &done, &why);
 			if (used < 0) {
 				px_conn_free(c, "bad chunked response");
 				return 1;
 			}
 			n += (size_t)used;
 		}
-		if (c->resp_dechunk)
+		if (c->fwd->resp_dechunk)
 			evbuffer_drain(in, n);
 		else
 			fwd_move(in, out, n);
 		c->up.bytes += n;
 		*moved = n;
 		if (done)
-			c->rstate = RS_DONE;
+			c->fwd->rstate = RS_DONE;
 	} else {
-		size_t n = avail < (uint64_t)c->resp.left ? avail : (size_t)c->resp.left;
+		size_t n = avail < (uint64_t)c->fwd->resp.left ? avail : (size_t)c->fwd->resp.left;
 
 		if (scrub != NULL) {
-			long go = fwd_scrub(c, scrub, in, n, (uint64_t)n == (uint64_t)c->resp.left);
+			long go = fwd_scrub(c, scrub, in, n, (uint64_t)n == (uint64_t)c->fwd->resp.left);
 
 			if (go < 0) {
 				px_conn_free(c, "out of memory");
@@ -441,10 +451,10 @@ fwd_response_body(struct px_conn *c, struct px_scrub *scrub, struct evbuffer *in
 		}
 		fwd_move(in, out, n);
 		c->up.bytes += n;
-		c->resp.left -= (int64_t)n;
+		c->fwd->resp.left -= (int64_t)n;
 		*moved = n;
-		if (c->resp.left == 0)
-			c->rstate = RS_DONE;
+		if (c->fwd->resp.left == 0)
+			c->fwd->rstate = RS_DONE;
 	}
 	return 0;
 }
@@ -462,10 +472,10 @@ fwd_response(struct px_conn *c)
 	struct evbuffer *out = bufferevent_get_output(c->cli.bev);
 	struct px_scrub *scrub = c->term ? px_term_scrub(c) : NULL;
 
-	while (c->rstate != RS_DONE) {
+	while (c->fwd->rstate != RS_DONE) {
 		size_t avail = evbuffer_get_length(in), moved = 0;
 
-		if (c->rstate == RS_HEAD) {
+		if (c->fwd->rstate == RS_HEAD) {
 			struct px_http_response resp;
 			struct px_http_limits lim;
 			size_t head_len = 0, want;
@@ -480,21 +490,21 @@ fwd_response(struct px_conn *c)
 			want = avail > lim.max_header_bytes + 1 ? lim.max_header_bytes + 1 : avail;
 			data = evbuffer_pullup(in, (ev_ssize_t)want);
 			px_http_response_init(&resp, c->hdrs, c->nhdrs_cap);
-			resp.resume = c->resp.rs;
-			rc = px_http_parse_response((const char *)data, want, &lim, c->req_is_head,
+			resp.resume = c->fwd->resp_rs;
+			rc = px_http_parse_response((const char *)data, want, &lim, c->fwd->req_is_head,
 			    &resp, &head_len, &why);
 			if (rc == PX_HTTP_INCOMPLETE) {
-				c->resp.rs = resp.resume;
+				c->fwd->resp_rs = resp.resume;
 				return 0;
 			}
 			/* Whatever follows (the body, the head after a 1xx) is
 			 * parsed from its own start. */
-			memset(&c->resp.rs, 0, sizeof(c->resp.rs));
+			memset(&c->fwd->resp_rs, 0, sizeof(c->fwd->resp_rs));
 			if (rc != PX_HTTP_OK) {
 				if (c->up.bytes == 0) {
 					char d[200];
 					snprintf(d, sizeof(d), "upstream sent a malformed response: %s", why ? why : "?");
-					px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule, d);
+					px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->req.dec.rule, d);
 				} else {
 					px_conn_free(c, "bad upstream response");
 				}
@@ -513,7 +523,7 @@ fwd_response(struct px_conn *c)
 					snprintf(d, sizeof(d), "the upstream answered with Content-Encoding: %s, "
 					    "which the reflection scan cannot read", coding);
 					if (c->up.bytes == 0)
-						px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule, d);
+						px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->req.dec.rule, d);
 					else
 						px_conn_free(c, "a coded response the reflection scan cannot read");
 					return 1;
@@ -521,18 +531,18 @@ fwd_response(struct px_conn *c)
 			}
 			if (resp.informational) {
 				/* RFC 9110 §15.2: no 1xx to an HTTP/1.0 client. */
-				if (c->req_minor != 0)
+				if (c->fwd->req_minor != 0)
 					client_head(c, &resp, 1, in, head_len, 0);
 				else
 					evbuffer_drain(in, head_len);
 				continue;
 			}
-			c->cli_keep_alive = c->req.keep_alive && !resp.close_delimited && !resp.upgrade_websocket;
-			c->resp.keep_alive = resp.keep_alive;
-			c->resp_status = resp.status;
+			c->fwd->cli_keep_alive = c->fwd->req.keep_alive && !resp.close_delimited && !resp.upgrade_websocket;
+			c->fwd->resp.keep_alive = resp.keep_alive;
+			c->req.resp_status = resp.status;
 			if (c->term && !resp.keep_alive)
-				c->cli_keep_alive = 0;
-			if (resp.upgrade_websocket && c->req_upgrade) {
+				c->fwd->cli_keep_alive = 0;
+			if (resp.upgrade_websocket && c->fwd->req_upgrade) {
 				/* A reload with revoke = yes since the request
 				 * was decided found no tunnel to revoke: judge
 				 * it now, before the 101 reaches the client.  A
@@ -543,12 +553,12 @@ fwd_response(struct px_conn *c)
 				client_head(c, &resp, 1, in, head_len, 0);
 				c->up.bytes += head_len;
 				/* RFC 9110 §7.8: after 101 the connection is a tunnel. */
-				c->req.done = 1;
+				c->fwd->req.done = 1;
 				px_tunnel_upgrade(c);
 				return 1;
 			}
-			c->resp_dechunk = 0;
-			if (resp.chunked && c->req_minor == 0) {
+			c->fwd->resp_dechunk = 0;
+			if (resp.chunked && c->fwd->req_minor == 0) {
 				/* An HTTP/1.0 client cannot take chunked: drop the
 				 * coding and delimit the body by closing. */
 				size_t k, kept = 0;
@@ -557,12 +567,12 @@ fwd_response(struct px_conn *c)
 					    strncasecmp(resp.headers[k].name, "Transfer-Encoding", 17) == 0))
 						resp.headers[kept++] = resp.headers[k];
 				resp.nheaders = kept;
-				c->resp_dechunk = 1;
-				c->cli_keep_alive = 0;
+				c->fwd->resp_dechunk = 1;
+				c->fwd->cli_keep_alive = 0;
 			}
-			c->resp.chunked = resp.chunked;
-			c->resp.close_delimited = resp.close_delimited;
-			c->resp.left = resp.content_length > 0 ? resp.content_length : 0;
+			c->fwd->resp.chunked = resp.chunked;
+			c->fwd->resp.close_delimited = resp.close_delimited;
+			c->fwd->resp.left = resp.content_length > 0 ? resp.content_length : 0;
 			{
 				/* A short Content-Length body already here goes
 				 * with the head (client_head()): one TLS record
@@ -571,12 +581,12 @@ fwd_response(struct px_conn *c)
 
 				if (!resp.no_body && !resp.chunked && !resp.close_delimited) {
 					body = avail - head_len;
-					if ((uint64_t)body > (uint64_t)c->resp.left)
-						body = (size_t)c->resp.left;
+					if ((uint64_t)body > (uint64_t)c->fwd->resp.left)
+						body = (size_t)c->fwd->resp.left;
 					if (body > FWD_COPY_MAX)
 						body = 0;
 					/* Scanned here only when whole. */
-					if (scrub != NULL && (uint64_t)body == (uint64_t)c->resp.left && body > 0) {
+					if (scrub != NULL && (uint64_t)body == (uint64_t)c->fwd->resp.left && body > 0) {
 						const char *name = NULL;
 						size_t m = px_scrub_mask(scrub, data + head_len, body, &name);
 
@@ -585,18 +595,18 @@ fwd_response(struct px_conn *c)
 						body = 0;
 					}
 				}
-				client_head(c, &resp, c->cli_keep_alive, in, head_len, body);
+				client_head(c, &resp, c->fwd->cli_keep_alive, in, head_len, body);
 				c->up.bytes += head_len + body;
-				c->resp.left -= (int64_t)body;
+				c->fwd->resp.left -= (int64_t)body;
 			}
 			if (resp.chunked) {
 				struct px_http_limits l2 = lim;
-				px_chunked_init(&c->resp.ch, &l2);
+				px_chunked_init(&c->fwd->resp.ch, &l2);
 			}
-			if (resp.no_body || (!resp.chunked && !resp.close_delimited && c->resp.left == 0))
-				c->rstate = RS_DONE;
+			if (resp.no_body || (!resp.chunked && !resp.close_delimited && c->fwd->resp.left == 0))
+				c->fwd->rstate = RS_DONE;
 			else
-				c->rstate = RS_BODY;
+				c->fwd->rstate = RS_BODY;
 			continue;
 		}
 
@@ -610,10 +620,10 @@ fwd_response(struct px_conn *c)
 			return 0;
 		/* What is left waits for the bytes that tell whether it
 		 * begins a value (scrub.h). */
-		if (moved == 0 && c->rstate != RS_DONE)
+		if (moved == 0 && c->fwd->rstate != RS_DONE)
 			break;
 	}
-	if (c->rstate == RS_DONE) {
+	if (c->fwd->rstate == RS_DONE) {
 		fwd_finish(c);
 		return 1;
 	}
@@ -631,7 +641,7 @@ fwd_cli_read_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	px_loopcall_check();
-	if (c->req.done) {
+	if (c->fwd->req.done) {
 		/* Early bytes of the next request: they wait, unread further,
 		 * for this answer to be out (px_forward_start()). */
 		bufferevent_disable(c->cli.bev, EV_READ);
@@ -669,7 +679,7 @@ fwd_up_write_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	px_loopcall_check();
-	(void)px_conn_resume(c, &c->up, !c->req.done);
+	(void)px_conn_resume(c, &c->up, !c->fwd->req.done);
 }
 
 static void
@@ -682,7 +692,7 @@ fwd_cli_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	/* A client that shuts its write side after its request still gets
 	 * its whole answer. */
-	if (!c->req.done)
+	if (!c->fwd->req.done)
 		px_conn_free(c, "client closed during the request body");
 }
 
@@ -692,8 +702,8 @@ fwd_up_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct px_conn *c = arg;
 
 	(void)bev;
-	if ((what & BEV_EVENT_ERROR) && c->rstate == RS_HEAD && c->up.bytes == 0) {
-		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
+	if ((what & BEV_EVENT_ERROR) && c->fwd->rstate == RS_HEAD && c->up.bytes == 0) {
+		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->req.dec.rule,
 		    "upstream failed before answering");
 		return;
 	}
@@ -701,12 +711,12 @@ fwd_up_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	if (fwd_response(c))
 		return;
-	if (c->rstate == RS_BODY && c->resp.close_delimited) {
-		c->rstate = RS_DONE;
-		c->cli_keep_alive = 0;
+	if (c->fwd->rstate == RS_BODY && c->fwd->resp.close_delimited) {
+		c->fwd->rstate = RS_DONE;
+		c->fwd->cli_keep_alive = 0;
 		fwd_finish(c);
-	} else if (c->rstate == RS_HEAD && c->up.bytes == 0) {
-		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->dec.rule,
+	} else if (c->fwd->rstate == RS_HEAD && c->up.bytes == 0) {
+		px_conn_refuse(c, 502, CF_R_BAD_UPSTREAM_RESPONSE, c->req.dec.rule,
 		    px_tunnel_closed_detail(c, "upstream closed the connection without answering"));
 	} else {
 		px_conn_free(c, "upstream closed mid-response");
@@ -722,8 +732,8 @@ fwd_timeout(struct px_conn *c)
 
 	event_base_gettimeofday_cached(px_server_base(c->srv), &now);
 	if (px_conn_ms_since(&c->last_activity, &now) >= (long)px_conn_settings(c)->idle_timeout_ms &&
-	    c->rstate == RS_HEAD && evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0) {
-		px_conn_refuse(c, 504, CF_R_TIMEOUT, c->dec.rule,
+	    c->fwd->rstate == RS_HEAD && evbuffer_get_length(bufferevent_get_output(c->cli.bev)) == 0) {
+		px_conn_refuse(c, 504, CF_R_TIMEOUT, c->req.dec.rule,
 		    "upstream did not answer within idle_timeout");
 		return;
 	}
@@ -743,15 +753,15 @@ static const struct px_phase fwd_phase = {
 void
 px_forward_start(struct px_conn *c)
 {
-	c->rstate = RS_HEAD;
-	memset(&c->resp.rs, 0, sizeof(c->resp.rs));
+	c->fwd->rstate = RS_HEAD;
+	memset(&c->fwd->resp_rs, 0, sizeof(c->fwd->resp_rs));
 	px_conn_enter(c, &fwd_phase);
 	bufferevent_setwatermark(c->up.bev, EV_WRITE, 0, 0);
 	bufferevent_setwatermark(c->cli.bev, EV_WRITE, 0, 0);
-	c->cli.bytes += evbuffer_get_length(c->pending);
+	c->cli.bytes += evbuffer_get_length(c->fwd->pending);
 	/* The rebuilt head at once, not a loop pass and two epoll_ctl(2)
 	 * later. */
-	if (px_conn_send_buffer(&c->up, c->pending, evbuffer_get_length(c->pending)) != 0) {
+	if (px_conn_send_buffer(&c->up, c->fwd->pending, evbuffer_get_length(c->fwd->pending)) != 0) {
 		px_conn_free(c, "out of memory");
 		return;
 	}
@@ -760,7 +770,7 @@ px_forward_start(struct px_conn *c)
 	 * SSL_read that finds nothing, some 2,500 instructions a request. */
 	if (!(bufferevent_get_enabled(c->up.bev) & EV_READ))
 		bufferevent_enable(c->up.bev, EV_READ);
-	if (!c->req.done) {
+	if (!c->fwd->req.done) {
 		bufferevent_enable(c->cli.bev, EV_READ);
 		int rc = fwd_request_body(c);
 

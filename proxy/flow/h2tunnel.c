@@ -284,11 +284,11 @@ t2_note(struct px_conn *c, struct px_h2_verdict *v)
 	static _Thread_local char at[300];
 
 	at[0] = '\0';
-	if (c->dec.rule != NULL)
-		snprintf(at, sizeof(at), "%s:%d", c->dec.rule->file, c->dec.rule->line);
-	v->note = c->dec.rule != NULL ? c->dec.rule->text : "";
+	if (c->req.dec.rule != NULL)
+		snprintf(at, sizeof(at), "%s:%d", c->req.dec.rule->file, c->req.dec.rule->line);
+	v->note = c->req.dec.rule != NULL ? c->req.dec.rule->text : "";
 	v->note_at = at;
-	v->would = c->dec.would != CF_R_ALLOWED ? cf_reason_code(c->dec.would) : NULL;
+	v->would = c->req.dec.would != CF_R_ALLOWED ? cf_reason_code(c->req.dec.would) : NULL;
 }
 
 /* Refuse R: STATUS with REASON's code (the module answers the stream),
@@ -398,16 +398,16 @@ t2_current(struct px_conn *c, const char *method, const char *path)
 {
 	size_t pl;
 
-	c->mode = CF_MODE_TLS;
-	c->host = c->tm->host;
-	c->port = c->tm->port;
-	snprintf(c->method, sizeof(c->method), "%s", method != NULL ? method : "");
+	c->req.mode = CF_MODE_TLS;
+	c->req.host = c->tm->host;
+	c->req.port = c->tm->port;
+	snprintf(c->req.method, sizeof(c->req.method), "%s", method != NULL ? method : "");
 	pl = path != NULL ? strcspn(path, "?") : 0;
-	if (pl > sizeof(c->path) - 1)
-		pl = sizeof(c->path) - 1;
+	if (pl > sizeof(c->req.path) - 1)
+		pl = sizeof(c->req.path) - 1;
 	if (pl > 0)
-		memcpy(c->path, path, pl);
-	c->path[pl] = '\0';
+		memcpy(c->req.path, path, pl);
+	c->req.path[pl] = '\0';
 	if (c->sess != NULL)
 		px_conn_redact_path(c);
 }
@@ -443,7 +443,7 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	/* The close line's count, refused streams included, as accept.c
 	 * counts every HTTP/1.1 request. */
 	c->requests++;
-	c->decided = 0;
+	c->req.decided = 0;
 	c->tm->secret[0] = '\0';
 	t2_current(c, r->method, r->path);
 	if (c->sess == NULL) {
@@ -468,26 +468,26 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		t2_refuse(c, v, 421, CF_R_MISDIRECTED_REQUEST, NULL, d);
 		return;
 	}
-	cf_decide(c->sess, CF_MODE_TLS, &c->host, c->port, r->path, strlen(r->path), r->method,
-	    &c->dec);
+	cf_decide(c->sess, CF_MODE_TLS, &c->req.host, c->req.port, r->path, strlen(r->path), r->method,
+	    &c->req.dec);
 	/* A grant for the tunnel's host and port speaks for each stream. */
 	px_conn_grant(c);
-	if (!c->dec.allow) {
-		t2_refuse(c, v, 403, c->dec.reason, c->dec.rule, c->dec.detail);
+	if (!c->req.dec.allow) {
+		t2_refuse(c, v, 403, c->req.dec.reason, c->req.dec.rule, c->req.dec.detail);
 		return;
 	}
-	if (c->dec.rule != NULL && c->dec.rule->path != NULL && (over = t2_path_override(r)) != NULL) {
+	if (c->req.dec.rule != NULL && c->req.dec.rule->path != NULL && (over = t2_path_override(r)) != NULL) {
 		snprintf(d, sizeof(d), "the %.64s header can override the path, and allow_hosts = %s "
-		    "(%s:%d) admits only paths under %s", over, c->dec.rule->text, c->dec.rule->file,
-		    c->dec.rule->line, c->dec.rule->path);
-		t2_refuse(c, v, 403, CF_R_PATH_NOT_ALLOWED, c->dec.rule, d);
+		    "(%s:%d) admits only paths under %s", over, c->req.dec.rule->text, c->req.dec.rule->file,
+		    c->req.dec.rule->line, c->req.dec.rule->path);
+		t2_refuse(c, v, 403, CF_R_PATH_NOT_ALLOWED, c->req.dec.rule, d);
 		return;
 	}
-	if (c->dec.rule != NULL && c->dec.rule->methods != NULL && (over = t2_method_override(r)) != NULL) {
+	if (c->req.dec.rule != NULL && c->req.dec.rule->methods != NULL && (over = t2_method_override(r)) != NULL) {
 		snprintf(d, sizeof(d), "the %.64s header can override the method, and allow_hosts = %s "
-		    "(%s:%d) admits only %s", over, c->dec.rule->text, c->dec.rule->file,
-		    c->dec.rule->line, c->dec.rule->methods);
-		t2_refuse(c, v, 403, CF_R_METHOD_NOT_ALLOWED, c->dec.rule, d);
+		    "(%s:%d) admits only %s", over, c->req.dec.rule->text, c->req.dec.rule->file,
+		    c->req.dec.rule->line, c->req.dec.rule->methods);
+		t2_refuse(c, v, 403, CF_R_METHOD_NOT_ALLOWED, c->req.dec.rule, d);
 		return;
 	}
 	bound = cf_session_bound_secret(c->sess, c->tm->host.name, c->tm->port);
@@ -498,7 +498,7 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		    "on it: refused to %s:%u, which that secret is bound to", over,
 		    cf_secret_name(cf_session_secret(c->sess, (size_t)bound)), c->tm->host.name,
 		    c->tm->port);
-		t2_refuse(c, v, 403, CF_R_METHOD_NOT_ALLOWED, c->dec.rule, d);
+		t2_refuse(c, v, 403, CF_R_METHOD_NOT_ALLOWED, c->req.dec.rule, d);
 		return;
 	}
 	if ((bad = t2_misdirected(c, r)) >= 0) {
@@ -508,27 +508,27 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		    "sent only where its inject lines say, not to %s:%u", cf_secret_name(sec),
 		    c->tm->host.name, c->tm->port);
 		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), PX_SECRET_MISDIRECTED);
-		t2_refuse(c, v, 403, CF_R_SECRET_MISDIRECTED, c->dec.rule, d);
+		t2_refuse(c, v, 403, CF_R_SECRET_MISDIRECTED, c->req.dec.rule, d);
 		return;
 	}
-	if (c->dec.rule != NULL && cf_rule_has_budget(c->dec.rule)) {
+	if (c->req.dec.rule != NULL && cf_rule_has_budget(c->req.dec.rule)) {
 		/* Each stream counts against its rule's rps= (and is refused
 		 * once its up= is spent); the bytes count in t2_feed(). */
-		struct px_budget *b = px_budget_get(px_server_budgets(c->srv), c->session, c->dec.rule);
+		struct px_budget *b = px_budget_get(px_server_budgets(c->srv), c->session, c->req.dec.rule);
 		enum px_budget_kind kind;
 		unsigned retry;
 
 		if (b == NULL || px_budget_admit_stream(b, px_budget_now_ms(), &kind, &retry) != 0) {
 			snprintf(d, sizeof(d), "the %s budget of allow_hosts = %s (%s:%d) is spent in "
 			    "session %s", b == NULL ? "(out of memory)" : px_budget_kind_name(kind),
-			    c->dec.rule->text, c->dec.rule->file, c->dec.rule->line, c->session);
-			t2_refuse(c, v, 429, CF_R_BUDGET_EXCEEDED, c->dec.rule, d);
+			    c->req.dec.rule->text, c->req.dec.rule->file, c->req.dec.rule->line, c->session);
+			t2_refuse(c, v, 429, CF_R_BUDGET_EXCEEDED, c->req.dec.rule, d);
 			return;
 		}
 	}
 	t2_inject(c, r, v, bound >= 0);
 	v->action = PX_H2_FORWARD;
-	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+	px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, NULL, NULL);
 	t2_note(c, v);
 }
 
@@ -541,7 +541,7 @@ t2_done(void *arg, const struct px_h2_stream_info *info)
 {
 	struct px_conn *c = arg;
 	struct px_reqline l = {
-		.method = info->method, .path = c->path, .secret = info->edit_set,
+		.method = info->method, .path = c->req.path, .secret = info->edit_set,
 		.proto = "h2", .status = info->status,
 		.reason = info->refused ? info->reason : NULL,
 		.bytes_up = info->bytes_up, .bytes_down = info->bytes_down,

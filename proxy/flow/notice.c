@@ -151,12 +151,12 @@ px_notice_words(const struct px_conn *c, enum cf_reason reason, const struct cf_
 	sugg[0] = '\0';
 	h[0] = '\0';
 	/* Unanswered in mode = ask: the allowlist's refusal (still in
-	 * C->dec) says what would allow it for good. */
-	if (reason == CF_R_ASK_TIMEOUT && !c->dec.allow) {
-		reason = c->dec.reason;
-		rule = c->dec.rule;
+	 * C->req.dec) says what would allow it for good. */
+	if (reason == CF_R_ASK_TIMEOUT && !c->req.dec.allow) {
+		reason = c->req.dec.reason;
+		rule = c->req.dec.rule;
 	}
-	if (c->sess != NULL && c->host.kind != 0 &&
+	if (c->sess != NULL && c->req.host.kind != 0 &&
 	    (reason == CF_R_HOST_NOT_ALLOWED || reason == CF_R_PORT_NOT_ALLOWED ||
 	    reason == CF_R_PATH_NOT_ALLOWED || reason == CF_R_METHOD_NOT_ALLOWED ||
 	    reason == CF_R_BUDGET_EXCEEDED ||
@@ -165,21 +165,21 @@ px_notice_words(const struct px_conn *c, enum cf_reason reason, const struct cf_
 		memset(&d, 0, sizeof(d));
 		d.reason = reason;
 		d.rule = rule;
-		cf_suggest(c->sess, c->mode, &c->host, c->port, c->path, strlen(c->path), &d,
+		cf_suggest(c->sess, c->req.mode, &c->req.host, c->req.port, c->req.path, strlen(c->req.path), &d,
 		    sugg, suggsz);
 	}
 	/* Appended, not printf()'d: this runs on every refusal. */
 	bs_str_init(&w, what, whatsz);
-	bs_str_add(&w, c->method[0] ? c->method : "request");
-	if (c->host.kind != 0) {
-		cf_host_format(&c->host, h, hsz);
+	bs_str_add(&w, c->req.method[0] ? c->req.method : "request");
+	if (c->req.host.kind != 0) {
+		cf_host_format(&c->req.host, h, hsz);
 		bs_str_addn(&w, " ", 1);
 		bs_str_add(&w, h);
 		bs_str_addn(&w, ":", 1);
-		bs_str_uint(&w, c->port);
-		if (c->path[0]) {
+		bs_str_uint(&w, c->req.port);
+		if (c->req.path[0]) {
 			bs_str_add(&w, " path ");
-			bs_str_add(&w, c->path);
+			bs_str_add(&w, c->req.path);
 		}
 	}
 }
@@ -212,12 +212,12 @@ px_notice_human(const struct px_conn *c, int would, enum cf_reason reason, const
 			patbuf[k] = '\0';
 			/* Said as --allow '...' and in the summary: one rule
 			 * for one host, or not said at all. */
-			if (cf_suggest_check(patbuf, c->mode, NULL, 0, NULL, 0, -1))
+			if (cf_suggest_check(patbuf, c->req.mode, NULL, 0, NULL, 0, -1))
 				pat = patbuf;
 		}
 	}
-	if (c->host.kind != 0)
-		snprintf(where, sizeof(where), "%s:%u", h, c->port);
+	if (c->req.host.kind != 0)
+		snprintf(where, sizeof(where), "%s:%u", h, c->req.port);
 	else
 		snprintf(where, sizeof(where), "%s", what);
 	if (px_summary_add(would ? px_server_would_tally(c->srv) : px_server_tally(c->srv), where,
@@ -244,16 +244,16 @@ px_notice_would(const struct px_conn *c)
 {
 	static const char lead[] = "report mode: would refuse: ";
 	char sugg[512], h[CF_HOST_TEXT_MAX], what[600];
-	const char *detail = c->dec.detail;
+	const char *detail = c->req.dec.detail;
 
-	if (!px_server_human(c->srv) || c->dec.would == CF_R_ALLOWED)
+	if (!px_server_human(c->srv) || c->req.dec.would == CF_R_ALLOWED)
 		return;
 	/* The line says "would refuse" itself (cf_decide()'s words). */
 	if (strncmp(detail, lead, sizeof(lead) - 1) == 0)
 		detail += sizeof(lead) - 1;
-	px_notice_words(c, c->dec.would, c->dec.would_rule, sugg, sizeof(sugg), what, sizeof(what),
+	px_notice_words(c, c->req.dec.would, c->req.dec.would_rule, sugg, sizeof(sugg), what, sizeof(what),
 	    h, sizeof(h));
-	px_notice_human(c, 1, c->dec.would, detail, sugg, what, h);
+	px_notice_human(c, 1, c->req.dec.would, detail, sugg, what, h);
 }
 
 void

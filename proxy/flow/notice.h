@@ -61,7 +61,7 @@ void px_notice_refusal(const struct px_conn *c, enum cf_reason reason, const str
     const char *detail);
 
 /* In report mode, the human line of a request allowed that the allowlist
- * would have refused (C->dec.would): "would refuse", with its --allow
+ * would have refused (C->req.dec.would): "would refuse", with its --allow
  * hint.  Nothing otherwise. */
 void px_notice_would(const struct px_conn *c);
 

@@ -47,15 +47,15 @@ px_record(struct px_conn *c, const struct px_rec *r)
 		px_json_num(&j, "pid", c->pid);
 		px_json_num(&j, "uid", c->uid);
 	}
-	px_json_str(&j, "method", c->method[0] ? c->method : NULL);
-	if (c->host.kind != 0) {
-		cf_host_format(&c->host, h, sizeof(h));
+	px_json_str(&j, "method", c->req.method[0] ? c->req.method : NULL);
+	if (c->req.host.kind != 0) {
+		cf_host_format(&c->req.host, h, sizeof(h));
 		px_json_str(&j, "host", h);
-		px_json_num(&j, "port", c->port);
+		px_json_num(&j, "port", c->req.port);
 	}
-	if (c->mode != CF_MODE_CONNECT && c->path[0])
-		px_json_str(&j, "path", c->path);
-	px_json_str(&j, "address", c->addr[0] ? c->addr : NULL);
+	if (c->req.mode != CF_MODE_CONNECT && c->req.path[0])
+		px_json_str(&j, "path", c->req.path);
+	px_json_str(&j, "address", c->req.addr[0] ? c->req.addr : NULL);
 	if (r->decision != NULL)
 		px_json_str(&j, "decision", r->decision);
 	if (r->would != CF_R_ALLOWED) {
@@ -67,12 +67,12 @@ px_record(struct px_conn *c, const struct px_rec *r)
 		px_json_str(&j, "reason", cf_reason_code(r->reason));
 	}
 	/* mode = ask: the question it waited on, and the answer. */
-	if (r->decision != NULL && c->ask_id != 0) {
-		px_json_num(&j, "asked", c->ask_id);
-		px_json_str(&j, "answer", px_ask_answer_word((enum px_ask_answer)c->ask_answer));
+	if (r->decision != NULL && c->req.ask_id != 0) {
+		px_json_num(&j, "asked", c->req.ask_id);
+		px_json_str(&j, "answer", px_ask_answer_word((enum px_ask_answer)c->req.ask_answer));
 	}
-	if (r->decision != NULL && c->granted && r->rule == NULL && strcmp(r->decision, "allow") == 0)
-		px_json_str(&j, "grant", c->ask_id != 0 && c->ask_answer == PX_ASK_ALLOW_ONCE ?
+	if (r->decision != NULL && c->req.granted && r->rule == NULL && strcmp(r->decision, "allow") == 0)
+		px_json_str(&j, "grant", c->req.ask_id != 0 && c->req.ask_answer == PX_ASK_ALLOW_ONCE ?
 		    "once" : "session");
 	if (r->rule != NULL) {
 		char at[300];
@@ -82,7 +82,7 @@ px_record(struct px_conn *c, const struct px_rec *r)
 	}
 	if (r->sni != NULL && r->sni[0])
 		px_json_str(&j, "sni", r->sni);
-	if (c->mode == CF_MODE_TLS)
+	if (c->req.mode == CF_MODE_TLS)
 		px_json_str(&j, "tls", "terminated");
 	/* The secret put on the request, by name: never its value, never a
 	 * placeholder. */
@@ -130,31 +130,31 @@ learn(struct px_conn *c, int allow, enum cf_reason reason, const struct cf_rule 
 	struct px_learn *l = px_server_learn(c->srv);
 	const char *addr = NULL;
 
-	if (l == NULL || c->sess == NULL || c->host.kind == 0)
+	if (l == NULL || c->sess == NULL || c->req.host.kind == 0)
 		return;
 	if (allow) {
-		if (c->dec.would == CF_R_ALLOWED)
+		if (c->req.dec.would == CF_R_ALLOWED)
 			return;
-		reason = c->dec.would;
-		rule = c->dec.would_rule;
+		reason = c->req.dec.would;
+		rule = c->req.dec.would_rule;
 	} else if (reason == CF_R_PRIVATE_ADDRESS) {
-		if (c->addr[0] == '\0')
+		if (c->req.addr[0] == '\0')
 			return;
-		addr = c->addr;
+		addr = c->req.addr;
 		/* Relaxed by report mode, then refused at its address: the
 		 * item it needs is the allowlist's, with "private". */
-		if (rule == NULL && c->dec.would != CF_R_ALLOWED) {
-			reason = c->dec.would;
-			rule = c->dec.would_rule;
+		if (rule == NULL && c->req.dec.would != CF_R_ALLOWED) {
+			reason = c->req.dec.would;
+			rule = c->req.dec.would_rule;
 		} else if (rule == NULL) {
 			return;
 		}
 	} else if ((reason == CF_R_DNS_FAILURE || reason == CF_R_CONNECT_FAILURE ||
-	    reason == CF_R_TIMEOUT) && c->dec.would != CF_R_ALLOWED) {
-		reason = c->dec.would;
-		rule = c->dec.would_rule;
+	    reason == CF_R_TIMEOUT) && c->req.dec.would != CF_R_ALLOWED) {
+		reason = c->req.dec.would;
+		rule = c->req.dec.would_rule;
 	}
-	px_learn_add(l, c->sess, c->session, c->mode, &c->host, c->port, c->method, c->path, reason,
+	px_learn_add(l, c->sess, c->session, c->req.mode, &c->req.host, c->req.port, c->req.method, c->req.path, reason,
 	    rule, addr);
 }
 
@@ -171,20 +171,20 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 {
 	struct px_rec r = { .event = "decision", .decision = allow ? "allow" : "deny", .has_reason = 1,
 		.reason = reason, .rule = rule, .detail = detail, .sni = sni,
-		.secret = allow && c->mode == CF_MODE_TLS && c->tm != NULL ? c->tm->secret : NULL,
-		.would = allow ? c->dec.would : CF_R_ALLOWED };
+		.secret = allow && c->req.mode == CF_MODE_TLS && c->tm != NULL ? c->tm->secret : NULL,
+		.would = allow ? c->req.dec.would : CF_R_ALLOWED };
 
-	if (c->decided)
+	if (c->req.decided)
 		return;
-	c->decided = 1;
-	c->allow_pending = 0;
+	c->req.decided = 1;
+	c->req.allow_pending = 0;
 	if (r.would != CF_R_ALLOWED)
 		px_notice_would(c);
 	learn(c, allow, reason, rule);
 	px_stats_decision(px_server_stats(c->srv), c->session, reason, rule);
 	if (r.would != CF_R_ALLOWED)
 		px_stats_would(px_server_stats(c->srv), c->session, r.would);
-	if (allow && c->mode == CF_MODE_TLS && c->tm != NULL) {
+	if (allow && c->req.mode == CF_MODE_TLS && c->tm != NULL) {
 		/* A request allowed inside a terminated tunnel: one line,
 		 * its request line, which carries the decision
 		 * (px_record_request_line()).  HTTP/2 writes it per stream
@@ -202,8 +202,8 @@ px_record_decision(struct px_conn *c, int allow, enum cf_reason reason, const st
 void
 px_record_pending_allow(struct px_conn *c)
 {
-	if (c->allow_pending)
-		px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+	if (c->req.allow_pending)
+		px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, NULL, NULL);
 }
 
 void
@@ -219,9 +219,9 @@ px_record_request_line(struct px_conn *c, const struct px_reqline *l)
 	px_json_str(&j, "session", c->session);
 	px_json_str(&j, "peer", c->peer);
 	px_json_str(&j, "method", l->method != NULL && l->method[0] ? l->method : NULL);
-	cf_host_format(&c->host, h, sizeof(h));
+	cf_host_format(&c->req.host, h, sizeof(h));
 	px_json_str(&j, "host", h);
-	px_json_num(&j, "port", c->port);
+	px_json_num(&j, "port", c->req.port);
 	if (l->path != NULL && l->path[0])
 		px_json_str(&j, "path", l->path);
 	px_json_str(&j, "tls", "terminated");
@@ -264,17 +264,17 @@ px_record_reflected(struct px_conn *c, const struct px_reqline *l, const char *n
 	struct px_server *srv = c->srv;
 	struct px_json j;
 	char h[CF_HOST_TEXT_MAX];
-	const char *method = l != NULL ? l->method : c->method;
-	const char *path = l != NULL ? l->path : c->path;
+	const char *method = l != NULL ? l->method : c->req.method;
+	const char *path = l != NULL ? l->path : c->req.path;
 
 	px_stats_secret(px_server_stats(srv), c->session, name, PX_SECRET_REFLECTED);
 	px_json_begin(&j, "reflect");
 	px_json_str(&j, "session", c->session);
 	px_json_str(&j, "peer", c->peer);
 	px_json_str(&j, "method", method != NULL && method[0] ? method : NULL);
-	cf_host_format(&c->host, h, sizeof(h));
+	cf_host_format(&c->req.host, h, sizeof(h));
 	px_json_str(&j, "host", h);
-	px_json_num(&j, "port", c->port);
+	px_json_num(&j, "port", c->req.port);
 	if (path != NULL && path[0])
 		px_json_str(&j, "path", path);
 	px_json_str(&j, "tls", "terminated");
@@ -307,14 +307,14 @@ px_record_reflected_due(struct px_conn *c)
 void
 px_record_request(struct px_conn *c)
 {
-	const struct cf_rule *rule = c->dec.rule;
+	const struct cf_rule *rule = c->req.dec.rule;
 	char at[300];
 	struct px_reqline l = {
-		.method = c->method, .path = c->path, .secret = c->tm != NULL ? c->tm->secret : NULL,
-		.status = c->resp_status,
-		.bytes_up = c->cli.bytes - c->req_up0, .bytes_down = c->up.bytes - c->req_down0,
+		.method = c->req.method, .path = c->req.path, .secret = c->tm != NULL ? c->tm->secret : NULL,
+		.status = c->req.resp_status,
+		.bytes_up = c->cli.bytes - c->req.up0, .bytes_down = c->up.bytes - c->req.down0,
 		.decision = "allow", .rule = rule != NULL ? rule->text : NULL, .rule_at = at,
-		.would = c->dec.would != CF_R_ALLOWED ? cf_reason_code(c->dec.would) : NULL,
+		.would = c->req.dec.would != CF_R_ALLOWED ? cf_reason_code(c->req.dec.would) : NULL,
 	};
 
 	if (c->tm != NULL)

@@ -30,11 +30,11 @@ px_revoke_tunnel(struct px_conn *c, int answer)
 	if (s != NULL) {
 		/* A terminated tunnel is judged as its CONNECT was (a path
 		 * rule admits it); a WebSocket inside one, with its path. */
-		enum cf_mode m = c->mode == CF_MODE_CONNECT && c->term ? CF_MODE_TLS : c->mode;
-		cf_decide(s, m, &c->host, c->port, c->mode != CF_MODE_CONNECT ? c->path : NULL,
-		    c->mode != CF_MODE_CONNECT ? strlen(c->path) : 0,
-		    c->mode != CF_MODE_CONNECT ? c->method : NULL, &d);
-		if (!d.allow && px_allowlist_refusal(d.reason) && c->granted) {
+		enum cf_mode m = c->req.mode == CF_MODE_CONNECT && c->term ? CF_MODE_TLS : c->req.mode;
+		cf_decide(s, m, &c->req.host, c->req.port, c->req.mode != CF_MODE_CONNECT ? c->req.path : NULL,
+		    c->req.mode != CF_MODE_CONNECT ? strlen(c->req.path) : 0,
+		    c->req.mode != CF_MODE_CONNECT ? c->req.method : NULL, &d);
+		if (!d.allow && px_allowlist_refusal(d.reason) && c->req.granted) {
 			/* An admin allowed this tunnel (a grant, or an
 			 * answer): the allowlist, which never did, cannot
 			 * take it back; a deny grant made since can. */
@@ -42,7 +42,7 @@ px_revoke_tunnel(struct px_conn *c, int answer)
 			char h[CF_HOST_TEXT_MAX];
 
 			px_conn_host_text(c, h, sizeof(h));
-			g = px_grants_find(px_server_grants(srv), c->session, h, c->port, time(NULL));
+			g = px_grants_find(px_server_grants(srv), c->session, h, c->req.port, time(NULL));
 			if (g == NULL || g->kind == PX_GRANT_ALLOW)
 				return 0;
 			d.reason = CF_R_DENIED_BY_ADMIN;

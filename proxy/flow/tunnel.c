@@ -102,8 +102,8 @@ pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 
 		if (left < n) {
 			n = (size_t)left;
-			if (!c->budget_over) {
-				c->budget_over = 1;
+			if (!c->tun->budget_over) {
+				c->tun->budget_over = 1;
 				px_budget_up_exceeded(b);
 			}
 		}
@@ -113,7 +113,7 @@ pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 	/* At once when TO's socket takes them (the first flight held for
 	 * the SNI check, typically), not a loop pass later. */
 	(void)px_conn_send_buffer(to, in, n);
-	if (c->budget_over && from == &c->cli) {
+	if (c->tun->budget_over && from == &c->cli) {
 		evbuffer_drain(in, evbuffer_get_length(in));
 		bufferevent_disable(from->bev, EV_READ);
 		bufferevent_setwatermark(to->bev, EV_WRITE, 0, 0);
@@ -134,7 +134,7 @@ relay(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 	if (evbuffer_get_length(bufferevent_get_input(from->bev)) == 0)
 		return;
 	px_conn_touch(c);
-	if (pass_buffered(c, from, to) < 0 || c->budget_over)
+	if (pass_buffered(c, from, to) < 0 || c->tun->budget_over)
 		return;
 	(void)px_conn_throttle(from, to);
 }
@@ -206,7 +206,7 @@ tunnel_to_splice(struct px_conn *c)
 
 	/* A terminated tunnel's bytes are TLS records the proxy makes: they
 	 * cannot be spliced. */
-	if (c->cli.eof || c->up.eof || c->term || c->budget_over)
+	if (c->cli.eof || c->up.eof || c->term || c->tun->budget_over)
 		return -1;
 	if (evbuffer_get_length(bufferevent_get_input(c->cli.bev)) > 0 ||
 	    evbuffer_get_length(bufferevent_get_input(c->up.bev)) > 0 ||
@@ -217,12 +217,12 @@ tunnel_to_splice(struct px_conn *c)
 	ufd = bufferevent_getfd(c->up.bev);
 	if (cfd < 0 || ufd < 0)
 		return -1;
-	c->spl = px_splice_new(px_server_base(c->srv), cfd, ufd, &c->cli.bytes, &c->up.bytes,
+	c->tun->spl = px_splice_new(px_server_base(c->srv), cfd, ufd, &c->cli.bytes, &c->up.bytes,
 	    &c->last_activity, splice_done_cb, c);
-	if (c->spl == NULL)
+	if (c->tun->spl == NULL)
 		return -1;
 	if (px_conn_up_budget(c) != NULL && px_conn_up_budget(c)->up_max != 0)
-		px_splice_set_quota(c->spl, splice_quota, c);
+		px_splice_set_quota(c->tun->spl, splice_quota, c);
 	/* The relay owns the sockets now: the bufferevents let go of them.
 	 * bufferevent_setfd() assigns their events afresh, at libevent's
 	 * default priority, PX_PRI_CONTROL; their finalizers run at the
@@ -237,7 +237,7 @@ tunnel_to_splice(struct px_conn *c)
 	bufferevent_free(c->cli.bev);
 	bufferevent_free(c->up.bev);
 	c->cli.bev = c->up.bev = NULL;
-	c->splice_pending = 0;
+	c->tun->splice_pending = 0;
 	return 0;
 }
 
@@ -247,9 +247,9 @@ splice_retry(struct px_conn *c)
 {
 	int rc = tunnel_to_splice(c);
 
-	if (rc <= 0 && c->splice_pending && c->spl == NULL) {
+	if (rc <= 0 && c->tun->splice_pending && c->tun->spl == NULL) {
 		/* Stay on bufferevents for good. */
-		c->splice_pending = 0;
+		c->tun->splice_pending = 0;
 		bufferevent_enable(c->cli.bev, EV_READ);
 		bufferevent_enable(c->up.bev, EV_READ);
 	}
@@ -281,7 +281,7 @@ tunnel_start(struct px_conn *c)
 		if (rc == 0)
 			return;
 		if (rc == 1) {
-			c->splice_pending = 1;
+			c->tun->splice_pending = 1;
 			hold_for_splice(&c->cli);
 			hold_for_splice(&c->up);
 			return;
@@ -304,7 +304,7 @@ sni_set_deadline(struct px_conn *c, const struct timeval *from)
 	unsigned ms = px_conn_settings(c)->header_timeout_ms;
 	struct timeval d = { (time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000) };
 
-	timeradd(from, &d, &c->sni_deadline);
+	timeradd(from, &d, &c->tun->sni_deadline);
 }
 
 /* Answer the CONNECT once (RFC 9110 §9.3.6: any 2xx means the tunnel is
@@ -314,9 +314,9 @@ connect_answer(struct px_conn *c)
 {
 	struct timeval now;
 
-	if (c->connect_answered)
+	if (c->tun->connect_answered)
 		return;
-	c->connect_answered = 1;
+	c->tun->connect_answered = 1;
 	if (c->socks) {
 		/* RFC 1928 §6: succeeded, bound to 0.0.0.0:0 (socks.h). */
 		unsigned char r[PX_SOCKS_REPLY_LEN];
@@ -341,26 +341,26 @@ sni_step(struct px_conn *c)
 	const char *why = NULL;
 	int pass = 0;
 
-	if (len > c->sni_fed && c->sni_fed == 0) {
+	if (len > c->tun->sni_fed && c->tun->sni_fed == 0) {
 		/* The first bytes: the deadline counts from the 200, or from
 		 * now when the client stayed silent past it (a silent tunnel
 		 * holds nothing; the idle timeout governs it). */
 		struct timeval now;
 		event_base_gettimeofday_cached(px_server_base(c->srv), &now);
-		if (px_conn_ms_since(&c->sni_deadline, &now) >= 0)
+		if (px_conn_ms_since(&c->tun->sni_deadline, &now) >= 0)
 			sni_set_deadline(c, &now);
 	}
-	if (len > c->sni_fed && c->sni == NULL) {
-		c->sni = px_sni_new(SNI_MAX_BYTES);
-		if (c->sni == NULL) {
+	if (len > c->tun->sni_fed && c->tun->sni == NULL) {
+		c->tun->sni = px_sni_new(SNI_MAX_BYTES);
+		if (c->tun->sni == NULL) {
 			px_conn_free(c, "out of memory");
 			return;
 		}
 	}
-	if (len > c->sni_fed) {
+	if (len > c->tun->sni_fed) {
 		size_t want = len > SNI_MAX_BYTES + 1 ? SNI_MAX_BYTES + 1 : len;
 		unsigned char *data;
-		if (want <= c->sni_fed) {
+		if (want <= c->tun->sni_fed) {
 			r = PX_SNI_TOO_BIG;
 			goto decide;
 		}
@@ -369,11 +369,11 @@ sni_step(struct px_conn *c)
 			px_conn_free(c, "out of memory");
 			return;
 		}
-		r = px_sni_feed(c->sni, data + c->sni_fed, want - c->sni_fed);
-		c->sni_fed = want;
+		r = px_sni_feed(c->tun->sni, data + c->tun->sni_fed, want - c->tun->sni_fed);
+		c->tun->sni_fed = want;
 		px_conn_touch(c);
 	} else if (c->cli.eof) {
-		r = c->sni_fed == 0 ? PX_SNI_NOT_TLS : PX_SNI_BAD;
+		r = c->tun->sni_fed == 0 ? PX_SNI_NOT_TLS : PX_SNI_BAD;
 	} else {
 		connect_answer(c);
 		/* The first flight: one recv(2), not the bufferevent's two
@@ -397,15 +397,15 @@ decide:
 			struct timeval now;
 			long left;
 			event_base_gettimeofday_cached(px_server_base(c->srv), &now);
-			left = -px_conn_ms_since(&c->sni_deadline, &now);
+			left = -px_conn_ms_since(&c->tun->sni_deadline, &now);
 			px_conn_arm_timer(c, left > 0 ? (unsigned)left : 1);
 		}
 		bufferevent_disable(c->cli.bev, EV_READ);
 		bufferevent_enable(c->cli.bev, EV_READ);
 		return;
 	case PX_SNI_HELLO:
-		if (px_sni_name(c->sni, &name) == 1) {
-			if (cf_host_equal(&name, &c->host))
+		if (px_sni_name(c->tun->sni, &name) == 1) {
+			if (cf_host_equal(&name, &c->req.host))
 				pass = 1;
 			else
 				why = "the TLS server_name differs from the CONNECT host";
@@ -426,7 +426,7 @@ decide:
 	case PX_SNI_BAD:
 	case PX_SNI_TOO_BIG:
 	default:
-		why = c->sni != NULL ? px_sni_why(c->sni) : NULL;
+		why = c->tun->sni != NULL ? px_sni_why(c->tun->sni) : NULL;
 		if (why == NULL)
 			why = "malformed ClientHello";
 		break;
@@ -435,41 +435,41 @@ decide:
 		char got[CF_HOST_TEXT_MAX];
 
 		got[0] = '\0';
-		if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
+		if (r == PX_SNI_HELLO && px_sni_name(c->tun->sni, &name) == 1)
 			cf_host_format(&name, got, sizeof(got));
-		c->allow_pending = 0;
-		px_record_decision(c, 0, CF_R_SNI_MISMATCH, c->dec.rule, why, got);
+		c->req.allow_pending = 0;
+		px_record_decision(c, 0, CF_R_SNI_MISMATCH, c->req.dec.rule, why, got);
 		if (px_server_human(c->srv)) {
 			char h[CF_HOST_TEXT_MAX], where[CF_HOST_TEXT_MAX + 8];
 			px_conn_host_text(c, h, sizeof(h));
-			snprintf(where, sizeof(where), "%s:%u", h, c->port);
+			snprintf(where, sizeof(where), "%s:%u", h, c->req.port);
 			if (px_summary_add(px_server_tally(c->srv), where, "sni_mismatch", NULL) == 1)
 				px_notice_printf("refused the tunnel to %s:%u: sni_mismatch (%s%s%s)", h,
-				    c->port, why, got[0] ? ": " : "", got);
+				    c->req.port, why, got[0] ? ": " : "", got);
 		}
 		/* The held bytes never reach upstream: drop them with the tunnel.
 		 * When the whole ClientHello came before the proxy answered
 		 * (pipelined with the CONNECT), the client still reads HTTP:
 		 * answer 403 so it can tell a refusal from a crash. */
-		if (!c->connect_answered) {
-			px_sni_free(c->sni);
-			c->sni = NULL;
-			px_conn_refuse_ex(c, 403, CF_R_SNI_MISMATCH, c->dec.rule, why, 1);
+		if (!c->tun->connect_answered) {
+			px_sni_free(c->tun->sni);
+			c->tun->sni = NULL;
+			px_conn_refuse_ex(c, 403, CF_R_SNI_MISMATCH, c->req.dec.rule, why, 1);
 			return;
 		}
 		px_conn_free(c, "sni_mismatch");
 		return;
 	}
 	got_name[0] = '\0';
-	if (r == PX_SNI_HELLO && px_sni_name(c->sni, &name) == 1)
+	if (r == PX_SNI_HELLO && px_sni_name(c->tun->sni, &name) == 1)
 		cf_host_format(&name, got_name, sizeof(got_name));
-	px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, c->term ? "TLS terminated" : NULL, got_name);
+	px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, c->term ? "TLS terminated" : NULL, got_name);
 	if (r == PX_SNI_HELLO && c->term) {
-		int a = px_sni_alpn(c->sni);
+		int a = px_sni_alpn(c->tun->sni);
 		c->tm->alpn = a > 0 ? a : 0;
 	}
-	px_sni_free(c->sni);
-	c->sni = NULL;
+	px_sni_free(c->tun->sni);
+	c->tun->sni = NULL;
 	connect_answer(c);
 	px_conn_arm_timer(c, px_conn_settings(c)->idle_timeout_ms);
 	if (c->term) {
@@ -505,13 +505,13 @@ tunnel_write_cb(struct bufferevent *bev, void *arg)
 	struct px_conn *c = arg;
 
 	px_loopcall_check();
-	if (c->budget_over) {
+	if (c->tun->budget_over) {
 		/* Over the byte budget: closed once what it allowed is out. */
 		if (bev == c->up.bev && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 			px_conn_free(c, cf_reason_code(CF_R_BUDGET_EXCEEDED));
 		return;
 	}
-	if (c->splice_pending) {
+	if (c->tun->splice_pending) {
 		splice_retry(c);
 		return;
 	}
@@ -587,7 +587,7 @@ sni_cli_event_cb(struct bufferevent *bev, short what, void *arg)
 static void
 sni_timeout(struct px_conn *c)
 {
-	if (c->sni_fed > 0) {
+	if (c->tun->sni_fed > 0) {
 		px_conn_free(c, "sni_timeout");
 		return;
 	}
@@ -974,8 +974,8 @@ term_start(struct px_conn *c)
 	SSL *ssl;
 	int offer_h2;
 
-	c->tm->host = c->host;
-	c->tm->port = c->port;
+	c->tm->host = c->req.host;
+	c->tm->port = c->req.port;
 	pthread_once(&alpn_once, alpn_idx_init);
 	/* h2 upstream only when the client offered it (and no query binding
 	 * needs the HTTP/1.1 path): a client that speaks HTTP/1.1 only must
@@ -1016,8 +1016,8 @@ term_start(struct px_conn *c)
 int
 px_tunnel_terminates(const struct px_conn *c)
 {
-	return c->sess != NULL && c->host.kind == CF_HOST_NAME && px_server_tls(c->srv) != NULL &&
-	    cf_session_terminates(c->sess, c->host.name, c->port);
+	return c->sess != NULL && c->req.host.kind == CF_HOST_NAME && px_server_tls(c->srv) != NULL &&
+	    cf_session_terminates(c->sess, c->req.host.name, c->req.port);
 }
 
 const char *
@@ -1030,10 +1030,23 @@ px_tunnel_closed_detail(const struct px_conn *c, const char *plain)
 	return plain;
 }
 
+/* C's tunnel state, made when its tunnel opens: 0, or -1 when out of
+ * memory. */
+static int
+tun_begin(struct px_conn *c)
+{
+	if (c->tun == NULL && (c->tun = calloc(1, sizeof(*c->tun))) == NULL)
+		return -1;
+	return 0;
+}
+
 void
 px_tunnel_open(struct px_conn *c)
 {
-	c->connect_answered = 0;
+	if (tun_begin(c) != 0) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
 	/* A terminated tunnel always holds the first flight: its
 	 * ClientHello is the start of the handshake with the proxy. */
 	c->term = px_tunnel_terminates(c);
@@ -1042,7 +1055,7 @@ px_tunnel_open(struct px_conn *c)
 		return;
 	}
 	if (px_conn_settings(c)->sni == CF_SNI_OFF && !c->term) {
-		px_record_decision(c, 1, CF_R_ALLOWED, c->dec.rule, NULL, NULL);
+		px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, NULL, NULL);
 		connect_answer(c);
 		tunnel_start(c);
 		return;
@@ -1050,7 +1063,7 @@ px_tunnel_open(struct px_conn *c)
 	/* The inspector (an OpenSSL object of several KiB) is made when
 	 * the client's first bytes arrive, so an idle tunnel stays small. */
 	px_conn_enter(c, &sni_phase);
-	c->allow_pending = 1;
+	c->req.allow_pending = 1;
 	/* Upstream may speak first (SMTP, SSH servers): its bytes flow
 	 * to the client; only the client's are held for the check. */
 	bufferevent_enable(c->up.bev, EV_READ);
@@ -1063,7 +1076,11 @@ px_tunnel_open(struct px_conn *c)
 void
 px_tunnel_upgrade(struct px_conn *c)
 {
+	if (tun_begin(c) != 0) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
 	tunnel_start(c);
-	if (c->spl == NULL)
+	if (c->tun->spl == NULL)
 		relay(c, &c->up, &c->cli);
 }
