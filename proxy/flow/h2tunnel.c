@@ -391,6 +391,18 @@ t2_trace(const struct px_h2_req *r)
 	return NULL;
 }
 
+/* A stream is a new request: it starts from nothing of the last one but
+ * the tunnel's upstream address, which its lines name. */
+static void
+t2_new_request(struct px_conn *c)
+{
+	char addr[sizeof(c->req.addr)];
+
+	memcpy(addr, c->req.addr, sizeof(addr));
+	memset(&c->req, 0, sizeof(c->req));
+	memcpy(c->req.addr, addr, sizeof(addr));
+}
+
 /* Set C's current request (the audit's method, host, path without query,
  * placeholders cut) from R's or from a finished stream's fields. */
 static void
@@ -443,7 +455,7 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	/* The close line's count, refused streams included, as accept.c
 	 * counts every HTTP/1.1 request. */
 	c->requests++;
-	c->req.decided = 0;
+	t2_new_request(c);
 	c->tm->secret[0] = '\0';
 	t2_current(c, r->method, r->path);
 	if (c->sess == NULL) {
