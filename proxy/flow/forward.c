@@ -363,7 +363,7 @@ fwd_chunked_scrub(struct px_conn *c, struct px_scrub *s, struct evbuffer *in,
 		    done, why);
 
 		if (r < 0)
-			return -EPROTO;
+			return r == -ENOMEM ? -ENOMEM : -EPROTO;
 		used += (size_t)r;
 	}
 	evbuffer_drain(in, used);
@@ -407,7 +407,7 @@ fwd_response_body(struct px_conn *c, struct px_scrub *scrub, struct evbuffer *in
 		long used = fwd_chunked_scrub(c, scrub, in, out, &done, &why);
 
 		if (used < 0) {
-			px_conn_free(c, "bad chunked response");
+			px_conn_free(c, used == -ENOMEM ? "out of memory" : "bad chunked response");
 			return 1;
 		}
 		*moved = (size_t)used;
@@ -424,7 +424,7 @@ fwd_response_body(struct px_conn *c, struct px_scrub *scrub, struct evbuffer *in
 			    px_chunked_decode(&c->fwd->resp.ch, v[i].iov_base, v[i].iov_len, out, &done, &why) :
 			    px_chunked_scan(&c->fwd->resp.ch, v[i].iov_base, v[i].iov_len, &done, &why);
 			if (used < 0) {
-				px_conn_free(c, "bad chunked response");
+				px_conn_free(c, used == -ENOMEM ? "out of memory" : "bad chunked response");
 				return 1;
 			}
 			n += (size_t)used;

@@ -64,7 +64,11 @@ ws_scrub(struct px_conn *c, struct evbuffer *in, size_t n)
 	if (s == NULL || n == 0)
 		return (long)n;
 	if ((p = evbuffer_pullup(in, (ev_ssize_t)n)) == NULL ||
-	    (go = px_scrub_ws(s, &c->tm->ws, p, n, c->up.eof, &masked, &name)) < 0) {
+	    (go = px_scrub_ws(s, &c->tm->ws, p, n, c->up.eof, &masked, &name)) == -ENOMEM) {
+		px_conn_free(c, "out of memory");
+		return -ENOMEM;
+	}
+	if (go < 0) {
 		px_conn_free(c, "websocket frames the reflection scan cannot read (masked or compressed)");
 		return -EPROTO;
 	}

@@ -1592,7 +1592,7 @@ chunked_run(struct px_chunked *c, const char *buf, size_t len, struct evbuffer *
 				n = (size_t)c->remaining;
 			if (data != NULL && evbuffer_add(data, buf + off, n) != 0) {
 				*why = "out of memory";
-				return -1;
+				return -ENOMEM;
 			}
 			off += n;
 			c->remaining -= n;

@@ -323,7 +323,7 @@ ssize_t px_chunked_scan(struct px_chunked *c, const char *buf, size_t len,
  * The same scan, for a recipient that cannot take the chunked coding (an
  * HTTP/1.0 client, RFC 9112 §7.1): the chunk data of BUF[0..LEN) is
  * appended to DATA, the framing (sizes, extensions, CRLFs, trailers) is
- * dropped.  Returns the bytes of BUF consumed, or -1 with *WHY.
+ * dropped.  Returns the bytes of BUF consumed, -1 with *WHY, or -ENOMEM.
  */
 ssize_t px_chunked_decode(struct px_chunked *c, const char *buf, size_t len,
     struct evbuffer *data, int *done, const char **why);

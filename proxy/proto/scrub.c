@@ -286,7 +286,7 @@ ws_once(const struct px_scrub *s, struct px_scrub_ws *ws, unsigned char *buf,
 		size_t m = 0;
 
 		if ((flat = malloc(total)) == NULL)
-			return -1;
+			return -ENOMEM;
 		for (pos = 0, i = 0; i < (size_t)nseg; i++)
 			if (!seg[i].ctl) {
 				memcpy(flat + pos, buf + seg[i].at, seg[i].len);
@@ -335,7 +335,7 @@ px_scrub_ws(const struct px_scrub *s, struct px_scrub_ws *ws, unsigned char *buf
 	*masked = 0;
 	do {
 		if ((r = ws_once(s, ws, buf + done, len - done, final, &m, name, &full)) < 0)
-			return -1;
+			return r == -ENOMEM ? -ENOMEM : -1;
 		*masked += m;
 		done += (size_t)r;
 	} while (full && r > 0 && done < len);

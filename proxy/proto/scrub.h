@@ -84,7 +84,8 @@ struct px_scrub_ws {
  * FINAL (the connection ends), else all but the bytes from where an
  * occurrence could begin, or from a header not yet whole.  *MASKED and
  * *NAME as px_scrub_mask() says.  Returns -1 for frames no scan can read:
- * masked by the server, or compressed (RSV bits set: an extension).
+ * masked by the server, or compressed (RSV bits set: an extension);
+ * -ENOMEM when out of memory.
  */
 long px_scrub_ws(const struct px_scrub *s, struct px_scrub_ws *ws, unsigned char *buf,
     size_t len, int final, size_t *masked, const char **name);

@@ -379,8 +379,11 @@ head_run(struct head_arg *a, struct evbuffer *out)
 	case HEAD_DECHUNK:
 		px_chunked_init(&ch, NULL);
 		used = px_chunked_decode(&ch, http_chunked, sizeof(http_chunked) - 1, out, &done, &why);
+		/* Out of memory is its own code: the caller says so when it
+		 * closes, not "bad chunked response". */
 		if (used < 0)
-			return why != NULL && strcmp(why, "out of memory") == 0 ? -ENOMEM : -EINVAL;
+			return used == -ENOMEM && why != NULL && strcmp(why, "out of memory") == 0 ?
+			    -ENOMEM : -EINVAL;
 		return (size_t)used == sizeof(http_chunked) - 1 && done ? 0 : -EINVAL;
 	}
 	return -EINVAL;
@@ -515,8 +518,9 @@ scrub_walk(unsigned long n, void *arg)
 		/* The secure heap failing, the plain one takes the value. */
 		rc = 0;
 	} else {
-		/* Unscanned bytes never go: the caller closes on -1. */
-		rc = allocfail_hit() && (failed || go == -1) ? 1 : -1;
+		/* Unscanned bytes never go: the caller closes, and says out
+		 * of memory, not unreadable frames. */
+		rc = allocfail_hit() && (failed || go == -ENOMEM) ? 1 : -1;
 	}
 	px_scrub_free(s);
 	return rc;
