@@ -72,7 +72,7 @@ def read_objects(top, product=False):
         for p in sorted(glob.glob(os.path.join(top, d, "**", "*.o"),
                                   recursive=True)):
             # Test and fuzz programs compile some modules again
-            # (tests/... -> tests_*, sidecar/test-nft -> test_nft-*).
+            # (tests/... -> tests_*).
             if os.path.basename(p).startswith(("tests_", "test_")):
                 continue
             if product and not PRODUCT.match(os.path.basename(p)):
