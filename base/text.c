@@ -250,3 +250,20 @@ bs_ipv4_text(const void *a, char *out)
 	*o = '\0';
 	return out;
 }
+
+bool
+bs_env_name_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= BS_ENV_NAME_MAX)
+			return false;
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	}
+	return true;
+}

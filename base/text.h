@@ -6,6 +6,7 @@
 #ifndef POSTERN_BASE_TEXT_H
 #define POSTERN_BASE_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -118,5 +119,10 @@ void bs_str_int(struct bs_str *s, long v);
  * with sprintf(), a few thousand instructions on every request.
  */
 char *bs_ipv4_text(const void *a, char *out);
+
+/* Whether S is an environment variable's name a shell takes:
+ * [A-Za-z_][A-Za-z0-9_]*, 1 to BS_ENV_NAME_MAX bytes.  NULL is not. */
+#define BS_ENV_NAME_MAX 255
+bool bs_env_name_ok(const char *s);
 
 #endif

@@ -26,6 +26,7 @@
 
 #include "base/cursor.h"
 #include "base/log.h"
+#include "base/text.h"
 #include "base/super.h"
 #include "bridge/addr.h"
 #include "bridge/dnsstub.h"
@@ -107,23 +108,6 @@ usage(FILE *f)
 	    "                         connections to its 198.18.0.0/15 addresses\n"
 	    "  -h, --help             this text\n"
 	    "  -V, --version          the version\n");
-}
-
-static bool
-env_name_ok(const char *s)
-{
-	size_t i;
-
-	if (s[0] == '\0' || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= 255)
-			return false;
-		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return false;
-	}
-	return true;
 }
 
 /*
@@ -534,7 +518,7 @@ parse_args(int argc, char **argv, struct bridge_opts *o)
 			o->listen_spec[o->nlisten++] = optarg;
 			break;
 		case 'e':
-			if (!env_name_ok(optarg)) {
+			if (!bs_env_name_ok(optarg)) {
 				log_errx("--env %s: not a variable name (letters, digits, '_')", optarg);
 				return -EINVAL;
 			}

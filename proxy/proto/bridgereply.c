@@ -11,28 +11,10 @@
 
 #include <event2/buffer.h>
 
+#include "base/text.h"
 #include "proxy/proto/bridgereply.h"
 
-#define NAME_MAX_LEN 255
 #define VALUE_MAX_LEN 4096
-
-static bool
-name_ok(const char *s)
-{
-	size_t i;
-
-	if (s == NULL || !((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') ||
-	    s[0] == '_'))
-		return false;
-	for (i = 1; s[i] != '\0'; i++) {
-		if (i >= NAME_MAX_LEN)
-			return false;
-		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return false;
-	}
-	return true;
-}
 
 static bool
 value_ok(const char *s)
@@ -56,7 +38,7 @@ px_bridgereply_render(struct evbuffer *out, const char *const *names,
 	int err = -EINVAL;
 
 	for (i = 0; i < n; i++) {
-		if (!name_ok(names[i]) || !value_ok(values[i]))
+		if (!bs_env_name_ok(names[i]) || !value_ok(values[i]))
 			goto out;
 		for (j = 0; j < i; j++)
 			if (strcmp(names[i], names[j]) == 0)

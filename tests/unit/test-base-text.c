@@ -158,5 +158,19 @@ main(void)
 	tap_ok(strcmp(hex, "0001abff") == 0, "hex: %s", hex);
 	bs_hex("", 0, hex);
 	tap_ok(hex[0] == '\0', "hex of nothing is empty");
+	{
+		char longest[BS_ENV_NAME_MAX + 2];
+
+		tap_ok(bs_env_name_ok("_a1") && bs_env_name_ok("GH_TOKEN"), "env names");
+		tap_ok(!bs_env_name_ok("") && !bs_env_name_ok("1A") && !bs_env_name_ok("A=B") &&
+		    !bs_env_name_ok("A B") && !bs_env_name_ok("A-B") && !bs_env_name_ok(NULL),
+		    "not env names: empty, a leading digit, '=', ' ', '-', NULL");
+		memset(longest, 'A', sizeof(longest) - 1);
+		longest[BS_ENV_NAME_MAX] = '\0';
+		tap_ok(bs_env_name_ok(longest), "an env name of %d bytes", BS_ENV_NAME_MAX);
+		longest[BS_ENV_NAME_MAX] = 'A';
+		longest[BS_ENV_NAME_MAX + 1] = '\0';
+		tap_ok(!bs_env_name_ok(longest), "not one of %d", BS_ENV_NAME_MAX + 1);
+	}
 	return tap_done();
 }
