@@ -154,41 +154,52 @@ conf_print(const struct cf_config *c)
 	return p;
 }
 
+/*
+ * Judge the load of walk step N that gave C (or NULL) and D: 1 for an
+ * error with a reason (unless the diag itself is what could not grow), 0
+ * for the result of step 0 (kept in *WANT), -1 for anything else.  Frees
+ * C and D.
+ */
 static int
-conf_load(unsigned long n, void *arg)
+conf_judge(unsigned long n, struct cf_config *c, struct cf_diag *d, char **want)
 {
-	struct conf_arg *a = arg;
-	struct cf_diag d;
-	struct cf_config *c;
 	char *got;
 	int rc;
 
-	memset(&d, 0, sizeof(d));
-	allocfail_set(n);
-	c = cf_config_load(a->path, NULL, &d);
-	allocfail_off();
 	if (c == NULL) {
-		/* No config, and a reason, unless the diag itself is what
-		 * could not grow. */
-		rc = n != 0 && allocfail_hit() && d.nerrors > 0 ? 1 : -1;
+		rc = n != 0 && allocfail_hit() && d->nerrors > 0 ? 1 : -1;
 		if (rc < 0)
-			tap_diag("the config does not load: %s", d.nerrors ? d.errors[0] : "?");
+			tap_diag("the config does not load: %s", d->nerrors ? d->errors[0] : "?");
 	} else {
 		got = conf_print(c);
 		if (n == 0) {
-			a->want = got;
+			*want = got;
 			got = NULL;
 			rc = 0;
 		} else {
-			rc = strcmp(got, a->want) == 0 ? 0 : -1;
+			rc = strcmp(got, *want) == 0 ? 0 : -1;
 			if (rc < 0)
 				tap_diag("half made:\n%s", got);
 		}
 		free(got);
 	}
 	cf_config_free(c);
-	cf_diag_free(&d);
+	cf_diag_free(d);
 	return rc;
+}
+
+static int
+conf_load(unsigned long n, void *arg)
+{
+	struct conf_arg *a = arg;
+	struct cf_diag d;
+	struct cf_config *c;
+
+	memset(&d, 0, sizeof(d));
+	allocfail_set(n);
+	c = cf_config_load(a->path, NULL, &d);
+	allocfail_off();
+	return conf_judge(n, c, &d, &a->want);
 }
 
 static void
@@ -228,8 +239,6 @@ conf_default(unsigned long n, void *arg)
 	struct cf_overrides ov;
 	struct cf_diag d;
 	struct cf_config *c;
-	char *got;
-	int rc;
 
 	memset(&ov, 0, sizeof(ov));
 	ov.extra_allow = allow;
@@ -244,26 +253,7 @@ conf_default(unsigned long n, void *arg)
 	allocfail_set(n);
 	c = cf_config_parse("<built-in>", cf_default_text(), strlen(cf_default_text()), &ov, &d);
 	allocfail_off();
-	if (c == NULL) {
-		rc = n != 0 && allocfail_hit() && d.nerrors > 0 ? 1 : -1;
-		if (rc < 0)
-			tap_diag("the default does not load: %s", d.nerrors ? d.errors[0] : "?");
-	} else {
-		got = conf_print(c);
-		if (n == 0) {
-			*want = got;
-			got = NULL;
-			rc = 0;
-		} else {
-			rc = strcmp(got, *want) == 0 ? 0 : -1;
-			if (rc < 0)
-				tap_diag("half made:\n%s", got);
-		}
-		free(got);
-	}
-	cf_config_free(c);
-	cf_diag_free(&d);
-	return rc;
+	return conf_judge(n, c, &d, want);
 }
 
 static void
@@ -280,52 +270,46 @@ test_conf_default(void)
 
 #define NH 32
 
-/* A request with big headers, so that the heads span several of
- * libevent's buffer chains. */
-static char http_req[8192];
-static size_t http_req_len;
+/* A request and a response with big headers, so that the heads span
+ * several of libevent's buffer chains. */
+static char http_req[8192], http_resp[8192];
+static size_t http_req_len, http_resp_len;
 
-static void
-make_http_req(void)
+/* FIRST, four X-Big headers of FILL, then LAST, into OUT. */
+static size_t
+make_head(char *out, size_t size, const char *first, char fill, const char *last)
 {
 	char big[1500];
 	int k, n;
 
-	memset(big, 'v', sizeof(big) - 1);
+	memset(big, fill, sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	n = snprintf(http_req, sizeof(http_req),
+	n = snprintf(out, size, "%s", first);
+	for (k = 0; k < 4; k++)
+		n += snprintf(out + n, size - (size_t)n, "X-Big-%d: %s\r\n", k, big);
+	n += snprintf(out + n, size - (size_t)n, "%s", last);
+	return (size_t)n;
+}
+
+static void
+make_http_req(void)
+{
+	http_req_len = make_head(http_req, sizeof(http_req),
 	    "POST http://a.test:8080/hooks/x?y=1 HTTP/1.1\r\n"
 	    "Host: a.test:8080\r\n"
 	    "Connection: keep-alive, X-Hop\r\n"
 	    "X-Hop: 1\r\n"
 	    "Proxy-Authorization: Basic eDp5\r\n"
-	    "Content-Length: 2\r\n");
-	for (k = 0; k < 4; k++)
-		n += snprintf(http_req + n, sizeof(http_req) - (size_t)n, "X-Big-%d: %s\r\n", k, big);
-	n += snprintf(http_req + n, sizeof(http_req) - (size_t)n, "Accept: */*\r\n\r\n");
-	http_req_len = (size_t)n;
+	    "Content-Length: 2\r\n", 'v', "Accept: */*\r\n\r\n");
 }
-
-/* A response with big headers too. */
-static char http_resp[8192];
-static size_t http_resp_len;
 
 static void
 make_http_resp(void)
 {
-	char big[1500];
-	int k, n;
-
-	memset(big, 'w', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	n = snprintf(http_resp, sizeof(http_resp),
+	http_resp_len = make_head(http_resp, sizeof(http_resp),
 	    "HTTP/1.1 200 Fine\r\n"
 	    "Server: s\r\n"
-	    "Keep-Alive: timeout=5\r\n");
-	for (k = 0; k < 4; k++)
-		n += snprintf(http_resp + n, sizeof(http_resp) - (size_t)n, "X-Big-%d: %s\r\n", k, big);
-	n += snprintf(http_resp + n, sizeof(http_resp) - (size_t)n, "Transfer-Encoding: chunked\r\n\r\n");
-	http_resp_len = (size_t)n;
+	    "Keep-Alive: timeout=5\r\n", 'w', "Transfer-Encoding: chunked\r\n\r\n");
 }
 
 static const char http_chunked[] =
