@@ -273,6 +273,7 @@ cfb_proxy_clear(struct cf_proxy_settings *p)
 	free(p->state_dir);
 	free(p->upstream_ca_file);
 	free(p->grants_file);
+	free(p->socket_dir);
 }
 
 static void

@@ -69,6 +69,10 @@ struct cf_proxy_settings {
 	 * back at start and at every reload (conf/grantfile.h); NULL: none,
 	 * grants end with the process. */
 	char *grants_file;
+	/* Where the socket maker (proxy/core/sockmaker.h) may make UNIX
+	 * sockets after the privilege drop: a normal absolute path, NULL for
+	 * none (no maker).  Read at start only. */
+	char *socket_dir;
 	enum cf_sni_mode sni;
 	unsigned connect_timeout_ms;
 	unsigned idle_timeout_ms;

@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 
 #include "base/cursor.h"
+#include "base/sockmsg.h"
 #include "conf/build.h"
 #include "conf/config.h"
 #include "conf/pins.h"
@@ -491,6 +492,29 @@ set_path(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	*f = v;
 }
 
+/* socket_dir: the socket maker's root.  Normal (base/sockmsg.h), since
+ * the maker compares paths with it as strings, and not "/". */
+static void
+set_socket_dir(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	const char *why;
+	char *v;
+
+	(void)s;
+	if (bs_sockpath_normal(value, &why) < 0) {
+		cfb_err(b, b->line, "%s must be an absolute path, not /, with no empty, \".\" or "
+		    "\"..\" component, shorter than 108 bytes (%s)", k->name, shown);
+		return;
+	}
+	if ((v = strdup(value)) == NULL) {
+		cfb_err(b, b->line, "out of memory");
+		return;
+	}
+	free(b->proxy.socket_dir);
+	b->proxy.socket_dir = v;
+}
+
 /* Each server: an IP literal with an optional port, handed to c-ares as
  * is (blanks dropped) after this check. */
 static void
@@ -772,6 +796,14 @@ show_path(const struct key *k, const struct cf_proxy_settings *p, char *buf, siz
 }
 
 static void
+show_socket_dir(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	(void)k;
+	snprintf(buf, size, "%s", p->socket_dir != NULL ? p->socket_dir :
+	    "(none: no socket maker; after the drop only the proxy's own uid makes sockets)");
+}
+
+static void
 show_dns_servers(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
 {
 	(void)k;
@@ -1012,6 +1044,7 @@ static const struct key proxy_keys[] = {
 	{ .name = "state_dir", .set = set_path, .arg = 0, .show = show_path },
 	{ .name = "upstream_ca_file", .set = set_path, .arg = 1, .show = show_path },
 	{ .name = "grants_file", .set = set_path, .arg = 2, .show = show_path },
+	{ .name = "socket_dir", .set = set_socket_dir, .show = show_socket_dir },
 	{ .name = NULL },
 };
 
