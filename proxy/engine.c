@@ -46,6 +46,7 @@ extern char **environ;
 #include "proxy/core/prio.h"
 #include "proxy/reload.h"
 #include "proxy/core/server.h"
+#include "proxy/core/sockmaker.h"
 #include "proxy/tls/registry.h"
 #include "proxy/proto/sni.h"
 #include "proxy/flow/splice.h"
@@ -454,6 +455,7 @@ struct engine_run {
 	struct event *sigs[5];
 	struct engine_worker *wk;
 	unsigned nworkers;
+	int sockmaker;                  /* px_engine_opts.sockmaker */
 };
 
 /* How many workers serve CFG: its workers, else one per CPU; one for ask
@@ -605,11 +607,18 @@ engine_drop_privileges(struct engine_run *e)
 	const char *what;
 	int err;
 
+	if (e->sockmaker && p->socket_dir != NULL && (!p->has_user || geteuid() != 0))
+		log_info("socket_dir %s: no socket maker: it runs only when the proxy starts as "
+		    "root with user =", p->socket_dir);
 	if (!p->has_user) {
 		if (geteuid() == 0)
 			log_warnx("running as root: set user = UID in [proxy] to drop privileges");
 		return 0;
 	}
+	/* Forked while this is the only thread, before the drop. */
+	if (e->sockmaker && p->socket_dir != NULL && geteuid() == 0 &&
+	    px_sockmaker_start(p->socket_dir, p->user, p->group) < 0)
+		return -1;
 	px_listeners_chown(e->srv, p->user, p->group);
 	if (geteuid() == 0)
 		px_audit_chown(e->in.audit, p->user, p->group);
@@ -718,6 +727,7 @@ engine_end(struct engine_run *e, const struct px_engine_opts *opts)
 		px_conn_close_all(e->srv);
 		px_listeners_close(e->srv);
 	}
+	px_sockmaker_stop();
 	/* The close lines of this thread's last connections. */
 	px_audit_batch_end();
 	px_mem_bin_trim();
@@ -795,6 +805,7 @@ px_engine_main(const struct px_engine_opts *opts)
 	}
 	e.ov.trust_file_user = 0;
 	e.nworkers = 1;
+	e.sockmaker = opts->sockmaker;
 	rc = engine_setup(&e, opts);
 	if (rc == 0)
 		engine_serve(&e, opts);

@@ -81,6 +81,10 @@ struct px_engine_opts {
 	 * loads the file once and serves those bytes again in every engine
 	 * it starts, also one that replaces an engine that died. */
 	struct cf_config *config;
+	/* Nonzero: with [proxy] user and socket_dir, started as root, fork
+	 * the socket maker before the drop (proxy/core/sockmaker.h;
+	 * postern-proxy, not postern-sidecar). */
+	int sockmaker;
 };
 
 /*

@@ -146,6 +146,7 @@ main(int argc, char **argv)
 			eo.replace_listen = nlisten > 0;
 			eo.ready_fd = -1;
 			eo.strict_modes = 1;
+			eo.sockmaker = 1;
 			rc = px_engine_main(&eo);
 		}
 		free(allow);

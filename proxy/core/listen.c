@@ -25,9 +25,12 @@
 #include "proxy/core/log.h"
 #include "proxy/core/prio.h"
 #include "proxy/core/server.h"
+#include "proxy/core/sockmaker.h"
 #include "proxy/core/worker.h"
 
 #define BACKOFF_MS 200
+/* Room for a reason from the socket maker. */
+#define WHY_MAX 256
 /* Accepts in a row before the listener lets the loop go round: each
  * accept may answer a whole request (read_at_accept() in accept.c), and
  * a client answered at once connects again at once, so without a bound
@@ -46,6 +49,7 @@ struct px_listener {
 	int unlink_on_close;      /* we created the UNIX socket file */
 	int nodelay;              /* TCP_NODELAY set: accepted sockets inherit it */
 	int made_dir;             /* and its directory */
+	int by_maker;             /* the socket maker made it (sockmaker.h) */
 	uid_t uid;                /* the UNIX socket file's owner, group and */
 	gid_t gid;                /* mode, as last set (bind or reload) */
 	mode_t mode;
@@ -197,6 +201,10 @@ px_listener_perms_check(const struct px_listener *cur, const struct cf_listen *w
 
 	if (w->kind != CF_LISTEN_UNIX || euid == 0)
 		return 0;
+	/* After the drop, the socket maker makes and changes what root
+	 * would, below socket_dir. */
+	if (px_sockmaker_covers(w->path))
+		return 0;
 	/* A new file is born ours; a kept one is whoever's it is now. */
 	fu = cur != NULL ? cur->uid : euid;
 	fg = cur != NULL ? cur->gid : getegid();
@@ -205,7 +213,11 @@ px_listener_perms_check(const struct px_listener *cur, const struct cf_listen *w
 	if (cur != NULL && wu == cur->uid && wg == cur->gid && w->mode == cur->mode)
 		return 0;
 	if (wu != euid || fu != euid) {
-		if (cur == NULL)
+		if (cur == NULL && px_sockmaker_root() != NULL)
+			snprintf(why, size, "only root can make a socket owned by uid %u, and the proxy "
+			    "runs as uid %u; the socket maker makes sockets only under socket_dir %s",
+			    (unsigned)wu, (unsigned)euid, px_sockmaker_root());
+		else if (cur == NULL)
 			snprintf(why, size, "only root can make a socket owned by uid %u, and the proxy "
 			    "runs as uid %u", (unsigned)wu, (unsigned)euid);
 		else
@@ -267,7 +279,17 @@ px_listener_set_perms(struct px_listener *l, const struct cf_listen *w)
 	if ((!w->has_owner || w->owner == l->uid) && (!w->has_group || w->group == l->gid) &&
 	    w->mode == l->mode)
 		return 0;
-	if ((err = apply_perms(l, w)) < 0)
+	if (geteuid() != 0 && px_sockmaker_covers(w->path)) {
+		char why[WHY_MAX];
+
+		err = px_sockmaker_perms(w->path, w->has_owner ? w->owner : (uid_t)-1,
+		    w->has_group ? w->group : (gid_t)-1, w->mode, &l->uid, &l->gid, &l->mode,
+		    why, sizeof(why));
+		if (err < 0) {
+			log_errx("reload: %s: %s", w->text, why);
+			return err;
+		}
+	} else if ((err = apply_perms(l, w)) < 0)
 		return err;
 	text = strdup(w->text);
 	if (text != NULL) {
@@ -408,6 +430,20 @@ bind_unix(struct px_listener *l, const struct cf_listen *w)
 {
 	int fd, err;
 
+	/* After the drop, below socket_dir: the socket maker binds, as root
+	 * would.  A new file is the proxy's own unless owner= or group=. */
+	if (geteuid() != 0 && px_sockmaker_covers(w->path)) {
+		char why[WHY_MAX];
+
+		fd = px_sockmaker_bind(w->path, w->has_owner ? w->owner : geteuid(),
+		    w->has_group ? w->group : getegid(), w->mode, &l->made_dir, &l->uid, &l->gid,
+		    &l->mode, why, sizeof(why));
+		if (fd < 0)
+			log_errx("%s: the socket maker: %s", w->text, why);
+		else
+			l->by_maker = 1;
+		return fd;
+	}
 	fd = px_unix_bind(w->path, &l->made_dir);
 	if (fd < 0)
 		return fd;
@@ -421,6 +457,23 @@ bind_unix(struct px_listener *l, const struct cf_listen *w)
 		return err;
 	}
 	return fd;
+}
+
+/* Remove the socket file L made, through the socket maker where the
+ * proxy's user may not (below socket_dir, after the drop).  0 or -errno. */
+static int
+unlink_socket(const struct px_listener *l)
+{
+	char why[WHY_MAX];
+	int err;
+
+	if (l->by_maker || (geteuid() != 0 && px_sockmaker_covers(l->where.path))) {
+		err = px_sockmaker_unlink(l->where.path, why, sizeof(why));
+		if (err < 0 && err != -ENOENT)
+			log_warnx("cannot remove %s: %s", l->where.path, why);
+		return 0;
+	}
+	return unlink(l->where.path) != 0 ? -errno : 0;
 }
 
 /* Free L, a listener of SRV's list (or never added, ADDED zero). */
@@ -621,7 +674,7 @@ fail:
 	if (l->backoff != NULL)
 		event_free(l->backoff);
 	if (l->unlink_on_close)
-		unlink(w->path);
+		(void)unlink_socket(l);
 	free(l->where.text);
 	free(l->session);
 	free(l);
@@ -688,7 +741,7 @@ px_listener_close(struct px_server *srv, struct px_listener *l)
 	TAILQ_REMOVE(&px_server_listeners(srv)->list, l, entry);
 	evconnlistener_free(l->lev);
 	event_free(l->backoff);
-	if (l->unlink_on_close && unlink(l->where.path) != 0 && errno != ENOENT)
+	if (l->unlink_on_close && unlink_socket(l) < 0 && errno != ENOENT)
 		log_warn("cannot remove %s", l->where.path);
 	free(l->where.text);
 	free(l->session);
@@ -772,7 +825,7 @@ px_listeners_chown(struct px_server *srv, uid_t uid, gid_t gid)
 		*slash = slash == dir ? '/' : '\0';
 		if (slash == dir)
 			dir[1] = '\0';
-		if (stat(dir, &st) != 0)
+		if (stat(dir, &st) != 0 || px_sockmaker_covers(l->where.path))
 			continue;
 		if (!(st.st_uid == uid && (st.st_mode & S_IWUSR)) &&
 		    !(st.st_gid == gid && (st.st_mode & S_IWGRP)) && !(st.st_mode & S_IWOTH))

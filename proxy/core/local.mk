@@ -13,4 +13,5 @@ libpostern_proxy_a_SOURCES += \
 	proxy/core/mem.c proxy/core/mem.h \
 	proxy/core/prio.h \
 	proxy/core/server.c proxy/core/server.h \
+	proxy/core/sockmaker.c proxy/core/sockmaker.h \
 	proxy/core/worker.c proxy/core/worker.h
