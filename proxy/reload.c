@@ -292,6 +292,11 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 			    trigger);
 		if (cf_config_proxy(cur)->workers != cf_config_proxy(nc)->workers)
 			log_warnx("reload (%s): a changed workers takes effect at the next restart", trigger);
+		if ((cf_config_proxy(cur)->socket_dir == NULL) != (cf_config_proxy(nc)->socket_dir == NULL) ||
+		    (cf_config_proxy(nc)->socket_dir != NULL &&
+		    strcmp(cf_config_proxy(cur)->socket_dir, cf_config_proxy(nc)->socket_dir) != 0))
+			log_warnx("reload (%s): a changed socket_dir takes effect at the next restart",
+			    trigger);
 	}
 	px_tlsreg_commit(px_server_tls(srv), tls_next);
 	tls_next = NULL;
