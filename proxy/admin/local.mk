@@ -16,6 +16,7 @@ ADMIN_SCENARIOS = \
 	tests/integration/admin-routes.sh \
 	tests/integration/admin-status.sh \
 	tests/integration/listen-perms.sh \
+	tests/integration/listen-sockmaker.sh \
 	tests/integration/reload-audit.sh \
 	tests/integration/reload-broken.sh \
 	tests/integration/reload-configmap.sh \
