@@ -119,41 +119,73 @@ walk(const char *path, int create, char *name, struct bs_sockrep *rep)
 	return dir;
 }
 
-/* NAME in DIR is a socket: say what it now has in REP.  0 or -1. */
-static int
-stat_socket(int dir, const char *name, const char *path, struct bs_sockrep *rep)
+/* Say in REP what the file ST now has. */
+static void
+put_stat(const struct stat *st, struct bs_sockrep *rep)
 {
-	struct stat st;
-
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-		fail(rep, errno, "stat %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (!S_ISSOCK(st.st_mode)) {
-		fail(rep, EEXIST, "%s is not a socket", path);
-		return -1;
-	}
-	rep->uid = st.st_uid;
-	rep->gid = st.st_gid;
-	rep->mode = st.st_mode & 0777;
-	return 0;
+	rep->uid = st->st_uid;
+	rep->gid = st->st_gid;
+	rep->mode = st->st_mode & 0777;
 }
 
-/* Give NAME in DIR (a socket) OWNER, GROUP and MODE, never through a
- * symbolic link.  0 or -1. */
+/*
+ * Open NAME in DIR, without following it, if it is a socket with no
+ * other name: a socket elsewhere on the file system that the proxy's uid
+ * linked into its directory (any 0666 socket on the same file system)
+ * must not be changed.  Returns an O_PATH descriptor, or -1 with REP
+ * filled.
+ */
+static int
+open_socket(int dir, const char *name, const char *path, struct bs_sockrep *rep)
+{
+	struct stat st;
+	int fd;
+
+	if ((fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		fail(rep, errno, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0) {
+		fail(rep, errno, "stat %s: %s", path, strerror(errno));
+	} else if (!S_ISSOCK(st.st_mode)) {
+		fail(rep, EEXIST, "%s is not a socket", path);
+	} else if (st.st_nlink != 1) {
+		fail(rep, EMLINK, "%s has other names (hard links): refused", path);
+	} else {
+		put_stat(&st, rep);
+		return fd;
+	}
+	close(fd);
+	return -1;
+}
+
+/* Give NAME in DIR, a socket of one name, OWNER, GROUP and MODE: on the
+ * inode checked, never through a link.  0 or -1 with REP filled. */
 static int
 set_perms(int dir, const char *name, const struct bs_sockreq *req, struct bs_sockrep *rep)
 {
-	if (fchmodat(dir, name, req->mode, AT_SYMLINK_NOFOLLOW) != 0) {
+	struct stat st;
+	char self[64];
+	int fd, rc = -1;
+
+	if ((fd = open_socket(dir, name, req->path, rep)) < 0)
+		return -1;
+	/* chmod(2) takes no O_PATH descriptor; its /proc name is that
+	 * inode. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if (chmod(self, req->mode) != 0)
 		fail(rep, errno, "chmod %s: %s", req->path, strerror(errno));
-		return -1;
-	}
-	if ((req->owner != BS_SOCK_KEEP || req->group != BS_SOCK_KEEP) &&
-	    fchownat(dir, name, (uid_t)req->owner, (gid_t)req->group, AT_SYMLINK_NOFOLLOW) != 0) {
+	else if ((req->owner != BS_SOCK_KEEP || req->group != BS_SOCK_KEEP) &&
+	    fchownat(fd, "", (uid_t)req->owner, (gid_t)req->group, AT_EMPTY_PATH) != 0)
 		fail(rep, errno, "chown %s: %s", req->path, strerror(errno));
-		return -1;
+	else if (fstat(fd, &st) != 0)
+		fail(rep, errno, "stat %s: %s", req->path, strerror(errno));
+	else {
+		put_stat(&st, rep);
+		rc = 0;
 	}
-	return stat_socket(dir, name, req->path, rep);
+	close(fd);
+	return rc;
 }
 
 /*
@@ -249,16 +281,19 @@ static void
 serve_other(const struct bs_sockreq *req, struct bs_sockrep *rep)
 {
 	char name[BS_SOCKMSG_PATH];
+	struct stat st;
 	int dir;
 
 	if ((dir = walk(req->path, 0, name, rep)) < 0)
 		return;
-	if (stat_socket(dir, name, req->path, rep) == 0) {
-		if (req->op == BS_SOCK_PERMS)
-			(void)set_perms(dir, name, req, rep);
-		else if (unlinkat(dir, name, 0) != 0)
-			fail(rep, errno, "unlink %s: %s", req->path, strerror(errno));
-	}
+	if (req->op == BS_SOCK_PERMS)
+		(void)set_perms(dir, name, req, rep);
+	else if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		fail(rep, errno, "stat %s: %s", req->path, strerror(errno));
+	else if (!S_ISSOCK(st.st_mode))
+		fail(rep, EEXIST, "%s is not a socket", req->path);
+	else if (unlinkat(dir, name, 0) != 0)
+		fail(rep, errno, "unlink %s: %s", req->path, strerror(errno));
 	close(dir);
 }
 
@@ -496,7 +531,7 @@ recv_reply(uint32_t seq, struct bs_sockrep *rep, int *fd, char *why, size_t size
 		if (n <= 0) {
 			snprintf(why, size, "the socket maker is gone");
 			close(mk.fd);
-			mk.fd = -1;
+			__atomic_store_n(&mk.fd, -1, __ATOMIC_RELEASE);
 			return -EPIPE;
 		}
 		for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
@@ -629,10 +664,18 @@ px_sockmaker_start(const char *root, uid_t uid, gid_t gid)
 	return 0;
 }
 
+/* Whether the maker is there: read from any thread, without the lock
+ * (mk.fd goes to -1 under it, once). */
+static int
+live(void)
+{
+	return __atomic_load_n(&mk.fd, __ATOMIC_ACQUIRE) >= 0;
+}
+
 pid_t
 px_sockmaker_pid(void)
 {
-	return mk.fd >= 0 ? mk.pid : 0;
+	return live() ? mk.pid : 0;
 }
 
 int
@@ -640,13 +683,13 @@ px_sockmaker_covers(const char *path)
 {
 	const char *why;
 
-	return mk.fd >= 0 && bs_sockpath_under(path, mk.root, &why) == 0;
+	return live() && bs_sockpath_under(path, mk.root, &why) == 0;
 }
 
 const char *
 px_sockmaker_root(void)
 {
-	return mk.fd >= 0 ? mk.root : NULL;
+	return live() ? mk.root : NULL;
 }
 
 int
@@ -720,14 +763,21 @@ px_sockmaker_unlink(const char *path, char *why, size_t size)
 void
 px_sockmaker_stop(void)
 {
+	int i;
+
 	pthread_mutex_lock(&mk.lock);
 	if (mk.fd >= 0) {
 		close(mk.fd);
-		mk.fd = -1;
+		__atomic_store_n(&mk.fd, -1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&mk.lock);
-	/* End of file ends it; it has nothing to finish. */
-	if (mk.pid > 0)
-		(void)waitpid(mk.pid, NULL, 0);
+	/* End of file ends it.  Root's, it cannot be signalled from here:
+	 * if it does not end within a second, PR_SET_PDEATHSIG ends it once
+	 * this process has. */
+	for (i = 0; mk.pid > 0 && i < 100; i++) {
+		if (waitpid(mk.pid, NULL, WNOHANG) != 0)
+			break;
+		usleep(10 * 1000);
+	}
 	mk.pid = 0;
 }

@@ -179,11 +179,26 @@ expect_match "a changed socket_dir takes effect at the next restart" "$(cat "$WO
 write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660"
 expect_eq 200 "$(reload)" "back to the first socket_dir"
 
+# ---- a kept socket swapped for a hard link to a socket elsewhere (the
+# proxy's uid may link any 0666 socket of the file system into its
+# directory): the maker changes nothing
+F="$WORLD_DIR/foreign.sock"
+in_px "$WORLD_PYTHON" -c "import socket; s=socket.socket(socket.AF_UNIX); s.bind('$F')"
+chmod 0666 "$F"
+rm "$B"
+ln "$F" "$B"
+write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0600"
+reload >/dev/null
+expect_match "$B has other names \\(hard links\\): refused" "$(cat "$WORLD_DIR/proxy.out")" \
+	"a new mode for a socket with another name: the maker refuses"
+expect_eq "666 0 0" "$(perm "$F")" "the socket elsewhere keeps its owner and mode"
+
 # ---- the maker ends with the proxy
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
 expect_eq gone "$(gone "$M")" "a stopped proxy leaves no maker behind"
 [ ! -e "$B" ] && ok "b's socket is removed at exit" || fail "$B is left behind"
+expect_eq "666 0 0" "$(perm "$F")" "the socket it was linked to is still there"
 
 proxy_start "$conf" || die "no proxy after the restart"
 M=$(maker_pid)
