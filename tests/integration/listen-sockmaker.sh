@@ -32,6 +32,8 @@ write_conf() {
 	} >"$conf"
 }
 perm() { stat -c '%a %u %g' "$1"; }
+# line_of TEXT: the number of the config's first line that holds TEXT.
+line_of() { grep -n -F -m 1 "$1" "$conf" | cut -d: -f1; }
 reload() { admin_curl -o "$WORLD_DIR/r.body" -w '%{http_code}' -X POST http://postern/reload; }
 # status_of PID KEY: the value of KEY in /proc/PID/status.
 status_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
@@ -119,13 +121,13 @@ gen=$(generation)
 write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660" \
 	"[session c]" "listen = unix:$OUT/c.sock owner=$T mode=0600"
 expect_eq 409 "$(reload)" "a socket for uid $T outside socket_dir: refused (409)"
-expect_match "$conf:13: cannot listen on unix:$OUT/c.sock owner=$T mode=0600: only root can make a socket owned by uid $T, and the proxy runs as uid 65532; the socket maker makes sockets only under socket_dir $SD" \
+expect_match "$conf:$(line_of "$OUT/c.sock"): cannot listen on unix:$OUT/c.sock owner=$T mode=0600: only root can make a socket owned by uid $T, and the proxy runs as uid 65532; the socket maker makes sockets only under socket_dir $SD" \
 	"$(cat "$WORLD_DIR/r.body")" "with FILE:LINE, naming socket_dir"
 [ ! -e "$OUT" ] && ok "nothing was made outside socket_dir" || fail "$OUT was made"
 write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660" \
 	"[session c]" "listen = unix:$SD/../esc/c.sock owner=$T mode=0600"
 expect_eq 409 "$(reload)" "a socket under socket_dir/.. : refused (409)"
-expect_match "$conf:13: cannot listen on unix:$SD/\\.\\./esc/c\\.sock owner=$T mode=0600: only root can" \
+expect_match "$conf:$(line_of "$SD/../esc"): cannot listen on unix:$SD/\\.\\./esc/c\\.sock owner=$T mode=0600: only root can" \
 	"$(cat "$WORLD_DIR/r.body")" "with FILE:LINE"
 [ ! -e "$ESC" ] && ok "nothing was made through .." || fail "$ESC was made"
 
@@ -135,7 +137,7 @@ ln -s "$TGT" "$SD/sub/deeper/lnk"
 write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660" \
 	"[session c]" "listen = unix:$SD/sub/deeper/lnk/c.sock owner=$T mode=0600"
 expect_eq 409 "$(reload)" "a socket through a planted directory link: refused (409)"
-expect_match "$conf:13: cannot listen on unix:$SD/sub/deeper/lnk/c.sock owner=$T mode=0600" \
+expect_match "$conf:$(line_of "lnk/c.sock"): cannot listen on unix:$SD/sub/deeper/lnk/c.sock owner=$T mode=0600" \
 	"$(cat "$WORLD_DIR/r.body")" "with FILE:LINE"
 expect_match "$SD/sub/deeper/lnk is a symbolic link or not a directory: not followed" \
 	"$(cat "$WORLD_DIR/proxy.out")" "the log says the link was not followed"
@@ -168,7 +170,7 @@ gen=$(generation)
 write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660"
 sed -i "s|^socket_dir = .*|socket_dir = $SD/../x|" "$conf"
 expect_eq 422 "$(reload)" "socket_dir with a .. component: the file is refused (422)"
-expect_match "$conf:7: socket_dir must be an absolute path" "$(cat "$WORLD_DIR/r.body")" \
+expect_match "$conf:$(line_of socket_dir): socket_dir must be an absolute path" "$(cat "$WORLD_DIR/r.body")" \
 	"with FILE:LINE, naming the key"
 expect_eq "$gen" "$(generation)" "the old config stays in force"
 write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660"
