@@ -27,6 +27,7 @@
 
 #include "base/sockmsg.h"
 #include "base/super.h"
+#include "base/unix.h"
 #include "proxy/core/log.h"
 #include "proxy/core/sockmaker.h"
 
@@ -201,7 +202,7 @@ serve_bind(const struct bs_sockreq *req, struct bs_sockrep *rep)
 	socklen_t len;
 	struct stat st;
 	char name[BS_SOCKMSG_PATH];
-	int dir, fd = -1, probe, rc, e;
+	int dir, fd = -1, old = -1, probe, rc, e;
 
 	if ((dir = walk(req->path, 1, name, rep)) < 0)
 		return -1;
@@ -214,23 +215,31 @@ serve_bind(const struct bs_sockreq *req, struct bs_sockrep *rep)
 		goto out;
 	}
 	/* Only a stale socket is replaced: never a live one, never anything
-	 * else.  Only the proxy's user could swap the name between the check
-	 * and the unlink, in the directory it was given, where it may unlink
-	 * anyway. */
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
+	 * else.  The probe goes to the inode checked, by its /proc name, not
+	 * by a name the proxy's user could swap in the directory it was
+	 * given; there it may unlink anyway. */
+	if ((old = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		struct sockaddr_un self;
+		socklen_t slen;
+		char proc[64];
+
+		if (fstat(old, &st) != 0 || !S_ISSOCK(st.st_mode)) {
 			fail(rep, EEXIST, "%s exists and is not a socket; refusing to replace it",
 			    req->path);
 			goto out;
 		}
-		if ((probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", old);
+		(void)bs_unix_addr(&self, &slen, proc);
+		/* Non-blocking: a live socket with a full backlog must not
+		 * hold the maker. */
+		if ((probe = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
 			fail(rep, errno, "socket: %s", strerror(errno));
 			goto out;
 		}
-		rc = connect(probe, (struct sockaddr *)&sun, len);
+		rc = connect(probe, (struct sockaddr *)&self, slen);
 		e = errno;
 		close(probe);
-		if (rc == 0) {
+		if (rc == 0 || e == EAGAIN) {
 			fail(rep, EADDRINUSE, "another process is serving %s", req->path);
 			goto out;
 		}
@@ -244,7 +253,7 @@ serve_bind(const struct bs_sockreq *req, struct bs_sockrep *rep)
 			goto out;
 		}
 	} else if (errno != ENOENT) {
-		fail(rep, errno, "stat %s: %s", req->path, strerror(errno));
+		fail(rep, errno, "open %s: %s", req->path, strerror(errno));
 		goto out;
 	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
@@ -271,6 +280,8 @@ serve_bind(const struct bs_sockreq *req, struct bs_sockrep *rep)
 		fd = -1;
 	}
 out:
+	if (old >= 0)
+		close(old);
 	(void)chdir("/");
 	close(dir);
 	return fd;

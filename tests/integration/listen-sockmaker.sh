@@ -165,6 +165,30 @@ write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660"
 expect_eq 200 "$(reload)" "reload: session e is removed"
 [ ! -e "$E" ] && ok "its socket is removed from root's socket_dir" || fail "$E is left behind"
 
+# ---- a stale socket in the way is replaced, a live one is not
+ST="$SD/stale.sock"
+LV="$SD/live.sock"
+in_px "$WORLD_PYTHON" -c "import socket; s=socket.socket(socket.AF_UNIX); s.bind('$ST')"
+in_px "$WORLD_PYTHON" -c "import socket, time; s=socket.socket(socket.AF_UNIX); s.bind('$LV'); s.listen(1); time.sleep(60)" &
+live=$!
+i=0
+while [ ! -S "$LV" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660" \
+	"[session s]" "listen = unix:$ST owner=4103 mode=0600"
+expect_eq 200 "$(reload)" "reload: a socket where a stale one was"
+expect_eq "600 4103 65532" "$(perm "$ST")" "the stale socket is replaced: mode 0600, owner 4103"
+expect_eq 200 "$(try 4103 "$ST")" "and serves uid 4103"
+gen=$(generation)
+write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660" \
+	"[session s]" "listen = unix:$ST owner=4103 mode=0600" \
+	"[session l]" "listen = unix:$LV owner=4103 mode=0600"
+expect_eq 409 "$(reload)" "reload: a socket where a live one is: refused (409)"
+expect_match "another process is serving $LV" "$(cat "$WORLD_DIR/proxy.out")" "the log says it is served"
+expect_eq "$gen" "$(generation)" "the old config stays in force"
+expect_eq "755 0 0" "$(perm "$LV")" "the live socket is left as it was"
+kill "$live" 2>/dev/null
+wait "$live" 2>/dev/null
+
 # ---- socket_dir itself: checked, and read at start only
 gen=$(generation)
 write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660"
