@@ -616,7 +616,7 @@ engine_drop_privileges(struct engine_run *e)
 		return 0;
 	}
 	/* Forked while this is the only thread, before the drop. */
-	if (e->sockmaker && p->socket_dir != NULL && geteuid() == 0 &&
+	if (e->sockmaker && p->socket_dir != NULL && geteuid() == 0 && p->user != 0 &&
 	    px_sockmaker_start(p->socket_dir, p->user, p->group) < 0)
 		return -1;
 	px_listeners_chown(e->srv, p->user, p->group);
