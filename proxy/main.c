@@ -17,6 +17,7 @@
 #include "proxy/engine.h"
 #include "proxy/explain.h"
 #include "proxy/core/mem.h"
+#include "proxy/core/sockmaker.h"
 
 static void
 usage(FILE *f)
@@ -57,6 +58,10 @@ main(int argc, char **argv)
 	const char **allow = NULL, **listen = NULL;
 	size_t nallow = 0, nlisten = 0;
 
+	/* The socket maker's internal mode: nothing of the proxy's runs
+	 * first, no config is read. */
+	if (argc > 1 && strcmp(argv[1], PX_SOCKMAKER_ARG) == 0)
+		return px_sockmaker_main(argc, argv);
 	px_mem_init();
 	/* Before any config, and so any secret's value, is read. */
 	px_engine_harden();

@@ -1,16 +1,19 @@
 /*
  * proxy/core/sockmaker.c: the socket maker process and the proxy's calls
- * to it (see sockmaker.h).  The maker's half runs in the forked child
- * only: it uses no log, no loop and nothing of the proxy's state.
+ * to it (see sockmaker.h).  The maker's half runs in postern-proxy
+ * executed again in its internal mode (px_sockmaker_main): it uses no
+ * log, no loop and nothing of the proxy's state.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,44 +384,85 @@ reduce_caps(struct bs_sockrep *rep)
 	return 0;
 }
 
-/*
- * The maker's life, in the child.  Its first reply (sequence 0) says
- * whether it is ready; then one reply per request, until end of file.
- */
-static void __attribute__((noreturn))
-maker_main(int sock, int rootfd, pid_t parent)
+/* Parse the decimal S, at most MAX, into *V.  0 or -1. */
+static int
+parse_id(const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return errno != 0 || *end != '\0' || *v > max ? -1 : 0;
+}
+
+/* Whether MK_SOCK is a UNIX seqpacket socket and MK_ROOT a directory: the
+ * only descriptors the maker serves on. */
+static int
+given(void)
+{
+	struct stat st;
+	socklen_t len;
+	int v;
+
+	len = sizeof(v);
+	if (getsockopt(MK_SOCK, SOL_SOCKET, SO_DOMAIN, &v, &len) != 0 || v != AF_UNIX)
+		return 0;
+	len = sizeof(v);
+	if (getsockopt(MK_SOCK, SOL_SOCKET, SO_TYPE, &v, &len) != 0 || v != SOCK_SEQPACKET)
+		return 0;
+	return fstat(MK_ROOT, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int
+px_sockmaker_main(int argc, char **argv)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE, SIGCHLD };
 	unsigned char buf[BS_SOCKREQ_LEN + 1];
 	struct bs_sockreq req;
 	struct bs_sockrep rep;
+	unsigned long parent, uid, gid;
 	const char *why;
 	ssize_t n;
-	int fd, null;
+	int fd;
 
-	if (bs_child_die_with_parent(parent, SIGKILL) < 0)
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (argc != 6 || strcmp(argv[1], PX_SOCKMAKER_ARG) != 0 || !given()) {
+		fprintf(stderr, "postern-proxy: %s is internal: postern-proxy starts its socket "
+		    "maker with it, on descriptors it gives\n", PX_SOCKMAKER_ARG);
+		return 2;
+	}
+	/* Exec keeps PR_SET_PDEATHSIG only for a binary that is not set-id;
+	 * set it again, then see that the proxy is still the parent. */
+	if (parse_id(argv[2], INT_MAX, &parent) < 0 || parent <= 1 ||
+	    bs_child_die_with_parent((pid_t)parent, SIGKILL) < 0)
 		_exit(1);
 	bs_child_signals_reset(sigs, sizeof(sigs) / sizeof(sigs[0]));
-	/* Nothing of the proxy's but the pair and socket_dir: 0 to 2 on
-	 * /dev/null, the two at 3 and 4, every other descriptor closed. */
-	sock = fcntl(sock, F_DUPFD, 10);
-	rootfd = fcntl(rootfd, F_DUPFD, 10);
-	null = open("/dev/null", O_RDWR);
-	if (sock < 0 || rootfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-	    dup2(null, 2) < 0 || dup2(sock, MK_SOCK) < 0 || dup2(rootfd, MK_ROOT) < 0)
-		_exit(1);
+	/* The proxy left no other descriptor open; none, if run by hand. */
 	if (syscall(SYS_close_range, MK_ROOT + 1, ~0u, 0) != 0)
 		for (fd = MK_ROOT + 1; fd < 65536; fd++)
 			(void)close(fd);
-	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	(void)prctl(PR_SET_NAME, "postern-sockmkr", 0, 0, 0);
 	umask(0);
 	(void)chdir("/");
 	memset(&rep, 0, sizeof(rep));
+	if (parse_id(argv[3], UINT32_MAX - 1, &uid) < 0 ||
+	    parse_id(argv[4], UINT32_MAX - 1, &gid) < 0 ||
+	    bs_sockpath_normal(argv[5], &why) < 0) {
+		fail(&rep, EINVAL, "bad arguments to %s", PX_SOCKMAKER_ARG);
+		(void)send_reply(MK_SOCK, &rep, -1);
+		_exit(1);
+	}
+	mk_root = argv[5];
+	mk_uid = (uid_t)uid;
+	mk_gid = (gid_t)gid;
 	if (reduce_caps(&rep) < 0) {
 		(void)send_reply(MK_SOCK, &rep, -1);
 		_exit(1);
 	}
+	/* The first reply (sequence 0) says it is ready; then one reply per
+	 * request, until end of file. */
 	if (send_reply(MK_SOCK, &rep, -1) < 0)
 		_exit(1);
 	for (;;) {
@@ -450,6 +494,49 @@ maker_main(int sock, int rootfd, pid_t parent)
 		if (fd >= 0)
 			close(fd);
 	}
+}
+
+/*
+ * In the forked child, still a copy of the proxy: keep SOCK and ROOTFD
+ * only, at MK_SOCK and MK_ROOT, with 0 to 2 on /dev/null, and execute EXE
+ * (postern-proxy itself) as ARGV with an empty environment, so that the
+ * maker holds nothing of the proxy's memory.  Never returns.
+ */
+static void __attribute__((noreturn))
+child_exec(int exe, int sock, int rootfd, pid_t parent, char *const *argv)
+{
+	static char *const envp[] = { NULL };
+	struct bs_sockrep rep;
+	sigset_t all;
+	int null, e;
+
+	/* No handler of the proxy's runs here; the maker unblocks them. */
+	sigfillset(&all);
+	(void)sigprocmask(SIG_SETMASK, &all, NULL);
+	if (bs_child_die_with_parent(parent, SIGKILL) < 0)
+		_exit(1);
+	/* Above the fixed numbers first, then into place: dup2() clears
+	 * close-on-exec on 0 to 4; EXE keeps it. */
+	sock = fcntl(sock, F_DUPFD_CLOEXEC, 10);
+	rootfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 10);
+	exe = fcntl(exe, F_DUPFD_CLOEXEC, 10);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (sock < 0 || rootfd < 0 || exe < 0 || null < 0 || dup2(null, 0) < 0 ||
+	    dup2(null, 1) < 0 || dup2(null, 2) < 0 || dup2(sock, MK_SOCK) < 0 ||
+	    dup2(rootfd, MK_ROOT) < 0 || dup3(exe, MK_ROOT + 1, O_CLOEXEC) < 0)
+		_exit(1);
+	if (syscall(SYS_close_range, MK_ROOT + 2, ~0u, 0) != 0) {
+		int fd;
+
+		for (fd = MK_ROOT + 2; fd < 65536; fd++)
+			(void)close(fd);
+	}
+	fexecve(MK_ROOT + 1, argv, envp);
+	e = errno;
+	memset(&rep, 0, sizeof(rep));
+	fail(&rep, e, "cannot execute postern-proxy %s: %s", PX_SOCKMAKER_ARG, strerror(e));
+	(void)send_reply(MK_SOCK, &rep, -1);
+	_exit(1);
 }
 
 /* ---- the proxy's side -------------------------------------------------------- */
@@ -621,39 +708,59 @@ px_sockmaker_start(const char *root, uid_t uid, gid_t gid)
 {
 	struct bs_sockrep rep;
 	const char *why;
-	char buf[BS_SOCKMSG_WHY];
+	char buf[BS_SOCKMSG_WHY], spid[16], suid[16], sgid[16], *argv[7];
 	pid_t parent = getpid(), pid;
-	int sv[2], rootfd, fd, err;
+	int sv[2], rootfd, exe, fd, err;
 
 	if (bs_sockpath_normal(root, &why) < 0) {
 		log_errx("socket_dir %s: %s", root, why);
 		return -EINVAL;
 	}
-	if ((rootfd = open_root(root)) < 0)
+	/* A forked maker would keep a copy of every secret in a root
+	 * process: without its binary to execute, there is none. */
+	if ((exe = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) < 0) {
+		err = -errno;
+		log_errx("socket_dir %s: no socket maker: cannot open /proc/self/exe to execute "
+		    "postern-proxy again (%s); it needs /proc mounted", root, strerror(-err));
+		return err;
+	}
+	snprintf(spid, sizeof(spid), "%d", (int)parent);
+	snprintf(suid, sizeof(suid), "%u", (unsigned)uid);
+	snprintf(sgid, sizeof(sgid), "%u", (unsigned)gid);
+	argv[0] = (char *)"postern-proxy";
+	argv[1] = (char *)PX_SOCKMAKER_ARG;
+	argv[2] = spid;
+	argv[3] = suid;
+	argv[4] = sgid;
+	argv[5] = (char *)root;
+	argv[6] = NULL;
+	if ((rootfd = open_root(root)) < 0) {
+		close(exe);
 		return rootfd;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
 		err = -errno;
 		log_err("socket maker: socketpair");
 		close(rootfd);
+		close(exe);
 		return err;
 	}
-	mk_root = root;
-	mk_uid = uid;
-	mk_gid = gid;
 	if ((pid = fork()) < 0) {
 		err = -errno;
 		log_err("socket maker: fork");
 		close(sv[0]);
 		close(sv[1]);
 		close(rootfd);
+		close(exe);
 		return err;
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		maker_main(sv[1], rootfd, parent);
+		child_exec(exe, sv[1], rootfd, parent, argv);
 	}
 	close(sv[1]);
 	close(rootfd);
+	close(exe);
 	mk.fd = sv[0];
 	mk.pid = pid;
 	snprintf(mk.root, sizeof(mk.root), "%s", root);

@@ -1,14 +1,17 @@
 /*
  * proxy/core/sockmaker.h: the socket maker, a small process postern-proxy
- * forks before its privilege drop (with [proxy] user and socket_dir, as
+ * starts before its privilege drop (with [proxy] user and socket_dir, as
  * root) so that after the drop a reload can still make UNIX sockets owned
- * by other uids.  It keeps uid 0 with only CAP_CHOWN, CAP_DAC_OVERRIDE and
- * CAP_FOWNER (every other capability out of its bounding set too), sets
- * no_new_privs, closes every descriptor but its end of one socketpair and
- * a descriptor on socket_dir, and serves base/sockmsg.h requests, one at a
- * time, for paths below socket_dir only, never through a symbolic link.
- * It dies with the proxy (PR_SET_PDEATHSIG, and end of file on the pair)
- * and runs nothing else.
+ * by other uids.  It is postern-proxy's own binary (/proc/self/exe)
+ * executed again in an internal mode, "postern-proxy --socket-maker",
+ * with an empty environment, so that it holds no copy of the proxy's
+ * memory and so none of its secrets.  It keeps uid 0 with only CAP_CHOWN,
+ * CAP_DAC_OVERRIDE and CAP_FOWNER (every other capability out of its
+ * bounding set too), sets no_new_privs, holds no descriptor but its end of
+ * one socketpair and one on socket_dir, and serves base/sockmsg.h
+ * requests, one at a time, for paths below socket_dir only, never through
+ * a symbolic link.  It dies with the proxy (PR_SET_PDEATHSIG, and end of
+ * file on the pair) and runs nothing else.
  *
  * One maker per process; the calls below are for any thread (one request
  * at a time, under a lock) and block for at most PX_SOCKMAKER_TIMEOUT_MS.
@@ -20,11 +23,26 @@
 
 #define PX_SOCKMAKER_TIMEOUT_MS 5000
 
+/* postern-proxy's first argument that selects the maker's mode. */
+#define PX_SOCKMAKER_ARG "--socket-maker"
+
 /*
- * Fork the maker for ROOT (a normal absolute path, made 0755 if missing),
- * giving the socket directories it makes to UID:GID (the proxy's user).
- * Call it as root, before the drop, while the process has one thread.
- * Returns 0, or a negative errno after saying why.
+ * The maker's mode, for postern-proxy's main() before anything else:
+ * ARGV is "postern-proxy --socket-maker PARENT UID GID ROOT", with the
+ * pair at descriptor 3 and ROOT at 4, as px_sockmaker_start() gives them.
+ * It serves only that pair, while PARENT is its parent.  Returns 2 (after
+ * a line on standard error) when the descriptors are not such; otherwise
+ * never returns.
+ */
+int px_sockmaker_main(int argc, char **argv);
+
+/*
+ * Start the maker for ROOT (a normal absolute path, made 0755 if missing),
+ * giving the socket directories it makes to UID:GID (the proxy's user):
+ * fork, then execute /proc/self/exe, which must be postern-proxy.  Without
+ * /proc there is no maker: never a forked copy of the proxy.  Call it as
+ * root, before the drop, while the process has one thread.  Returns 0, or
+ * a negative errno after saying why.
  */
 int px_sockmaker_start(const char *root, uid_t uid, gid_t gid);
 
