@@ -8,6 +8,8 @@
 # socket is removed even where the proxy's uid may not.  A socket outside
 # socket_dir, or through a planted symbolic link, is refused with
 # FILE:LINE and the old config stays.  Killing the proxy ends the maker.
+# The maker is postern-proxy re-executed in its internal mode: its memory
+# holds no copy of the proxy's, so no secret's value.
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
@@ -28,6 +30,11 @@ write_conf() {
 		admin_proxy_section "user = 65532" "socket_dir = $SD"
 		echo "[defaults]"
 		echo "allow_hosts = allowed.test private"
+		echo "allow_hosts = secret.test private"
+		echo "secrets = mk"
+		echo "[secret mk]"
+		echo "from_env = PX_MAKER_KEY"
+		echo "inject = secret.test header x-api-key"
 		for l in "$@"; do echo "$l"; done
 	} >"$conf"
 }
@@ -52,6 +59,35 @@ except OSError as e:
 s.sendall(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
 print(s.recv(64).split(b" ")[1].decode())
 PY
+cat >"$WORLD_DIR/mem.py" <<'PY'
+# mem.py PID NEEDLE: read every readable mapping of PID (/proc/PID/maps,
+# /proc/PID/mem) and print "found" or "absent", then how many bytes were
+# read.
+import re, sys
+pid, needle = sys.argv[1], sys.argv[2].encode()
+total, found = 0, False
+with open("/proc/%s/maps" % pid) as maps, open("/proc/%s/mem" % pid, "rb", 0) as mem:
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (r)", line)
+        if not m:
+            continue
+        lo, hi = int(m.group(1), 16), int(m.group(2), 16)
+        try:
+            mem.seek(lo)
+            data = mem.read(hi - lo)
+        except (OSError, ValueError, OverflowError):
+            continue
+        total += len(data)
+        found = found or needle in data
+print("found" if found else "absent", total)
+PY
+# mem PID NEEDLE: "found" or "absent", once more than a page was read.
+mem() {
+	local r
+	r=$("$WORLD_PYTHON" "$WORLD_DIR/mem.py" "$1" "$2" 2>&1)
+	[ "${r#* }" -gt 4096 ] 2>/dev/null || { echo "unread: $r"; return; }
+	echo "${r% *}"
+}
 # try UID SOCK: try.py as UID, no groups.
 try() {
 	in_px setpriv --reuid "$1" --regid "$1" --clear-groups "$WORLD_PYTHON" "$WORLD_DIR/try.py" "$2" 2>&1
@@ -75,6 +111,10 @@ gone() {
 	echo alive
 }
 
+# A distinctive secret value, from the proxy's environment.
+key="sk-maker-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+PX_MAKER_KEY=$key
+export PX_MAKER_KEY
 write_conf
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"
@@ -96,6 +136,17 @@ expect_eq "0 1 2 3 4" "$(ls "/proc/$M/fd" | sort -n | tr '\n' ' ' | sed 's/ $//'
 expect_eq 65532 "$(status_of "$WORLD_PROXY_PID" Uid)" "the proxy runs as 65532"
 expect_eq 0000000000000000 "$(status_of "$WORLD_PROXY_PID" CapEff)" "the proxy has no effective capability"
 expect_eq 0000000000000000 "$(status_of "$WORLD_PROXY_PID" CapPrm)" "the proxy has no permitted capability"
+
+# ---- the maker holds nothing of the proxy's memory: no secret's value
+expect_eq "$(readlink "/proc/$WORLD_PROXY_PID/exe")" "$(readlink "/proc/$M/exe")" \
+	"the maker runs postern-proxy's own binary"
+expect_match "postern-proxy$" "$(readlink "/proc/$M/exe")" "which is postern-proxy"
+expect_match "^postern-proxy --socket-maker $WORLD_PROXY_PID 65532 65532 $SD $" \
+	"$(tr '\0' ' ' <"/proc/$M/cmdline")" "in its internal maker mode"
+expect_eq "" "$(tr '\0' '\n' <"/proc/$M/environ")" "with an empty environment"
+expect_eq found "$(mem "$WORLD_PROXY_PID" "$key")" "the secret's value is in the proxy's memory"
+expect_eq found "$(mem "$M" "$SD")" "socket_dir's path is in the maker's memory"
+expect_eq absent "$(mem "$M" "$key")" "the secret's value is in none of the maker's mappings"
 
 # ---- a new session for uid 1001, two missing levels deep
 B="$SD/sub/deeper/a.sock"
@@ -233,3 +284,12 @@ kill -KILL "$WORLD_PROXY_PID"
 wait "$WORLD_PROXY_PID" 2>/dev/null
 WORLD_PROXY_PID=
 expect_eq gone "$(gone "$M")" "a killed proxy (SIGKILL) leaves no maker behind"
+
+# ---- without /proc (an empty root without it mounted) the binary cannot
+# be executed again: no maker, never a forked copy of the proxy
+bin="${POSTERN_PROXY:-$top_builddir/postern-proxy}"
+out=$(in_px unshare --mount --propagation private sh -c 'umount -l /proc && exec timeout 10 "$0" -c "$1"' \
+	"$bin" "$conf" 2>&1)
+expect_eq 1 $? "without /proc the proxy does not start"
+expect_match "socket_dir $SD: no socket maker: cannot open /proc/self/exe to execute postern-proxy again \\(No such file or directory\\); it needs /proc mounted" \
+	"$out" "and says why"
