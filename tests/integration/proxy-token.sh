@@ -146,3 +146,30 @@ expect_match "wrong credentials within 60 s" "$(cat "$WORLD_DIR/proxy.out")" "th
 
 proxy_alive_tok() { [ "$(st "bob:$TB" http://other.test/hello.txt)" = 200 ]; }
 proxy_alive_tok && ok "the proxy still answers" || fail "the proxy does not answer"
+
+# postern-bridge in the agent namespace, its only way out the proxy's
+# auth=token listener on 10.200.3.1:3129: with bob's token file it reaches
+# bob's host, and the token is nowhere in what CMD sees.
+BRIDGE="$top_builddir/postern-bridge"
+printf '%s\n' "$TB" >"$WORLD_DIR/bob-bridge.token"
+expect_ne 0 "$(in_agent curl -sS -o /dev/null --max-time 3 http://10.200.1.2/hello.txt 2>/dev/null; echo $?)" \
+	"the agent namespace reaches no upstream directly"
+out=$(in_agent env -i PATH="$PATH" HOME=/root "$BRIDGE" --connect tcp:10.200.3.1:3129 \
+	--token-file "$WORLD_DIR/bob-bridge.token" --allow-root -- \
+	sh -c 'curl -sS -o /dev/null -w "%{http_code}\n" --max-time 10 http://other.test/hello.txt;
+		curl -sS -o /dev/null -w "%{http_code}\n" --max-time 10 http://allowed.test/hello.txt;
+		curl -sS -o /dev/null -w "%{http_code}\n" --max-time 10 --cacert "$1" https://other.test/hello.txt;
+		env; cat /proc/1/environ 2>/dev/null | tr "\0" "\n"' sh "$WORLD_CA" 2>"$WORLD_DIR/bridge.err")
+expect_eq 200 "$(printf '%s\n' "$out" | sed -n 1p)" "the bridge with bob's token reaches bob's host"
+expect_eq 403 "$(printf '%s\n' "$out" | sed -n 2p)" "the bridge with bob's token: alice's host is 403"
+expect_eq 200 "$(printf '%s\n' "$out" | sed -n 3p)" "a CONNECT through the bridge, token in its preface"
+expect_no_match "$TB" "$out" "the token is not in CMD's environment"
+expect_audit "the bridge's requests are bob's" event=decision decision=allow session=bob peer~^10.200.3.2:
+out=$(in_agent env -i PATH="$PATH" HOME=/root "$BRIDGE" --connect tcp:10.200.3.1:3129 --allow-root -- \
+	curl -sS -o /dev/null -w '%{http_code}' --max-time 10 http://other.test/hello.txt 2>"$WORLD_DIR/bridge.err")
+expect_eq 407 "$out" "the bridge without a token file: 407"
+out=$(in_agent "$BRIDGE" --connect "$WORLD_DIR/x.sock" --token-file "$WORLD_DIR/bob-bridge.token" -- true 2>&1)
+expect_match "token-file is for a tcp: proxy" "$out" "--token-file with a UNIX socket is refused"
+printf 'short\n' >"$WORLD_DIR/short.token"
+out=$(in_agent "$BRIDGE" --connect tcp:10.200.3.1:3129 --token-file "$WORLD_DIR/short.token" -- true 2>&1)
+expect_match "token-file .*short.token: the first line is 5 bytes" "$out" "a short token file is refused at start"
