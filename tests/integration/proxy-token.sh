@@ -20,6 +20,8 @@ TA2=alice-rotated-0123456789abcdefghijklmnopqrstu
 umask 077
 printf '%s\n' "$TA" >"$WORLD_DIR/alice.token"
 printf '%s\n' "$TB" >"$WORLD_DIR/bob.token"
+TC=carol-0123456789abcdefghijklmnopqrstuvwxyz
+printf '%s\n' "$TC" >"$WORLD_DIR/carol.token"
 
 # The agent namespace reaches px over its own veth, and nothing else: px
 # does not forward, as a pod whose NetworkPolicy lets it reach the proxy
@@ -43,6 +45,10 @@ allow_hosts = allowed.test private
 [session bob]
 token_file = $WORLD_DIR/bob.token
 allow_hosts = other.test private
+[session carol]
+token_file = $WORLD_DIR/carol.token
+allow_hosts = other.test private
+max_connections = 1
 EOF
 proxy_start "$conf" || die "no proxy"
 
@@ -58,6 +64,25 @@ expect_audit "alice's allow is audited as alice's" event=decision decision=allow
 expect_audit "bob's refusal is audited as bob's" event=decision decision=deny session=bob host=allowed.test
 expect_eq 200 "$(curl_status -x http://127.0.0.1:3128 --proxy-header "Proxy-Authorization: Bearer $TB" \
 	http://other.test/hello.txt)" "Bearer TOKEN alone chooses bob"
+
+# Shares are the session's: carol holds her one connection (a tunnel),
+# her next is 503, bob's are not touched.
+bc=$(printf 'carol:%s' "$TC" | base64 -w0)
+printf 'CONNECT other.test:443 HTTP/1.1\r\nHost: other.test:443\r\nProxy-Authorization: Basic %s\r\n\r\n' "$bc" |
+	raw 127.0.0.1 3128 --timeout 4 >"$WORLD_DIR/carol.out" &
+held=$!
+# The tunnel's allow is written once its first flight passes the SNI
+# check, which this one never sends: wait for its connection instead.
+i=0
+while [ "$(in_px ss -Htn state established '( dport = :443 )' | wc -l)" = 0 ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+expect_eq 503 "$(st "carol:$TC" http://other.test/hello.txt)" "carol's second connection is over her share: 503"
+expect_audit "audited as carol's share" event=decision reason=session_connection_limit session=carol
+expect_eq 200 "$(st "bob:$TB" http://other.test/hello.txt)" "bob is not held by carol's share"
+wait $held
+expect_audit "carol's tunnel was allowed as carol's" event=decision decision=allow session=carol method=CONNECT
 
 # The origin never sees the credential.
 expect_eq 0 "$(grep -ci 'proxy-authorization' "$WORLD_UPSTREAM_LOG")" "no Proxy-Authorization reached the origin"
