@@ -383,6 +383,25 @@ out:
 }
 
 int
+br_relay_adopt(struct br_relay *r, int fd)
+{
+	struct listener *l = calloc(1, sizeof(*l));
+	int err;
+
+	if (l == NULL)
+		return -ENOMEM;
+	l->h.kind = H_LISTENER;
+	l->fd = fd;
+	if ((err = ep_add(r, fd, EPOLLIN, &l->h)) < 0) {
+		free(l);
+		return err;
+	}
+	l->next = r->listeners;
+	r->listeners = l;
+	return 0;
+}
+
+int
 br_relay_listen(struct br_relay *r, const struct sockaddr *sa, socklen_t len,
     struct sockaddr_storage *bound)
 {

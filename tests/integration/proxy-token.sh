@@ -198,3 +198,30 @@ expect_match "token-file is for a tcp: proxy" "$out" "--token-file with a UNIX s
 printf 'short\n' >"$WORLD_DIR/short.token"
 out=$(in_agent "$BRIDGE" --connect tcp:10.200.3.1:3129 --token-file "$WORLD_DIR/short.token" -- true 2>&1)
 expect_match "token-file .*short.token: the first line is 5 bytes" "$out" "a short token file is refused at start"
+
+# postern-sidecar run --connect tcp:... --token-file, in the agent
+# namespace: CMD in a jail with only lo, a relay outside it holding bob's
+# token in place of the engine.
+SIDECAR="${POSTERN_SIDECAR:-$top_builddir/postern-sidecar}"
+XDG="$WORLD_DIR/xdg"
+# The token files were made under umask 077; run's own files need 022 (its
+# jail must let CMD's uid reach the bridge).
+umask 022
+mkdir -m 0711 "$XDG"
+out=$(in_agent env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --connect tcp:10.200.3.1:3129 \
+	--token-file "$WORLD_DIR/bob-bridge.token" -- sh -c '
+		curl -sS -o /dev/null -w "%{http_code}\n" --max-time 10 http://other.test/hello.txt;
+		curl -sS -o /dev/null -w "%{http_code}\n" --max-time 10 http://allowed.test/hello.txt;
+		env; ls -a /tmp' 2>"$WORLD_DIR/run.err")
+expect_eq 200 "$(printf '%s\n' "$out" | sed -n 1p)" "run --connect with bob's token reaches bob's host"
+[ "$(printf '%s\n' "$out" | sed -n 1p)" = 200 ] || world__show "$(cat "$WORLD_DIR/run.err")"
+expect_eq 403 "$(printf '%s\n' "$out" | sed -n 2p)" "run --connect with bob's token: alice's host is 403"
+expect_no_match "$TB" "$out" "the token is not in run's CMD's environment"
+expect_audit "run's requests are bob's, from the agent namespace" event=decision decision=allow session=bob \
+	host=other.test peer~^10.200.3.2:
+out=$(in_agent env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --connect tcp:10.200.3.1:3129 -- \
+	curl -sS -o /dev/null -w '%{http_code}' --max-time 10 http://other.test/hello.txt 2>>"$WORLD_DIR/run.err")
+expect_eq 407 "$out" "run --connect without a token file: 407"
+out=$(in_agent env XDG_RUNTIME_DIR="$XDG" "$SIDECAR" run --connect tcp:10.200.3.1:3129 --allow x.test -- true 2>&1)
+expect_match "the central proxy's config decides" "$out" "run --connect refuses --allow"
+expect_eq "" "$(ls -A "$XDG")" "run leaves no socket directory behind"
