@@ -50,6 +50,7 @@ token_file = $WORLD_DIR/carol.token
 allow_hosts = other.test private
 max_connections = 1
 EOF
+[ -z "$POSTERN_TEST_WORKERS" ] || sed -i "/^\[proxy\]/a workers = $POSTERN_TEST_WORKERS" "$conf"
 proxy_start "$conf" || die "no proxy"
 
 st() { curl_status -x "http://$1@127.0.0.1:3128" "$2"; }
