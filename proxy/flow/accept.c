@@ -83,6 +83,11 @@ socks_step(struct px_conn *c)
 			px_conn_free(c, "out of memory");
 			return;
 		}
+		if (c->socks == 4) {
+			if (px_auth_socks(c) < 0)
+				return;
+			continue;
+		}
 		if (c->socks == 1) {
 			static const unsigned char chosen[2] = { PX_SOCKS_VERSION, 0x00 };
 
@@ -94,13 +99,21 @@ socks_step(struct px_conn *c)
 				return;
 			}
 			if (c->auth == PX_AUTH_PENDING) {
-				/* No credential can come in RFC 1928 here: a
-				 * client needs the bridge's preface first. */
-				px_conn_refuse(c, 407, CF_R_PROXY_AUTH_REQUIRED, NULL,
-				    "SOCKS5 on an auth=token listener needs the POSTERN-TOKEN preface "
-				    "first (postern-bridge --token-file); username/password (RFC 1929) "
-				    "is not taken");
-				return;
+				/* The session's name and token as username and
+				 * password (RFC 1929), or nothing. */
+				static const unsigned char userpass[2] = { PX_SOCKS_VERSION, 0x02 };
+
+				if (memchr(data + 2, 0x02, used - 2) == NULL) {
+					px_conn_refuse(c, 407, CF_R_PROXY_AUTH_REQUIRED, NULL,
+					    "SOCKS5 on an auth=token listener takes username/password "
+					    "(RFC 1929: the session's name and token), or the "
+					    "POSTERN-TOKEN preface first");
+					return;
+				}
+				evbuffer_drain(in, used);
+				evbuffer_add(bufferevent_get_output(c->cli.bev), userpass, sizeof(userpass));
+				c->socks = 4;
+				continue;
 			}
 			if (!noauth) {
 				/* RFC 1928 §3: X'FF', and the client closes.  The
@@ -155,7 +168,7 @@ is_socks(struct px_conn *c)
 {
 	unsigned char b;
 
-	if (c->socks == 1 || c->socks == 2)
+	if (c->socks == 1 || c->socks == 2 || c->socks == 4)
 		return 1;
 	if (c->socks != 0 || c->requests != 0 || c->term)
 		return 0;

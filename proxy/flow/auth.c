@@ -160,6 +160,54 @@ px_auth_preface(struct px_conn *c)
 	return 1;
 }
 
+int
+px_auth_socks(struct px_conn *c)
+{
+	static const unsigned char passed[2] = { 0x01, 0x00 };
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
+	size_t len = evbuffer_get_length(in), used = 0;
+	struct sockaddr_storage ss;
+	struct px_proxyauth cr;
+	const struct cf_session *s;
+	const char *why = NULL;
+	unsigned char *data;
+	int rc;
+
+	/* At most 1 + 1 + 255 + 1 + 255 bytes. */
+	if (len > 513)
+		len = 513;
+	data = evbuffer_pullup(in, (ev_ssize_t)len);
+	if (data == NULL) {
+		px_conn_free(c, "out of memory");
+		return -1;
+	}
+	rc = px_proxyauth_socks(data, len, &used, &cr, &why);
+	if (rc == PX_PROXYAUTH_INCOMPLETE)
+		return -1;
+	if (peer_of(c, &ss) != 0) {
+		px_conn_free(c, "client error");
+		return -1;
+	}
+	if (blocked(c, &ss))
+		return -1;
+	if (rc == PX_PROXYAUTH_BAD) {
+		failed(c, &ss, NULL, why);
+		return -1;
+	}
+	s = cf_auth_find(c->cfg, cr.name, cr.name_len, cr.token, cr.token_len);
+	if (s == NULL) {
+		failed(c, &ss, &cr, NULL);
+		return -1;
+	}
+	px_authfail_passed((const struct sockaddr *)&ss);
+	evbuffer_drain(in, used);
+	if (auth_bind(c, s, PX_AUTH_PREFACE) != 0)
+		return -1;
+	evbuffer_add(bufferevent_get_output(c->cli.bev), passed, sizeof(passed));
+	c->socks = 2;
+	return 1;
+}
+
 /* The Proxy-Authorization header of REQ, or NULL; *N set when there are
  * several. */
 static const struct px_http_header *

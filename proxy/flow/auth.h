@@ -5,7 +5,8 @@
  * counts against max_connections but holds no session's share.  Its
  * session is chosen by a credential (conf/token.h), presented either as a
  * Proxy-Authorization header on every request, or once as the bridge's
- * POSTERN-TOKEN preface before anything else; then it takes the
+ * POSTERN-TOKEN preface before anything else, or as a SOCKS5 client's
+ * username and password (RFC 1929); then it takes the
  * session's share and is that session's for the rest of its life.
  */
 #ifndef POSTERN_PROXY_FLOW_AUTH_H
@@ -22,6 +23,15 @@ struct px_conn;
  * the rest of it or was refused (C may be freed or closing).
  */
 int px_auth_preface(struct px_conn *c);
+
+/*
+ * C is PX_AUTH_PENDING, its SOCKS5 greeting answered with method 0x02
+ * (C->socks 4): judge the username/password (RFC 1929: NAME, TOKEN) at
+ * the start of its input, answer it, and take it from the input.
+ * Returns 1 when C is now bound (C->socks 2, the request next), -1 when C
+ * waits for the rest or was refused (answered 0x01 0x01; C may be freed).
+ */
+int px_auth_socks(struct px_conn *c);
 
 /*
  * The head REQ of C's request (C->auth not PX_AUTH_NONE, C->sess from

@@ -429,6 +429,11 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 			r[0] = PX_SOCKS_VERSION;
 			r[1] = 0xFF;
 			px_conn_cli_send(c, r, 2);
+		} else if (c->socks == 4) {
+			/* RFC 1929 §2: the username/password failed. */
+			r[0] = 0x01;
+			r[1] = 0x01;
+			px_conn_cli_send(c, r, 2);
 		} else {
 			px_conn_cli_send(c, r, px_socks_reply(r, c->req.socks_rep ? c->req.socks_rep :
 			    px_socks_rep_for(status, reason)));

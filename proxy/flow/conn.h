@@ -314,7 +314,8 @@ struct px_conn {
 	/*
 	 * SOCKS5 (proxy/proto/socks.h, RFC 1928), told from HTTP by the first
 	 * byte (accept.c): 0 for HTTP; 1 reading the greeting, 2 the
-	 * request, 3 the request taken.  Until the tunnel's connect_answered,
+	 * request, 3 the request taken; 4 reading the username/password
+	 * of an auth=token listener (RFC 1929, flow/auth.h).  Until the tunnel's connect_answered,
 	 * the answer to it (success or refusal) is a SOCKS5 reply, not HTTP.
 	 */
 	int socks;

@@ -193,3 +193,40 @@ px_proxyauth_preface(const char *data, size_t len, size_t *used, struct px_proxy
 	*used = i + 1;
 	return split(data + wl, end - wl, 1, out, why);
 }
+
+int
+px_proxyauth_socks(const unsigned char *data, size_t len, size_t *used, struct px_proxyauth *out,
+    const char **why)
+{
+	size_t ulen, plen;
+
+	memset(out, 0, sizeof(*out));
+	if (len < 1)
+		return PX_PROXYAUTH_INCOMPLETE;
+	if (data[0] != 0x01) {
+		*why = "the SOCKS5 username/password request is not version 1 (RFC 1929)";
+		return PX_PROXYAUTH_BAD;
+	}
+	if (len < 2)
+		return PX_PROXYAUTH_INCOMPLETE;
+	ulen = data[1];
+	if (ulen == 0) {
+		*why = "the SOCKS5 username (the session's name) is empty";
+		return PX_PROXYAUTH_BAD;
+	}
+	if (len < 2 + ulen + 1)
+		return PX_PROXYAUTH_INCOMPLETE;
+	plen = data[2 + ulen];
+	if (plen == 0) {
+		*why = "the SOCKS5 password (the session's token) is empty";
+		return PX_PROXYAUTH_BAD;
+	}
+	if (len < 3 + ulen + plen)
+		return PX_PROXYAUTH_INCOMPLETE;
+	out->name = (const char *)data + 2;
+	out->name_len = ulen;
+	out->token = (const char *)data + 3 + ulen;
+	out->token_len = plen;
+	*used = 3 + ulen + plen;
+	return PX_PROXYAUTH_OK;
+}

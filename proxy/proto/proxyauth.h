@@ -1,8 +1,8 @@
 /*
  * proxy/proto/proxyauth.h: the credentials a client presents on an
  * auth=token listener (postern-proxy(8) "TOKEN LISTENERS"): the value of
- * a Proxy-Authorization header, and the one-line preface a bridge sends
- * first on its connection.  Codecs only: which session a credential is
+ * a Proxy-Authorization header, the one-line preface a bridge sends first
+ * on its connection, and a SOCKS5 username/password request.  Codecs only: which session a credential is
  * (conf/token.h) and what follows are the flow's.
  */
 #ifndef POSTERN_PROXY_PROXYAUTH_H
@@ -52,6 +52,16 @@ int px_proxyauth_header(const char *v, size_t len, char *buf, size_t size, struc
  * part is PX_PROXYAUTH_BAD with *WHY.
  */
 int px_proxyauth_preface(const char *data, size_t len, size_t *used, struct px_proxyauth *out,
+    const char **why);
+
+/*
+ * The SOCKS5 username/password subnegotiation (RFC 1929 §2), DATA and LEN
+ * as for the preface: VER 0x01, ULEN, UNAME (the session's name), PLEN,
+ * PASSWD (its token), each length 1 to 255.  PX_PROXYAUTH_INCOMPLETE until
+ * it is whole; PX_PROXYAUTH_OK with *USED and OUT pointing into DATA;
+ * PX_PROXYAUTH_BAD with *WHY (another version, an empty field).
+ */
+int px_proxyauth_socks(const unsigned char *data, size_t len, size_t *used, struct px_proxyauth *out,
     const char **why);
 
 #endif

@@ -6,7 +6,9 @@
  * bytes given (or the decode buffer), its token is never empty, a name is
  * never empty; a refusal says why; a preface taken ends in LF within
  * PX_PROXYAUTH_PREFACE_MAX bytes and every shorter prefix of it asks for
- * more; bytes that do not begin "POSTERN-TOKEN " are never taken.
+ * more; bytes that do not begin "POSTERN-TOKEN " are never taken.  The
+ * same bytes as a SOCKS5 username/password request (RFC 1929): taken
+ * whole or asked for more, never past them.
  */
 #include "config.h"
 
@@ -77,6 +79,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		break;
 	default:
+		abort();
+	}
+
+	/* RFC 1929: taken whole within the bytes, each field 1 to 255. */
+	why = NULL;
+	rc = px_proxyauth_socks(data, size, &used, &cr, &why);
+	if (rc == PX_PROXYAUTH_OK) {
+		if (used > size || used > 513 || cr.name_len == 0 || cr.name_len > 255 ||
+		    cr.token_len == 0 || cr.token_len > 255 || used != 3 + cr.name_len + cr.token_len)
+			abort();
+		inside(cr.token, cr.token_len, d, used);
+		for (k = 0; k < used; k++)
+			if (px_proxyauth_socks(data, k, &u, &cr, &why) != PX_PROXYAUTH_INCOMPLETE)
+				abort();
+	} else if (rc == PX_PROXYAUTH_BAD) {
+		if (why == NULL || why[0] == '\0')
+			abort();
+	} else if (rc != PX_PROXYAUTH_INCOMPLETE) {
 		abort();
 	}
 	return 0;

@@ -139,8 +139,15 @@ out=$(printf 'POSTERN-TOKEN bob:%s\nGET http://allowed.test/hello.txt HTTP/1.1\r
 	raw 127.0.0.1 3128 --timeout 5)
 expect_eq 403 "$(status_of "$out")" "the preface NAME:TOKEN is bob's: alice's host is 403"
 out=$(printf '\005\001\000' | raw 127.0.0.1 3128 --timeout 5 | od -An -tx1 | tr -d ' \n')
-expect_eq 05ff "$out" "SOCKS5 without the preface: no acceptable method"
-expect_audit "SOCKS5 without the preface is audited" event=decision reason=proxy_auth_required method=SOCKS5
+expect_eq 05ff "$out" "SOCKS5 without username/password or the preface: no acceptable method"
+expect_audit "SOCKS5 without a credential is audited" event=decision reason=proxy_auth_required method=SOCKS5
+# SOCKS5 username/password (RFC 1929): the session's name and token.
+expect_eq 200 "$(curl_px -o /dev/null -w '%{http_code}' -x "socks5h://bob:$TB@127.0.0.1:3128" \
+	https://other.test/hello.txt)" "SOCKS5 with bob's name and token reaches bob's host"
+out=$(printf '\005\001\002\001\003bob\005wrong' | raw 127.0.0.1 3128 --timeout 5 | od -An -tx1 | tr -d ' \n')
+expect_eq 05020101 "$out" "SOCKS5 with a wrong token: method 0x02 chosen, then status 1"
+expect_audit "the SOCKS5 failure is audited" event=decision reason=proxy_auth_failed method=SOCKS5 \
+	detail~'"bob"'
 
 # Rotation: the file rewritten, a reload; the old token is refused.
 printf '%s\n' "$TA2" >"$WORLD_DIR/alice.token"

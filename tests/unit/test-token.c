@@ -266,6 +266,30 @@ test_preface(void)
 }
 
 static void
+test_socks(void)
+{
+	static const unsigned char ok[] = "\x01\x03" "bob" "\x05" "t0k3nNEXT";
+	struct px_proxyauth cr;
+	const char *why = NULL;
+	size_t used = 0, k;
+	int rc;
+
+	rc = px_proxyauth_socks(ok, sizeof(ok) - 1, &used, &cr, &why);
+	tap_ok(rc == PX_PROXYAUTH_OK && used == 11 && cr.name_len == 3 && memcmp(cr.name, "bob", 3) == 0 &&
+	    cr.token_len == 5 && memcmp(cr.token, "t0k3n", 5) == 0, "RFC 1929: NAME and TOKEN, the rest left");
+	for (k = 0; k < 11; k++)
+		if (px_proxyauth_socks(ok, k, &used, &cr, &why) != PX_PROXYAUTH_INCOMPLETE)
+			break;
+	tap_ok(k == 11, "RFC 1929: every prefix asks for more (%zu)", k);
+	tap_ok(px_proxyauth_socks((const unsigned char *)"\x05\x01\x00", 3, &used, &cr, &why) ==
+	    PX_PROXYAUTH_BAD, "RFC 1929: another version is refused");
+	tap_ok(px_proxyauth_socks((const unsigned char *)"\x01\x00\x01" "x", 4, &used, &cr, &why) ==
+	    PX_PROXYAUTH_BAD, "RFC 1929: an empty username is refused");
+	tap_ok(px_proxyauth_socks((const unsigned char *)"\x01\x01" "x" "\x00", 4, &used, &cr, &why) ==
+	    PX_PROXYAUTH_BAD, "RFC 1929: an empty password is refused");
+}
+
+static void
 test_failures(void)
 {
 	struct sockaddr_in a, b;
@@ -329,6 +353,7 @@ main(void)
 	test_config();
 	test_header();
 	test_preface();
+	test_socks();
 	test_failures();
 	{
 		char cmd[300];
