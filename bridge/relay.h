@@ -48,6 +48,14 @@ int br_relay_listen(struct br_relay *r, const struct sockaddr *sa,
     socklen_t len, struct sockaddr_storage *bound);
 
 /*
+ * Add FD, a stream socket of any family already listening (non-blocking),
+ * as a listener of R whose connections are relayed as they are: R owns FD
+ * on success.  Returns 0, or a negative errno (-ENOMEM, or from
+ * epoll_ctl(2)); FD is then still the caller's.
+ */
+int br_relay_adopt(struct br_relay *r, int fd);
+
+/*
  * Like br_relay_listen(), for a --forward: each connection accepted on SA
  * is not relayed as it is but asked of the proxy as "CONNECT TARGET"
  * (TARGET, "HOST:PORT", is copied), and its bytes flow only once the proxy

@@ -65,6 +65,8 @@ struct sc_opts {
 	uid_t probe_uid;
 	int has_probe_uid;
 	const char *bridge;
+	const char *connect;  /* run: --connect tcp:ADDR:PORT */
+	const char *token_file; /* run: --token-file */
 	const char *session_name;
 	const char *session;  /* run: --session */
 	int capture;          /* serve: --capture */
@@ -129,6 +131,7 @@ sc_run_usage(FILE *f)
 	    "                           [--session-name NAME] [--report] [--learn[=FILE]]\n"
 	    "                           [--notices WHERE]\n"
 	    "                           [--uid UID] [--socket PATH]... [--bridge PATH]\n"
+	    "                           [--connect tcp:ADDR:PORT [--token-file FILE]]\n"
 	    "                           [--] CMD [ARGS...]\n"
 	    "Runs CMD sealed: its only way out is a proxy started for it, which\n"
 	    "allows what -c FILE or --settings FILE (default: the built-in config)\n"
@@ -163,6 +166,9 @@ sc_run_usage(FILE *f)
 	    "                       real value (from this environment) on requests to\n"
 	    "                       the secret's hosts only (repeatable)\n"
 	    "  --bridge PATH        the postern-bridge binary\n"
+	    "  --connect tcp:ADDR:PORT  no engine: a central proxy's auth=token listener\n"
+	    "                       decides, reached by a relay outside the jail\n"
+	    "  --token-file FILE    the session's token for it, read once at start\n"
 	    "  -h, --help           this text\n"
 	    "See postern-sidecar(8).\n");
 }
@@ -243,7 +249,7 @@ enum {
 	O_ALLOW = 256, O_LISTEN, O_PROBE_UID, O_PROBE_ADDR, O_BRIDGE, O_SESSION, O_VERSION,
 	O_RUN_UID, O_SOCKET, O_FORWARD, O_ENV, O_SERVE_SESSION, O_SECRET,
 	O_CAPTURE, O_REPORT, O_LEARN, O_ASK, O_RUN_CHECK, O_HOME, O_BIND,
-	O_NOTICES, O_SETTINGS, O_PRINT_CONFIG
+	O_NOTICES, O_SETTINGS, O_PRINT_CONFIG, O_CONNECT, O_TOKEN_FILE
 };
 
 /*
@@ -541,6 +547,8 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 		{ "probe-uid", required_argument, NULL, O_PROBE_UID },
 		{ "probe-addr", required_argument, NULL, O_PROBE_ADDR },
 		{ "bridge", required_argument, NULL, O_BRIDGE },
+		{ "connect", required_argument, NULL, O_CONNECT },
+		{ "token-file", required_argument, NULL, O_TOKEN_FILE },
 		{ "session-name", required_argument, NULL, O_SESSION },
 		{ "session", required_argument, NULL, O_SERVE_SESSION },
 		{ "uid", required_argument, NULL, O_RUN_UID },
@@ -615,6 +623,14 @@ sc_parse_args(int argc, char **argv, struct sc_opts *o)
 			break;
 		case O_BRIDGE:
 			o->bridge = optarg;
+			break;
+		case O_CONNECT:
+		case O_TOKEN_FILE:
+			if (o->mode != SC_MODE_RUN) {
+				sc_logx("--connect and --token-file only apply to run");
+				return -EINVAL;
+			}
+			*(c == O_CONNECT ? &o->connect : &o->token_file) = optarg;
 			break;
 		case O_CAPTURE:
 			if (o->mode != SC_MODE_SERVE) {
@@ -1170,6 +1186,8 @@ main(int argc, char **argv)
 		ro.allow = o.allow;
 		ro.n_allow = o.n_allow;
 		ro.bridge = o.bridge;
+		ro.connect = o.connect;
+		ro.token_file = o.token_file;
 		ro.session_name = o.session_name;
 		ro.session = o.session;
 		ro.report = o.report;

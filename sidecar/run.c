@@ -56,6 +56,8 @@
 #include "bridge/forward.h"
 #include "bridge/link.h"
 #include "bridge/priv.h"
+#include "bridge/relay.h"
+#include "bridge/upstream.h"
 #include "conf/config.h"
 #include "conf/rule.h"
 #include "sidecar/ask.h"
@@ -889,6 +891,41 @@ sc_wait_ready(struct sc_run *r, int rfd)
 }
 
 /*
+ * --connect: what the engine would be, a relay.  It listens on R->sock as
+ * the engine would, 0660 in the directory of CMD's group, and carries each
+ * connection to the central proxy, the token's preface first (read by
+ * sc_run_connect_check() before CMD existed; bridge/upstream.h).  CMD's
+ * jail holds the socket, never the token.  Returns the exit status.
+ */
+static int
+sc_relay_serve(struct sc_run *r, const struct sc_run_opts *o)
+{
+	struct sockaddr_un sun;
+	struct br_relay *rl;
+	socklen_t len;
+	int fd, err;
+
+	rl = br_relay_new(o->connect);
+	if (rl == NULL || bs_unix_addr(&sun, &len, r->sock) < 0) {
+		sc_logerr(rl == NULL ? errno : ENAMETOOLONG, "--connect %s", o->connect);
+		return 1;
+	}
+	/* A relay that died left its socket file. */
+	(void)unlink(r->sock);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	umask(0177);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, len) < 0 || chmod(r->sock, 0660) < 0 ||
+	    listen(fd, SOMAXCONN) < 0 || (err = br_relay_adopt(rl, fd)) < 0) {
+		sc_logerr(errno, "cannot listen on %s", r->sock);
+		return 1;
+	}
+	if (write(r->eo.ready_fd, "R", 1) != 1)
+		return 1;
+	close(r->eo.ready_fd);
+	return br_relay_run(rl) < 0 ? 1 : 0;
+}
+
+/*
  * Fork an engine serving R->eo (the snapshot loaded before CMD started) on
  * R->sock and wait until it is ready.  Returns 0, or the exit status to
  * give (see sc_wait_ready()).
@@ -946,7 +983,7 @@ sc_engine_start(struct sc_run *r, const struct sc_run_opts *o)
 			}
 			sc_child_die_with_parent(r->self, SIGTERM);
 		}
-		_exit(sc_engine_run(&r->eo));
+		_exit(o->connect != NULL ? sc_relay_serve(r, o) : sc_engine_run(&r->eo));
 	}
 	close(pipefd[1]);
 	code = sc_wait_ready(r, pipefd[0]);
@@ -1244,6 +1281,43 @@ sc_run_check_env(const struct sc_run_opts *o)
 	return 0;
 }
 
+/*
+ * --connect tcp:ADDR:PORT and --token-file: the options that would ask an
+ * engine for something are refused (the central proxy's config decides),
+ * and the token is read now, before CMD exists.  Returns 0 or 2 after
+ * saying why.
+ */
+static int
+sc_run_connect_check(const struct sc_run_opts *o)
+{
+	struct br_upstream up;
+	const char *why = NULL;
+	char tw[200];
+
+	if (o->connect == NULL) {
+		if (o->token_file == NULL)
+			return 0;
+		sc_logx("--token-file is for --connect tcp:ADDR:PORT");
+		return 2;
+	}
+	if (br_upstream_parse(o->connect, &up, &why) < 0 || !up.tcp) {
+		sc_logx("--connect %s: a central proxy's tcp:ADDR:PORT (%s)", o->connect,
+		    why != NULL ? why : "not tcp:");
+		return 2;
+	}
+	if (o->config_path != NULL || o->n_allow > 0 || o->n_secrets > 0 || o->ask || o->learn ||
+	    o->report || o->session != NULL) {
+		sc_logx("--connect: the central proxy's config decides; --config, --allow, --secret, "
+		    "--ask, --learn, --report and --session do not apply");
+		return 2;
+	}
+	if (o->token_file != NULL && br_upstream_token(o->token_file, tw, sizeof(tw)) < 0) {
+		sc_logx("--token-file %s: %s", o->token_file, tw);
+		return 2;
+	}
+	return 0;
+}
+
 /* The host paths CMD's jail shows: --socket and --bind.  Returns 0 or
  * exit status 2 after saying why. */
 static int
@@ -1365,6 +1439,9 @@ sc_run_config(struct sc_run *r, const struct sc_run_opts *o)
 
 	r->listen_list[0] = r->listen;
 	sc_run_engine_opts(o, r->listen_list, &r->eo);
+	/* --connect: no engine, no config; the central proxy's decides. */
+	if (o->connect != NULL)
+		return 0;
 	if (o->ask) {
 		/* The engine binds its admin socket there, as its own uid. */
 		err = sc_ask_dir_make(&r->ask, r->self, r->engine_uid != 0 ? r->engine_uid : (uid_t)-1);
@@ -1556,6 +1633,8 @@ sc_run_main(const struct sc_run_opts *o)
 		return SC_RUN_SETUP_FAILED;
 	}
 	code = sc_run_check_env(o);
+	if (code == 0)
+		code = sc_run_connect_check(o);
 	if (code != 0)
 		return code;
 	r.jail = sc_jail_new();

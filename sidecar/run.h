@@ -27,6 +27,11 @@ struct sc_run_opts {
 	const char *const *allow;      /* extra allow_hosts items */
 	size_t n_allow;
 	const char *bridge;            /* NULL: next to /proc/self/exe */
+	/* --connect tcp:ADDR:PORT: no engine; a central proxy's auth=token
+	 * listener decides, reached through a relay outside the jail that
+	 * presents --token-file's token (bridge/upstream.h). */
+	const char *connect;
+	const char *token_file;
 	const char *session_name;      /* NULL: "default" */
 	const char *session;           /* --session: serve [session NAME] */
 	int report;                    /* --report: every session in mode = report */

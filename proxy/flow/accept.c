@@ -24,6 +24,7 @@
 
 #include "base/text.h"
 #include "conf/config.h"
+#include "proxy/flow/auth.h"
 #include "proxy/flow/conn.h"
 #include "proxy/flow/conns.h"
 #include "proxy/proto/http.h"
@@ -82,6 +83,11 @@ socks_step(struct px_conn *c)
 			px_conn_free(c, "out of memory");
 			return;
 		}
+		if (c->socks == 4) {
+			if (px_auth_socks(c) < 0)
+				return;
+			continue;
+		}
 		if (c->socks == 1) {
 			static const unsigned char chosen[2] = { PX_SOCKS_VERSION, 0x00 };
 
@@ -91,6 +97,23 @@ socks_step(struct px_conn *c)
 			if (rc == PX_SOCKS_BAD) {
 				px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, why);
 				return;
+			}
+			if (c->auth == PX_AUTH_PENDING) {
+				/* The session's name and token as username and
+				 * password (RFC 1929), or nothing. */
+				static const unsigned char userpass[2] = { PX_SOCKS_VERSION, 0x02 };
+
+				if (memchr(data + 2, 0x02, used - 2) == NULL) {
+					px_conn_refuse(c, 407, CF_R_PROXY_AUTH_REQUIRED, NULL,
+					    "SOCKS5 on an auth=token listener takes username/password "
+					    "(RFC 1929: the session's name and token), or the "
+					    "POSTERN-TOKEN preface first");
+					return;
+				}
+				evbuffer_drain(in, used);
+				evbuffer_add(bufferevent_get_output(c->cli.bev), userpass, sizeof(userpass));
+				c->socks = 4;
+				continue;
 			}
 			if (!noauth) {
 				/* RFC 1928 §3: X'FF', and the client closes.  The
@@ -145,7 +168,7 @@ is_socks(struct px_conn *c)
 {
 	unsigned char b;
 
-	if (c->socks == 1 || c->socks == 2)
+	if (c->socks == 1 || c->socks == 2 || c->socks == 4)
 		return 1;
 	if (c->socks != 0 || c->requests != 0 || c->term)
 		return 0;
@@ -174,6 +197,13 @@ handle_head(struct px_conn *c)
 		px_conn_arm_timer(c, p->header_timeout_ms);
 	}
 	px_conn_touch(c);
+	/* An auth=token listener: the bridge's preface comes first. */
+	if (c->auth == PX_AUTH_PENDING && c->requests == 0 && !c->socks) {
+		if ((rc = px_auth_preface(c)) < 0)
+			return;
+		if (rc == 1 && (len = evbuffer_get_length(in)) == 0)
+			return;
+	}
 	if (is_socks(c)) {
 		socks_step(c);
 		return;
@@ -213,6 +243,10 @@ handle_head(struct px_conn *c)
 		memcpy(c->req.method, req.method, ml);
 		c->req.method[ml] = '\0';
 	}
+	/* The session first, then everything that is the session's. */
+	if ((rc == PX_HTTP_OK || rc == PX_HTTP_HOST_MISMATCH) && c->auth != PX_AUTH_NONE && !c->term &&
+	    px_auth_request(c, &req) != 0)
+		return;
 	if (rc == PX_HTTP_HOST_MISMATCH) {
 		c->req.host = req.host;
 		c->req.port = req.port;
@@ -365,13 +399,18 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	c->next_request = head_next;
 	c->pid = c->uid = -1;
 	bs_str_init(&b, c->session, sizeof(c->session));
-	bs_str_add(&b, px_listener_session(l));
+	/* An auth=token listener's client has no session until its
+	 * credential (auth.h): it is counted open only then. */
+	if (px_listener_auth_token(l))
+		c->auth = PX_AUTH_PENDING;
+	bs_str_add(&b, c->auth == PX_AUTH_PENDING ? PX_AUTH_NOSESSION : px_listener_session(l));
 	c->cfg = px_server_config_ref(srv);
 	c->generation = px_server_generation(srv);
 	c->sess = cf_config_find_session(c->cfg, c->session);
 	event_base_gettimeofday_cached(px_server_base(srv), &c->started);
 	c->last_activity = c->started;
-	px_stats_conn_open(px_server_stats(srv), c->session);
+	if (c->auth != PX_AUTH_PENDING)
+		px_stats_conn_open(px_server_stats(srv), c->session);
 	px_workers_accepted(srv);
 
 	if (sa->sa_family == AF_UNIX) {
