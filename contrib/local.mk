@@ -49,6 +49,8 @@ TESTS += tests/integration/k8s-schema.sh
 EXTRA_DIST += tests/integration/k8s-schema.sh tests/integration/lib-k8s
 TESTS += tests/integration/podman-kube.sh
 EXTRA_DIST += tests/integration/podman-kube.sh
+TESTS += tests/integration/k8s-central.sh
+EXTRA_DIST += tests/integration/k8s-central.sh
 
 # "make image": the FROM scratch image of contrib/Containerfile, tagged
 # postern:VERSION.  Its two binaries are fully static: this tree's own when
