@@ -22,6 +22,7 @@
 #include "bridge/connect.h"
 #include "bridge/forward.h"
 #include "bridge/relay.h"
+#include "bridge/upstream.h"
 
 /* The proxy's answer to a CONNECT: head and refusal body, at most. */
 #define REPLY_MAX 8192
@@ -147,7 +148,7 @@ br_connect_main(int argc, char **argv)
 	};
 	const char *via = "127.0.0.1:3128", *sock = NULL, *why = NULL, *host;
 	struct sockaddr_storage ss;
-	struct sockaddr_un sun;
+	struct br_upstream up;
 	struct br_forward f;
 	struct bs_reply rep;
 	socklen_t slen;
@@ -191,12 +192,13 @@ br_connect_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (sock != NULL) {
-		if (bs_unix_addr(&sun, &slen, sock) < 0) {
-			log_notice("--connect %s: the path is too long for a UNIX socket", sock);
+		if (br_upstream_parse(sock, &up, &why) < 0) {
+			log_notice("--connect %s: %s", sock, why);
 			return BR_CONNECT_SETUP;
 		}
-		memcpy(&ss, &sun, sizeof(sun));
-		s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		memcpy(&ss, &up.ss, sizeof(ss));
+		slen = up.len;
+		s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	} else {
 		if (br_addr_parse(via, &ss, &slen, &why) < 0) {
 			log_notice("--via %s: %s", via, why);
@@ -204,7 +206,8 @@ br_connect_main(int argc, char **argv)
 		}
 		s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	}
-	if (s < 0 || connect(s, (struct sockaddr *)&ss, slen) < 0) {
+	if (s < 0 || connect(s, (struct sockaddr *)&ss, slen) < 0 ||
+	    (sock != NULL && (errno = -br_upstream_preface(&up, s)) != 0)) {
 		log_notice("cannot reach the proxy at %s: %s", sock ? sock : via, strerror(errno));
 		goto out;
 	}

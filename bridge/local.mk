@@ -14,7 +14,8 @@ postern_bridge_SOURCES = \
 	bridge/nonss.c \
 	bridge/priv.c bridge/priv.h \
 	bridge/relay.c bridge/relay.h \
-	bridge/session.c bridge/session.h
+	bridge/session.c bridge/session.h \
+	bridge/upstream.c bridge/upstream.h
 postern_bridge_CFLAGS = $(AM_CFLAGS) $(LIBNL_CFLAGS)
 postern_bridge_LDADD = $(BASE_LIBS) $(LIBNL_LIBS)
 dist_man_MANS += bridge/postern-bridge.8
@@ -105,13 +106,13 @@ EXTRA_DIST += tests/fuzz/fuzz-bridge-dns.c tests/fuzz/fuzz-bridge-dns.srcs
 check_PROGRAMS += tests/unit/test-bridge-session
 TESTS += tests/unit/test-bridge-session
 tests_unit_test_bridge_session_SOURCES = tests/unit/test-bridge-session.c \
-	bridge/session.c bridge/session.h bridge/forward.c bridge/addr.c tests/unit/tap.h
+	bridge/session.c bridge/session.h bridge/upstream.c bridge/forward.c bridge/addr.c tests/unit/tap.h
 tests_unit_test_bridge_session_LDADD = $(BASE_LIBS)
 
 check_PROGRAMS += tests/fuzz/bridge-session-replay
 TESTS += tests/fuzz/bridge-session-replay
 tests_fuzz_bridge_session_replay_SOURCES = tests/fuzz/fuzz-bridge-session.c tests/fuzz/replay.c \
-	bridge/session.c bridge/forward.c bridge/addr.c
+	bridge/session.c bridge/upstream.c bridge/forward.c bridge/addr.c
 tests_fuzz_bridge_session_replay_LDADD = $(BASE_LIBS)
 tests_fuzz_bridge_session_replay_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/bridge-session"'

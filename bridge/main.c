@@ -37,6 +37,7 @@
 #include "bridge/priv.h"
 #include "bridge/relay.h"
 #include "bridge/session.h"
+#include "bridge/upstream.h"
 
 #define MAX_LISTEN 16
 #define MAX_FORWARD 16
@@ -76,7 +77,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: postern-bridge --connect SOCK [--listen ADDR:PORT]... [--env NAME]...\n"
+	    "usage: postern-bridge --connect SOCK|tcp:ADDR:PORT [--token-file FILE]\n"
+	    "                      [--listen ADDR:PORT]... [--env NAME]...\n"
 	    "                      [--forward PORT[:HOST:HPORT]]... [--no-env] [--allow-root]\n"
 	    "                      [--no-session-info] [--no-capture]\n"
 	    "                      [--] [CMD [ARG]...]\n"
@@ -91,7 +93,10 @@ usage(FILE *f)
 	    "HOST:PORT (ssh's ProxyCommand, via the bridge's listener, default\n"
 	    "127.0.0.1:" DEFAULT_PORT ").\n"
 	    "\n"
-	    "  -c, --connect SOCK     the proxy's UNIX socket (required)\n"
+	    "  -c, --connect SOCK     the proxy's UNIX socket (required), or tcp:ADDR:PORT, a\n"
+	    "                         central proxy's auth=token listener\n"
+	    "      --token-file FILE  the session's token for a tcp: proxy, read once at\n"
+	    "                         start (its first line: TOKEN or NAME:TOKEN)\n"
 	    "  -l, --listen ADDR:PORT listen here instead (repeatable; IPv6 as [::1]:PORT)\n"
 	    "  -e, --env NAME         also pass NAME from this environment to CMD\n"
 	    "  -f, --forward PORT[:HOST:HPORT]\n"
@@ -463,6 +468,7 @@ set_git_ssh(struct br_env *env, const char *proxy)
 /* What the command line asks for, checked before anything is changed. */
 struct bridge_opts {
 	const char *sock;
+	const char *token_file;      /* --token-file: a tcp: proxy's token */
 	const char *listen_spec[MAX_LISTEN];
 	struct sockaddr_storage ss[MAX_LISTEN];
 	socklen_t slen[MAX_LISTEN];
@@ -489,6 +495,7 @@ parse_args(int argc, char **argv, struct bridge_opts *o)
 {
 	static const struct option opts[] = {
 		{ "connect", required_argument, NULL, 'c' },
+		{ "token-file", required_argument, NULL, 'k' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "forward", required_argument, NULL, 'f' },
@@ -500,6 +507,8 @@ parse_args(int argc, char **argv, struct bridge_opts *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct br_upstream up;
+	char tokwhy[200];
 	const char *why;
 	size_t i;
 	int opt;
@@ -509,6 +518,9 @@ parse_args(int argc, char **argv, struct bridge_opts *o)
 		switch (opt) {
 		case 'c':
 			o->sock = optarg;
+			break;
+		case 'k':
+			o->token_file = optarg;
 			break;
 		case 'l':
 			if (o->nlisten == MAX_LISTEN) {
@@ -565,6 +577,20 @@ parse_args(int argc, char **argv, struct bridge_opts *o)
 	if (o->sock == NULL) {
 		log_errx("--connect SOCK is required");
 		usage(stderr);
+		return -EINVAL;
+	}
+	if (br_upstream_parse(o->sock, &up, &why) < 0) {
+		log_errx("--connect %s: %s", o->sock, why);
+		return -EINVAL;
+	}
+	if (o->token_file != NULL && !up.tcp) {
+		log_errx("--token-file is for a tcp: proxy (--connect tcp:ADDR:PORT); a UNIX socket "
+		    "is the session's credential itself");
+		return -EINVAL;
+	}
+	/* Read once, now, before anything runs that could touch it. */
+	if (o->token_file != NULL && br_upstream_token(o->token_file, tokwhy, sizeof(tokwhy)) < 0) {
+		log_errx("--token-file %s: %s", o->token_file, tokwhy);
 		return -EINVAL;
 	}
 	o->cmd = optind < argc ? argv + optind : NULL;

@@ -49,6 +49,7 @@
 #include "base/unix.h"
 #include "bridge/forward.h"
 #include "bridge/relay.h"
+#include "bridge/upstream.h"
 
 /* Upper bound on one splice(2) call; the pipe's slots limit it further. */
 #define SPLICE_CHUNK (1U << 20)
@@ -131,6 +132,7 @@ struct watch {
 enum conn_state {
 	C_NEW,        /* accepted, UNIX connect not tried yet */
 	C_CONNECTING, /* UNIX backlog was full; retrying on a timer */
+	C_TCPWAIT,    /* tcp: upstream, its connect(2) in progress */
 	C_HANDSHAKE,  /* forward: CONNECT sent, reading the proxy's answer */
 	C_REFUSED,    /* forward: refused, reading the answer's body to log it */
 	C_RELAY,      /* splicing both ways */
@@ -183,8 +185,7 @@ struct conn {
 
 struct br_relay {
 	int ep;
-	struct sockaddr_un sun;
-	socklen_t sunlen;
+	struct br_upstream up;      /* the proxy (upstream.h) */
 	struct listener *listeners;
 	struct watch *watches;
 	struct fwd *fwds;
@@ -254,15 +255,15 @@ struct br_relay *
 br_relay_new(const char *path)
 {
 	struct br_relay *r = NULL;
-	struct sockaddr_un sun;
-	socklen_t sunlen;
+	struct br_upstream up;
+	const char *why;
 	int saved, err;
 
 	if (path == NULL || path[0] == '\0') {
 		errno = EINVAL;
 		return NULL;
 	}
-	err = bs_unix_addr(&sun, &sunlen, path);
+	err = br_upstream_parse(path, &up, &why);
 	if (err < 0) {
 		errno = -err;
 		return NULL;
@@ -270,8 +271,7 @@ br_relay_new(const char *path)
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return NULL;
-	r->sun = sun;
-	r->sunlen = sunlen;
+	r->up = up;
 	/* Its pages are only touched by bulk data. */
 	r->buf = malloc(COPY_MAX);
 	r->ep = r->buf != NULL ? epoll_create1(EPOLL_CLOEXEC) : -1;
@@ -569,7 +569,7 @@ conn_refuse(struct conn *c, int err, bool local)
 		r->starved = true;
 	} else if (!local && !r->upstream_down) {
 		log_notice("proxy socket %s: %s; %s until it works",
-		    r->sun.sun_path, strerror(err), c->fwd != NULL ?
+		    r->up.name, strerror(err), c->fwd != NULL ?
 		    "closing forwarded connections" : "answering 503");
 		r->upstream_down = true;
 	}
@@ -583,14 +583,14 @@ conn_refuse(struct conn *c, int err, bool local)
 		return;
 	}
 	name = strerrorname_np(err);
-	n = snprintf(body, sizeof(body), "postern-bridge: cannot %s the proxy's UNIX socket ",
-	    local ? "open a relay to" : "connect to");
+	n = snprintf(body, sizeof(body), "postern-bridge: cannot %s the proxy's %s ",
+	    local ? "open a relay to" : "connect to", r->up.tcp ? "TCP listener" : "UNIX socket");
 	if (n < 0)
 		goto fail;
 	blen = (size_t)n;
 	/* Control and non-ASCII bytes as \xNN, so that a strange socket
 	 * path cannot break the 503 response. */
-	blen += bs_escape(r->sun.sun_path, strlen(r->sun.sun_path), body + blen,
+	blen += bs_escape(r->up.name, strlen(r->up.name), body + blen,
 	    sizeof(body) - blen, 0);
 	n = snprintf(body + blen, sizeof(body) - blen, ": %s (%s)\n",
 	    strerror(err), name != NULL ? name : "?");
@@ -777,7 +777,7 @@ conn_start_relay(struct conn *c)
 
 	if (r->upstream_down) {
 		log_notice("proxy socket %s: reachable again",
-		    r->sun.sun_path);
+		    r->up.name);
 		r->upstream_down = false;
 	}
 	if (pipe_get(r, &c->up) < 0 || pipe_get(r, &c->down) < 0)
@@ -811,10 +811,50 @@ fail:
 	conn_refuse(c, err, true);
 }
 
+/* The proxy is connected: the token preface, when the upstream takes one
+ * (upstream.h), then the forward's CONNECT or the relay. */
+static void
+conn_connected(struct conn *c)
+{
+	int err;
+
+	wait_del(c);
+	if ((err = br_upstream_preface(&c->r->up, c->unx.fd)) < 0) {
+		conn_refuse(c, -err, false);
+		return;
+	}
+	if (c->fwd != NULL)
+		conn_send_connect(c);
+	else
+		conn_start_relay(c);
+}
+
+/* A tcp: upstream's connect(2) ended (epoll said writable): its result. */
+static void
+conn_tcp_done(struct conn *c)
+{
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (getsockopt(c->unx.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err == 0 && epoll_ctl(c->r->ep, EPOLL_CTL_DEL, c->unx.fd, NULL) < 0)
+		err = errno;
+	c->unx.rd = c->unx.wr = c->unx.hup = false;
+	if (err != 0) {
+		wait_del(c);
+		conn_refuse(c, err, false);
+		return;
+	}
+	conn_connected(c);
+}
+
 /*
- * Try the UNIX connect.  A UNIX stream socket connects or fails at once; the
+ * Try the connect.  A UNIX stream socket connects or fails at once; the
  * one transient answer is EAGAIN, a full backlog on the proxy's side, which
- * cannot be waited for with epoll, so it is retried on the timer.
+ * cannot be waited for with epoll, so it is retried on the timer.  A TCP
+ * one (a tcp: upstream) is in progress until epoll says it is writable
+ * (conn_tcp_done()), for at most CONNECT_PATIENCE_MS.
  */
 static void
 conn_connect(struct conn *c)
@@ -823,21 +863,30 @@ conn_connect(struct conn *c)
 	int err;
 
 	if (c->unx.fd < 0) {
-		c->unx.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		c->unx.fd = socket(r->up.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (c->unx.fd < 0) {
 			conn_refuse(c, errno, true);
 			return;
 		}
+		if (r->up.tcp) {
+			int one = 1;
+			(void)setsockopt(c->unx.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		}
 	}
-	if (connect(c->unx.fd, (struct sockaddr *)&r->sun, r->sunlen) == 0) {
-		wait_del(c);
-		if (c->fwd != NULL)
-			conn_send_connect(c);
-		else
-			conn_start_relay(c);
+	if (connect(c->unx.fd, (struct sockaddr *)&r->up.ss, r->up.len) == 0) {
+		conn_connected(c);
 		return;
 	}
 	err = errno;
+	if (r->up.tcp && err == EINPROGRESS) {
+		c->state = C_TCPWAIT;
+		if (ep_add(r, c->unx.fd, EPOLLOUT | EPOLLET, &c->unx.h) < 0) {
+			conn_refuse(c, errno, true);
+			return;
+		}
+		wait_add(c, now_ms() + CONNECT_PATIENCE_MS);
+		return;
+	}
 	if (err == EAGAIN || err == EINTR) {
 		if (c->state != C_CONNECTING) {
 			c->state = C_CONNECTING;
@@ -1152,6 +1201,8 @@ side_event(struct side *s, uint32_t ev)
 		s->wr = true;
 	if (c->state == C_RELAY)
 		conn_pump(c);
+	else if (c->state == C_TCPWAIT && s == &c->unx)
+		conn_tcp_done(c);
 	else if (c->state == C_DRAIN)
 		conn_drain(c);
 	else if ((c->state == C_HANDSHAKE || c->state == C_REFUSED) && s == &c->unx)
@@ -1222,6 +1273,9 @@ run_timers(struct br_relay *r)
 			} else {
 				conn_connect(c);
 			}
+		} else if (c->state == C_TCPWAIT && now >= c->deadline) {
+			wait_del(c);
+			conn_refuse(c, ETIMEDOUT, false);
 		} else if (c->state == C_DRAIN && now >= c->deadline) {
 			conn_close(c);
 		}

@@ -26,6 +26,7 @@
 #include "base/unix.h"
 #include "bridge/forward.h"
 #include "bridge/session.h"
+#include "bridge/upstream.h"
 
 const char *const br_session_ca_vars[] = {
 	"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
@@ -410,8 +411,8 @@ br_session_get(const char *sock, const char *request, int timeout_ms, char **buf
     size_t *lenp)
 {
 	size_t reqlen = strlen(request);
-	struct sockaddr_un sun;
-	socklen_t slen;
+	struct br_upstream up;
+	const char *why;
 	struct timeval tv;
 	struct pollfd pfd;
 	char *buf = NULL, *nb;
@@ -420,10 +421,10 @@ br_session_get(const char *sock, const char *request, int timeout_ms, char **buf
 	ssize_t k;
 	int fd = -1, err;
 
-	err = bs_unix_addr(&sun, &slen, sock);
+	err = br_upstream_parse(sock, &up, &why);
 	if (err < 0)
 		goto out;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(up.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		err = -errno;
 		goto out;
@@ -433,10 +434,13 @@ br_session_get(const char *sock, const char *request, int timeout_ms, char **buf
 	tv.tv_sec = timeout_ms / 1000;
 	tv.tv_usec = (timeout_ms % 1000) * 1000;
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sun, slen) < 0) {
+	if (connect(fd, (struct sockaddr *)&up.ss, up.len) < 0) {
 		err = errno == EINPROGRESS || errno == EAGAIN ? -ETIMEDOUT : -errno;
 		goto out;
 	}
+	/* A tcp: upstream's token first (upstream.h). */
+	if ((err = br_upstream_preface(&up, fd)) < 0)
+		goto out;
 	while (sent < reqlen) {
 		k = send(fd, request + sent, reqlen - sent, MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)

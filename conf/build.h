@@ -41,6 +41,10 @@ struct cf_sess_build {
 	int mode_line;
 	/* The shares in force, worked out in build(). */
 	unsigned eff_max, eff_uid;
+	/* token_file = PATH: the SHA-256 of the token read (conf/token.h)
+	 * and its line (0: not given). */
+	int token_line;
+	unsigned char token_md[32];
 	/* secrets = NAME, ...: the names as written, each with its line. */
 	char **secret_names;
 	int *secret_lines;

@@ -299,6 +299,40 @@ check_listeners_unique(struct cf_build *b)
 		cfb_err(b, 0, "no listener: add listen = unix:PATH or tcp:ADDR:PORT to [proxy] or a [session NAME]");
 }
 
+/*
+ * Tokens: no two sessions share one (a token names one session), and an
+ * auth=token listener and the sessions with a token_file come together.
+ */
+static void
+check_tokens(struct cf_build *b, const struct cf_overrides *ov)
+{
+	size_t i, j, ntok = 0, nauth = 0;
+
+	if (ov != NULL && ov->serve_session != NULL)
+		return; /* the file's listeners are not served: tokens neither */
+	for (i = 0; i < b->nsess; i++) {
+		if (b->sess[i].token_line == 0)
+			continue;
+		ntok++;
+		for (j = 0; j < i; j++)
+			if (b->sess[j].token_line != 0 &&
+			    memcmp(b->sess[j].token_md, b->sess[i].token_md, 32) == 0) {
+				cfb_err(b, b->sess[i].token_line, "token_file of session %s holds the "
+				    "token of session %s (line %d): each session needs its own",
+				    b->sess[i].name, b->sess[j].name, b->sess[j].token_line);
+				break;
+			}
+	}
+	for (i = 0; i < b->nplisten; i++)
+		nauth += b->plisten[i].auth_token != 0;
+	if (ntok > 0 && nauth == 0)
+		cfb_warn(b->diag, "%s: sessions have a token_file but no [proxy] listener has "
+		    "auth=token: they are served nowhere", b->file);
+	if (nauth > 0 && ntok == 0)
+		cfb_warn(b->diag, "%s: a listener has auth=token but no session has a token_file: "
+		    "it refuses every request", b->file);
+}
+
 /* The default session's name from the command line, and a listener for
  * every session (but those left unserved on purpose). */
 static void
@@ -315,9 +349,12 @@ check_sessions(struct cf_build *b, const struct cf_overrides *ov)
 		    ov->default_name);
 	}
 	for (i = 0; i < b->nsess; i++)
-		if (b->sess[i].nlisten == 0 && (ov == NULL || ov->serve_session == NULL))
-			cfb_err(b, b->sess[i].line, "session %s has no listen address", b->sess[i].name);
+		if (b->sess[i].nlisten == 0 && b->sess[i].token_line == 0 &&
+		    (ov == NULL || ov->serve_session == NULL))
+			cfb_err(b, b->sess[i].line, "session %s has no listen address (nor a token_file "
+			    "for an auth=token listener)", b->sess[i].name);
 	check_listeners_unique(b);
+	check_tokens(b, ov);
 }
 
 /*
@@ -380,6 +417,10 @@ take_sessions(struct cf_build *b, struct cf_config *c, const struct cf_overrides
 		s->line = sb->line;
 		s->max_connections = sb->eff_max;
 		s->max_connections_per_uid = sb->eff_uid;
+		if (sb->token_line != 0 && (ov == NULL || ov->serve_session == NULL)) {
+			s->has_token = 1;
+			memcpy(s->token_md, sb->token_md, sizeof(s->token_md));
+		}
 		s->listen = c->listens + c->nlistens;
 		s->nlisten = sb->nlisten;
 		for (j = 0; j < sb->nlisten; j++) {

@@ -33,6 +33,9 @@ struct cf_listen {
 	uid_t owner;
 	gid_t group;
 	mode_t mode;                  /* 0660 unless mode= */
+	/* TCP only, [proxy] only (auth=token): every request must carry a
+	 * session's token, which chooses the session (conf/token.h). */
+	int auth_token;
 	const char *file;
 	int line;
 };
@@ -127,9 +130,22 @@ struct cf_session {
 	size_t nsecrets;
 	const char **term_hosts;      /* distinct hosts its secrets bind */
 	size_t nterm_hosts;
+	/* token_file: the SHA-256 of its token, read at every load; a
+	 * request on an auth=token listener that presents the token is
+	 * this session's (conf/token.h). */
+	int has_token;
+	unsigned char token_md[32];
 	const char *file;
 	int line;
 };
+
+/* Nonzero when S can be reached: it has a listener of its own, or a
+ * token for an auth=token listener. */
+static inline int
+cf_session_served(const struct cf_session *s)
+{
+	return s->nlisten > 0 || s->has_token;
+}
 
 /*
  * A name pinned in [hosts] ("NAME = ADDR, ADDR"): the proxy takes these
@@ -258,7 +274,7 @@ const struct cf_rule *cf_config_rule(const struct cf_config *c, unsigned id);
 
 /*
  * Parse a listen address "unix:PATH [owner=UID] [group=GID] [mode=OCTAL]"
- * or "tcp:ADDR:PORT" into L (the caller frees L->text).  PATH ends at the
+ * or "tcp:ADDR:PORT [auth=token]" into L (the caller frees L->text).  PATH ends at the
  * first blank; UID and GID are decimal (0-2147483647, no sign, no leading
  * zero), OCTAL is three or four octal digits, at most 0777; each option at
  * most once.  Returns 0 or -EINVAL with *WHY.

@@ -43,6 +43,9 @@ static const char *const reason_codes[] = {
 	[CF_R_ASK_TIMEOUT] = "ask_timeout",
 	[CF_R_DENIED_BY_ADMIN] = "denied_by_admin",
 	[CF_R_SECRET_REFLECTED] = "secret_reflected",
+	[CF_R_PROXY_AUTH_REQUIRED] = "proxy_auth_required",
+	[CF_R_PROXY_AUTH_FAILED] = "proxy_auth_failed",
+	[CF_R_PROXY_AUTH_BLOCKED] = "proxy_auth_blocked",
 };
 
 const char *

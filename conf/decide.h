@@ -48,6 +48,9 @@ enum cf_reason {
 	CF_R_ASK_TIMEOUT,            /* mode = ask: no admin answered in ask_timeout */
 	CF_R_DENIED_BY_ADMIN,        /* an admin's answer or runtime grant denies it */
 	CF_R_SECRET_REFLECTED,       /* a response carried a secret's value back */
+	CF_R_PROXY_AUTH_REQUIRED,    /* auth=token listener: no credential (407) */
+	CF_R_PROXY_AUTH_FAILED,      /* auth=token listener: a wrong one (407) */
+	CF_R_PROXY_AUTH_BLOCKED,     /* auth=token listener: too many wrong ones (429) */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

@@ -17,6 +17,7 @@
 #include "conf/build.h"
 #include "conf/config.h"
 #include "conf/pins.h"
+#include "conf/token.h"
 
 /* ---- value parsers ------------------------------------------------------ */
 
@@ -181,13 +182,24 @@ cf_listen_parse(const char *s, struct cf_listen *l, const char **why)
 		struct cf_host h;
 		uint16_t port = 0;
 		size_t n = 0;
+		const char *o;
 		while (s[4 + n] != '\0' && !cfb_blank(s[4 + n]))
 			n++;
-		if (s[4 + n] != '\0') {
-			*why = "owner=, group= and mode= apply to unix: listeners only";
+		/* One option: auth=token (a session chosen by its token). */
+		for (o = s + 4 + n; cfb_blank(*o); o++)
+			;
+		if (strncmp(o, "auth=token", 10) == 0) {
+			l->auth_token = 1;
+			for (o += 10; cfb_blank(*o); o++)
+				;
+		}
+		if (*o != '\0') {
+			*why = strncmp(o, "auth=", 5) == 0 ? "auth= takes token only (auth=token)" :
+			    "owner=, group= and mode= apply to unix: listeners only (a TCP listener "
+			    "takes auth=token)";
 			return -EINVAL;
 		}
-		if (cf_authority_parse(s + 4, strlen(s + 4), 0, &h, &port, why) != 0)
+		if (cf_authority_parse(s + 4, n, 0, &h, &port, why) != 0)
 			return -EINVAL;
 		if (h.kind == CF_HOST_NAME) {
 			*why = "a TCP listener needs a numeric address (tcp:127.0.0.1:3128)";
@@ -380,10 +392,38 @@ set_listen(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 {
 	(void)k;
 	(void)shown;
-	if (s == NULL)
+	if (s == NULL) {
 		cfk_add_listen(b, &b->plisten, &b->nplisten, value);
-	else
-		cfk_add_listen(b, &s->listen, &s->nlisten, value);
+	} else if (cfk_add_listen(b, &s->listen, &s->nlisten, value) == 0 &&
+	    s->listen[s->nlisten - 1].auth_token) {
+		/* A session's own listener is its credential already. */
+		cfb_err(b, b->line, "auth=token belongs on a [proxy] listener, which serves every "
+		    "session with a token_file (%s)", shown);
+		free(s->listen[--s->nlisten].text);
+	}
+}
+
+/* token_file = PATH: read now, at every load (conf/token.h). */
+static void
+set_token_file(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	char why[200];
+	int loose = 0;
+
+	(void)k;
+	if (value[0] != '/') {
+		cfb_err(b, b->line, "token_file is an absolute path (%s)", shown);
+		return;
+	}
+	if (cf_token_read(value, s->token_md, &loose, why, sizeof(why)) != 0) {
+		cfb_err(b, b->line, "token_file %s: %s", shown, why);
+		return;
+	}
+	s->token_line = b->line;
+	if (loose)
+		cfb_warn(b->diag, "%s:%d: token_file %s is readable by its group or others: whoever "
+		    "reads it is session %s (chmod 0400 or 0600)", b->file, b->line, shown, s->name);
 }
 
 static void
@@ -1025,6 +1065,7 @@ static const struct key session_keys[] = {
 	{ .name = "max_connections_per_uid", .set = set_count, SB(max_uid), .min = 1, .max = 1000000 },
 	{ .name = "secrets", .set = set_secrets, .flags = K_LIST },
 	{ .name = "mode", .set = set_mode, SB(mode), .choices = sess_modes },
+	{ .name = "token_file", .set = set_token_file, .flags = K_NO_DEFAULTS },
 	{ .name = NULL },
 };
 

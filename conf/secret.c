@@ -726,7 +726,7 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 			/* A session that listens nowhere is never served: it
 			 * needs no value (postern-sidecar run --session leaves
 			 * the file's other sessions so). */
-			if (s->nlisten == 0)
+			if (!cf_session_served(s))
 				continue;
 			ns = realloc(s->secrets, (s->nsecrets + 1) * sizeof(*ns));
 			if (ns == NULL)
@@ -799,7 +799,7 @@ next:
 	 * are (each an exact name: cf_rule_parse() says so), and their names
 	 * join the CA's name constraints; nothing is injected on them.  A
 	 * session that listens nowhere is never served: no CA for it. */
-	for (i = 0; s->nlisten > 0 && i < s->nallow; i++) {
+	for (i = 0; cf_session_served(s) && i < s->nallow; i++) {
 		const struct cf_rule *r = s->allow[i];
 		if (!r->inspect || r->kind != CF_PAT_EXACT)
 			continue;
@@ -1019,7 +1019,7 @@ cf_session_inspects(const struct cf_session *s, const char *host, uint16_t port)
 {
 	size_t i;
 
-	if (s->nlisten == 0)
+	if (!cf_session_served(s))
 		return NULL;
 	for (i = 0; i < s->nallow; i++) {
 		const struct cf_rule *r = s->allow[i];

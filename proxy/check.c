@@ -60,7 +60,7 @@ print_terminated(const struct cf_session *s)
 			printf(")\n");
 		}
 	}
-	for (i = 0; s->nlisten > 0 && i < s->nallow; i++) {
+	for (i = 0; cf_session_served(s) && i < s->nallow; i++) {
 		const struct cf_rule *r = s->allow[i];
 		uint16_t port = r->port_given ? r->port_lo : 443;
 		if (!r->inspect || cf_session_inspects(s, r->name, port) != r)
@@ -122,7 +122,10 @@ px_check(const char *path, const struct cf_overrides *ov, const char *prog,
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
 		printf("session %s\n", s->name);
-		if (s->nlisten == 0)
+		if (s->nlisten == 0 && s->has_token)
+			printf("  (no listener of its own: a request with its token, on an auth=token "
+			    "listener)\n");
+		else if (s->nlisten == 0)
 			printf("  (no listener)\n");
 		else if (listen_note != NULL)
 			printf("  listen %s\n", listen_note);

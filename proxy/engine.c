@@ -389,7 +389,7 @@ learn_write(struct px_server *srv, int fd)
 	for (i = 0; i < cf_config_nsessions(cfg); i++) {
 		const struct cf_session *s = cf_config_session(cfg, i);
 
-		if (s->nlisten == 0 && !px_learn_known(l, s->name))
+		if (!cf_session_served(s) && !px_learn_known(l, s->name))
 			continue;
 		one = px_learn_render(l, s->name, s->is_default);
 		if (one == NULL)

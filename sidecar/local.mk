@@ -11,6 +11,7 @@ postern_sidecar_SOURCES = sidecar/main.c \
 	sidecar/capture.c sidecar/capture.h \
 	bridge/dnsstub.c bridge/dnsstub.h bridge/dnswire.c bridge/dnswire.h \
 	bridge/relay.c bridge/relay.h bridge/session.c bridge/session.h \
+	bridge/upstream.c bridge/upstream.h \
 	sidecar/engine.c sidecar/engine.h \
 	sidecar/escape.c sidecar/escape.h \
 	sidecar/jail.c sidecar/jail.h \

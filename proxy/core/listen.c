@@ -262,6 +262,9 @@ px_listener_set_perms(struct px_listener *l, const struct cf_listen *w)
 	char *text;
 	int err;
 
+	/* auth=token follows the snapshot, as the perms do (workers' copies
+	 * read the first worker's). */
+	l->where.auth_token = w->auth_token;
 	if (w->kind != CF_LISTEN_UNIX)
 		return 0;
 	if ((!w->has_owner || w->owner == l->uid) && (!w->has_group || w->group == l->gid) &&
@@ -613,7 +616,8 @@ px_listener_open(struct px_server *srv, const struct cf_listen *w, const char *s
 		px_listener_close(srv, l);
 		return err;
 	}
-	log_info("listening on %s (session %s)", w->text, session);
+	log_info("listening on %s (%s%s)", w->text, w->auth_token ? "sessions by token" : "session ",
+	    w->auth_token ? "" : session);
 	return 0;
 fail:
 	if (l->lev != NULL)
@@ -677,6 +681,12 @@ int
 px_listener_nodelay(const struct px_listener *l)
 {
 	return l->nodelay;
+}
+
+int
+px_listener_auth_token(const struct px_listener *l)
+{
+	return (l->src != NULL ? l->src : l)->where.auth_token;
 }
 
 void

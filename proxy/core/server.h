@@ -214,6 +214,9 @@ struct px_server *px_listener_server(const struct px_listener *l);
 const char *px_listener_text(const struct px_listener *l);
 /* 1 when L's client sockets come with TCP_NODELAY (a TCP listener's). */
 int px_listener_nodelay(const struct px_listener *l);
+/* Nonzero when L is an auth=token listener: its clients' session is
+ * chosen by the token each presents (proxy/flow/auth.h), not by L. */
+int px_listener_auth_token(const struct px_listener *l);
 /* Close one listener, remove its socket file, unlink it from the list. */
 void px_listener_close(struct px_server *srv, struct px_listener *l);
 /*

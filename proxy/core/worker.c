@@ -310,6 +310,19 @@ px_workers_take(struct px_server *srv, const char *session, long uid, unsigned m
 }
 
 int
+px_workers_take_share(struct px_server *srv, const char *session, long uid, unsigned max,
+    unsigned max_uid, struct px_conncount **sess, struct px_conncount **user, unsigned *held)
+{
+	struct px_workers *ws = px_server_workers(srv);
+	int over;
+
+	pthread_mutex_lock(&ws->mu);
+	over = px_conncount_take(&ws->shares, session, uid, max, max_uid, sess, user, held);
+	pthread_mutex_unlock(&ws->mu);
+	return over;
+}
+
+int
 px_workers_release(struct px_server *srv, struct px_conncount *sess, struct px_conncount *user,
     int counted)
 {

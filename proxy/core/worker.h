@@ -89,6 +89,11 @@ int px_workers_each(struct px_server *first, int (*fn)(struct px_server *srv, vo
 int px_workers_take(struct px_server *srv, const char *session, long uid, unsigned max,
     unsigned max_uid, struct px_conncount **sess, struct px_conncount **user, unsigned *held,
     int *took);
+/* The session's share alone, for a connection already counted whose
+ * session became known after its accept (an auth=token listener):
+ * px_conncount_take()'s result. */
+int px_workers_take_share(struct px_server *srv, const char *session, long uid, unsigned max,
+    unsigned max_uid, struct px_conncount **sess, struct px_conncount **user, unsigned *held);
 int px_workers_release(struct px_server *srv, struct px_conncount *sess, struct px_conncount *user,
     int counted);
 /* Re-check the limit of SRV's snapshot against the global count (after a

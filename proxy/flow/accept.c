@@ -24,6 +24,7 @@
 
 #include "base/text.h"
 #include "conf/config.h"
+#include "proxy/flow/auth.h"
 #include "proxy/flow/conn.h"
 #include "proxy/flow/conns.h"
 #include "proxy/proto/http.h"
@@ -90,6 +91,15 @@ socks_step(struct px_conn *c)
 				return;
 			if (rc == PX_SOCKS_BAD) {
 				px_conn_refuse(c, 400, CF_R_BAD_REQUEST, NULL, why);
+				return;
+			}
+			if (c->auth == PX_AUTH_PENDING) {
+				/* No credential can come in RFC 1928 here: a
+				 * client needs the bridge's preface first. */
+				px_conn_refuse(c, 407, CF_R_PROXY_AUTH_REQUIRED, NULL,
+				    "SOCKS5 on an auth=token listener needs the POSTERN-TOKEN preface "
+				    "first (postern-bridge --token-file); username/password (RFC 1929) "
+				    "is not taken");
 				return;
 			}
 			if (!noauth) {
@@ -174,6 +184,13 @@ handle_head(struct px_conn *c)
 		px_conn_arm_timer(c, p->header_timeout_ms);
 	}
 	px_conn_touch(c);
+	/* An auth=token listener: the bridge's preface comes first. */
+	if (c->auth == PX_AUTH_PENDING && c->requests == 0 && !c->socks) {
+		if ((rc = px_auth_preface(c)) < 0)
+			return;
+		if (rc == 1 && (len = evbuffer_get_length(in)) == 0)
+			return;
+	}
 	if (is_socks(c)) {
 		socks_step(c);
 		return;
@@ -213,6 +230,10 @@ handle_head(struct px_conn *c)
 		memcpy(c->req.method, req.method, ml);
 		c->req.method[ml] = '\0';
 	}
+	/* The session first, then everything that is the session's. */
+	if ((rc == PX_HTTP_OK || rc == PX_HTTP_HOST_MISMATCH) && c->auth != PX_AUTH_NONE && !c->term &&
+	    px_auth_request(c, &req) != 0)
+		return;
 	if (rc == PX_HTTP_HOST_MISMATCH) {
 		c->req.host = req.host;
 		c->req.port = req.port;
@@ -365,13 +386,18 @@ px_conn_accept(struct px_listener *l, int fd, const struct sockaddr *sa, int sal
 	c->next_request = head_next;
 	c->pid = c->uid = -1;
 	bs_str_init(&b, c->session, sizeof(c->session));
-	bs_str_add(&b, px_listener_session(l));
+	/* An auth=token listener's client has no session until its
+	 * credential (auth.h): it is counted open only then. */
+	if (px_listener_auth_token(l))
+		c->auth = PX_AUTH_PENDING;
+	bs_str_add(&b, c->auth == PX_AUTH_PENDING ? PX_AUTH_NOSESSION : px_listener_session(l));
 	c->cfg = px_server_config_ref(srv);
 	c->generation = px_server_generation(srv);
 	c->sess = cf_config_find_session(c->cfg, c->session);
 	event_base_gettimeofday_cached(px_server_base(srv), &c->started);
 	c->last_activity = c->started;
-	px_stats_conn_open(px_server_stats(srv), c->session);
+	if (c->auth != PX_AUTH_PENDING)
+		px_stats_conn_open(px_server_stats(srv), c->session);
 	px_workers_accepted(srv);
 
 	if (sa->sa_family == AF_UNIX) {

@@ -354,6 +354,7 @@ status_text(int status)
 	case 400: return "Bad Request";
 	case 403: return "Forbidden";
 	case 405: return "Method Not Allowed";
+	case 407: return "Proxy Authentication Required";
 	case 408: return "Request Timeout";
 	case 421: return "Misdirected Request";
 	case 429: return "Too Many Requests";
@@ -446,6 +447,9 @@ px_conn_refuse_ex(struct px_conn *c, int status, enum cf_reason reason, const st
 	bs_str_add(&b, "\r\nX-Postern-Reason: ");
 	bs_str_add(&b, cf_reason_code(reason));
 	bs_str_add(&b, "\r\nCache-Control: no-store\r\nConnection: close\r\n");
+	/* RFC 9110 §11.7.1: a 407 names the scheme to answer with. */
+	if (status == 407)
+		bs_str_add(&b, "Proxy-Authenticate: Basic realm=\"postern\"\r\n");
 	/* RFC 6585 §4, RFC 9110 §10.2.3: when a budget frees up. */
 	if (c->req.retry_after != 0) {
 		bs_str_add(&b, "Retry-After: ");
@@ -494,8 +498,11 @@ px_conn_free(struct px_conn *c, const char *why)
 	px_record(c, &r);
 	event_base_gettimeofday_cached(px_server_base(srv), &now);
 
-	px_stats_conn_close(px_server_stats(srv), c->session, c->cli.bytes, c->up.bytes,
-	    px_conn_ms_since(&c->started, &now) / 1000.0, c->req.mode == CF_MODE_CONNECT && c->req.addr[0]);
+	/* A connection that never got a session was never counted open. */
+	if (c->auth != PX_AUTH_PENDING)
+		px_stats_conn_close(px_server_stats(srv), c->session, c->cli.bytes, c->up.bytes,
+		    px_conn_ms_since(&c->started, &now) / 1000.0,
+		    c->req.mode == CF_MODE_CONNECT && c->req.addr[0]);
 
 	px_budget_release(c->budget, 1);
 	px_ask_leave(c->req.askw);

@@ -56,6 +56,16 @@
 struct px_conn;
 struct px_ask_wait;
 
+/* px_conn.auth. */
+enum {
+	PX_AUTH_NONE = 0,          /* the listener's session, no credential */
+	PX_AUTH_PENDING,           /* auth=token listener, no session yet */
+	PX_AUTH_HEADER,            /* bound by Proxy-Authorization: each request carries it */
+	PX_AUTH_PREFACE,           /* bound by the bridge's POSTERN-TOKEN line */
+};
+/* The session field of a connection that has no session yet. */
+#define PX_AUTH_NOSESSION "(unauthenticated)"
+
 /*
  * A phase of the connection: the callbacks of its two bufferevents and of
  * its timer while it is in that phase.  px_conn_enter() installs them, so
@@ -258,6 +268,9 @@ struct px_conn {
 	long pid, uid;
 	int is_unix;
 	int nodelay;                   /* TCP_NODELAY set on the client socket */
+	/* An auth=token listener's (auth.h): PX_AUTH_PENDING until a
+	 * credential names SESSION, then how it was presented. */
+	int auth;
 	/* What it holds of its session's and its uid's share (conncount.c),
 	 * whether it counts against [proxy] max_connections (a refusal over a
 	 * share does not: it must not fill the proxy for everyone else), and

@@ -162,6 +162,14 @@ px_conns_add(struct px_conn *c, unsigned *held, px_conns_admit_fn admit)
 	return take(cs, c, held, 0);
 }
 
+int
+px_conns_take_share(struct px_conn *c, unsigned *held)
+{
+	return px_workers_take_share(c->srv, c->session, c->is_unix ? c->uid : -1,
+	    c->sess->max_connections, c->sess->max_connections_per_uid, &c->share_sess,
+	    &c->share_uid, held);
+}
+
 /* The proxy is no longer full: try the waiting ones again, in order,
  * until one must wait again. */
 static void

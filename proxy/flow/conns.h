@@ -43,6 +43,12 @@ typedef void (*px_conns_admit_fn)(struct px_conn *c, int over, unsigned held);
  * C is in the set until px_conns_remove().
  */
 int px_conns_add(struct px_conn *c, unsigned *held, px_conns_admit_fn admit);
+/*
+ * C, counted since its accept on an auth=token listener with no session,
+ * now has one (C->session and C->sess set): take its session's share.
+ * 0, or px_conncount_take()'s refusal with *HELD.
+ */
+int px_conns_take_share(struct px_conn *c, unsigned *held);
 /* The proxy is no longer full (every worker is told, each on its loop):
  * try SRV's waiting connections again, in the order they came, on SRV's
  * loop after the current callback. */

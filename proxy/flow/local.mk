@@ -3,6 +3,7 @@
 # libnghttp2), the bridge's session request, notices and splice.
 libpostern_proxy_a_SOURCES += \
 	proxy/flow/accept.c \
+	proxy/flow/auth.c proxy/flow/auth.h \
 	proxy/flow/bridgereq.c proxy/flow/bridgereq.h \
 	proxy/flow/conn.c proxy/flow/conn.h \
 	proxy/flow/connect.c proxy/flow/connect.h \

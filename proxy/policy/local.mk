@@ -3,6 +3,7 @@
 # summaries.  (test-summary and test-learn are in tests/unit/local.mk.)
 libpostern_proxy_a_SOURCES += \
 	proxy/policy/ask.c proxy/policy/ask.h \
+	proxy/policy/authfail.c proxy/policy/authfail.h \
 	proxy/policy/budget.c proxy/policy/budget.h \
 	proxy/policy/grants.c proxy/policy/grants.h \
 	proxy/policy/learn.c proxy/policy/learn.h \
@@ -20,3 +21,11 @@ TESTS += tests/unit/test-ask
 tests_unit_test_ask_SOURCES = tests/unit/test-ask.c tests/unit/tap.h
 tests_unit_test_ask_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_ask_LDADD = $(PROXY_LIBS)
+
+# Token listeners: token_file and auth=token (conf/token.h, conf/auth.h),
+# the credentials (proxy/proto/proxyauth.h), the failure table
+# (proxy/policy/authfail.h).
+check_PROGRAMS += tests/unit/test-token
+TESTS += tests/unit/test-token
+tests_unit_test_token_SOURCES = tests/unit/test-token.c tests/unit/tap.h
+tests_unit_test_token_LDADD = $(PROXY_LIBS)

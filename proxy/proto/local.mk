@@ -6,6 +6,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/proto/bridgereply.c proxy/proto/bridgereply.h \
 	proxy/proto/dns.c proxy/proto/dns.h \
 	proxy/proto/http.c proxy/proto/http.h \
+	proxy/proto/proxyauth.c proxy/proto/proxyauth.h \
 	proxy/proto/resolve.c proxy/proto/resolve.h \
 	proxy/proto/scrub.c proxy/proto/scrub.h \
 	proxy/proto/sni.c proxy/proto/sni.h \
@@ -78,6 +79,6 @@ TESTS += tests/unit/test-bridgereply
 TESTS += tests/integration/proxy-sessinfo.sh tests/integration/proxy-namecheck.sh
 EXTRA_DIST += tests/integration/proxy-sessinfo.sh tests/integration/proxy-namecheck.sh
 tests_unit_test_bridgereply_SOURCES = tests/unit/test-bridgereply.c tests/unit/tap.h \
-	bridge/session.c bridge/session.h bridge/forward.c bridge/addr.c
+	bridge/session.c bridge/session.h bridge/upstream.c bridge/forward.c bridge/addr.c
 tests_unit_test_bridgereply_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_test_bridgereply_LDADD = $(PROXY_LIBS) $(BASE_LIBS)

@@ -79,3 +79,11 @@ tests_fuzz_srtsettings_replay_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_fuzz_srtsettings_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/srtsettings"'
 tests_fuzz_srtsettings_replay_LDADD = $(CONF_LIBS) $(JANSSON_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-srtsettings.srcs
+
+# The credentials of an auth=token listener (proxy/proto/proxyauth.h).
+check_PROGRAMS += tests/fuzz/proxyauth-replay
+TESTS += tests/fuzz/proxyauth-replay
+tests_fuzz_proxyauth_replay_SOURCES = tests/fuzz/fuzz-proxyauth.c tests/fuzz/replay.c
+tests_fuzz_proxyauth_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/proxyauth"'
+tests_fuzz_proxyauth_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-proxyauth.srcs
