@@ -10,7 +10,7 @@
 # proxy's address with its token, gets 403 for the other session's host,
 # 407 without a token, with a wrong one and with the other session's
 # name, and cannot connect to the host directly.  The proxy runs as 65532
-# with no capability, and the shipped liveness command answers.
+# with no capability, and the shipped probes' command answers.
 #
 # What differs from Kubernetes, and why (each a fixed edit, checked):
 #   - replicas 1 and no container ports: with the host's network (as
@@ -253,7 +253,12 @@ for a in agent-a agent-b; do
 	expect_eq exited "$(pm inspect -f '{{.State.Status}}' $a-agent 2>/dev/null)" "$a ran to its end"
 done
 diag "$(pm ps -a --format '{{.Names}} {{.Status}}' 2>&1)"
-diag "$(pm logs $PC 2>&1 | tail -n 30)"
+plog=$(pm logs $PC 2>&1)
+diag "$(echo "$plog" | tail -n 30)"
+expect_match '"session":"agent-a",.*"host":"allowed.test",.*"decision":"allow"' "$plog" \
+	"the proxy audits agent-a's request under session agent-a"
+expect_match '"session":"agent-b",.*"host":"other.test",.*"decision":"allow"' "$plog" \
+	"... and agent-b's under agent-b"
 
 la=$(pm logs agent-a-agent 2>&1)
 lb=$(pm logs agent-b-agent 2>&1)
@@ -289,9 +294,9 @@ expect_eq "0000000000000000 0000000000000000" \
 	"the proxy holds no capability, not even in its bounding set"
 grep -q 'command: \["/usr/bin/postern-proxy", "ctl", "status",' "$K/deployment.yaml" &&
 	grep -q '"-c", "/etc/postern/postern.ini"\]$' "$K/deployment.yaml" ||
-	die "the shipped liveness command is no longer the one this test runs"
+	die "the shipped probes' command is no longer the one this test runs"
 out=$(pm exec $PC /usr/bin/postern-proxy ctl status -c /etc/postern/postern.ini 2>&1)
-expect_eq 0 $? "the liveness command answers: $(echo "$out" | head -n 1)"
+expect_eq 0 $? "the probes' command answers: $(echo "$out" | head -n 1)"
 expect_match "agent-a" "$out" "ctl status shows session agent-a"
 out=$(pm exec $PC /usr/bin/postern-proxy ctl metrics -c /etc/postern/postern.ini 2>&1)
 expect_match '^postern_connections_total{session="agent-a"}' "$out" "ctl metrics counts agent-a's connections"

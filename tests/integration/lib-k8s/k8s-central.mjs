@@ -71,9 +71,11 @@ for (const c of pod.spec.containers.concat(pod.spec.initContainers || [])) {
   check(!!(r.requests?.cpu && r.requests?.memory && r.limits?.memory),
     n + "requests cpu and memory, limits memory");
   check(!!c.readinessProbe && !!c.livenessProbe, n + "readiness and liveness probes");
-  const lc = c.livenessProbe?.exec?.command || [];
-  check(lc[0] === "/usr/bin/postern-proxy" && lc[1] === "ctl" && lc[2] === "status",
-    n + "liveness asks the admin socket (postern-proxy ctl status)");
+  for (const p of ["readinessProbe", "livenessProbe"]) {
+    const pc = c[p]?.exec?.command || [];
+    check(pc[0] === "/usr/bin/postern-proxy" && pc[1] === "ctl" && pc[2] === "status",
+      n + p + " asks the admin socket (postern-proxy ctl status)");
+  }
   for (const m of c.volumeMounts || [])
     check(!m.subPath, n + "mount " + m.name + " without subPath (reloads see edits)");
 }
