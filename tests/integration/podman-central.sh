@@ -199,10 +199,10 @@ echo "connect-noauth=$(curl -s -k --max-time 10 -o /dev/null -w '%{http_connect}
 curl -s --noproxy '*' --max-time 5 -o /dev/null http://10.200.1.2/
 echo "direct=$?"
 EOF
-printf 'FROM scratch\nCOPY rootfs/ /\nUSER 1000:1000\nENTRYPOINT ["/bin/sh", "/agent.sh"]\n' \
-	>"$PD/agent/Containerfile"
-out=$(pm build -q -f "$PD/agent/Containerfile" -t localhost/agent-image:latest "$PD/agent" 2>&1)
-expect_eq 0 $? "podman build of the agent image"
+# Imported, not built: a few seconds less, the same one-layer image.
+out=$(tar -C "$PD/agent/rootfs" -c . | pm import -q --change 'USER 1000:1000' \
+	--change 'ENTRYPOINT ["/bin/sh", "/agent.sh"]' - localhost/agent-image:latest 2>&1)
+expect_eq 0 $? "podman import of the agent image"
 out=$(pm run --rm --network none --entrypoint /bin/sh localhost/agent-image:latest -c 'curl --version' 2>&1) ||
 	skip "this machine cannot run containers: $(echo "$out" | tail -n 1)"
 
@@ -212,11 +212,11 @@ printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: postern-central-tokens\
 	"$TOKA" "$TOKB" >"$PD/tokens.yaml"
 out=$(pm secret create postern-central-tokens "$PD/tokens.yaml" 2>&1)
 expect_eq 0 $? "podman secret create postern-central-tokens"
-for s in a b; do
-	eval "t=\$TOK$(echo $s | tr ab AB)"
-	printf '{"token":"%s"}' "$(printf %s "$t" | base64 -w0)" >"$PD/token-$s.json"
-	out=$(pm secret create "postern-token-agent-$s" "$PD/token-$s.json" 2>&1)
-	expect_eq 0 $? "podman secret create postern-token-agent-$s"
+for s in "a $TOKA" "b $TOKB"; do
+	set -- $s
+	printf '{"token":"%s"}' "$(printf %s "$2" | base64 -w0)" >"$PD/token-$1.json"
+	out=$(pm secret create "postern-token-agent-$1" "$PD/token-$1.json" 2>&1)
+	expect_eq 0 $? "podman secret create postern-token-agent-$1"
 done
 
 # The shipped Deployment with the two fixed edits.
