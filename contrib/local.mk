@@ -49,6 +49,10 @@ TESTS += tests/integration/k8s-schema.sh
 EXTRA_DIST += tests/integration/k8s-schema.sh tests/integration/lib-k8s
 TESTS += tests/integration/podman-kube.sh
 EXTRA_DIST += tests/integration/podman-kube.sh
+TESTS += tests/integration/k8s-central.sh
+EXTRA_DIST += tests/integration/k8s-central.sh
+TESTS += tests/integration/podman-central.sh
+EXTRA_DIST += tests/integration/podman-central.sh contrib/Containerfile.proxy
 
 # "make image": the FROM scratch image of contrib/Containerfile, tagged
 # postern:VERSION.  Its two binaries are fully static: this tree's own when
@@ -89,6 +93,36 @@ podman-test-binaries:
 			echo "  STATIC   failed, the podman tests skip: see $(STATIC_DIR)/build.log"; }; \
 	fi
 tests/integration/sidecar-podman.log tests/integration/podman-kube.log: podman-test-binaries
+
+# "make image-proxy": the central proxy's image (contrib/k8s/central/),
+# contrib/Containerfile.proxy with postern-proxy alone, fully static as
+# above, tagged postern-proxy:VERSION.
+IMAGE_PROXY = postern-proxy:$(VERSION)
+if STATIC_BINARIES
+static-proxy: postern-proxy
+else
+static-proxy: static-binaries
+	cd $(STATIC_DIR)/build && $(MAKE) $(AM_MAKEFLAGS) postern-proxy
+endif
+image-proxy: static-proxy
+	rm -rf $(STATIC_DIR)/image-proxy
+	$(MKDIR_P) $(STATIC_DIR)/image-proxy
+	cp '$(static_bindir)/postern-proxy' $(STATIC_DIR)/image-proxy/
+	podman build -f '$(abs_top_srcdir)/contrib/Containerfile.proxy' --build-arg BIN=. \
+		-t '$(IMAGE_PROXY)' $(STATIC_DIR)/image-proxy
+# podman-central.sh's binary, built as podman-test-binaries builds theirs
+# (after them: both use build-static/).
+podman-central-binaries: podman-test-binaries
+	@if [ "$$(id -u)" = 0 ] && [ -z "$$POSTERN_STATIC_DIR" ] && \
+	    command -v podman >/dev/null 2>&1; then \
+		$(MKDIR_P) $(STATIC_DIR); \
+		echo "  STATIC   $(STATIC_DIR)/ postern-proxy (for podman-central)"; \
+		$(MAKE) $(AM_MAKEFLAGS) static-proxy >$(STATIC_DIR)/build-proxy.log 2>&1 || { \
+			rm -f $(STATIC_DIR)/build/postern-proxy; \
+			echo "  STATIC   failed, podman-central skips: see $(STATIC_DIR)/build-proxy.log"; }; \
+	fi
+tests/integration/podman-central.log: podman-central-binaries
 clean-local:
 	-rm -rf $(STATIC_DIR)
 .PHONY: image static-binaries podman-test-binaries
+.PHONY: image-proxy static-proxy podman-central-binaries

@@ -7,15 +7,22 @@ import fs from "fs";
 const root = process.argv[2];
 const yaml = (await import(root + "/js-yaml/index.js")).default;
 const kinds = {
-  Pod: (await import(root + "/kubernetes-models/v1/Pod.js")).Pod,
-  ConfigMap: (await import(root + "/kubernetes-models/v1/ConfigMap.js")).ConfigMap,
+  "v1 Pod": (await import(root + "/kubernetes-models/v1/Pod.js")).Pod,
+  "v1 ConfigMap": (await import(root + "/kubernetes-models/v1/ConfigMap.js")).ConfigMap,
+  "v1 Secret": (await import(root + "/kubernetes-models/v1/Secret.js")).Secret,
+  "v1 Service": (await import(root + "/kubernetes-models/v1/Service.js")).Service,
+  "apps/v1 Deployment": (await import(root + "/kubernetes-models/apps/v1/Deployment.js")).Deployment,
+  "networking.k8s.io/v1 NetworkPolicy":
+    (await import(root + "/kubernetes-models/networking.k8s.io/v1/NetworkPolicy.js")).NetworkPolicy,
+  "policy/v1 PodDisruptionBudget":
+    (await import(root + "/kubernetes-models/policy/v1/PodDisruptionBudget.js")).PodDisruptionBudget,
 };
 let bad = 0;
 for (const f of process.argv.slice(3)) {
   for (const doc of yaml.loadAll(fs.readFileSync(f, "utf8"))) {
     if (!doc) continue;
-    const K = kinds[doc.kind];
-    if (doc.apiVersion !== "v1" || !K) {
+    const K = kinds[doc.apiVersion + " " + doc.kind];
+    if (!K) {
       console.log("bad " + f + ": " + doc.apiVersion + " " + doc.kind + " is not checked here");
       bad = 1;
       continue;
