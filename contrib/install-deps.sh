@@ -15,7 +15,7 @@ iproute2 nftables dnsmasq-base curl openssl ca-certificates python3 procps psmis
 bubblewrap socat git strace nghttp2-client nghttp2-server python3-h2
 netcat-openbsd openssh-server bind9-dnsutils
 podman uidmap runc conmon catatonit runsc
-tinyproxy squid-openssl wrk hyperfine
+tinyproxy squid-openssl wrk hyperfine groff-base
 "
 
 # Claude Code and Codex, the real clients of tests/integration/sidecar-run-claude*.sh
