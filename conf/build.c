@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/text.h"
+#include "conf/keys.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -294,6 +295,7 @@ sess_clear(struct cf_sess_build *s)
 	free(s->allow);
 	free(s->deny);
 	free(s->name);
+	cfk_decider_clear(&s->decider);
 }
 
 static void

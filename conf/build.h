@@ -39,6 +39,13 @@ struct cf_sess_build {
 	/* mode = (CF_SESS_MODE_*, 0: not given) and its line. */
 	unsigned mode;
 	int mode_line;
+	/* decider = (parsed, 0 line: not given), decider_timeout,
+	 * decider_ask (1 unlisted, 2 all) and decider_cache_max, each with
+	 * its line (0: not given). */
+	struct cf_decider decider;
+	int decider_line;
+	unsigned decider_timeout, decider_ask, decider_cache_max;
+	int decider_timeout_line, decider_ask_line, decider_cache_max_line;
 	/* The shares in force, worked out in build(). */
 	unsigned eff_max, eff_uid;
 	/* secrets = NAME, ...: the names as written, each with its line. */
