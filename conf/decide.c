@@ -43,6 +43,10 @@ static const char *const reason_codes[] = {
 	[CF_R_ASK_TIMEOUT] = "ask_timeout",
 	[CF_R_DENIED_BY_ADMIN] = "denied_by_admin",
 	[CF_R_SECRET_REFLECTED] = "secret_reflected",
+	[CF_R_DECIDER_DENIED] = "decider_denied",
+	[CF_R_DECIDER_TIMEOUT] = "decider_timeout",
+	[CF_R_DECIDER_BAD_ANSWER] = "decider_bad_answer",
+	[CF_R_DECIDER_DOWN] = "decider_down",
 };
 
 const char *

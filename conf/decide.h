@@ -48,6 +48,10 @@ enum cf_reason {
 	CF_R_ASK_TIMEOUT,            /* mode = ask: no admin answered in ask_timeout */
 	CF_R_DENIED_BY_ADMIN,        /* an admin's answer or runtime grant denies it */
 	CF_R_SECRET_REFLECTED,       /* a response carried a secret's value back */
+	CF_R_DECIDER_DENIED,         /* the session's decider answered deny */
+	CF_R_DECIDER_TIMEOUT,        /* the decider did not answer in decider_timeout */
+	CF_R_DECIDER_BAD_ANSWER,     /* the decider's answer was not one */
+	CF_R_DECIDER_DOWN,           /* the decider could not be reached, or closed */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 
