@@ -65,6 +65,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-report.sh \
 	tests/integration/proxy-learn.sh \
 	tests/integration/proxy-ask.sh \
+	tests/integration/proxy-decider.sh \
 	tests/integration/reload-session-removed.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)
