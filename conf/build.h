@@ -95,6 +95,9 @@ struct cf_build {
 	struct cf_secret_build *cursec; /* the [secret] whose keys are being read */
 };
 
+/* Free what a parsed decider = holds (conf/config.h), and zero it. */
+void cfb_decider_clear(struct cf_decider *d);
+
 /*
  * Append "FILE:LINE: MESSAGE" (just "FILE: MESSAGE" when LINE is 0) to
  * B's errors, B->file being the FILE.  Counts the error in B->nerrors even

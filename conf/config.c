@@ -71,7 +71,7 @@ config_destroy(struct cf_config *c)
 		free(c->sessions[i].allow);
 		free(c->sessions[i].deny);
 		if (c->sessions[i].decider != NULL) {
-			cfk_decider_clear(c->sessions[i].decider);
+			cfb_decider_clear(c->sessions[i].decider);
 			free(c->sessions[i].decider);
 		}
 	}

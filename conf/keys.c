@@ -964,17 +964,6 @@ set_inject(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 
 /* ---- decider ------------------------------------------------------------- */
 
-/* Free what D holds (a parsed decider = ...), and zero it. */
-void
-cfk_decider_clear(struct cf_decider *d)
-{
-	free(d->text);
-	free(d->unix_path);
-	free(d->http_path);
-	free(d->http_host);
-	memset(d, 0, sizeof(*d));
-}
-
 /*
  * Parse V, "unix:/PATH" or "http://ADDR:PORT/PATH" with ADDR a loopback
  * address (127.0.0.0/8 or [::1]), into D.  The decider is trusted with the
@@ -1079,11 +1068,11 @@ set_decider(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 
 	(void)k;
 	if (decider_parse(value, &d, &why) != 0 || (d.text = strdup(value)) == NULL) {
-		cfk_decider_clear(&d);
+		cfb_decider_clear(&d);
 		cfb_err(b, b->line, "decider: %s (%s)", why ? why : "out of memory", shown);
 		return;
 	}
-	cfk_decider_clear(&s->decider);
+	cfb_decider_clear(&s->decider);
 	s->decider = d;
 	s->decider_line = b->line;
 }

@@ -16,7 +16,6 @@ struct cf_build;
 struct cf_sess_build;
 struct cf_listen;
 struct cf_proxy_settings;
-struct cf_decider;
 
 /* Set every [proxy] setting that has a value by default to it (P is the
  * caller's; the others are left as they are). */
@@ -26,9 +25,6 @@ void cfk_proxy_defaults(struct cf_proxy_settings *p);
  * with its value in P as a file would write it (cf_config_show_proxy()). */
 void cfk_proxy_show(const struct cf_proxy_settings *p,
     void (*fn)(const char *key, const char *value, void *arg), void *arg);
-
-/* Free what a parsed decider = holds, and zero it (keys.c). */
-void cfk_decider_clear(struct cf_decider *d);
 
 /*
  * inih's handler: apply KEY = VALUE of SECTION (on line B->line) to the
