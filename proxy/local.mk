@@ -67,6 +67,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-ask.sh \
 	tests/integration/proxy-decider.sh \
 	tests/integration/proxy-decider-load.sh \
+	tests/integration/proxy-decider-load-workers.sh \
 	tests/integration/reload-session-removed.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)

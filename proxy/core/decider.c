@@ -36,8 +36,9 @@ TAILQ_HEAD(qlist, px_decider_q);
 /* One decider on this loop: for unix:, its connection. */
 struct dconn {
 	struct px_deciders *ds;
-	char *text;                 /* decider = as written: its key */
-	const struct cf_decider *conf; /* the last snapshot that asked */
+	/* decider = as written: its key.  Nothing of a snapshot is kept
+	 * here: a reload may free it while a question is out. */
+	char *text;
 	struct bufferevent *bev;    /* unix: the connection, or NULL */
 	int up;                     /* unix: connected */
 	unsigned backoff_ms;
@@ -56,7 +57,7 @@ struct px_decider_q {
 	px_decider_fn *fn;
 	void *arg;
 	char *key;
-	unsigned cache_max;
+	unsigned cache_max, timeout_ms;
 	uint64_t started;           /* monotonic µs */
 	/* Answered before it was sent (down): given at the timer's first run. */
 	int early;
@@ -359,7 +360,7 @@ unix_event(struct bufferevent *bev, short what, void *arg)
 /* Connect DC (unix), unless it is connected or connecting.  0, or -1 with
  * WHY (it is down). */
 static int
-unix_connect(struct dconn *dc, char *why, size_t size)
+unix_connect(struct dconn *dc, const struct cf_decider *d, char *why, size_t size)
 {
 	struct sockaddr_un sun;
 	int fd;
@@ -368,7 +369,7 @@ unix_connect(struct dconn *dc, char *why, size_t size)
 		return 0;
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", dc->conf->unix_path);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", d->unix_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		snprintf(why, size, "socket: %s", strerror(errno));
@@ -378,7 +379,7 @@ unix_connect(struct dconn *dc, char *why, size_t size)
 	 * backlog, which the bufferevent waits out. */
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 && errno != EAGAIN &&
 	    errno != EINPROGRESS) {
-		snprintf(why, size, "cannot connect to %s: %s", dc->conf->unix_path, strerror(errno));
+		snprintf(why, size, "cannot connect to %s: %s", d->unix_path, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -465,9 +466,9 @@ http_event(struct bufferevent *bev, short what, void *arg)
 
 /* Send Q (TEXT, LEN bytes) as one POST.  0, or -1 with WHY. */
 static int
-http_send(struct px_decider_q *q, const char *text, size_t len, char *why, size_t size)
+http_send(struct px_decider_q *q, const struct cf_decider *d, const char *text, size_t len, char *why,
+    size_t size)
 {
-	const struct cf_decider *d = q->dc->conf;
 	struct evbuffer *out;
 
 	q->bev = bufferevent_socket_new(q->dc->ds->base, -1, BEV_OPT_CLOSE_ON_FREE);
@@ -507,7 +508,7 @@ q_timeout(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	snprintf(w, sizeof(w), "no answer from %s within decider_timeout (%u ms)", q->dc->text,
-	    q->dc->conf->timeout_ms);
+	    q->timeout_ms);
 	q_answer(q, PX_DECIDER_TIMEOUT, w);
 }
 
@@ -517,10 +518,8 @@ dconn_get(struct px_deciders *ds, const struct cf_decider *d)
 	struct dconn *dc;
 
 	LIST_FOREACH(dc, &ds->conns, next)
-		if (strcmp(dc->text, d->text) == 0) {
-			dc->conf = d;
+		if (strcmp(dc->text, d->text) == 0)
 			return dc;
-		}
 	if ((dc = calloc(1, sizeof(*dc))) == NULL)
 		return NULL;
 	if ((dc->text = strdup(d->text)) == NULL) {
@@ -528,7 +527,6 @@ dconn_get(struct px_deciders *ds, const struct cf_decider *d)
 		return NULL;
 	}
 	dc->ds = ds;
-	dc->conf = d;
 	TAILQ_INIT(&dc->pending);
 	LIST_INSERT_HEAD(&ds->conns, dc, next);
 	return dc;
@@ -551,6 +549,7 @@ px_decider_ask(struct px_deciders *ds, const struct cf_decider *d,
 	q->fn = fn;
 	q->arg = arg;
 	q->cache_max = d->cache_max;
+	q->timeout_ms = d->timeout_ms;
 	q->started = now_us();
 	q->id = qq->id = ++ds->next_id;
 	q->timer = evtimer_new(ds->base, q_timeout, q);
@@ -564,7 +563,7 @@ px_decider_ask(struct px_deciders *ds, const struct cf_decider *d,
 		snprintf(why, sizeof(why), "%s is down (tried again after a back-off)", d->text);
 		rc = -1;
 	} else if (d->unix_path != NULL) {
-		rc = unix_connect(dc, why, sizeof(why));
+		rc = unix_connect(dc, d, why, sizeof(why));
 		if (rc == 0 && evbuffer_add(bufferevent_get_output(dc->bev), text, len) != 0) {
 			snprintf(why, sizeof(why), "out of memory");
 			rc = -1;
@@ -576,7 +575,7 @@ px_decider_ask(struct px_deciders *ds, const struct cf_decider *d,
 			dc->retry_at = now_us() / 1000 + dc->backoff_ms;
 		}
 	} else {
-		rc = http_send(q, text, len, why, sizeof(why));
+		rc = http_send(q, d, text, len, why, sizeof(why));
 	}
 	free(text);
 	if (rc != 0) {

@@ -69,6 +69,8 @@ conf="$WORLD_DIR/postern.ini"
 	echo "[session all]"
 	echo "listen = tcp:127.0.0.1:3130"
 	echo "decider_ask = all"
+	echo "[session u]"
+	echo "listen = unix:$WORLD_DIR/u.sock"
 } >"$conf"
 
 # Bad addresses are refused with FILE:LINE.
@@ -108,6 +110,18 @@ out=$(in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/socks5.py" 
 	--target allowed.test --tport 443 --timeout 5)
 expect_match "rep=00" "$out" "SOCKS5: the decider's allow lets it go"
 expect_eq 1 "$(asked 'q["kind"] == "socks5" and q["host"] == "allowed.test"')" "SOCKS5 asks too"
+
+# A UNIX listener: the peer's uid and pid go in the question.
+in_px "$WORLD_PYTHON" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
+print(s.recv(100).split(b"\r\n")[0].decode())' "$WORLD_DIR/u.sock" >"$WORLD_DIR/u.out"
+expect_match "^HTTP/1.1 200" "$(cat "$WORLD_DIR/u.out")" "a UNIX listener's request is allowed by the decider"
+expect_eq 1 "$(asked 'q["session"] == "u" and q["uid"] == 0 and q["pid"] > 1')" \
+	"its question carries the peer's uid and pid (SO_PEERCRED)"
+expect_eq 0 "$(asked 'q["session"] != "u" and ("uid" in q or "pid" in q)')" "a TCP peer's has neither"
 
 # Deny, with a hostile reason.
 resp=$(curl_px -s -i -x http://127.0.0.1:3128 http://other.test/nope | tr -d '\r')
