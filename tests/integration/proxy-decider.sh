@@ -196,6 +196,22 @@ expect_eq "403 decider_denied" "$(get 3129 http://other.test/nope)" "http decide
 expect_eq "403 decider_bad_answer" "$(connect 3129 garbage.test:443)" "http decider: a bad answer"
 expect_eq 1 "$(asked 'q["session"] == "h" and q.get("path") == "/h2"')" "one POST, one question"
 
+# A reload with a bad decider = is refused with FILE:LINE; the old config
+# (and its decider) stays.
+cp "$conf" "$WORLD_DIR/good.ini"
+sed -i "s|^decider = unix:.*|decider = http://192.0.2.1:80/|" "$conf"
+proxy_reload
+i=0
+while ! grep -q "postern.ini:[0-9]*: decider: the address must be a loopback one" "$WORLD_DIR/proxy.out" && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+expect_match "postern.ini:[0-9]*: decider: the address must be a loopback one" "$(cat "$WORLD_DIR/proxy.out")" \
+	"a reload with a non-loopback decider is refused with FILE:LINE"
+expect_eq 1 "$(generation)" "and the old config stays"
+expect_eq "200 " "$(get 3128 http://other.test/after-reload)" "with its decider"
+cp "$WORLD_DIR/good.ini" "$conf"
+
 # /metrics.
 for r in allow deny timeout bad_answer down; do
 	v=$(metrics_get postern_decider_answers_total result=$r)
