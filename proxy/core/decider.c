@@ -310,6 +310,11 @@ unix_read(struct bufferevent *bev, void *arg)
 			dc_fail(dc, PX_DECIDER_DOWN, "out of memory");
 			return;
 		}
+		/* A blank line (a keep-alive, a CR LF's CR) answers nothing. */
+		if (eol.pos == 0 || (eol.pos == 1 && line[0] == '\r')) {
+			evbuffer_drain(in, (size_t)eol.pos + 1);
+			continue;
+		}
 		if (px_decider_answer_parse(line, (size_t)eol.pos, &a, &why) != 0) {
 			char w[200];
 

@@ -170,6 +170,8 @@ expect_eq "403 decider_bad_answer" "$(connect 3128 garbage.test:443)" "an answer
 expect_eq "403 decider_bad_answer" "$(connect 3128 wrongid.test:443)" "an answer to an id never asked refuses"
 expect_eq "403 decider_bad_answer" "$(connect 3128 big.test:443)" "a line over the bound refuses"
 expect_eq "200 " "$(get 3128 http://other.test/after-bad)" "the decider is asked again afterwards"
+expect_eq "502 dns_failure" "$(connect 3128 blank.test:443)" \
+	"a blank line before an answer is skipped (the allow taken; blank.test has no address)"
 
 # Crash mid-way, then a restart.
 expect_eq "403 decider_down" "$(connect 3128 crash.test:443)" "a decider that dies refuses what it was asked (decider_down)"

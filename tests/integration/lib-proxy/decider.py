@@ -10,6 +10,7 @@ Answers each question by its host and path:
   garbage.test                      a line that is not JSON
   wrongid.test                      an answer to an id never asked
   big.test                          a line of 20000 bytes
+  blank.test                        a blank line, then an allow
   crash.test                        the decider exits at once
   a path under /ttl                 allow, ttl 60
   anything else                     allow, reason "ok"
@@ -33,6 +34,8 @@ def answer(q):
         os._exit(3)
     if host == "garbage.test":
         return 0, b"this is not json"
+    if host == "blank.test":
+        return 0, b"\r\n" + json.dumps({"id": qid, "decision": "allow"}).encode()
     if host == "big.test":
         return 0, b"x" * 20000
     if host == "wrongid.test":
