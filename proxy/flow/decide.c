@@ -318,8 +318,8 @@ decider_apply(struct px_conn *c, enum px_decider_result r, const char *reason, i
 		snprintf(detail, sizeof(detail), "decider %s denied it%s: %s", d->text,
 		    cached ? " (kept answer)" : "", reason[0] ? reason : "(no reason given)");
 	else
-		snprintf(detail, sizeof(detail), "%s; the decider is asked and gave no answer, so "
-		    "the request is refused", reason);
+		snprintf(detail, sizeof(detail), "%s; the session's decider decides this request, "
+		    "and without its answer it is refused", reason);
 	px_conn_refuse(c, 403, why[r], NULL, detail);
 }
 
