@@ -295,6 +295,18 @@ sess_clear(struct cf_sess_build *s)
 	free(s->allow);
 	free(s->deny);
 	free(s->name);
+	cfb_decider_clear(&s->decider);
+}
+
+/* Free what D holds (a parsed decider = ...), and zero it. */
+void
+cfb_decider_clear(struct cf_decider *d)
+{
+	free(d->text);
+	free(d->unix_path);
+	free(d->http_path);
+	free(d->http_host);
+	memset(d, 0, sizeof(*d));
 }
 
 static void

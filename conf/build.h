@@ -39,6 +39,13 @@ struct cf_sess_build {
 	/* mode = (CF_SESS_MODE_*, 0: not given) and its line. */
 	unsigned mode;
 	int mode_line;
+	/* decider = (parsed, 0 line: not given), decider_timeout,
+	 * decider_ask (1 unlisted, 2 all) and decider_cache_max, each with
+	 * its line (0: not given). */
+	struct cf_decider decider;
+	int decider_line;
+	unsigned decider_timeout, decider_ask, decider_cache_max;
+	int decider_timeout_line, decider_ask_line, decider_cache_max_line;
 	/* The shares in force, worked out in build(). */
 	unsigned eff_max, eff_uid;
 	/* token_file = PATH: the SHA-256 of the token read (conf/token.h)
@@ -91,6 +98,9 @@ struct cf_build {
 	size_t nsecrets;
 	struct cf_secret_build *cursec; /* the [secret] whose keys are being read */
 };
+
+/* Free what a parsed decider = holds (conf/config.h), and zero it. */
+void cfb_decider_clear(struct cf_decider *d);
 
 /*
  * Append "FILE:LINE: MESSAGE" (just "FILE: MESSAGE" when LINE is 0) to

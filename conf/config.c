@@ -70,6 +70,10 @@ config_destroy(struct cf_config *c)
 		free(c->sessions[i].name);
 		free(c->sessions[i].allow);
 		free(c->sessions[i].deny);
+		if (c->sessions[i].decider != NULL) {
+			cfb_decider_clear(c->sessions[i].decider);
+			free(c->sessions[i].decider);
+		}
 	}
 	free(c->sessions);
 	for (i = 0; i < c->nlistens; i++)
@@ -80,6 +84,41 @@ config_destroy(struct cf_config *c)
 	cfb_proxy_clear(&c->proxy);
 	free(c->path);
 	free(c);
+}
+
+/*
+ * Session S's decider: SB's own decider = or [defaults]' (DEF), with each
+ * of decider_timeout, decider_ask and decider_cache_max taken the same way
+ * (2 s, unlisted, 1000 when neither gives it).  Returns 0 or -ENOMEM.
+ */
+static int
+take_decider(const struct cf_sess_build *sb, const struct cf_sess_build *def, struct cf_session *s)
+{
+	const struct cf_decider *from = sb->decider_line ? &sb->decider :
+	    def->decider_line ? &def->decider : NULL;
+	struct cf_decider *d;
+
+	if (from == NULL)
+		return 0;
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return -ENOMEM;
+	s->decider = d;
+	d->sa = from->sa;
+	d->salen = from->salen;
+	d->line = sb->decider_line ? sb->decider_line : def->decider_line;
+	d->text = strdup(from->text);
+	d->unix_path = from->unix_path ? strdup(from->unix_path) : NULL;
+	d->http_path = from->http_path ? strdup(from->http_path) : NULL;
+	d->http_host = from->http_host ? strdup(from->http_host) : NULL;
+	if (d->text == NULL || (from->unix_path && !d->unix_path) || (from->http_path && !d->http_path) ||
+	    (from->http_host && !d->http_host))
+		return -ENOMEM;
+	d->timeout_ms = sb->decider_timeout_line ? sb->decider_timeout :
+	    def->decider_timeout_line ? def->decider_timeout : 2000;
+	d->all = (sb->decider_ask ? sb->decider_ask : def->decider_ask) == 2;
+	d->cache_max = sb->decider_cache_max_line ? sb->decider_cache_max :
+	    def->decider_cache_max_line ? def->decider_cache_max : 1000;
+	return 0;
 }
 
 /* Move the rules of SB into C's rule store and return them as pointers. */
@@ -389,6 +428,8 @@ take_sessions(struct cf_build *b, struct cf_config *c, const struct cf_overrides
 		c->sessions[i].ask = (ov != NULL && ov->ask) || m == CF_SESS_MODE_ASK;
 		c->sessions[i].report = !c->sessions[i].ask &&
 		    ((ov != NULL && ov->report) || m == CF_SESS_MODE_REPORT);
+		if (take_decider(sb, &b->defaults, &c->sessions[i]) != 0)
+			return -ENOMEM;
 	}
 	if (c->sessions[0].name == NULL)
 		return -ENOMEM;

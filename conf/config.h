@@ -99,6 +99,26 @@ struct cf_secret;
 #define PX_WORKERS_MAX 64
 
 /*
+ * decider = (a session's or [defaults]'): an outside program asked about
+ * requests (proxy/core/decider.h).  UNIX_PATH for unix:PATH, else SA
+ * (a loopback address and port) with HTTP_PATH for http://ADDR:PORT/PATH.
+ * ALL: decider_ask = all (every request), else only what the allowlist
+ * refuses.  Owned by the snapshot.
+ */
+struct cf_decider {
+	char *text;                   /* as written, for messages */
+	char *unix_path;              /* NULL for http */
+	struct sockaddr_storage sa;
+	unsigned salen;
+	char *http_path;
+	char *http_host;              /* ADDR:PORT, for the Host header */
+	unsigned timeout_ms;          /* decider_timeout */
+	unsigned cache_max;           /* decider_cache_max; 0: no cache */
+	int all;                      /* decider_ask = all */
+	int line;
+};
+
+/*
  * A session: its listeners and its effective rules ([defaults] first, then
  * its own).  The default session (index 0, named "default") has the [proxy]
  * listeners and only the [defaults] rules.
@@ -115,6 +135,8 @@ struct cf_session {
 	 * allowlist refuses is held while an admin is asked (proxy/policy/ask.h);
 	 * nothing is allowed without an answer.  Never set with REPORT. */
 	int ask;
+	/* decider = ..., or NULL (see struct cf_decider). */
+	struct cf_decider *decider;
 	struct cf_listen *listen;
 	size_t nlisten;
 	const struct cf_rule **allow;

@@ -46,6 +46,10 @@ static const char *const reason_codes[] = {
 	[CF_R_PROXY_AUTH_REQUIRED] = "proxy_auth_required",
 	[CF_R_PROXY_AUTH_FAILED] = "proxy_auth_failed",
 	[CF_R_PROXY_AUTH_BLOCKED] = "proxy_auth_blocked",
+	[CF_R_DECIDER_DENIED] = "decider_denied",
+	[CF_R_DECIDER_TIMEOUT] = "decider_timeout",
+	[CF_R_DECIDER_BAD_ANSWER] = "decider_bad_answer",
+	[CF_R_DECIDER_DOWN] = "decider_down",
 };
 
 const char *

@@ -51,6 +51,10 @@ enum cf_reason {
 	CF_R_PROXY_AUTH_REQUIRED,    /* auth=token listener: no credential (407) */
 	CF_R_PROXY_AUTH_FAILED,      /* auth=token listener: a wrong one (407) */
 	CF_R_PROXY_AUTH_BLOCKED,     /* auth=token listener: too many wrong ones (429) */
+	CF_R_DECIDER_DENIED,         /* the session's decider answered deny */
+	CF_R_DECIDER_TIMEOUT,        /* the decider did not answer in decider_timeout */
+	CF_R_DECIDER_BAD_ANSWER,     /* the decider's answer was not one */
+	CF_R_DECIDER_DOWN,           /* the decider could not be reached, or closed */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

@@ -1034,6 +1034,133 @@ set_inject(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	sec->inject = nv;
 }
 
+/* ---- decider ------------------------------------------------------------- */
+
+/*
+ * Parse V, "unix:/PATH" or "http://ADDR:PORT/PATH" with ADDR a loopback
+ * address (127.0.0.0/8 or [::1]), into D.  The decider is trusted with the
+ * decision: a name, or any address another host could answer on, is
+ * refused.  Returns 0, or -1 with *WHY.
+ */
+static int
+decider_parse(const char *v, struct cf_decider *d, const char **why)
+{
+	char addr[64];
+	const char *p, *slash, *colon;
+	uint64_t port;
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	if (strncmp(v, "unix:", 5) == 0) {
+		if (v[5] != '/' || strlen(v + 5) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			*why = "unix:PATH takes an absolute path that fits a socket's name";
+			return -1;
+		}
+		d->unix_path = strdup(v + 5);
+		return d->unix_path != NULL ? 0 : (*why = "out of memory", -1);
+	}
+	if (strncmp(v, "http://", 7) != 0) {
+		*why = "it is unix:PATH or http://ADDRESS:PORT/PATH";
+		return -1;
+	}
+	p = v + 7;
+	slash = strchr(p, '/');
+	if (slash == NULL)
+		slash = p + strlen(p);
+	if (*p == '[') {
+		const char *rb = memchr(p, ']', (size_t)(slash - p));
+		if (rb == NULL || rb[1] != ':' || (size_t)(rb - p - 1) >= sizeof(addr)) {
+			*why = "http:// takes [ADDRESS]:PORT";
+			return -1;
+		}
+		memcpy(addr, p + 1, (size_t)(rb - p - 1));
+		addr[rb - p - 1] = '\0';
+		colon = rb + 1;
+	} else {
+		colon = memchr(p, ':', (size_t)(slash - p));
+		if (colon == NULL || (size_t)(colon - p) >= sizeof(addr)) {
+			*why = "http:// takes ADDRESS:PORT, the port written";
+			return -1;
+		}
+		memcpy(addr, p, (size_t)(colon - p));
+		addr[colon - p] = '\0';
+	}
+	if (bs_num_parse(colon + 1, (size_t)(slash - colon - 1), 65535, 0, &port) != 0 || port == 0) {
+		*why = "the port must be 1-65535";
+		return -1;
+	}
+	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&d->sa)->sin_addr) == 1) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&d->sa;
+		if ((ntohl(sin->sin_addr.s_addr) >> 24) != 127) {
+			*why = "the address must be a loopback one (127.0.0.0/8 or [::1])";
+			return -1;
+		}
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)port);
+		d->salen = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&d->sa)->sin6_addr) == 1) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&d->sa;
+		if (!IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr)) {
+			*why = "the address must be a loopback one (127.0.0.0/8 or [::1])";
+			return -1;
+		}
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		d->salen = sizeof(*sin6);
+	} else {
+		*why = "the address must be a loopback address written as one (no names)";
+		return -1;
+	}
+	/* The path goes in a request line: visible ASCII only. */
+	for (i = 0; slash[i] != '\0'; i++)
+		if (slash[i] <= ' ' || slash[i] > '~') {
+			*why = "the path may hold visible ASCII only";
+			return -1;
+		}
+	if (i > 256) {
+		*why = "the path is longer than 256 bytes";
+		return -1;
+	}
+	d->http_path = strdup(*slash ? slash : "/");
+	d->http_host = strndup(p, (size_t)(slash - p));
+	if (d->http_path == NULL || d->http_host == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	return 0;
+}
+
+/* decider = unix:PATH | http://LOOPBACK:PORT/PATH. */
+static void
+set_decider(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_decider d;
+	const char *why = NULL;
+
+	(void)k;
+	if (decider_parse(value, &d, &why) != 0 || (d.text = strdup(value)) == NULL) {
+		cfb_decider_clear(&d);
+		cfb_err(b, b->line, "decider: %s (%s)", why ? why : "out of memory", shown);
+		return;
+	}
+	cfb_decider_clear(&s->decider);
+	s->decider = d;
+	s->decider_line = b->line;
+}
+
+/* decider_timeout, with its line. */
+static void
+set_decider_timeout(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	int n = b->nerrors;
+
+	set_duration(b, k, s, value, shown);
+	if (b->nerrors == n)
+		s->decider_timeout_line = b->line;
+}
+
 /* ---- the tables ------------------------------------------------------------ */
 
 static const struct choice sni_modes[] = {
@@ -1042,6 +1169,9 @@ static const struct choice sni_modes[] = {
 static const struct choice sess_modes[] = {
 	{ "enforce", CF_SESS_MODE_ENFORCE }, { "report", CF_SESS_MODE_REPORT },
 	{ "ask", CF_SESS_MODE_ASK }, { NULL, 0 },
+};
+static const struct choice decider_asks[] = {
+	{ "unlisted", 1 }, { "all", 2 }, { NULL, 0 },
 };
 static const struct choice yes_no[] = { { "yes", 1 }, { "no", 0 }, { NULL, 0 } };
 
@@ -1099,6 +1229,11 @@ static const struct key session_keys[] = {
 	{ .name = "secrets", .set = set_secrets, .flags = K_LIST },
 	{ .name = "mode", .set = set_mode, SB(mode), .choices = sess_modes },
 	{ .name = "token_file", .set = set_token_file, .flags = K_NO_DEFAULTS },
+	{ .name = "decider", .set = set_decider },
+	{ .name = "decider_timeout", .set = set_decider_timeout, SB(decider_timeout) },
+	{ .name = "decider_ask", .set = set_mode, SB(decider_ask), .choices = decider_asks },
+	{ .name = "decider_cache_max", .set = set_count, SB(decider_cache_max), .min = 0,
+	  .max = 1000000 },
 	{ .name = NULL },
 };
 

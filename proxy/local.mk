@@ -13,9 +13,9 @@ libpostern_proxy_a_SOURCES += \
 	proxy/watch.c proxy/watch.h
 # nghttp2 is for flow/h2.c; ctl.c reads the admin key with inih directly.
 libpostern_proxy_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS) $(CARES_CFLAGS) \
-	$(NGHTTP2_CFLAGS) $(INIH_CFLAGS)
+	$(NGHTTP2_CFLAGS) $(INIH_CFLAGS) $(JANSSON_CFLAGS)
 PROXY_LIBS = libpostern_proxy.a $(CONF_LIBS) $(LIBEVENT_LIBS) $(CARES_LIBS) $(OPENSSL_LIBS) \
-	$(NGHTTP2_LIBS)
+	$(NGHTTP2_LIBS) $(JANSSON_LIBS)
 
 bin_PROGRAMS += postern-proxy
 postern_proxy_SOURCES = proxy/main.c
@@ -66,6 +66,9 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-learn.sh \
 	tests/integration/proxy-ask.sh \
 	tests/integration/proxy-token.sh \
+	tests/integration/proxy-decider.sh \
+	tests/integration/proxy-decider-load.sh \
+	tests/integration/proxy-decider-load-workers.sh \
 	tests/integration/reload-session-removed.sh
 TESTS += $(PROXY_SCENARIOS)
 EXTRA_DIST += $(PROXY_SCENARIOS)

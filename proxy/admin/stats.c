@@ -24,6 +24,8 @@ static pthread_mutex_t stats_lock = PX_LOCK_INIT;
 _Static_assert(CF_R_NREASONS <= NREASONS, "raise NREASONS for the new reason codes");
 static const double buckets[] = { 0.1, 1, 10, 60, 300, 900, 3600, 14400 };
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
+static const double dbuckets[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5 };
+#define NDBUCKETS (sizeof(dbuckets) / sizeof(dbuckets[0]))
 
 struct sess_stats {
 	char *name;
@@ -58,6 +60,12 @@ struct px_stats {
 	uint64_t hist[NBUCKETS + 1];
 	double hist_sum;
 	uint64_t hist_count;
+	/* decider =: questions by result, answers taken from the cache, and
+	 * the latency of those asked. */
+	uint64_t decider[PX_STATS_DECIDER_RESULTS], decider_cached;
+	uint64_t dhist[NDBUCKETS + 1];
+	double dhist_sum;
+	uint64_t dhist_count;
 };
 
 struct px_stats *
@@ -267,6 +275,54 @@ px_stats_reload(struct px_stats *s, int ok)
 		s->reloads_ok++;
 	else
 		s->reloads_failed++;
+}
+
+void
+px_stats_decider(struct px_stats *s, unsigned result, int cached, double seconds)
+{
+	PX_LOCKED(&stats_lock);
+	size_t i;
+
+	if (s == NULL || result >= PX_STATS_DECIDER_RESULTS)
+		return;
+	s->decider[result]++;
+	if (cached) {
+		s->decider_cached++;
+		return;
+	}
+	for (i = 0; i < NDBUCKETS && seconds > dbuckets[i]; i++)
+		;
+	s->dhist[i]++;
+	s->dhist_sum += seconds;
+	s->dhist_count++;
+}
+
+void
+px_stats_deciders(const struct px_stats *s, uint64_t *results, uint64_t *cached, uint64_t *hist,
+    double *sum, uint64_t *count)
+{
+	PX_LOCKED(&stats_lock);
+	size_t i;
+
+	for (i = 0; i < PX_STATS_DECIDER_RESULTS; i++)
+		results[i] = s ? s->decider[i] : 0;
+	for (i = 0; i <= NDBUCKETS; i++)
+		hist[i] = s ? s->dhist[i] : 0;
+	*cached = s ? s->decider_cached : 0;
+	*sum = s ? s->dhist_sum : 0;
+	*count = s ? s->dhist_count : 0;
+}
+
+size_t
+px_stats_decider_nbuckets(void)
+{
+	return NDBUCKETS;
+}
+
+double
+px_stats_decider_le(size_t i)
+{
+	return i < NDBUCKETS ? dbuckets[i] : 0;
 }
 
 void

@@ -50,6 +50,17 @@ const char *px_stats_secret_at(const struct px_stats *s, size_t i, const char **
     uint64_t *injected, uint64_t *misdirected, uint64_t *reflected);
 /* A reload was taken (OK nonzero) or refused. */
 void px_stats_reload(struct px_stats *s, int ok);
+/* decider =: a question of RESULT (enum px_decider_result, core/decider.h)
+ * answered in SECONDS, or from the cache (CACHED). */
+#define PX_STATS_DECIDER_RESULTS 5
+void px_stats_decider(struct px_stats *s, unsigned result, int cached, double seconds);
+/* The counts by result (PX_STATS_DECIDER_RESULTS of them), from the cache,
+ * the latency histogram (px_stats_decider_nbuckets() + 1 slots, not
+ * cumulative, the last past every bound), its sum and count. */
+void px_stats_deciders(const struct px_stats *s, uint64_t *results, uint64_t *cached, uint64_t *hist,
+    double *sum, uint64_t *count);
+size_t px_stats_decider_nbuckets(void);
+double px_stats_decider_le(size_t i);
 /* How many reloads were taken and refused so far. */
 void px_stats_reloads(const struct px_stats *s, uint64_t *ok, uint64_t *failed);
 

@@ -17,6 +17,7 @@
 
 #include "base/text.h"
 #include "conf/config.h"
+#include "proxy/core/decider.h"
 #include "proxy/policy/ask.h"
 #include "proxy/core/audit.h"
 #include "proxy/policy/budget.h"
@@ -525,6 +526,38 @@ header(struct evbuffer *out, const char *name, const char *type, const char *hel
 	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* decider =: the questions by result, the cache's answers, and the
+ * latency histogram of the questions sent. */
+static void
+metrics_decider(struct evbuffer *out, const struct px_stats *s)
+{
+	uint64_t res[PX_STATS_DECIDER_RESULTS], cached, count, cum = 0;
+	uint64_t hist[32];
+	double sum;
+	size_t i, nb = px_stats_decider_nbuckets();
+
+	if (nb + 1 > sizeof(hist) / sizeof(hist[0]))
+		return;
+	px_stats_deciders(s, res, &cached, hist, &sum, &count);
+	header(out, "postern_decider_answers_total", "counter",
+	    "Requests decided by a decider, by its answer (allow, deny) or failure (timeout, bad_answer, down).");
+	for (i = 0; i < PX_STATS_DECIDER_RESULTS; i++)
+		evbuffer_add_printf(out, "postern_decider_answers_total{result=\"%s\"} %llu\n",
+		    px_decider_result_word((enum px_decider_result)i), (unsigned long long)res[i]);
+	header(out, "postern_decider_cache_hits_total", "counter", "Answers taken from the cache (within their ttl).");
+	evbuffer_add_printf(out, "postern_decider_cache_hits_total %llu\n", (unsigned long long)cached);
+	header(out, "postern_decider_latency_seconds", "histogram", "From a question sent to its answer or failure.");
+	for (i = 0; i < nb; i++) {
+		cum += hist[i];
+		evbuffer_add_printf(out, "postern_decider_latency_seconds_bucket{le=\"%g\"} %llu\n",
+		    px_stats_decider_le(i), (unsigned long long)cum);
+	}
+	evbuffer_add_printf(out, "postern_decider_latency_seconds_bucket{le=\"+Inf\"} %llu\n",
+	    (unsigned long long)count);
+	evbuffer_add_printf(out, "postern_decider_latency_seconds_sum %.6f\n", sum);
+	evbuffer_add_printf(out, "postern_decider_latency_seconds_count %llu\n", (unsigned long long)count);
+}
+
 /* The Ith secret's sample of metric NAME: its count of EV, labelled by
  * session and secret. */
 static void
@@ -777,6 +810,7 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 	evbuffer_add_printf(out, "postern_tunnel_duration_seconds_sum %.3f\n", sum);
 	evbuffer_add_printf(out, "postern_tunnel_duration_seconds_count %llu\n",
 	    (unsigned long long)count);
+	metrics_decider(out, s);
 	/* workers = N: how the kernel spread the connections (only then, so
 	 * that one worker's /metrics stays what it was). */
 	if (px_workers_n(px_server_workers(srv)) > 1) {

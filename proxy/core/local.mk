@@ -5,6 +5,7 @@
 libpostern_proxy_a_SOURCES += \
 	proxy/core/audit.c proxy/core/audit.h \
 	proxy/core/conncount.c proxy/core/conncount.h \
+	proxy/core/decider.c proxy/core/decider.h \
 	proxy/core/io.c proxy/core/io.h \
 	proxy/core/listen.c \
 	proxy/core/lock.h \

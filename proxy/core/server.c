@@ -14,6 +14,7 @@
 #include "conf/config.h"
 #include "proxy/policy/budget.h"
 #include "proxy/core/server.h"
+#include "proxy/core/decider.h"
 
 /*
  * What the server itself holds; the connection set and the listener set
@@ -36,6 +37,7 @@ struct px_server {
 	struct px_budgets *budgets;
 	struct px_ask *ask;
 	struct px_grants *grants;
+	struct px_deciders *deciders;
 	const char *config_path;
 	const struct cf_overrides *ov;
 	int load_once;
@@ -66,6 +68,12 @@ px_server_new(const struct px_server_init *in)
 		return NULL;
 	} else {
 		srv->own_budgets = 1;
+	}
+	if ((srv->deciders = px_deciders_new(in->base)) == NULL) {
+		if (srv->own_budgets)
+			px_budgets_free(srv->budgets);
+		free(srv);
+		return NULL;
 	}
 	srv->workers = in->workers;
 	srv->worker = in->worker;
@@ -103,6 +111,7 @@ px_server_free(struct px_server *srv)
 {
 	if (srv == NULL)
 		return;
+	px_deciders_free(srv->deciders);
 	cf_config_free(srv->cfg);
 	if (srv->own_budgets)
 		px_budgets_free(srv->budgets);
@@ -238,6 +247,12 @@ struct px_ask *
 px_server_ask(const struct px_server *srv)
 {
 	return srv->ask;
+}
+
+struct px_deciders *
+px_server_deciders(const struct px_server *srv)
+{
+	return srv->deciders;
 }
 
 struct px_grants *

@@ -58,6 +58,7 @@ struct px_summary;
 struct px_learn;
 struct px_ask;
 struct px_grants;
+struct px_deciders;
 struct px_workers;
 
 struct sockaddr;
@@ -157,6 +158,9 @@ struct px_stats *px_server_stats(const struct px_server *srv);
  * loop (admin.c answers, decide.c holds and consults). */
 struct px_ask *px_server_ask(const struct px_server *srv);
 struct px_grants *px_server_grants(const struct px_server *srv);
+/* SRV's connections to the deciders and their cache (decider.h), its own
+ * (one a worker), made and freed with it. */
+struct px_deciders *px_server_deciders(const struct px_server *srv);
 struct px_dns *px_server_dns(const struct px_server *srv);
 struct px_audit *px_server_audit(const struct px_server *srv);
 /* The use of the rules' budgets (budget.h): made and freed with SRV,

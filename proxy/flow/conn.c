@@ -41,6 +41,7 @@
 #include "proxy/admin/stats.h"
 #include "proxy/policy/summary.h"
 #include "proxy/flow/notice.h"
+#include "proxy/core/decider.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -511,6 +512,7 @@ px_conn_free(struct px_conn *c, const char *why)
 
 	px_budget_release(c->budget, 1);
 	px_ask_leave(c->req.askw);
+	px_decider_cancel(c->req.dq);
 	px_dns_cancel(c->req.dnsq);
 	px_connect_cancel(c->req.connector);
 	if (c->tun != NULL) {

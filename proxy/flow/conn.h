@@ -55,6 +55,7 @@
 
 struct px_conn;
 struct px_ask_wait;
+struct px_decider_q;
 
 /* px_conn.auth. */
 enum {
@@ -196,6 +197,10 @@ struct px_request {
 	unsigned ask_id;
 	int ask_answer;
 	int granted;
+	/* decider = (proxy/core/decider.h): DQ while its question is out;
+	 * DECIDER, its answer plus one (0: not asked), for its decision line. */
+	struct px_decider_q *dq;
+	int decider;
 	/* SOCKS5: the reply code of its refusal when set (an errno of the
 	 * connect says more than the refusal's status). */
 	int socks_rep;

@@ -42,6 +42,8 @@
 #include "proxy/flow/bridgereq.h"
 #include "proxy/proto/socks.h"
 #include "proxy/admin/stats.h"
+#include "proxy/core/decider.h"
+#include "proxy/proto/decider.h"
 
 #include <openssl/crypto.h>
 
@@ -256,6 +258,147 @@ hold(struct px_conn *c, const struct px_http_request *req, size_t head_len)
 		log_info("session %s: %s %s:%u%s%s%s held on question %u (%s)", c->session,
 		    q.method, h, c->req.port, q.path[0] ? " path " : "", q.path,
 		    q.path_cut > 0 ? " (cut)" : "", c->req.ask_id, cf_reason_code(c->req.dec.reason));
+}
+
+/* ---- decider = ------------------------------------------------------------- */
+
+/*
+ * Does C's request go to its session's decider?  What the allowlist
+ * refused by host, port, path or method does (never a deny rule, a
+ * runtime grant's deny or anything else); with decider_ask = all so does
+ * what it allowed, unless a runtime grant allowed it.
+ */
+static int
+decidable(const struct px_conn *c)
+{
+	const struct cf_decider *d = c->sess->decider;
+
+	if (d == NULL || px_server_deciders(c->srv) == NULL)
+		return 0;
+	if (c->req.dec.allow)
+		return d->all && !c->req.granted;
+	return px_allowlist_refusal(c->req.dec.reason);
+}
+
+/*
+ * The decider's answer R for C (REASON: its reason, or how it failed),
+ * from a question or the cache.  An allow of what the allowlist refused
+ * becomes an allow with no rule, as an admin's answer in mode = ask: only
+ * the host's own rule that refused another port, path or method may let
+ * its address be private; a name no rule lists is vetted against every
+ * never-reachable range.  Anything but an allow refuses.  C may be freed
+ * on return.
+ */
+static void
+decider_apply(struct px_conn *c, enum px_decider_result r, const char *reason, int cached)
+{
+	const struct cf_decider *d = c->sess->decider;
+	struct cf_decision *dec = &c->req.dec;
+	static const enum cf_reason why[] = {
+		[PX_DECIDER_DENY] = CF_R_DECIDER_DENIED, [PX_DECIDER_TIMEOUT] = CF_R_DECIDER_TIMEOUT,
+		[PX_DECIDER_BAD] = CF_R_DECIDER_BAD_ANSWER, [PX_DECIDER_DOWN] = CF_R_DECIDER_DOWN,
+	};
+	char detail[sizeof(dec->detail)];
+
+	c->req.decider = (int)r + 1;
+	if (r == PX_DECIDER_ALLOW) {
+		if (!dec->allow) {
+			dec->allow = 1;
+			dec->reason = CF_R_ALLOWED;
+			dec->would = CF_R_ALLOWED;
+			dec->would_rule = dec->rule;
+			dec->rule = NULL;
+			snprintf(dec->detail, sizeof(dec->detail), "allowed by decider %s%s%s%s", d->text,
+			    cached ? " (kept answer)" : "", reason[0] ? ": " : "", reason);
+		}
+		start_lookup(c);
+		return;
+	}
+	if (r == PX_DECIDER_DENY)
+		snprintf(detail, sizeof(detail), "decider %s denied it%s: %s", d->text,
+		    cached ? " (kept answer)" : "", reason[0] ? reason : "(no reason given)");
+	else
+		snprintf(detail, sizeof(detail), "%s; the session's decider decides this request, "
+		    "and without its answer it is refused", reason);
+	px_conn_refuse(c, 403, why[r], NULL, detail);
+}
+
+static void
+decider_done(void *arg, enum px_decider_result r, const char *reason, double seconds)
+{
+	struct px_conn *c = arg;
+
+	c->req.dq = NULL;
+	px_stats_decider(px_server_stats(c->srv), (unsigned)r, 0, seconds);
+	decider_apply(c, r, reason, 0);
+}
+
+/* The backstop: the question's own timer answers first. */
+static void
+decider_backstop(struct px_conn *c)
+{
+	px_decider_cancel(c->req.dq);
+	c->req.dq = NULL;
+	decider_apply(c, PX_DECIDER_TIMEOUT, "no answer within decider_timeout", 0);
+}
+
+/* Held: nothing is read from the client, as in the lookup phase. */
+static const struct px_phase decider_phase = {
+	.name = "decider", .cli_event = px_conn_event_close, .timeout = decider_backstop,
+};
+
+/*
+ * Ask C's session's decider about C's request, made ready as if allowed
+ * (as hold() does), and go on when it answers: an answer kept from an
+ * earlier question for the same session, method, host, port and path
+ * decides at once.  REQ is its head (NULL for SOCKS5), HEAD_LEN bytes at
+ * the start of the client's input, drained here.
+ */
+static void
+decider_hold(struct px_conn *c, const struct px_http_request *req, size_t head_len)
+{
+	const struct cf_decider *d = c->sess->decider;
+	struct px_deciders *ds = px_server_deciders(c->srv);
+	const struct cf_rule *rule = c->req.dec.rule;
+	struct px_decider_question q;
+	char h[CF_HOST_TEXT_MAX], key[CF_HOST_TEXT_MAX + 400], reason[PX_DECIDER_REASON_MAX + 1];
+	const char *path = c->req.mode == CF_MODE_HTTP ? c->req.path : NULL;
+	int allow;
+
+	if (req != NULL) {
+		evbuffer_drain(bufferevent_get_input(c->cli.bev), head_len);
+		c->req.head_judged = 0;
+	}
+	px_conn_host_text(c, h, sizeof(h));
+	memset(&q, 0, sizeof(q));
+	q.session = c->session;
+	q.uid = c->is_unix ? (long)c->uid : -1;
+	q.pid = c->is_unix ? (long)c->pid : -1;
+	q.kind = c->socks ? "socks5" : c->req.mode == CF_MODE_HTTP ? "http" : "connect";
+	q.method = c->req.method[0] ? c->req.method : "CONNECT";
+	q.host = h;
+	q.port = c->req.port;
+	q.path = path;
+	q.allowed = c->req.dec.allow;
+	q.reason = cf_reason_code(c->req.dec.allow ? CF_R_ALLOWED : c->req.dec.reason);
+	if (rule != NULL) {
+		q.rule_text = rule->text;
+		q.rule_file = rule->file;
+		q.rule_line = rule->line;
+	}
+	snprintf(key, sizeof(key), "%s\n%s\n%s\n%u\n%s", c->session, q.method, h, c->req.port,
+	    path != NULL ? path : "");
+	if (px_decider_cached(ds, d, key, &allow, reason, sizeof(reason))) {
+		px_stats_decider(px_server_stats(c->srv), allow ? PX_DECIDER_ALLOW : PX_DECIDER_DENY, 1, 0);
+		decider_apply(c, allow ? PX_DECIDER_ALLOW : PX_DECIDER_DENY, reason, 1);
+		return;
+	}
+	bufferevent_disable(c->cli.bev, EV_READ);
+	px_conn_enter(c, &decider_phase);
+	px_conn_arm_timer(c, d->timeout_ms + 5000);
+	c->req.dq = px_decider_ask(ds, d, &q, key, decider_done, c);
+	if (c->req.dq == NULL)
+		px_conn_free(c, "out of memory");
 }
 
 
@@ -886,7 +1029,7 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	/* mode = ask: the request is made ready as if allowed (its head
 	 * consumed, its upstream head built, every other check made) and
 	 * held at the point where it would be looked up. */
-	if (!c->req.dec.allow && !askable(c)) {
+	if (!c->req.dec.allow && !askable(c) && !decidable(c)) {
 		px_conn_refuse(c, 403, c->req.dec.reason, c->req.dec.rule, c->req.dec.detail);
 		return;
 	}
@@ -922,6 +1065,10 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	/* The head is consumed (a held one by hold(), once its question has
 	 * it); any bytes after it are the body, a pipelined request, or
 	 * (CONNECT) the client's first flight. */
+	if (decidable(c)) {
+		decider_hold(c, req, head_len);
+		return;
+	}
 	if (!c->req.dec.allow) {
 		hold(c, req, head_len);
 		return;
@@ -1036,15 +1183,19 @@ px_decide_socks(struct px_conn *c)
 	cf_decide(c->sess, px_tunnel_terminates(c) ? CF_MODE_TLS : CF_MODE_CONNECT, &c->req.host, c->req.port,
 	    NULL, 0, NULL, &c->req.dec);
 	px_conn_grant(c);
-	if (!c->req.dec.allow && askable(c)) {
+	if (!c->req.dec.allow && askable(c) && !decidable(c)) {
 		hold(c, NULL, 0);
 		return;
 	}
-	if (!c->req.dec.allow) {
+	if (!c->req.dec.allow && !decidable(c)) {
 		px_conn_refuse(c, 403, c->req.dec.reason, c->req.dec.rule, c->req.dec.detail);
 		return;
 	}
-	if (budget_refused(c, c->req.dec.rule, 1))
+	if (c->req.dec.allow && budget_refused(c, c->req.dec.rule, 1))
 		return;
+	if (decidable(c)) {
+		decider_hold(c, NULL, 0);
+		return;
+	}
 	start_lookup(c);
 }

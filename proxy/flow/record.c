@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
+#include "proxy/core/decider.h"
 #include "proxy/policy/ask.h"
 #include "proxy/core/audit.h"
 #include "proxy/policy/learn.h"
@@ -71,6 +72,9 @@ px_record(struct px_conn *c, const struct px_rec *r)
 		px_json_num(&j, "asked", c->req.ask_id);
 		px_json_str(&j, "answer", px_ask_answer_word((enum px_ask_answer)c->req.ask_answer));
 	}
+	/* decider =: what it answered (or how it failed). */
+	if (r->decision != NULL && c->req.decider != 0)
+		px_json_str(&j, "decider", px_decider_result_word((enum px_decider_result)(c->req.decider - 1)));
 	if (r->decision != NULL && c->req.granted && r->rule == NULL && strcmp(r->decision, "allow") == 0)
 		px_json_str(&j, "grant", c->req.ask_id != 0 && c->req.ask_answer == PX_ASK_ALLOW_ONCE ?
 		    "once" : "session");

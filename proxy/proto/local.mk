@@ -4,6 +4,7 @@
 # TTL cache, and the answer to a bridge's session request.
 libpostern_proxy_a_SOURCES += \
 	proxy/proto/bridgereply.c proxy/proto/bridgereply.h \
+	proxy/proto/decider.c proxy/proto/decider.h \
 	proxy/proto/dns.c proxy/proto/dns.h \
 	proxy/proto/http.c proxy/proto/http.h \
 	proxy/proto/proxyauth.c proxy/proto/proxyauth.h \
@@ -82,3 +83,18 @@ tests_unit_test_bridgereply_SOURCES = tests/unit/test-bridgereply.c tests/unit/t
 	bridge/session.c bridge/session.h bridge/upstream.c bridge/forward.c bridge/addr.c
 tests_unit_test_bridgereply_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_test_bridgereply_LDADD = $(PROXY_LIBS) $(BASE_LIBS)
+
+# The decider protocol (proxy/proto/decider.h): unit test and fuzz replay
+# of the answer parsers.
+check_PROGRAMS += tests/unit/test-decider
+TESTS += tests/unit/test-decider
+tests_unit_test_decider_SOURCES = tests/unit/test-decider.c tests/unit/tap.h
+tests_unit_test_decider_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_decider_LDADD = $(PROXY_LIBS)
+
+check_PROGRAMS += tests/fuzz/decider-replay
+TESTS += tests/fuzz/decider-replay
+tests_fuzz_decider_replay_SOURCES = tests/fuzz/fuzz-decider.c tests/fuzz/replay.c
+tests_fuzz_decider_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/decider"'
+tests_fuzz_decider_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-decider.srcs

@@ -27,6 +27,12 @@ bench-proxy: postern-proxy tests/bench/proxy-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-proxy.sh
 
+# Decisions through a decider = next to the allowlist alone (bench-decider.sh).
+EXTRA_DIST += tests/bench/bench-decider.sh
+bench-decider: postern-proxy tests/bench/proxy-load
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	  $(SHELL) $(top_srcdir)/tests/bench/bench-decider.sh
+
 bench-term: postern-proxy tests/bench/tls-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-term.sh
@@ -79,4 +85,4 @@ bench-sandbox: postern-proxy postern-bridge tests/bench/bridge-load tests/bench/
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-sandbox.sh
 
-.PHONY: bench bench-proxy bench-term bench-instr bench-capture bench-sandbox
+.PHONY: bench bench-proxy bench-term bench-instr bench-capture bench-sandbox bench-decider
