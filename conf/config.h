@@ -87,6 +87,7 @@ struct cf_proxy_settings {
 };
 
 struct cf_secret;
+struct cf_parent;
 
 /* The most worker threads workers = N may ask for. */
 #define PX_WORKERS_MAX 64
@@ -129,6 +130,8 @@ struct cf_session {
 	size_t nterm_hosts;
 	const char *file;
 	int line;
+	/* Its parent proxy (conf/parent.h), NULL: it connects direct. */
+	struct cf_parent *parent;
 };
 
 /*

@@ -43,6 +43,8 @@ static const char *const reason_codes[] = {
 	[CF_R_ASK_TIMEOUT] = "ask_timeout",
 	[CF_R_DENIED_BY_ADMIN] = "denied_by_admin",
 	[CF_R_SECRET_REFLECTED] = "secret_reflected",
+	[CF_R_PARENT_REFUSED] = "parent_refused",
+	[CF_R_PARENT_UNREACHABLE] = "parent_unreachable",
 };
 
 const char *

@@ -48,6 +48,8 @@ enum cf_reason {
 	CF_R_ASK_TIMEOUT,            /* mode = ask: no admin answered in ask_timeout */
 	CF_R_DENIED_BY_ADMIN,        /* an admin's answer or runtime grant denies it */
 	CF_R_SECRET_REFLECTED,       /* a response carried a secret's value back */
+	CF_R_PARENT_REFUSED,         /* the parent proxy refused the CONNECT */
+	CF_R_PARENT_UNREACHABLE,     /* the parent proxy could not be reached */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

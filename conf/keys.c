@@ -962,6 +962,27 @@ set_inject(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	sec->inject = nv;
 }
 
+/* upstream_proxy, upstream_proxy_auth, upstream_proxy_direct and
+ * upstream_proxy_names (K->arg, enum cf_parent_key): checked now, built
+ * with the session once the file is read (conf/parent.c). */
+static void
+set_upstream(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	const char *why = NULL;
+
+	if (cfp_check(k->arg, value, &why) != 0) {
+		cfb_err(b, b->line, "%s: %s (%s)", k->name, why, shown);
+		return;
+	}
+	free(s->up_val[k->arg]);
+	if ((s->up_val[k->arg] = strdup(value)) == NULL) {
+		cfb_err(b, b->line, "out of memory");
+		return;
+	}
+	s->up_line[k->arg] = b->line;
+}
+
 /* ---- the tables ------------------------------------------------------------ */
 
 static const struct choice sni_modes[] = {
@@ -1025,6 +1046,10 @@ static const struct key session_keys[] = {
 	{ .name = "max_connections_per_uid", .set = set_count, SB(max_uid), .min = 1, .max = 1000000 },
 	{ .name = "secrets", .set = set_secrets, .flags = K_LIST },
 	{ .name = "mode", .set = set_mode, SB(mode), .choices = sess_modes },
+	{ .name = "upstream_proxy", .set = set_upstream, .arg = CFP_PROXY },
+	{ .name = "upstream_proxy_auth", .set = set_upstream, .arg = CFP_AUTH },
+	{ .name = "upstream_proxy_direct", .set = set_upstream, .arg = CFP_DIRECT },
+	{ .name = "upstream_proxy_names", .set = set_upstream, .arg = CFP_NAMES },
 	{ .name = NULL },
 };
 

@@ -15,6 +15,7 @@ libpostern_conf_a_SOURCES = \
 	conf/etchosts.c conf/etchosts.h \
 	conf/inject.c conf/inject.h \
 	conf/secret.c conf/secret.h \
+	conf/parent.c conf/parent.h \
 	conf/default.c
 libpostern_conf_a_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)
 CONF_LIBS = libpostern_conf.a $(BASE_LIBS) $(INIH_LIBS) $(OPENSSL_LIBS)
