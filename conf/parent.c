@@ -13,6 +13,8 @@
 #include <strings.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -311,16 +313,50 @@ one(struct cf_build *b, const struct cf_sess_build *sb, const struct cf_sess_bui
 	return 0;
 }
 
+/* Is P an address and port the proxy itself listens on (L: a TCP
+ * listener)?  The proxy would be its own parent, each request a new one. */
+static int
+is_listener(const struct cf_parent *p, const struct cf_listen *l)
+{
+	if (l->kind != CF_LISTEN_TCP)
+		return 0;
+	if (p->host.kind == CF_HOST_IPV4 && l->addr.ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)&l->addr;
+
+		return ntohs(sin->sin_port) == p->port && (sin->sin_addr.s_addr == INADDR_ANY ||
+		    sin->sin_addr.s_addr == p->host.addr.v4.s_addr);
+	}
+	if (p->host.kind == CF_HOST_IPV6 && l->addr.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&l->addr;
+
+		return ntohs(sin6->sin6_port) == p->port && (IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr) ||
+		    memcmp(&sin6->sin6_addr, &p->host.addr.v6, sizeof(p->host.addr.v6)) == 0);
+	}
+	return 0;
+}
+
 int
 cfp_attach(struct cf_build *b, struct cf_session *sessions, size_t n)
 {
-	size_t i;
+	size_t i, k, j;
 
 	for (i = 0; i < n; i++) {
 		const struct cf_sess_build *sb = i == 0 ? &b->defaults : &b->sess[i - 1];
+		const struct cf_parent *p;
 
 		if (one(b, sb, &b->defaults, &sessions[i].parent) == -ENOMEM)
 			return -ENOMEM;
+		if ((p = sessions[i].parent) == NULL)
+			continue;
+		for (k = 0; k < n; k++)
+			for (j = 0; j < sessions[k].nlisten; j++)
+				if (is_listener(p, &sessions[k].listen[j])) {
+					cfb_err(b, p->line, "upstream_proxy: %s is the proxy's own listener "
+					    "(line %d): it would be its own parent", p->text,
+					    sessions[k].listen[j].line);
+					/* Said once, for the first session it loops. */
+					return 0;
+				}
 	}
 	return 0;
 }

@@ -48,6 +48,10 @@ static const struct {
 	    "t.ini:6: upstream_proxy_auth = env:PX_PARENT_UNSET: the variable is not set" },
 	{ "no colon", HEAD "upstream_proxy = http://p.test:3128\nupstream_proxy_auth = env:PX_PARENT_NOCOLON\n",
 	    "t.ini:6: upstream_proxy_auth = env:PX_PARENT_NOCOLON: the credential is user:password" },
+	{ "own listener", HEAD "upstream_proxy = http://127.0.0.1:3128\n",
+	    "t.ini:5: upstream_proxy: http://127.0.0.1:3128 is the proxy's own listener (line 2)" },
+	{ "own wildcard listener", "[proxy]\nlisten = tcp:0.0.0.0:3128\n[defaults]\nallow_hosts = a.test\n"
+	    "upstream_proxy = http://127.0.0.1:3128\n", "t.ini:5: upstream_proxy: http://127.0.0.1:3128 is the proxy's own" },
 	{ "file missing", HEAD "upstream_proxy = http://p.test:3128\nupstream_proxy_auth = file:/nonexistent/c\n",
 	    "t.ini:6: upstream_proxy_auth = file:/nonexistent/c: cannot open the file" },
 };
