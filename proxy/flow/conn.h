@@ -191,8 +191,11 @@ struct px_request {
 	 * connect says more than the refusal's status). */
 	int socks_rep;
 	/* The parent proxy it goes through (conf/parent.h; the snapshot's),
-	 * set when it is looked up; NULL: direct. */
+	 * set when it is looked up; NULL: direct.  VIA_PARENT: its
+	 * addresses passed and the parent is asked (its audit lines name
+	 * the parent). */
 	const struct cf_parent *parent;
+	int via_parent;
 };
 
 /*

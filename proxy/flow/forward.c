@@ -125,6 +125,7 @@ px_forward_reuse(struct px_conn *c)
 		snprintf(c->req.addr, sizeof(c->req.addr), "%s", pp->addr);
 		pp->bev = NULL;
 		px_pool_drop(pp);
+		c->req.via_parent = c->req.parent != NULL;
 		if (c->req.parent != NULL && c->req.parent->names && px_parent_http_head(c) != 0) {
 			px_conn_free(c, "out of memory");
 			return 1;

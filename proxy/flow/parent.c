@@ -250,6 +250,7 @@ px_parent_connect(struct px_conn *c)
 	const struct cf_host *h = &c->req.parent->host;
 	struct lookup *lk = c->req.lk;
 
+	c->req.via_parent = 1;
 	/* The upstream is the first vetted address: revoke = yes judges it,
 	 * and the parent is asked for it (without upstream_proxy_names). */
 	memset(&c->up_peer, 0, sizeof(c->up_peer));

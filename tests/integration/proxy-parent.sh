@@ -150,8 +150,9 @@ expect_match "^sni=allowed\.test$" "$out" "CONNECT through the parent reaches th
 expect_eq "$SQ_OUT4" "$(peer_of /tun)" "the upstream sees the tunnel come from squid, not postern"
 expect_match "CONNECT 10\.200\.1\.2:443 " "$(cat "$SQ_DIR/access.log")" \
 	"postern asks the parent for the vetted address, not the name"
-expect_audit "the tunnel's decision line is an allow with the vetted address" event=decision \
-	method=CONNECT host=allowed.test decision=allow address=10.200.1.2
+expect_audit "the tunnel's decision line is an allow with the vetted address and the parent" \
+	event=decision method=CONNECT host=allowed.test decision=allow address=10.200.1.2 \
+	parent="http://$SQ4:3128"
 
 # 2. SOCKS5 goes the same way.
 out=$(curl_px --proxy socks5h://127.0.0.1:3128 https://allowed.test/socks)
@@ -174,6 +175,7 @@ expect_match "CONNECT 10\.200\.1\.2:80 " "$(cat "$SQ_DIR/access.log")" \
 out=$(curl_px -x http://127.0.0.1:3128 https://other.test/direct)
 expect_match "^sni=other\.test$" "$out" "a host on upstream_proxy_direct is reached"
 expect_eq "$WORLD_PX4" "$(peer_of /direct)" "and directly: the upstream sees postern's address"
+expect_no_audit "its decision line names no parent" event=decision host=other.test parent~.
 out=$(curl_px -x http://127.0.0.1:3128 http://other.test/mix1 http://allowed.test/mix2 http://other.test/mix3)
 expect_eq "$WORLD_PX4 $SQ_OUT4 $WORLD_PX4" "$(peer_of /mix1) $(peer_of /mix2) $(peer_of /mix3)" \
 	"keep-alive: the direct and the parent upstreams never mix"
