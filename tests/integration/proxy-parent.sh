@@ -258,7 +258,16 @@ expect_match "GET http://allowed\.test/names-plain2 " "$(cat "$SQ_DIR/access.log
 expect_eq "$SQ_OUT4 allowed.test" "$(peer_of /names-plain1) $(upstream_get host target=/names-plain1)" \
 	"through squid, with the name in Host"
 
-# 10. The keys are checked: FILE:LINE and why, for each bad value.
+# 10. --check shows each session's parent, never its credential.
+out=$("$top_builddir/postern-proxy" --check -c "$conf" 2>&1)
+expect_match "^  upstream_proxy http://$SQ4:3128, asked for vetted addresses, without a credential$" "$out" \
+	"--check shows the parent and what it is asked for"
+expect_match "^  upstream_proxy_direct \*\.wild\.test$" "$out" "and what goes direct"
+expect_match "^  upstream_proxy http://$SQ4:3129, asked for vetted addresses, with a credential$" "$out" \
+	"and whether it has a credential"
+expect_no_match "$PARENT_PASS|$CRED_B64" "$out" "never the credential itself"
+
+# 11. The keys are checked: FILE:LINE and why, for each bad value.
 bad() {
 	printf '[proxy]\nlisten = tcp:127.0.0.1:3199\n[defaults]\nallow_hosts = a.test\n%s\n' "$1" >"$WORLD_DIR/bad.ini"
 	"$top_builddir/postern-proxy" --check -c "$WORLD_DIR/bad.ini" 2>&1
