@@ -83,8 +83,19 @@ http_access allow web_port
 http_access deny all
 EOF
 chown -R proxy "$SQ_DIR"
+# A parent that takes the connection and never answers.
+ip netns exec "$SQ_NS" "$WORLD_PYTHON" -c '
+import socket, sys, time
+s = socket.socket()
+s.bind((sys.argv[1], 3998))
+s.listen(8)
+held = []
+while True:
+    held.append(s.accept()[0])
+' "$SQ4" >/dev/null 2>&1 &
 ip netns exec "$SQ_NS" squid -N -f "$SQ_DIR/squid.conf" >"$SQ_DIR/out" 2>&1 &
-ip netns exec "$SQ_NS" "$WORLD_PYTHON" "$WORLD_LIB/world.py" wait --timeout 10 --tcp "$SQ4:3128" --tcp "$SQ4:3129" ||
+ip netns exec "$SQ_NS" "$WORLD_PYTHON" "$WORLD_LIB/world.py" wait --timeout 10 --tcp "$SQ4:3128" --tcp "$SQ4:3129" \
+	--tcp "$SQ4:3998" ||
 	{ cat "$SQ_DIR/out" "$SQ_DIR/cache.log" 2>/dev/null | tail -n 20; die "squid is not listening"; }
 squid_lines() { cat "$SQ_DIR/access.log" 2>/dev/null | wc -l | tr -d ' '; }
 
@@ -95,7 +106,7 @@ mkdir -p "$state"
 chmod 700 "$state"
 conf="$WORLD_DIR/postern.ini"
 {
-	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state"
+	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state" "connect_timeout = 2s"
 	cat <<-EOF
 		[defaults]
 		allow_hosts = allowed.test private, other.test private, priv.test private, *.wild.test private
@@ -126,6 +137,14 @@ conf="$WORLD_DIR/postern.ini"
 		allow_hosts = allowed.test private
 		upstream_proxy = http://$SQ4:3129
 		upstream_proxy_names = yes
+		[session hole]
+		listen = tcp:127.0.0.1:3134
+		allow_hosts = allowed.test private
+		upstream_proxy = http://$WORLD_BLACKHOLE4:3128
+		[session mute]
+		listen = tcp:127.0.0.1:3135
+		allow_hosts = allowed.test private
+		upstream_proxy = http://$SQ4:3998
 		[secret k]
 		from_env = PX_TEST_KEY
 		inject = allowed.test header x-api-key
@@ -239,6 +258,13 @@ expect_match "^X-Postern-Reason: parent_unreachable$" "$ans" "its reason is pare
 expect_eq 502 "$(curl_status -x http://127.0.0.1:3131 http://allowed.test/)" "plain HTTP too"
 expect_audit "it is audited" event=decision session=down decision=deny reason=parent_unreachable \
 	detail~"http://$SQ4:3999"
+ans=$(connect_raw 3134 allowed.test)
+expect_match "^X-Postern-Reason: parent_unreachable$" "$ans" "a parent whose connect times out is parent_unreachable"
+expect_match "could not connect to the parent proxy http://$WORLD_BLACKHOLE4:3128: Connection timed out" "$ans" \
+	"and the body says so"
+ans=$(connect_raw 3135 allowed.test)
+expect_match "^X-Postern-Reason: parent_unreachable$" "$ans" "a parent that never answers the CONNECT too"
+expect_match "did not answer the CONNECT in time" "$ans" "and the body says so"
 expect_eq 2 "$(metrics_get postern_decisions_total session=down reason=parent_unreachable)" \
 	"it is counted in /metrics"
 expect_eq 1 "$(metrics_get postern_decisions_total session=default reason=parent_refused)" \
