@@ -291,6 +291,8 @@ sess_clear(struct cf_sess_build *s)
 		free(s->secret_names[i]);
 	free(s->secret_names);
 	free(s->secret_lines);
+	for (i = 0; i < CFP_NKEYS; i++)
+		free(s->up_val[i]);
 	free(s->listen);
 	free(s->allow);
 	free(s->deny);

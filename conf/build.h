@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "conf/config.h"
+#include "conf/parent.h"
 #include "conf/secret.h"
 
 /* A key seen once in a section, for "given twice". */
@@ -56,6 +57,10 @@ struct cf_sess_build {
 	char **secret_names;
 	int *secret_lines;
 	size_t nsecret_names;
+	/* upstream_proxy and its keys as written (enum cf_parent_key),
+	 * checked; NULL: not given.  Each with its line. */
+	char *up_val[CFP_NKEYS];
+	int up_line[CFP_NKEYS];
 };
 
 /* A [secret NAME] as it is read (conf/secret.c builds the secret). */

@@ -67,6 +67,7 @@ config_destroy(struct cf_config *c)
 	free(c->rules);
 	for (i = 0; i < c->nsessions; i++) {
 		cfsec_session_clear(&c->sessions[i]);
+		cfp_free(c->sessions[i].parent);
 		free(c->sessions[i].name);
 		free(c->sessions[i].allow);
 		free(c->sessions[i].deny);
@@ -608,6 +609,8 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 	warn_sessions(b, c);
 	/* Secrets last: their bindings are judged by the sessions' rules. */
 	if (attach_secrets(b, c) < 0)
+		goto fail;
+	if (cfp_attach(b, c->sessions, c->nsessions) < 0)
 		goto fail;
 	if (b->nerrors > 0) {
 		config_destroy(c);

@@ -94,6 +94,7 @@ struct cf_proxy_settings {
 };
 
 struct cf_secret;
+struct cf_parent;
 
 /* The most worker threads workers = N may ask for. */
 #define PX_WORKERS_MAX 64
@@ -163,6 +164,8 @@ struct cf_session {
 	unsigned char token_md[32];
 	const char *file;
 	int line;
+	/* Its parent proxy (conf/parent.h), NULL: it connects direct. */
+	struct cf_parent *parent;
 };
 
 /* Nonzero when S can be reached: it has a listener of its own, or a

@@ -50,6 +50,8 @@ static const char *const reason_codes[] = {
 	[CF_R_DECIDER_TIMEOUT] = "decider_timeout",
 	[CF_R_DECIDER_BAD_ANSWER] = "decider_bad_answer",
 	[CF_R_DECIDER_DOWN] = "decider_down",
+	[CF_R_PARENT_REFUSED] = "parent_refused",
+	[CF_R_PARENT_UNREACHABLE] = "parent_unreachable",
 };
 
 const char *

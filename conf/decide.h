@@ -55,6 +55,8 @@ enum cf_reason {
 	CF_R_DECIDER_TIMEOUT,        /* the decider did not answer in decider_timeout */
 	CF_R_DECIDER_BAD_ANSWER,     /* the decider's answer was not one */
 	CF_R_DECIDER_DOWN,           /* the decider could not be reached, or closed */
+	CF_R_PARENT_REFUSED,         /* the parent proxy refused the CONNECT */
+	CF_R_PARENT_UNREACHABLE,     /* the parent proxy could not be reached */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

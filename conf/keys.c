@@ -1159,6 +1159,25 @@ set_decider_timeout(struct cf_build *b, const struct key *k, struct cf_sess_buil
 	set_duration(b, k, s, value, shown);
 	if (b->nerrors == n)
 		s->decider_timeout_line = b->line;
+/* upstream_proxy, upstream_proxy_auth, upstream_proxy_direct and
+ * upstream_proxy_names (K->arg, enum cf_parent_key): checked now, built
+ * with the session once the file is read (conf/parent.c). */
+static void
+set_upstream(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	const char *why = NULL;
+
+	if (cfp_check(k->arg, value, &why) != 0) {
+		cfb_err(b, b->line, "%s: %s (%s)", k->name, why, shown);
+		return;
+	}
+	free(s->up_val[k->arg]);
+	if ((s->up_val[k->arg] = strdup(value)) == NULL) {
+		cfb_err(b, b->line, "out of memory");
+		return;
+	}
+	s->up_line[k->arg] = b->line;
 }
 
 /* ---- the tables ------------------------------------------------------------ */
@@ -1234,6 +1253,10 @@ static const struct key session_keys[] = {
 	{ .name = "decider_ask", .set = set_mode, SB(decider_ask), .choices = decider_asks },
 	{ .name = "decider_cache_max", .set = set_count, SB(decider_cache_max), .min = 0,
 	  .max = 1000000 },
+	{ .name = "upstream_proxy", .set = set_upstream, .arg = CFP_PROXY },
+	{ .name = "upstream_proxy_auth", .set = set_upstream, .arg = CFP_AUTH },
+	{ .name = "upstream_proxy_direct", .set = set_upstream, .arg = CFP_DIRECT },
+	{ .name = "upstream_proxy_names", .set = set_upstream, .arg = CFP_NAMES },
 	{ .name = NULL },
 };
 

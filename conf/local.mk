@@ -17,6 +17,7 @@ libpostern_conf_a_SOURCES = \
 	conf/secret.c conf/secret.h \
 	conf/auth.c conf/auth.h \
 	conf/token.c conf/token.h \
+	conf/parent.c conf/parent.h \
 	conf/default.c
 libpostern_conf_a_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS) $(INIH_CFLAGS)
 CONF_LIBS = libpostern_conf.a $(BASE_LIBS) $(INIH_LIBS) $(OPENSSL_LIBS)

@@ -10,6 +10,7 @@
 
 #include "conf/config.h"
 #include "conf/grantfile.h"
+#include "conf/parent.h"
 #include "proxy/check.h"
 
 static void
@@ -24,6 +25,26 @@ print_rules(const char *what, const struct cf_rule *const *v, size_t n)
 		/* Budgets are counted per session: say so beside the rule. */
 		if (cf_rule_has_budget(v[i]))
 			printf("          budget: %s (per session)\n", cf_rule_budget_text(v[i], b, sizeof(b)));
+	}
+}
+
+/* S's parent proxy: where, what it is asked for, whether with a
+ * credential (never its value), and what goes direct. */
+static void
+print_parent(const struct cf_session *s)
+{
+	const struct cf_parent *p = s->parent;
+	char h[CF_HOST_TEXT_MAX];
+	size_t i;
+
+	if (p == NULL)
+		return;
+	printf("  upstream_proxy %s, asked for %s, %s\n", p->text,
+	    p->names ? "names (upstream_proxy_names)" : "vetted addresses",
+	    p->auth != NULL ? "with a credential" : "without a credential");
+	for (i = 0; i < p->ndirect; i++) {
+		cf_host_format(&p->direct[i], h, sizeof(h));
+		printf("  upstream_proxy_direct %s%s\n", h[0] == '.' ? "*" : "", h);
 	}
 }
 
@@ -139,6 +160,7 @@ px_check(const char *path, const struct cf_overrides *ov, const char *prog,
 		if (s->report)
 			printf("  mode report: NOT ENFORCING the allowlist (deny rules, private ranges, "
 			    "SNI and secrets still are)\n");
+		print_parent(s);
 		if (s->nallow == 0)
 			printf("  allows nothing\n");
 		print_rules("allow", s->allow, s->nallow);

@@ -117,6 +117,7 @@ struct pooled {
 	union peer_sa peer;
 	unsigned long generation;
 	const struct cf_rule *rule;
+	int parent;                /* a connection to the parent proxy */
 	struct bufferevent *bev;
 };
 
@@ -204,6 +205,12 @@ struct px_request {
 	/* SOCKS5: the reply code of its refusal when set (an errno of the
 	 * connect says more than the refusal's status). */
 	int socks_rep;
+	/* The parent proxy it goes through (conf/parent.h; the snapshot's),
+	 * set when it is looked up; NULL: direct.  VIA_PARENT: its
+	 * addresses passed and the parent is asked (its audit lines name
+	 * the parent). */
+	const struct cf_parent *parent;
+	int via_parent;
 };
 
 /*
@@ -631,6 +638,25 @@ int px_forward_begin(struct px_conn *c);
 int px_forward_reuse(struct px_conn *c);
 /* Send C's pending request head upstream and relay the body and answer. */
 void px_forward_start(struct px_conn *c);
+
+/* ---- parent.c, parentmsg.c ---- */
+
+/* C's request is allowed and its addresses in C->req.lk vetted: reach it
+ * through C->req.parent (a CONNECT; plain HTTP for a name with
+ * upstream_proxy_names in absolute form), the first vetted address as
+ * its upstream.  C may be freed or closing on return. */
+void px_parent_connect(struct px_conn *c);
+/* Rewrite C's pending plain-HTTP head for the parent: absolute form, and
+ * the parent's credential.  0, or -1 when out of memory. */
+int px_parent_http_head(struct px_conn *c);
+/* The authority C->req.parent is asked for, "ADDR:PORT" (the vetted
+ * address, C->req.addr) or, with upstream_proxy_names, "NAME:PORT", into
+ * BUF. */
+void px_parent_target(const struct px_conn *c, char *buf, size_t size);
+/* The parent refused C's request with the answer whose head is the LEN
+ * bytes at HEAD (a CONNECT's, or a 407 to an absolute-form request): 502
+ * parent_refused, quoting its status line. */
+void px_parent_refused(struct px_conn *c, const char *head, size_t len);
 
 /* ---- reflect.c ---- */
 

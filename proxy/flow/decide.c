@@ -27,6 +27,7 @@
 
 #include "conf/config.h"
 #include "conf/etchosts.h"
+#include "conf/parent.h"
 #include "conf/secret.h"
 #include "proxy/policy/budget.h"
 #include "proxy/policy/ask.h"
@@ -481,6 +482,10 @@ vet_and_connect(struct px_conn *c)
 	}
 	if (c->req.lk->naddrs == 1)
 		px_conn_sa_text((const struct sockaddr *)&c->req.lk->addrs[0], c->req.addr, sizeof(c->req.addr));
+	if (c->req.parent != NULL) {
+		px_parent_connect(c);
+		return 0;
+	}
 	/* Connect only to what was vetted: these very sockaddrs. */
 	c->req.connector = px_connect_start(px_server_base(c->srv), c->req.lk->addrs, c->req.lk->addrlens, c->req.lk->naddrs,
 	    px_conn_settings(c)->connect_timeout_ms, connected_cb, c);
@@ -1090,6 +1095,7 @@ start_lookup(struct px_conn *c)
 
 	px_conn_enter(c, &lookup_phase);
 	px_conn_arm_timer(c, p->connect_timeout_ms + 30000);
+	c->req.parent = cf_session_parent(c->sess, &c->req.host);
 	if (!c->is_unix && !c->nodelay) {
 		int one = 1;
 

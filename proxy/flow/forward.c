@@ -22,6 +22,7 @@
 #include <event2/util.h>
 
 #include "conf/config.h"
+#include "conf/parent.h"
 #include "proxy/flow/conn.h"
 #include "proxy/proto/http.h"
 #include "proxy/core/log.h"
@@ -39,6 +40,7 @@ pool_find(struct px_conn *c)
 
 	for (i = 0; c->fwd->pool != NULL && i < POOL_MAX; i++)
 		if (c->fwd->pool[i].bev != NULL && c->fwd->pool[i].port == c->req.port &&
+		    c->fwd->pool[i].parent == (c->req.parent != NULL) &&
 		    cf_host_equal(&c->fwd->pool[i].host, &c->req.host))
 			return &c->fwd->pool[i];
 	return NULL;
@@ -86,6 +88,7 @@ pool_put(struct px_conn *c)
 	c->fwd->pool[slot].peer = c->up_peer;
 	c->fwd->pool[slot].generation = c->generation;
 	c->fwd->pool[slot].rule = c->req.dec.rule;
+	c->fwd->pool[slot].parent = c->req.parent != NULL;
 	c->fwd->pool[slot].bev = c->up.bev;
 	bufferevent_setcb(c->up.bev, pool_read_cb, NULL, pool_event_cb, &c->fwd->pool[slot]);
 	bufferevent_enable(c->up.bev, EV_READ);
@@ -122,6 +125,11 @@ px_forward_reuse(struct px_conn *c)
 		snprintf(c->req.addr, sizeof(c->req.addr), "%s", pp->addr);
 		pp->bev = NULL;
 		px_pool_drop(pp);
+		c->req.via_parent = c->req.parent != NULL;
+		if (c->req.parent != NULL && c->req.parent->names && px_parent_http_head(c) != 0) {
+			px_conn_free(c, "out of memory");
+			return 1;
+		}
 		px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, "reused upstream connection", NULL);
 		px_conn_arm_timer(c, px_conn_settings(c)->idle_timeout_ms);
 		px_forward_start(c);
@@ -508,6 +516,11 @@ fwd_response(struct px_conn *c)
 				} else {
 					px_conn_free(c, "bad upstream response");
 				}
+				return 1;
+			}
+			if (resp.status == 407 && c->req.parent != NULL && c->req.parent->names && !c->term &&
+			    c->up.bytes == 0) {
+				px_parent_refused(c, (const char *)data, head_len);
 				return 1;
 			}
 			if (scrub != NULL) {

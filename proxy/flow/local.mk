@@ -13,6 +13,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/flow/h2.c proxy/flow/h2.h \
 	proxy/flow/h2tunnel.c \
 	proxy/flow/notice.c proxy/flow/notice.h \
+	proxy/flow/parent.c proxy/flow/parentmsg.c \
 	proxy/flow/record.c \
 	proxy/flow/reflect.c \
 	proxy/flow/revoke.c proxy/flow/revoke.h \

@@ -20,6 +20,7 @@
 #include <event2/util.h>
 
 #include "proxy/core/decider.h"
+#include "conf/parent.h"
 #include "proxy/policy/ask.h"
 #include "proxy/core/audit.h"
 #include "proxy/policy/learn.h"
@@ -57,6 +58,8 @@ px_record(struct px_conn *c, const struct px_rec *r)
 	if (c->req.mode != CF_MODE_CONNECT && c->req.path[0])
 		px_json_str(&j, "path", c->req.path);
 	px_json_str(&j, "address", c->req.addr[0] ? c->req.addr : NULL);
+	if (c->req.via_parent)
+		px_json_str(&j, "parent", c->req.parent->text);
 	if (r->decision != NULL)
 		px_json_str(&j, "decision", r->decision);
 	if (r->would != CF_R_ALLOWED) {

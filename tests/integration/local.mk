@@ -60,6 +60,8 @@ TESTS += tests/integration/bridge-dns-ede.sh
 EXTRA_DIST += tests/integration/bridge-dns-ede.sh
 TESTS += tests/integration/tls-inject.sh
 EXTRA_DIST += tests/integration/tls-inject.sh
+TESTS += tests/integration/proxy-parent.sh
+EXTRA_DIST += tests/integration/proxy-parent.sh
 TESTS += tests/integration/tls-reflect.sh
 EXTRA_DIST += tests/integration/tls-reflect.sh tests/integration/lib-tls/reflect-upstream.js \
 	tests/integration/lib-tls/reflect-client.py
