@@ -1159,6 +1159,8 @@ set_decider_timeout(struct cf_build *b, const struct key *k, struct cf_sess_buil
 	set_duration(b, k, s, value, shown);
 	if (b->nerrors == n)
 		s->decider_timeout_line = b->line;
+}
+
 /* upstream_proxy, upstream_proxy_auth, upstream_proxy_direct and
  * upstream_proxy_names (K->arg, enum cf_parent_key): checked now, built
  * with the session once the file is read (conf/parent.c). */

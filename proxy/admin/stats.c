@@ -18,7 +18,7 @@
  * then show the sum as they always did. */
 static pthread_mutex_t stats_lock = PX_LOCK_INIT;
 
-#define NREASONS 32
+#define NREASONS 48
 /* Every reason must have a counter: a new one past the last slot would
  * silently drop out of /metrics. */
 _Static_assert(CF_R_NREASONS <= NREASONS, "raise NREASONS for the new reason codes");
