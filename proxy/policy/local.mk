@@ -6,6 +6,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/policy/budget.c proxy/policy/budget.h \
 	proxy/policy/grants.c proxy/policy/grants.h \
 	proxy/policy/learn.c proxy/policy/learn.h \
+	proxy/policy/rtsess.c proxy/policy/rtsess.h \
 	proxy/policy/summary.c proxy/policy/summary.h
 
 # The budgets' use (proxy/policy/budget.h).
