@@ -21,3 +21,9 @@ TESTS += tests/unit/test-ask
 tests_unit_test_ask_SOURCES = tests/unit/test-ask.c tests/unit/tap.h
 tests_unit_test_ask_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_unit_test_ask_LDADD = $(PROXY_LIBS)
+
+# Runtime sessions: read as file sections, kept in state_dir (rtsess.h).
+check_PROGRAMS += tests/unit/test-rtsess
+TESTS += tests/unit/test-rtsess
+tests_unit_test_rtsess_SOURCES = tests/unit/test-rtsess.c tests/unit/tap.h
+tests_unit_test_rtsess_LDADD = $(PROXY_LIBS)
