@@ -296,8 +296,15 @@ check_listeners_unique(struct cf_build *b)
 	for (i = 0; i < n; i++)
 		for (k = 0; k < i; k++)
 			if (listen_same(all[i].l, all[k].l)) {
-				cfb_err(b, all[i].l->line, "%s is already the listener of %s (line %d)",
-				    all[i].l->text, all[k].who, all[k].l->line);
+				int at = all[k].l->line;
+				size_t seg = cfb_locate(b, &at);
+
+				if (seg > 0)
+					cfb_err(b, all[i].l->line, "%s is already the listener of %s (%s:%d)",
+					    all[i].l->text, all[k].who, b->segs[seg - 1].file, at);
+				else
+					cfb_err(b, all[i].l->line, "%s is already the listener of %s (line %d)",
+					    all[i].l->text, all[k].who, all[k].l->line);
 				break;
 			}
 	if (n == 0 || (n == 1 && b->proxy.admin.kind != 0))
@@ -449,6 +456,8 @@ warn_sessions(struct cf_build *b, struct cf_config *c)
 	for (i = 0; i < c->nsessions; i++) {
 		const struct cf_sess_build *sb = i == 0 ? &b->defaults : &b->sess[i - 1];
 		const struct cf_sess_build *from = sb->mode ? sb : &b->defaults;
+		int ml = from->mode_line;
+		const char *mf = seg_file(b, c, &ml);
 
 		c->sessions[i].file = c->path;
 		if (i > 0) {
@@ -463,7 +472,7 @@ warn_sessions(struct cf_build *b, struct cf_config *c)
 			if (from->mode == CF_SESS_MODE_ASK)
 				cfb_warn(b->diag, "%s:%d: session %s is in mode = ask: what its allowlist "
 				    "refuses is HELD until an admin answers (postern-proxy ctl pending) "
-				    "or ask_timeout passes%s", c->path, from->mode_line, c->sessions[i].name,
+				    "or ask_timeout passes%s", mf, ml, c->sessions[i].name,
 				    c->proxy.admin.kind == 0 ? "; there is no admin = unix:PATH in [proxy], "
 				    "so nobody can answer: every such request waits, then is refused" : "");
 			else
@@ -477,7 +486,7 @@ warn_sessions(struct cf_build *b, struct cf_config *c)
 		if (from->mode == CF_SESS_MODE_REPORT)
 			cfb_warn(b->diag, "%s:%d: session %s is in mode = report: NOT ENFORCING its allowlist "
 			    "(what it would refuse is allowed and audited as \"would\":\"deny\")",
-			    c->path, from->mode_line, c->sessions[i].name);
+			    mf, ml, c->sessions[i].name);
 		else
 			cfb_warn(b->diag, "session %s is in report mode (--report): NOT ENFORCING its allowlist "
 			    "(what it would refuse is allowed and audited as \"would\":\"deny\")",

@@ -90,6 +90,8 @@ test_conf(void)
 	cf_config_free(load1("t1", "listen = unix:/run/t1.sock\n\v[proxy]\n",
 	    "session:t1:2: a runtime session holds key = value lines only",
 	    "a section header after a vertical tab"));
+	cf_config_free(load1("t1", "listen = unix:/run/t1.sock\nmode = report\nmode = enforce\n",
+	    "session:t1:3: mode is given twice (first on line 2)", "a key given twice"));
 	cf_config_free(load1("t1", "listen = unix:/run/t1.sock\nadmin = unix:/run/a.sock\n",
 	    "session:t1:2: admin belongs in [proxy]", "a [proxy] key"));
 	snprintf(want, sizeof(want), "session:t1:1: unix:%s/f.sock is already the listener of filed", dir);
@@ -110,7 +112,8 @@ test_conf(void)
 		};
 		memset(&d, 0, sizeof(d));
 		c = cf_config_load_extra(file, NULL, ex, 2, &d);
-		tap_ok(c == NULL && has_error(&d, "session:t2:2: unix:/run/t.sock is already the listener of t1"),
+		tap_ok(c == NULL && has_error(&d, "session:t2:2: unix:/run/t.sock is already the listener of t1 "
+		    "(session:t1:1)"),
 		    "two runtime sessions on one listener: the second's line%s%s",
 		    d.nerrors ? ", got: " : "", d.nerrors ? d.errors[0] : "");
 		cf_config_free(c);
