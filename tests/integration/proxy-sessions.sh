@@ -38,6 +38,7 @@ admin = unix:$ADMIN_SOCK
 log = $PROXY_LOG
 dns_servers = $WORLD_DNS
 state_dir = $STATE
+${POSTERN_TEST_WORKERS:+workers = $POSTERN_TEST_WORKERS}
 [session filed]
 listen = unix:$WORLD_DIR/filed.sock
 allow_hosts = allowed.test private
@@ -171,7 +172,7 @@ write_conf "allow_hosts = other.test private" "[session s7]" "listen = unix:$WOR
 g=$(status_get 's["config"]["generation"]')
 out=$(admin_curl -X POST -w '%{http_code}' http://postern/reload)
 expect_match '^\{"taken":false' "$out" "a file section with a runtime session's name is refused"
-expect_match "postern\\.ini:11: session s7 exists at run time \\(remove it first\\)" "$out" \
+expect_match "postern\\.ini:12: session s7 exists at run time \\(remove it first\\)" "$out" \
 	"naming FILE:LINE"
 expect_eq "$g" "$(status_get 's["config"]["generation"]')" "the old config stays"
 write_conf "allow_hosts = other.test private"
