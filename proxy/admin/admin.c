@@ -721,18 +721,19 @@ static const struct route {
 	int bad;		/* the status when PARSE refuses */
 	int prefix;		/* PATH ends in '/' and the rest names a session */
 	size_t max_body;	/* 0: ADMIN_MAX_BODY */
+	int owner_only;		/* root and the proxy's own uid only, not admin_group */
 } routes[] = {
-	{ "/status",	  ROUTE_GET,  "GET, HEAD", JOB_STATUS,	NULL,	      0, 0, 0 },
-	{ "/metrics",	  ROUTE_GET,  "GET, HEAD", JOB_METRICS, NULL,	      0, 0, 0 },
-	{ "/learn",	  ROUTE_GET,  "GET, HEAD", JOB_LEARN,	parse_learn,  400, 0, 0 },
-	{ "/pending",	  ROUTE_GET,  "GET, HEAD", JOB_PENDING, NULL,	      0, 0, 0 },
-	{ "/grants",	  ROUTE_GET,  "GET, HEAD", JOB_GRANTS,	NULL,	      0, 0, 0 },
-	{ "/grants/save", ROUTE_POST, "POST",	   JOB_SAVE,	NULL,	      0, 0, 0 },
-	{ "/decide",	  ROUTE_POST, "POST",	   JOB_DECIDE,	parse_decide, 422, 0, 0 },
-	{ "/reload",	  ROUTE_POST, "POST",	   JOB_RELOAD,	NULL,	      0, 0, 0 },
-	{ "/sessions",	  ROUTE_GET,  "GET, HEAD", JOB_SESSIONS, NULL,	      0, 0, 0 },
+	{ "/status",	  ROUTE_GET,  "GET, HEAD", JOB_STATUS,	NULL,	      0, 0, 0, 0 },
+	{ "/metrics",	  ROUTE_GET,  "GET, HEAD", JOB_METRICS, NULL,	      0, 0, 0, 0 },
+	{ "/learn",	  ROUTE_GET,  "GET, HEAD", JOB_LEARN,	parse_learn,  400, 0, 0, 0 },
+	{ "/pending",	  ROUTE_GET,  "GET, HEAD", JOB_PENDING, NULL,	      0, 0, 0, 0 },
+	{ "/grants",	  ROUTE_GET,  "GET, HEAD", JOB_GRANTS,	NULL,	      0, 0, 0, 0 },
+	{ "/grants/save", ROUTE_POST, "POST",	   JOB_SAVE,	NULL,	      0, 0, 0, 0 },
+	{ "/decide",	  ROUTE_POST, "POST",	   JOB_DECIDE,	parse_decide, 422, 0, 0, 0 },
+	{ "/reload",	  ROUTE_POST, "POST",	   JOB_RELOAD,	NULL,	      0, 0, 0, 0 },
+	{ "/sessions",	  ROUTE_GET,  "GET, HEAD", JOB_SESSIONS, NULL,	      0, 0, 0, 0 },
 	{ "/sessions/",	  EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE, "PUT, DELETE", JOB_SESSION,
-	    parse_session, 400, 1, PX_RTSESS_MAX_TEXT },
+	    parse_session, 400, 1, PX_RTSESS_MAX_TEXT, 1 },
 };
 
 /* The route of PATH, or NULL. */
@@ -776,6 +777,17 @@ request_cb(struct evhttp_request *req, void *arg)
 	if ((evhttp_request_get_command(req) & r->methods) == 0) {
 		reply_error(req, 405, "Method Not Allowed", r->allow);
 		return;
+	}
+	/* A session is a config section: admin_group answers questions and
+	 * reads, the socket's owner (and root) alone writes the config. */
+	if (r->owner_only) {
+		long uid = peer_uid(req);
+
+		if (uid < 0 || (uid != 0 && (uid_t)uid != geteuid())) {
+			reply_error(req, 403, "only root and the proxy's own uid may make or end "
+			    "a session", NULL);
+			goto out;
+		}
 	}
 	if (evbuffer_get_length(evhttp_request_get_input_buffer(req)) >
 	    (r->max_body ? r->max_body : ADMIN_MAX_BODY)) {

@@ -48,6 +48,8 @@ TESTS += tests/integration/proxy-sessions.sh
 EXTRA_DIST += tests/integration/proxy-sessions.sh
 TESTS += tests/integration/proxy-sessions-workers.sh
 EXTRA_DIST += tests/integration/proxy-sessions-workers.sh
+TESTS += tests/integration/admin-sessions-perms.sh
+EXTRA_DIST += tests/integration/admin-sessions-perms.sh
 
 TESTS += tests/integration/proxy-fairness.sh
 EXTRA_DIST += tests/integration/proxy-fairness.sh
