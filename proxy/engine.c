@@ -312,7 +312,9 @@ engine_kept_sessions(const struct px_engine_opts *opts, const struct cf_override
 
 	if (dir == NULL || (kept = px_rtsess_new()) == NULL)
 		return cfg;
-	got = px_rtsess_load(kept, dir, kept_skipped, NULL);
+	/* Written by the proxy's user after the privilege drop. */
+	got = px_rtsess_load(kept, dir, cf_config_proxy(cfg)->has_user ? cf_config_proxy(cfg)->user :
+	    (uid_t)-1, kept_skipped, NULL);
 	if (got < 0)
 		log_warnx("state_dir: out of memory reading the kept sessions");
 	ex = px_rtsess_list(kept, &n);

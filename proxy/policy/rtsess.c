@@ -128,12 +128,19 @@ dir_path(const char *state_dir, char *out, size_t size)
 	return 0;
 }
 
-/* Nonzero when ST may hold what widens a sandbox: ours or root's, and
- * nobody else may write it. */
+/* Nonzero when ST may hold what widens a sandbox: ours, root's or USER's
+ * (-1: none), and nobody else may write it. */
+static int
+trusted_by(const struct stat *st, uid_t user)
+{
+	return (st->st_uid == geteuid() || st->st_uid == 0 || (user != (uid_t)-1 &&
+	    st->st_uid == user)) && (st->st_mode & 022) == 0;
+}
+
 static int
 trusted(const struct stat *st)
 {
-	return (st->st_uid == geteuid() || st->st_uid == 0) && (st->st_mode & 022) == 0;
+	return trusted_by(st, (uid_t)-1);
 }
 
 int
@@ -232,7 +239,7 @@ name_cmp(const void *a, const void *b)
 
 /* Read DIR/FILE (NAME.ini) into RS; 0 added, 1 skipped (told), -ENOMEM. */
 static int
-load_one(struct px_rtsess *rs, const char *dir, const char *file,
+load_one(struct px_rtsess *rs, const char *dir, const char *file, uid_t user,
     void (*skipped)(void *, const char *, const char *), void *arg)
 {
 	char name[80], path[PATH_MAX], why[200];
@@ -249,9 +256,9 @@ load_one(struct px_rtsess *rs, const char *dir, const char *file,
 		snprintf(why, sizeof(why), "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	if (!S_ISREG(st.st_mode) || !trusted(&st) || st.st_size > PX_RTSESS_MAX_TEXT) {
+	if (!S_ISREG(st.st_mode) || !trusted_by(&st, user) || st.st_size > PX_RTSESS_MAX_TEXT) {
 		snprintf(why, sizeof(why), "%s: %s", path, !S_ISREG(st.st_mode) ? "not a regular file" :
-		    !trusted(&st) ? "owned by another uid, or others may write it" :
+		    !trusted_by(&st, user) ? "owned by another uid, or others may write it" :
 		    "larger than 64 KiB");
 		goto out;
 	}
@@ -286,7 +293,7 @@ out:
 }
 
 int
-px_rtsess_load(struct px_rtsess *rs, const char *state_dir,
+px_rtsess_load(struct px_rtsess *rs, const char *state_dir, uid_t user,
     void (*skipped)(void *, const char *, const char *), void *arg)
 {
 	char dir[PATH_MAX];
@@ -299,7 +306,7 @@ px_rtsess_load(struct px_rtsess *rs, const char *state_dir,
 
 	if (dir_path(state_dir, dir, sizeof(dir)) < 0 || lstat(dir, &st) != 0)
 		return 0;
-	if (!S_ISDIR(st.st_mode) || !trusted(&st)) {
+	if (!S_ISDIR(st.st_mode) || !trusted_by(&st, user)) {
 		if (skipped != NULL)
 			skipped(arg, "*", "the directory is not ours, or others may write it");
 		return 0;
@@ -334,7 +341,7 @@ px_rtsess_load(struct px_rtsess *rs, const char *state_dir,
 				skipped(arg, names[i], "not a session's name");
 			continue;
 		}
-		if ((rc = load_one(rs, dir, names[i], skipped, arg)) < 0) {
+		if ((rc = load_one(rs, dir, names[i], user, skipped, arg)) < 0) {
 			count = rc;
 			goto out;
 		}

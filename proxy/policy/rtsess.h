@@ -11,6 +11,7 @@
 #define POSTERN_PROXY_RTSESS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct cf_extra;
 struct px_rtsess;
@@ -57,12 +58,13 @@ int px_rtsess_forget(const char *state_dir, const char *name, char *why, size_t 
 
 /*
  * Read every STATE_DIR/sessions/NAME.ini into RS, in the order of their
- * names.  A directory or file that another uid than root or ours owns,
+ * names.  A directory or file that another uid than root, ours or USER
+ * (the [proxy] user the files were written as; -1 for none) owns,
  * that others may write, that is not a regular file or is larger than
  * PX_RTSESS_MAX_TEXT is skipped and told by SKIPPED(ARG, NAME, WHY).
  * No directory is no session.  Returns how many were read, or -ENOMEM.
  */
-int px_rtsess_load(struct px_rtsess *rs, const char *state_dir,
+int px_rtsess_load(struct px_rtsess *rs, const char *state_dir, uid_t user,
     void (*skipped)(void *arg, const char *name, const char *why), void *arg);
 
 #endif

@@ -212,7 +212,7 @@ test_set(void)
 	write_file(path, "listen = unix:/run/k3.sock\n", 0666);
 	snprintf(path, sizeof(path), "%s/sessions/.k4.ini.tmp", dir);
 	write_file(path, "half", 0600);
-	tap_ok(px_rtsess_load(back, dir, NULL, NULL) == 2, "two read back (k3 is writable by others, "
+	tap_ok(px_rtsess_load(back, dir, (uid_t)-1, NULL, NULL) == 2, "two read back (k3 is writable by others, "
 	    "a temp file is no session)");
 	ex = px_rtsess_list(back, &n);
 	tap_ok(n == 2 && strcmp(ex[0].name, "k1") == 0 && strcmp(ex[1].name, "k2") == 0 &&
@@ -222,8 +222,22 @@ test_set(void)
 	    px_rtsess_forget(dir, "k1", why, sizeof(why)) == 0, "forgotten, twice");
 	px_rtsess_free(back);
 	back = px_rtsess_new();
-	tap_ok(px_rtsess_load(back, dir, NULL, NULL) == 1, "one left");
+	tap_ok(px_rtsess_load(back, dir, (uid_t)-1, NULL, NULL) == 1, "one left");
 	px_rtsess_free(back);
+	/* Kept by the proxy's user after the privilege drop, read as root at
+	 * the next start: that user's files are trusted, no other's. */
+	if (geteuid() == 0) {
+		snprintf(path, sizeof(path), "%s/sessions/k2.ini", dir);
+		back = px_rtsess_new();
+		tap_ok(chown(path, 4243, 4243) == 0 &&
+		    px_rtsess_load(back, dir, (uid_t)-1, NULL, NULL) == 0,
+		    "a file of another uid is skipped");
+		px_rtsess_free(back);
+		back = px_rtsess_new();
+		tap_ok(px_rtsess_load(back, dir, 4243, NULL, NULL) == 1,
+		    "unless that uid is the proxy's user");
+		px_rtsess_free(back);
+	}
 	px_rtsess_free(rs);
 }
 
