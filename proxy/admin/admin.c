@@ -6,7 +6,8 @@
  * permissions: 0600 (root and the proxy's own uid) unless admin_group
  * opens it to one group.  libevent's evhttp parses the requests; its
  * limits are set small because nothing legitimate sends more than a
- * request line and a few headers.
+ * request line and a few headers, but a runtime session's lines (PUT
+ * /sessions/NAME, up to PX_RTSESS_MAX_TEXT, checked per route).
  *
  * evhttp runs on a thread and event base of its own, so that the relay
  * loop, however busy, never delays the admin socket's I/O.  Everything a
