@@ -62,6 +62,8 @@ cfb_err(struct cf_build *b, int line, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg = NULL;
+	const char *file = b->file;
+	size_t k;
 
 	b->nerrors++;
 	if (b->diag == NULL)
@@ -72,15 +74,17 @@ cfb_err(struct cf_build *b, int line, const char *fmt, ...)
 	va_end(ap);
 	if (msg == NULL)
 		return;
+	if (line > 0 && (k = cfb_locate(b, &line)) > 0)
+		file = b->segs[k - 1].file;
 	if (line > 0) {
 		char *full = NULL;
-		if (asprintf(&full, "%s:%d: %s", b->file, line, msg) >= 0) {
+		if (asprintf(&full, "%s:%d: %s", file, line, msg) >= 0) {
 			free(msg);
 			msg = full;
 		}
 	} else {
 		char *full = NULL;
-		if (asprintf(&full, "%s: %s", b->file, msg) >= 0) {
+		if (asprintf(&full, "%s: %s", file, msg) >= 0) {
 			free(msg);
 			msg = full;
 		}
@@ -94,6 +98,19 @@ cfb_err(struct cf_build *b, int line, const char *fmt, ...)
 		nv[b->diag->nerrors++] = msg;
 		b->diag->errors = nv;
 	}
+}
+
+size_t
+cfb_locate(const struct cf_build *b, int *line)
+{
+	size_t i;
+
+	for (i = b->nsegs; i > 0; i--)
+		if (*line >= b->segs[i - 1].base) {
+			*line -= b->segs[i - 1].base;
+			return i;
+		}
+	return 0;
 }
 
 void

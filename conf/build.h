@@ -102,10 +102,21 @@ struct cf_build {
 	struct cf_secret_build *secrets;
 	size_t nsecrets;
 	struct cf_secret_build *cursec; /* the [secret] whose keys are being read */
+	/* Runtime sessions (cf_config_load_extra()): the text after the
+	 * file's holds one [session NAME] each; a line from segs[i].base on
+	 * is line (line - base) of segs[i].file, its header being line 0. */
+	const struct cfb_seg {
+		const char *file;
+		int base;
+	} *segs;
+	size_t nsegs;
 };
 
 /* Free what a parsed decider = holds (conf/config.h), and zero it. */
 void cfb_decider_clear(struct cf_decider *d);
+/* The runtime session that holds line *LINE of B's text (1 for the first
+ * of B->segs), *LINE then made its own; 0 for the file, *LINE kept. */
+size_t cfb_locate(const struct cf_build *b, int *line);
 
 /*
  * Append "FILE:LINE: MESSAGE" (just "FILE: MESSAGE" when LINE is 0) to

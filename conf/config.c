@@ -41,6 +41,8 @@ struct cf_config {
 	struct cf_pin *pins;         /* [hosts] */
 	size_t npins;
 	struct cfsec_set *secrets;   /* every secret; sessions point into it */
+	char **segfiles;             /* "session:NAME" of each runtime session */
+	size_t nsegfiles;
 };
 
 static int
@@ -83,6 +85,9 @@ config_destroy(struct cf_config *c)
 	free(c->pins);
 	cfsec_free(c->secrets);
 	cfb_proxy_clear(&c->proxy);
+	for (i = 0; i < c->nsegfiles; i++)
+		free(c->segfiles[i]);
+	free(c->segfiles);
 	free(c->path);
 	free(c);
 }
@@ -331,8 +336,15 @@ check_listeners_unique(struct cf_build *b)
 	for (i = 0; i < n; i++)
 		for (k = 0; k < i; k++)
 			if (listen_same(all[i].l, all[k].l)) {
-				cfb_err(b, all[i].l->line, "%s is already the listener of %s (line %d)",
-				    all[i].l->text, all[k].who, all[k].l->line);
+				int at = all[k].l->line;
+				size_t seg = cfb_locate(b, &at);
+
+				if (seg > 0)
+					cfb_err(b, all[i].l->line, "%s is already the listener of %s (%s:%d)",
+					    all[i].l->text, all[k].who, b->segs[seg - 1].file, at);
+				else
+					cfb_err(b, all[i].l->line, "%s is already the listener of %s (line %d)",
+					    all[i].l->text, all[k].who, all[k].l->line);
 				break;
 			}
 	if (n == 0 || (n == 1 && b->proxy.admin.kind != 0))
@@ -482,6 +494,18 @@ take_sessions(struct cf_build *b, struct cf_config *c, const struct cf_overrides
 	return 0;
 }
 
+/* The file line *LINE of B's text was read from (C's copy of its name),
+ * *LINE made that file's own: the config file, or a runtime session. */
+static const char *
+seg_file(const struct cf_build *b, const struct cf_config *c, int *line)
+{
+	size_t k;
+
+	if (*line <= 0 || (k = cfb_locate(b, line)) == 0)
+		return c->path;
+	return c->segfiles[k - 1];
+}
+
 /* Rules, listeners and pins name the file they were read from. */
 static void
 point_at_file(struct cf_build *b, struct cf_config *c)
@@ -491,10 +515,10 @@ point_at_file(struct cf_build *b, struct cf_config *c)
 	/* Rules and listeners point at the file name; keep it in c->path. */
 	for (i = 0; i < c->nrules; i++)
 		if (c->rules[i]->file != cmdline)
-			c->rules[i]->file = c->path;
+			c->rules[i]->file = seg_file(b, c, &c->rules[i]->line);
 	for (i = 0; i < c->nlistens; i++)
 		if (c->listens[i].line > 0)
-			c->listens[i].file = c->path;
+			c->listens[i].file = seg_file(b, c, &c->listens[i].line);
 		else
 			c->listens[i].file = cmdline;
 	c->proxy.admin.file = c->path;
@@ -515,8 +539,15 @@ warn_sessions(struct cf_build *b, struct cf_config *c)
 	for (i = 0; i < c->nsessions; i++) {
 		const struct cf_sess_build *sb = i == 0 ? &b->defaults : &b->sess[i - 1];
 		const struct cf_sess_build *from = sb->mode ? sb : &b->defaults;
+		int ml = from->mode_line;
+		const char *mf = seg_file(b, c, &ml);
 
 		c->sessions[i].file = c->path;
+		if (i > 0) {
+			int at = c->sessions[i].line;
+			c->sessions[i].runtime = cfb_locate(b, &at) > 0;
+			c->sessions[i].file = seg_file(b, c, &c->sessions[i].line);
+		}
 		warn_rules(&c->sessions[i], b->diag);
 		/* Loud: a session in ask mode waits for people, and one in
 		 * report mode enforces no allowlist. */
@@ -524,7 +555,7 @@ warn_sessions(struct cf_build *b, struct cf_config *c)
 			if (from->mode == CF_SESS_MODE_ASK)
 				cfb_warn(b->diag, "%s:%d: session %s is in mode = ask: what its allowlist "
 				    "refuses is HELD until an admin answers (postern-proxy ctl pending) "
-				    "or ask_timeout passes%s", c->path, from->mode_line, c->sessions[i].name,
+				    "or ask_timeout passes%s", mf, ml, c->sessions[i].name,
 				    c->proxy.admin.kind == 0 ? "; there is no admin = unix:PATH in [proxy], "
 				    "so nobody can answer: every such request waits, then is refused" : "");
 			else
@@ -538,7 +569,7 @@ warn_sessions(struct cf_build *b, struct cf_config *c)
 		if (from->mode == CF_SESS_MODE_REPORT)
 			cfb_warn(b->diag, "%s:%d: session %s is in mode = report: NOT ENFORCING its allowlist "
 			    "(what it would refuse is allowed and audited as \"would\":\"deny\")",
-			    c->path, from->mode_line, c->sessions[i].name);
+			    mf, ml, c->sessions[i].name);
 		else
 			cfb_warn(b->diag, "session %s is in report mode (--report): NOT ENFORCING its allowlist "
 			    "(what it would refuse is allowed and audited as \"would\":\"deny\")",
@@ -603,6 +634,15 @@ build(struct cf_build *b, const char *path, const char *text, size_t len,
 		bs_hex(md, 6, c->hash);
 	}
 
+	if (b->nsegs > 0) {
+		if ((c->segfiles = calloc(b->nsegs, sizeof(*c->segfiles))) == NULL)
+			goto fail;
+		for (i = 0; i < b->nsegs; i++) {
+			if ((c->segfiles[i] = strdup(b->segs[i].file)) == NULL)
+				goto fail;
+			c->nsegfiles++;
+		}
+	}
 	if (take_sessions(b, c, ov) < 0)
 		goto fail;
 	point_at_file(b, c);
@@ -626,15 +666,19 @@ fail:
 	return NULL;
 }
 
-struct cf_config *
-cf_config_parse(const char *name, const char *text, size_t len, const struct cf_overrides *ov,
-    struct cf_diag *diag)
+/* cf_config_parse() over TEXT, whose lines from SEGS[0].base on are
+ * NSEGS runtime sessions. */
+static struct cf_config *
+parse_segs(const char *name, const char *text, size_t len, const struct cfb_seg *segs,
+    size_t nsegs, const struct cf_overrides *ov, struct cf_diag *diag)
 {
 	struct cf_build b;
 	struct cf_config *c = NULL;
 	int rc;
 
 	memset(&b, 0, sizeof(b));
+	b.segs = segs;
+	b.nsegs = nsegs;
 	b.file = name;
 	b.diag = diag;
 	b.text = text;
@@ -653,9 +697,136 @@ cf_config_parse(const char *name, const char *text, size_t len, const struct cf_
 	return c;
 }
 
+struct cf_config *
+cf_config_parse(const char *name, const char *text, size_t len, const struct cf_overrides *ov,
+    struct cf_diag *diag)
+{
+	return parse_segs(name, text, len, NULL, 0, ov, diag);
+}
+
+/* Nonzero for what inih skips at a line's start (isspace()). */
+static int
+ini_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+/* Count the newlines in the LEN bytes at P. */
+static int
+count_lines(const char *p, size_t len)
+{
+	int n = 0;
+	const char *e = p + len;
+
+	while (p < e && (p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+/*
+ * TEXT (the file, NAME) then each runtime session of EX as a
+ * [session NAME] of its own, parsed as one file: the same reader, keys and
+ * checks.  A body holds no section header: its lines belong to its own
+ * section, and no other.
+ */
+static struct cf_config *
+parse_extra(const char *name, const char *text, size_t len, const struct cf_extra *ex, size_t nex,
+    const struct cf_overrides *ov, struct cf_diag *diag)
+{
+	struct cf_build eb;
+	struct cfb_seg *segs = NULL;
+	char **files = NULL, *buf = NULL;
+	struct cf_config *c = NULL;
+	size_t i, total = len + 1, n = 0;
+	int lines;
+
+	if (nex == 0)
+		return cf_config_parse(name, text, len, ov, diag);
+	memset(&eb, 0, sizeof(eb));
+	eb.diag = diag;
+	eb.file = name;
+	segs = calloc(nex, sizeof(*segs));
+	files = calloc(nex, sizeof(*files));
+	if (segs == NULL || files == NULL) {
+		cfb_err(&eb, 0, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < nex; i++) {
+		const char *p = ex[i].text, *e = ex[i].text + ex[i].len;
+		char shown[120];
+		int ln = 0;
+
+		if (!cfb_session_name_ok(ex[i].name)) {
+			cfb_show(shown, sizeof(shown), ex[i].name);
+			eb.file = "session";
+			cfb_err(&eb, 0, "bad session name: letters, digits, '-', '_', '.', at most 64, "
+			    "not \"default\" (%s)", shown);
+			continue;
+		}
+		if (asprintf(&files[i], "session:%s", ex[i].name) < 0) {
+			files[i] = NULL;
+			eb.file = name;
+			cfb_err(&eb, 0, "out of memory");
+			goto out;
+		}
+		eb.file = files[i];
+		while (p < e) {
+			const char *nl = memchr(p, '\n', (size_t)(e - p));
+			const char *le = nl ? nl : e;
+			ln++;
+			while (p < le && ini_space(*p))
+				p++;
+			if (p < le && *p == '[')
+				cfb_err(&eb, ln, "a runtime session holds key = value lines only, "
+				    "not a section header");
+			p = nl ? nl + 1 : e;
+		}
+		total += sizeof("[session ]\n") + strlen(ex[i].name) + ex[i].len + 1;
+	}
+	if (eb.nerrors > 0)
+		goto out;
+	if ((buf = malloc(total)) == NULL) {
+		eb.file = name;
+		cfb_err(&eb, 0, "out of memory");
+		goto out;
+	}
+	memcpy(buf, text, len);
+	n = len;
+	if (n > 0 && buf[n - 1] != '\n')
+		buf[n++] = '\n';
+	lines = count_lines(buf, n);
+	for (i = 0; i < nex; i++) {
+		segs[i].file = files[i];
+		segs[i].base = lines + 1;
+		n += (size_t)sprintf(buf + n, "[session %s]\n", ex[i].name);
+		memcpy(buf + n, ex[i].text, ex[i].len);
+		n += ex[i].len;
+		if (ex[i].len > 0 && buf[n - 1] != '\n')
+			buf[n++] = '\n';
+		lines = count_lines(buf, n);
+	}
+	c = parse_segs(name, buf, n, segs, nex, ov, diag);
+out:
+	for (i = 0; files != NULL && i < nex; i++)
+		free(files[i]);
+	free(files);
+	free(segs);
+	free(buf);
+	return c;
+}
+
 
 struct cf_config *
 cf_config_load(const char *path, const struct cf_overrides *ov, struct cf_diag *diag)
+{
+	return cf_config_load_extra(path, ov, NULL, 0, diag);
+}
+
+struct cf_config *
+cf_config_load_extra(const char *path, const struct cf_overrides *ov, const struct cf_extra *ex,
+    size_t nex, struct cf_diag *diag)
 {
 	struct cf_config *c = NULL;
 	char *buf = NULL;
@@ -665,7 +836,7 @@ cf_config_load(const char *path, const struct cf_overrides *ov, struct cf_diag *
 
 	if (path == NULL) {
 		const char *t = cf_default_text();
-		return cf_config_parse("<built-in>", t, strlen(t), ov, diag);
+		return parse_extra("<built-in>", t, strlen(t), ex, nex, ov, diag);
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0) {
@@ -717,7 +888,7 @@ cf_config_load(const char *path, const struct cf_overrides *ov, struct cf_diag *
 			goto out;
 		}
 	}
-	c = cf_config_parse(path, buf, len, ov, diag);
+	c = parse_extra(path, buf, len, ex, nex, ov, diag);
 	/* A file with errors is refused anyway; its ownership is judged once
 	 * it is valid, when the user it names is known. */
 	if (c != NULL && ov != NULL && ov->strict_modes) {

@@ -166,6 +166,7 @@ struct cf_session {
 	int line;
 	/* Its parent proxy (conf/parent.h), NULL: it connects direct. */
 	struct cf_parent *parent;
+	int runtime;                  /* made at run time (cf_extra), FILE "session:NAME" */
 };
 
 /* Nonzero when S can be reached: it has a listener of its own, or a
@@ -272,6 +273,29 @@ struct cf_overrides {
  */
 struct cf_config *cf_config_load(const char *path, const struct cf_overrides *ov,
     struct cf_diag *diag);
+
+/*
+ * A session made at run time (the admin socket's PUT /sessions/NAME): its
+ * NAME and the LEN bytes of TEXT, the lines of a [session NAME] section
+ * without its header.
+ */
+struct cf_extra {
+	const char *name;
+	const char *text;
+	size_t len;
+};
+
+/*
+ * cf_config_load(), then each of the NEX runtime sessions of EX read as if
+ * the file ended with its "[session NAME]" and its lines: the same reader,
+ * keys and checks decide it.  An error in one says "session:NAME:LINE:
+ * why", LINE counted in its TEXT; a body with a section header is refused;
+ * a file section of a runtime session's name is "FILE:LINE: session NAME
+ * exists at run time (remove it first)".  Those sessions are marked
+ * runtime, and their rules and listeners name "session:NAME".
+ */
+struct cf_config *cf_config_load_extra(const char *path, const struct cf_overrides *ov,
+    const struct cf_extra *ex, size_t nex, struct cf_diag *diag);
 
 /* The same from LEN bytes of TEXT, reported under the file name NAME. */
 struct cf_config *cf_config_parse(const char *name, const char *text, size_t len,

@@ -1378,6 +1378,8 @@ cfk_handler(void *user, const char *section, const char *key, const char *value)
 	if (k == NULL || !(k->flags & K_LIST)) {
 		prev = cfb_seen_before(b, section, key);
 		if (prev != 0) {
+			/* In a runtime session, its own line number. */
+			(void)cfb_locate(b, &prev);
 			cfb_err(b, b->line, "%s is given twice (first on line %d)", key, prev);
 			return 1;
 		}

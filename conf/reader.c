@@ -179,9 +179,16 @@ cfr_sections(struct cf_build *b)
 				} else if (!cfb_session_name_ok(sname)) {
 					cfb_err(b, line, "bad session name: letters, digits, '-', '_', '.', at most 64, not \"default\" (%s)", shown);
 				} else if (cfb_find_sess(b, sname) != NULL) {
+					int at = line;
 					cfb_show(shown, sizeof(shown), sname);
-					cfb_err(b, line, "duplicate session %s (first on line %d)", shown,
-					    cfb_find_sess(b, sname)->line);
+					/* Runtime sessions come after the file: the
+					 * file's section is the one to remove. */
+					if (cfb_locate(b, &at) > 0)
+						cfb_err(b, cfb_find_sess(b, sname)->line,
+						    "session %s exists at run time (remove it first)", shown);
+					else
+						cfb_err(b, line, "duplicate session %s (first on line %d)", shown,
+						    cfb_find_sess(b, sname)->line);
 				} else {
 					struct cf_sess_build *nv = realloc(b->sess, (b->nsess + 1) * sizeof(*nv));
 					char *name = NULL;

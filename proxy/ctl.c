@@ -49,8 +49,16 @@ usage(FILE *f)
 	    "  deny ID [--once]            refuse them, and (without --once) for the session\n"
 	    "  grants [--json] [--save]    the runtime grants in force; --save writes those\n"
 	    "                              with no end to grants_file\n"
+	    "  session list                every session: from the file or made at run time,\n"
+	    "                              its listeners, its open connections\n"
+	    "  session add NAME [--file F | KEY=VALUE ...]\n"
+	    "                              make session NAME at run time from the lines of a\n"
+	    "                              [session NAME] section: those of F (- for stdin),\n"
+	    "                              or one KEY = VALUE line per argument\n"
+	    "  session rm NAME             end runtime session NAME and its connections\n"
 	    "  --admin PATH  the admin socket (default: `admin` in FILE's [proxy], else %s)\n"
-	    "exit status: 0 done, 1 failed (for allow and deny: ID is not pending), 2 usage\n",
+	    "exit status: 0 done, 1 failed (for allow and deny: ID is not pending; for session:\n"
+	    "the proxy's reason on stderr), 2 usage\n",
 	    PX_CTL_DEFAULT_ADMIN);
 }
 
@@ -267,6 +275,10 @@ struct ctl_opts {
 	int json;
 	int once;
 	int save;
+	const char *sub;        /* session's list, add or rm */
+	const char *from;       /* session add --file */
+	char **kv;              /* session add's KEY=VALUE arguments */
+	int nkv;
 };
 
 /*
@@ -284,6 +296,7 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 		{ "once", no_argument, NULL, 'o' },
 		{ "for", required_argument, NULL, 'f' },
 		{ "save", no_argument, NULL, 's' },
+		{ "file", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd;
@@ -332,6 +345,8 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 			o->dur = optarg;
 		else if (ch == 's')
 			o->save = 1;
+		else if (ch == 'F' && strcmp(cmd, "session") == 0)
+			o->from = optarg;
 		else {
 			usage(ch == 'h' ? stdout : stderr);
 			return ch == 'h' ? 1 : -EINVAL;
@@ -343,6 +358,33 @@ ctl_parse_args(int argc, char **argv, struct ctl_opts *o)
 		o->session = argv[optind++];
 	else if ((strcmp(cmd, "allow") == 0 || strcmp(cmd, "deny") == 0) && optind < argc)
 		o->id = argv[optind++];
+	else if (strcmp(cmd, "session") == 0) {
+		o->sub = optind < argc ? argv[optind++] : "";
+		if (strcmp(o->sub, "add") == 0 || strcmp(o->sub, "rm") == 0) {
+			o->session = optind < argc ? argv[optind++] : "";
+			if (strcmp(o->sub, "add") == 0) {
+				o->kv = argv + optind;
+				o->nkv = argc - optind;
+				optind = argc;
+			}
+		} else if (strcmp(o->sub, "list") != 0) {
+			fprintf(stderr, "postern-proxy ctl: session takes list, add NAME or rm NAME\n");
+			return -EINVAL;
+		}
+		if (o->session != NULL && o->session[0] == '\0') {
+			fprintf(stderr, "postern-proxy ctl: session %s needs the session's name\n", o->sub);
+			return -EINVAL;
+		}
+		if (o->sub[0] == 'a' && (o->from != NULL) == (o->nkv > 0)) {
+			fprintf(stderr, "postern-proxy ctl: session add takes --file F or KEY=VALUE "
+			    "arguments (one of the two)\n");
+			return -EINVAL;
+		}
+		if (o->from != NULL && o->sub[0] != 'a') {
+			fprintf(stderr, "postern-proxy ctl: session %s takes no --file\n", o->sub);
+			return -EINVAL;
+		}
+	}
 	if (optind != argc) {
 		fprintf(stderr, "postern-proxy ctl: unexpected argument: %s\n", argv[optind]);
 		return -EINVAL;
@@ -417,10 +459,135 @@ ctl_decide_request(const struct ctl_opts *o, char *buf, size_t size)
 	return buf;
 }
 
+/* Nonzero when NAME is a session's name: nothing to escape in a path. */
+static int
+session_name_ok(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') || name[i] == '.' || name[i] == '_' ||
+		    name[i] == '-'))
+			return 0;
+	return n > 0 && n <= 64;
+}
+
+/* Append LEN bytes of P to *BUF (*LEN bytes so far); 0 or -ENOMEM. */
+static int
+grow(char **buf, size_t *len, const char *p, size_t n)
+{
+	char *nb = realloc(*buf, *len + n + 1);
+
+	if (nb == NULL)
+		return -ENOMEM;
+	memcpy(nb + *len, p, n);
+	*len += n;
+	nb[*len] = '\0';
+	*buf = nb;
+	return 0;
+}
+
+/* The body of session add: the lines of --file F (- for stdin), or one
+ * KEY = VALUE line per argument.  Returns it (to free), or NULL after
+ * saying why. */
+static char *
+ctl_session_body(const struct ctl_opts *o, size_t *len)
+{
+	char *body = NULL, chunk[4096];
+	int i;
+
+	*len = 0;
+	if (o->from != NULL) {
+		FILE *f = strcmp(o->from, "-") == 0 ? stdin : fopen(o->from, "r");
+		size_t n;
+
+		if (f == NULL) {
+			fprintf(stderr, "postern-proxy ctl: %s: %s\n", o->from, strerror(errno));
+			return NULL;
+		}
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			if (*len + n > 64 * 1024 || grow(&body, len, chunk, n) != 0) {
+				fprintf(stderr, "postern-proxy ctl: %s: larger than 64 KiB\n", o->from);
+				goto fail;
+			}
+		if (ferror(f)) {
+			fprintf(stderr, "postern-proxy ctl: %s: cannot read\n", o->from);
+			goto fail;
+		}
+		if (f != stdin)
+			fclose(f);
+		if (body == NULL)
+			fprintf(stderr, "postern-proxy ctl: %s is empty\n", o->from);
+		else if (memchr(body, '\0', *len) != NULL) {
+			fprintf(stderr, "postern-proxy ctl: %s holds a NUL byte\n", o->from);
+			free(body);
+			return NULL;
+		}
+		return body;
+fail:
+		if (f != stdin)
+			fclose(f);
+		free(body);
+		return NULL;
+	}
+	for (i = 0; i < o->nkv; i++) {
+		const char *eq = strchr(o->kv[i], '=');
+
+		/* One argument, one line: a newline would make two. */
+		if (eq == NULL || eq == o->kv[i] || strpbrk(o->kv[i], "\r\n") != NULL) {
+			fprintf(stderr, "postern-proxy ctl: session add: %s is not KEY=VALUE on one line\n",
+			    o->kv[i]);
+			free(body);
+			return NULL;
+		}
+		if (grow(&body, len, o->kv[i], (size_t)(eq - o->kv[i])) != 0 ||
+		    grow(&body, len, " = ", 3) != 0 || grow(&body, len, eq + 1, strlen(eq + 1)) != 0 ||
+		    grow(&body, len, "\n", 1) != 0) {
+			fprintf(stderr, "postern-proxy ctl: out of memory\n");
+			free(body);
+			return NULL;
+		}
+	}
+	return body;
+}
+
+/* session's request, in *OWN (to free) or BUF.  Returns it, or NULL after
+ * saying what is wrong. */
+static const char *
+ctl_session_request(const struct ctl_opts *o, char *buf, size_t size, char **own)
+{
+	char *body;
+	size_t len;
+
+	if (strcmp(o->sub, "list") == 0)
+		return "GET /sessions HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
+	if (!session_name_ok(o->session)) {
+		fprintf(stderr, "postern-proxy ctl: %s is not a session's name (letters, digits, "
+		    "'.', '_', '-', at most 64)\n", o->session);
+		return NULL;
+	}
+	if (strcmp(o->sub, "rm") == 0) {
+		snprintf(buf, size, "DELETE /sessions/%s HTTP/1.0\r\nHost: postern\r\n"
+		    "Accept: text/plain\r\nContent-Length: 0\r\n\r\n", o->session);
+		return buf;
+	}
+	if ((body = ctl_session_body(o, &len)) == NULL)
+		return NULL;
+	if (asprintf(own, "PUT /sessions/%s HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n"
+	    "Content-Type: text/plain\r\nContent-Length: %zu\r\n\r\n%s", o->session, len,
+	    body) < 0) {
+		*own = NULL;
+		fprintf(stderr, "postern-proxy ctl: out of memory\n");
+	}
+	free(body);
+	return *own;
+}
+
 /* The request command O sends, fixed or built in BUF.  Returns it, or
  * NULL after saying what is wrong. */
 static const char *
-ctl_request(const struct ctl_opts *o, char *buf, size_t size)
+ctl_request(const struct ctl_opts *o, char *buf, size_t size, char **own)
 {
 	const char *cmd = o->cmd;
 	int json = o->json;
@@ -446,6 +613,8 @@ ctl_request(const struct ctl_opts *o, char *buf, size_t size)
 		    "GET /grants HTTP/1.0\r\nHost: postern\r\nAccept: text/plain\r\n\r\n";
 	if (strcmp(cmd, "allow") == 0 || strcmp(cmd, "deny") == 0)
 		return ctl_decide_request(o, buf, size);
+	if (strcmp(cmd, "session") == 0)
+		return ctl_session_request(o, buf, size, own);
 	fprintf(stderr, "postern-proxy ctl: unknown command: %s\n", cmd);
 	usage(stderr);
 	return NULL;
@@ -476,6 +645,19 @@ ctl_print_answer(const struct ctl_opts *o, const char *admin, int status, const 
 		fwrite(body, 1, bodylen, stdout);
 		return 1;
 	}
+	if (o->sub != NULL && status != 200) {
+		/* The proxy's reasons, one a line: for a script's log. */
+		const char *p = body, *e = body + bodylen;
+		while (p < e) {
+			const char *nl = memchr(p, '\n', (size_t)(e - p));
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(e - p);
+			fprintf(stderr, "postern-proxy ctl: %.*s\n", (int)n, p);
+			p += n + 1;
+		}
+		if (bodylen == 0)
+			fprintf(stderr, "postern-proxy ctl: %s answered %d\n", admin, status);
+		return 1;
+	}
 	if (o->session != NULL && status == 404) {
 		fprintf(stderr, "postern-proxy ctl: the proxy at %s has no session %s\n", admin,
 		    o->session);
@@ -501,16 +683,16 @@ px_ctl_main(int argc, char **argv)
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
 	char reqbuf[512];
 	const char *admin, *req, *body;
-	char *resp = NULL;
+	char *resp = NULL, *own = NULL;
 	size_t len = 0, bodylen = 0;
 	int rc, status = 0, err;
 
 	err = ctl_parse_args(argc, argv, &o);
 	if (err != 0)
 		return err > 0 ? 0 : 2;
-	req = ctl_request(&o, reqbuf, sizeof(reqbuf));
+	req = ctl_request(&o, reqbuf, sizeof(reqbuf), &own);
 	if (req == NULL)
-		return 2;
+		return o.sub != NULL && o.sub[0] == 'a' ? 1 : 2;
 
 	admin = o.admin;
 	if (admin == NULL && o.file != NULL) {
@@ -533,5 +715,6 @@ px_ctl_main(int argc, char **argv)
 	} else
 		rc = ctl_print_answer(&o, admin, status, body, bodylen);
 	free(resp);
+	free(own);
 	return rc;
 }

@@ -41,6 +41,7 @@ extern char **environ;
 #include "proxy/policy/learn.h"
 #include "proxy/engine.h"
 #include "proxy/policy/grants.h"
+#include "proxy/policy/rtsess.h"
 #include "proxy/core/log.h"
 #include "proxy/core/mem.h"
 #include "proxy/core/prio.h"
@@ -282,6 +283,66 @@ engine_load(const struct px_engine_opts *opts, const struct cf_overrides *ov)
 		fprintf(stderr, "postern-proxy: config refused, not starting\n");
 	}
 	cf_diag_free(&diag);
+	return cfg;
+}
+
+static void
+kept_skipped(void *arg, const char *name, const char *why)
+{
+	(void)arg;
+	log_warnx("state_dir: kept session %s skipped: %s", name, why);
+}
+
+/*
+ * The runtime sessions kept in CFG's state_dir, each taken after the file
+ * as PUT /sessions/NAME took it.  One that no longer validates (the file
+ * took its name, a listener clashes, a key changed meaning) is told with
+ * its reason and skipped, its file left: a skipped session serves nothing,
+ * which is safe; refusing the start would stop every other session.
+ * Returns the snapshot to serve (CFG or a new one; CFG is consumed).
+ */
+static struct cf_config *
+engine_kept_sessions(const struct px_engine_opts *opts, const struct cf_overrides *ov,
+    struct px_rtsess *rs, struct cf_config *cfg)
+{
+	const char *dir = cf_config_proxy(cfg)->state_dir;
+	struct px_rtsess *kept;
+	const struct cf_extra *ex;
+	size_t i, n, k;
+	int got;
+
+	if (dir == NULL || (kept = px_rtsess_new()) == NULL)
+		return cfg;
+	/* Written by the proxy's user after the privilege drop. */
+	got = px_rtsess_load(kept, dir, cf_config_proxy(cfg)->has_user ? cf_config_proxy(cfg)->user :
+	    (uid_t)-1, kept_skipped, NULL);
+	if (got < 0)
+		log_warnx("state_dir: out of memory reading the kept sessions");
+	ex = px_rtsess_list(kept, &n);
+	for (i = 0; i < n; i++) {
+		struct cf_diag diag;
+		struct cf_config *nc;
+		const struct cf_extra *cur;
+		size_t ncur;
+
+		if (px_rtsess_insert(rs, SIZE_MAX, ex[i].name, ex[i].text, ex[i].len) != 0)
+			break;
+		memset(&diag, 0, sizeof(diag));
+		cur = px_rtsess_list(rs, &ncur);
+		nc = cf_config_load_extra(opts->config_path, ov, cur, ncur, &diag);
+		if (nc == NULL) {
+			for (k = 0; k < diag.nerrors; k++)
+				log_warnx("state_dir: kept session %s skipped: %s", ex[i].name,
+				    diag.errors[k]);
+			px_rtsess_remove(rs, ncur - 1);
+		} else {
+			cf_config_free(cfg);
+			cfg = nc;
+			log_info("session %s: kept in state_dir, made again", ex[i].name);
+		}
+		cf_diag_free(&diag);
+	}
+	px_rtsess_free(kept);
 	return cfg;
 }
 
@@ -664,6 +725,7 @@ engine_setup(struct engine_run *e, const struct px_engine_opts *opts)
 		e->admin = px_admin_new(e->srv, px_reload_cb, e->srv);
 		if (e->admin == NULL)
 			return 1;
+		px_admin_set_sessions(e->admin, px_reload_session_cb);
 	}
 	/* Watching is a convenience (SIGHUP and POST /reload still work), so
 	 * a watch that cannot be set up is a warning, not a refusal. */
@@ -757,6 +819,7 @@ engine_end(struct engine_run *e, const struct px_engine_opts *opts)
 	/* Every connection is closed: no question has a waiter left. */
 	px_ask_free(in->ask);
 	px_grants_free(in->grants);
+	px_rtsess_free(in->rtsess);
 	px_conns_free(in->conns);
 	px_listeners_free(in->listeners);
 	px_tlsreg_free(in->tls);
@@ -803,6 +866,9 @@ px_engine_main(const struct px_engine_opts *opts)
 		px_learn_free(in->learn);
 		return 2;
 	}
+	/* The sessions made at run time; none where the file is read once. */
+	if (!in->load_once && (in->rtsess = px_rtsess_new()) != NULL)
+		in->cfg = engine_kept_sessions(opts, &e.ov, in->rtsess, in->cfg);
 	e.ov.trust_file_user = 0;
 	e.nworkers = 1;
 	e.sockmaker = opts->sockmaker;

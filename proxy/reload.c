@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "proxy/policy/budget.h"
 #include "proxy/flow/conns.h"
 #include "proxy/policy/grants.h"
+#include "proxy/policy/rtsess.h"
 #include "proxy/core/log.h"
 #include "proxy/reload.h"
 #include "proxy/flow/revoke.h"
@@ -159,10 +161,10 @@ adopt(struct px_server *srv, void *arg)
 static void __attribute__((format(printf, 2, 3)))
 diag_add_error(struct cf_diag *d, const char *fmt, ...)
 {
-	char **nv = realloc(d->errors, (d->nerrors + 1) * sizeof(*nv));
+	char **nv;
 	va_list ap;
 
-	if (nv == NULL)
+	if (d == NULL || (nv = realloc(d->errors, (d->nerrors + 1) * sizeof(*nv))) == NULL)
 		return;
 	d->errors = nv;
 	va_start(ap, fmt);
@@ -211,7 +213,13 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 		}
 		nc = NULL;
 	} else {
-		nc = cf_config_load(path, px_server_overrides(srv), diag);
+		const struct cf_extra *ex = NULL;
+		size_t nex = 0;
+
+		/* The file, then every runtime session: a reload keeps them. */
+		if (px_server_rtsess(srv) != NULL)
+			ex = px_rtsess_list(px_server_rtsess(srv), &nex);
+		nc = cf_config_load_extra(path, px_server_overrides(srv), ex, nex, diag);
 	}
 	if (probe != NULL && probe->written(probe->arg)) {
 		/* Read while a writer was at it: what was read, valid or not,
@@ -328,4 +336,115 @@ px_reload_cb(void *arg, struct cf_diag *diag, const char *trigger,
     const struct px_reload_probe *probe)
 {
 	return px_reload(arg, diag, trigger, probe);
+}
+
+/* On the loop: the reload that takes a changed set of runtime sessions. */
+static int
+session_reload(struct px_server *srv, struct cf_diag *diag, const char *what, const char *name)
+{
+	char trigger[120];
+
+	snprintf(trigger, sizeof(trigger), "session %s %s", what, name);
+	return px_reload(srv, diag, trigger, NULL);
+}
+
+int
+px_reload_session(struct px_server *srv, const char *name, const char *text, size_t len,
+    struct cf_diag *diag)
+{
+	struct px_rtsess *rs = px_server_rtsess(srv);
+	const struct cf_session *s = cf_config_find_session(px_server_config(srv), name);
+	const char *state_dir;
+	char why[600];
+	int i, rc;
+
+	if (rs == NULL || px_server_load_once(srv)) {
+		diag_add_error(diag, "this proxy reads its config once: it makes no session at run time");
+		return -EPERM;
+	}
+	i = px_rtsess_find(rs, name);
+	if (text == NULL && i < 0) {
+		if (s != NULL) {
+			diag_add_error(diag, "session %s is in %s (line %d): edit the file and reload to "
+			    "remove it", name, s->file != NULL ? s->file : cf_config_path(px_server_config(srv)),
+			    s->line);
+			return -EPERM;
+		}
+		diag_add_error(diag, "no runtime session %s", name);
+		return -ENOENT;
+	}
+	if (text != NULL && i >= 0) {
+		diag_add_error(diag, "session %s exists at run time (remove it first)", name);
+		return -EEXIST;
+	}
+	if (text != NULL && (s != NULL || strcmp(name, "default") == 0)) {
+		diag_add_error(diag, "session %s is a session of the config file %s: a runtime session "
+		    "takes another name", name, cf_config_path(px_server_config(srv)));
+		return -EPERM;
+	}
+	if (text == NULL) {
+		const struct cf_extra *ex;
+		size_t n;
+		char *keep_name, *keep_text;
+		size_t keep_len;
+
+		ex = px_rtsess_list(rs, &n);
+		keep_name = strdup(ex[i].name);
+		keep_text = malloc(ex[i].len + 1);
+		keep_len = ex[i].len;
+		if (keep_name == NULL || keep_text == NULL) {
+			free(keep_name);
+			free(keep_text);
+			diag_add_error(diag, "out of memory");
+			return -ENOMEM;
+		}
+		memcpy(keep_text, ex[i].text, keep_len);
+		px_rtsess_remove(rs, (size_t)i);
+		if (session_reload(srv, diag, "remove", name) != 0) {
+			/* The old set with the old snapshot. */
+			if (px_rtsess_insert(rs, (size_t)i, keep_name, keep_text, keep_len) != 0)
+				log_warnx("session %s: out of memory putting it back", name);
+			free(keep_name);
+			free(keep_text);
+			return -EINVAL;
+		}
+		free(keep_name);
+		free(keep_text);
+		/* Its listeners went with the reload; what they had open goes
+		 * now, on every worker, each close audited. */
+		(void)px_workers_each(srv, px_conn_end_session, (void *)name);
+		state_dir = cf_config_proxy(px_server_config(srv))->state_dir;
+		if (state_dir != NULL && px_rtsess_forget(state_dir, name, why, sizeof(why)) != 0)
+			log_warnx("session %s: %s; it would come back at the next start", name, why);
+		log_info("session %s removed", name);
+		return 0;
+	}
+	if ((rc = px_rtsess_insert(rs, SIZE_MAX, name, text, len)) != 0) {
+		diag_add_error(diag, "out of memory");
+		return rc;
+	}
+	if (session_reload(srv, diag, "add", name) != 0) {
+		px_rtsess_remove(rs, (size_t)px_rtsess_find(rs, name));
+		return -EINVAL;
+	}
+	state_dir = cf_config_proxy(px_server_config(srv))->state_dir;
+	if (state_dir != NULL && px_rtsess_save(state_dir, name, text, len, why, sizeof(why)) != 0) {
+		/* Kept, or not made: never a session that vanishes at the
+		 * next start without a word. */
+		diag_add_error(diag, "session %s: %s", name, why);
+		px_rtsess_remove(rs, (size_t)px_rtsess_find(rs, name));
+		if (session_reload(srv, NULL, "undo", name) != 0)
+			log_warnx("session %s: cannot be taken back: it serves until the next start",
+			    name);
+		return -EIO;
+	}
+	log_info("session %s made at run time%s", name, state_dir != NULL ? " (kept in state_dir)" : "");
+	return 0;
+}
+
+int
+px_reload_session_cb(void *arg, const char *name, const char *text, size_t len,
+    struct cf_diag *diag)
+{
+	return px_reload_session(arg, name, text, len, diag);
 }

@@ -60,6 +60,28 @@ int px_reload(struct px_server *srv, struct cf_diag *diag, const char *trigger,
  * 1, worker.h). */
 int px_reload_has_ask(const struct cf_config *cfg);
 
+/*
+ * Make (TEXT not NULL: LEN bytes, the lines of its [session NAME]
+ * section) or end (TEXT NULL) the runtime session NAME, through
+ * px_reload(): the new snapshot is the file and every runtime session, or
+ * nothing changes.  An ended session's connections are closed on every
+ * worker (px_conn_end_session()).  With state_dir the session is kept
+ * there (rtsess.h), or forgotten.  Returns 0; -EINVAL when the snapshot
+ * was refused (the reasons in DIAG: a bad field, a listener that cannot
+ * be bound); -EPERM when NAME is a session of the file, or the proxy
+ * never reloads; -EEXIST when NAME exists at run time already; -ENOENT
+ * for no such session; -EIO when it could not be kept in state_dir (it
+ * is not made); -ENOMEM.  Every reason is in DIAG.
+ */
+int px_reload_session(struct px_server *srv, const char *name, const char *text, size_t len,
+    struct cf_diag *diag);
+
+/* How the admin socket asks for px_reload_session() (ARG: the server). */
+typedef int px_session_fn(void *arg, const char *name, const char *text, size_t len,
+    struct cf_diag *diag);
+int px_reload_session_cb(void *arg, const char *name, const char *text, size_t len,
+    struct cf_diag *diag);
+
 /* px_reload() as a px_reload_fn: ARG is the struct px_server. */
 int px_reload_cb(void *arg, struct cf_diag *diag, const char *trigger,
     const struct px_reload_probe *probe);

@@ -6,7 +6,8 @@
  * permissions: 0600 (root and the proxy's own uid) unless admin_group
  * opens it to one group.  libevent's evhttp parses the requests; its
  * limits are set small because nothing legitimate sends more than a
- * request line and a few headers.
+ * request line and a few headers, but a runtime session's lines (PUT
+ * /sessions/NAME, up to PX_RTSESS_MAX_TEXT, checked per route).
  *
  * evhttp runs on a thread and event base of its own, so that the relay
  * loop, however busy, never delays the admin socket's I/O.  Everything a
@@ -48,8 +49,11 @@
 #include "proxy/reload.h"
 #include "proxy/core/server.h"
 #include "proxy/admin/status.h"
+#include "proxy/flow/conns.h"
+#include "proxy/policy/rtsess.h"
 
-/* Nothing a client of the admin socket sends is larger than this. */
+/* Nothing a client of the admin socket sends is larger than this, but a
+ * runtime session's lines (PX_RTSESS_MAX_TEXT), on its route only. */
 #define ADMIN_MAX_HEADERS 8192
 #define ADMIN_MAX_BODY 4096
 #define ADMIN_TIMEOUT_S 10
@@ -60,6 +64,7 @@
 struct px_admin {
 	struct px_server *srv;
 	px_reload_fn *reload;     /* POST /reload */
+	px_session_fn *session;   /* PUT, DELETE /sessions/NAME; may be NULL */
 	void *reload_arg;
 	struct event_base *base;  /* the admin thread's own loop */
 	struct evhttp *http;	  /* on BASE */
@@ -241,7 +246,8 @@ learn_into(struct px_admin *a, const char *session, struct evbuffer *b)
  * the server's state runs there (loopcall.h), never on the admin thread.
  */
 enum job_kind {
-	JOB_STATUS, JOB_METRICS, JOB_RELOAD, JOB_LEARN, JOB_PENDING, JOB_DECIDE, JOB_GRANTS, JOB_SAVE
+	JOB_STATUS, JOB_METRICS, JOB_RELOAD, JOB_LEARN, JOB_PENDING, JOB_DECIDE, JOB_GRANTS, JOB_SAVE,
+	JOB_SESSIONS, JOB_SESSION
 };
 
 struct job {
@@ -259,7 +265,109 @@ struct job {
 	enum px_ask_answer answer;
 	unsigned for_ms;
 	long uid;
+	/* PUT /sessions/NAME (J->session the name, in the request's path):
+	 * the body, or NULL for DELETE. */
+	char *body;
+	size_t bodylen;
 };
+
+/* On the loop: GET /sessions, every session of the snapshot in force,
+ * where it comes from, its listeners and its open connections. */
+static void
+sessions_into(struct job *j)
+{
+	const struct cf_config *cfg = px_server_config(j->a->srv);
+	size_t i, k;
+
+	if (!j->text)
+		evbuffer_add_printf(j->b, "{\"sessions\":[");
+	for (i = 0; i < cf_config_nsessions(cfg); i++) {
+		const struct cf_session *s = cf_config_session(cfg, i);
+		uint64_t up, down;
+		unsigned open = px_conns_relayed(j->a->srv, s->name, &up, &down);
+
+		if (j->text) {
+			evbuffer_add_printf(j->b, "%s\t%s\t%u open\t", s->name,
+			    s->runtime ? "runtime" : "file", open);
+			for (k = 0; k < s->nlisten; k++)
+				evbuffer_add_printf(j->b, "%s%s", k ? ", " : "", s->listen[k].text);
+			evbuffer_add_printf(j->b, "%s\n", s->nlisten ? "" : "-");
+			continue;
+		}
+		evbuffer_add_printf(j->b, "%s{\"name\":", i ? "," : "");
+		px_status_json_str(j->b, s->name);
+		evbuffer_add_printf(j->b, ",\"from\":\"%s\",\"at\":", s->runtime ? "runtime" : "file");
+		if (s->file != NULL) {
+			char at[600];
+			if (s->line > 0)
+				snprintf(at, sizeof(at), "%s:%d", s->file, s->line);
+			else
+				snprintf(at, sizeof(at), "%s", s->file);
+			px_status_json_str(j->b, at);
+		} else {
+			evbuffer_add_printf(j->b, "null");
+		}
+		evbuffer_add_printf(j->b, ",\"listen\":[");
+		for (k = 0; k < s->nlisten; k++) {
+			if (k)
+				evbuffer_add(j->b, ",", 1);
+			px_status_json_str(j->b, s->listen[k].text);
+		}
+		evbuffer_add_printf(j->b, "],\"connections\":%u}", open);
+	}
+	if (!j->text)
+		evbuffer_add_printf(j->b, "],\"generation\":%lu}\n", px_server_generation(j->a->srv));
+}
+
+/* On the loop: PUT or DELETE /sessions/NAME; the HTTP status. */
+static int
+session_into(struct job *j)
+{
+	struct px_admin *a = j->a;
+	struct cf_diag diag;
+	int rc, code;
+	size_t i;
+
+	memset(&diag, 0, sizeof(diag));
+	if (a->session == NULL) {
+		rc = -EPERM;
+		code = 409;
+		if ((diag.errors = calloc(1, sizeof(char *))) != NULL &&
+		    (diag.errors[0] = strdup("this proxy makes no session at run time")) != NULL)
+			diag.nerrors = 1;
+	} else {
+		rc = a->session(a->reload_arg, j->session, j->body, j->bodylen, &diag);
+		code = rc == 0 ? 200 : rc == -EINVAL ? refusal_code(&diag) : rc == -EPERM ||
+		    rc == -EEXIST ? 409 : rc == -ENOENT ? 404 : 500;
+		/* A bad field is the request's fault: 400. */
+		if (code == 422)
+			code = 400;
+	}
+	if (j->text) {
+		if (rc == 0)
+			evbuffer_add_printf(j->b, "session %s %s: generation %lu\n", j->session,
+			    j->body != NULL ? "made" : "removed", px_server_generation(a->srv));
+		for (i = 0; i < diag.nerrors; i++)
+			px_status_text_line(j->b, diag.errors[i], strlen(diag.errors[i]));
+	} else if (rc == 0) {
+		evbuffer_add_printf(j->b, "{\"session\":");
+		px_status_json_str(j->b, j->session);
+		evbuffer_add_printf(j->b, ",\"%s\":true,\"generation\":%lu}\n",
+		    j->body != NULL ? "made" : "removed", px_server_generation(a->srv));
+	} else {
+		evbuffer_add_printf(j->b, "{\"error\":");
+		px_status_json_str(j->b, diag.nerrors > 0 ? diag.errors[0] : strerror(-rc));
+		evbuffer_add_printf(j->b, ",\"errors\":[");
+		for (i = 0; i < diag.nerrors; i++) {
+			if (i > 0)
+				evbuffer_add(j->b, ",", 1);
+			px_status_json_str(j->b, diag.errors[i]);
+		}
+		evbuffer_add_printf(j->b, "]}\n");
+	}
+	cf_diag_free(&diag);
+	return code;
+}
 
 /*
  * On the loop: answer question J->id.  An answer for the session leaves a
@@ -419,6 +527,12 @@ job_run(void *arg)
 	case JOB_SAVE:
 		j->code = save_into(j);
 		break;
+	case JOB_SESSIONS:
+		sessions_into(j);
+		break;
+	case JOB_SESSION:
+		j->code = session_into(j);
+		break;
 	}
 }
 
@@ -452,7 +566,7 @@ serve_job(struct px_admin *a, struct evhttp_request *req, struct job *j)
 		type = j->text ? "text/plain; charset=utf-8" : "application/json";
 	reply(req, j->code, j->code == 200 ? "OK" : j->code == 409 ? "Conflict" :
 	    j->code == 404 ? "Not Found" : j->code == 500 ? "Internal Server Error" :
-	    "Unprocessable Entity", type, j->b);
+	    j->code == 400 ? "Bad Request" : "Unprocessable Entity", type, j->b);
 	evbuffer_free(j->b);
 }
 
@@ -555,6 +669,40 @@ parse_learn(struct evhttp_request *req, struct job *j, const char **why)
 }
 
 /*
+ * PUT or DELETE /sessions/NAME: NAME is a session's name (letters,
+ * digits, '-', '_', '.', at most 64); PUT's body is the lines of its
+ * [session NAME] section, as the config file writes them, judged on the
+ * loop.  Fills J; 0, or -EINVAL with *WHY.
+ */
+static int
+parse_session(struct evhttp_request *req, struct job *j, const char **why)
+{
+	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	size_t n = evbuffer_get_length(in);
+
+	j->session = path + strlen("/sessions/");
+	if (!px_rtsess_name_ok(j->session) || strcmp(j->session, "default") == 0) {
+		*why = "a session's name is letters, digits, '-', '_', '.', at most 64, not \"default\"";
+		return -EINVAL;
+	}
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_PUT)
+		return 0;
+	if (n == 0) {
+		*why = "PUT /sessions/NAME takes the lines of its [session NAME] section as its body";
+		return -EINVAL;
+	}
+	if ((j->body = malloc(n + 1)) == NULL) {
+		*why = "out of memory";
+		return -EINVAL;
+	}
+	evbuffer_copyout(in, j->body, n);
+	j->body[n] = '\0';
+	j->bodylen = n;
+	return 0;
+}
+
+/*
  * The routes, one row each (the shape of OpenSSH's monitor dispatch
  * table): the path, the methods it takes (a 405 lists them in Allow:),
  * the job it asks of the loop, and for a route with arguments their
@@ -572,15 +720,21 @@ static const struct route {
 	enum job_kind job;
 	route_parse_fn *parse;	/* NULL: the route takes no arguments */
 	int bad;		/* the status when PARSE refuses */
+	int prefix;		/* PATH ends in '/' and the rest names a session */
+	size_t max_body;	/* 0: ADMIN_MAX_BODY */
+	int owner_only;		/* root and the proxy's own uid only, not admin_group */
 } routes[] = {
-	{ "/status",	  ROUTE_GET,  "GET, HEAD", JOB_STATUS,	NULL,	      0 },
-	{ "/metrics",	  ROUTE_GET,  "GET, HEAD", JOB_METRICS, NULL,	      0 },
-	{ "/learn",	  ROUTE_GET,  "GET, HEAD", JOB_LEARN,	parse_learn,  400 },
-	{ "/pending",	  ROUTE_GET,  "GET, HEAD", JOB_PENDING, NULL,	      0 },
-	{ "/grants",	  ROUTE_GET,  "GET, HEAD", JOB_GRANTS,	NULL,	      0 },
-	{ "/grants/save", ROUTE_POST, "POST",	   JOB_SAVE,	NULL,	      0 },
-	{ "/decide",	  ROUTE_POST, "POST",	   JOB_DECIDE,	parse_decide, 422 },
-	{ "/reload",	  ROUTE_POST, "POST",	   JOB_RELOAD,	NULL,	      0 },
+	{ "/status",	  ROUTE_GET,  "GET, HEAD", JOB_STATUS,	NULL,	      0, 0, 0, 0 },
+	{ "/metrics",	  ROUTE_GET,  "GET, HEAD", JOB_METRICS, NULL,	      0, 0, 0, 0 },
+	{ "/learn",	  ROUTE_GET,  "GET, HEAD", JOB_LEARN,	parse_learn,  400, 0, 0, 0 },
+	{ "/pending",	  ROUTE_GET,  "GET, HEAD", JOB_PENDING, NULL,	      0, 0, 0, 0 },
+	{ "/grants",	  ROUTE_GET,  "GET, HEAD", JOB_GRANTS,	NULL,	      0, 0, 0, 0 },
+	{ "/grants/save", ROUTE_POST, "POST",	   JOB_SAVE,	NULL,	      0, 0, 0, 0 },
+	{ "/decide",	  ROUTE_POST, "POST",	   JOB_DECIDE,	parse_decide, 422, 0, 0, 0 },
+	{ "/reload",	  ROUTE_POST, "POST",	   JOB_RELOAD,	NULL,	      0, 0, 0, 0 },
+	{ "/sessions",	  ROUTE_GET,  "GET, HEAD", JOB_SESSIONS, NULL,	      0, 0, 0, 0 },
+	{ "/sessions/",	  EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE, "PUT, DELETE", JOB_SESSION,
+	    parse_session, 400, 1, PX_RTSESS_MAX_TEXT, 1 },
 };
 
 /* The route of PATH, or NULL. */
@@ -589,9 +743,12 @@ route_find(const char *path)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (strcmp(routes[i].path, path) == 0)
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		size_t n = strlen(routes[i].path);
+		if (routes[i].prefix ? strncmp(routes[i].path, path, n) == 0 && path[n] != '\0' :
+		    strcmp(routes[i].path, path) == 0)
 			return &routes[i];
+	}
 	return NULL;
 }
 
@@ -622,6 +779,22 @@ request_cb(struct evhttp_request *req, void *arg)
 		reply_error(req, 405, "Method Not Allowed", r->allow);
 		return;
 	}
+	/* A session is a config section: admin_group answers questions and
+	 * reads, the socket's owner (and root) alone writes the config. */
+	if (r->owner_only) {
+		long uid = peer_uid(req);
+
+		if (uid < 0 || (uid != 0 && (uid_t)uid != geteuid())) {
+			reply_error(req, 403, "only root and the proxy's own uid may make or end "
+			    "a session", NULL);
+			goto out;
+		}
+	}
+	if (evbuffer_get_length(evhttp_request_get_input_buffer(req)) >
+	    (r->max_body ? r->max_body : ADMIN_MAX_BODY)) {
+		reply_error(req, 413, "Payload Too Large", NULL);
+		goto out;
+	}
 	if (r->parse != NULL && r->parse(req, &j, &why) != 0) {
 		reply_error(req, r->bad, why, NULL);
 		goto out;
@@ -629,6 +802,7 @@ request_cb(struct evhttp_request *req, void *arg)
 	j.kind = r->job;
 	serve_job(a, req, &j);
 out:
+	free(j.body);
 	evhttp_clear_headers(&j.query);
 }
 
@@ -708,7 +882,7 @@ px_admin_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg)
 	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH |
 	    EVHTTP_REQ_TRACE);
 	evhttp_set_max_headers_size(a->http, ADMIN_MAX_HEADERS);
-	evhttp_set_max_body_size(a->http, ADMIN_MAX_BODY);
+	evhttp_set_max_body_size(a->http, PX_RTSESS_MAX_TEXT);
 	evhttp_set_timeout(a->http, ADMIN_TIMEOUT_S);
 	evhttp_set_gencb(a->http, request_cb, a);
 	/* evhttp takes the descriptor and closes it in evhttp_free(). */
@@ -795,6 +969,12 @@ px_admin_free(struct px_admin *a)
 		}
 	}
 	free(a);
+}
+
+void
+px_admin_set_sessions(struct px_admin *a, px_session_fn *session)
+{
+	a->session = session;
 }
 
 const char *

@@ -1,7 +1,8 @@
 /*
  * proxy/admin/admin.h: the admin socket (`admin = unix:PATH` in [proxy]), a
  * libevent evhttp server on a UNIX socket: GET /status, GET /metrics,
- * POST /reload, and mode = ask's GET /pending, POST /decide, GET /grants.  See postern-proxy(8), "ADMIN SOCKET".
+ * POST /reload, mode = ask's GET /pending, POST /decide, GET /grants, and
+ * the runtime sessions' GET /sessions, PUT and DELETE /sessions/NAME.  See postern-proxy(8), "ADMIN SOCKET".
  */
 #ifndef POSTERN_PROXY_ADMIN_H
 #define POSTERN_PROXY_ADMIN_H
@@ -41,6 +42,11 @@ int px_admin_start(struct px_admin *a);
  * connections, remove the socket file created by px_admin_new(); NULL is a
  * no-op. */
 void px_admin_free(struct px_admin *a);
+
+/* PUT and DELETE /sessions/NAME call SESSION(A's RELOAD_ARG, ...) on the
+ * loop (reload.h); without it they answer 409.  Call before
+ * px_admin_start(). */
+void px_admin_set_sessions(struct px_admin *a, px_session_fn *session);
 
 /* The socket path A serves (owned by A). */
 const char *px_admin_path(const struct px_admin *a);

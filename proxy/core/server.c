@@ -38,6 +38,7 @@ struct px_server {
 	struct px_ask *ask;
 	struct px_grants *grants;
 	struct px_deciders *deciders;
+	struct px_rtsess *rtsess;
 	const char *config_path;
 	const struct cf_overrides *ov;
 	int load_once;
@@ -91,6 +92,7 @@ px_server_new(const struct px_server_init *in)
 	srv->tls = in->tls;
 	srv->ask = in->ask;
 	srv->grants = in->grants;
+	srv->rtsess = in->rtsess;
 	srv->config_path = in->config_path;
 	srv->ov = in->ov;
 	srv->load_once = in->load_once;
@@ -259,6 +261,12 @@ struct px_grants *
 px_server_grants(const struct px_server *srv)
 {
 	return srv->grants;
+}
+
+struct px_rtsess *
+px_server_rtsess(const struct px_server *srv)
+{
+	return srv->rtsess;
 }
 
 struct px_dns *

@@ -59,6 +59,7 @@ struct px_learn;
 struct px_ask;
 struct px_grants;
 struct px_deciders;
+struct px_rtsess;
 struct px_workers;
 
 struct sockaddr;
@@ -84,6 +85,7 @@ struct px_server_init {
 	struct px_tlsreg *tls;   /* the sessions' CAs, in line with CFG (registry.h) */
 	struct px_ask *ask;       /* mode = ask's pending questions (ask.h) */
 	struct px_grants *grants; /* runtime grants (grants.h): outlive snapshots */
+	struct px_rtsess *rtsess; /* runtime sessions (rtsess.h): in every snapshot */
 	const char *config_path;  /* NULL: built-in */
 	const struct cf_overrides *ov;
 	int load_once;            /* the config is never reloaded */
@@ -161,6 +163,9 @@ struct px_grants *px_server_grants(const struct px_server *srv);
 /* SRV's connections to the deciders and their cache (decider.h), its own
  * (one a worker), made and freed with it. */
 struct px_deciders *px_server_deciders(const struct px_server *srv);
+/* The sessions made at run time (rtsess.h): the engine's, changed by
+ * reload.c on the first worker's loop; may be NULL. */
+struct px_rtsess *px_server_rtsess(const struct px_server *srv);
 struct px_dns *px_server_dns(const struct px_server *srv);
 struct px_audit *px_server_audit(const struct px_server *srv);
 /* The use of the rules' budgets (budget.h): made and freed with SRV,

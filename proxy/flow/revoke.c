@@ -80,6 +80,30 @@ px_revoke_late(struct px_conn *c)
 	return px_revoke_tunnel(c, 1);
 }
 
+int
+px_conn_end_session(struct px_server *srv, void *arg)
+{
+	const char *name = arg;
+	struct px_conn *c, *next;
+	char detail[120];
+
+	snprintf(detail, sizeof(detail), "session %s was removed", name);
+	for (c = px_conns_first(srv); c != NULL; c = next) {
+		struct px_rec r = { .event = "revoke", .has_reason = 1, .current = 1,
+		    .reason = CF_R_SESSION_REMOVED, .detail = detail };
+
+		next = px_conns_next(c);
+		if (strcmp(c->session, name) != 0)
+			continue;
+		if (c->phase != NULL && c->phase->tunnel) {
+			px_record_pending_allow(c);
+			px_record(c, &r);
+		}
+		px_conn_free(c, "session_removed");
+	}
+	return 0;
+}
+
 void
 px_conn_revoke(struct px_server *srv)
 {

@@ -36,4 +36,11 @@ int px_revoke_late(struct px_conn *c);
  * (and logging) each the new snapshot refuses. */
 void px_conn_revoke(struct px_server *srv);
 
+/* A runtime session removed (DELETE /sessions/NAME): close every open
+ * connection of SRV whose session is NAME, whatever its step.  A tunnel
+ * gets a "revoke" line with reason session_removed; every close line
+ * says "session_removed".  Returns 0 (a px_workers_each() callback, ARG
+ * the name). */
+int px_conn_end_session(struct px_server *srv, void *name);
+
 #endif

@@ -7,6 +7,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/policy/budget.c proxy/policy/budget.h \
 	proxy/policy/grants.c proxy/policy/grants.h \
 	proxy/policy/learn.c proxy/policy/learn.h \
+	proxy/policy/rtsess.c proxy/policy/rtsess.h \
 	proxy/policy/summary.c proxy/policy/summary.h
 
 # The budgets' use (proxy/policy/budget.h).
@@ -29,3 +30,8 @@ check_PROGRAMS += tests/unit/test-token
 TESTS += tests/unit/test-token
 tests_unit_test_token_SOURCES = tests/unit/test-token.c tests/unit/tap.h
 tests_unit_test_token_LDADD = $(PROXY_LIBS)
+# Runtime sessions: read as file sections, kept in state_dir (rtsess.h).
+check_PROGRAMS += tests/unit/test-rtsess
+TESTS += tests/unit/test-rtsess
+tests_unit_test_rtsess_SOURCES = tests/unit/test-rtsess.c tests/unit/tap.h
+tests_unit_test_rtsess_LDADD = $(PROXY_LIBS)

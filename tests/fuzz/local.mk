@@ -25,6 +25,12 @@ tests_fuzz_rule_replay_SOURCES = tests/fuzz/fuzz-rule.c tests/fuzz/replay.c
 tests_fuzz_rule_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/rule"'
 tests_fuzz_rule_replay_LDADD = $(CONF_LIBS)
 
+check_PROGRAMS += tests/fuzz/rtsess-replay
+TESTS += tests/fuzz/rtsess-replay
+tests_fuzz_rtsess_replay_SOURCES = tests/fuzz/fuzz-rtsess.c tests/fuzz/replay.c
+tests_fuzz_rtsess_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/rtsess"'
+tests_fuzz_rtsess_replay_LDADD = $(CONF_LIBS)
+
 check_PROGRAMS += tests/fuzz/secret-replay
 TESTS += tests/fuzz/secret-replay
 tests_fuzz_secret_replay_SOURCES = tests/fuzz/fuzz-secret.c tests/fuzz/replay.c

@@ -63,3 +63,53 @@ for p in / /nope /status/ /STATUS /status/x /grants/ /grants/save/x /reloads /de
 	expect_eq "404||" "$(answer HEAD $p)" "HEAD $p: 404"
 done
 expect_eq 1 "$(generation)" "no refused request reloaded"
+
+# The runtime sessions' routes: GET /sessions, PUT and DELETE
+# /sessions/NAME (a name, never a deeper path), and the body limit, raised
+# for PUT /sessions/NAME only.
+for m in POST PUT DELETE OPTIONS PATCH; do
+	expect_eq "405|GET, HEAD|$notallowed" "$(answer $m /sessions)" "$m /sessions: 405, Allow: GET, HEAD"
+done
+expect_eq "200||" "$(answer HEAD /sessions)" "HEAD /sessions: 200"
+for m in GET POST OPTIONS PATCH; do
+	expect_eq "405|PUT, DELETE|$notallowed" "$(answer $m /sessions/x)" \
+		"$m /sessions/x: 405, Allow: PUT, DELETE"
+done
+expect_eq "405|PUT, DELETE|" "$(answer HEAD /sessions/x)" "HEAD /sessions/x: 405"
+for m in GET PUT DELETE; do
+	expect_eq "404||$notfound" "$(answer $m /sessions/)" "$m /sessions/: 404"
+done
+badname='{"error":"a session'"'"'s name is letters, digits, '"'"'-'"'"', '"'"'_'"'"', '"'"'.'"'"', at most 64, not \"default\""}'
+for p in /sessions/a/b /sessions/a%2Fb /sessions/.hidden /sessions/default; do
+	expect_eq "400||$badname" "$(answer DELETE $p)" "DELETE $p: 400, not a session's name"
+done
+expect_eq '400||{"error":"PUT /sessions/NAME takes the lines of its [session NAME] section as its body"}' \
+	"$(answer PUT /sessions/x)" "PUT /sessions/x without a body: 400"
+expect_eq 1 "$(generation)" "no refused session request reloaded"
+
+# body_code PATH BYTES: the status of PUT PATH with a body of BYTES bytes
+# of allow_hosts lines (POST for /decide).
+body_code() {
+	"$WORLD_PYTHON" -c '
+import sys
+n = int(sys.argv[1])
+sys.stdout.write("listen = tcp:127.0.0.1:3199\n")
+left = n - len("listen = tcp:127.0.0.1:3199\n")
+i = 0
+while left > 0:
+    line = "allow_hosts = host%05d.test\n" % i
+    if len(line) > left:
+        line = ";" * (left - 1) + "\n"
+    sys.stdout.write(line)
+    left -= len(line)
+    i += 1' "$2" >"$WORLD_DIR/big.body"
+	admin_curl -X "$3" --data-binary @"$WORLD_DIR/big.body" -o /dev/null -w '%{http_code}' \
+		"http://postern$1"
+}
+expect_eq 413 "$(body_code /decide 5000 POST)" "POST /decide with 5000 bytes: 413, the small limit"
+expect_eq 413 "$(body_code /sessions/big 70000 PUT)" "PUT /sessions/NAME over 64 KiB: 413"
+expect_eq 1 "$(generation)" "neither reloaded"
+expect_eq 200 "$(body_code /sessions/big 60000 PUT)" "PUT /sessions/NAME with 60000 bytes of rules: 200"
+expect_eq 2 "$(generation)" "and it was taken"
+expect_eq 200 "$(admin_curl -X DELETE -o /dev/null -w '%{http_code}' http://postern/sessions/big)" \
+	"DELETE /sessions/big: 200"

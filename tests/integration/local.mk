@@ -43,6 +43,13 @@ EXTRA_DIST += tests/integration/proxy-logrotate.sh
 
 TESTS += tests/integration/proxy-hosts.sh
 EXTRA_DIST += tests/integration/proxy-hosts.sh
+# Sessions made and ended at run time over the admin socket.
+TESTS += tests/integration/proxy-sessions.sh
+EXTRA_DIST += tests/integration/proxy-sessions.sh
+TESTS += tests/integration/proxy-sessions-workers.sh
+EXTRA_DIST += tests/integration/proxy-sessions-workers.sh
+TESTS += tests/integration/admin-sessions-perms.sh
+EXTRA_DIST += tests/integration/admin-sessions-perms.sh
 
 TESTS += tests/integration/proxy-fairness.sh
 EXTRA_DIST += tests/integration/proxy-fairness.sh

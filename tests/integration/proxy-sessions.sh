@@ -1,0 +1,279 @@
+#!/bin/sh
+# proxy-sessions: sessions made and ended at run time over the admin
+# socket (PUT and DELETE /sessions/NAME, GET /sessions, ctl session), each
+# decided exactly like a [session NAME] of the file.
+#   - a bad field is 400 naming session:NAME:LINE and the key, and changes
+#     nothing; a file session's name is refused (409), and a file reload
+#     that adds a runtime session's name is refused naming FILE:LINE;
+#   - 50 runtime sessions, each with its own socket and allow list: through
+#     postern-bridge in a namespace with only lo, each reaches its own host
+#     and is refused (403) another session's; a file reload in the middle
+#     keeps them all;
+#   - ending a session with a tunnel open closes the tunnel, audited with
+#     reason session_removed; a file session cannot be ended (409);
+#   - once all are ended nothing is left: no socket file, no kept file, the
+#     proxy's descriptors, open connections and memory back, GET /sessions
+#     lists the file's sessions only;
+#   - with state_dir, a restart makes the kept sessions again, and a kept
+#     file that no longer validates is skipped with its reason.
+. "$top_srcdir/tests/integration/lib/world.sh"
+BRIDGE="$top_builddir/postern-bridge"
+[ -x "$BRIDGE" ] || skip "postern-bridge is not built"
+command -v curl >/dev/null 2>&1 || skip "curl is not installed"
+N=50
+WORLD_DNS_EXTRA=$(i=1; while [ $i -le $N ]; do printf 'h%d.test=10.200.1.2 ' $i; i=$((i + 1)); done)
+WORLD_TIMEOUT=280
+world_up --agent
+. "$top_srcdir/tests/integration/lib-admin/admin.sh"
+CTL="$top_builddir/postern-proxy ctl --admin $ADMIN_SOCK"
+STATE="$WORLD_DIR/state"
+mkdir -m 700 "$STATE"
+
+conf="$WORLD_DIR/postern.ini"
+write_conf() {
+	cat >"$conf" <<EOF
+[proxy]
+listen = unix:$WORLD_DIR/main.sock
+admin = unix:$ADMIN_SOCK
+log = $PROXY_LOG
+dns_servers = $WORLD_DNS
+state_dir = $STATE
+${POSTERN_TEST_WORKERS:+workers = $POSTERN_TEST_WORKERS}
+[session filed]
+listen = unix:$WORLD_DIR/filed.sock
+allow_hosts = allowed.test private
+EOF
+	for l in "$@"; do echo "$l" >>"$conf"; done
+}
+write_conf
+proxy_start "$conf" || die "no proxy"
+admin_wait || die "no admin socket"
+
+# put NAME BODY: "CODE BODY" of PUT /sessions/NAME.
+put() {
+	printf '%s' "$2" | admin_curl -X PUT --data-binary @- -o "$WORLD_DIR/put.body" \
+		-w '%{http_code}' "http://postern/sessions/$1" >"$WORLD_DIR/put.code"
+	echo "$(cat "$WORLD_DIR/put.code") $(cat "$WORLD_DIR/put.body")"
+}
+# del NAME: the status of DELETE /sessions/NAME.
+del() {
+	admin_curl -X DELETE -o /dev/null -w '%{http_code}' "http://postern/sessions/$1"
+}
+# runtime_names: the runtime sessions GET /sessions lists, one a line.
+runtime_names() {
+	admin_get /sessions | "$WORLD_PYTHON" -c '
+import json, sys
+for s in json.load(sys.stdin)["sessions"]:
+    if s["from"] == "runtime":
+        print(s["name"])'
+}
+# bridge SOCK CMD...: CMD under postern-bridge in the agent namespace (lo
+# only), its proxy SOCK.
+bridge() {
+	local sock
+	sock=$1
+	shift
+	in_agent env -i PATH="$PATH" HOME=/root "$BRIDGE" --connect "$sock" --allow-root -- "$@"
+}
+# wait_for WANT CMD...: poll CMD's output for WANT, 5 s at most; prints the last.
+wait_for() {
+	local want got i
+	want=$1
+	shift
+	i=0
+	while :; do
+		got=$("$@")
+		[ "$got" = "$want" ] || [ $i -ge 100 ] && break
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo "$got"
+}
+fds() { proxy_fds; }
+sock_files() { ls "$WORLD_DIR" | grep -c '^s[0-9]*\.sock$'; }
+kept_files() { ls "$STATE/sessions" 2>/dev/null | wc -l; }
+
+# Warm up what a first request allocates: the admin thread's, a request's
+# (the resolver's sockets), a tunnel (the splice pipes kept for reuse),
+# then the baseline.
+r=$(bridge "$WORLD_DIR/filed.sock" sh -c "curl -s -o /dev/null --max-time 10 -w '%{http_code} ' \
+	http://allowed.test/; curl -s -o /dev/null --max-time 10 --cacert $WORLD_CA -w '%{http_code}' \
+	https://allowed.test/bytes/100000")
+expect_eq "200 200" "$r" "the file's session serves"
+admin_get /sessions >/dev/null
+admin_get /status >/dev/null
+base_fds=$(fds)
+base_rss=$(proxy_rss_kb)
+gen=$(status_get 's["config"]["generation"]')
+
+diag "$(date +%T) baseline: $base_fds descriptors, $base_rss kB"
+# 1. A bad field: 400, the field and its line named, nothing changed.
+out=$(put bad "listen = unix:$WORLD_DIR/bad.sock
+allow_hosts = h1.test private
+max_connections = lots
+")
+expect_match '^400 ' "$out" "a bad field is 400"
+expect_match 'session:bad:3: max_connections must be' "$out" "it names session:NAME:LINE and the key"
+expect_eq "$gen" "$(status_get 's["config"]["generation"]')" "the generation stays"
+expect_eq "" "$(runtime_names)" "no session was made"
+[ -e "$WORLD_DIR/bad.sock" ] && fail "a refused session left its socket"
+expect_eq 0 "$(kept_files)" "nor a kept file"
+out=$(put bad "allow_hosts = h1.test private
+[session other]
+listen = unix:$WORLD_DIR/other.sock
+")
+expect_match '^400 .*session:bad:2: a runtime session holds key = value lines only' "$out" \
+	"a section header in the body is refused"
+out=$($CTL session add bad "listen=unix:$WORLD_DIR/bad.sock" "allow_hosts=h1..test" 2>&1)
+expect_eq 1 "$?" "ctl session add exits 1 on a refusal"
+expect_match '^postern-proxy ctl: session:bad:2: .*h1\.\.test' "$out" "with the proxy's reason on stderr"
+
+diag "$(date +%T) Names"
+# 2. Names: a file session's name is refused; so is removing a file session.
+out=$(put filed "listen = unix:$WORLD_DIR/x.sock
+")
+expect_match '^409 .*session filed is a session of the config file' "$out" \
+	"a runtime session cannot take a file session's name"
+expect_eq 409 "$(del filed)" "a file session cannot be removed over the socket"
+expect_eq 404 "$(del nosuch)" "nor one that does not exist"
+
+diag "$(date +%T) Fifty"
+# 3. Fifty sessions, a file reload half way.
+i=1
+while [ $i -le $N ]; do
+	if [ $i -eq 26 ]; then
+		write_conf "allow_hosts = other.test private"
+		proxy_reload
+		# SIGHUP and the file's watch may both reload it: once or twice.
+		expect_eq yes "$(wait_for yes status_get \
+			'"yes" if s["config"]["generation"] > '$((gen + 25))' and s["last_reload"]["ok"] else "no"')" \
+			"the file reload was taken"
+		expect_eq 25 "$(runtime_names | wc -l)" "the runtime sessions survive the reload"
+	fi
+	if [ $((i % 2)) -eq 0 ]; then
+		$CTL session add "s$i" "listen=unix:$WORLD_DIR/s$i.sock" "allow_hosts=h$i.test private" \
+			>/dev/null || fail "ctl session add s$i"
+	else
+		out=$(put "s$i" "listen = unix:$WORLD_DIR/s$i.sock
+allow_hosts = h$i.test private
+")
+		expect_match '^200 ' "$out" "PUT /sessions/s$i" >/dev/null
+	fi
+	i=$((i + 1))
+done
+expect_eq $N "$(runtime_names | wc -l)" "$N runtime sessions listed"
+expect_eq $N "$(sock_files)" "each has its socket"
+expect_eq $N "$(kept_files)" "each is kept in state_dir"
+expect_eq 600 "$(stat -c %a "$STATE/sessions/s1.ini")" "a kept file is 0600"
+
+diag "$(date +%T) The other"
+# 4. The other collision: the file takes a runtime session's name.
+write_conf "allow_hosts = other.test private" "[session s7]" "listen = unix:$WORLD_DIR/f7.sock"
+g=$(status_get 's["config"]["generation"]')
+out=$(admin_curl -X POST -w '%{http_code}' http://postern/reload)
+expect_match '^\{"taken":false' "$out" "a file section with a runtime session's name is refused"
+expect_match "postern\\.ini:12: session s7 exists at run time \\(remove it first\\)" "$out" \
+	"naming FILE:LINE"
+expect_eq "$g" "$(status_get 's["config"]["generation"]')" "the old config stays"
+write_conf "allow_hosts = other.test private"
+
+diag "$(date +%T) Through"
+# 5. Through the bridge, each session sees its own rules only.
+i=1
+: >"$WORLD_DIR/codes"
+while [ $i -le $N ]; do
+	j=$((i % N + 1))
+	r=$(bridge "$WORLD_DIR/s$i.sock" sh -c "
+		curl -s -o /dev/null --max-time 10 -w '%{http_code} ' http://h$i.test/own$i
+		curl -s -o /dev/null --max-time 10 -w '%{http_code}' http://h$j.test/other$i" 2>/dev/null)
+	echo "s$i $r" >>"$WORLD_DIR/codes"
+	i=$((i + 1))
+done
+expect_eq $N "$(grep -c '^s[0-9]* 200 403$' "$WORLD_DIR/codes")" \
+	"every session reaches its own host (200) and not another's (403)"
+expect_no_match '^s[0-9]* (.*[^0-9 ]|[0-9]+ ?$|[0-9]+ (20[0-9]|000))' "$(cat "$WORLD_DIR/codes")" \
+	"no session reaches another's host"
+expect_eq $N "$(audit_count event=decision decision=allow reason=allowed method=GET 'session~^s[0-9]+$')" \
+	"one allow per session audited"
+expect_eq $N "$(audit_count event=decision decision=deny reason=host_not_allowed 'session~^s[0-9]+$')" \
+	"one refusal per session audited"
+expect_audit "s7 is decided by its own rule" session=s7 host=h7.test decision=allow \
+	'rule_at=session:s7:2'
+
+diag "$(date +%T) Ending"
+# 6. Ending a session closes its open tunnel, audited.
+bridge "$WORLD_DIR/s1.sock" curl -s --max-time 30 --cacert "$WORLD_CA" \
+	-o /dev/null -w '%{http_code}' https://h1.test/delay/25 >"$WORLD_DIR/tunnel.out" 2>&1 &
+tpid=$!
+s1_open() { $CTL session list | awk '$1 == "s1" {print $3}'; }
+expect_eq 1 "$(wait_for 1 s1_open)" "s1 has its tunnel open"
+t0=$(date +%s)
+$CTL session rm s1 >/dev/null
+expect_eq 0 "$?" "ctl session rm s1"
+wait $tpid
+expect_eq 1 $(( $(date +%s) - t0 < 10 )) "the tunnel ended at once, not after its 25 s"
+expect_audit "the tunnel's end is audited with its reason" event=revoke session=s1 \
+	reason=session_removed host=h1.test
+expect_audit "and its close says why" event=close session=s1 why=session_removed
+[ -e "$WORLD_DIR/s1.sock" ] && fail "s1's socket file was left"
+expect_eq "" "$(runtime_names | grep -x s1)" "s1 is no longer listed"
+
+diag "$(date +%T) End the"
+# 7. End the rest; nothing is left.
+i=2
+while [ $i -le $N ]; do
+	if [ $((i % 2)) -eq 0 ]; then
+		$CTL session rm "s$i" >/dev/null || fail "ctl session rm s$i"
+	else
+		c=$(del "s$i")
+		[ "$c" = 200 ] || fail "DELETE /sessions/s$i: $c"
+	fi
+	i=$((i + 1))
+done
+expect_eq "" "$(runtime_names)" "GET /sessions lists no runtime session"
+expect_eq 0 "$(sock_files)" "no socket file is left"
+expect_eq 0 "$(kept_files)" "no kept file is left"
+expect_eq 0 "$(status_get 's["connections_open"]')" "no connection is open"
+expect_eq "$base_fds" "$(wait_for "$base_fds" fds)" "the proxy's descriptors are back to the baseline" ||
+	diag "$(ls -l "/proc/$WORLD_PROXY_PID/fd")"
+rss1=$(proxy_rss_kb)
+# A second round, made and ended: the heap does not grow with it.
+i=1
+while [ $i -le 20 ]; do
+	put "s$i" "listen = unix:$WORLD_DIR/s$i.sock
+allow_hosts = h$i.test private
+" >/dev/null
+	i=$((i + 1))
+done
+i=1
+while [ $i -le 20 ]; do
+	del "s$i" >/dev/null
+	i=$((i + 1))
+done
+rss2=$(proxy_rss_kb)
+diag "rss: baseline $base_rss kB, after the first round $rss1 kB, after the second $rss2 kB"
+expect_eq 1 $((rss2 <= rss1 + 2048)) "memory is back: a second round does not grow it"
+expect_eq "$base_fds" "$(wait_for "$base_fds" fds)" "nor the descriptors"
+expect_eq 0 "$(sock_files)" "nor the socket files"
+
+diag "$(date +%T) state_dir"
+# 8. state_dir: a restart makes the kept sessions again; a kept file that
+# no longer validates is skipped, with its reason, and the proxy serves.
+out=$(put k1 "listen = unix:$WORLD_DIR/k1.sock
+allow_hosts = h1.test private
+")
+expect_match '^200 ' "$out" "k1 made"
+$CTL session add k2 "listen=unix:$WORLD_DIR/k2.sock" "allow_hosts=h2.test private" >/dev/null
+printf 'listen = unix:%s/k3.sock\nallow_hosts = h3..test\n' "$WORLD_DIR" >"$STATE/sessions/k3.ini"
+chmod 600 "$STATE/sessions/k3.ini"
+proxy_stop >/dev/null
+expect_eq 0 $? "the proxy exits cleanly"
+proxy_start "$conf" || die "no proxy after the restart"
+admin_wait
+expect_eq "k1 k2" "$(runtime_names | tr '\n' ' ' | sed 's/ $//')" "the kept sessions are made again"
+expect_match 'kept session k3 skipped: session:k3:2: ' "$(cat "$WORLD_DIR/proxy.out")" \
+	"the one that no longer validates is skipped with its reason"
+r=$(bridge "$WORLD_DIR/k2.sock" curl -s -o /dev/null --max-time 10 -w '%{http_code}' http://h2.test/)
+expect_eq 200 "$r" "a kept session serves after the restart"
+proxy_stop >/dev/null
+expect_eq 0 $? "the proxy exits cleanly"
