@@ -16,6 +16,9 @@
 #     lists the file's sessions only;
 #   - with state_dir, a restart makes the kept sessions again, and a kept
 #     file that no longer validates is skipped with its reason.
+# The proxy runs as uid 65532, as in production: each task's socket is made
+# after the drop by the socket maker, owned by the task's uid (3000 + i),
+# 0600, in a directory that did not exist; only that uid may connect.
 . "$top_srcdir/tests/integration/lib/world.sh"
 BRIDGE="$top_builddir/postern-bridge"
 [ -x "$BRIDGE" ] || skip "postern-bridge is not built"
@@ -28,6 +31,10 @@ world_up --agent
 CTL="$top_builddir/postern-proxy ctl --admin $ADMIN_SOCK"
 STATE="$WORLD_DIR/state"
 mkdir -m 700 "$STATE"
+chown 65532:65532 "$STATE"
+chmod 755 "$WORLD_DIR"
+RUN="$WORLD_DIR/run"        # socket_dir; the tasks' sockets are in $RUN/tasks
+T="$RUN/tasks"
 
 conf="$WORLD_DIR/postern.ini"
 write_conf() {
@@ -38,6 +45,8 @@ admin = unix:$ADMIN_SOCK
 log = $PROXY_LOG
 dns_servers = $WORLD_DNS
 state_dir = $STATE
+user = 65532
+socket_dir = $RUN
 ${POSTERN_TEST_WORKERS:+workers = $POSTERN_TEST_WORKERS}
 [session filed]
 listen = unix:$WORLD_DIR/filed.sock
@@ -75,6 +84,15 @@ bridge() {
 	shift
 	in_agent env -i PATH="$PATH" HOME=/root "$BRIDGE" --connect "$sock" --allow-root -- "$@"
 }
+# bridge_as UID SOCK CMD...: the same as a task's uid would run it: the
+# bridge as UID, in a user and network namespace of its own (lo only).
+bridge_as() {
+	local uid sock
+	uid=$1 sock=$2
+	shift 2
+	setpriv --reuid="$uid" --regid="$uid" --clear-groups env -i PATH="$PATH" HOME=/ \
+		unshare -rn "$BRIDGE" --connect "$sock" --allow-root -- "$@"
+}
 # wait_for WANT CMD...: poll CMD's output for WANT, 5 s at most; prints the last.
 wait_for() {
 	local want got i
@@ -89,8 +107,23 @@ wait_for() {
 	done
 	echo "$got"
 }
-fds() { proxy_fds; }
-sock_files() { ls "$WORLD_DIR" | grep -c '^s[0-9]*\.sock$'; }
+# The proxy's descriptors but pipes: a worker keeps a splice pipe pair for
+# reuse once it has spliced, and which worker takes a tunnel is chance.
+fds() { ls -l "/proc/$WORLD_PROXY_PID/fd" | grep -c -- '-> [^p]'; }
+pipes() { ls -l "/proc/$WORLD_PROXY_PID/fd" | grep -c -- '-> pipe:'; }
+sock_files() { ls "$T" 2>/dev/null | grep -c '^s[0-9]*\.sock$'; }
+# as_uid UID SOCK HOST: the status of a HEAD through SOCK as UID, or "refused".
+as_uid() {
+	setpriv --reuid="$1" --regid="$1" --clear-groups "$WORLD_PYTHON" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except PermissionError:
+    print("refused"); sys.exit(0)
+s.sendall(b"HEAD http://" + sys.argv[2].encode() + b"/ HTTP/1.1\r\nHost: " + sys.argv[2].encode() + b"\r\nConnection: close\r\n\r\n")
+print(s.recv(64).split()[1].decode())' "$2" "$3"
+}
 kept_files() { ls "$STATE/sessions" 2>/dev/null | wc -l; }
 
 # Warm up what a first request allocates: the admin thread's, a request's
@@ -151,10 +184,10 @@ while [ $i -le $N ]; do
 		expect_eq 25 "$(runtime_names | wc -l)" "the runtime sessions survive the reload"
 	fi
 	if [ $((i % 2)) -eq 0 ]; then
-		$CTL session add "s$i" "listen=unix:$WORLD_DIR/s$i.sock" "allow_hosts=h$i.test private" \
+		$CTL session add "s$i" "listen=unix:$T/s$i.sock owner=$((3000 + i)) mode=0600" "allow_hosts=h$i.test private" \
 			>/dev/null || fail "ctl session add s$i"
 	else
-		out=$(put "s$i" "listen = unix:$WORLD_DIR/s$i.sock
+		out=$(put "s$i" "listen = unix:$T/s$i.sock owner=$((3000 + i)) mode=0600
 allow_hosts = h$i.test private
 ")
 		expect_match '^200 ' "$out" "PUT /sessions/s$i" >/dev/null
@@ -165,6 +198,12 @@ expect_eq $N "$(runtime_names | wc -l)" "$N runtime sessions listed"
 expect_eq $N "$(sock_files)" "each has its socket"
 expect_eq $N "$(kept_files)" "each is kept in state_dir"
 expect_eq 600 "$(stat -c %a "$STATE/sessions/s1.ini")" "a kept file is 0600"
+expect_eq "3001 600" "$(stat -c '%u %a' "$T/s1.sock")" \
+	"the proxy runs as 65532, and s1's socket is uid 3001's, 0600"
+expect_eq "3050 600" "$(stat -c '%u %a' "$T/s50.sock")" "s50's is uid 3050's"
+expect_eq 200 "$(as_uid 3001 "$T/s1.sock" h1.test)" "uid 3001 reaches its own host through s1"
+expect_eq refused "$(as_uid 3002 "$T/s1.sock" h1.test)" "uid 3002 cannot connect to s1's socket"
+expect_eq 403 "$(as_uid 3002 "$T/s2.sock" h1.test)" "and through its own, s1's host is refused"
 
 diag "$(date +%T) The other"
 # 4. The other collision: the file takes a runtime session's name.
@@ -172,7 +211,7 @@ write_conf "allow_hosts = other.test private" "[session s7]" "listen = unix:$WOR
 g=$(status_get 's["config"]["generation"]')
 out=$(admin_curl -X POST -w '%{http_code}' http://postern/reload)
 expect_match '^\{"taken":false' "$out" "a file section with a runtime session's name is refused"
-expect_match "postern\\.ini:12: session s7 exists at run time \\(remove it first\\)" "$out" \
+expect_match "postern\\.ini:14: session s7 exists at run time \\(remove it first\\)" "$out" \
 	"naming FILE:LINE"
 expect_eq "$g" "$(status_get 's["config"]["generation"]')" "the old config stays"
 write_conf "allow_hosts = other.test private"
@@ -183,7 +222,7 @@ i=1
 : >"$WORLD_DIR/codes"
 while [ $i -le $N ]; do
 	j=$((i % N + 1))
-	r=$(bridge "$WORLD_DIR/s$i.sock" sh -c "
+	r=$(bridge_as $((3000 + i)) "$T/s$i.sock" sh -c "
 		curl -s -o /dev/null --max-time 10 -w '%{http_code} ' http://h$i.test/own$i
 		curl -s -o /dev/null --max-time 10 -w '%{http_code}' http://h$j.test/other$i" 2>/dev/null)
 	echo "s$i $r" >>"$WORLD_DIR/codes"
@@ -195,14 +234,14 @@ expect_no_match '^s[0-9]* (.*[^0-9 ]|[0-9]+ ?$|[0-9]+ (20[0-9]|000))' "$(cat "$W
 	"no session reaches another's host"
 expect_eq $N "$(audit_count event=decision decision=allow reason=allowed method=GET 'session~^s[0-9]+$')" \
 	"one allow per session audited"
-expect_eq $N "$(audit_count event=decision decision=deny reason=host_not_allowed 'session~^s[0-9]+$')" \
+expect_eq $N "$(audit_count event=decision decision=deny reason=host_not_allowed method=GET 'session~^s[0-9]+$')" \
 	"one refusal per session audited"
 expect_audit "s7 is decided by its own rule" session=s7 host=h7.test decision=allow \
 	'rule_at=session:s7:2'
 
 diag "$(date +%T) Ending"
 # 6. Ending a session closes its open tunnel, audited.
-bridge "$WORLD_DIR/s1.sock" curl -s --max-time 30 --cacert "$WORLD_CA" \
+bridge_as 3001 "$T/s1.sock" curl -s --max-time 30 --cacert "$WORLD_CA" \
 	-o /dev/null -w '%{http_code}' https://h1.test/delay/25 >"$WORLD_DIR/tunnel.out" 2>&1 &
 tpid=$!
 s1_open() { $CTL session list | awk '$1 == "s1" {print $3}'; }
@@ -215,7 +254,7 @@ expect_eq 1 $(( $(date +%s) - t0 < 10 )) "the tunnel ended at once, not after it
 expect_audit "the tunnel's end is audited with its reason" event=revoke session=s1 \
 	reason=session_removed host=h1.test
 expect_audit "and its close says why" event=close session=s1 why=session_removed
-[ -e "$WORLD_DIR/s1.sock" ] && fail "s1's socket file was left"
+[ -e "$T/s1.sock" ] && fail "s1's socket file was left"
 expect_eq "" "$(runtime_names | grep -x s1)" "s1 is no longer listed"
 
 diag "$(date +%T) End the"
@@ -237,10 +276,11 @@ expect_eq 0 "$(status_get 's["connections_open"]')" "no connection is open"
 expect_eq "$base_fds" "$(wait_for "$base_fds" fds)" "the proxy's descriptors are back to the baseline" ||
 	diag "$(ls -l "/proc/$WORLD_PROXY_PID/fd")"
 rss1=$(proxy_rss_kb)
+pipes1=$(pipes)
 # A second round, made and ended: the heap does not grow with it.
 i=1
 while [ $i -le 20 ]; do
-	put "s$i" "listen = unix:$WORLD_DIR/s$i.sock
+	put "s$i" "listen = unix:$T/s$i.sock owner=$((3000 + i)) mode=0600
 allow_hosts = h$i.test private
 " >/dev/null
 	i=$((i + 1))
@@ -254,16 +294,17 @@ rss2=$(proxy_rss_kb)
 diag "rss: baseline $base_rss kB, after the first round $rss1 kB, after the second $rss2 kB"
 expect_eq 1 $((rss2 <= rss1 + 2048)) "memory is back: a second round does not grow it"
 expect_eq "$base_fds" "$(wait_for "$base_fds" fds)" "nor the descriptors"
+expect_eq "$pipes1" "$(pipes)" "nor the pipes"
 expect_eq 0 "$(sock_files)" "nor the socket files"
 
 diag "$(date +%T) state_dir"
 # 8. state_dir: a restart makes the kept sessions again; a kept file that
 # no longer validates is skipped, with its reason, and the proxy serves.
-out=$(put k1 "listen = unix:$WORLD_DIR/k1.sock
+out=$(put k1 "listen = unix:$T/k1.sock owner=3101
 allow_hosts = h1.test private
 ")
 expect_match '^200 ' "$out" "k1 made"
-$CTL session add k2 "listen=unix:$WORLD_DIR/k2.sock" "allow_hosts=h2.test private" >/dev/null
+$CTL session add k2 "listen=unix:$T/k2.sock owner=3102" "allow_hosts=h2.test private" >/dev/null
 printf 'listen = unix:%s/k3.sock\nallow_hosts = h3..test\n' "$WORLD_DIR" >"$STATE/sessions/k3.ini"
 chmod 600 "$STATE/sessions/k3.ini"
 proxy_stop >/dev/null
@@ -273,7 +314,7 @@ admin_wait
 expect_eq "k1 k2" "$(runtime_names | tr '\n' ' ' | sed 's/ $//')" "the kept sessions are made again"
 expect_match 'kept session k3 skipped: session:k3:2: ' "$(cat "$WORLD_DIR/proxy.out")" \
 	"the one that no longer validates is skipped with its reason"
-r=$(bridge "$WORLD_DIR/k2.sock" curl -s -o /dev/null --max-time 10 -w '%{http_code}' http://h2.test/)
+r=$(bridge_as 3102 "$T/k2.sock" curl -s -o /dev/null --max-time 10 -w '%{http_code}' http://h2.test/)
 expect_eq 200 "$r" "a kept session serves after the restart"
 proxy_stop >/dev/null
 expect_eq 0 $? "the proxy exits cleanly"
