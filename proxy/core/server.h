@@ -16,12 +16,16 @@
  *              grants (grants.h), whose contents change as admins answer.
  *              stopping: px_server_stop().  The sessions' CAs (tls): the
  *              engine makes the registry, reload.c keeps it in line with
- *              each snapshot it takes (registry.h).
+ *              each snapshot it takes (registry.h).  The sessions made at
+ *              run time (rtsess.h): made by the engine, changed only by
+ *              reload.c (px_reload_session()) on the first worker's loop.
  *   server.c   the snapshot in force and its generation
  *              (px_server_set_config()), the last reload
  *              (px_server_reloaded()), both called by reload.c; started_at;
  *              the budgets' use (budget.h), changed by decide.c, tunnel.c
- *              and forward.c through budget.c, pruned by reload.c.
+ *              and forward.c through budget.c, pruned by reload.c.  The
+ *              connections to the deciders and their cache (decider.h),
+ *              one set a server, made and freed with it.
  *   conns.c    the open connections (struct px_conns, conns.h): the list,
  *              how many count against max_connections, the refusals
  *              lingering, the sessions' and uids' shares, the idle-trim
