@@ -32,6 +32,8 @@ void px_mem_init(void);
 void *px_mem_malloc(size_t n);
 void *px_mem_realloc(void *p, size_t n);
 void px_mem_free(void *p);
+/* The bytes the calling thread's pool has mapped (for the unit test). */
+size_t px_mem_pool_size(void);
 
 /*
  * Bins of the big blocks made and freed once per connection on its loop's
@@ -57,10 +59,15 @@ void *px_mem_bin_get(enum px_mem_bin bin, size_t size);
 void px_mem_bin_put(enum px_mem_bin bin, void *p);
 /* Free the calling thread's binned blocks. */
 void px_mem_bin_trim(void);
+/* The M_TRIM_THRESHOLD the proxy runs with (conns.c sets it); px_mem_trim()
+ * puts it back after trimming. */
+#define PX_MEM_TRIM_THRESHOLD (4 << 20)
 /*
- * px_mem_bin_trim(), then give malloc's free heap back to the system
- * (malloc_trim()).  Only the bins in sanitizer builds: their malloc is
- * not glibc's, and glibc's malloc_trim() on its unused arena crashes.
+ * px_mem_bin_trim(), unmap the calling thread's pool slabs whose blocks
+ * are all free, then give malloc's free heap back to the system
+ * (malloc_trim(), and the free top of the calling thread's arena).  Only
+ * the bins and the pool in sanitizer builds: their malloc is not glibc's,
+ * and glibc's malloc_trim() on its unused arena crashes.
  */
 void px_mem_trim(void);
 

@@ -76,7 +76,7 @@ px_conns_new(struct event_base *base)
 	 * 6.7 KB.  Keep up to 4 MiB (idle_trim_cb() gives it back when
 	 * idle); setting one threshold stops the dynamic ones, so set both.
 	 */
-	(void)mallopt(M_TRIM_THRESHOLD, 4 << 20);
+	(void)mallopt(M_TRIM_THRESHOLD, PX_MEM_TRIM_THRESHOLD);
 	(void)mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	TAILQ_INIT(&cs->list);
 	TAILQ_INIT(&cs->waiting);

@@ -1,7 +1,8 @@
 /*
  * tests/unit/test-mem.c: the allocator libevent gets (proxy/core/mem.c): small
  * blocks are reused, not leaked; realloc keeps the bytes; alignment; a
- * block freed on another thread is reused there; libevent works on it;
+ * block freed on another thread is reused there; the trim unmaps the
+ * slabs whose blocks are all free; libevent works on it;
  * the bins of big blocks hand a block back out and give them all back.
  */
 #include "config.h"
@@ -21,6 +22,8 @@
 #include "tests/unit/tap.h"
 
 #define N 200
+#define MANY 3000 /* blocks of 16 * (i % 4 + 1) bytes: 3 slabs */
+#define HELD 1003 /* of them, a 64-byte one */
 
 /* Whether px_mem_init() turns the pool and the bins on here (mem.c). */
 static int
@@ -93,10 +96,36 @@ free_then_take(void *arg)
 	return (void *)(intptr_t)reused;
 }
 
+/* On a thread of its own (so an arena other than the main heap's): free
+ * 3 MiB that end at the arena's top, then trim; how much the arena's
+ * memory from the system fell. */
+static void *
+top_trim(void *arg)
+{
+	void *blk[192];
+	size_t before, i;
+
+	(void)arg;
+	for (i = 0; i < 192; i++)
+		blk[i] = malloc(16 * 1024);
+	for (i = 192; i-- > 0;)
+		free(blk[i]);
+	before = mallinfo2().arena;
+	px_mem_trim();
+	return (void *)(before - mallinfo2().arena);
+}
+
+static void *
+free_one(void *arg)
+{
+	px_mem_free(arg);
+	return NULL;
+}
+
 int
 main(void)
 {
-	static void *a[N], *b[2 * N];
+	static void *a[N], *b[2 * N], *many[MANY];
 	size_t sizes[] = { 1, 16, 17, 24, 32, 48, 63, 64, 65, 200, 5000 };
 	size_t i, k;
 	int ok, reused;
@@ -171,6 +200,46 @@ main(void)
 	    (int)(intptr_t)res, N);
 	for (i = 0; i < N; i++)
 		px_mem_free(b[N + i]);
+
+	/* The trim unmaps the slabs whose every block is free, and only
+	 * those: one held block keeps its slab, one on another thread's
+	 * list too. */
+	for (i = 0; i < MANY; i++)
+		many[i] = px_mem_malloc(16 * (i % 4 + 1));
+	fill(many[HELD], 48, 11);
+	for (i = 0; i < MANY; i++)
+		if (i != HELD)
+			px_mem_free(many[i]);
+	k = px_mem_pool_size();
+	px_mem_trim();
+	tap_ok(k >= 3 * 64 * 1024 && px_mem_pool_size() == 64 * 1024,
+	    "the trim keeps the one slab with a block in use (%zu -> %zu bytes)", k,
+	    px_mem_pool_size());
+	tap_ok(same(many[HELD], 48, 11), "the block in use keeps its bytes");
+	px_mem_free(many[HELD]);
+	px_mem_trim();
+	tap_ok(px_mem_pool_size() == 0, "once it is free, the trim unmaps that slab too");
+	p = px_mem_malloc(24);
+	pthread_create(&t, NULL, free_one, p);
+	pthread_join(t, NULL);
+	px_mem_trim();
+	tap_ok(px_mem_pool_size() == 64 * 1024,
+	    "a block freed on another thread keeps its slab here");
+	q = px_mem_malloc(40);
+	fill(q, 40, 13);
+	tap_ok(q != NULL && aligned(q) && same(q, 40, 13), "the pool hands out blocks after a trim");
+	px_mem_free(q);
+
+	/* A thread's arena gives its free top back (the proxy keeps up to
+	 * PX_MEM_TRIM_THRESHOLD of it between trims). */
+	(void)mallopt(M_TRIM_THRESHOLD, PX_MEM_TRIM_THRESHOLD);
+	pthread_create(&t, NULL, top_trim, NULL);
+	pthread_join(t, &res);
+	if (bins_expected())
+		tap_ok((size_t)res >= 2 << 20, "the trim gives back a thread arena's free top (%zu bytes)",
+		    (size_t)res);
+	else
+		tap_diag("without glibc's malloc (sanitizers, valgrind) no arena is trimmed");
 
 	/* libevent on it. */
 	px_mem_init();
