@@ -27,6 +27,7 @@
 #include "proxy/core/server.h"
 #include "proxy/admin/stats.h"
 #include "proxy/admin/status.h"
+#include "proxy/core/mem.h"
 #include "proxy/core/worker.h"
 
 /* ---- JSON and text output ------------------------------------------------ */
@@ -340,7 +341,7 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 	int ok;
 	uint64_t rok, rfailed;
 	char when[32];
-	size_t i, k, ngrants;
+	size_t i, k, ngrants, rss, heap;
 
 	evbuffer_add_printf(out, "{\"version\":");
 	px_status_json_str(out, PACKAGE_VERSION);
@@ -359,6 +360,8 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 	evbuffer_add_printf(out, "},\"reloads\":{\"ok\":%llu,\"failed\":%llu}",
 	    (unsigned long long)rok, (unsigned long long)rfailed);
 	evbuffer_add_printf(out, ",\"connections_open\":%u", px_conns_count(srv));
+	px_mem_usage(&rss, &heap);
+	evbuffer_add_printf(out, ",\"memory\":{\"rss_bytes\":%zu,\"heap_bytes\":%zu}", rss, heap);
 	ngrants = px_server_grants(srv) != NULL ? px_grants_expire(px_server_grants(srv), time(NULL)) : 0;
 	evbuffer_add_printf(out, ",\"pending\":%zu,\"grants\":%zu,\"sessions\":[",
 	    px_server_ask(srv) != NULL ? px_ask_open(px_server_ask(srv)) : 0, ngrants);
@@ -424,6 +427,7 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 	uint64_t rok, rfailed;
 	char when[32];
 	unsigned long up = uptime(srv);
+	size_t rss, heap;
 	size_t i, k, ngrants = px_server_grants(srv) != NULL ?
 	    px_grants_expire(px_server_grants(srv), time(NULL)) : 0;
 
@@ -449,6 +453,9 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 	evbuffer_add_printf(out, "reloads     %llu taken, %llu refused\n",
 	    (unsigned long long)rok, (unsigned long long)rfailed);
 	evbuffer_add_printf(out, "connections %u open\n", px_conns_count(srv));
+	px_mem_usage(&rss, &heap);
+	evbuffer_add_printf(out, "memory      %zu kB resident, %zu kB of heap in use\n",
+	    rss / 1024, heap / 1024);
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
 		const struct px_listener *l;

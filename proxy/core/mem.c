@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <malloc.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #ifdef HAVE_VALGRIND_VALGRIND_H
@@ -349,5 +351,27 @@ px_mem_init(void)
 #endif
 	event_set_mem_functions(px_mem_malloc, px_mem_realloc, px_mem_free);
 	bins_on = 1;
+#endif
+}
+
+void
+px_mem_usage(size_t *rss, size_t *heap)
+{
+	unsigned long size, resident;
+	long page = sysconf(_SC_PAGESIZE);
+	FILE *f;
+
+	*rss = *heap = 0;
+	if ((f = fopen("/proc/self/statm", "re")) != NULL) {
+		if (fscanf(f, "%lu %lu", &size, &resident) == 2 && page > 0)
+			*rss = (size_t)resident * (size_t)page;
+		fclose(f);
+	}
+#ifndef MEM_PLAIN
+	{
+		struct mallinfo2 mi = mallinfo2();
+
+		*heap = mi.uordblks + mi.hblkhd;
+	}
 #endif
 }

@@ -72,6 +72,15 @@ void px_mem_bin_trim(void);
 void px_mem_trim(void);
 
 /*
+ * What the process holds: *RSS its resident bytes (/proc/self/statm; 0
+ * when /proc cannot be read) and *HEAP the bytes malloc has handed out
+ * and not had back, in every arena (mallinfo2(); 0 in sanitizer builds,
+ * whose malloc is not glibc's).  For /status: a leak shows as HEAP that
+ * does not come back.
+ */
+void px_mem_usage(size_t *rss, size_t *heap);
+
+/*
  * N rounded up to malloc()'s alignment: where an object may start that
  * follows N bytes in the same block (a relay's or a connector's events,
  * assigned in its own allocation).
