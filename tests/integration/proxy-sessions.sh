@@ -137,6 +137,8 @@ admin_get /sessions >/dev/null
 admin_get /status >/dev/null
 base_fds=$(fds)
 base_rss=$(proxy_rss_kb)
+heap() { status_get 's["memory"]["heap_bytes"]'; }
+base_heap=$(heap)
 gen=$(status_get 's["config"]["generation"]')
 
 diag "$(date +%T) baseline: $base_fds descriptors, $base_rss kB"
@@ -276,8 +278,15 @@ expect_eq 0 "$(status_get 's["connections_open"]')" "no connection is open"
 expect_eq "$base_fds" "$(wait_for "$base_fds" fds)" "the proxy's descriptors are back to the baseline" ||
 	diag "$(ls -l "/proc/$WORLD_PROXY_PID/fd")"
 rss1=$(proxy_rss_kb)
+heap1=$(heap)
+diag "heap in use (/status): baseline $base_heap, after ending all $heap1"
+if [ "$base_heap" -gt 0 ]; then
+	# What stays: the DNS cache's 50 names, and with workers = 2 what the
+	# second worker's loop kept from its first requests.
+	expect_eq 1 $((heap1 <= base_heap + 2097152)) "/status: the heap in use is back within 2 MiB"
+fi
 pipes1=$(pipes)
-# A second round, made and ended: the heap does not grow with it.
+# A second round, made, used and ended: the heap does not grow with it.
 i=1
 while [ $i -le 20 ]; do
 	put "s$i" "listen = unix:$T/s$i.sock owner=$((3000 + i)) mode=0600
@@ -286,11 +295,24 @@ allow_hosts = h$i.test private
 	i=$((i + 1))
 done
 i=1
+: >"$WORLD_DIR/codes2"
+while [ $i -le 20 ]; do
+	bridge_as $((3000 + i)) "$T/s$i.sock" curl -s -o /dev/null --max-time 10 \
+		-w '%{http_code}\n' http://h$i.test/again >>"$WORLD_DIR/codes2" 2>/dev/null
+	i=$((i + 1))
+done
+expect_eq 20 "$(grep -c '^200$' "$WORLD_DIR/codes2")" "the second round's sessions serve"
+i=1
 while [ $i -le 20 ]; do
 	del "s$i" >/dev/null
 	i=$((i + 1))
 done
 rss2=$(proxy_rss_kb)
+heap2=$(heap)
+diag "heap in use (/status) after a second round: $heap2"
+if [ "$base_heap" -gt 0 ]; then
+	expect_eq 1 $((heap2 <= heap1 + 262144)) "/status: a second round leaves no more heap in use"
+fi
 diag "rss: baseline $base_rss kB, after the first round $rss1 kB, after the second $rss2 kB"
 expect_eq 1 $((rss2 <= rss1 + 2048)) "memory is back: a second round does not grow it"
 expect_eq "$base_fds" "$(wait_for "$base_fds" fds)" "nor the descriptors"
