@@ -22,6 +22,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/util.h>
 
@@ -47,6 +48,7 @@
 #include "proxy/proto/decider.h"
 
 #include <openssl/crypto.h>
+#include <openssl/ssl.h>
 
 /* Looking up and connecting: connect_timeout (and the resolver's own)
  * bound it, and this timer is the backstop. */
@@ -98,6 +100,8 @@ askable(const struct px_conn *c)
 }
 
 static void start_lookup(struct px_conn *c);
+static void term_resume(struct px_conn *c);
+static void term_go(struct px_conn *c, struct px_http_request *req, size_t head_len, long bound);
 
 /* The answer to the question C waits on (ask.h). */
 static void
@@ -312,7 +316,10 @@ decider_apply(struct px_conn *c, enum px_decider_result r, const char *reason, i
 			snprintf(dec->detail, sizeof(dec->detail), "allowed by decider %s%s%s%s", d->text,
 			    cached ? " (kept answer)" : "", reason[0] ? ": " : "", reason);
 		}
-		start_lookup(c);
+		if (c->term)
+			term_resume(c);
+		else
+			start_lookup(c);
 		return;
 	}
 	if (r == PX_DECIDER_DENY)
@@ -348,12 +355,56 @@ static const struct px_phase decider_phase = {
 	.name = "decider", .cli_event = px_conn_event_close, .timeout = decider_backstop,
 };
 
+/* Inside a terminated tunnel the upstream must not speak while a request
+ * is held, as between requests (accept.c's head phase); before its first
+ * answer it is let go, and an allowed request gets its 502. */
+static void
+term_decider_up_read(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (c->up.bytes == 0) {
+		px_conn_up_gone(c);
+		return;
+	}
+	px_conn_free(c, "upstream spoke between requests");
+}
+
+/* An upstream that closes meanwhile is let go: an allowed request then
+ * gets its 502 (term_go()). */
+static void
+term_decider_up_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		px_conn_up_gone(arg);
+}
+
+/* Held inside a terminated tunnel: nothing is read from the client, the
+ * head waits in its input. */
+static const struct px_phase term_decider_phase = {
+	.name = "decider", .cli_event = px_conn_event_close, .up_read = term_decider_up_read,
+	.up_event = term_decider_up_event, .timeout = decider_backstop,
+};
+
+/* The ClientHello's server_name of C's terminated tunnel, or NULL. */
+static const char *
+term_sni(struct px_conn *c)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(c->cli.bev);
+
+	return ssl != NULL ? SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) : NULL;
+}
+
 /*
  * Ask C's session's decider about C's request, made ready as if allowed
  * (as hold() does), and go on when it answers: an answer kept from an
  * earlier question for the same session, method, host, port and path
  * decides at once.  REQ is its head (NULL for SOCKS5), HEAD_LEN bytes at
- * the start of the client's input, drained here.
+ * the start of the client's input, drained here.  Inside a terminated
+ * tunnel REQ is NULL: the head stays in the input, read again on an allow
+ * (term_resume()).
  */
 static void
 decider_hold(struct px_conn *c, const struct px_http_request *req, size_t head_len)
@@ -363,7 +414,7 @@ decider_hold(struct px_conn *c, const struct px_http_request *req, size_t head_l
 	const struct cf_rule *rule = c->req.dec.rule;
 	struct px_decider_question q;
 	char h[CF_HOST_TEXT_MAX], key[CF_HOST_TEXT_MAX + 400], reason[PX_DECIDER_REASON_MAX + 1];
-	const char *path = c->req.mode == CF_MODE_HTTP ? c->req.path : NULL;
+	const char *path = c->req.mode == CF_MODE_HTTP || c->req.mode == CF_MODE_TLS ? c->req.path : NULL;
 	int allow;
 
 	if (req != NULL) {
@@ -375,11 +426,13 @@ decider_hold(struct px_conn *c, const struct px_http_request *req, size_t head_l
 	q.session = c->session;
 	q.uid = c->is_unix ? (long)c->uid : -1;
 	q.pid = c->is_unix ? (long)c->pid : -1;
-	q.kind = c->socks ? "socks5" : c->req.mode == CF_MODE_HTTP ? "http" : "connect";
+	q.kind = c->term ? "tls" : c->socks ? "socks5" : c->req.mode == CF_MODE_HTTP ? "http" : "connect";
 	q.method = c->req.method[0] ? c->req.method : "CONNECT";
 	q.host = h;
 	q.port = c->req.port;
 	q.path = path;
+	if (c->term)
+		q.sni = term_sni(c);
 	q.allowed = c->req.dec.allow;
 	q.reason = cf_reason_code(c->req.dec.allow ? CF_R_ALLOWED : c->req.dec.reason);
 	if (rule != NULL) {
@@ -395,7 +448,7 @@ decider_hold(struct px_conn *c, const struct px_http_request *req, size_t head_l
 		return;
 	}
 	bufferevent_disable(c->cli.bev, EV_READ);
-	px_conn_enter(c, &decider_phase);
+	px_conn_enter(c, c->term ? &term_decider_phase : &decider_phase);
 	px_conn_arm_timer(c, d->timeout_ms + 5000);
 	c->req.dq = px_decider_ask(ds, d, &q, key, decider_done, c);
 	if (c->req.dq == NULL)
@@ -939,11 +992,13 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	/* A grant for the tunnel's host and port speaks for its requests;
 	 * they are never held (mode = ask asks the CONNECT). */
 	px_conn_grant(c);
-	if (!c->req.dec.allow) {
+	/* What the allowlist refused by host, port, path or method goes to
+	 * the session's decider (decidable()), made ready as if allowed. */
+	if (!c->req.dec.allow && !decidable(c)) {
 		px_conn_refuse(c, 403, c->req.dec.reason, c->req.dec.rule, c->req.dec.detail);
 		return;
 	}
-	if (path_overridden(c, req) || method_overridden(c, req))
+	if (c->req.dec.allow && (path_overridden(c, req) || method_overridden(c, req)))
 		return;
 	bound = cf_session_bound_secret(c->sess, c->tm->host.name, c->tm->port);
 	if (bound >= 0 && trace_refused(c, req, bound))
@@ -956,6 +1011,55 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 	 * budgets; the tunnel itself already holds a connection. */
 	if (budget_refused(c, c->req.dec.rule, 0))
 		return;
+	if (decidable(c)) {
+		decider_hold(c, NULL, 0);
+		return;
+	}
+	term_go(c, req, head_len, bound);
+}
+
+/*
+ * The decider allowed C's request held inside its terminated tunnel: its
+ * head, still at the start of the client's input (C->req.head_judged
+ * bytes), is parsed again and goes on as an allowed request.
+ */
+static void
+term_resume(struct px_conn *c)
+{
+	const struct cf_proxy_settings *p = px_conn_settings(c);
+	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
+	size_t head_len = c->req.head_judged, used = 0;
+	struct px_http_request req;
+	struct px_http_limits lim;
+	const char *why = NULL;
+	unsigned char *data;
+	int status = 400;
+
+	lim.max_headers = p->max_headers;
+	lim.max_header_bytes = p->max_header_bytes;
+	data = head_len > 0 && c->hdrs != NULL ? evbuffer_pullup(in, (ev_ssize_t)head_len) : NULL;
+	if (data == NULL) {
+		px_conn_free(c, "out of memory");
+		return;
+	}
+	px_http_request_init(&req, c->hdrs, c->nhdrs_cap);
+	if (px_http_parse_request((const char *)data, head_len, &lim, &req, &used, &status, &why) !=
+	    PX_HTTP_OK || used != head_len) {
+		px_conn_free(c, "the held request head changed");
+		return;
+	}
+	term_go(c, &req, head_len,
+	    cf_session_bound_secret(c->sess, c->tm->host.name, c->tm->port));
+}
+
+/*
+ * C's allowed request REQ inside its terminated tunnel (HEAD_LEN bytes of
+ * head; BOUND as term_decide() found it) goes upstream, with the
+ * session's secrets put on it where their bindings say.
+ */
+static void
+term_go(struct px_conn *c, struct px_http_request *req, size_t head_len, long bound)
+{
 	if (c->tm->fail[0] != '\0') {
 		/* The upstream failed its handshake (term_fail says how). */
 		px_conn_refuse(c, 502, CF_R_UPSTREAM_TLS_FAILED, c->req.dec.rule, c->tm->fail);

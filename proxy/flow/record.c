@@ -247,6 +247,9 @@ px_record_request_line(struct px_conn *c, const struct px_reqline *l)
 		px_json_str(&j, "reason", l->reason);
 	else if (l->decision != NULL)
 		px_json_str(&j, "reason", cf_reason_code(CF_R_ALLOWED));
+	/* An HTTP/1.1 request the decider allowed (C->req is this one's). */
+	if (l->decision != NULL && c->req.decider != 0)
+		px_json_str(&j, "decider", px_decider_result_word((enum px_decider_result)(c->req.decider - 1)));
 	if (l->rule != NULL) {
 		px_json_str(&j, "rule", l->rule);
 		px_json_str(&j, "rule_at", l->rule_at);
