@@ -943,7 +943,8 @@ trace_refused(struct px_conn *c, const struct px_http_request *req, long bound)
  * A request read inside a terminated tunnel, judged on its own by the
  * snapshot in force now (CF_MODE_TLS).  A Host naming another host is
  * domain fronting: 421 (RFC 9110 §15.5.20).  A failed upstream handshake
- * makes every request a 502.
+ * makes every request a 502.  What the session's decider decides waits
+ * for its answer (decider_hold(), then term_resume()).
  */
 static void
 term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
