@@ -983,8 +983,10 @@ term_start(struct px_conn *c)
 	pthread_once(&alpn_once, alpn_idx_init);
 	/* h2 upstream only when the client offered it (and no query binding
 	 * needs the HTTP/1.1 path): a client that speaks HTTP/1.1 only must
-	 * not be left with an upstream that chose h2. */
-	offer_h2 = (c->tm->alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c);
+	 * not be left with an upstream that chose h2.  Nor with a decider:
+	 * only HTTP/1.1 requests are held for its answer. */
+	offer_h2 = (c->tm->alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c) &&
+	    c->sess->decider == NULL;
 	c->tm->is_h2 = 0;
 	ssl = uctx != NULL ? SSL_new(uctx) : NULL;
 	if (ssl == NULL || px_tlsup_prepare(ssl, c->tm->host.name) != 0 ||

@@ -39,13 +39,14 @@ conf="$WORLD_DIR/postern.ini"
 {
 	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state"
 	echo "[defaults]"
-	echo "allow_hosts = allowed.test/api/ private"
+	echo "allow_hosts = allowed.test/api/ private, allowed.test:8443/api/ private"
 	echo "secrets = k"
 	echo "decider = unix:$SOCK"
 	echo "decider_timeout = 1s"
 	echo "[secret k]"
 	echo "from_env = PX_TEST_KEY"
 	echo "inject = allowed.test header x-api-key"
+	echo "inject = allowed.test:8443 header x-api-key"
 	echo "[session all]"
 	echo "listen = tcp:127.0.0.1:3130"
 	echo "decider_ask = all"
@@ -150,3 +151,48 @@ expect_eq 1 "$(asked 'q["session"] == "all" and q.get("path") == "/api/one" and 
 expect_eq "403 decider_denied" "$(tget 3130 "$CA2" https://allowed.test/api/nope)" \
 	"the decider's deny refuses an allowed path inside the tunnel"
 expect_eq 0 "$(upstream_count target=/api/nope)" "nothing reached the upstream"
+
+# A client that offers h2 gets HTTP/1.1 in a tunnel of a session with a
+# decider, even from an upstream that would choose h2, so that each of its
+# requests is asked (an h2 stream would not be).  The upstream offers h2
+# and http/1.1, logs which the proxy's offer made it choose, and answers
+# HTTP/1.1 only.
+cat >"$WORLD_DIR/dual.py" <<-'EOF'
+	import socket, ssl, sys, threading
+	cert, key, addr, log = sys.argv[1:5]
+	ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+	ctx.load_cert_chain(cert, key)
+	ctx.set_alpn_protocols(["h2", "http/1.1"])
+	s = socket.socket()
+	s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+	s.bind((addr, 8443))
+	s.listen(16)
+	def one(c):
+	    t = ctx.wrap_socket(c, server_side=True)
+	    p = t.selected_alpn_protocol()
+	    with open(log, "a") as f:
+	        f.write("alpn=%s\n" % p)
+	    buf = b""
+	    while p != "h2" and b"\r\n\r\n" not in buf:
+	        d = t.recv(4096)
+	        if not d:
+	            break
+	        buf += d
+	    if p != "h2" and buf:
+	        t.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n")
+	    t.close()
+	while True:
+	    c, _ = s.accept()
+	    threading.Thread(target=one, args=(c,), daemon=True).start()
+EOF
+ip netns exec "$WORLD_NS_UP" "$WORLD_PYTHON" "$WORLD_DIR/dual.py" "$WORLD_CERT" "$WORLD_KEY" \
+	"$WORLD_UP4" "$WORLD_DIR/dual.log" </dev/null >/dev/null 2>&1 &
+i=0
+while ! ip netns exec "$WORLD_NS_UP" bash -c "exec 3<>/dev/tcp/$WORLD_UP4/8443" 2>/dev/null &&
+	[ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+out=$(in_px curl -s -o /dev/null --http2 --max-time 10 -x http://127.0.0.1:3130 --cacert "$CA2" \
+	-w '%{http_code} %{http_version}' https://allowed.test:8443/api/h2try)
+expect_eq "200 1.1" "$out" "a client offering h2 speaks HTTP/1.1 inside the tunnel"
+expect_eq 1 "$(asked 'q["session"] == "all" and q.get("path") == "/api/h2try"')" \
+	"and its request is asked (decider_ask = all)"
+expect_eq "alpn=http/1.1" "$(head -n 1 "$WORLD_DIR/dual.log")" "the proxy offered the upstream http/1.1 only"
