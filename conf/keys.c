@@ -462,8 +462,7 @@ set_metrics(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	(void)k;
 	(void)s;
 	if (cf_listen_parse(value, &l, &why) != 0) {
-		cfb_err(b, b->line, "metrics: %s; it is tcp:ADDR:PORT (%s)",
-		    why ? why : "bad listener", shown);
+		cfb_err(b, b->line, "metrics = %s: %s", shown, why ? why : "bad listener");
 		return;
 	}
 	if (l.kind != CF_LISTEN_TCP || l.auth_token) {
