@@ -589,6 +589,27 @@ main(void)
 		tap_ok(c != NULL && cf_config_proxy(c)->metrics.kind == 0, "no metrics without the key");
 		cf_config_free(c);
 		cf_diag_free(&d);
+		{
+			/* One session served (run --session): the file's metrics
+			 * listener is the host proxy's, like its listeners. */
+			static const char t[] = "[proxy]\nlisten = unix:/r/host.sock\n"
+			    "metrics = tcp:0.0.0.0:9090\n[session s1]\nlisten = unix:/r/s1.sock\n";
+			const char *listen[] = { "unix:/tmp/x/run.sock" };
+			struct cf_overrides ov;
+
+			memset(&ov, 0, sizeof(ov));
+			ov.extra_listen = listen;
+			ov.n_extra_listen = 1;
+			ov.replace_listen = 1;
+			ov.serve_session = "s1";
+			memset(&d, 0, sizeof(d));
+			c = cf_config_parse("t.ini", t, strlen(t), &ov, &d);
+			tap_ok(c != NULL && cf_config_proxy(c)->metrics.kind == 0,
+			    "serve_session: the file's metrics listener left out (%s)",
+			    d.nerrors ? d.errors[0] : "ok");
+			cf_config_free(c);
+			cf_diag_free(&d);
+		}
 	}
 	{
 		struct cf_diag d;
