@@ -285,6 +285,7 @@ void
 cfb_proxy_clear(struct cf_proxy_settings *p)
 {
 	free(p->admin.text);
+	free(p->metrics.text);
 	free(p->log);
 	free(p->dns_servers);
 	free(p->state_dir);

@@ -280,6 +280,11 @@ apply_overrides(struct cf_build *b, const struct cf_overrides *ov)
 			free(b->sess[i].listen[j].text);
 		b->sess[i].nlisten = 0;
 	}
+	/* So is its metrics listener. */
+	if (served != NULL) {
+		free(b->proxy.metrics.text);
+		memset(&b->proxy.metrics, 0, sizeof(b->proxy.metrics));
+	}
 	for (i = 0; i < ov->n_extra_listen; i++) {
 		int saved = b->line;
 		b->line = 0;
@@ -324,15 +329,18 @@ check_listeners_unique(struct cf_build *b)
 		const struct cf_listen *l;
 		const char *who;
 	} all[1024];
-	size_t i, j, k, n = 0;
+	size_t i, j, k, n = 0, nserved;
 
 	for (i = 0; i < b->nplisten && n < 1024; i++)
 		all[n].l = &b->plisten[i], all[n++].who = "default";
 	for (i = 0; i < b->nsess; i++)
 		for (j = 0; j < b->sess[i].nlisten && n < 1024; j++)
 			all[n].l = &b->sess[i].listen[j], all[n++].who = b->sess[i].name;
+	nserved = n;
 	if (b->proxy.admin.kind != 0 && n < 1024)
 		all[n].l = &b->proxy.admin, all[n++].who = "the admin socket";
+	if (b->proxy.metrics.kind != 0 && n < 1024)
+		all[n].l = &b->proxy.metrics, all[n++].who = "metrics";
 	for (i = 0; i < n; i++)
 		for (k = 0; k < i; k++)
 			if (listen_same(all[i].l, all[k].l)) {
@@ -347,7 +355,7 @@ check_listeners_unique(struct cf_build *b)
 					    all[i].l->text, all[k].who, all[k].l->line);
 				break;
 			}
-	if (n == 0 || (n == 1 && b->proxy.admin.kind != 0))
+	if (nserved == 0)
 		cfb_err(b, 0, "no listener: add listen = unix:PATH or tcp:ADDR:PORT to [proxy] or a [session NAME]");
 }
 
@@ -522,6 +530,7 @@ point_at_file(struct cf_build *b, struct cf_config *c)
 		else
 			c->listens[i].file = cmdline;
 	c->proxy.admin.file = c->path;
+	c->proxy.metrics.file = c->path;
 	c->pins = b->pins;
 	c->npins = b->npins;
 	b->pins = NULL;

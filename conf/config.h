@@ -58,6 +58,8 @@ struct cf_proxy_settings {
 	struct cf_listen admin;        /* admin.kind == 0 when not set */
 	int has_admin_group;
 	gid_t admin_group;
+	/* metrics = tcp:ADDR:PORT: GET /metrics only; kind == 0 when not set. */
+	struct cf_listen metrics;
 	int has_user;
 	uid_t user;
 	gid_t group;

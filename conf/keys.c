@@ -451,6 +451,31 @@ set_admin(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	free(one);
 }
 
+/* metrics = tcp:ADDR:PORT: GET /metrics alone, read-only (admin.h). */
+static void
+set_metrics(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_listen l;
+	const char *why = NULL;
+
+	(void)k;
+	(void)s;
+	if (cf_listen_parse(value, &l, &why) != 0) {
+		cfb_err(b, b->line, "metrics = %s: %s", shown, why ? why : "bad listener");
+		return;
+	}
+	if (l.kind != CF_LISTEN_TCP || l.auth_token) {
+		cfb_err(b, b->line, "metrics is tcp:ADDR:PORT with a numeric address and no "
+		    "option: it serves GET /metrics to whoever reaches it (%s)", shown);
+		free(l.text);
+		return;
+	}
+	l.file = b->file;
+	l.line = b->line;
+	b->proxy.metrics = l;
+}
+
 static void
 set_admin_group(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
     const char *value, const char *shown)
@@ -793,6 +818,13 @@ show_admin(const struct key *k, const struct cf_proxy_settings *p, char *buf, si
 {
 	(void)k;
 	snprintf(buf, size, "%s", p->admin.kind != 0 ? p->admin.text : "(none)");
+}
+
+static void
+show_metrics(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
+{
+	(void)k;
+	snprintf(buf, size, "%s", p->metrics.kind != 0 ? p->metrics.text : "(none)");
 }
 
 static void
@@ -1210,6 +1242,7 @@ static const struct key proxy_keys[] = {
 	{ .name = "listen", .set = set_listen, .flags = K_LIST },
 	{ .name = "admin", .set = set_admin, .show = show_admin },
 	{ .name = "admin_group", .set = set_admin_group, .show = show_admin_group },
+	{ .name = "metrics", .set = set_metrics, .show = show_metrics },
 	{ .name = "user", .set = set_user, .show = show_user },
 	{ .name = "log", .set = set_log, .show = show_log },
 	{ .name = "dns_servers", .set = set_dns_servers, .show = show_dns_servers },

@@ -719,9 +719,11 @@ engine_setup(struct engine_run *e, const struct px_engine_opts *opts)
 	 * reload module gives the same to those a reload binds. */
 	if (px_listeners_open(e->srv, px_server_config(e->srv), px_conn_accept) < 0)
 		return 1;
-	/* The admin socket is bound here, as root, like the listeners; a
-	 * config that asks for one and cannot have it does not start. */
-	if (cf_config_proxy(px_server_config(e->srv))->admin.kind != 0) {
+	/* The admin socket and the metrics listener are bound here, as root,
+	 * like the listeners; a config that asks for one and cannot have it
+	 * does not start. */
+	if (cf_config_proxy(px_server_config(e->srv))->admin.kind != 0 ||
+	    cf_config_proxy(px_server_config(e->srv))->metrics.kind != 0) {
 		e->admin = px_admin_new(e->srv, px_reload_cb, e->srv);
 		if (e->admin == NULL)
 			return 1;

@@ -298,6 +298,11 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 		    cf_config_proxy(cur)->admin_group != cf_config_proxy(nc)->admin_group)
 			log_warnx("reload (%s): a changed admin or admin_group takes effect at the next restart",
 			    trigger);
+		oa = &cf_config_proxy(cur)->metrics;
+		na = &cf_config_proxy(nc)->metrics;
+		if ((oa->kind != na->kind) || (oa->kind != 0 && strcmp(oa->text, na->text) != 0))
+			log_warnx("reload (%s): a changed metrics takes effect at the next restart",
+			    trigger);
 		if (cf_config_proxy(cur)->workers != cf_config_proxy(nc)->workers)
 			log_warnx("reload (%s): a changed workers takes effect at the next restart", trigger);
 		if ((cf_config_proxy(cur)->socket_dir == NULL) != (cf_config_proxy(nc)->socket_dir == NULL) ||

@@ -13,6 +13,10 @@
  * loop, however busy, never delays the admin socket's I/O.  Everything a
  * request reads or changes is the loop's, and is done there: the admin
  * thread hands it over as a job (px_loopcall_run) and waits.
+ *
+ * The metrics listener (`metrics = tcp:ADDR:PORT`) is a second evhttp on
+ * the same thread with a request callback of its own that knows one route,
+ * GET /metrics: no other route of this file is reachable from it.
  */
 #include "config.h"
 
@@ -58,6 +62,9 @@
 #define ADMIN_MAX_BODY 4096
 #define ADMIN_TIMEOUT_S 10
 
+/* A scraper sends a request line and a few headers, never a body. */
+#define METRICS_MAX_HEADERS 4096
+
 /* How long the admin thread waits for a busy loop before answering 503. */
 #define LOOP_TIMEOUT_MS 5000
 
@@ -67,13 +74,14 @@ struct px_admin {
 	px_session_fn *session;   /* PUT, DELETE /sessions/NAME; may be NULL */
 	void *reload_arg;
 	struct event_base *base;  /* the admin thread's own loop */
-	struct evhttp *http;	  /* on BASE */
+	struct evhttp *http;	  /* on BASE; NULL without an admin socket */
+	struct evhttp *mhttp;	  /* on BASE: the metrics listener, or NULL */
 	struct event *stop_ev;	  /* on BASE: STOP_FD readable */
 	int stop_fd;
 	struct px_loopcall *lc;	  /* on the proxy's loop */
 	pthread_t thread;
 	int started;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* "": none */
 	int made_dir;
 };
 
@@ -115,6 +123,25 @@ fail:
 	unlink(a->path);
 	close(fd);
 	return -e;
+}
+
+/* Bind and listen on the metrics listener L (TCP); the descriptor or a
+ * negative errno. */
+static int
+bind_metrics(const struct cf_listen *l)
+{
+	int fd, one = 1, e;
+
+	fd = socket(l->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(fd, (const struct sockaddr *)&l->addr, l->addrlen) != 0 || listen(fd, 16) != 0) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
 }
 
 /* ---- requests ------------------------------------------------------------ */
@@ -806,6 +833,37 @@ out:
 	evhttp_clear_headers(&j.query);
 }
 
+/*
+ * On the admin thread, for the metrics listener: GET or HEAD /metrics and
+ * nothing else (404 for another path, 405 for another method, 413 for a
+ * body), whoever connects.
+ */
+static void
+metrics_cb(struct evhttp_request *req, void *arg)
+{
+	struct px_admin *a = arg;
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+	const char *path = u ? evhttp_uri_get_path(u) : NULL;
+	struct job j;
+
+	memset(&j, 0, sizeof(j));
+	TAILQ_INIT(&j.query);
+	if (path == NULL || strcmp(path, "/metrics") != 0) {
+		reply_error(req, 404, "Not Found", NULL);
+		return;
+	}
+	if ((evhttp_request_get_command(req) & ROUTE_GET) == 0) {
+		reply_error(req, 405, "Method Not Allowed", "GET, HEAD");
+		return;
+	}
+	if (evbuffer_get_length(evhttp_request_get_input_buffer(req)) > 0) {
+		reply_error(req, 413, "Payload Too Large", NULL);
+		return;
+	}
+	j.kind = JOB_METRICS;
+	serve_job(a, req, &j);
+}
+
 /* On the admin thread: px_admin_free() asks it to stop. */
 static void
 stop_cb(evutil_socket_t fd, short what, void *arg)
@@ -836,9 +894,9 @@ px_admin_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg)
 	uid_t uid = (uid_t)-1;
 	gid_t gid = (gid_t)-1;
 	mode_t mode = 0600;
-	int fd = -1, e;
+	int fd = -1, mfd = -1, e;
 
-	if (p->admin.kind != CF_LISTEN_UNIX) {
+	if (p->admin.kind != CF_LISTEN_UNIX && p->metrics.kind != CF_LISTEN_TCP) {
 		errno = ENOENT;
 		return NULL;
 	}
@@ -849,6 +907,8 @@ px_admin_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg)
 	a->reload = reload;
 	a->reload_arg = reload_arg;
 	a->stop_fd = -1;
+	if (p->admin.kind != CF_LISTEN_UNIX)
+		goto metrics;
 	memcpy(a->path, p->admin.path, sizeof(a->path));
 	a->path[sizeof(a->path) - 1] = '\0';
 	/* The proxy's own uid keeps the file (so that it can remove it after
@@ -862,7 +922,17 @@ px_admin_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg)
 	fd = bind_admin(a, mode, uid, gid);
 	if (fd < 0) {
 		log_err_errno(-fd, "cannot listen on the admin socket %s", a->path);
+		a->path[0] = '\0';
 		errno = -fd;
+		goto fail;
+	}
+metrics:
+	/* Bound before anything else can fail, and like the admin socket
+	 * while the process may still bind a low port. */
+	if (p->metrics.kind == CF_LISTEN_TCP && (mfd = bind_metrics(&p->metrics)) < 0) {
+		log_err_errno(-mfd, "%s:%d: metrics: cannot listen on %s", p->metrics.file,
+		    p->metrics.line, p->metrics.text);
+		errno = -mfd;
 		goto fail;
 	}
 	errno = ENOMEM;
@@ -875,6 +945,25 @@ px_admin_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg)
 	a->stop_ev = event_new(a->base, a->stop_fd, EV_READ, stop_cb, a);
 	if (a->stop_ev == NULL || event_add(a->stop_ev, NULL) != 0)
 		goto fail;
+	if (mfd >= 0) {
+		if ((a->mhttp = evhttp_new(a->base)) == NULL)
+			goto fail;
+		/* Every method reaches metrics_cb, which answers 405 itself
+		 * (evhttp's own refusal would be 501). */
+		evhttp_set_allowed_methods(a->mhttp, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD |
+		    EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+		    EVHTTP_REQ_PATCH | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT);
+		evhttp_set_max_headers_size(a->mhttp, METRICS_MAX_HEADERS);
+		evhttp_set_max_body_size(a->mhttp, 0);
+		evhttp_set_timeout(a->mhttp, ADMIN_TIMEOUT_S);
+		evhttp_set_gencb(a->mhttp, metrics_cb, a);
+		if (evhttp_accept_socket_with_handle(a->mhttp, mfd) == NULL)
+			goto fail;
+		mfd = -1;
+		log_info("metrics %s (GET /metrics only)", p->metrics.text);
+	}
+	if (fd < 0)
+		return a;
 	a->http = evhttp_new(a->base);
 	if (a->http == NULL)
 		goto fail;
@@ -894,6 +983,10 @@ px_admin_new(struct px_server *srv, px_reload_fn *reload, void *reload_arg)
 	return a;
 fail:
 	e = errno ? errno : ENOMEM;
+	if (mfd >= 0)
+		close(mfd);
+	if (a->mhttp != NULL)
+		evhttp_free(a->mhttp);
 	if (fd >= 0) {
 		close(fd);
 		unlink(a->path);
@@ -952,11 +1045,13 @@ px_admin_free(struct px_admin *a)
 	}
 	if (a->http != NULL)
 		evhttp_free(a->http);
+	if (a->mhttp != NULL)
+		evhttp_free(a->mhttp);
 	event_free(a->stop_ev);
 	close(a->stop_fd);
 	event_base_free(a->base);
 	px_loopcall_free(a->lc);
-	if (unlink(a->path) != 0 && errno != ENOENT)
+	if (a->path[0] != '\0' && unlink(a->path) != 0 && errno != ENOENT)
 		log_warn("cannot remove %s", a->path);
 	if (a->made_dir) {
 		char dir[sizeof(a->path)], *slash;

@@ -3,6 +3,8 @@
  * libevent evhttp server on a UNIX socket: GET /status, GET /metrics,
  * POST /reload, mode = ask's GET /pending, POST /decide, GET /grants, and
  * the runtime sessions' GET /sessions, PUT and DELETE /sessions/NAME.  See postern-proxy(8), "ADMIN SOCKET".
+ * The same thread serves the metrics listener (`metrics = tcp:ADDR:PORT`),
+ * GET /metrics and nothing else, with or without the admin socket.
  */
 #ifndef POSTERN_PROXY_ADMIN_H
 #define POSTERN_PROXY_ADMIN_H
@@ -14,7 +16,7 @@ struct px_server;
 
 /*
  * Bind the admin socket that SRV's current snapshot names in [proxy]
- * `admin`, ready to be served by a thread of its own (px_admin_start()),
+ * `admin`, and the metrics listener of `metrics` (either may be absent), ready to be served by a thread of its own (px_admin_start()),
  * so that a loop busy relaying never delays the admin socket; whatever a
  * request reads or changes is still done on SRV's loop (loopcall.h).  The socket file is created
  * with mode 0600, or 0660 with group `admin_group` when that is set; when
@@ -23,8 +25,8 @@ struct px_server;
  * stale socket file is replaced; a live one, or a file that is not a
  * socket, is an error.  Must be called while the process may still bind
  * and chown (before privileges are dropped).  Returns the admin server, or
- * NULL with errno set (ENOENT: the config has no admin socket, which is
- * not an error to report).  SRV must outlive it; px_admin_free() removes
+ * NULL with errno set (ENOENT: the config has neither, which is not an
+ * error to report).  SRV must outlive it; px_admin_free() removes
  * the socket file again.  POST /reload calls RELOAD(RELOAD_ARG, ...) on
  * SRV's loop; GET /status and /metrics are rendered there (status.h).
  */

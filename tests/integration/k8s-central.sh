@@ -71,6 +71,18 @@ refused networkpolicy-agents.yaml 's/k8s-app: kube-dns/k8s-app: coredns-any/' "a
 refused networkpolicy-agents.yaml 's/postern.dev\/agent: "true"/postern.dev\/agent: "yes"/' \
 	"postern-agents selects the agent pod"
 refused networkpolicy-proxy.yaml 's/port: 3128/port: 8080/' "only agents reach the proxy"
+refused networkpolicy-proxy.yaml 's/metadata.name: monitoring/metadata.name: default/' \
+	"the metrics port is reached from the monitoring namespace only"
+refused networkpolicy-proxy.yaml '0,/port: 3128/s//port: 9090/' \
+	"agents cannot reach the metrics port"
+refused networkpolicy-proxy.yaml '/metadata.name: monitoring/d' \
+	"agents cannot reach the metrics port"
+refused deployment.yaml 's/prometheus.io\/port: "9090"/prometheus.io\/port: "3128"/' \
+	"the prometheus.io annotations scrape /metrics on the metrics port"
+refused deployment.yaml '/prometheus.io\/scrape: "true"/d' \
+	"the prometheus.io annotations scrape /metrics on the metrics port"
+refused configmap.yaml 's/metrics = tcp:0.0.0.0:9090/metrics = tcp:0.0.0.0:9091/' \
+	"the config's metrics listener is on the annotated port"
 refused configmap.yaml 's|token_file = /etc/postern-tokens/agent-b|token_file = /etc/postern-tokens/agent-c|' \
 	"every session's token is a key"
 refused pdb.yaml 's/minAvailable: 1/minAvailable: 0/' "the PodDisruptionBudget"

@@ -30,6 +30,8 @@ EXTRA_DIST += tests/integration/proxy-many-addrs.sh
 
 TESTS += tests/integration/proxy-errors.sh
 EXTRA_DIST += tests/integration/proxy-errors.sh
+TESTS += tests/integration/proxy-metrics-listen.sh
+EXTRA_DIST += tests/integration/proxy-metrics-listen.sh
 
 TESTS += tests/integration/sidecar-run-hints.sh
 EXTRA_DIST += tests/integration/sidecar-run-hints.sh

@@ -10,7 +10,9 @@
 # proxy's address with its token, gets 403 for the other session's host,
 # 407 without a token, with a wrong one and with the other session's
 # name, and cannot connect to the host directly.  The proxy runs as 65532
-# with no capability, and the shipped probes' command answers.
+# with no capability, and the shipped probes' command answers.  The
+# shipped metrics listener (port 9090) serves GET /metrics with the
+# agents' counters to the test's side, and refuses the admin API.
 #
 # What differs from Kubernetes, and why (each a fixed edit, checked):
 #   - replicas 1 and no container ports: with the host's network (as
@@ -59,7 +61,8 @@ mkdir -p "$PD/ctx" "$PD/agent/rootfs" "$PD/check/tokens"
 listen=$(grep '^    listen = ' "$K/configmap.yaml")
 tfa=$(grep '^    token_file = .*/agent-a$' "$K/configmap.yaml")
 tfb=$(grep '^    token_file = .*/agent-b$' "$K/configmap.yaml")
-[ -n "$listen" ] && [ -n "$tfa" ] && [ -n "$tfb" ] ||
+metrics=$(grep '^    metrics = tcp:0.0.0.0:9090$' "$K/configmap.yaml")
+[ -n "$listen" ] && [ -n "$tfa" ] && [ -n "$tfb" ] && [ -n "$metrics" ] ||
 	die "the shipped configmap.yaml no longer has the lines this test takes"
 cat >"$PD/configmap.yaml" <<-YAML
 	apiVersion: v1
@@ -71,6 +74,7 @@ cat >"$PD/configmap.yaml" <<-YAML
 	    [proxy]
 	$listen
 	    admin = unix:/dev/shm/admin.sock
+	$metrics
 	    log = stderr
 	    dns_servers = $WORLD_DNS
 	    [session agent-a]
@@ -220,9 +224,10 @@ for s in "a $TOKA" "b $TOKB"; do
 done
 
 # The shipped Deployment with the two fixed edits.
-sed -e 's/^  replicas: 2$/  replicas: 1/' -e '/^          ports:$/,/^              protocol: TCP$/d' \
+sed -e 's/^  replicas: 2$/  replicas: 1/' \
+	-e '/^          ports:$/,/^          securityContext:/{/^          securityContext:/!d}' \
 	"$K/deployment.yaml" >"$PD/deployment.yaml"
-expect_eq "1 5" "$(diff "$K/deployment.yaml" "$PD/deployment.yaml" | grep -c '^>') $(diff "$K/deployment.yaml" "$PD/deployment.yaml" | grep -c '^<')" \
+expect_eq "1 8" "$(diff "$K/deployment.yaml" "$PD/deployment.yaml" | grep -c '^>') $(diff "$K/deployment.yaml" "$PD/deployment.yaml" | grep -c '^<')" \
 	"the played Deployment is the shipped one but replicas and ports"
 out=$(pm_in "$WORLD_NS_PX" kube play --network host --configmap "$PD/configmap.yaml" \
 	"$PD/deployment.yaml" 2>&1)
@@ -300,6 +305,21 @@ expect_eq 0 $? "the probes' command answers: $(echo "$out" | head -n 1)"
 expect_match "agent-a" "$out" "ctl status shows session agent-a"
 out=$(pm exec $PC /usr/bin/postern-proxy ctl metrics -c /etc/postern/postern.ini 2>&1)
 expect_match '^postern_connections_total{session="agent-a"}' "$out" "ctl metrics counts agent-a's connections"
+
+# The metrics listener, from the test's side (the proxy has px's network):
+# the agents' counters, and nothing of the admin API.
+grep -q 'prometheus.io/port: "9090"' "$K/deployment.yaml" ||
+	die "the shipped Deployment no longer annotates port 9090"
+out=$(in_px curl -sS --max-time 5 "http://$PROXY_ADDR:9090/metrics" 2>&1)
+expect_match '^postern_connections_total{session="agent-a"} [1-9]' "$out" \
+	"GET http://PROXY:9090/metrics counts agent-a's connections"
+expect_match '^postern_connections_total{session="agent-b"} [1-9]' "$out" "... and agent-b's"
+expect_eq 404 "$(in_px curl -s --max-time 5 -o /dev/null -w '%{http_code}' -X POST \
+	"http://$PROXY_ADDR:9090/reload")" "POST /reload on 9090: 404"
+expect_eq 404 "$(in_px curl -s --max-time 5 -o /dev/null -w '%{http_code}' \
+	"http://$PROXY_ADDR:9090/status")" "GET /status on 9090: 404"
+expect_eq 405 "$(in_px curl -s --max-time 5 -o /dev/null -w '%{http_code}' -X POST \
+	"http://$PROXY_ADDR:9090/metrics")" "POST /metrics on 9090: 405"
 out=$(pm kube down "$PD/agents.yaml" 2>&1)
 expect_eq 0 $? "podman kube down of the agents"
 out=$(pm kube down "$PD/deployment.yaml" 2>&1)

@@ -7,6 +7,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "conf/config.h"
 #include "tests/unit/tap.h"
@@ -137,6 +139,19 @@ static const struct err_case err_cases[] = {
 	{ "mode in proxy", HEAD "mode = report\n", "t.ini:3: mode belongs in" },
 	{ "mode twice", HEAD "[defaults]\nmode = report\nmode = enforce\n",
 	    "t.ini:5: mode is given twice (first on line 4)" },
+	{ "metrics on a UNIX socket", HEAD "metrics = unix:/r/m.sock\n",
+	    "t.ini:3: metrics is tcp:ADDR:PORT with a numeric address and no option" },
+	{ "metrics by name", HEAD "metrics = tcp:localhost:9090\n",
+	    "t.ini:3: metrics = tcp:localhost:9090: a TCP listener needs a numeric address" },
+	{ "metrics without a port", HEAD "metrics = tcp:127.0.0.1\n",
+	    "t.ini:3: metrics = tcp:127.0.0.1: a TCP listener needs a port" },
+	{ "metrics with auth=token", HEAD "metrics = tcp:127.0.0.1:9090 auth=token\n",
+	    "t.ini:3: metrics is tcp:ADDR:PORT with a numeric address and no option" },
+	{ "metrics twice", HEAD "metrics = tcp:127.0.0.1:9090\nmetrics = tcp:127.0.0.1:9091\n",
+	    "t.ini:4: metrics is given twice (first on line 3)" },
+	{ "metrics on a listener's address", HEAD "metrics = tcp:127.0.0.1:3128\n",
+	    "t.ini:3: tcp:127.0.0.1:3128 is already the listener of default" },
+	{ "metrics is no listener", "[proxy]\nmetrics = tcp:127.0.0.1:9090\n", "no listener: add listen" },
 };
 
 static int
@@ -540,6 +555,61 @@ main(void)
 		tap_ok(c == NULL && has_error(&d, "t.ini: no [session s3]: the file has no [session] sections"),
 		    "serve_session: a file without sessions says so");
 		cf_diag_free(&d);
+	}
+	{
+		/* metrics = tcp:ADDR:PORT: one listener of its own, IPv4 or
+		 * IPv6, and none without the key. */
+		static const char t4[] = HEAD "metrics = tcp:0.0.0.0:9090\n";
+		static const char t6[] = HEAD "metrics = tcp:[::1]:9091\n";
+		const struct cf_proxy_settings *p;
+		struct cf_diag d;
+		struct cf_config *c;
+
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("t.ini", t4, strlen(t4), NULL, &d);
+		p = c != NULL ? cf_config_proxy(c) : NULL;
+		tap_ok(p != NULL && p->metrics.kind == CF_LISTEN_TCP &&
+		    p->metrics.addr.ss_family == AF_INET &&
+		    ntohs(((const struct sockaddr_in *)&p->metrics.addr)->sin_port) == 9090 &&
+		    strcmp(p->metrics.text, "tcp:0.0.0.0:9090") == 0 && p->metrics.line == 3 &&
+		    p->admin.kind == 0, "metrics = tcp:0.0.0.0:9090 (%s)", d.nerrors ? d.errors[0] : "ok");
+		cf_config_free(c);
+		cf_diag_free(&d);
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("t.ini", t6, strlen(t6), NULL, &d);
+		p = c != NULL ? cf_config_proxy(c) : NULL;
+		tap_ok(p != NULL && p->metrics.kind == CF_LISTEN_TCP &&
+		    p->metrics.addr.ss_family == AF_INET6 &&
+		    ntohs(((const struct sockaddr_in6 *)&p->metrics.addr)->sin6_port) == 9091,
+		    "metrics = tcp:[::1]:9091 (%s)", d.nerrors ? d.errors[0] : "ok");
+		cf_config_free(c);
+		cf_diag_free(&d);
+		memset(&d, 0, sizeof(d));
+		c = cf_config_parse("t.ini", HEAD, strlen(HEAD), NULL, &d);
+		tap_ok(c != NULL && cf_config_proxy(c)->metrics.kind == 0, "no metrics without the key");
+		cf_config_free(c);
+		cf_diag_free(&d);
+		{
+			/* One session served (run --session): the file's metrics
+			 * listener is the host proxy's, like its listeners. */
+			static const char t[] = "[proxy]\nlisten = unix:/r/host.sock\n"
+			    "metrics = tcp:0.0.0.0:9090\n[session s1]\nlisten = unix:/r/s1.sock\n";
+			const char *listen[] = { "unix:/tmp/x/run.sock" };
+			struct cf_overrides ov;
+
+			memset(&ov, 0, sizeof(ov));
+			ov.extra_listen = listen;
+			ov.n_extra_listen = 1;
+			ov.replace_listen = 1;
+			ov.serve_session = "s1";
+			memset(&d, 0, sizeof(d));
+			c = cf_config_parse("t.ini", t, strlen(t), &ov, &d);
+			tap_ok(c != NULL && cf_config_proxy(c)->metrics.kind == 0,
+			    "serve_session: the file's metrics listener left out (%s)",
+			    d.nerrors ? d.errors[0] : "ok");
+			cf_config_free(c);
+			cf_diag_free(&d);
+		}
 	}
 	{
 		struct cf_diag d;

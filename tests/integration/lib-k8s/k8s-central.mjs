@@ -83,6 +83,16 @@ const ctr = pod.spec.containers[0];
 const port = (ctr.ports || []).find((p) => p.containerPort === 3128 && p.protocol === "TCP");
 check(!!port, "the proxy's container serves TCP 3128");
 
+// Metrics: the pod's prometheus.io annotations point at the container's
+// port "metrics", which the config's metrics = listener serves.
+const mport = (ctr.ports || []).find((p) => p.name === "metrics");
+check(!!mport && mport.containerPort === 9090 && mport.protocol === "TCP",
+  "the proxy's container declares its metrics port, TCP 9090");
+const ann = pod.metadata.annotations || {};
+check(ann["prometheus.io/scrape"] === "true" && ann["prometheus.io/path"] === "/metrics" &&
+  ann["prometheus.io/port"] === String(mport?.containerPort),
+  "the prometheus.io annotations scrape /metrics on the metrics port");
+
 // Service and PDB select the proxy's pods.
 const svc = one("Service", "postern-central");
 check((svc.spec.type ?? "ClusterIP") === "ClusterIP", "the Service is a ClusterIP");
@@ -124,9 +134,23 @@ const pnp = one("NetworkPolicy", "postern-central");
 check(selects(pnp.spec.podSelector, plabels), "postern-central selects the proxy's pods");
 check(same(pnp.spec.policyTypes, ["Ingress", "Egress"]), "postern-central restricts both ways");
 const ing = pnp.spec.ingress || [];
-check(ing.length === 1 && (ing[0].from || []).length === 1 &&
-  same(ing[0].from[0], { podSelector: anp.spec.podSelector }) && ports(ing[0]) === "TCP/3128",
-  "only agents reach the proxy, on TCP 3128");
+// Two rules: the agents' (3128) and the monitoring namespace's (9090).
+const agentPeer = (p) => same(p, { podSelector: anp.spec.podSelector });
+const monPeer = (p) => same(p, { namespaceSelector: { matchLabels: {
+  "kubernetes.io/metadata.name": "monitoring" } } });
+const agentIn = ing.filter((r) => (r.from || []).some(agentPeer));
+check(ing.length === 2 && agentIn.length === 1 && agentIn[0].from.length === 1 &&
+  ports(agentIn[0]) === "TCP/3128", "only agents reach the proxy, on TCP 3128");
+const monIn = ing.filter((r) => r !== agentIn[0]);
+check(monIn.length === 1 && (monIn[0].from || []).length === 1 && monPeer(monIn[0].from[0]) &&
+  ports(monIn[0]) === "TCP/9090",
+  "the metrics port is reached from the monitoring namespace only, on TCP 9090");
+// A rule without ports or peers opens every port to everyone; a peer
+// other than the monitoring namespace's may hold an agent.
+check(ing.every((r) => (r.from || []).length > 0 && (r.ports || []).length > 0) &&
+  !ing.some((r) => (r.ports || []).some((p) => p.port === 9090 || p.port === "metrics") &&
+  r.from.some((p) => !monPeer(p))),
+  "agents cannot reach the metrics port (9090)");
 for (const r of pnp.spec.egress || [])
   for (const p of r.to || [])
     if (p.ipBlock)
@@ -141,6 +165,12 @@ const ini = cm.data["postern.ini"];
 fs.writeFileSync(path.join(out, "postern.ini"), ini);
 check(/^listen\s*=\s*tcp:\S+:3128\s+auth=token\s*$/m.test(ini),
   "the proxy's listener is on 3128 with auth=token");
+const mline = ini.match(/^metrics\s*=\s*tcp:(\S+):(\d+)\s*$/m);
+check(!!mline && String(mport?.containerPort) === mline[2] &&
+  ann["prometheus.io/port"] === mline[2],
+  "the config's metrics listener is on the annotated port");
+check(svc.spec.ports.every((p) => p.port !== 9090 && p.targetPort !== "metrics"),
+  "the Service does not carry the metrics port");
 const vol = (name) => pod.spec.volumes.find((v) => v.name === name);
 const cmv = pod.spec.volumes.find((v) => v.configMap?.name === "postern-central-config");
 const cmm = ctr.volumeMounts.find((m) => m.name === cmv?.name);
