@@ -112,14 +112,47 @@ auth_bind(struct px_conn *c, const struct cf_session *s, int how)
 	return 0;
 }
 
+/*
+ * The credential a preface or a SOCKS5 sub-negotiation carried (RC from
+ * px_proxyauth_preface() or px_proxyauth_socks(), CR, WHY), judged: on a
+ * right one, USED bytes of the input are drained and C is bound to its
+ * session.  Returns 0 then, or -1 with C refused (blocked, wrong, over
+ * its share) or freed.
+ */
+static int
+auth_credential(struct px_conn *c, int rc, const struct px_proxyauth *cr, const char *why,
+    size_t used)
+{
+	struct sockaddr_storage ss;
+	const struct cf_session *s;
+
+	if (peer_of(c, &ss) != 0) {
+		px_conn_free(c, "client error");
+		return -1;
+	}
+	if (blocked(c, &ss))
+		return -1;
+	if (rc == PX_PROXYAUTH_BAD) {
+		failed(c, &ss, NULL, why);
+		return -1;
+	}
+	s = cf_auth_find(c->cfg, cr->name, cr->name_len, cr->token, cr->token_len);
+	if (s == NULL) {
+		failed(c, &ss, cr, NULL);
+		return -1;
+	}
+	px_authfail_passed((const struct sockaddr *)&ss);
+	evbuffer_drain(bufferevent_get_input(c->cli.bev), used);
+	c->req.method[0] = '\0';   /* a refusal from here on names no request */
+	return auth_bind(c, s, PX_AUTH_PREFACE);
+}
+
 int
 px_auth_preface(struct px_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
 	size_t len = evbuffer_get_length(in), used = 0;
-	struct sockaddr_storage ss;
 	struct px_proxyauth cr;
-	const struct cf_session *s;
 	const char *why = NULL;
 	char *data;
 	int rc;
@@ -137,25 +170,7 @@ px_auth_preface(struct px_conn *c)
 	if (rc == PX_PROXYAUTH_INCOMPLETE)
 		return -1;
 	snprintf(c->req.method, sizeof(c->req.method), "POSTERN-TOKEN");
-	if (peer_of(c, &ss) != 0) {
-		px_conn_free(c, "client error");
-		return -1;
-	}
-	if (blocked(c, &ss))
-		return -1;
-	if (rc == PX_PROXYAUTH_BAD) {
-		failed(c, &ss, NULL, why);
-		return -1;
-	}
-	s = cf_auth_find(c->cfg, cr.name, cr.name_len, cr.token, cr.token_len);
-	if (s == NULL) {
-		failed(c, &ss, &cr, NULL);
-		return -1;
-	}
-	px_authfail_passed((const struct sockaddr *)&ss);
-	evbuffer_drain(in, used);
-	c->req.method[0] = '\0';
-	if (auth_bind(c, s, PX_AUTH_PREFACE) != 0)
+	if (auth_credential(c, rc, &cr, why, used) != 0)
 		return -1;
 	return 1;
 }
@@ -166,9 +181,7 @@ px_auth_socks(struct px_conn *c)
 	static const unsigned char passed[2] = { 0x01, 0x00 };
 	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
 	size_t len = evbuffer_get_length(in), used = 0;
-	struct sockaddr_storage ss;
 	struct px_proxyauth cr;
-	const struct cf_session *s;
 	const char *why = NULL;
 	unsigned char *data;
 	int rc;
@@ -184,24 +197,7 @@ px_auth_socks(struct px_conn *c)
 	rc = px_proxyauth_socks(data, len, &used, &cr, &why);
 	if (rc == PX_PROXYAUTH_INCOMPLETE)
 		return -1;
-	if (peer_of(c, &ss) != 0) {
-		px_conn_free(c, "client error");
-		return -1;
-	}
-	if (blocked(c, &ss))
-		return -1;
-	if (rc == PX_PROXYAUTH_BAD) {
-		failed(c, &ss, NULL, why);
-		return -1;
-	}
-	s = cf_auth_find(c->cfg, cr.name, cr.name_len, cr.token, cr.token_len);
-	if (s == NULL) {
-		failed(c, &ss, &cr, NULL);
-		return -1;
-	}
-	px_authfail_passed((const struct sockaddr *)&ss);
-	evbuffer_drain(in, used);
-	if (auth_bind(c, s, PX_AUTH_PREFACE) != 0)
+	if (auth_credential(c, rc, &cr, why, used) != 0)
 		return -1;
 	evbuffer_add(bufferevent_get_output(c->cli.bev), passed, sizeof(passed));
 	c->socks = 2;
