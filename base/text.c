@@ -182,6 +182,51 @@ bs_json_escape(const char *src, size_t len, char *buf, size_t size, unsigned fla
 	return need;
 }
 
+/* The value of one base64 character, or -1. */
+static int
+b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+long
+bs_b64_decode(const char *s, size_t n, unsigned char *out, size_t size)
+{
+	size_t i, o = 0, pad = 0;
+	unsigned acc = 0;
+	int bits = 0, v;
+
+	while (n > 0 && s[n - 1] == '=' && pad < 2) {
+		n--;
+		pad++;
+	}
+	if ((pad > 0 && (n + pad) % 4 != 0) || n % 4 == 1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((v = b64_value((unsigned char)s[i])) < 0)
+			return -1;
+		acc = ((acc << 6) | (unsigned)v) & 0x3fff;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o >= size)
+				return -1;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	return (long)o;
+}
+
 void
 bs_hex(const void *src, size_t len, char *out)
 {

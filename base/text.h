@@ -58,6 +58,11 @@ size_t bs_json_plain_copy(char *dst, const char *src, size_t max);
  * into OUT, which must hold 2 * LEN + 1 bytes. */
 void bs_hex(const void *src, size_t len, char *out);
 
+/* Decode the N bytes of base64 at S (RFC 4648 section 4; its "=" padding
+ * optional, nothing else in it: no blank, no line end) into OUT (SIZE
+ * bytes).  Returns the decoded length, or -1 for anything else. */
+long bs_b64_decode(const char *s, size_t n, unsigned char *out, size_t size);
+
 /*
  * A string built by appends into a caller's buffer, as snprintf() builds
  * it but without parsing a format per field (the refusal's head and body,

@@ -13,6 +13,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "base/text.h"
 #include "conf/rule.h"
 
 /* Blank between words: space, tab or CR (as the config reader's). */
@@ -315,53 +316,6 @@ nospc:
 	return -ENOSPC;
 }
 
-/* The value of one base64 character (RFC 4648 §4), or -1. */
-static int
-b64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* Decode the N bytes of base64 at S (its "=" padding optional, nothing
- * else in it) into OUT (SIZE bytes).  Returns the length, or -1. */
-static long
-b64_decode(const char *s, size_t n, unsigned char *out, size_t size)
-{
-	size_t i, o = 0, pad = 0;
-	unsigned acc = 0;
-	int bits = 0, v;
-
-	while (n > 0 && s[n - 1] == '=' && pad < 2) {
-		n--;
-		pad++;
-	}
-	if ((pad > 0 && (n + pad) % 4 != 0) || n % 4 == 1)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if ((v = b64_value((unsigned char)s[i])) < 0)
-			return -1;
-		acc = ((acc << 6) | (unsigned)v) & 0x3fff;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= size)
-				return -1;
-			out[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	return (long)o;
-}
-
 /* Is the header value V (N bytes) "Basic base64(USER:PH)"? */
 static int
 basic_carries(const char *v, size_t n, const char *ph, size_t phlen)
@@ -383,7 +337,7 @@ basic_carries(const char *v, size_t n, const char *ph, size_t phlen)
 	i += 6;
 	while (i < end && v[i] == ' ')
 		i++;
-	r = b64_decode(v + i, end - i, raw, sizeof(raw));
+	r = bs_b64_decode(v + i, end - i, raw, sizeof(raw));
 	if (r <= 0)
 		return 0;
 	colon = memchr(raw, ':', (size_t)r);

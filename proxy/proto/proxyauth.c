@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "base/text.h"
 #include "proxy/proto/proxyauth.h"
 
 static int
@@ -27,52 +28,6 @@ scheme_is(const char *s, size_t len, const char *w)
 		if (lower((unsigned char)s[i]) != w[i])
 			return 0;
 	return 1;
-}
-
-static int
-b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* Decode base64 (RFC 4648 §4, padding optional) of LEN bytes at S into
- * BUF (SIZE bytes): the length, or -1. */
-static long
-b64_decode(const char *s, size_t len, char *buf, size_t size)
-{
-	unsigned acc = 0;
-	size_t i, out = 0, pad = 0;
-	int bits = 0, v;
-
-	while (len > 0 && s[len - 1] == '=' && pad < 2)
-		len--, pad++;
-	if ((len + pad) % 4 != 0 && pad != 0)
-		return -1;
-	if (len % 4 == 1)
-		return -1;
-	for (i = 0; i < len; i++) {
-		if ((v = b64val((unsigned char)s[i])) < 0)
-			return -1;
-		acc = (acc << 6) | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (out >= size)
-				return -1;
-			buf[out++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	return (long)out;
 }
 
 /* Nonzero when every byte of the LEN at S is printable ASCII, no blank. */
@@ -132,7 +87,7 @@ px_proxyauth_header(const char *v, size_t len, char *buf, size_t size, struct px
 	if (scheme_is(v, len, "basic")) {
 		for (i = 5; i < len && (v[i] == ' ' || v[i] == '\t'); i++)
 			;
-		n = b64_decode(v + i, len - i, buf, size);
+		n = bs_b64_decode(v + i, len - i, (unsigned char *)buf, size);
 		if (n < 0) {
 			*why = "the Basic credential is not base64 (or is too long)";
 			return PX_PROXYAUTH_BAD;

@@ -172,5 +172,26 @@ main(void)
 		longest[BS_ENV_NAME_MAX + 1] = '\0';
 		tap_ok(!bs_env_name_ok(longest), "not one of %d", BS_ENV_NAME_MAX + 1);
 	}
+	{
+		unsigned char out[16];
+		long got;
+
+		got = bs_b64_decode("dXNlcjpwdw==", 12, out, sizeof(out));
+		tap_ok(got == 7 && memcmp(out, "user:pw", 7) == 0, "base64 with its padding");
+		got = bs_b64_decode("dXNlcjpwdw", 10, out, sizeof(out));
+		tap_ok(got == 7 && memcmp(out, "user:pw", 7) == 0, "base64, padding left out");
+		got = bs_b64_decode("", 0, out, sizeof(out));
+		tap_cmp_int(got, "==", 0, "base64 of nothing is nothing");
+		tap_cmp_int(bs_b64_decode("dXNlcjpwdw=", 11, out, sizeof(out)), "==", -1,
+		    "base64: one '=' where two belong");
+		tap_cmp_int(bs_b64_decode("dXNl cjpw", 9, out, sizeof(out)), "==", -1,
+		    "base64: a blank inside");
+		tap_cmp_int(bs_b64_decode("dXNlc", 5, out, sizeof(out)), "==", -1,
+		    "base64: a lone sixth of a byte");
+		tap_cmp_int(bs_b64_decode("dX-l", 4, out, sizeof(out)), "==", -1,
+		    "base64: a base64url character");
+		tap_cmp_int(bs_b64_decode("dXNlcjpwdw==", 12, out, 6), "==", -1,
+		    "base64: no room for the seventh byte");
+	}
 	return tap_done();
 }
