@@ -14,13 +14,15 @@ libpostern_base_a_SOURCES = \
 	base/super.c base/super.h \
 	base/tcp.c base/tcp.h \
 	base/text.c base/text.h \
+	base/tokenfile.c base/tokenfile.h \
 	base/unix.c base/unix.h
 BASE_LIBS = libpostern_base.a
 
 # Unit tests (pure, or over socket pairs and forked children: they run
 # everywhere), each tests/unit/NAME.c.
 BASE_UNIT = tests/unit/test-base-cursor tests/unit/test-base-pump \
-	tests/unit/test-base-super tests/unit/test-base-text tests/unit/test-base-sockmsg
+	tests/unit/test-base-super tests/unit/test-base-text tests/unit/test-base-sockmsg \
+	tests/unit/test-base-tokenfile
 check_PROGRAMS += $(BASE_UNIT)
 TESTS += $(BASE_UNIT)
 tests_unit_test_base_cursor_LDADD = $(BASE_LIBS)
@@ -28,6 +30,7 @@ tests_unit_test_base_pump_LDADD = $(BASE_LIBS)
 tests_unit_test_base_super_LDADD = $(BASE_LIBS)
 tests_unit_test_base_text_LDADD = $(BASE_LIBS)
 tests_unit_test_base_sockmsg_LDADD = $(BASE_LIBS)
+tests_unit_test_base_tokenfile_LDADD = $(BASE_LIBS)
 
 # Fuzz target of the number parser and the cursor.
 check_PROGRAMS += tests/fuzz/base-cursor-replay

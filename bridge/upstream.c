@@ -5,15 +5,13 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 
+#include "base/tokenfile.h"
 #include "base/unix.h"
 #include "bridge/addr.h"
 #include "bridge/upstream.h"
@@ -60,43 +58,24 @@ int
 br_upstream_token(const char *path, char *why, size_t size)
 {
 	char buf[TOKEN_MAX + 64];
-	struct stat st;
-	size_t len = 0, n, i;
-	ssize_t k;
-	int fd, rc = -1;
+	size_t n, i;
+	int loose, rc = -1;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		snprintf(why, size, "cannot read: %s", strerror(errno));
+	/* A first line longer than the buffer is judged on the part read. */
+	rc = bs_token_file_read(path, buf, sizeof(buf), &n, &loose, why, size);
+	if (rc < 0 && rc != -EFBIG)
 		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(why, size, "not a regular file");
-		goto out;
-	}
-	while (len < sizeof(buf)) {
-		k = read(fd, buf + len, sizeof(buf) - len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		len += (size_t)k;
-	}
-	for (n = 0; n < len && buf[n] != '\n'; n++)
-		;
-	while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r'))
-		n--;
+	rc = -1;
 	if (n < TOKEN_MIN || n > TOKEN_MAX) {
 		snprintf(why, size, "the first line is %zu bytes: a token is %d to %d", n, TOKEN_MIN,
 		    TOKEN_MAX);
 		goto out;
 	}
-	for (i = 0; i < n; i++)
-		if ((unsigned char)buf[i] <= 0x20 || (unsigned char)buf[i] >= 0x7f) {
-			snprintf(why, size, "the token has a blank or a byte other than printable "
-			    "ASCII at offset %zu", i);
-			goto out;
-		}
+	if ((i = bs_token_bad(buf, n, NULL)) < n) {
+		snprintf(why, size, "the token has a blank or a byte other than printable "
+		    "ASCII at offset %zu", i);
+		goto out;
+	}
 	memcpy(preface, PREFACE_WORD, sizeof(PREFACE_WORD) - 1);
 	memcpy(preface + sizeof(PREFACE_WORD) - 1, buf, n);
 	memcpy(preface + sizeof(PREFACE_WORD) - 1 + n, "\r\n", 2);
@@ -105,9 +84,7 @@ br_upstream_token(const char *path, char *why, size_t size)
 	(void)prctl(PR_SET_DUMPABLE, 0);
 	rc = 0;
 out:
-	memset(buf, 0, sizeof(buf));
-	if (fd >= 0)
-		close(fd);
+	explicit_bzero(buf, sizeof(buf));
 	return rc;
 }
 
