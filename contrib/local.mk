@@ -52,7 +52,8 @@ EXTRA_DIST += tests/integration/podman-kube.sh
 TESTS += tests/integration/k8s-central.sh
 EXTRA_DIST += tests/integration/k8s-central.sh
 TESTS += tests/integration/podman-central.sh
-EXTRA_DIST += tests/integration/podman-central.sh contrib/Containerfile.proxy
+EXTRA_DIST += tests/integration/podman-central.sh contrib/Containerfile.proxy \
+	tests/integration/lib-podman.sh
 
 # "make image": the FROM scratch image of contrib/Containerfile, tagged
 # postern:VERSION.  Its two binaries are fully static: this tree's own when

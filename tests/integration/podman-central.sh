@@ -111,19 +111,8 @@ ip -n "$WORLD_NS_PX" link add veth-agent type veth peer name veth-px netns "$WOR
 expect_eq 0 "$(ip netns exec "$WORLD_NS_PX" cat /proc/sys/net/ipv4/ip_forward)" "px forwards nothing"
 
 cp "$BIN/postern-proxy" "$PD/ctx/"
-cat >"$PD/containers.conf" <<-CONF
-	[containers]
-	default_ulimits = []
-	[engine]
-	cgroup_manager = "cgroupfs"
-	events_logger = "file"
-	events_logfile_path = "$PD/events.log"
-CONF
-export CONTAINERS_CONF="$PD/containers.conf"
-RUNTIME=
-command -v runc >/dev/null 2>&1 && RUNTIME="--runtime runc"
-# shellcheck disable=SC2086
-pm() { podman --root "$PD/root" --runroot "$PD/runroot" --storage-driver vfs $RUNTIME "$@"; }
+. "$top_srcdir/tests/integration/lib-podman.sh"
+podman_store "$PD"
 # pm_in NS ARGS: podman in network namespace NS (nsenter, not "ip netns
 # exec", which would hide /sys/fs/cgroup), in PD: kube play takes a
 # directory named as an image in its working directory for a build

@@ -38,19 +38,8 @@ sc_world_up
 PD="$WORLD_DIR/podman"
 mkdir -p "$PD/ctx" "$PD/agent/rootfs"
 cp "$BIN/postern-sidecar" "$BIN/postern-bridge" "$PD/ctx/"
-cat >"$PD/containers.conf" <<-CONF
-	[containers]
-	default_ulimits = []
-	[engine]
-	cgroup_manager = "cgroupfs"
-	events_logger = "file"
-	events_logfile_path = "$PD/events.log"
-CONF
-export CONTAINERS_CONF="$PD/containers.conf"
-RUNTIME=
-command -v runc >/dev/null 2>&1 && RUNTIME="--runtime runc"
-# shellcheck disable=SC2086
-pm() { podman --root "$PD/root" --runroot "$PD/runroot" --storage-driver vfs $RUNTIME "$@"; }
+. "$top_srcdir/tests/integration/lib-podman.sh"
+podman_store "$PD"
 CG_BEFORE=$(ls -d /sys/fs/cgroup/*/libpod_parent 2>/dev/null)
 world_cleanup_hook() {
 	local c
