@@ -62,23 +62,33 @@ PY
 cat >"$WORLD_DIR/mem.py" <<'PY'
 # mem.py PID NEEDLE: read every readable mapping of PID (/proc/PID/maps,
 # /proc/PID/mem) and print "found" or "absent", then how many bytes were
-# read.
+# read.  A mapping is read 1 MiB at a time; one over 1 GiB is skipped (a
+# sanitizer's shadow memory, terabytes reserved and never written).
 import re, sys
 pid, needle = sys.argv[1], sys.argv[2].encode()
-total, found = 0, False
+total, found, step = 0, False, 1 << 20
 with open("/proc/%s/maps" % pid) as maps, open("/proc/%s/mem" % pid, "rb", 0) as mem:
     for line in maps:
         m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (r)", line)
         if not m:
             continue
         lo, hi = int(m.group(1), 16), int(m.group(2), 16)
-        try:
-            mem.seek(lo)
-            data = mem.read(hi - lo)
-        except (OSError, ValueError, OverflowError):
+        if hi - lo > 1 << 30:
             continue
-        total += len(data)
-        found = found or needle in data
+        tail = b""
+        at = lo
+        while at < hi:
+            try:
+                mem.seek(at)
+                data = mem.read(min(step, hi - at))
+            except (OSError, ValueError, OverflowError):
+                break
+            if not data:
+                break
+            total += len(data)
+            found = found or needle in tail + data
+            tail = data[-len(needle):]
+            at += len(data)
 print("found" if found else "absent", total)
 PY
 # mem PID NEEDLE: "found" or "absent", once more than a page was read.
