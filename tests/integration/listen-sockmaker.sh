@@ -287,9 +287,15 @@ expect_eq gone "$(gone "$M")" "a stopped proxy leaves no maker behind"
 [ ! -e "$B" ] && ok "b's socket is removed at exit" || fail "$B is left behind"
 expect_eq "666 0 0" "$(perm "$F")" "the socket it was linked to is still there"
 
+old_maker=$M
 proxy_start "$conf" || die "no proxy after the restart"
-M=$(maker_pid)
-[ -n "$M" ] && [ -d "/proc/$M" ] || die "no socket maker after the restart"
+# The maker's line comes after the listeners listen: wait for the new one.
+i=0
+while M=$(maker_pid) && { [ "$M" = "$old_maker" ] || [ ! -d "/proc/$M" ]; } && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+[ -n "$M" ] && [ "$M" != "$old_maker" ] && [ -d "/proc/$M" ] || die "no socket maker after the restart"
 kill -KILL "$WORLD_PROXY_PID"
 wait "$WORLD_PROXY_PID" 2>/dev/null
 WORLD_PROXY_PID=
