@@ -85,13 +85,16 @@ bridge() {
 	in_agent env -i PATH="$PATH" HOME=/root "$BRIDGE" --connect "$sock" --allow-root -- "$@"
 }
 # bridge_as UID SOCK CMD...: the same as a task's uid would run it: the
-# bridge as UID, in a user and network namespace of its own (lo only).
+# bridge as UID in the agent namespace (lo only), with the two
+# capabilities it needs to bring lo up and serve DNS there, which it drops
+# before CMD runs (no user namespace: a chroot cannot make one).
 bridge_as() {
 	local uid sock
 	uid=$1 sock=$2
 	shift 2
-	setpriv --reuid="$uid" --regid="$uid" --clear-groups env -i PATH="$PATH" HOME=/ \
-		unshare -rn "$BRIDGE" --connect "$sock" --allow-root -- "$@"
+	in_agent setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+		--inh-caps=+net_admin,+net_bind_service --ambient-caps=+net_admin,+net_bind_service \
+		env -i PATH="$PATH" HOME=/ "$BRIDGE" --connect "$sock" -- "$@"
 }
 # wait_for WANT CMD...: poll CMD's output for WANT, 5 s at most; prints the last.
 wait_for() {
