@@ -72,6 +72,7 @@ struct cf_secret_build {
 	struct cf_inject *inject;
 	size_t ninject;
 	int always;	/* inject_when = always */
+	int kind;	/* enum cf_secret_kind */
 };
 
 /* One parse: where it reads, what it found, what went wrong. */

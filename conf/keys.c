@@ -1011,6 +1011,22 @@ set_secret_when(struct cf_build *b, const struct key *k, struct cf_sess_build *s
 		    "placeholder where a binding puts the value) or always (%s)", shown);
 }
 
+/* kind = static | ...: what the secret holds (cf_secret_kind_parse()). */
+static void
+set_secret_kind(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	int kind = cf_secret_kind_parse(value);
+
+	(void)k;
+	(void)s;
+	if (kind < 0) {
+		cfb_err(b, b->line, "kind is static (%s)", shown);
+		return;
+	}
+	b->cursec->kind = kind;
+}
+
 /* placeholder_prefix: the public start of the placeholder (empty: none). */
 static void
 set_secret_prefix(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
@@ -1304,6 +1320,7 @@ static const struct key secret_keys[] = {
 	{ .name = "placeholder_prefix", .set = set_secret_prefix },
 	{ .name = "inject", .set = set_inject, .flags = K_LIST },
 	{ .name = "inject_when", .set = set_secret_when },
+	{ .name = "kind", .set = set_secret_kind },
 	{ .name = NULL },
 };
 

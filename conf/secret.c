@@ -42,6 +42,7 @@ struct cf_secret {
 	struct cf_inject *inject;
 	size_t ninject;
 	int always;             /* inject_when = always */
+	enum cf_secret_kind kind;
 	char *value;            /* NULL until read; wiped when freed */
 	size_t vlen;
 	const char *file;       /* NULL for a built-in */
@@ -463,6 +464,7 @@ from_build(struct cf_build *b, struct cf_secret_build *sb)
 	sec->inject = sb->inject;
 	sec->ninject = sb->ninject;
 	sec->always = sb->always;
+	sec->kind = (enum cf_secret_kind)sb->kind;
 	sb->inject = NULL;
 	sb->ninject = 0;
 	sec->file = b->file;
@@ -947,6 +949,37 @@ const char *cf_secret_from_env(const struct cf_secret *sec) { return sec->from_e
 int cf_secret_builtin(const struct cf_secret *sec) { return sec->builtin; }
 size_t cf_secret_ninject(const struct cf_secret *sec) { return sec->ninject; }
 int cf_secret_inject_always(const struct cf_secret *sec) { return sec->always; }
+enum cf_secret_kind cf_secret_kind(const struct cf_secret *sec) { return sec->kind; }
+
+/* The kinds kind = names, one a line. */
+static const struct {
+	const char *name;
+	enum cf_secret_kind kind;
+} secret_kinds[] = {
+	{ "static", CF_SECRET_STATIC },
+};
+
+const char *
+cf_secret_kind_name(enum cf_secret_kind kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(secret_kinds) / sizeof(secret_kinds[0]); i++)
+		if (secret_kinds[i].kind == kind)
+			return secret_kinds[i].name;
+	return "?";
+}
+
+int
+cf_secret_kind_parse(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(secret_kinds) / sizeof(secret_kinds[0]); i++)
+		if (strcmp(secret_kinds[i].name, name) == 0)
+			return (int)secret_kinds[i].kind;
+	return -1;
+}
 
 const char *
 cf_secret_value(const struct cf_secret *sec, size_t *len)

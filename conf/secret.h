@@ -24,6 +24,11 @@
 
 struct cf_config;
 struct cf_session;
+
+/* What a secret holds and how it reaches a request (kind =). */
+enum cf_secret_kind {
+	CF_SECRET_STATIC = 0,   /* one value, put on by its inject lines */
+};
 struct cf_secret;
 struct cf_rule;
 
@@ -73,6 +78,13 @@ const char *cf_secret_value(const struct cf_secret *sec, size_t *len);
  * where the binding puts the value (cf_inject_carries()).
  */
 int cf_secret_inject_always(const struct cf_secret *sec);
+
+/* SEC's kind (kind =; CF_SECRET_STATIC unless written). */
+enum cf_secret_kind cf_secret_kind(const struct cf_secret *sec);
+/* The name of KIND as kind = writes it ("static", ...). */
+const char *cf_secret_kind_name(enum cf_secret_kind kind);
+/* The kind KIND names, or -1. */
+int cf_secret_kind_parse(const char *name);
 
 /* The bindings of SEC, in file order: cf_secret_ninject() of them. */
 size_t cf_secret_ninject(const struct cf_secret *sec);

@@ -159,6 +159,10 @@ static const struct err_case err_cases[] = {
 	    "t.ini:5: inject_when belongs in a [secret NAME], not in [defaults]" },
 	{ "did you mean inject_when", SEC("inject_wen = always\n"),
 	    "t.ini:7: unknown key in [secret s] (inject_wen); did you mean inject_when?" },
+	{ "kind takes a word it knows", SEC("from_env = TS_OK\nkind = magic\n"),
+	    "t.ini:8: kind is static (magic)" },
+	{ "kind in [defaults]", HEAD "kind = static\n",
+	    "t.ini:5: kind belongs in a [secret NAME], not in [defaults]" },
 	{ "empty item in secrets =", HEAD "secrets = anthropic,,openai\n", "t.ini:5: empty item in list" },
 	{ "placeholder_prefix with a space", SEC("placeholder_prefix = my key\n"),
 	    "t.ini:7: placeholder_prefix is at most 32 letters, digits, '-', '.', '_' and '~' (what is "
