@@ -33,5 +33,5 @@ tests_unit_test_token_LDADD = $(PROXY_LIBS)
 # Runtime sessions: read as file sections, kept in state_dir (rtsess.h).
 check_PROGRAMS += tests/unit/test-rtsess
 TESTS += tests/unit/test-rtsess
-tests_unit_test_rtsess_SOURCES = tests/unit/test-rtsess.c tests/unit/tap.h
+tests_unit_test_rtsess_SOURCES = tests/unit/test-rtsess.c tests/unit/tap.h tests/unit/conferr.h
 tests_unit_test_rtsess_LDADD = $(PROXY_LIBS)

@@ -12,12 +12,7 @@
 
 #include "conf/config.h"
 #include "tests/unit/tap.h"
-
-struct err_case {
-	const char *what;
-	const char *text;
-	const char *expect; /* substring of one error */
-};
+#include "tests/unit/conferr.h"
 
 #define HEAD "[proxy]\nlisten = tcp:127.0.0.1:3128\n"
 
@@ -154,17 +149,6 @@ static const struct err_case err_cases[] = {
 	{ "metrics is no listener", "[proxy]\nmetrics = tcp:127.0.0.1:9090\n", "no listener: add listen" },
 };
 
-static int
-has_error(const struct cf_diag *d, const char *needle)
-{
-	size_t i;
-
-	for (i = 0; i < d->nerrors; i++)
-		if (strstr(d->errors[i], needle) != NULL)
-			return 1;
-	return 0;
-}
-
 static const char valid[] =
 	"; a full config\n"
 	"[proxy]\n"
@@ -198,17 +182,7 @@ main(void)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(err_cases) / sizeof(err_cases[0]); i++) {
-		struct cf_diag d;
-		struct cf_config *c;
-
-		memset(&d, 0, sizeof(d));
-		c = cf_config_parse("t.ini", err_cases[i].text, strlen(err_cases[i].text), NULL, &d);
-		tap_ok(c == NULL && has_error(&d, err_cases[i].expect), "%s: \"%s\"%s%s", err_cases[i].what,
-		    err_cases[i].expect, d.nerrors ? " got: " : " no error", d.nerrors ? d.errors[0] : "");
-		cf_config_free(c);
-		cf_diag_free(&d);
-	}
+	expect_refused(err_cases, sizeof(err_cases) / sizeof(err_cases[0]));
 
 	{
 		/* A key far from every known one gets no guess; one that may

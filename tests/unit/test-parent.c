@@ -13,12 +13,11 @@
 #include "conf/host.h"
 #include "conf/parent.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/conferr.h"
 
 #define HEAD "[proxy]\nlisten = tcp:127.0.0.1:3128\n[defaults]\nallow_hosts = a.test\n"
 
-static const struct {
-	const char *what, *text, *expect;
-} err_cases[] = {
+static const struct err_case err_cases[] = {
 	{ "https", HEAD "upstream_proxy = https://p.test:3128\n", "t.ini:5: upstream_proxy: only http://" },
 	{ "socks", HEAD "upstream_proxy = socks5://p.test:1080\n", "t.ini:5: upstream_proxy: only http://" },
 	{ "no scheme", HEAD "upstream_proxy = p.test:3128\n", "t.ini:5: upstream_proxy: write it as http://" },
@@ -56,17 +55,6 @@ static const struct {
 	    "t.ini:6: upstream_proxy_auth = file:/nonexistent/c: cannot open the file" },
 };
 
-static int
-has_error(const struct cf_diag *d, const char *needle)
-{
-	size_t i;
-
-	for (i = 0; i < d->nerrors; i++)
-		if (strstr(d->errors[i], needle) != NULL)
-			return 1;
-	return 0;
-}
-
 static const struct cf_parent *
 parent_for(const struct cf_config *c, const char *sess, const char *host)
 {
@@ -95,14 +83,7 @@ main(void)
 	size_t i;
 
 	setenv("PX_PARENT_NOCOLON", "nocolon", 1);
-	for (i = 0; i < sizeof(err_cases) / sizeof(err_cases[0]); i++) {
-		memset(&d, 0, sizeof(d));
-		c = cf_config_parse("t.ini", err_cases[i].text, strlen(err_cases[i].text), NULL, &d);
-		tap_ok(c == NULL && has_error(&d, err_cases[i].expect), "%s: \"%s\"%s%s", err_cases[i].what,
-		    err_cases[i].expect, d.nerrors ? " got: " : " no error", d.nerrors ? d.errors[0] : "");
-		cf_config_free(c);
-		cf_diag_free(&d);
-	}
+	expect_refused(err_cases, sizeof(err_cases) / sizeof(err_cases[0]));
 
 	/* The value never shows in an error, whatever is wrong with it. */
 	setenv("PX_PARENT_CRED", "user:secret-\x01", 1);

@@ -17,20 +17,10 @@
 #include "conf/config.h"
 #include "proxy/policy/rtsess.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/conferr.h"
 
 static char dir[] = "/tmp/test-rtsess.XXXXXX";
 static char file[300];
-
-static int
-has_error(const struct cf_diag *d, const char *needle)
-{
-	size_t i;
-
-	for (i = 0; i < d->nerrors; i++)
-		if (strstr(d->errors[i], needle) != NULL)
-			return 1;
-	return 0;
-}
 
 static void
 write_file(const char *path, const char *text, mode_t mode)

@@ -17,6 +17,7 @@
 
 #include "conf/config.h"
 #include "tests/unit/tap.h"
+#include "tests/unit/conferr.h"
 
 #define HEAD "[proxy]\nlisten = tcp:127.0.0.1:3128\n[defaults]\nallow_hosts = a.test, b.test:8443\n"
 /* Lines 1-4 are HEAD; a case's own lines start at 5. */
@@ -27,12 +28,6 @@
 
 static char tmpdir[64];
 static char path_lf[128], path_empty[128], path_mid[128], path_long[128];
-
-struct err_case {
-	const char *what;
-	const char *text;
-	const char *expect; /* substring of one error */
-};
 
 static const struct err_case err_cases[] = {
 	{ "unknown secret", HEAD "secrets = anthropc\n",
@@ -181,17 +176,6 @@ static const struct err_case err_cases[] = {
 	{ "placeholder_prefix in a session", HEAD "placeholder_prefix = a\n",
 	    "t.ini:5: placeholder_prefix belongs in a [secret NAME]" },
 };
-
-static int
-has_error(const struct cf_diag *d, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < d->nerrors; i++)
-		if (strstr(d->errors[i], s) != NULL)
-			return 1;
-	return 0;
-}
 
 /* Nonzero when no error or warning of D holds any of the values. */
 static int
