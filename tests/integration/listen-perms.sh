@@ -16,6 +16,7 @@
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
+. "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
 command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
 
 A=4101
@@ -48,35 +49,17 @@ write_conf() {
 }
 perm() { stat -c '%a %u %g' "$1"; }
 
-cat >"$WORLD_DIR/try.py" <<'PY'
-# try.py SOCK: connect to SOCK, ask for a tunnel to allowed.test:443 and
-# print the status code, or the errno name of the failure.
-import errno, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-try:
-    s.connect(sys.argv[1])
-except OSError as e:
-    print(errno.errorcode.get(e.errno, e.errno))
-    sys.exit(0)
-s.sendall(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
-print(s.recv(64).split(b" ")[1].decode())
-PY
-# try UID SOCK: try.py as UID, no groups.
-try() {
-	in_px setpriv --reuid "$1" --regid "$1" --clear-groups "$WORLD_PYTHON" "$WORLD_DIR/try.py" "$2" 2>&1
-}
 
 write_conf 0600
 proxy_start "$conf" || die "no proxy"
 admin_wait || die "no admin socket"
 expect_eq "600 $A $A" "$(perm "$S/a.sock")" "a.sock: mode 0600, owner $A, group $A, as configured"
 expect_eq "600 $B 0" "$(perm "$S/b.sock")" "b.sock: mode 0600, owner $B, group root (no group=)"
-expect_eq 200 "$(try $A "$S/a.sock")" "session a's owner gets through on a.sock"
-expect_eq EACCES "$(try $A "$S/b.sock")" "session a's owner gets EACCES on b.sock"
-expect_eq 200 "$(try $B "$S/b.sock")" "session b's owner gets through on b.sock"
-expect_eq EACCES "$(try $B "$S/a.sock")" "session b's owner gets EACCES on a.sock"
-expect_eq EACCES "$(try 4103 "$S/a.sock")" "a third uid gets EACCES on a.sock"
+expect_eq 200 "$(unix_try $A "$S/a.sock")" "session a's owner gets through on a.sock"
+expect_eq EACCES "$(unix_try $A "$S/b.sock")" "session a's owner gets EACCES on b.sock"
+expect_eq 200 "$(unix_try $B "$S/b.sock")" "session b's owner gets through on b.sock"
+expect_eq EACCES "$(unix_try $B "$S/a.sock")" "session b's owner gets EACCES on a.sock"
+expect_eq EACCES "$(unix_try 4103 "$S/a.sock")" "a third uid gets EACCES on a.sock"
 expect_audit "the tunnel is in session a, peer uid $A" session=a uid=$A host=allowed.test decision=allow
 
 # The README's recipe, as session a's owner.
@@ -121,8 +104,8 @@ write_conf 0600 "[session c]" "listen = unix:$S2/c.sock mode=0666"
 code=$(admin_curl -o /dev/null -w '%{http_code}' -X POST http://postern/reload)
 expect_eq 200 "$code" "a new socket of the proxy's own uid, mode 0666: the reload is taken"
 expect_eq "666 65532 65532" "$(perm "$S2/c.sock")" "c.sock: mode 0666, the proxy's uid and gid"
-expect_eq 200 "$(try $A "$S2/c.sock")" "and any uid gets through on it"
-expect_eq EACCES "$(try $A "$S/b.sock")" "b.sock still refuses a's owner"
+expect_eq 200 "$(unix_try $A "$S2/c.sock")" "and any uid gets through on it"
+expect_eq EACCES "$(unix_try $A "$S/b.sock")" "b.sock still refuses a's owner"
 
 # A restart applies what a reload could not.
 proxy_stop
@@ -130,7 +113,7 @@ expect_eq 0 $? "the proxy exits cleanly"
 write_conf 0660
 proxy_start "$conf" || die "no proxy after the restart"
 expect_eq "660 $A $A" "$(perm "$S/a.sock")" "after a restart a.sock has its new mode 0660"
-expect_eq 200 "$(in_px setpriv --reuid 4103 --regid 4103 --groups $A "$WORLD_PYTHON" "$WORLD_DIR/try.py" "$S/a.sock" 2>&1)" \
+expect_eq 200 "$(unix_try 4103 "$S/a.sock" $A)" \
 	"and a member of group $A gets through"
 proxy_stop
 
@@ -149,14 +132,14 @@ write_dirs_conf() {
 write_dirs_conf
 proxy_start "$conf" || die "no proxy with two missing directories above its socket"
 admin_wait || die "no admin socket"
-expect_eq 200 "$(try 0 "$D/s1/proxy.sock")" "start: $D/s1/proxy.sock is made, both directories with it"
+expect_eq 200 "$(unix_try 0 "$D/s1/proxy.sock")" "start: $D/s1/proxy.sock is made, both directories with it"
 expect_eq "755 0" "$(stat -c '%a %u' "$D")" "start: the level above is 0755, root's"
 expect_eq "755 65532" "$(stat -c '%a %u' "$D/s1")" "start: the socket's own directory is 0755, given to the proxy's uid"
 
 write_dirs_conf "[session e]" "listen = unix:$S2/x/y/e.sock mode=0666"
 code=$(admin_curl -o "$WORLD_DIR/r.body" -w '%{http_code}' -X POST http://postern/reload)
 expect_eq 200 "$code" "reload: a new session two missing levels under the proxy's own directory is taken"
-expect_eq 200 "$(try $A "$S2/x/y/e.sock")" "reload: $S2/x/y/e.sock is made and serves"
+expect_eq 200 "$(unix_try $A "$S2/x/y/e.sock")" "reload: $S2/x/y/e.sock is made and serves"
 expect_eq "755 755" "$(stat -c '%a' "$S2/x") $(stat -c '%a' "$S2/x/y")" "reload: both new levels are 0755"
 
 gen=$(generation)

@@ -13,6 +13,7 @@
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
+. "$top_srcdir/tests/integration/lib-proxy/proxy.sh"
 command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
 
 T=1001
@@ -45,20 +46,6 @@ reload() { admin_curl -o "$WORLD_DIR/r.body" -w '%{http_code}' -X POST http://po
 # status_of PID KEY: the value of KEY in /proc/PID/status.
 status_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
-cat >"$WORLD_DIR/try.py" <<'PY'
-# try.py SOCK: connect to SOCK, ask for a tunnel to allowed.test:443 and
-# print the status code, or the errno name of the failure.
-import errno, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-try:
-    s.connect(sys.argv[1])
-except OSError as e:
-    print(errno.errorcode.get(e.errno, e.errno))
-    sys.exit(0)
-s.sendall(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
-print(s.recv(64).split(b" ")[1].decode())
-PY
 cat >"$WORLD_DIR/mem.py" <<'PY'
 # mem.py PID NEEDLE: read every readable mapping of PID (/proc/PID/maps,
 # /proc/PID/mem) and print "found" or "absent", then how many bytes were
@@ -97,10 +84,6 @@ mem() {
 	r=$("$WORLD_PYTHON" "$WORLD_DIR/mem.py" "$1" "$2" 2>&1)
 	[ "${r#* }" -gt 4096 ] 2>/dev/null || { echo "unread: $r"; return; }
 	echo "${r% *}"
-}
-# try UID SOCK: try.py as UID, no groups.
-try() {
-	in_px setpriv --reuid "$1" --regid "$1" --clear-groups "$WORLD_PYTHON" "$WORLD_DIR/try.py" "$2" 2>&1
 }
 # maker_pid: the maker's pid, from the proxy's log.
 maker_pid() {
@@ -166,15 +149,15 @@ expect_eq 2 "$(generation)" "the new config is in force"
 expect_eq "600 $T 65532" "$(perm "$B")" "$B: mode 0600, owner $T, the proxy's group"
 expect_eq "755 0" "$(stat -c '%a %u' "$SD/sub")" "the new level above is 0755, root's"
 expect_eq "755 65532" "$(stat -c '%a %u' "$SD/sub/deeper")" "the socket's own new directory is 0755, the proxy's uid's"
-expect_eq 200 "$(try $T "$B")" "uid $T gets through on its socket"
+expect_eq 200 "$(unix_try $T "$B")" "uid $T gets through on its socket"
 expect_audit "the tunnel is in session b, peer uid $T" session=b uid=$T host=allowed.test decision=allow
-expect_eq EACCES "$(try 4103 "$B")" "another uid gets EACCES"
+expect_eq EACCES "$(unix_try 4103 "$B")" "another uid gets EACCES"
 
 # ---- a kept socket's owner, group and mode change through the maker
 write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660"
 expect_eq 200 "$(reload)" "reload: b's socket gets group 4200 and mode 0660"
 expect_eq "660 $T 4200" "$(perm "$B")" "$B: mode 0660, owner $T, group 4200"
-expect_eq 200 "$(in_px setpriv --reuid 4103 --regid 4103 --groups 4200 "$WORLD_PYTHON" "$WORLD_DIR/try.py" "$B" 2>&1)" \
+expect_eq 200 "$(unix_try 4103 "$B" 4200)" \
 	"a member of group 4200 gets through"
 
 # ---- refused: outside socket_dir, a .. out of it, a planted link
@@ -213,7 +196,7 @@ expect_match "$SD/sub/deeper/c.sock exists and is not a socket; refusing to repl
 	fail "the link was replaced or followed"
 expect_eq "$gen" "$(generation)" "after each refusal the old config stays in force"
 expect_eq "660 $T 4200" "$(perm "$B")" "and b's socket is as it was"
-expect_eq 200 "$(try $T "$B")" "and serves"
+expect_eq 200 "$(unix_try $T "$B")" "and serves"
 
 # ---- a socket in root's socket_dir itself, then removed by a reload
 E="$SD/e.sock"
@@ -221,7 +204,7 @@ write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660" \
 	"[session e]" "listen = unix:$E owner=4103 mode=0600"
 expect_eq 200 "$(reload)" "reload: a socket for uid 4103 in socket_dir itself"
 expect_eq "600 4103 65532" "$(perm "$E")" "$E: mode 0600, owner 4103"
-expect_eq 200 "$(try 4103 "$E")" "uid 4103 gets through on it"
+expect_eq 200 "$(unix_try 4103 "$E")" "uid 4103 gets through on it"
 write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660"
 expect_eq 200 "$(reload)" "reload: session e is removed"
 [ ! -e "$E" ] && ok "its socket is removed from root's socket_dir" || fail "$E is left behind"
@@ -238,7 +221,7 @@ write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660" \
 	"[session s]" "listen = unix:$ST owner=4103 mode=0600"
 expect_eq 200 "$(reload)" "reload: a socket where a stale one was"
 expect_eq "600 4103 65532" "$(perm "$ST")" "the stale socket is replaced: mode 0600, owner 4103"
-expect_eq 200 "$(try 4103 "$ST")" "and serves uid 4103"
+expect_eq 200 "$(unix_try 4103 "$ST")" "and serves uid 4103"
 gen=$(generation)
 write_conf "[session b]" "listen = unix:$B owner=$T group=4200 mode=0660" \
 	"[session s]" "listen = unix:$ST owner=4103 mode=0600" \

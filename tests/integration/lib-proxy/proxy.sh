@@ -56,3 +56,16 @@ wait_ready() {
 		i=$((i + 1))
 	done
 }
+
+# unix_try UID SOCK [GID]: from px, as UID with no other group (or with
+# only GID), connect to the UNIX socket SOCK and ask for a tunnel; prints
+# the status code, or the errno name of the failure (see unixtry.py).
+unix_try() {
+	local groups=--clear-groups
+	[ -z "${3:-}" ] || groups="--groups=$3"
+	# A copy in the world's directory: the source tree may not be
+	# readable by UID.
+	[ -f "$WORLD_DIR/unixtry.py" ] ||
+		cp "$top_srcdir/tests/integration/lib-proxy/unixtry.py" "$WORLD_DIR/unixtry.py"
+	in_px setpriv --reuid "$1" --regid "$1" "$groups" "$WORLD_PYTHON" "$WORLD_DIR/unixtry.py" "$2" 2>&1
+}
