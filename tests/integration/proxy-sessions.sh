@@ -88,13 +88,16 @@ bridge() {
 # bridge as UID in the agent namespace (lo only), with the two
 # capabilities it needs to bring lo up and serve DNS there, which it drops
 # before CMD runs (no user namespace: a chroot cannot make one).
+# It runs a copy in the world's directory: the build tree may be where
+# the task's uid cannot reach (/root on a fresh machine).
 bridge_as() {
 	local uid sock
 	uid=$1 sock=$2
 	shift 2
+	[ -x "$WORLD_DIR/postern-bridge" ] || install -m 0755 "$BRIDGE" "$WORLD_DIR/postern-bridge"
 	in_agent setpriv --reuid="$uid" --regid="$uid" --clear-groups \
 		--inh-caps=+net_admin,+net_bind_service --ambient-caps=+net_admin,+net_bind_service \
-		env -i PATH="$PATH" HOME=/ "$BRIDGE" --connect "$sock" -- "$@"
+		env -i PATH="$PATH" HOME=/ "$WORLD_DIR/postern-bridge" --connect "$sock" -- "$@"
 }
 # wait_for WANT CMD...: poll CMD's output for WANT, 5 s at most; prints the last.
 wait_for() {
