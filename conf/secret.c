@@ -517,6 +517,7 @@ aws_from_build(struct cf_build *b, struct cf_secret_build *sb, struct cf_secret 
 	if ((sec->aws = cfaws_new(b, sb->line, sec->name, sb->aws)) != NULL)
 		sec->aws_inj.text = cf_aws_hosts_text(sec->aws);
 	sec->aws_inj.port = 443;
+	sec->aws_inj.name = "";	/* no header: nothing injected by it */
 	sec->aws_inj.file = b->file;
 	sec->aws_inj.line = sb->line;
 	if (asprintf(&sec->source, sec->from_env != NULL ? "env %s" : "file %s",

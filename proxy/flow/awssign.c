@@ -80,9 +80,8 @@ refuse(struct px_conn *c, int status, const struct cf_secret *sec, const char *w
 {
 	char d[sizeof(c->req.dec.detail)];
 
-	snprintf(d, sizeof(d), "%s; postern re-signs requests to %s:%u with the keys of secret %s "
-	    "(kind aws-sigv4) only when they are signed with this session's placeholders "
-	    "($%s and AWS_SECRET_ACCESS_KEY)", what, c->tm->host.name, c->tm->port, cf_secret_name(sec),
+	snprintf(d, sizeof(d), "%s (secret %s, kind aws-sigv4, re-signs only requests signed with this "
+	    "session's $%s and $AWS_SECRET_ACCESS_KEY)", what, cf_secret_name(sec),
 	    cf_secret_placeholder_env(sec));
 	px_conn_refuse(c, status, CF_R_SECRET_SIGNATURE, c->req.dec.rule, d);
 	return 1;

@@ -711,7 +711,8 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 		size_t vlen = 0;
 		long r;
 
-		if (inj == NULL || (value = cf_secret_value(sec, &vlen)) == NULL)
+		/* An aws-sigv4 secret re-signs instead (px_awssign_request()). */
+		if (inj == NULL || cf_secret_aws(sec) != NULL || (value = cf_secret_value(sec, &vlen)) == NULL)
 			continue;
 		if (!cf_secret_inject_always(sec) && !carries_placeholder(c, i, inj, req))
 			continue;
