@@ -236,15 +236,18 @@ test_refused(void)
 	size_t i, len;
 	char *cr;
 
+	int r;
+
 	for (i = 0; i < sizeof(hdr) / sizeof(hdr[0]); i++) {
 		why = NULL;
-		tap_cmp_int(px_sigv4_parse_header(hdr[i].v, strlen(hdr[i].v), &a, &why), "==", hdr[i].want,
-		    "header %zu: %s", i, hdr[i].want == 0 ? "not SigV4" : why != NULL ? why : "(no reason)");
+		r = px_sigv4_parse_header(hdr[i].v, strlen(hdr[i].v), &a, &why);
+		tap_ok(r == hdr[i].want && (r == 0 || why != NULL), "header %zu: %s", i,
+		    hdr[i].want == 0 ? "not SigV4" : why != NULL ? why : "(no reason)");
 	}
 	for (i = 0; i < sizeof(query) / sizeof(query[0]); i++) {
 		why = NULL;
-		tap_cmp_int(px_sigv4_parse_query(query[i], strlen(query[i]), &a, &why), "==", -EINVAL,
-		    "query %zu refused: %s", i, why != NULL ? why : "(no reason)");
+		r = px_sigv4_parse_query(query[i], strlen(query[i]), &a, &why);
+		tap_ok(r == -EINVAL && why != NULL, "query %zu refused: %s", i, why != NULL ? why : "(no reason)");
 	}
 	why = NULL;
 	cr = px_sigv4_canonical("GET", 3, "/", 1, h, 1, "host;x-amz-date", EMPTY_SHA, 0, 0, &len, &why);
