@@ -139,6 +139,12 @@ expect_eq "$(sha256sum <"$WORLD_DIR/big.bin")" "$(sha256sum <"$WORLD_DIR/pre.bin
 expect_eq $((before + 1)) "$(mock_count '"form": "query", "verdict": "ok"')" \
 	"the mock saw the query form re-signed with the real key"
 
+# A tunnel to a host the secret signs for is not offered h2: its
+# requests are re-signed on the HTTP/1.1 path.
+v=$(in_px curl -sS --max-time 10 --http2 -x http://127.0.0.1:3128 --cacert "$CA" -o /dev/null \
+	-w '%{http_version}' "$url")
+expect_eq "1.1" "$v" "curl --http2 to it speaks HTTP/1.1"
+
 # 4. Refusals: another key id never reaches the mock.
 n0=$(wc -l <"$MOCK_LOG")
 # sign_with KEYID: a request to STS signed (by botocore) with KEYID.

@@ -184,6 +184,9 @@ srv = ThreadingHTTPServer((addr, int(port)), Handler)
 srv.daemon_threads = True
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
+# h2 first, as AWS's front ends: a proxy that offered it would get it, and
+# this server speaks HTTP/1.1 only (the test checks no tunnel does).
+ctx.set_alpn_protocols(["h2", "http/1.1"])
 srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 open(ready, "w").close()
 srv.serve_forever()
