@@ -27,6 +27,7 @@
 #include "proxy/flow/awssign.h"
 #include "proxy/flow/conn.h"
 #include "proxy/proto/http.h"
+#include "proxy/proto/scrub.h"
 #include "proxy/proto/sigv4.h"
 
 /* The most body held to hash it (no x-amz-content-sha256). */
@@ -48,6 +49,21 @@ px_awssign_host(const struct px_conn *c)
 {
 	return c->sess != NULL && c->tm != NULL &&
 	    cf_session_aws_secret(c->sess, c->tm->host.name, c->tm->port) >= 0;
+}
+
+int
+px_awssign_scrub(const struct px_conn *c, const struct cf_secret *sec, struct px_scrub **scrub)
+{
+	const struct cf_aws *aws = cf_secret_aws(sec);
+	const char *token;
+	size_t tlen = 0;
+
+	if (aws == NULL || !cf_aws_binds(aws, c->tm->host.name, c->tm->port) ||
+	    (token = cf_aws_token(aws, &tlen)) == NULL)
+		return 0;
+	if (*scrub == NULL && (*scrub = px_scrub_new()) == NULL)
+		return -ENOMEM;
+	return px_scrub_add(*scrub, cf_secret_name(sec), token, tlen) == -ENOMEM ? -ENOMEM : 0;
 }
 
 static int

@@ -31,6 +31,14 @@ int px_awssign_request(struct px_conn *c, struct px_http_request *req, size_t he
  * C's request, if one did. */
 void px_awssign_note(struct px_conn *c);
 
+struct cf_secret;
+struct px_scrub;
+
+/* When SEC is an aws-sigv4 secret that signs for C's terminated tunnel and
+ * has a session token, add the real token to *SCRUB (made when NULL), so
+ * that no response carries it back.  Returns 0, or -ENOMEM. */
+int px_awssign_scrub(const struct px_conn *c, const struct cf_secret *sec, struct px_scrub **scrub);
+
 /* Nonzero when an aws-sigv4 secret of C's session signs for its terminated
  * tunnel's host and port. */
 int px_awssign_host(const struct px_conn *c);

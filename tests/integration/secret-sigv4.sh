@@ -128,6 +128,12 @@ diag "50 MB down in $((t2 - t1)) s"
 expect_eq "$(sha256sum <"$WORLD_DIR/big.bin")" "$(sha256sum <"$WORLD_DIR/back.bin")" "the same bytes came back"
 expect_eq 0 "$(grep -vc '"verdict": "ok"' "$MOCK_LOG")" "every request the mock saw so far was signed with the real key"
 
+# A response that carries the real session token back is masked.
+out=$(awsx s3 cp s3://bucket/echo-token - 2>"$WORLD_DIR/aws.err")
+expect_eq 0 $? "aws s3 cp of an object that echoes the token exits 0 ($(head -c 300 "$WORLD_DIR/aws.err"))"
+expect_no_match "$REAL_TOKEN" "$out" "the real token it echoed does not reach the client"
+expect_match '^\*{20,}$' "$out" "it is overwritten with '*'"
+
 # 3. A presigned URL, then curl through the proxy.
 url=$(awsx s3 presign s3://bucket/big.bin --expires-in 600 2>"$WORLD_DIR/aws.err")
 expect_match "^https://s3(\.us-east-1)?\.amazonaws\.com/bucket/big\.bin\?.*X-Amz-Credential=$PH_ID" "$url" \

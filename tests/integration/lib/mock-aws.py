@@ -4,7 +4,8 @@
 # S3SigV4QueryAuth: not postern's code), and refuses a bad one with 403
 # SignatureDoesNotMatch as AWS does.  It answers STS GetCallerIdentity and
 # enough of S3 for `aws s3 cp` up and down (PutObject, the multipart
-# upload, HeadObject, GetObject with Range) and a presigned GET.  Every
+# upload, HeadObject, GetObject with Range) and a presigned GET; the
+# object bucket/echo-token holds the session token its request carried.  Every
 # request is logged to LOG as one JSON line (method, path, service, form,
 # verdict, key id, token).  READY is created once the socket listens.
 # Run it with Debian's python3 (python3-botocore).
@@ -156,6 +157,10 @@ class Handler(BaseHTTPRequestHandler):
                                     % (b, k, len(parts))).encode())
         if m in ("GET", "HEAD"):
             data = objects.get(path)
+            if path == "/bucket/echo-token":
+                # An object whose content is the token the request
+                # carried: a response that reflects it.
+                data = (self.headers.get("x-amz-security-token") or "").encode()
             if data is None:
                 return self.error(404, "NoSuchKey", "no such key")
             extra = [("ETag", '"%s"' % hashlib.md5(data).hexdigest()),
