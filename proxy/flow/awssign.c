@@ -42,7 +42,8 @@ static _Thread_local struct {
 	char *target;
 } last;
 
-static void (*resume_fn)(struct px_conn *);
+/* term_resume(), the same on every thread. */
+static _Thread_local void (*resume_fn)(struct px_conn *);
 
 int
 px_awssign_host(const struct px_conn *c)
