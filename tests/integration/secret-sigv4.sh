@@ -16,9 +16,10 @@
 #     session's) or in signed chunks is refused, 403 secret_signature, and
 #     never reaches the mock;
 #   - the real secret key, key id and token are in no log and no audit line;
-#   - inside `postern-sidecar run --secret aws`, the aws CLI gets the
-#     placeholders in its environment and not the real keys, and its call
-#     is re-signed.
+#   - through README's bwrap recipe (postern-bridge on the session's UNIX
+#     socket) and inside `postern-sidecar run --secret aws`, the aws CLI
+#     gets the placeholders in its environment and not the real keys, and
+#     its call is re-signed.
 . "$top_srcdir/tests/integration/sidecar-lib.sh"
 AWS=/usr/bin/aws
 [ -x "$AWS" ] || skip "Debian's aws CLI is not installed (apt-get install awscli)"
@@ -37,7 +38,14 @@ export PX_AWS_ID="$REAL_ID" PX_AWS_SECRET="$REAL_SECRET" PX_AWS_TOKEN="$REAL_TOK
 
 MOCK_LOG="$WORLD_DIR/mock.log"
 : >"$MOCK_LOG"
-world_cleanup_hook() { [ -n "${MOCK_PID:-}" ] && kill "$MOCK_PID" 2>/dev/null; }
+# Outside /tmp, /var/tmp and /run (the sandboxes' fresh ones), readable by
+# uid 1000: the CLI's home and the session's socket for the bwrap recipe.
+HOMEDIR=$(mktemp -d /var/lib/postern-aws.XXXXXX) || die "mktemp"
+chmod 755 "$HOMEDIR"
+world_cleanup_hook() {
+	[ -n "${MOCK_PID:-}" ] && kill "$MOCK_PID" 2>/dev/null
+	rm -rf "$HOMEDIR"
+}
 MOCK_PID=$(world__spawn "$WORLD_DIR/mock.out" ip netns exec "$WORLD_NS_UP" \
 	/usr/bin/python3 "$top_srcdir/tests/integration/lib/mock-aws.py" \
 	"$AWS4" 443 "$WORLD_CERT" "$WORLD_KEY" "$MOCK_LOG" "$WORLD_DIR/mock.ready" \
@@ -50,7 +58,9 @@ state="$WORLD_DIR/state"
 mkdir -p "$state" && chmod 700 "$state"
 conf="$WORLD_DIR/postern.ini"
 {
-	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state"
+	mkdir -p "$HOMEDIR/s1"
+	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state" \
+		"listen = unix:$HOMEDIR/s1/proxy.sock mode=666"
 	cat <<-EOF
 		[defaults]
 		allow_hosts = *.amazonaws.com private
@@ -83,7 +93,6 @@ expect_ne "$REAL_SECRET" "$PH_SECRET" "the secret key placeholder is not the rea
 expect_ne "$PH_ID" "$OTHER_ID" "another session has another key id"
 expect_no_match "$REAL_ID|$REAL_TOKEN|$REAL_SECRET" "$sess" "the session info holds nothing real"
 
-HOMEDIR="$WORLD_DIR/home"
 mkdir -p "$HOMEDIR/.aws"
 cat >"$HOMEDIR/.aws/config" <<-EOF
 	[default]
@@ -240,7 +249,37 @@ for f in "$PROXY_LOG" "$WORLD_DIR/proxy.out" "$WORLD_DIR"/proxy*.log; do
 	fi
 done
 
-# 6. Inside postern-sidecar run: the aws CLI holds the placeholders.
+# 6. The bwrap recipe of README.md: the aws CLI in a sandbox with no
+# network but the session's socket, through postern-bridge, which gives it
+# the placeholders, the session CA and HTTPS_PROXY.
+if command -v bwrap >/dev/null 2>&1 && [ -x "$top_builddir/postern-bridge" ] &&
+    setpriv --reuid=1000 --regid=1000 --clear-groups bwrap --unshare-user --unshare-net \
+    --ro-bind / / true 2>/dev/null; then
+	n0=$(wc -l <"$MOCK_LOG")
+	cp "$top_builddir/postern-bridge" "$HOMEDIR/postern-bridge"
+	chmod -R a+rX "$HOMEDIR"
+	out=$(in_px setpriv --reuid=1000 --regid=1000 --clear-groups bwrap --unshare-all --unshare-user --cap-drop ALL --die-with-parent --as-pid-1 \
+		--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib \
+		--symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc \
+		--dev /dev --proc /proc --tmpfs /tmp --tmpfs /run \
+		--ro-bind "$HOMEDIR/s1" /run/postern/s1 --ro-bind "$HOMEDIR/postern-bridge" /run/pb \
+		--ro-bind "$HOMEDIR" "$HOMEDIR" \
+		-- /run/pb --connect /run/postern/s1/proxy.sock -- env HOME="$HOMEDIR" sh -c \
+		'env | grep "^AWS_\|^PX_"; /usr/bin/aws sts get-caller-identity --output text' \
+		</dev/null 2>"$WORLD_DIR/bwrap.err")
+	rc=$?
+	expect_eq 0 $rc "bwrap recipe: aws sts get-caller-identity exits 0 ($(tail -c 400 "$WORLD_DIR/bwrap.err"))"
+	expect_match "user/postern-mock" "$out" "  and prints the mock's identity"
+	expect_match "^AWS_ACCESS_KEY_ID=$PH_ID$" "$out" "  with the session's placeholder key id"
+	printf '%s\n' "$out" | grep -qF -e "$REAL_SECRET" -e "$REAL_TOKEN" -e "$REAL_ID" &&
+		fail "  a real key is in CMD's environment" || ok "  no real key in CMD's environment"
+	expect_eq $((n0 + 1)) "$(wc -l <"$MOCK_LOG")" "  the mock saw one request"
+	expect_eq 0 "$(grep -vc '"verdict": "ok"' "$MOCK_LOG")" "  re-signed with the real key"
+else
+	diag "bwrap, postern-bridge or user namespaces for uid 1000 are missing: the bwrap recipe is not tried"
+fi
+
+# 7. Inside postern-sidecar run: the aws CLI holds the placeholders.
 if [ -x "$top_builddir/postern-bridge" ]; then
 	cp "$WORLD_CA" "$HOMEDIR/ca.pem"
 	chmod -R a+rX "$HOMEDIR"
