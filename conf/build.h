@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "conf/awskey.h"
 #include "conf/config.h"
 #include "conf/parent.h"
 #include "conf/secret.h"
@@ -73,6 +74,7 @@ struct cf_secret_build {
 	size_t ninject;
 	int always;	/* inject_when = always */
 	int kind;	/* enum cf_secret_kind */
+	char *aws[CF_AWS_NKEYS];	/* kind = aws-sigv4's keys (conf/awskey.h) */
 };
 
 /* One parse: where it reads, what it found, what went wrong. */

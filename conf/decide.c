@@ -52,6 +52,7 @@ static const char *const reason_codes[] = {
 	[CF_R_DECIDER_DOWN] = "decider_down",
 	[CF_R_PARENT_REFUSED] = "parent_refused",
 	[CF_R_PARENT_UNREACHABLE] = "parent_unreachable",
+	[CF_R_SECRET_SIGNATURE] = "secret_signature",
 };
 
 const char *

@@ -1021,10 +1021,35 @@ set_secret_kind(struct cf_build *b, const struct key *k, struct cf_sess_build *s
 	(void)k;
 	(void)s;
 	if (kind < 0) {
-		cfb_err(b, b->line, "kind is static (%s)", shown);
+		cfb_err(b, b->line, "kind is static or aws-sigv4 (%s)", shown);
 		return;
 	}
 	b->cursec->kind = kind;
+}
+
+/* access_key_id, access_key_id_env, session_token_env, session_token_file,
+ * hosts (K->arg: enum cf_aws_key): kind = aws-sigv4's keys, checked in
+ * conf/awskey.c; that the kind is aws-sigv4 is checked with the section. */
+static void
+set_secret_aws(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	char **f = &b->cursec->aws[k->arg];
+	const char *why = cf_aws_key_check((enum cf_aws_key)k->arg, value);
+
+	(void)s;
+	if (why != NULL) {
+		if (k->arg == CF_AWS_HOSTS || k->arg == CF_AWS_TOKEN_FILE)
+			cfb_err(b, b->line, "%s (%s)", why, shown);
+		else if (k->arg == CF_AWS_KEY_ID)
+			cfb_err(b, b->line, "%s", why);
+		else
+			cfb_err(b, b->line, "%s %s", k->name, why);
+		return;
+	}
+	free(*f);
+	if ((*f = strdup(value)) == NULL)
+		cfb_err(b, b->line, "out of memory");
 }
 
 /* placeholder_prefix: the public start of the placeholder (empty: none). */
@@ -1321,6 +1346,11 @@ static const struct key secret_keys[] = {
 	{ .name = "inject", .set = set_inject, .flags = K_LIST },
 	{ .name = "inject_when", .set = set_secret_when },
 	{ .name = "kind", .set = set_secret_kind },
+	{ .name = "access_key_id", .set = set_secret_aws, .arg = CF_AWS_KEY_ID },
+	{ .name = "access_key_id_env", .set = set_secret_aws, .arg = CF_AWS_KEY_ID_ENV },
+	{ .name = "session_token_env", .set = set_secret_aws, .arg = CF_AWS_TOKEN_ENV },
+	{ .name = "session_token_file", .set = set_secret_aws, .arg = CF_AWS_TOKEN_FILE },
+	{ .name = "hosts", .set = set_secret_aws, .arg = CF_AWS_HOSTS },
 	{ .name = NULL },
 };
 

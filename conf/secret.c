@@ -26,6 +26,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "conf/awskey.h"
 #include "conf/build.h"
 #include "conf/config.h"
 #include "conf/rule.h"
@@ -43,6 +44,8 @@ struct cf_secret {
 	size_t ninject;
 	int always;             /* inject_when = always */
 	enum cf_secret_kind kind;
+	struct cf_aws *aws;     /* kind = aws-sigv4 */
+	struct cf_inject aws_inj;       /* its binding: no CF_INJECT_* kind */
 	char *value;            /* NULL until read; wiped when freed */
 	size_t vlen;
 	const char *file;       /* NULL for a built-in */
@@ -270,22 +273,19 @@ cf_placeholder_prefix_ok(const char *prefix)
 	return 1;
 }
 
-long
-cf_placeholder_make(const char *session, const char *secret, const char *prefix,
-    const char *value, size_t vlen, char *out, size_t size)
+/* Draw the placeholder of format F for SECRET in SESSION into OUT (SIZE
+ * bytes), never VALUE (VLEN bytes; VALUE NULL: no value to avoid). */
+static long
+draw(const char *session, const char *secret, const struct ph_format *fp, const char *value,
+    size_t vlen, char *out, size_t size)
 {
-	struct ph_format f;
+	struct ph_format f = *fp;
 	struct stream st;
 	size_t pl, n, i, sl, nl, fl, al;
 	long rc = -EIO;
 
-	if (vlen == 0 || vlen > CF_SECRET_MAX)
-		return -EINVAL;
-	if (prefix != NULL && !cf_placeholder_prefix_ok(prefix))
-		return -EINVAL;
 	if ((rc = placeholder_key()) != 0)
 		return rc;
-	choose_format(secret, prefix, value, vlen, &f);
 	pl = strlen(f.prefix);
 	n = pl + f.len;
 	if (size < n + 1)
@@ -314,7 +314,7 @@ cf_placeholder_make(const char *session, const char *secret, const char *prefix,
 			if (pick(&st, f.alphabet, al - 1, &out[i]) != 0)
 				goto out;
 		/* A value that happens to be the placeholder: draw again. */
-		if (n != vlen || CRYPTO_memcmp(out, value, vlen) != 0) {
+		if (value == NULL || n != vlen || CRYPTO_memcmp(out, value, vlen) != 0) {
 			rc = (long)n;
 			goto out;
 		}
@@ -326,6 +326,52 @@ out:
 	free(st.msg);
 	OPENSSL_cleanse(st.buf, sizeof(st.buf));
 	return rc;
+}
+
+long
+cf_placeholder_make(const char *session, const char *secret, const char *prefix,
+    const char *value, size_t vlen, char *out, size_t size)
+{
+	struct ph_format f;
+
+	if (vlen == 0 || vlen > CF_SECRET_MAX)
+		return -EINVAL;
+	if (prefix != NULL && !cf_placeholder_prefix_ok(prefix))
+		return -EINVAL;
+	choose_format(secret, prefix, value, vlen, &f);
+	return draw(session, secret, &f, value, vlen, out, size);
+}
+
+/*
+ * The placeholders of an aws-sigv4 secret: an access key id, a secret key
+ * and a session token, each the shape AWS gives it (clients check none but
+ * the key id's).  Each has its own prefix or alphabet, so the three draws
+ * differ.  The key id's is 20 characters, under CF_PLACEHOLDER_MIN_RANDOM:
+ * 16 of 36 are 82 bits, and the key id only names the session.
+ */
+static const char UPALNUM[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const struct ph_format aws_formats[] = {
+	{ NULL, "AKIA", 16, UPALNUM },          /* AWS_ACCESS_KEY_ID */
+	{ NULL, "", 40, B64 },                  /* AWS_SECRET_ACCESS_KEY */
+	{ NULL, "FwoGZXIvYXdzE", 100, ALNUM },  /* AWS_SESSION_TOKEN */
+};
+static const char *const aws_vars[] = { "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN" };
+
+/* The placeholders of aws-sigv4 secret SEC in SESSION into OUT (SIZE bytes),
+ * one after the other, each NUL-terminated.  Returns 0 or a negative errno. */
+static long
+aws_placeholders(const char *session, const struct cf_secret *sec, char *out, size_t size)
+{
+	size_t i, used = 0, n = cf_aws_has_token(sec->aws) ? 3 : 2;
+
+	for (i = 0; i < n; i++) {
+		long r = draw(session, sec->name, &aws_formats[i], NULL, 0, out + used, size - used);
+		if (r < 0)
+			return r;
+		used += (size_t)r + 1;
+	}
+	return 0;
 }
 
 /* ---- the build ----------------------------------------------------------- */
@@ -344,6 +390,7 @@ secret_free(struct cf_secret *sec)
 	for (i = 0; i < sec->ninject; i++)
 		cf_inject_clear(&sec->inject[i]);
 	free(sec->inject);
+	cfaws_free(sec->aws);
 	free(sec->name);
 	free(sec->from_env);
 	free(sec->from_file);
@@ -373,7 +420,9 @@ cfsec_session_clear(struct cf_session *s)
 
 	for (i = 0; i < s->nsecrets; i++) {
 		if (s->placeholders != NULL && s->placeholders[i] != NULL) {
-			OPENSSL_cleanse(s->placeholders[i], strlen(s->placeholders[i]));
+			/* Each is CF_PLACEHOLDER_MAX + 1 bytes, an aws-sigv4
+			 * secret's three placeholders in one. */
+			OPENSSL_cleanse(s->placeholders[i], CF_PLACEHOLDER_MAX + 1);
 			free(s->placeholders[i]);
 		}
 	}
@@ -445,6 +494,40 @@ set_vars(const struct cfsec_set *set, char *buf, size_t size)
 	}
 }
 
+/* The AWS part of [secret] SB: its keys are for kind = aws-sigv4 only, and
+ * such a secret is bound by hosts =, not by inject lines.  Returns 1 when
+ * SEC is an aws-sigv4 secret (its checks made), else 0. */
+static int
+aws_from_build(struct cf_build *b, struct cf_secret_build *sb, struct cf_secret *sec)
+{
+	size_t k;
+
+	if (sec->kind != CF_SECRET_AWS_SIGV4) {
+		for (k = 0; k < CF_AWS_NKEYS; k++)
+			if (sb->aws[k] != NULL)
+				cfb_err(b, sb->line, "secret %s: %s is for kind = aws-sigv4", sec->name,
+				    cf_aws_key_name((enum cf_aws_key)k));
+		return 0;
+	}
+	if (sec->ninject > 0)
+		cfb_err(b, sb->line, "secret %s (kind aws-sigv4) is bound by hosts =, not by inject lines",
+		    sec->name);
+	if (sec->placeholder_env == NULL && (sec->placeholder_env = strdup("AWS_ACCESS_KEY_ID")) == NULL)
+		cfb_err(b, sb->line, "out of memory");
+	if ((sec->aws = cfaws_new(b, sb->line, sec->name, sb->aws)) != NULL)
+		sec->aws_inj.text = cf_aws_hosts_text(sec->aws);
+	sec->aws_inj.port = 443;
+	sec->aws_inj.name = "";	/* no header: nothing injected by it */
+	sec->aws_inj.file = b->file;
+	sec->aws_inj.line = sb->line;
+	if (asprintf(&sec->source, sec->from_env != NULL ? "env %s" : "file %s",
+	    sec->from_env != NULL ? sec->from_env : sec->from_file != NULL ? sec->from_file : "?") < 0)
+		sec->source = NULL;
+	if (sec->source == NULL)
+		cfb_err(b, sb->line, "out of memory");
+	return 1;
+}
+
 /* The [secret] SB as a secret, its own checks made (B->file:SB->line). */
 static struct cf_secret *
 from_build(struct cf_build *b, struct cf_secret_build *sb)
@@ -471,6 +554,8 @@ from_build(struct cf_build *b, struct cf_secret_build *sb)
 	sec->line = sb->line;
 	if ((sec->from_env == NULL) == (sec->from_file == NULL))
 		cfb_err(b, sb->line, "secret %s needs exactly one of from_env and from_file", sec->name);
+	if (aws_from_build(b, sb, sec) != 0)
+		return sec;
 	if (sec->placeholder_env == NULL && sec->from_env != NULL)
 		sec->placeholder_env = strdup(sec->from_env);
 	else if (sec->placeholder_env == NULL && sec->from_file != NULL)
@@ -743,6 +828,8 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 			if (!sec->used) {
 				sec->used = 1;
 				read_value(b, sec, line);
+				if (sec->aws != NULL)
+					cfaws_read(b, sec->aws, sec->name, line);
 			}
 		}
 	}
@@ -797,6 +884,23 @@ next:
 			;
 		}
 	}
+	/* An aws-sigv4 secret's hosts are terminated; the name constraint of
+	 * "*.DOMAIN" is DOMAIN, which admits every name below it. */
+	for (i = 0; i < s->nsecrets; i++) {
+		const char *name;
+		for (j = 0; s->secrets[i]->aws != NULL &&
+		    (name = cf_aws_term_name(s->secrets[i]->aws, j)) != NULL; j++) {
+			for (k = 0; k < s->nterm_hosts && strcmp(s->term_hosts[k], name) != 0; k++)
+				;
+			if (k == s->nterm_hosts) {
+				const char **nh = realloc(s->term_hosts, (k + 1) * sizeof(*nh));
+				if (nh == NULL)
+					goto out;
+				nh[s->nterm_hosts++] = name;
+				s->term_hosts = nh;
+			}
+		}
+	}
 	/* Hosts an allow rule asks to inspect are terminated as a secret's
 	 * are (each an exact name: cf_rule_parse() says so), and their names
 	 * join the CA's name constraints; nothing is injected on them.  A
@@ -825,8 +929,11 @@ next:
 			long n;
 			if ((s->placeholders[i] = malloc(CF_PLACEHOLDER_MAX + 1)) == NULL)
 				goto out;
-			n = cf_placeholder_make(s->name, sec->name, sec->placeholder_prefix, sec->value,
-			    sec->vlen, s->placeholders[i], CF_PLACEHOLDER_MAX + 1);
+			if (sec->aws != NULL)
+				n = aws_placeholders(s->name, sec, s->placeholders[i], CF_PLACEHOLDER_MAX + 1);
+			else
+				n = cf_placeholder_make(s->name, sec->name, sec->placeholder_prefix, sec->value,
+				    sec->vlen, s->placeholders[i], CF_PLACEHOLDER_MAX + 1);
 			if (n < 0) {
 				cfb_err(b, lines[i], "secret %s: no placeholder could be made: %s",
 				    sec->name, strerror((int)-n));
@@ -957,6 +1064,7 @@ static const struct {
 	enum cf_secret_kind kind;
 } secret_kinds[] = {
 	{ "static", CF_SECRET_STATIC },
+	{ "aws-sigv4", CF_SECRET_AWS_SIGV4 },
 };
 
 const char *
@@ -981,6 +1089,40 @@ cf_secret_kind_parse(const char *name)
 	return -1;
 }
 
+const struct cf_aws *cf_secret_aws(const struct cf_secret *sec) { return sec->aws; }
+
+long
+cf_session_aws_secret(const struct cf_session *s, const char *host, uint16_t port)
+{
+	size_t i;
+
+	for (i = 0; i < s->nsecrets; i++)
+		if (s->secrets[i]->aws != NULL && cf_aws_binds(s->secrets[i]->aws, host, port))
+			return (long)i;
+	return -1;
+}
+
+const char *
+cf_secret_more_env(const struct cf_secret *sec, size_t k)
+{
+	if (sec->aws == NULL || k >= (cf_aws_has_token(sec->aws) ? 2u : 1u))
+		return NULL;
+	return aws_vars[k];
+}
+
+const char *
+cf_session_placeholder_more(const struct cf_session *s, size_t i, size_t k)
+{
+	const char *p = cf_session_placeholder(s, i);
+	size_t j;
+
+	if (p == NULL || p[0] == '\0' || cf_secret_more_env(s->secrets[i], k) == NULL)
+		return NULL;
+	for (j = 0; j <= k; j++)
+		p += strlen(p) + 1;
+	return p;
+}
+
 const char *
 cf_secret_value(const struct cf_secret *sec, size_t *len)
 {
@@ -1002,6 +1144,8 @@ cf_secret_binding(const struct cf_secret *sec, const char *host, uint16_t port,
 	const struct cf_inject *best = NULL;
 	size_t i, best_len = 0;
 
+	if (sec->aws != NULL)
+		return cf_aws_binds(sec->aws, host, port) ? &sec->aws_inj : NULL;
 	for (i = 0; i < sec->ninject; i++) {
 		const struct cf_inject *inj = &sec->inject[i];
 		struct cf_rule r;
@@ -1044,6 +1188,7 @@ int
 cf_session_terminates(const struct cf_session *s, const char *host, uint16_t port)
 {
 	return cf_session_bound_secret(s, host, port) >= 0 ||
+	    cf_session_aws_secret(s, host, port) >= 0 ||
 	    cf_session_inspects(s, host, port) != NULL;
 }
 

@@ -28,6 +28,7 @@ struct cf_session;
 /* What a secret holds and how it reaches a request (kind =). */
 enum cf_secret_kind {
 	CF_SECRET_STATIC = 0,   /* one value, put on by its inject lines */
+	CF_SECRET_AWS_SIGV4,    /* AWS keys: requests re-signed (conf/awskey.h) */
 };
 struct cf_secret;
 struct cf_rule;
@@ -85,6 +86,33 @@ enum cf_secret_kind cf_secret_kind(const struct cf_secret *sec);
 const char *cf_secret_kind_name(enum cf_secret_kind kind);
 /* The kind KIND names, or -1. */
 int cf_secret_kind_parse(const char *name);
+
+/*
+ * kind = aws-sigv4: the AWS part of SEC (conf/awskey.h), or NULL for
+ * another kind.  Such a secret has no inject lines: it is bound to the
+ * hosts of hosts =, where cf_secret_binding() gives a binding of no
+ * CF_INJECT_* kind (nothing is injected by it; the proxy re-signs).
+ */
+const struct cf_aws *cf_secret_aws(const struct cf_secret *sec);
+
+/*
+ * The index of the first aws-sigv4 secret of session S that signs for HOST
+ * (normal form) on PORT, or -1.
+ */
+long cf_session_aws_secret(const struct cf_session *s, const char *host, uint16_t port);
+
+/*
+ * More variables for the sandbox than placeholder_env and also_env: the
+ * Kth (from 0) for session S's Ith secret, its name (cf_secret_more_env())
+ * and its placeholder (cf_session_placeholder_more()), NULL past the last.
+ * An aws-sigv4 secret's placeholder (placeholder_env, AWS_ACCESS_KEY_ID
+ * unless written) is an access key id, "AKIA" and 16 upper-case letters
+ * and digits; it adds AWS_SECRET_ACCESS_KEY (40 characters) and, with a
+ * session token, AWS_SESSION_TOKEN.  Each is random per session as
+ * cf_placeholder_make() draws, never a value of the secret.
+ */
+const char *cf_secret_more_env(const struct cf_secret *sec, size_t k);
+const char *cf_session_placeholder_more(const struct cf_session *s, size_t i, size_t k);
 
 /* The bindings of SEC, in file order: cf_secret_ninject() of them. */
 size_t cf_secret_ninject(const struct cf_secret *sec);

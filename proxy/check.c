@@ -8,6 +8,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "conf/awskey.h"
 #include "conf/config.h"
 #include "conf/grantfile.h"
 #include "conf/parent.h"
@@ -185,6 +186,9 @@ px_check(const char *path, const struct cf_overrides *ov, const char *prog,
 		}
 		if (cf_secret_inject_always(sec))
 			printf("  inject_when = always (on every request, placeholder or not)\n");
+		if (cf_secret_aws(sec) != NULL)
+			printf("  kind aws-sigv4: terminates TLS and re-signs requests to %s (hosts =)\n",
+			    cf_aws_hosts_text(cf_secret_aws(sec)));
 	}
 	for (i = 0; cf_config_pin_at(c, i) != NULL; i++) {
 		const struct cf_pin *pin = cf_config_pin_at(c, i);

@@ -35,8 +35,10 @@ px_bridgereq_is(const struct px_http_request *req)
 void
 px_bridgereq_answer(struct px_conn *c)
 {
-	const char *names[2 * MAX_PLACEHOLDERS], *values[2 * MAX_PLACEHOLDERS];
-	size_t i, k = 0, n = cf_session_nsecrets(c->sess);
+	/* Each secret: its variable, also_env, and up to two more
+	 * (cf_secret_more_env()). */
+	const char *names[4 * MAX_PLACEHOLDERS], *values[4 * MAX_PLACEHOLDERS];
+	size_t i, j, k = 0, n = cf_session_nsecrets(c->sess);
 	char *pem;
 	/* A copy: with workers = N a reload on the first worker's loop
 	 * may replace the registry's PEM while this worker renders it. */
@@ -56,6 +58,10 @@ px_bridgereq_answer(struct px_conn *c)
 		if (cf_secret_also_env(sec) != NULL) {
 			names[k] = cf_secret_also_env(sec);
 			values[k++] = cf_session_placeholder(c->sess, i);
+		}
+		for (j = 0; k < 4 * MAX_PLACEHOLDERS && cf_secret_more_env(sec, j) != NULL; j++) {
+			names[k] = cf_secret_more_env(sec, j);
+			values[k++] = cf_session_placeholder_more(c->sess, i, j);
 		}
 	}
 	rc = px_bridgereply_render(bufferevent_get_output(c->cli.bev), names, values, k, pem);

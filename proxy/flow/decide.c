@@ -42,6 +42,7 @@
 #include "proxy/core/prio.h"
 #include "proxy/flow/revoke.h"
 #include "proxy/flow/bridgereq.h"
+#include "proxy/flow/awssign.h"
 #include "proxy/proto/socks.h"
 #include "proxy/admin/stats.h"
 #include "proxy/core/decider.h"
@@ -710,7 +711,8 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 		size_t vlen = 0;
 		long r;
 
-		if (inj == NULL || (value = cf_secret_value(sec, &vlen)) == NULL)
+		/* An aws-sigv4 secret re-signs instead (px_awssign_request()). */
+		if (inj == NULL || cf_secret_aws(sec) != NULL || (value = cf_secret_value(sec, &vlen)) == NULL)
 			continue;
 		if (!cf_secret_inject_always(sec) && !carries_placeholder(c, i, inj, req))
 			continue;
@@ -1071,10 +1073,13 @@ term_go(struct px_conn *c, struct px_http_request *req, size_t head_len, long bo
 		    px_tunnel_closed_detail(c, "the upstream closed the tunnel's connection"));
 		return;
 	}
+	if (px_awssign_request(c, req, head_len, term_resume) != 0)
+		return;
 	if (px_forward_begin(c) != 0 || build_injected_head(c, req, bound >= 0) != 0) {
 		px_conn_free(c, "out of memory");
 		return;
 	}
+	px_awssign_note(c);
 	if (take_framing(c, req, head_len) < 0)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->cli.bev), head_len);

@@ -4,6 +4,7 @@
 libpostern_proxy_a_SOURCES += \
 	proxy/flow/accept.c \
 	proxy/flow/auth.c proxy/flow/auth.h \
+	proxy/flow/awssign.c proxy/flow/awssign.h \
 	proxy/flow/bridgereq.c proxy/flow/bridgereq.h \
 	proxy/flow/conn.c proxy/flow/conn.h \
 	proxy/flow/connect.c proxy/flow/connect.h \

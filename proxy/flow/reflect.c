@@ -13,6 +13,7 @@
 #include "conf/config.h"
 #include "conf/inject.h"
 #include "conf/secret.h"
+#include "proxy/flow/awssign.h"
 #include "proxy/flow/conn.h"
 #include "proxy/proto/scrub.h"
 
@@ -65,6 +66,9 @@ px_term_scrub(struct px_conn *c)
 				return NULL;
 			scrub_add_forms(c->tm->scrub, sec, inj, value, vlen);
 		}
+		/* An aws-sigv4 secret's real session token goes up as it is. */
+		if (px_awssign_scrub(c, sec, &c->tm->scrub) != 0)
+			return NULL;
 	}
 	c->tm->scrub_gen = c->generation;
 	return c->tm->scrub;

@@ -29,6 +29,7 @@
 #include "conf/config.h"
 #include "conf/inject.h"
 #include "conf/secret.h"
+#include "proxy/flow/awssign.h"
 #include "proxy/flow/conn.h"
 #include "proxy/core/io.h"
 #include "proxy/core/log.h"
@@ -986,7 +987,7 @@ term_start(struct px_conn *c)
 	 * not be left with an upstream that chose h2.  Nor with a decider:
 	 * only HTTP/1.1 requests are held for its answer. */
 	offer_h2 = (c->tm->alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c) &&
-	    c->sess->decider == NULL;
+	    !px_awssign_host(c) && c->sess->decider == NULL;
 	c->tm->is_h2 = 0;
 	ssl = uctx != NULL ? SSL_new(uctx) : NULL;
 	if (ssl == NULL || px_tlsup_prepare(ssl, c->tm->host.name) != 0 ||

@@ -10,6 +10,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/proto/proxyauth.c proxy/proto/proxyauth.h \
 	proxy/proto/resolve.c proxy/proto/resolve.h \
 	proxy/proto/scrub.c proxy/proto/scrub.h \
+	proxy/proto/sigv4.c proxy/proto/sigv4.h \
 	proxy/proto/sni.c proxy/proto/sni.h \
 	proxy/proto/socks.c proxy/proto/socks.h
 
@@ -98,3 +99,18 @@ tests_fuzz_decider_replay_SOURCES = tests/fuzz/fuzz-decider.c tests/fuzz/replay.
 tests_fuzz_decider_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/decider"'
 tests_fuzz_decider_replay_LDADD = $(PROXY_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-decider.srcs
+
+# AWS SigV4 (proxy/proto/sigv4.h): AWS's example and botocore's
+# signatures, and fuzz replay of the parsers and the canonical request.
+check_PROGRAMS += tests/unit/test-sigv4
+TESTS += tests/unit/test-sigv4
+tests_unit_test_sigv4_SOURCES = tests/unit/test-sigv4.c tests/unit/tap.h
+tests_unit_test_sigv4_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_test_sigv4_LDADD = $(PROXY_LIBS)
+
+check_PROGRAMS += tests/fuzz/sigv4-replay
+TESTS += tests/fuzz/sigv4-replay
+tests_fuzz_sigv4_replay_SOURCES = tests/fuzz/fuzz-sigv4.c tests/fuzz/replay.c
+tests_fuzz_sigv4_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sigv4"'
+tests_fuzz_sigv4_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-sigv4.srcs

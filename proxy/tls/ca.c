@@ -734,13 +734,26 @@ leaf_ctx(struct px_ca *ca, const char *host, time_t *end)
 	return ctx;
 }
 
+/* Nonzero when HOST is NAME or a name below it: what the name constraint
+ * DNS:NAME admits (RFC 5280 4.2.1.10).  Only a secret whose hosts are
+ * "*.DOMAIN" (kind = aws-sigv4) has names below its own terminated. */
+static int
+host_under(const char *name, const char *host)
+{
+	size_t nl = strlen(name), hl = strlen(host);
+
+	if (strcasecmp(name, host) == 0)
+		return 1;
+	return hl > nl + 1 && host[hl - nl - 1] == '.' && strcasecmp(host + hl - nl, name) == 0;
+}
+
 int
 px_ca_has_host(const struct px_ca *ca, const char *host)
 {
 	size_t i;
 
 	for (i = 0; i < ca->nhosts; i++)
-		if (strcasecmp(ca->hosts[i], host) == 0)
+		if (host_under(ca->hosts[i], host))
 			return 1;
 	return 0;
 }
@@ -755,13 +768,14 @@ px_ca_leaf_ctx(struct px_ca *ca, const char *host)
 	char err[300], *h;
 
 	for (i = 0; i < ca->nhosts; i++)
-		if (strcasecmp(ca->hosts[i], host) == 0)
+		if (host_under(ca->hosts[i], host))
 			break;
 	if (i == ca->nhosts) {
 		errno = EPERM;
 		return NULL;
 	}
-	host = ca->hosts[i];
+	if (strcasecmp(ca->hosts[i], host) == 0)
+		host = ca->hosts[i];
 	for (i = 0; i < ca->ncached; i++)
 		if (strcmp(ca->cache[i].host, host) == 0) {
 			l = &ca->cache[i];

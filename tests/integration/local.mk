@@ -109,3 +109,5 @@ TESTS += tests/integration/sidecar-run-settings.sh
 EXTRA_DIST += tests/integration/sidecar-run-settings.sh
 TESTS += tests/integration/sidecar-run-default-hosts.sh
 EXTRA_DIST += tests/integration/sidecar-run-default-hosts.sh
+TESTS += tests/integration/secret-sigv4.sh
+EXTRA_DIST += tests/integration/secret-sigv4.sh tests/integration/lib/mock-aws.py

@@ -92,3 +92,7 @@ tests_unit_test_allocfail_CPPFLAGS = $(AM_CPPFLAGS) -DSNI_DATA_DIR='"$(abs_top_s
 tests_unit_test_allocfail_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(CARES_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_test_allocfail_LDFLAGS = $(ALLOCFAIL_WRAP)
 tests_unit_test_allocfail_LDADD = $(PROXY_LIBS)
+check_PROGRAMS += tests/unit/test-awskey
+TESTS += tests/unit/test-awskey
+tests_unit_test_awskey_SOURCES = tests/unit/test-awskey.c tests/unit/tap.h
+tests_unit_test_awskey_LDADD = $(CONF_LIBS)

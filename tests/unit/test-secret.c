@@ -155,7 +155,7 @@ static const struct err_case err_cases[] = {
 	{ "did you mean inject_when", SEC("inject_wen = always\n"),
 	    "t.ini:7: unknown key in [secret s] (inject_wen); did you mean inject_when?" },
 	{ "kind takes a word it knows", SEC("from_env = TS_OK\nkind = magic\n"),
-	    "t.ini:8: kind is static (magic)" },
+	    "t.ini:8: kind is static or aws-sigv4 (magic)" },
 	{ "kind in [defaults]", HEAD "kind = static\n",
 	    "t.ini:5: kind belongs in a [secret NAME], not in [defaults]" },
 	{ "empty item in secrets =", HEAD "secrets = anthropic,,openai\n", "t.ini:5: empty item in list" },
