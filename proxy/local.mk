@@ -5,6 +5,7 @@
 # explain, reload and its inotify watch, `postern-proxy ctl`, main.
 noinst_LIBRARIES += libpostern_proxy.a
 libpostern_proxy_a_SOURCES += \
+	proxy/audittool.c proxy/audittool.h \
 	proxy/check.c proxy/check.h \
 	proxy/ctl.c proxy/ctl.h \
 	proxy/engine.c proxy/engine.h \

@@ -3,6 +3,7 @@
 # reflection scan, asynchronous DNS (c-ares in the libevent loop) with its
 # TTL cache, and the answer to a bridge's session request.
 libpostern_proxy_a_SOURCES += \
+	proxy/proto/auditline.c proxy/proto/auditline.h \
 	proxy/proto/bridgereply.c proxy/proto/bridgereply.h \
 	proxy/proto/decider.c proxy/proto/decider.h \
 	proxy/proto/dns.c proxy/proto/dns.h \
