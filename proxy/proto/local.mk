@@ -99,3 +99,18 @@ tests_fuzz_decider_replay_SOURCES = tests/fuzz/fuzz-decider.c tests/fuzz/replay.
 tests_fuzz_decider_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/decider"'
 tests_fuzz_decider_replay_LDADD = $(PROXY_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-decider.srcs
+
+# The audit log's chain and checkpoints: unit test and fuzz replay.
+check_PROGRAMS += tests/unit/test-auditline
+TESTS += tests/unit/test-auditline
+tests_unit_test_auditline_SOURCES = tests/unit/test-auditline.c tests/unit/tap.h
+tests_unit_test_auditline_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_test_auditline_LDADD = $(PROXY_LIBS)
+
+check_PROGRAMS += tests/fuzz/auditverify-replay
+TESTS += tests/fuzz/auditverify-replay
+tests_fuzz_auditverify_replay_SOURCES = tests/fuzz/fuzz-auditverify.c tests/fuzz/replay.c
+tests_fuzz_auditverify_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/auditverify"'
+tests_fuzz_auditverify_replay_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_fuzz_auditverify_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-auditverify.srcs

@@ -1,0 +1,103 @@
+/*
+ * tests/fuzz/fuzz-auditverify.c: the audit verifier (proxy/proto/auditline.h)
+ * over arbitrary log files.  The input is lines; a form feed byte starts a
+ * new file.  Each line goes through ac_parse() and ac_verify_line() under a
+ * fixed key.  Invariants: a verdict is one of the five, a fault is said; a
+ * parsed checkpoint's signed part ends where its ,"sig": starts; and each
+ * line the proxy could write (a JSON object ending in a brace, with no
+ * NUL and not one of the chain's own lines) chained after an audit_open
+ * line and signed under a checkpoint verifies with no fault.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "proxy/proto/auditline.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static EVP_PKEY *
+fixed_key(void)
+{
+	static EVP_PKEY *key;
+	unsigned char raw[32];
+
+	if (key == NULL) {
+		memset(raw, 0x5a, sizeof(raw));
+		key = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, raw, sizeof(raw));
+		if (key == NULL)
+			abort();
+	}
+	return key;
+}
+
+/* Chain LINE (LEN bytes) in a fresh file and verify it: no fault. */
+static void
+chain_one(EVP_PKEY *key, const char *line, size_t len)
+{
+	static char in[8192], out[8192 + AC_TRAILER_MAX], op[512], cp[512];
+	char kid[AC_KEYID_LEN + 1], why[512];
+	struct ac_chain c;
+	struct ac_verify v;
+	size_t n, on, cn;
+
+	if (len < 2 || len + 1 > sizeof(in) || line[0] != '{' || line[len - 1] != '}' ||
+	    memchr(line, '\0', len) != NULL || memchr(line, '\n', len) != NULL ||
+	    (len >= 9 && memcmp(line, "{\"time\":\"", 9) == 0))
+		return;
+	memcpy(in, line, len);
+	in[len] = '\n';
+	memset(&c, 0, sizeof(c));
+	if (ac_keyid(key, kid) != 0 || (on = ac_open_line(&c, "t", 0, op, sizeof(op))) == 0)
+		abort();
+	if ((n = ac_chain_line(&c, in, len + 1, out, sizeof(out))) == 0)
+		abort();
+	if ((cn = ac_checkpoint(&c, "t", key, kid, cp, sizeof(cp))) == 0)
+		abort();
+	ac_verify_init(&v, key);
+	ac_verify_file(&v);
+	if (ac_verify_line(&v, op, on - 1, why, sizeof(why)) != AC_OK ||
+	    ac_verify_line(&v, out, n - 1, why, sizeof(why)) != AC_OK ||
+	    ac_verify_line(&v, cp, cn - 1, why, sizeof(why)) != AC_OK || v.unsigned_lines != 0)
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	EVP_PKEY *key = fixed_key();
+	const char *p = (const char *)data, *end = p + size, *nl;
+	struct ac_verify v;
+	struct ac_line l;
+	const char *perr;
+	char why[512];
+
+	ac_verify_init(&v, key);
+	ac_verify_file(&v);
+	while (p < end) {
+		enum ac_verdict r;
+		size_t len;
+
+		if (*p == '\f') {
+			ac_verify_file(&v);
+			p++;
+			continue;
+		}
+		nl = memchr(p, '\n', (size_t)(end - p));
+		len = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
+		if (ac_parse(p, len, &l, &perr) == 0 && l.kind == AC_CHECKPOINT &&
+		    (l.signed_len + 8 > len || memcmp(p + l.signed_len, ",\"sig\":\"", 8) != 0))
+			abort();
+		why[0] = '\0';
+		r = ac_verify_line(&v, p, len, why, sizeof(why));
+		if (r > AC_BAD_SIG || (r != AC_OK && why[0] == '\0'))
+			abort();
+		chain_one(key, p, len);
+		p += len + (nl != NULL);
+	}
+	return 0;
+}
