@@ -42,7 +42,14 @@ config_key(const char *path)
 	char err[512];
 	size_t i;
 
+	static const char *listen[] = { "unix:/nonexistent" };
+
+	/* Only the key is read: a file with no listener of its own (run -c's)
+	 * is taken too. */
 	memset(&ov, 0, sizeof(ov));
+	ov.extra_listen = listen;
+	ov.n_extra_listen = 1;
+	ov.replace_listen = 1;
 	memset(&diag, 0, sizeof(diag));
 	c = cf_config_load(path, &ov, &diag);
 	if (c == NULL) {
