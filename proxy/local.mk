@@ -62,6 +62,7 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-audit-once.sh \
 	tests/integration/proxy-audit-batch.sh \
 	tests/integration/audit-chain.sh \
+	tests/integration/audit-ocsf.sh \
 	tests/integration/proxy-socks.sh \
 	tests/integration/proxy-budget.sh \
 	tests/integration/proxy-report.sh \

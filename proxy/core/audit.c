@@ -24,6 +24,7 @@
 #include "proxy/core/log.h"
 #include "proxy/core/prio.h"
 #include "proxy/proto/auditline.h"
+#include "proxy/proto/ocsf.h"
 
 /* Every worker writes to the one log: each write(2) holds whole lines and
  * is made under this lock, so lines never interleave, and one thread's
@@ -654,9 +655,13 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 	batch_flush(b);
 }
 
-/* Close the line in J; 0 when it is to be written nowhere. */
+/* An OCSF record is built here, per thread: the px_json stays as it is. */
+static _Thread_local char ocsf_buf[2 * sizeof(((struct px_json *)0)->buf) + 1024];
+
+/* Close the line in J and point *P, *N at what is to be written (J's
+ * bytes, or its OCSF record); 0 when it is to be written nowhere. */
 static int
-finish_line(struct px_json *j, const struct px_audit *a)
+finish_line(struct px_json *j, const struct px_audit *a, const char **p, size_t *n)
 {
 	if (j->overflow) {
 		/* Never emit half an object: say so instead. */
@@ -666,31 +671,54 @@ finish_line(struct px_json *j, const struct px_audit *a)
 	}
 	j->buf[j->len++] = '}';
 	j->buf[j->len++] = '\n';
+	*p = j->buf;
+	*n = j->len;
+	if (a != NULL && a->format == PX_AUDIT_OCSF) {
+		size_t k = px_ocsf_line(j->buf, j->len, ocsf_buf, sizeof(ocsf_buf), PACKAGE_VERSION);
+
+		/* Not one of the lines it maps (an overflow's): as it is. */
+		if (k > 0) {
+			*p = ocsf_buf;
+			*n = k;
+		}
+	}
 	return a != NULL;
+}
+
+/* P (N bytes) to A now, after the calling thread's waiting lines, in
+ * the same write(2). */
+static void
+emit_now(struct px_audit *a, const char *p, size_t n)
+{
+	PX_LOCKED(&audit_lock);
+	if (batch != NULL && batch->a == a && batch->len > 0) {
+		/* The waiting lines first, in the same write. */
+		write_lines(a, batch->buf, batch->len, p, n, batch->lines + 1);
+		batch->len = 0;
+		batch->lines = 0;
+		return;
+	}
+	write_lines(a, p, n, NULL, 0, 1);
 }
 
 void
 px_json_emit(struct px_json *j, struct px_audit *a)
 {
-	if (!finish_line(j, a))
-		return;
-	PX_LOCKED(&audit_lock);
-	if (batch != NULL && batch->a == a && batch->len > 0) {
-		/* The waiting lines first, in the same write. */
-		write_lines(a, batch->buf, batch->len, j->buf, j->len, batch->lines + 1);
-		batch->len = 0;
-		batch->lines = 0;
-		return;
-	}
-	write_lines(a, j->buf, j->len, NULL, 0, 1);
+	const char *p;
+	size_t n;
+
+	if (finish_line(j, a, &p, &n))
+		emit_now(a, p, n);
 }
 
 void
 px_json_emit_later(struct px_json *j, struct px_audit *a, struct event_base *base)
 {
 	struct batch *b = batch;
+	const char *p;
+	size_t n;
 
-	if (!finish_line(j, a))
+	if (!finish_line(j, a, &p, &n))
 		return;
 	if (b == NULL && base != NULL && (b = calloc(1, sizeof(*b))) != NULL) {
 		b->base = base;
@@ -705,14 +733,14 @@ px_json_emit_later(struct px_json *j, struct px_audit *a, struct event_base *bas
 		}
 	}
 	if (b == NULL || b->base != base) {
-		px_json_emit(j, a);
+		emit_now(a, p, n);
 		return;
 	}
-	if (b->a != a || b->len + j->len > sizeof(b->buf))
+	if (b->a != a || b->len + n > sizeof(b->buf))
 		batch_flush(b);
 	b->a = a;
-	memcpy(b->buf + b->len, j->buf, j->len);
-	b->len += j->len;
+	memcpy(b->buf + b->len, p, n);
+	b->len += n;
 	b->lines++;
 	if (!b->armed) {
 		b->armed = 1;

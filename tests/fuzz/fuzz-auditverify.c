@@ -6,7 +6,9 @@
  * parsed checkpoint's signed part ends where its ,"sig": starts; and each
  * line the proxy could write (a JSON object ending in a brace, with no
  * NUL and not one of the chain's own lines) chained after an audit_open
- * line and signed under a checkpoint verifies with no fault.
+ * line and signed under a checkpoint verifies with no fault.  Each line
+ * also goes through the OCSF mapping (proxy/proto/ocsf.h): a record it
+ * makes is an object ending in "}}\n", within its buffer, and chains.
  */
 #include "config.h"
 
@@ -17,6 +19,7 @@
 #include <openssl/evp.h>
 
 #include "proxy/proto/auditline.h"
+#include "proxy/proto/ocsf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -66,6 +69,27 @@ chain_one(EVP_PKEY *key, const char *line, size_t len)
 		abort();
 }
 
+static void
+ocsf_one(const char *line, size_t len)
+{
+	static char in[8192], out[2 * 8192 + 1024], ch[2 * 8192 + 1024 + AC_TRAILER_MAX];
+	struct ac_chain c;
+	size_t n;
+
+	if (len + 1 > sizeof(in))
+		return;
+	memcpy(in, line, len);
+	in[len] = '\n';
+	n = px_ocsf_line(in, len + 1, out, sizeof(out), "v");
+	if (n == 0)
+		return;
+	if (n > sizeof(out) || n < 4 || out[0] != '{' || memcmp(out + n - 3, "}}\n", 3) != 0)
+		abort();
+	memset(&c, 0, sizeof(c));
+	if (ac_chain_line(&c, out, n, ch, sizeof(ch)) == 0)
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -97,6 +121,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r > AC_BAD_SIG || (r != AC_OK && why[0] == '\0'))
 			abort();
 		chain_one(key, p, len);
+		ocsf_one(p, len);
 		p += len + (nl != NULL);
 	}
 	return 0;
