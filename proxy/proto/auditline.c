@@ -14,25 +14,41 @@
 
 static EVP_MD *sha256;
 static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
-/* One digest context a thread: a line's hash makes no allocation. */
-static _Thread_local EVP_MD_CTX *hash_ctx;
+/* One digest context a thread, so that a line's hash makes no
+ * allocation; freed when the thread ends. */
+static pthread_key_t hash_key;
+static int hash_key_ok;
+
+static void
+ctx_free(void *p)
+{
+	EVP_MD_CTX_free(p);
+}
 
 static void
 sha256_fetch(void)
 {
 	sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+	hash_key_ok = pthread_key_create(&hash_key, ctx_free) == 0;
 }
 
 int
 ac_hash(const void *p, size_t len, unsigned char out[AC_HASH_LEN])
 {
+	EVP_MD_CTX *hash_ctx;
 	unsigned int n = 0;
 
 	pthread_once(&sha256_once, sha256_fetch);
-	if (sha256 == NULL)
+	if (sha256 == NULL || !hash_key_ok)
 		return -1;
-	if (hash_ctx == NULL && (hash_ctx = EVP_MD_CTX_new()) == NULL)
-		return -1;
+	if ((hash_ctx = pthread_getspecific(hash_key)) == NULL) {
+		if ((hash_ctx = EVP_MD_CTX_new()) == NULL)
+			return -1;
+		if (pthread_setspecific(hash_key, hash_ctx) != 0) {
+			EVP_MD_CTX_free(hash_ctx);
+			return -1;
+		}
+	}
 	if (EVP_DigestInit_ex2(hash_ctx, sha256, NULL) != 1 ||
 	    EVP_DigestUpdate(hash_ctx, p, len) != 1 ||
 	    EVP_DigestFinal_ex(hash_ctx, out, &n) != 1 || n != AC_HASH_LEN)
