@@ -36,6 +36,15 @@ rotate() { # N: the log renamed (the older ones shifted), SIGUSR1, the N-th reop
 
 traffic one
 expect_eq 600 "$(stat -c %a "$KEY")" "the signing key is made on first start, mode 0600"
+# The chain's keys are read at start: a reload that changes one says so.
+cp "$conf" "$conf.kept"
+sed -i 's/^audit_checkpoint = 1h$/audit_checkpoint = 2h/' "$conf"
+proxy_reload
+expect_warn() { grep -c "a changed audit_signing_key, audit_checkpoint or audit_format takes effect at the next restart" "$WORLD_DIR/proxy.out"; }
+world__poll expect_warn && ok "a reload that changes audit_checkpoint says it waits for a restart" ||
+	fail "a reload that changes audit_checkpoint says it waits for a restart"
+cp "$conf.kept" "$conf"
+proxy_reload
 rotate 1
 traffic two
 rotate 2
