@@ -181,6 +181,28 @@ verify "$L.2" "$L.1" "$L"
 expect_eq 1 "$rc" "the lines before the kill are an unsigned tail: exit 1"
 expect_match "warning: a new chain starts here" "$out" "... named where the new chain starts"
 
+# Two workers under load (auditorder.py: 200 tunnels and 200 refusals
+# from 8 threads): each line is chained where it reaches the file, so
+# the chain is the file's order and verifies.
+cat >"$WORLD_DIR/load.ini" <<EOF2
+[proxy]
+listen = tcp:127.0.0.1:3128
+log = $WORLD_DIR/load.log
+dns_servers = $WORLD_DNS
+workers = 2
+audit_signing_key = $KEY
+[defaults]
+allow_hosts = 127.0.0.1:7108
+EOF2
+proxy_start "$WORLD_DIR/load.ini" || die "no proxy with two workers"
+out=$(in_px "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-proxy/auditorder.py" 3128 7108 \
+	"$WORLD_DIR/load.log" 200 14000)
+expect_match "^tunnels 200 refused 200 missing 0 errors 0$" "$out" "two workers serve the load"
+proxy_stop >/dev/null
+verify "$WORLD_DIR/load.log"
+expect_eq 0 "$rc" "two workers' lines under load verify"
+expect_match "^1 file\\(s\\), (8[0-9][0-9]|9[0-9][0-9]) line\\(s\\)" "$out" "... all of them"
+
 # The key is refused when others may read it.
 chmod 0644 "$KEY"
 out=$(in_px timeout 5 "$P" -c "$conf" 2>&1)
