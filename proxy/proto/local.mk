@@ -115,3 +115,10 @@ tests_fuzz_auditverify_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top
 tests_fuzz_auditverify_replay_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
 tests_fuzz_auditverify_replay_LDADD = $(PROXY_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-auditverify.srcs
+
+# Audit lines as OCSF records.
+check_PROGRAMS += tests/unit/test-ocsf
+TESTS += tests/unit/test-ocsf
+tests_unit_test_ocsf_SOURCES = tests/unit/test-ocsf.c tests/unit/tap.h
+tests_unit_test_ocsf_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_ocsf_LDADD = $(PROXY_LIBS)

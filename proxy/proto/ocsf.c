@@ -61,14 +61,16 @@ split(const char *p, const char *end, struct rec *r)
 				return -1;
 			p++;
 		} else {
-			while (p < end && *p != ',' && *p != '}')
+			/* A number, null, true or false: nothing nested. */
+			while (p < end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+			    *p == '-' || *p == '.' || *p == '+'))
 				p++;
 		}
 		f->vlen = (size_t)(p - f->val);
 		if (f->vlen == 0)
 			return -1;
 	}
-	return p < end && *p == '}' ? 0 : -1;
+	return p + 1 == end && *p == '}' ? 0 : -1;
 }
 
 static struct field *
