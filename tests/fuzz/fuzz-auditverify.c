@@ -5,8 +5,8 @@
  * fixed key.  Invariants: a verdict is one of the five, a fault is said; a
  * parsed checkpoint's signed part ends where its ,"sig": starts; and each
  * line the proxy could write (a JSON object ending in a brace, with no
- * NUL and not one of the chain's own lines) chained after an audit_open
- * line and signed under a checkpoint verifies with no fault.  Each line
+ * NUL and not one of the chain's own lines), chained in order after an
+ * audit_open line and signed under one checkpoint, verifies with no fault.  Each line
  * also goes through the OCSF mapping (proxy/proto/ocsf.h): a record it
  * makes is an object ending in "}}\n", within its buffer, and chains.
  */
@@ -38,34 +38,54 @@ fixed_key(void)
 	return key;
 }
 
-/* Chain LINE (LEN bytes) in a fresh file and verify it: no fault. */
-static void
-chain_one(EVP_PKEY *key, const char *line, size_t len)
-{
-	static char in[8192], out[8192 + AC_TRAILER_MAX], op[512], cp[512];
-	char kid[AC_KEYID_LEN + 1], why[512];
+/* The lines the proxy could write, chained into one file as they come
+ * and verified at once; one checkpoint at the end. */
+struct rechain {
 	struct ac_chain c;
 	struct ac_verify v;
-	size_t n, on, cn;
+	char kid[AC_KEYID_LEN + 1];
+	int open;
+};
+
+static void
+rechain_line(struct rechain *rc, EVP_PKEY *key, const char *line, size_t len)
+{
+	static char in[8192], out[8192 + AC_TRAILER_MAX], op[512];
+	char why[512];
+	size_t n, on;
 
 	if (len < 2 || len + 1 > sizeof(in) || line[0] != '{' || line[len - 1] != '}' ||
 	    memchr(line, '\0', len) != NULL || memchr(line, '\n', len) != NULL ||
 	    (len >= 9 && memcmp(line, "{\"time\":\"", 9) == 0))
 		return;
+	if (!rc->open) {
+		memset(&rc->c, 0, sizeof(rc->c));
+		if (ac_keyid(key, rc->kid) != 0 || (on = ac_open_line(&rc->c, "t", 0, op, sizeof(op))) == 0)
+			abort();
+		ac_verify_init(&rc->v, key);
+		ac_verify_file(&rc->v);
+		if (ac_verify_line(&rc->v, op, on - 1, why, sizeof(why)) != AC_OK)
+			abort();
+		rc->open = 1;
+	}
 	memcpy(in, line, len);
 	in[len] = '\n';
-	memset(&c, 0, sizeof(c));
-	if (ac_keyid(key, kid) != 0 || (on = ac_open_line(&c, "t", 0, op, sizeof(op))) == 0)
+	if ((n = ac_chain_line(&rc->c, in, len + 1, out, sizeof(out))) == 0 ||
+	    ac_verify_line(&rc->v, out, n - 1, why, sizeof(why)) != AC_OK)
 		abort();
-	if ((n = ac_chain_line(&c, in, len + 1, out, sizeof(out))) == 0)
-		abort();
-	if ((cn = ac_checkpoint(&c, "t", key, kid, cp, sizeof(cp))) == 0)
-		abort();
-	ac_verify_init(&v, key);
-	ac_verify_file(&v);
-	if (ac_verify_line(&v, op, on - 1, why, sizeof(why)) != AC_OK ||
-	    ac_verify_line(&v, out, n - 1, why, sizeof(why)) != AC_OK ||
-	    ac_verify_line(&v, cp, cn - 1, why, sizeof(why)) != AC_OK || v.unsigned_lines != 0)
+}
+
+static void
+rechain_end(struct rechain *rc, EVP_PKEY *key)
+{
+	static char cp[512];
+	char why[512];
+	size_t cn;
+
+	if (!rc->open)
+		return;
+	if ((cn = ac_checkpoint(&rc->c, "t", key, rc->kid, cp, sizeof(cp))) == 0 ||
+	    ac_verify_line(&rc->v, cp, cn - 1, why, sizeof(why)) != AC_OK || rc->v.unsigned_lines != 0)
 		abort();
 }
 
@@ -95,6 +115,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	EVP_PKEY *key = fixed_key();
 	const char *p = (const char *)data, *end = p + size, *nl;
+	struct rechain rc = { .open = 0 };
 	struct ac_verify v;
 	struct ac_line l;
 	const char *perr;
@@ -120,9 +141,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = ac_verify_line(&v, p, len, why, sizeof(why));
 		if (r > AC_BAD_SIG || (r != AC_OK && why[0] == '\0'))
 			abort();
-		chain_one(key, p, len);
+		rechain_line(&rc, key, p, len);
 		ocsf_one(p, len);
 		p += len + (nl != NULL);
 	}
+	rechain_end(&rc, key);
 	return 0;
 }
