@@ -291,6 +291,7 @@ cfb_proxy_clear(struct cf_proxy_settings *p)
 	free(p->state_dir);
 	free(p->upstream_ca_file);
 	free(p->grants_file);
+	free(p->audit_signing_key);
 	free(p->socket_dir);
 }
 

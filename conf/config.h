@@ -93,6 +93,12 @@ struct cf_proxy_settings {
 	unsigned max_headers;
 	size_t max_header_bytes;
 	int revoke;
+	/* The audit log's checkpoints (proxy/core/audit.h): the Ed25519 key
+	 * that signs them (NULL: none), how often, the lines' format
+	 * (PX_AUDIT_JSON 0, PX_AUDIT_OCSF 1).  Read at start only. */
+	char *audit_signing_key;
+	unsigned audit_checkpoint_ms;
+	unsigned audit_format;
 };
 
 struct cf_secret;

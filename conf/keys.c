@@ -541,7 +541,7 @@ set_path(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
     const char *value, const char *shown)
 {
 	char **f = k->arg == 0 ? &b->proxy.state_dir : k->arg == 1 ? &b->proxy.upstream_ca_file :
-	    &b->proxy.grants_file;
+	    k->arg == 3 ? &b->proxy.audit_signing_key : &b->proxy.grants_file;
 	char *v;
 
 	(void)s;
@@ -858,10 +858,13 @@ show_log(const struct key *k, const struct cf_proxy_settings *p, char *buf, size
 static void
 show_path(const struct key *k, const struct cf_proxy_settings *p, char *buf, size_t size)
 {
-	const char *v = k->arg == 0 ? p->state_dir : k->arg == 1 ? p->upstream_ca_file : p->grants_file;
+	const char *v = k->arg == 0 ? p->state_dir : k->arg == 1 ? p->upstream_ca_file :
+	    k->arg == 3 ? p->audit_signing_key : p->grants_file;
 
 	if (v != NULL)
 		snprintf(buf, size, "%s", v);
+	else if (k->arg == 3)
+		snprintf(buf, size, "(none: the audit log is chained, not signed)");
 	else
 		snprintf(buf, size, "%s", k->arg == 0 ? "(none: session CAs live in memory only)" :
 		    k->arg == 1 ? "(the system store)" : "(none: runtime grants end with the process)");
@@ -1268,6 +1271,7 @@ static const struct choice decider_asks[] = {
 	{ "unlisted", 1 }, { "all", 2 }, { NULL, 0 },
 };
 static const struct choice yes_no[] = { { "yes", 1 }, { "no", 0 }, { NULL, 0 } };
+static const struct choice audit_formats[] = { { "json", 0 }, { "ocsf", 1 }, { NULL, 0 } };
 
 _Static_assert(sizeof(enum cf_sni_mode) == sizeof(unsigned), "put() stores sni as an unsigned");
 
@@ -1310,6 +1314,11 @@ static const struct key proxy_keys[] = {
 	{ .name = "upstream_ca_file", .set = set_path, .arg = 1, .show = show_path },
 	{ .name = "grants_file", .set = set_path, .arg = 2, .show = show_path },
 	{ .name = "socket_dir", .set = set_socket_dir, .show = show_socket_dir },
+	{ .name = "audit_signing_key", .set = set_path, .arg = 3, .show = show_path },
+	{ .name = "audit_checkpoint", .set = set_duration, PX(audit_checkpoint_ms), .dflt = 60 * 1000,
+	  .show = show_duration },
+	{ .name = "audit_format", .set = set_choice, PX(audit_format), .choices = audit_formats,
+	  .dflt = 0, .show = show_choice },
 	{ .name = NULL },
 };
 

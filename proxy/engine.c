@@ -28,6 +28,7 @@ extern char **environ;
 #include <event2/thread.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include "base/super.h"
 #include "conf/config.h"
@@ -542,6 +543,29 @@ engine_nworkers(const struct cf_config *cfg)
 	return nworkers;
 }
 
+/* The audit log's chain, its signing key (made on first start, before
+ * the privileges drop) and its checkpoints.  0 or -1 after saying why. */
+static int
+engine_audit_start(struct px_server_init *in, const struct cf_proxy_settings *p)
+{
+	EVP_PKEY *key = NULL;
+	char why[400];
+	int rc;
+
+	if (p->audit_signing_key != NULL &&
+	    (key = px_audit_key_load(p->audit_signing_key, 1, why, sizeof(why))) == NULL) {
+		log_errx("audit_signing_key %s", why);
+		return -1;
+	}
+	rc = px_audit_start(in->audit, key, (int)p->audit_format);
+	EVP_PKEY_free(key);
+	if (rc < 0 || px_audit_checkpoints(in->audit, in->base, p->audit_checkpoint_ms) < 0) {
+		log_errx("cannot start the audit log's chain");
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * What the server is made of, beside its snapshot: the workers, the
  * counters, the loop, the audit log, the resolver, the TLS registry, the
@@ -579,6 +603,8 @@ engine_parts_new(struct engine_run *e, const struct px_engine_opts *opts)
 		log_err("cannot open the audit log %s", p->log);
 		return -EIO;
 	}
+	if (engine_audit_start(in, p) < 0)
+		return -EINVAL;
 	px_dns_opts_init(&e->dopts);
 	in->dns = px_dns_new(in->base, p->dns_servers, &e->dopts, errbuf, sizeof(errbuf));
 	if (in->dns == NULL) {

@@ -5,6 +5,7 @@
 # explain, reload and its inotify watch, `postern-proxy ctl`, main.
 noinst_LIBRARIES += libpostern_proxy.a
 libpostern_proxy_a_SOURCES += \
+	proxy/audittool.c proxy/audittool.h \
 	proxy/check.c proxy/check.h \
 	proxy/ctl.c proxy/ctl.h \
 	proxy/engine.c proxy/engine.h \
@@ -60,6 +61,8 @@ PROXY_SCENARIOS = \
 	tests/integration/proxy-auditfull.sh \
 	tests/integration/proxy-audit-once.sh \
 	tests/integration/proxy-audit-batch.sh \
+	tests/integration/audit-chain.sh \
+	tests/integration/audit-ocsf.sh \
 	tests/integration/proxy-socks.sh \
 	tests/integration/proxy-budget.sh \
 	tests/integration/proxy-report.sh \

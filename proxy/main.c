@@ -1,5 +1,6 @@
 /*
- * proxy/main.c: postern-proxy's command line: serve, --check, --explain.
+ * proxy/main.c: postern-proxy's command line: serve, --check, --explain,
+ * ctl, audit.
  */
 #include "config.h"
 
@@ -12,6 +13,7 @@
 
 #include "conf/config.h"
 #include "conf/grantfile.h"
+#include "proxy/audittool.h"
 #include "proxy/check.h"
 #include "proxy/ctl.h"
 #include "proxy/engine.h"
@@ -33,6 +35,9 @@ usage(FILE *f)
 	    "                     http://HOST[:PORT]/PATH (plain HTTP)\n"
 	    "       postern-proxy ctl status|reload|metrics [--admin PATH] [-c FILE]\n"
 	    "                     talk to a running proxy's admin socket\n"
+	    "       postern-proxy audit verify [--pubkey FILE | -c FILE] LOG...\n"
+	    "       postern-proxy audit pubkey [-c FILE]\n"
+	    "                     check the audit log's chain and signatures; its key\n"
 	    "       postern-proxy --default-config          print the built-in default\n"
 	    "       postern-proxy -V|--version\n");
 }
@@ -74,6 +79,8 @@ main(int argc, char **argv)
 	 * of its own. */
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
 		return px_ctl_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "audit") == 0)
+		return px_audit_tool_main(argc - 1, argv + 1);
 	while ((ch = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':

@@ -157,6 +157,16 @@ adopt(struct px_server *srv, void *arg)
 	return 0;
 }
 
+/* The audit log's chain keys, read at start only (proxy/core/audit.h). */
+static int
+audit_changed(const struct cf_proxy_settings *o, const struct cf_proxy_settings *n)
+{
+	if ((o->audit_signing_key == NULL) != (n->audit_signing_key == NULL) ||
+	    (n->audit_signing_key != NULL && strcmp(o->audit_signing_key, n->audit_signing_key) != 0))
+		return 1;
+	return o->audit_checkpoint_ms != n->audit_checkpoint_ms || o->audit_format != n->audit_format;
+}
+
 /* Append one error to D, formatted. */
 static void __attribute__((format(printf, 2, 3)))
 diag_add_error(struct cf_diag *d, const char *fmt, ...)
@@ -305,6 +315,9 @@ px_reload(struct px_server *srv, struct cf_diag *diag_out, const char *trigger,
 			    trigger);
 		if (cf_config_proxy(cur)->workers != cf_config_proxy(nc)->workers)
 			log_warnx("reload (%s): a changed workers takes effect at the next restart", trigger);
+		if (audit_changed(cf_config_proxy(cur), cf_config_proxy(nc)))
+			log_warnx("reload (%s): a changed audit_signing_key, audit_checkpoint or audit_format "
+			    "takes effect at the next restart", trigger);
 		if ((cf_config_proxy(cur)->socket_dir == NULL) != (cf_config_proxy(nc)->socket_dir == NULL) ||
 		    (cf_config_proxy(nc)->socket_dir != NULL &&
 		    strcmp(cf_config_proxy(cur)->socket_dir, cf_config_proxy(nc)->socket_dir) != 0))

@@ -44,8 +44,8 @@ EXTRA_DIST += tests/integration/sidecar-lib.sh tests/integration/sidecar-run-ux.
 	tests/integration/sidecar-podman.sh tests/integration/sidecar-run-jail.sh \
 	tests/integration/sidecar-escape.sh
 # run reads its config once.
-TESTS += tests/integration/sidecar-run-once.sh
-EXTRA_DIST += tests/integration/sidecar-run-once.sh
+TESTS += tests/integration/sidecar-run-once.sh tests/integration/sidecar-run-audit.sh
+EXTRA_DIST += tests/integration/sidecar-run-once.sh tests/integration/sidecar-run-audit.sh
 TESTS += tests/integration/sidecar-run-ask.sh
 EXTRA_DIST += tests/integration/sidecar-run-ask.sh
 TESTS += tests/integration/sidecar-run-forward.sh

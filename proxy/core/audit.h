@@ -12,6 +12,11 @@
 
 struct event_base;
 struct px_audit;
+typedef struct evp_pkey_st EVP_PKEY;
+
+/* audit_format = */
+#define PX_AUDIT_JSON 0
+#define PX_AUDIT_OCSF 1
 
 /*
  * Open the audit log at TARGET ("stderr" or an absolute path, appended to,
@@ -19,8 +24,28 @@ struct px_audit;
  * opened.
  */
 struct px_audit *px_audit_open(const char *target);
+/*
+ * Start A's hash chain (proxy/proto/auditline.h) and write its audit_open
+ * line: the chain goes on from the file's last line when it is a
+ * checkpoint KEY signed (a restart), else a new one starts.  KEY (NULL:
+ * no checkpoints; a reference is taken) signs the checkpoints; FORMAT is
+ * PX_AUDIT_JSON or PX_AUDIT_OCSF, for the event lines.  0 or -errno.
+ */
+int px_audit_start(struct px_audit *a, EVP_PKEY *key, int format);
+/* A checkpoint every MS milliseconds on BASE (while lines came since the
+ * last), until px_audit_free().  0 or -ENOMEM. */
+int px_audit_checkpoints(struct px_audit *a, struct event_base *base, unsigned ms);
+/* A checkpoint now, when there is a key and a line since the last. */
+void px_audit_checkpoint(struct px_audit *a);
+/*
+ * The Ed25519 private key in PEM at PATH, made (mode 0600) when it does
+ * not exist and CREATE is set.  A key readable by anyone but its owner
+ * is refused.  NULL with ERR saying why.
+ */
+EVP_PKEY *px_audit_key_load(const char *path, int create, char *err, size_t errsz);
 /* Reopen the file (SIGUSR1, after rotation); keeps the old one on failure.
- * Returns 0 or -errno. */
+ * The old file gets a checkpoint; the new one's audit_open line continues
+ * the chain.  Returns 0 or -errno. */
 int px_audit_reopen(struct px_audit *a);
 
 /*
@@ -32,7 +57,7 @@ int px_audit_reopen(struct px_audit *a);
  * would fail.  Returns 0 (nothing to do counts) or -errno.
  */
 int px_audit_chown(struct px_audit *a, uid_t uid, gid_t gid);
-/* Close and free; NULL is a no-op. */
+/* Write a checkpoint, close and free; NULL is a no-op. */
 void px_audit_free(struct px_audit *a);
 /* Lines that could not be written (disk full, file unwritable). */
 uint64_t px_audit_lost(const struct px_audit *a);

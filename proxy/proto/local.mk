@@ -3,10 +3,12 @@
 # reflection scan, asynchronous DNS (c-ares in the libevent loop) with its
 # TTL cache, and the answer to a bridge's session request.
 libpostern_proxy_a_SOURCES += \
+	proxy/proto/auditline.c proxy/proto/auditline.h \
 	proxy/proto/bridgereply.c proxy/proto/bridgereply.h \
 	proxy/proto/decider.c proxy/proto/decider.h \
 	proxy/proto/dns.c proxy/proto/dns.h \
 	proxy/proto/http.c proxy/proto/http.h \
+	proxy/proto/ocsf.c proxy/proto/ocsf.h \
 	proxy/proto/proxyauth.c proxy/proto/proxyauth.h \
 	proxy/proto/resolve.c proxy/proto/resolve.h \
 	proxy/proto/scrub.c proxy/proto/scrub.h \
@@ -114,3 +116,25 @@ tests_fuzz_sigv4_replay_SOURCES = tests/fuzz/fuzz-sigv4.c tests/fuzz/replay.c
 tests_fuzz_sigv4_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sigv4"'
 tests_fuzz_sigv4_replay_LDADD = $(PROXY_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sigv4.srcs
+
+# The audit log's chain and checkpoints: unit test and fuzz replay.
+check_PROGRAMS += tests/unit/test-auditline
+TESTS += tests/unit/test-auditline
+tests_unit_test_auditline_SOURCES = tests/unit/test-auditline.c tests/unit/tap.h
+tests_unit_test_auditline_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_test_auditline_LDADD = $(PROXY_LIBS)
+
+check_PROGRAMS += tests/fuzz/auditverify-replay
+TESTS += tests/fuzz/auditverify-replay
+tests_fuzz_auditverify_replay_SOURCES = tests/fuzz/fuzz-auditverify.c tests/fuzz/replay.c
+tests_fuzz_auditverify_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/auditverify"'
+tests_fuzz_auditverify_replay_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_fuzz_auditverify_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-auditverify.srcs
+
+# Audit lines as OCSF records.
+check_PROGRAMS += tests/unit/test-ocsf
+TESTS += tests/unit/test-ocsf
+tests_unit_test_ocsf_SOURCES = tests/unit/test-ocsf.c tests/unit/tap.h
+tests_unit_test_ocsf_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_ocsf_LDADD = $(PROXY_LIBS)

@@ -33,6 +33,13 @@ bench-decider: postern-proxy tests/bench/proxy-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-decider.sh
 
+# The audit chain's cost next to the build before it (bench-audit.sh;
+# BENCH_BASE=/path/to/an/older/postern-proxy for the base column).
+EXTRA_DIST += tests/bench/bench-audit.sh
+bench-audit: postern-proxy tests/bench/proxy-load
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	  $(SHELL) $(top_srcdir)/tests/bench/bench-audit.sh
+
 bench-term: postern-proxy tests/bench/tls-load
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-term.sh
@@ -85,4 +92,4 @@ bench-sandbox: postern-proxy postern-bridge tests/bench/bridge-load tests/bench/
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-sandbox.sh
 
-.PHONY: bench bench-proxy bench-term bench-instr bench-capture bench-sandbox bench-decider
+.PHONY: bench bench-proxy bench-term bench-instr bench-capture bench-sandbox bench-decider bench-audit
