@@ -342,6 +342,8 @@ secret_build_clear(struct cf_secret_build *sb)
 	free(sb->from_file);
 	free(sb->placeholder_env);
 	free(sb->placeholder_prefix);
+	for (i = 0; i < sizeof(sb->mint) / sizeof(sb->mint[0]); i++)
+		free(sb->mint[i]);
 }
 
 void

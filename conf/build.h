@@ -73,6 +73,7 @@ struct cf_secret_build {
 	size_t ninject;
 	int always;	/* inject_when = always */
 	int kind;	/* enum cf_secret_kind */
+	char *mint[8];	/* by enum cf_mint_key: token_url, client_id, ... */
 };
 
 /* One parse: where it reads, what it found, what went wrong. */

@@ -57,6 +57,7 @@ enum cf_reason {
 	CF_R_DECIDER_DOWN,           /* the decider could not be reached, or closed */
 	CF_R_PARENT_REFUSED,         /* the parent proxy refused the CONNECT */
 	CF_R_PARENT_UNREACHABLE,     /* the parent proxy could not be reached */
+	CF_R_CREDENTIAL_UNAVAILABLE, /* a minted secret's token could not be had */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

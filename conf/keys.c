@@ -1021,10 +1021,49 @@ set_secret_kind(struct cf_build *b, const struct key *k, struct cf_sess_build *s
 	(void)k;
 	(void)s;
 	if (kind < 0) {
-		cfb_err(b, b->line, "kind is static (%s)", shown);
+		cfb_err(b, b->line, "kind is static or oauth2 (%s)", shown);
 		return;
 	}
 	b->cursec->kind = kind;
+}
+
+/* token_url, client_id, scope, refresh_token_env, refresh_token_file (K->arg:
+ * enum cf_mint_key): the settings of a minted kind, checked against the
+ * kind once the section is read (conf/secret.c). */
+static void
+set_secret_mint(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_secret_build *sec = b->cursec;
+	size_t i, len = strlen(value);
+
+	(void)s;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)value[i] <= 0x20 || value[i] == 0x7f)
+			break;
+	if (k->arg == CF_MINT_REFRESH_ENV && !env_name_ok(value)) {
+		cfb_err(b, b->line, "%s is an environment variable's name: letters, digits and _, "
+		    "not starting with a digit, at most 128 (what is written is not shown: it may be "
+		    "the secret itself)", k->name);
+		return;
+	}
+	if (len == 0 || len > 1024 || (i < len && k->arg != CF_MINT_SCOPE)) {
+		cfb_err(b, b->line, "%s is 1-1024 printable characters without spaces (%s)", k->name,
+		    shown);
+		return;
+	}
+	if (k->arg == CF_MINT_TOKEN_URL && strncmp(value, "https://", 8) != 0) {
+		cfb_err(b, b->line, "%s is an https:// URL (%s)", k->name, shown);
+		return;
+	}
+	if (k->arg == CF_MINT_REFRESH_FILE && value[0] != '/' && strchr(value, '/') != NULL) {
+		cfb_err(b, b->line, "%s is an absolute path, or the plain name of a credential "
+		    "in $CREDENTIALS_DIRECTORY (%s)", k->name, shown);
+		return;
+	}
+	free(sec->mint[k->arg]);
+	if ((sec->mint[k->arg] = strdup(value)) == NULL)
+		cfb_err(b, b->line, "out of memory");
 }
 
 /* placeholder_prefix: the public start of the placeholder (empty: none). */
@@ -1321,6 +1360,11 @@ static const struct key secret_keys[] = {
 	{ .name = "inject", .set = set_inject, .flags = K_LIST },
 	{ .name = "inject_when", .set = set_secret_when },
 	{ .name = "kind", .set = set_secret_kind },
+	{ .name = "token_url", .set = set_secret_mint, .arg = CF_MINT_TOKEN_URL },
+	{ .name = "client_id", .set = set_secret_mint, .arg = CF_MINT_CLIENT_ID },
+	{ .name = "scope", .set = set_secret_mint, .arg = CF_MINT_SCOPE },
+	{ .name = "refresh_token_env", .set = set_secret_mint, .arg = CF_MINT_REFRESH_ENV },
+	{ .name = "refresh_token_file", .set = set_secret_mint, .arg = CF_MINT_REFRESH_FILE },
 	{ .name = NULL },
 };
 

@@ -28,6 +28,17 @@ struct cf_session;
 /* What a secret holds and how it reaches a request (kind =). */
 enum cf_secret_kind {
 	CF_SECRET_STATIC = 0,   /* one value, put on by its inject lines */
+	CF_SECRET_OAUTH2,       /* an access token the proxy gets from a token endpoint */
+};
+
+/* The settings of a secret the proxy mints (kind = oauth2), by key. */
+enum cf_mint_key {
+	CF_MINT_TOKEN_URL = 0,  /* token_url: the token endpoint, https */
+	CF_MINT_CLIENT_ID,      /* client_id */
+	CF_MINT_SCOPE,          /* scope */
+	CF_MINT_REFRESH_ENV,    /* refresh_token_env: the first refresh token's variable */
+	CF_MINT_REFRESH_FILE,   /* refresh_token_file: or its file */
+	CF_MINT_NKEYS
 };
 struct cf_secret;
 struct cf_rule;
@@ -81,6 +92,14 @@ int cf_secret_inject_always(const struct cf_secret *sec);
 
 /* SEC's kind (kind =; CF_SECRET_STATIC unless written). */
 enum cf_secret_kind cf_secret_kind(const struct cf_secret *sec);
+/* SEC's setting K as written, or NULL. */
+const char *cf_secret_mint(const struct cf_secret *sec, enum cf_mint_key k);
+/*
+ * The refresh token SEC was given (refresh_token_env or _file; *LEN
+ * bytes, NUL-terminated), read at load like the value; NULL when none.
+ * Never log it.
+ */
+const char *cf_secret_refresh_token(const struct cf_secret *sec, size_t *len);
 /* The name of KIND as kind = writes it ("static", ...). */
 const char *cf_secret_kind_name(enum cf_secret_kind kind);
 /* The kind KIND names, or -1. */

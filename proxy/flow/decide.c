@@ -46,6 +46,9 @@
 #include "proxy/admin/stats.h"
 #include "proxy/core/decider.h"
 #include "proxy/proto/decider.h"
+#include "proxy/proto/mintmsg.h"
+#include "proxy/flow/mint.h"
+#include "proxy/flow/minthold.h"
 
 #include <openssl/crypto.h>
 #include <openssl/ssl.h>
@@ -691,11 +694,13 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 	static _Thread_local char extra[2 * (CF_SECRET_MAX * 3 + 256) + 64];
 	static _Thread_local char val[CF_SECRET_MAX * 3 + 256];
 	static const char identity[] = "Accept-Encoding: identity\r\n";
+	static _Thread_local char minted[PX_MINT_TOKEN_MAX + 1];
 	char query[CF_SECRET_MAX * 3 + 256];
 	size_t elen = 0, qlen = 0, i, n = cf_session_nsecrets(c->sess);
 	int rc;
 
 	c->tm->secret[0] = '\0';
+	c->tm->mint_secret[0] = '\0';
 	if (bound) {
 		for (i = 0; narrowed[i] != NULL; i++)
 			drop_header(req, narrowed[i]);
@@ -710,8 +715,21 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 		size_t vlen = 0;
 		long r;
 
-		if (inj == NULL || (value = cf_secret_value(sec, &vlen)) == NULL)
+		if (inj == NULL)
 			continue;
+		if (px_mint_kind(sec)) {
+			/* A minted token, not the secret's own value. */
+			if (!cf_secret_inject_always(sec) && !carries_placeholder(c, i, inj, req))
+				continue;
+			if ((r = px_minthold_value(c, i, minted, sizeof(minted))) < 0) {
+				c->req.mint_sec = i;
+				return -EAGAIN;
+			}
+			value = minted;
+			vlen = (size_t)r;
+		} else if ((value = cf_secret_value(sec, &vlen)) == NULL) {
+			continue;
+		}
 		if (!cf_secret_inject_always(sec) && !carries_placeholder(c, i, inj, req))
 			continue;
 		if (inj->kind == CF_INJECT_QUERY) {
@@ -750,6 +768,7 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 	rc = px_http_build_tls_head(req, c->tm->host.name, c->tm->port, qlen ? query : NULL, qlen,
 	    elen ? extra : NULL, elen, c->fwd->pending);
 	OPENSSL_cleanse(extra, elen);
+	OPENSSL_cleanse(minted, sizeof(minted));
 	if (qlen > 0)
 		OPENSSL_cleanse(query, qlen + 1);
 	return rc;
@@ -1061,6 +1080,8 @@ term_resume(struct px_conn *c)
 static void
 term_go(struct px_conn *c, struct px_http_request *req, size_t head_len, long bound)
 {
+	int rc = 0;
+
 	if (c->tm->fail[0] != '\0') {
 		/* The upstream failed its handshake (term_fail says how). */
 		px_conn_refuse(c, 502, CF_R_UPSTREAM_TLS_FAILED, c->req.dec.rule, c->tm->fail);
@@ -1071,7 +1092,12 @@ term_go(struct px_conn *c, struct px_http_request *req, size_t head_len, long bo
 		    px_tunnel_closed_detail(c, "the upstream closed the tunnel's connection"));
 		return;
 	}
-	if (px_forward_begin(c) != 0 || build_injected_head(c, req, bound >= 0) != 0) {
+	if (px_forward_begin(c) != 0 || (rc = build_injected_head(c, req, bound >= 0)) != 0) {
+		if (rc == -EAGAIN) {
+			/* A minted token is not ready: wait, and go on anew. */
+			px_minthold(c, c->req.mint_sec, term_resume);
+			return;
+		}
 		px_conn_free(c, "out of memory");
 		return;
 	}

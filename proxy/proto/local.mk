@@ -7,6 +7,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/proto/decider.c proxy/proto/decider.h \
 	proxy/proto/dns.c proxy/proto/dns.h \
 	proxy/proto/http.c proxy/proto/http.h \
+	proxy/proto/mintmsg.c proxy/proto/mintmsg.h \
 	proxy/proto/proxyauth.c proxy/proto/proxyauth.h \
 	proxy/proto/resolve.c proxy/proto/resolve.h \
 	proxy/proto/scrub.c proxy/proto/scrub.h \
