@@ -109,3 +109,5 @@ TESTS += tests/integration/sidecar-run-settings.sh
 EXTRA_DIST += tests/integration/sidecar-run-settings.sh
 TESTS += tests/integration/sidecar-run-default-hosts.sh
 EXTRA_DIST += tests/integration/sidecar-run-default-hosts.sh
+TESTS += tests/integration/secret-oauth2.sh
+EXTRA_DIST += tests/integration/secret-oauth2.sh tests/integration/lib-tls/oauth2mock.py
