@@ -99,3 +99,16 @@ tests_fuzz_decider_replay_SOURCES = tests/fuzz/fuzz-decider.c tests/fuzz/replay.
 tests_fuzz_decider_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/decider"'
 tests_fuzz_decider_replay_LDADD = $(PROXY_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-decider.srcs
+
+# The token endpoint codecs: unit test and fuzz replay.
+check_PROGRAMS += tests/unit/test-mintmsg
+TESTS += tests/unit/test-mintmsg
+tests_unit_test_mintmsg_SOURCES = tests/unit/test-mintmsg.c tests/unit/tap.h
+tests_unit_test_mintmsg_LDADD = $(PROXY_LIBS)
+
+check_PROGRAMS += tests/fuzz/mintmsg-replay
+TESTS += tests/fuzz/mintmsg-replay
+tests_fuzz_mintmsg_replay_SOURCES = tests/fuzz/fuzz-mintmsg.c tests/fuzz/replay.c
+tests_fuzz_mintmsg_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/mintmsg"'
+tests_fuzz_mintmsg_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-mintmsg.srcs
