@@ -71,9 +71,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		printable(tok.error);
 		printable(tok.error_description);
 	}
-	ll = strcspn(d, "\n");
-	if (ll > size)
-		ll = size;
+	{
+		const char *nl = size > 0 ? memchr(d, '\n', size) : NULL;
+		ll = nl != NULL ? (size_t)(nl - d) : size;
+	}
 	if (ll >= sizeof(line))
 		ll = sizeof(line) - 1;
 	memcpy(line, d, ll);
