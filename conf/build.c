@@ -311,6 +311,8 @@ sess_clear(struct cf_sess_build *s)
 	free(s->secret_lines);
 	for (i = 0; i < CFP_NKEYS; i++)
 		free(s->up_val[i]);
+	free(s->github[0]);
+	free(s->github[1]);
 	free(s->listen);
 	free(s->allow);
 	free(s->deny);

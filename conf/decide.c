@@ -38,6 +38,7 @@ static const char *const reason_codes[] = {
 	[CF_R_MISDIRECTED_REQUEST] = "misdirected_request",
 	[CF_R_SECRET_MISDIRECTED] = "secret_misdirected",
 	[CF_R_CREDENTIAL_UNAVAILABLE] = "credential_unavailable",
+	[CF_R_REPOSITORY_NOT_ALLOWED] = "repository_not_allowed",
 	[CF_R_UPSTREAM_TLS_FAILED] = "upstream_tls_failed",
 	[CF_R_METHOD_NOT_ALLOWED] = "method_not_allowed",
 	[CF_R_BUDGET_EXCEEDED] = "budget_exceeded",

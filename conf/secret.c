@@ -48,6 +48,8 @@ struct cf_secret {
 	size_t vlen;
 	char *refresh;          /* a minted kind's refresh token, as VALUE */
 	size_t rlen;
+	char *pem;              /* a github-app's private key, as VALUE */
+	size_t pemlen;
 	const char *file;       /* NULL for a built-in */
 	int line;
 };
@@ -346,6 +348,8 @@ secret_free(struct cf_secret *sec)
 		OPENSSL_secure_clear_free(sec->value, sec->vlen + 1);
 	if (sec->refresh != NULL)
 		OPENSSL_secure_clear_free(sec->refresh, sec->rlen + 1);
+	if (sec->pem != NULL)
+		OPENSSL_secure_clear_free(sec->pem, sec->pemlen + 1);
 	for (i = 0; i < CF_MINT_NKEYS; i++)
 		free(sec->mint[i]);
 	for (i = 0; i < sec->ninject; i++)
@@ -387,6 +391,9 @@ cfsec_session_clear(struct cf_session *s)
 	free(s->placeholders);
 	free(s->secrets);
 	free(s->term_hosts);
+	free(s->github[0]);
+	free(s->github[1]);
+	s->github[0] = s->github[1] = NULL;
 	s->placeholders = NULL;
 	s->secrets = NULL;
 	s->term_hosts = NULL;
@@ -460,9 +467,13 @@ static const struct {
 	{ CF_SECRET_OAUTH2, 1u << CF_MINT_TOKEN_URL | 1u << CF_MINT_CLIENT_ID,
 	    1u << CF_MINT_TOKEN_URL | 1u << CF_MINT_CLIENT_ID | 1u << CF_MINT_SCOPE |
 	    1u << CF_MINT_REFRESH_ENV | 1u << CF_MINT_REFRESH_FILE },
+	{ CF_SECRET_GITHUB_APP, 1u << CF_MINT_APP_ID | 1u << CF_MINT_INSTALLATION | 1u << CF_MINT_KEY_FILE,
+	    1u << CF_MINT_APP_ID | 1u << CF_MINT_INSTALLATION | 1u << CF_MINT_KEY_FILE |
+	    1u << CF_MINT_API_URL },
 };
 static const char *const mint_names[CF_MINT_NKEYS] = {
 	"token_url", "client_id", "scope", "refresh_token_env", "refresh_token_file",
+	"app_id", "installation_id", "api_url", "private_key_file",
 };
 
 /* SEC's minted-kind keys: those its kind needs are there, no other. */
@@ -520,7 +531,19 @@ from_build(struct cf_build *b, struct cf_secret_build *sb)
 	sec->file = b->file;
 	sec->line = sb->line;
 	mint_check(b, sec, sb->line);
-	if (sec->from_env != NULL && sec->from_file != NULL)
+	if (sec->kind == CF_SECRET_GITHUB_APP) {
+		/* Its credential is the private key; the sandbox's variables
+		 * are gh's and git's own. */
+		if (sec->from_env != NULL || sec->from_file != NULL)
+			cfb_err(b, sb->line, "secret %s: kind = github-app takes private_key_file, not "
+			    "from_env or from_file", sec->name);
+		if (sec->placeholder_env == NULL && (sec->placeholder_env = strdup("GH_TOKEN")) == NULL) {
+			secret_free(sec);
+			return NULL;
+		}
+		if (strcmp(sec->placeholder_env, "GITHUB_TOKEN") != 0)
+			sec->also_env = "GITHUB_TOKEN";
+	} else if (sec->from_env != NULL && sec->from_file != NULL)
 		cfb_err(b, sb->line, "secret %s needs exactly one of from_env and from_file", sec->name);
 	else if (sec->from_env == NULL && sec->from_file == NULL && (sec->kind != CF_SECRET_OAUTH2 ||
 	    (sec->mint[CF_MINT_REFRESH_ENV] == NULL && sec->mint[CF_MINT_REFRESH_FILE] == NULL)))
@@ -534,6 +557,23 @@ from_build(struct cf_build *b, struct cf_secret_build *sb)
 	else if (sec->placeholder_env == NULL)
 		cfb_err(b, sb->line, "secret %s reads from_file: name the sandbox's variable with placeholder_env",
 		    sec->name);
+	if (sec->ninject == 0 && sec->kind == CF_SECRET_GITHUB_APP) {
+		/* GitHub's own hosts, as the built-in github secret's. */
+		static const char *const gh[] = { "api.github.com header Authorization \"Bearer %s\"",
+		    "github.com basic x-access-token" };
+		const char *why;
+		if ((sec->inject = calloc(2, sizeof(*sec->inject))) == NULL) {
+			secret_free(sec);
+			return NULL;
+		}
+		for (i = 0; i < 2; i++) {
+			if (cf_inject_parse(gh[i], &sec->inject[i], &why) != 0) {
+				secret_free(sec);
+				return NULL;
+			}
+			sec->ninject++;
+		}
+	}
 	if (sec->ninject == 0)
 		cfb_err(b, sb->line, "secret %s has no inject line: it could be sent nowhere", sec->name);
 	r = sec->from_env != NULL ? asprintf(&sec->source, "env %s", sec->from_env) :
@@ -541,6 +581,8 @@ from_build(struct cf_build *b, struct cf_secret_build *sb)
 	    sec->mint[CF_MINT_REFRESH_ENV] != NULL ? asprintf(&sec->source, "env %s",
 	    sec->mint[CF_MINT_REFRESH_ENV]) : sec->mint[CF_MINT_REFRESH_FILE] != NULL ?
 	    asprintf(&sec->source, "file %s", sec->mint[CF_MINT_REFRESH_FILE]) :
+	    sec->mint[CF_MINT_KEY_FILE] != NULL ? asprintf(&sec->source, "file %s",
+	    sec->mint[CF_MINT_KEY_FILE]) :
 	    asprintf(&sec->source, "nowhere");
 	if (r < 0)
 		sec->source = NULL;
@@ -701,6 +743,39 @@ read_source(struct cf_build *b, struct cf_secret *sec, const char *from_env, con
 	}
 }
 
+/* Read a github-app's private key: a PEM file of at most 16 KiB (it has
+ * lines, so it is no header value and value_bad() does not apply). */
+static void
+read_pem(struct cf_build *b, struct cf_secret *sec, int line)
+{
+	const char *path = sec->mint[CF_MINT_KEY_FILE];
+	char buf[16384 + 1];
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		cfb_err(b, line, "secret %s: cannot read %s: %s", sec->name, path, strerror(errno));
+		return;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || (len += (size_t)n) == sizeof(buf) - 1)
+			break;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (len == 0 || len == sizeof(buf) - 1 || strstr(buf, "-----BEGIN ") == NULL ||
+	    strstr(buf, "PRIVATE KEY-----") == NULL)
+		cfb_err(b, line, "secret %s: %s is not a PEM private key of at most 16 KiB", sec->name, path);
+	else if ((sec->pem = value_dup(buf, len)) == NULL)
+		cfb_err(b, line, "out of memory");
+	else
+		sec->pemlen = len;
+	OPENSSL_cleanse(buf, sizeof(buf));
+}
+
 /* Read the value of SEC, and a minted kind's refresh token. */
 static void
 read_value(struct cf_build *b, struct cf_secret *sec, int line)
@@ -708,6 +783,8 @@ read_value(struct cf_build *b, struct cf_secret *sec, int line)
 	read_source(b, sec, sec->from_env, sec->from_file, &sec->value, &sec->vlen, line);
 	read_source(b, sec, sec->mint[CF_MINT_REFRESH_ENV], sec->mint[CF_MINT_REFRESH_FILE],
 	    &sec->refresh, &sec->rlen, line);
+	if (sec->mint[CF_MINT_KEY_FILE] != NULL)
+		read_pem(b, sec, line);
 }
 
 /* Two bindings that would both set the same header (BASIC is
@@ -767,6 +844,11 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 	size_t f, i, j, k;
 	int rc = -ENOMEM;
 
+	for (k = 0; k < 2; k++) {
+		const char *g = sb->github[k] != NULL ? sb->github[k] : def != NULL ? def->github[k] : NULL;
+		if (g != NULL && s->github[k] == NULL && (s->github[k] = strdup(g)) == NULL)
+			return -ENOMEM;
+	}
 	for (f = 0; f < 2; f++) {
 		if (from[f] == NULL)
 			continue;
@@ -819,6 +901,11 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 	}
 	for (i = 0; i < s->nsecrets; i++) {
 		const struct cf_secret *sec = s->secrets[i];
+		/* A GitHub App token is minted for the session's repositories
+		 * only: never for all the installation can reach. */
+		if (sec->kind == CF_SECRET_GITHUB_APP && s->github[0] == NULL)
+			cfb_err(b, lines[i], "secret %s (kind = github-app) needs github_repositories in "
+			    "session %s (or [defaults])", sec->name, s->name);
 		/* One variable holds one placeholder. */
 		for (k = 0; k < i; k++)
 			if (sec->placeholder_env != NULL && s->secrets[k]->placeholder_env != NULL &&
@@ -1032,6 +1119,19 @@ cf_secret_mint(const struct cf_secret *sec, enum cf_mint_key k)
 }
 
 const char *
+cf_secret_private_key(const struct cf_secret *sec, size_t *len)
+{
+	*len = sec->pemlen;
+	return sec->pem;
+}
+
+const char *
+cf_session_github(const struct cf_session *s, int which)
+{
+	return which == 0 || which == 1 ? s->github[which] : NULL;
+}
+
+const char *
 cf_secret_refresh_token(const struct cf_secret *sec, size_t *len)
 {
 	*len = sec->rlen;
@@ -1045,6 +1145,7 @@ static const struct {
 } secret_kinds[] = {
 	{ "static", CF_SECRET_STATIC },
 	{ "oauth2", CF_SECRET_OAUTH2 },
+	{ "github-app", CF_SECRET_GITHUB_APP },
 };
 
 const char *

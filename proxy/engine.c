@@ -793,8 +793,11 @@ engine_end(struct engine_run *e, const struct px_engine_opts *opts)
 		px_conn_close_all(e->srv);
 		px_listeners_close(e->srv);
 	}
-	if (e->srv != NULL)
+	if (e->srv != NULL) {
+		/* A session's GitHub tokens end with the proxy. */
+		px_mint_revoke_all(e->srv, 3000);
 		px_mint_server_gone(e->srv);
+	}
 	px_sockmaker_stop();
 	/* The close lines of this thread's last connections. */
 	px_audit_batch_end();

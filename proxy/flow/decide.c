@@ -1027,6 +1027,8 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		refuse_misdirected(c, bad);
 		return;
 	}
+	if (px_minthold_repo_refused(c, req->path, req->path_len))
+		return;
 	/* A request inside the tunnel counts against its rule's rps and up
 	 * budgets; the tunnel itself already holds a connection. */
 	if (budget_refused(c, c->req.dec.rule, 0))

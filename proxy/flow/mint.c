@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -50,6 +51,12 @@ struct px_mint_wait {
 struct entry {
 	char *key;              /* secret NUL session, then what the mint depends on */
 	char secret[72];
+	char session[72];       /* a github-app's; "" for an oauth2 token */
+	int github;             /* kind = github-app */
+	/* Where a github-app token is revoked, as minted. */
+	char api_host[256];
+	uint16_t api_port;
+	char api_prefix[1024];
 	char *token;            /* secure heap, PX_MINT_TOKEN_MAX + 1; "" when none */
 	size_t tlen;
 	char *refresh;          /* the refresh token in use (rotated), "" when none */
@@ -69,6 +76,9 @@ static pthread_mutex_t mint_lock = PX_LOCK_INIT;
 static struct entry *entries;
 
 static int mint_start(struct entry *e, struct px_server *srv, const struct cf_secret *sec,
+    char *err, size_t errsz);
+static void mint_done(void *arg, int status, const char *body, size_t blen, const char *err);
+static int github_start(struct entry *e, struct px_server *srv, const struct cf_secret *sec,
     char *err, size_t errsz);
 
 static double
@@ -94,7 +104,7 @@ secure_zalloc(size_t n)
 int
 px_mint_kind(const struct cf_secret *sec)
 {
-	return cf_secret_kind(sec) == CF_SECRET_OAUTH2;
+	return cf_secret_kind(sec) == CF_SECRET_OAUTH2 || cf_secret_kind(sec) == CF_SECRET_GITHUB_APP;
 }
 
 /* The entry's key for SEC and SESSION: an oauth2 token is the secret's. */
@@ -105,7 +115,14 @@ entry_key(const char *session, const struct cf_secret *sec, char *out, size_t si
 	const char *scope = cf_secret_mint(sec, CF_MINT_SCOPE);
 	int n;
 
-	(void)session;
+	if (cf_secret_kind(sec) == CF_SECRET_GITHUB_APP) {
+		/* One token per session, for its repositories only. */
+		const char *api = cf_secret_mint(sec, CF_MINT_API_URL);
+		n = snprintf(out, size, "%s\n%s\n%s\n%s\n%s", cf_secret_name(sec), session,
+		    api ? api : "", cf_secret_mint(sec, CF_MINT_APP_ID),
+		    cf_secret_mint(sec, CF_MINT_INSTALLATION));
+		return n < 0 || (size_t)n >= size ? -1 : 0;
+	}
 	n = snprintf(out, size, "%s\n\n%s\n%s\n%s", cf_secret_name(sec), u ? u : "", id ? id : "",
 	    scope ? scope : "");
 	return n < 0 || (size_t)n >= size ? -1 : 0;
@@ -145,6 +162,9 @@ entry_get(const char *session, const struct cf_secret *sec)
 		return NULL;
 	}
 	snprintf(e->secret, sizeof(e->secret), "%s", cf_secret_name(sec));
+	e->github = cf_secret_kind(sec) == CF_SECRET_GITHUB_APP;
+	if (e->github)
+		snprintf(e->session, sizeof(e->session), "%s", session);
 	e->next = entries;
 	entries = e;
 	return e;
@@ -335,7 +355,7 @@ mint_done(void *arg, int status, const char *body, size_t blen, const char *err)
 	}
 	if (px_mint_token_parse(body, blen, tok, &why) != 0) {
 		snprintf(msg, sizeof(msg), "the token endpoint answered %d with a body that %s", status, why);
-	} else if (status != 200 || tok->access_token[0] == '\0') {
+	} else if ((status != 200 && !(e->github && status == 201)) || tok->access_token[0] == '\0') {
 		snprintf(msg, sizeof(msg), "the token endpoint answered %d%s%s%s%s%s", status,
 		    tok->error[0] ? ": " : " without an access token", tok->error,
 		    tok->error_description[0] ? " (" : "", tok->error_description,
@@ -356,6 +376,11 @@ mint_done(void *arg, int status, const char *body, size_t blen, const char *err)
 	memcpy(e->token, tok->access_token, e->tlen + 1);
 	e->gen++;
 	life = tok->expires_in >= 0 ? (double)tok->expires_in : MINT_DEFAULT_LIFE;
+	{
+		time_t at;
+		if (tok->expires_at[0] != '\0' && px_mint_time_parse(tok->expires_at, &at) == 0)
+			life = difftime(at, time(NULL)) > 0 ? difftime(at, time(NULL)) : 0;
+	}
 	/* Refreshed when half its life or five minutes are left, given
 	 * until a quarter or a minute is. */
 	e->refresh_at = t + life - (life / 2 < 300 ? life / 2 : 300);
@@ -366,8 +391,11 @@ mint_done(void *arg, int status, const char *body, size_t blen, const char *err)
 		refresh_save(e);
 		rotated = 1;
 	}
-	log_info("secret %s: minted an access token good for %.0f s%s", e->secret, life,
-	    rotated ? ", and the refresh token was rotated" : "");
+	log_info("secret %s: minted %s good for %.0f s%s%s", e->secret,
+	    e->github ? "an installation token" : "an access token", life,
+	    e->github ? " for session " : "", e->github ? e->session : "");
+	if (rotated)
+		log_info("secret %s: the refresh token was rotated", e->secret);
 	OPENSSL_secure_clear_free(tok, sizeof(*tok));
 	wake(e, 1, NULL);
 }
@@ -394,6 +422,8 @@ mint_start(struct entry *e, struct px_server *srv, const struct cf_secret *sec, 
 	char *body, *req, *cred = NULL, *cred64 = NULL;
 	int n, rc = -1;
 
+	if (cf_secret_kind(sec) == CF_SECRET_GITHUB_APP)
+		return github_start(e, srv, sec, err, errsz);
 	if (px_mint_url_parse(u, &url, &why) != 0) {
 		snprintf(err, errsz, "token_url %s", why);
 		return -1;
@@ -471,6 +501,199 @@ out:
 	if (cred64 != NULL)
 		OPENSSL_secure_clear_free(cred64, 2 * (3 * (strlen(id) + cslen) + 8));
 	return rc;
+}
+
+/* "Host: ..." of URL. */
+static void
+host_header(const struct px_mint_url *url, char *out, size_t size)
+{
+	int v6 = strchr(url->host, ':') != NULL;
+
+	if (url->port != 443)
+		snprintf(out, size, "%s%s%s:%u", v6 ? "[" : "", url->host, v6 ? "]" : "", url->port);
+	else
+		snprintf(out, size, "%s%s%s", v6 ? "[" : "", url->host, v6 ? "]" : "");
+}
+
+/* Start minting E, a github-app token for its session (the snapshot's
+ * github_repositories and github_permissions), on SRV's loop. */
+static int
+github_start(struct entry *e, struct px_server *srv, const struct cf_secret *sec, char *err,
+    size_t errsz)
+{
+	const struct cf_session *s = cf_config_find_session(px_server_config(srv), e->session);
+	const char *api = cf_secret_mint(sec, CF_MINT_API_URL), *why = NULL, *pem;
+	struct px_mint_url url;
+	char body[8192], jwt[4096], hostport[300];
+	size_t pemlen = 0, plen;
+	char *req;
+	long bl, jl;
+	int n, rc = -1;
+
+	if (px_mint_url_parse(api != NULL ? api : "https://api.github.com", &url, &why) != 0) {
+		snprintf(err, errsz, "api_url %s", why);
+		return -1;
+	}
+	if (s == NULL || cf_session_github(s, 0) == NULL) {
+		snprintf(err, errsz, "session %s has no github_repositories", e->session);
+		return -1;
+	}
+	if ((pem = cf_secret_private_key(sec, &pemlen)) == NULL) {
+		snprintf(err, errsz, "no private key was read");
+		return -1;
+	}
+	if ((bl = px_mint_github_body(cf_session_github(s, 0), cf_session_github(s, 1), body,
+	    sizeof(body))) < 0) {
+		snprintf(err, errsz, "the list of repositories and permissions is too long");
+		return -1;
+	}
+	if ((jl = px_mint_jwt(pem, pemlen, cf_secret_mint(sec, CF_MINT_APP_ID), time(NULL), jwt,
+	    sizeof(jwt), &why)) < 0) {
+		snprintf(err, errsz, "the app's JWT: %s", why);
+		return -1;
+	}
+	/* An API below a path (GitHub Enterprise's /api/v3): no '/' twice. */
+	plen = strcspn(url.path, "?");
+	while (plen > 0 && url.path[plen - 1] == '/')
+		plen--;
+	snprintf(e->api_host, sizeof(e->api_host), "%s", url.host);
+	e->api_port = url.port;
+	snprintf(e->api_prefix, sizeof(e->api_prefix), "%.*s", (int)plen, url.path);
+	host_header(&url, hostport, sizeof(hostport));
+	if ((req = secure_zalloc(16384)) == NULL) {
+		OPENSSL_cleanse(jwt, sizeof(jwt));
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	n = snprintf(req, 16384, "POST %s/app/installations/%s/access_tokens HTTP/1.1\r\nHost: %s\r\n"
+	    "User-Agent: postern\r\nAccept: application/vnd.github+json\r\n"
+	    "X-GitHub-Api-Version: 2022-11-28\r\nAuthorization: Bearer %s\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %ld\r\nConnection: close\r\n\r\n%s",
+	    e->api_prefix, cf_secret_mint(sec, CF_MINT_INSTALLATION), hostport, jwt, bl, body);
+	OPENSSL_cleanse(jwt, sizeof(jwt));
+	if (n < 0 || n >= 16384) {
+		snprintf(err, errsz, "the request is too long");
+	} else if ((e->fetch = px_fetch_start(srv, url.host, url.port, req, (size_t)n, MINT_TIMEOUT_MS,
+	    mint_done, e)) == NULL) {
+		snprintf(err, errsz, "cannot ask GitHub's API (no TLS context, or out of memory)");
+	} else {
+		e->minter = srv;
+		rc = 0;
+	}
+	OPENSSL_secure_clear_free(req, 16384);
+	return rc;
+}
+
+/* ---- revocation ------------------------------------------------------------ */
+
+static unsigned revokes_pending;
+
+struct revoke {
+	char secret[72], session[72];
+};
+
+static void
+revoke_done(void *arg, int status, const char *body, size_t blen, const char *err)
+{
+	struct revoke *r = arg;
+
+	(void)body;
+	(void)blen;
+	{
+		PX_LOCKED(&mint_lock);
+		revokes_pending--;
+	}
+	if (status == 204)
+		log_info("secret %s: the installation token of session %s was revoked", r->secret,
+		    r->session);
+	else if (status != 0)
+		log_warnx("secret %s: revoking the token of session %s: GitHub answered %d", r->secret,
+		    r->session, status);
+	else
+		log_warnx("secret %s: revoking the token of session %s: %s", r->secret, r->session, err);
+	free(r);
+}
+
+/* Revoke E's token (DELETE /installation/token with it) from SRV's loop,
+ * and forget it.  Under the lock. */
+static void
+revoke_entry(struct entry *e, struct px_server *srv)
+{
+	struct px_mint_url url;
+	struct revoke *r;
+	char hostport[300], *req;
+	int n;
+
+	if (!e->github || e->tlen == 0 || e->api_host[0] == '\0')
+		return;
+	snprintf(url.host, sizeof(url.host), "%s", e->api_host);
+	url.port = e->api_port;
+	host_header(&url, hostport, sizeof(hostport));
+	req = secure_zalloc(PX_MINT_TOKEN_MAX + 2048);
+	r = calloc(1, sizeof(*r));
+	if (req != NULL && r != NULL) {
+		snprintf(r->secret, sizeof(r->secret), "%s", e->secret);
+		snprintf(r->session, sizeof(r->session), "%s", e->session);
+		n = snprintf(req, PX_MINT_TOKEN_MAX + 2048, "DELETE %s/installation/token HTTP/1.1\r\n"
+		    "Host: %s\r\nUser-Agent: postern\r\nAccept: application/vnd.github+json\r\n"
+		    "X-GitHub-Api-Version: 2022-11-28\r\nAuthorization: Bearer %s\r\n"
+		    "Content-Length: 0\r\nConnection: close\r\n\r\n", e->api_prefix, hostport, e->token);
+		if (n > 0 && n < PX_MINT_TOKEN_MAX + 2048 &&
+		    px_fetch_start(srv, e->api_host, e->api_port, req, (size_t)n, 5000, revoke_done, r) != NULL) {
+			revokes_pending++;
+			r = NULL;
+		}
+	}
+	if (r != NULL)
+		log_warnx("secret %s: the token of session %s could not be revoked: out of memory",
+		    e->secret, e->session);
+	free(r);
+	if (req != NULL)
+		OPENSSL_secure_clear_free(req, PX_MINT_TOKEN_MAX + 2048);
+	OPENSSL_cleanse(e->token, e->tlen);
+	e->tlen = 0;
+	e->use_until = e->refresh_at = 0;
+}
+
+void
+px_mint_session_ended(struct px_server *srv, const char *session)
+{
+	PX_LOCKED(&mint_lock);
+	struct entry *e;
+
+	for (e = entries; e != NULL; e = e->next)
+		if (e->github && strcmp(e->session, session) == 0)
+			revoke_entry(e, srv);
+}
+
+void
+px_mint_revoke_all(struct px_server *srv, unsigned timeout_ms)
+{
+	struct timespec t0, t;
+	unsigned pending;
+
+	{
+		PX_LOCKED(&mint_lock);
+		struct entry *e;
+
+		for (e = entries; e != NULL; e = e->next)
+			revoke_entry(e, srv);
+		pending = revokes_pending;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* The loop has stopped: turn it until the answers are in, or the
+	 * time is up. */
+	while (pending > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= (long)timeout_ms)
+			break;
+		event_base_loop(px_server_base(srv), EVLOOP_ONCE | EVLOOP_NONBLOCK);
+		usleep(5000);
+		PX_LOCKED(&mint_lock);
+		pending = revokes_pending;
+	}
+	if (pending > 0)
+		log_warnx("%u installation token%s not revoked in time", pending, pending == 1 ? "" : "s");
 }
 
 /* W's mint ended: on W's own loop now. */

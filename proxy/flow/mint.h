@@ -58,6 +58,19 @@ void px_mint_wait_cancel(struct px_mint_wait *w);
  */
 void px_mint_rejected(const char *session, const char *secret, unsigned long gen);
 
+/*
+ * Session SESSION ended (a runtime session removed): its github-app tokens
+ * are revoked (DELETE /installation/token) from SRV's loop, and forgotten.
+ */
+void px_mint_session_ended(struct px_server *srv, const char *session);
+
+/*
+ * The proxy stops: every github-app token is revoked from SRV's loop,
+ * which is turned here (its dispatch has ended) until GitHub has answered
+ * each or TIMEOUT_MS have passed.
+ */
+void px_mint_revoke_all(struct px_server *srv, unsigned timeout_ms);
+
 /* SRV goes away: the mints in flight on its loop are stopped (their
  * waiters are told they failed). */
 void px_mint_server_gone(struct px_server *srv);

@@ -18,6 +18,7 @@
 #include "proxy/flow/conn.h"
 #include "proxy/flow/mint.h"
 #include "proxy/flow/minthold.h"
+#include "proxy/proto/mintmsg.h"
 
 long
 px_minthold_value(struct px_conn *c, size_t i, char *out, size_t size)
@@ -132,6 +133,41 @@ px_minthold_bound(const struct px_conn *c)
 
 			if (inj->port == c->tm->port && strcmp(inj->host, c->tm->host.name) == 0)
 				return 1;
+		}
+	}
+	return 0;
+}
+
+int
+px_minthold_repo_refused(struct px_conn *c, const char *path, size_t len)
+{
+	size_t i, k, n = cf_session_nsecrets(c->sess);
+	char repo[256], d[sizeof(c->req.dec.detail)];
+
+	for (i = 0; i < n; i++) {
+		const struct cf_secret *sec = cf_session_secret(c->sess, i);
+		const char *list = cf_session_github(c->sess, 0);
+
+		if (cf_secret_kind(sec) != CF_SECRET_GITHUB_APP || list == NULL)
+			continue;
+		for (k = 0; k < cf_secret_ninject(sec); k++) {
+			const struct cf_inject *inj = cf_secret_inject(sec, k);
+			int rc;
+
+			if (inj->port != c->tm->port || strcmp(inj->host, c->tm->host.name) != 0)
+				continue;
+			rc = px_mint_github_repo(path, len, inj->kind == CF_INJECT_HEADER, repo, sizeof(repo));
+			if (rc == 0 || (rc == 1 && px_mint_repo_listed(list, repo)))
+				continue;
+			if (rc < 0)
+				snprintf(d, sizeof(d), "secret %s: the path names a repository in a form postern "
+				    "does not read (%%-escapes, dot segments), and session %s may reach only %s",
+				    cf_secret_name(sec), c->session, list);
+			else
+				snprintf(d, sizeof(d), "secret %s: repository %s is not one of session %s's "
+				    "github_repositories (%s)", cf_secret_name(sec), repo, c->session, list);
+			px_conn_refuse(c, 403, CF_R_REPOSITORY_NOT_ALLOWED, c->req.dec.rule, d);
+			return 1;
 		}
 	}
 	return 0;

@@ -34,4 +34,14 @@ void px_minthold_answer(struct px_conn *c, int status);
  * HTTP/1.1 path waits for a token). */
 int px_minthold_bound(const struct px_conn *c);
 
+/*
+ * A request to a host a github-app secret of C's session is bound to,
+ * whose target PATH (LEN bytes) names a repository outside the session's
+ * github_repositories (proxy/proto/mintmsg.h: px_mint_github_repo(); the
+ * REST API's form where the binding is a header, git's where it is
+ * basic), is refused 403 repository_not_allowed before it leaves.
+ * Returns 1 after refusing C, else 0.
+ */
+int px_minthold_repo_refused(struct px_conn *c, const char *path, size_t len);
+
 #endif

@@ -9,6 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
 /* ---- URL ----------------------------------------------------------------- */
 
 int
@@ -330,6 +334,7 @@ px_mint_token_parse(const char *buf, size_t len, struct px_mint_token *out, cons
 	int first = 1;
 
 	out->access_token[0] = out->refresh_token[0] = out->token_type[0] = '\0';
+	out->expires_at[0] = '\0';
 	out->error[0] = out->error_description[0] = '\0';
 	out->expires_in = -1;
 	*why = "is not a JSON object";
@@ -364,10 +369,14 @@ px_mint_token_parse(const char *buf, size_t len, struct px_mint_token *out, cons
 		} else if (strcmp(key, "token_type") == 0) {
 			dst = out->token_type;
 			dsz = sizeof(out->token_type);
+		} else if (strcmp(key, "expires_at") == 0) {
+			dst = out->expires_at;
+			dsz = sizeof(out->expires_at);
 		} else if (strcmp(key, "error") == 0) {
 			dst = out->error;
 			dsz = sizeof(out->error);
-		} else if (strcmp(key, "error_description") == 0) {
+		} else if (strcmp(key, "error_description") == 0 || (strcmp(key, "message") == 0 &&
+		    out->error_description[0] == '\0')) {
 			dst = out->error_description;
 			dsz = sizeof(out->error_description);
 		}
@@ -611,4 +620,227 @@ full:
 	if (size > *used)
 		out[*used] = '\0';
 	return -1;
+}
+
+/* ---- GitHub Apps -------------------------------------------------------- */
+
+/* base64url without padding (RFC 7515 §2) of the N bytes at IN into OUT
+ * (room for 4 * ((N + 2) / 3) + 1).  Returns its length. */
+static size_t
+b64url(const unsigned char *in, size_t n, char *out)
+{
+	int len = EVP_EncodeBlock((unsigned char *)out, in, (int)n);
+	int i;
+
+	while (len > 0 && out[len - 1] == '=')
+		len--;
+	for (i = 0; i < len; i++)
+		out[i] = out[i] == '+' ? '-' : out[i] == '/' ? '_' : out[i];
+	out[len] = '\0';
+	return (size_t)len;
+}
+
+long
+px_mint_jwt(const char *pem, size_t pemlen, const char *app_id, time_t now, char *out,
+    size_t size, const char **why)
+{
+	static const char header[] = "{\"alg\":\"RS256\",\"typ\":\"JWT\"}";
+	char claims[128];
+	unsigned char sig[1024];
+	size_t used, siglen = sizeof(sig);
+	EVP_PKEY *key = NULL;
+	EVP_MD_CTX *md = NULL;
+	BIO *bio;
+	long rc = -1;
+	int n;
+
+	*why = "out of memory";
+	n = snprintf(claims, sizeof(claims), "{\"iat\":%lld,\"exp\":%lld,\"iss\":\"%s\"}",
+	    (long long)now - 60, (long long)now + 540, app_id);
+	if (n < 0 || (size_t)n >= sizeof(claims) || strspn(app_id, "0123456789") != strlen(app_id)) {
+		*why = "the app id is not a number";
+		return -1;
+	}
+	/* header.claims.signature: at most 4/3 of each, and the dots. */
+	if (size < 4 * (sizeof(header) + (size_t)n + sizeof(sig)) / 3 + 16) {
+		*why = "no room for the JWT";
+		return -1;
+	}
+	used = b64url((const unsigned char *)header, sizeof(header) - 1, out);
+	out[used++] = '.';
+	used += b64url((const unsigned char *)claims, (size_t)n, out + used);
+	if ((bio = BIO_new_mem_buf(pem, (int)pemlen)) == NULL)
+		return -1;
+	key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+	BIO_free(bio);
+	if (key == NULL || EVP_PKEY_base_id(key) != EVP_PKEY_RSA) {
+		*why = "the private key is not an RSA key in PEM";
+		goto out;
+	}
+	if ((md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, key) != 1 ||
+	    EVP_DigestSign(md, sig, &siglen, (const unsigned char *)out, used) != 1) {
+		*why = "the JWT could not be signed";
+		goto out;
+	}
+	out[used++] = '.';
+	used += b64url(sig, siglen, out + used);
+	rc = (long)used;
+out:
+	EVP_MD_CTX_free(md);
+	EVP_PKEY_free(key);
+	return rc;
+}
+
+int
+px_mint_time_parse(const char *s, time_t *out)
+{
+	struct tm tm;
+	int y, mo, d, h, mi, se;
+	char z;
+
+	if (strlen(s) != 20 || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &z) != 7 ||
+	    z != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
+	    y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60 ||
+	    h < 0 || mi < 0 || se < 0)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	*out = timegm(&tm);
+	return 0;
+}
+
+/* Append the N bytes at S to OUT (SIZE) at *USED; -1 when full. */
+static int
+put(char *out, size_t size, size_t *used, const char *s, size_t n)
+{
+	if (n >= size - *used)
+		return -1;
+	memcpy(out + *used, s, n);
+	*used += n;
+	out[*used] = '\0';
+	return 0;
+}
+
+long
+px_mint_github_body(const char *repos, const char *perms, char *out, size_t size)
+{
+	size_t used = 0;
+	const char *p, *e;
+	int first = 1;
+
+	if (size == 0 || put(out, size, &used, "{\"repositories\":[", 17) < 0)
+		return -1;
+	/* The names were checked at load: letters, digits, '-', '_', '.'. */
+	for (p = repos; *p; p = *e ? e + 1 : e) {
+		const char *slash;
+		e = p + strcspn(p, ",");
+		slash = memchr(p, '/', (size_t)(e - p));
+		if (slash == NULL)
+			return -1;
+		if ((!first && put(out, size, &used, ",", 1) < 0) || put(out, size, &used, "\"", 1) < 0 ||
+		    put(out, size, &used, slash + 1, (size_t)(e - slash - 1)) < 0 ||
+		    put(out, size, &used, "\"", 1) < 0)
+			return -1;
+		first = 0;
+	}
+	if (put(out, size, &used, "]", 1) < 0)
+		return -1;
+	if (perms != NULL && *perms) {
+		first = 1;
+		if (put(out, size, &used, ",\"permissions\":{", 16) < 0)
+			return -1;
+		for (p = perms; *p; p = *e ? e + 1 : e) {
+			const char *colon;
+			e = p + strcspn(p, ",");
+			colon = memchr(p, ':', (size_t)(e - p));
+			if (colon == NULL)
+				return -1;
+			if ((!first && put(out, size, &used, ",", 1) < 0) || put(out, size, &used, "\"", 1) < 0 ||
+			    put(out, size, &used, p, (size_t)(colon - p)) < 0 ||
+			    put(out, size, &used, "\":\"", 3) < 0 ||
+			    put(out, size, &used, colon + 1, (size_t)(e - colon - 1)) < 0 ||
+			    put(out, size, &used, "\"", 1) < 0)
+				return -1;
+			first = 0;
+		}
+		if (put(out, size, &used, "}", 1) < 0)
+			return -1;
+	}
+	if (put(out, size, &used, "}", 1) < 0)
+		return -1;
+	return (long)used;
+}
+
+/* One segment of a GitHub name: letters, digits, '-', '_', '.', not "."
+ * or "..". */
+static int
+name_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 100 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return 0;
+	return 1;
+}
+
+int
+px_mint_github_repo(const char *path, size_t len, int api, char *out, size_t size)
+{
+	const char *end = path + len, *p = path, *o, *oe, *r, *re;
+	const char *q = memchr(path, '?', len);
+
+	if (q != NULL)
+		end = q;
+	if (memchr(path, '%', (size_t)(end - path)) != NULL)
+		return -1;
+	if (p >= end || *p != '/')
+		return 0;
+	p++;
+	if (api) {
+		if ((size_t)(end - p) < 6 || memcmp(p, "repos/", 6) != 0)
+			return 0;
+		p += 6;
+	}
+	o = p;
+	oe = memchr(o, '/', (size_t)(end - o));
+	if (oe == NULL)
+		return api ? -1 : 0;
+	r = oe + 1;
+	re = memchr(r, '/', (size_t)(end - r));
+	if (re == NULL)
+		re = end;
+	if (!api && (size_t)(re - r) > 4 && memcmp(re - 4, ".git", 4) == 0)
+		re -= 4;
+	if (!name_ok(o, (size_t)(oe - o)) || !name_ok(r, (size_t)(re - r)))
+		return -1;
+	if ((size_t)(oe - o) + 1 + (size_t)(re - r) + 1 > size)
+		return -1;
+	memcpy(out, o, (size_t)(oe - o));
+	out[oe - o] = '/';
+	memcpy(out + (oe - o) + 1, r, (size_t)(re - r));
+	out[(oe - o) + 1 + (re - r)] = '\0';
+	return 1;
+}
+
+int
+px_mint_repo_listed(const char *list, const char *repo)
+{
+	size_t n = strlen(repo);
+	const char *p, *e;
+
+	for (p = list; *p; p = *e ? e + 1 : e) {
+		e = p + strcspn(p, ",");
+		if ((size_t)(e - p) == n && strncasecmp(p, repo, n) == 0)
+			return 1;
+	}
+	return 0;
 }

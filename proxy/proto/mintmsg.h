@@ -39,6 +39,7 @@ struct px_mint_token {
 	char refresh_token[PX_MINT_TOKEN_MAX + 1];
 	char token_type[32];
 	long long expires_in;
+	char expires_at[40];            /* GitHub's: ISO 8601, UTC */
 	char error[64];                 /* RFC 6749 §5.2 error code */
 	char error_description[200];    /* printable ASCII only, cut */
 };
@@ -69,5 +70,40 @@ int px_mint_response_parse(const char *buf, size_t len, int eof, int *status, co
  */
 int px_mint_form_add(char *out, size_t size, size_t *used, const char *key, const char *value,
     size_t vlen);
+
+/* ---- GitHub Apps -------------------------------------------------------- */
+
+/*
+ * The app's JWT (RS256, RFC 7519) for APP_ID at NOW: iat 60 s back (clock
+ * skew), exp 9 minutes on (GitHub takes at most 10), iss APP_ID, signed
+ * with the PEM private key PEM (PEMLEN bytes) into OUT (SIZE bytes, NUL
+ * added).  Returns its length, or -1 with *WHY.
+ */
+long px_mint_jwt(const char *pem, size_t pemlen, const char *app_id, time_t now, char *out,
+    size_t size, const char **why);
+
+/* GitHub's expires_at, "YYYY-MM-DDTHH:MM:SSZ", into *OUT.  0 or -1. */
+int px_mint_time_parse(const char *s, time_t *out);
+
+/*
+ * The body of POST /app/installations/ID/access_tokens for REPOS
+ * ("OWNER/REPO,...": the names without their owners go) and PERMS
+ * ("NAME:LEVEL,..." or NULL): {"repositories":[...],"permissions":{...}}
+ * into OUT (SIZE bytes).  Returns its length, or -1 when it does not fit.
+ */
+long px_mint_github_body(const char *repos, const char *perms, char *out, size_t size);
+
+/*
+ * The repository the request target PATH (LEN bytes) names, as OWNER/REPO
+ * into OUT (SIZE bytes): for git's smart HTTP (API zero)
+ * "/OWNER/REPO[.git][/...]", for the REST API (API nonzero)
+ * "/repos/OWNER/REPO[/...]".  Returns 1 when it names one, 0 when not,
+ * -1 when it names one in a form not taken (%-escapes, dot segments).
+ */
+int px_mint_github_repo(const char *path, size_t len, int api, char *out, size_t size);
+
+/* Nonzero when OWNER/REPO REPO is in LIST ("OWNER/REPO,..."), by
+ * GitHub's rule: without regard to case. */
+int px_mint_repo_listed(const char *list, const char *repo);
 
 #endif

@@ -160,7 +160,7 @@ static const struct err_case err_cases[] = {
 	{ "did you mean inject_when", SEC("inject_wen = always\n"),
 	    "t.ini:7: unknown key in [secret s] (inject_wen); did you mean inject_when?" },
 	{ "kind takes a word it knows", SEC("from_env = TS_OK\nkind = magic\n"),
-	    "t.ini:8: kind is static or oauth2 (magic)" },
+	    "t.ini:8: kind is static, oauth2 or github-app (magic)" },
 	{ "oauth2 needs token_url", SEC("kind = oauth2\nclient_id = c\nfrom_env = TS_OK\ninject = a.test header x-k\n"),
 	    "t.ini:6: secret s: kind = oauth2 needs token_url" },
 	{ "oauth2 needs client_id", SEC("kind = oauth2\ntoken_url = https://t.test/t\nfrom_env = TS_OK\n"
