@@ -111,3 +111,5 @@ TESTS += tests/integration/sidecar-run-default-hosts.sh
 EXTRA_DIST += tests/integration/sidecar-run-default-hosts.sh
 TESTS += tests/integration/secret-oauth2.sh
 EXTRA_DIST += tests/integration/secret-oauth2.sh tests/integration/lib-tls/oauth2mock.py
+TESTS += tests/integration/secret-github-app.sh
+EXTRA_DIST += tests/integration/secret-github-app.sh tests/integration/lib-tls/githubmock.py
