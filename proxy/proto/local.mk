@@ -104,6 +104,7 @@ EXTRA_DIST += tests/fuzz/fuzz-decider.srcs
 check_PROGRAMS += tests/unit/test-mintmsg
 TESTS += tests/unit/test-mintmsg
 tests_unit_test_mintmsg_SOURCES = tests/unit/test-mintmsg.c tests/unit/tap.h
+tests_unit_test_mintmsg_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_test_mintmsg_LDADD = $(PROXY_LIBS)
 
 check_PROGRAMS += tests/fuzz/mintmsg-replay

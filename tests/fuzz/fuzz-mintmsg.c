@@ -6,6 +6,9 @@
  * answer's body lies inside the input or the scratch buffer; a token taken
  * is 1-4096 bytes of printable ASCII without a space; error texts are
  * printable; a refusal says why; a URL taken has a host and a nonzero port.
+ * The same first line as a request target to a GitHub host (git's form and
+ * the API's): a repository taken is OWNER/REPO of names without '%', '/'
+ * or a dot segment, and is listed in a list of itself; and as expires_at.
  */
 #include "config.h"
 
@@ -82,5 +85,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (px_mint_url_parse(line, &url, &why) == 0 && (url.host[0] == '\0' || url.port == 0 ||
 	    url.path[0] != '/'))
 		abort();
+	for (eof = 0; eof < 2; eof++) {
+		char repo[256];
+		const char *slash;
+
+		if (px_mint_github_repo(line, ll, eof, repo, sizeof(repo)) != 1)
+			continue;
+		slash = strchr(repo, '/');
+		if (slash == NULL || slash == repo || slash[1] == '\0' || strchr(slash + 1, '/') != NULL ||
+		    strchr(repo, '%') != NULL || strcmp(slash + 1, ".") == 0 || strcmp(slash + 1, "..") == 0 ||
+		    !px_mint_repo_listed(repo, repo))
+			abort();
+	}
+	{
+		time_t t;
+		(void)px_mint_time_parse(line, &t);
+	}
 	return 0;
 }

@@ -9,6 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+
 #include "proxy/proto/mintmsg.h"
 #include "tap.h"
 
@@ -136,9 +141,117 @@ test_form(void)
 	    "what does not fit leaves the body as it was");
 }
 
+/* base64url (no padding) of IN into OUT; its length, or -1. */
+static long
+unb64url(const char *in, size_t n, unsigned char *out, size_t size)
+{
+	char buf[2048];
+	size_t i, m = 0;
+	int len;
+
+	if (n + 4 >= sizeof(buf))
+		return -1;
+	for (i = 0; i < n; i++)
+		buf[m++] = in[i] == '-' ? '+' : in[i] == '_' ? '/' : in[i];
+	while (m % 4 != 0)
+		buf[m++] = '=';
+	if (m / 4 * 3 > size)
+		return -1;
+	len = EVP_DecodeBlock(out, (unsigned char *)buf, (int)m);
+	if (len < 0)
+		return -1;
+	return len - (n % 4 == 2 ? 2 : n % 4 == 3 ? 1 : 0);
+}
+
+static void
+test_jwt(void)
+{
+	EVP_PKEY *key = EVP_RSA_gen(2048);
+	BIO *bio = BIO_new(BIO_s_mem());
+	char *pem = NULL, jwt[4096], claims[256];
+	unsigned char sig[512];
+	const char *why = NULL, *d1, *d2;
+	long pemlen, n, cl, sl;
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+	if (key == NULL || bio == NULL || PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL) != 1) {
+		tap_ok(0, "an RSA key for the JWT test");
+		return;
+	}
+	pemlen = BIO_get_mem_data(bio, &pem);
+	n = px_mint_jwt(pem, (size_t)pemlen, "1234", 1700000000, jwt, sizeof(jwt), &why);
+	tap_ok(n > 0 && (size_t)n == strlen(jwt), "a JWT is made");
+	d1 = strchr(jwt, '.');
+	d2 = d1 != NULL ? strchr(d1 + 1, '.') : NULL;
+	tap_ok(d1 != NULL && d2 != NULL && strncmp(jwt, "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9", (size_t)(d1 - jwt)) == 0,
+	    "its header is {\"alg\":\"RS256\",\"typ\":\"JWT\"}");
+	if (d1 == NULL || d2 == NULL)
+		return;
+	cl = unb64url(d1 + 1, (size_t)(d2 - d1 - 1), (unsigned char *)claims, sizeof(claims) - 1);
+	if (cl >= 0)
+		claims[cl] = '\0';
+	tap_cmp_str(cl >= 0 ? claims : "", "{\"iat\":1699999940,\"exp\":1700000540,\"iss\":\"1234\"}",
+	    "its claims: iat 60 s back, exp 9 minutes on, iss the app id");
+	sl = unb64url(d2 + 1, strlen(d2 + 1), sig, sizeof(sig));
+	tap_ok(sl == 256 && EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, key) == 1 &&
+	    EVP_DigestVerify(md, sig, (size_t)sl, (const unsigned char *)jwt, (size_t)(d2 - jwt)) == 1,
+	    "its RS256 signature verifies with the app's public key");
+	jwt[5] ^= 1;
+	EVP_MD_CTX_reset(md);
+	tap_ok(EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, key) == 1 &&
+	    EVP_DigestVerify(md, sig, (size_t)sl, (const unsigned char *)jwt, (size_t)(d2 - jwt)) != 1,
+	    "and not over other bytes");
+	tap_ok(px_mint_jwt("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", 60, "1", 0, jwt,
+	    sizeof(jwt), &why) < 0 && why != NULL, "a bad key is refused, with a reason");
+	tap_ok(px_mint_jwt(pem, (size_t)pemlen, "12\"x", 0, jwt, sizeof(jwt), &why) < 0,
+	    "an app id that is not a number is refused");
+	EVP_MD_CTX_free(md);
+	BIO_free(bio);
+	EVP_PKEY_free(key);
+}
+
+static void
+test_github(void)
+{
+	char out[256];
+	time_t t = 0;
+
+	tap_ok(px_mint_time_parse("2016-07-11T22:14:10Z", &t) == 0 && t == 1468275250,
+	    "expires_at is read as UTC");
+	tap_ok(px_mint_time_parse("2016-07-11 22:14:10Z", &t) < 0 && px_mint_time_parse("2016-13-11T22:14:10Z", &t) < 0 &&
+	    px_mint_time_parse("2016-07-11T22:14:10+01:00", &t) < 0, "other forms of time are refused");
+	tap_ok(px_mint_github_body("org/a,org/b.c", "contents:write,pull_requests:read", out, sizeof(out)) > 0 &&
+	    strcmp(out, "{\"repositories\":[\"a\",\"b.c\"],\"permissions\":{\"contents\":\"write\","
+	    "\"pull_requests\":\"read\"}}") == 0, "the access_tokens body: names without owners, permissions");
+	tap_ok(px_mint_github_body("org/a", NULL, out, sizeof(out)) > 0 &&
+	    strcmp(out, "{\"repositories\":[\"a\"]}") == 0, "no permissions: the installation's");
+	tap_ok(px_mint_github_body("org/a", NULL, out, 10) < 0, "a body that does not fit is refused");
+#define REPO(p, api, want, wrepo) do { \
+	int rc_ = px_mint_github_repo(p, strlen(p), api, out, sizeof(out)); \
+	tap_ok(rc_ == (want) && (rc_ != 1 || strcmp(out, wrepo) == 0), "%s %s: %d %s", api ? "api" : "git", p, \
+	    rc_, rc_ == 1 ? out : ""); \
+} while (0)
+	REPO("/org/repo.git/info/refs?service=git-upload-pack", 0, 1, "org/repo");
+	REPO("/org/repo/git-receive-pack", 0, 1, "org/repo");
+	REPO("/org/repo.git", 0, 1, "org/repo");
+	REPO("/login", 0, 0, "");
+	REPO("/", 0, 0, "");
+	REPO("/org/%72epo.git/info/refs", 0, -1, "");
+	REPO("/org/../x/info/refs", 0, -1, "");
+	REPO("/repos/Org/Repo/issues", 1, 1, "Org/Repo");
+	REPO("/repos/org/repo", 1, 1, "org/repo");
+	REPO("/user", 1, 0, "");
+	REPO("/repos/org", 1, -1, "");
+	REPO("/repos/org/./pulls", 1, -1, "");
+	tap_ok(px_mint_repo_listed("org/a,Org/B", "org/b") && !px_mint_repo_listed("org/a,org/b", "org/c") &&
+	    !px_mint_repo_listed("org/ab", "org/a"), "a repository is listed by its whole name, any case");
+}
+
 int
 main(void)
 {
+	test_jwt();
+	test_github();
 	test_url();
 	test_token();
 	test_response();
