@@ -675,6 +675,10 @@ void px_parent_refused(struct px_conn *c, const char *head, size_t len);
  * overwrote something is told with px_term_reflected().
  */
 struct px_scrub *px_term_scrub(struct px_conn *c);
+/* A minted token VALUE (VLEN bytes) of SEC put on by INJ: its forms join
+ * what no response of C's tunnel may carry back. */
+void px_term_scrub_minted(struct px_conn *c, const struct cf_secret *sec,
+    const struct cf_inject *inj, const char *value, size_t vlen);
 /* N occurrences of secret NAME were overwritten in a response of C's
  * terminated tunnel, in WHERE ("header", "body", "websocket"): counted in
  * /metrics at once, audited with the request's line (or, for a WebSocket,

@@ -727,6 +727,7 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 			}
 			value = minted;
 			vlen = (size_t)r;
+			px_term_scrub_minted(c, sec, inj, value, vlen);
 		} else if ((value = cf_secret_value(sec, &vlen)) == NULL) {
 			continue;
 		}

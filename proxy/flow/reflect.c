@@ -71,6 +71,16 @@ px_term_scrub(struct px_conn *c)
 }
 
 void
+px_term_scrub_minted(struct px_conn *c, const struct cf_secret *sec, const struct cf_inject *inj,
+    const char *value, size_t vlen)
+{
+	if (c->tm == NULL || (px_term_scrub(c) == NULL && c->tm->scrub == NULL &&
+	    (c->tm->scrub = px_scrub_new()) == NULL))
+		return;
+	scrub_add_forms(c->tm->scrub, sec, inj, value, vlen);
+}
+
+void
 px_term_reflected(struct px_conn *c, size_t n, const char *name, const char *where)
 {
 	if (n == 0 || c->tm == NULL)

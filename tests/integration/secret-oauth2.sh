@@ -10,7 +10,8 @@
 # 401 from the API drops the token and the next request gets a new one;
 # with the endpoint down a request that needs a token is refused 503
 # credential_unavailable, audited and counted, with the endpoint's error
-# in the text; no token reaches a log, the audit or the session's answer.
+# in the text; no token reaches a log, the audit or the session's answer,
+# and a response that echoes the token reaches the client overwritten.
 WORLD_DNS_EXTRA="auth.test=10.200.1.2 api.oauth.test=10.200.1.2"
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
@@ -116,6 +117,10 @@ expect_eq 0 "$(grep -c '"ok": false' "$mock/token.log")" "no grant was refused (
 expect_eq 0 "$(grep -c '"ok": false' "$mock/api.log")" "the API never saw a token it does not take"
 expect_eq 0 "$(grep -cF "$PH" "$mock/api.log")" "the API never saw the placeholder"
 expect_audit "the requests are audited as allowed" host=api.oauth.test decision=allow
+# An API that echoes the credential: the client gets it overwritten.
+echo_out=$(curl_px -x http://127.0.0.1:3128 --cacert "$CA" -H "Authorization: Bearer $PH" \
+	https://api.oauth.test:8445/echo)
+expect_match "^auth=Bearer \*+$" "$echo_out" "a response that carries the token back has it overwritten"
 
 # The rotated refresh token is kept, 0600, and not the first one.
 sf="$state/oauth2-api.refresh"

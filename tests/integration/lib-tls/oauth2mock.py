@@ -15,7 +15,7 @@ logged to DIR/token.log (one JSON line: grant, refresh token presented, ok)
 and every token issued to DIR/issued (one a line).
 
 The API answers 200 "ok" to a request whose Authorization is "Bearer T"
-for a T issued and not expired, else 401; it logs each request to
+for a T issued and not expired (GET /echo: that header back), else 401; it logs each request to
 DIR/api.log.  POST /revoke-all (sent straight to it, not through the
 proxy) makes every token issued so far invalid.
 """
@@ -128,7 +128,9 @@ class Api(http.server.BaseHTTPRequestHandler):
         tok = auth[7:] if auth.startswith("Bearer ") else ""
         good = tok in tokens and tokens[tok] > time.time() and tok not in revoked
         log(d, "api.log", {"path": self.path, "auth": auth, "ok": good})
-        if good:
+        if good and self.path == "/echo":
+            self.answer(200, "auth=%s\n" % auth)
+        elif good:
             self.answer(200, "ok\n")
         else:
             self.answer(401, "unauthorized\n")
