@@ -9,8 +9,9 @@
 # permissions; a push to org/other and an API call for it are refused by
 # postern (403 repository_not_allowed) and never reach the servers; the
 # sandbox's answer holds placeholders in GH_TOKEN and GITHUB_TOKEN and no
-# token; when the proxy stops the token is revoked (the API sees the
-# DELETE); no token is in any log.
+# token; a runtime session gets a token of its own, revoked when the
+# session is removed; when the proxy stops the token is revoked (the API
+# sees the DELETE); no token is in any log.
 command -v git >/dev/null 2>&1 || { echo "git is not installed"; exit 77; }
 /usr/bin/python3 -c 'import jwt, cryptography' 2>/dev/null || { echo "python3-jwt is not installed"; exit 77; }
 WORLD_DNS_EXTRA="api.gh.test=10.200.1.2 git.gh.test=10.200.1.2"
@@ -125,11 +126,30 @@ expect_eq 1 "$(grep -c '"jwt_ok": true' "$mock/api.log")" "the token was minted 
 printf '%s\n' "$sess" | grep -qF "$TOKEN" && fail "the session's answer holds the token" ||
 	ok "the session's answer (the sandbox's environment) holds no token"
 
+# A runtime session gets its own token; removing the session revokes it.
+out=$(printf 'listen = tcp:127.0.0.1:3129\n' | admin_curl -X PUT --data-binary @- -w ' %{http_code}' \
+	http://postern/sessions/task)
+expect_match " 200$" "$out" "a runtime session is made"
+i=0
+while [ ! -s "$state/ca/task.pem" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+code=$(curl_status -x http://127.0.0.1:3129 --cacert "$state/ca/task.pem" \
+	https://api.gh.test:8446/repos/org/allowed/pulls)
+expect_eq 200 "$code" "the runtime session's API call goes with a token"
+expect_eq 2 "$(grep -c '"jwt_ok": true' "$mock/api.log")" "a second token was minted, for the runtime session"
+TOKEN2=$(sed -n 2p "$mock/issued")
+expect_eq 200 "$(admin_curl -X DELETE -o /dev/null -w '%{http_code}' http://postern/sessions/task)" \
+	"the runtime session is removed"
+i=0
+while ! grep -q "\"revoked\": \"$TOKEN2\"" "$mock/api.log" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+expect_eq 1 "$(grep -c "\"revoked\": \"$TOKEN2\"" "$mock/api.log")" \
+	"removing the runtime session revokes its token"
+expect_eq 0 "$(grep -c "\"revoked\": \"$TOKEN\"" "$mock/api.log")" "and not the other session's"
+
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
 expect_eq 1 "$(grep -c "\"revoked\": \"$TOKEN\"" "$mock/api.log")" \
 	"when the proxy stops, the token is revoked (DELETE /installation/token)"
 for f in "$PROXY_LOG" "$WORLD_DIR/proxy.out"; do
-	grep -qF "$TOKEN" "$f" && fail "the token is in $(basename "$f")" ||
-		ok "the token is not in $(basename "$f")"
+	{ grep -qF "$TOKEN" "$f" || grep -qF "$TOKEN2" "$f"; } && fail "a token is in $(basename "$f")" ||
+		ok "no token is in $(basename "$f")"
 done
