@@ -983,10 +983,12 @@ next:
 			long n;
 			if ((s->placeholders[i] = malloc(CF_PLACEHOLDER_MAX + 1)) == NULL)
 				goto out;
-			/* A minted secret with no value of its own (a refresh
-			 * token only) takes a placeholder of no vendor. */
+			/* A minted secret with no value of its own takes its
+			 * kind's form: GitHub's installation tokens' for a
+			 * github-app, no vendor's for an oauth2 one. */
 			n = cf_placeholder_make(s->name, sec->name, sec->placeholder_prefix,
-			    sec->value != NULL ? sec->value : "-", sec->value != NULL ? sec->vlen : 1,
+			    sec->value != NULL ? sec->value : sec->kind == CF_SECRET_GITHUB_APP ? "ghs_" : "-",
+			    sec->value != NULL ? sec->vlen : sec->kind == CF_SECRET_GITHUB_APP ? 4 : 1,
 			    s->placeholders[i], CF_PLACEHOLDER_MAX + 1);
 			if (n < 0) {
 				cfb_err(b, lines[i], "secret %s: no placeholder could be made: %s",
