@@ -428,6 +428,15 @@ mint_start(struct entry *e, struct px_server *srv, const struct cf_secret *sec, 
 		snprintf(err, errsz, "token_url %s", why);
 		return -1;
 	}
+	if (e->refresh_loaded) {
+		/* A reload that gives another refresh token (from a file)
+		 * starts over from it. */
+		char h[65];
+		const char *conf = cf_secret_refresh_token(sec, &cslen);
+		hex_sha256(conf, cslen, h);
+		if (strcmp(h, e->conf_hash) != 0)
+			e->refresh_loaded = 0;
+	}
 	if (!e->refresh_loaded)
 		refresh_load(e, sec, p->state_dir);
 	cs = cf_secret_value(sec, &cslen);
