@@ -113,3 +113,5 @@ TESTS += tests/integration/secret-oauth2.sh
 EXTRA_DIST += tests/integration/secret-oauth2.sh tests/integration/lib-tls/oauth2mock.py
 TESTS += tests/integration/secret-github-app.sh
 EXTRA_DIST += tests/integration/secret-github-app.sh tests/integration/lib-tls/githubmock.py
+TESTS += tests/integration/sidecar-run-github-app.sh
+EXTRA_DIST += tests/integration/sidecar-run-github-app.sh
