@@ -676,8 +676,9 @@ void px_parent_refused(struct px_conn *c, const char *head, size_t len);
  */
 struct px_scrub *px_term_scrub(struct px_conn *c);
 /* A minted token VALUE (VLEN bytes) of SEC put on by INJ: its forms join
- * what no response of C's tunnel may carry back. */
-void px_term_scrub_minted(struct px_conn *c, const struct cf_secret *sec,
+ * what no response of C's tunnel may carry back.  Returns 0, or -ENOMEM
+ * when the scan can take no more (the token must not go up then). */
+int px_term_scrub_minted(struct px_conn *c, const struct cf_secret *sec,
     const struct cf_inject *inj, const char *value, size_t vlen);
 /* N occurrences of secret NAME were overwritten in a response of C's
  * terminated tunnel, in WHERE ("header", "body", "websocket"): counted in

@@ -686,7 +686,10 @@ static const char *const narrowed[] = {
  * where REQ carries their placeholder, or always under inject_when =
  * always.  To a host a secret is bound to (BOUND), the narrowed headers
  * are dropped and Accept-Encoding is "identity".  The rendered values are
- * wiped once copied.  Returns 0 or -ENOMEM.
+ * wiped once copied.  A minted secret's token (proxy/flow/minthold.h)
+ * takes the place of a value.  Returns 0, -ENOMEM, -EAGAIN when a minted
+ * token is not ready (C->req.mint_sec says whose), or -ENOSPC when the
+ * reflection scan can take no more tokens.
  */
 static int
 build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
@@ -727,7 +730,12 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 			}
 			value = minted;
 			vlen = (size_t)r;
-			px_term_scrub_minted(c, sec, inj, value, vlen);
+			/* A token the reflection scan cannot look for is not
+			 * sent: the tunnel ends, and a new one scans anew. */
+			if (px_term_scrub_minted(c, sec, inj, value, vlen) != 0) {
+				OPENSSL_cleanse(minted, sizeof(minted));
+				return -ENOSPC;
+			}
 		} else if ((value = cf_secret_value(sec, &vlen)) == NULL) {
 			continue;
 		}
@@ -1099,6 +1107,10 @@ term_go(struct px_conn *c, struct px_http_request *req, size_t head_len, long bo
 		if (rc == -EAGAIN) {
 			/* A minted token is not ready: wait, and go on anew. */
 			px_minthold(c, c->req.mint_sec, term_resume);
+			return;
+		}
+		if (rc == -ENOSPC) {
+			px_conn_free(c, "the tunnel's reflection scan holds too many minted tokens");
 			return;
 		}
 		px_conn_free(c, "out of memory");
