@@ -781,9 +781,9 @@ px_mint_rejected(const char *session, const char *secret, unsigned long gen)
 	PX_LOCKED(&mint_lock);
 	struct entry *e;
 
-	(void)session;
 	for (e = entries; e != NULL; e = e->next)
-		if (strcmp(e->secret, secret) == 0 && e->gen == gen && e->tlen > 0) {
+		if (strcmp(e->secret, secret) == 0 && e->gen == gen && e->tlen > 0 &&
+		    (!e->github || strcmp(e->session, session) == 0)) {
 			OPENSSL_cleanse(e->token, e->tlen);
 			e->tlen = 0;
 			log_info("secret %s: the upstream refused its access token (401): dropped",
