@@ -312,6 +312,8 @@ sess_clear(struct cf_sess_build *s)
 	free(s->secret_lines);
 	for (i = 0; i < CFP_NKEYS; i++)
 		free(s->up_val[i]);
+	free(s->github[0]);
+	free(s->github[1]);
 	free(s->listen);
 	free(s->allow);
 	free(s->deny);
@@ -345,6 +347,8 @@ secret_build_clear(struct cf_secret_build *sb)
 	free(sb->placeholder_prefix);
 	for (i = 0; i < CF_AWS_NKEYS; i++)
 		free(sb->aws[i]);
+	for (i = 0; i < sizeof(sb->mint) / sizeof(sb->mint[0]); i++)
+		free(sb->mint[i]);
 }
 
 void

@@ -62,6 +62,8 @@ struct cf_sess_build {
 	 * checked; NULL: not given.  Each with its line. */
 	char *up_val[CFP_NKEYS];
 	int up_line[CFP_NKEYS];
+	/* github_repositories, github_permissions, normalised; NULL: not given. */
+	char *github[2];
 };
 
 /* A [secret NAME] as it is read (conf/secret.c builds the secret). */
@@ -75,6 +77,7 @@ struct cf_secret_build {
 	int always;	/* inject_when = always */
 	int kind;	/* enum cf_secret_kind */
 	char *aws[CF_AWS_NKEYS];	/* kind = aws-sigv4's keys (conf/awskey.h) */
+	char *mint[12];	/* by enum cf_mint_key: token_url, client_id, ... */
 };
 
 /* One parse: where it reads, what it found, what went wrong. */

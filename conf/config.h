@@ -164,6 +164,7 @@ struct cf_session {
 	char **placeholders;
 	size_t nsecrets;
 	const char **term_hosts;      /* distinct hosts its secrets bind */
+	char *github[2];              /* github_repositories, _permissions (conf/secret.h) */
 	size_t nterm_hosts;
 	/* token_file: the SHA-256 of its token, read at every load; a
 	 * request on an auth=token listener that presents the token is

@@ -58,6 +58,8 @@ enum cf_reason {
 	CF_R_PARENT_REFUSED,         /* the parent proxy refused the CONNECT */
 	CF_R_PARENT_UNREACHABLE,     /* the parent proxy could not be reached */
 	CF_R_SECRET_SIGNATURE,       /* an aws-sigv4 request that cannot be re-signed */
+	CF_R_CREDENTIAL_UNAVAILABLE, /* a minted secret's token could not be had */
+	CF_R_REPOSITORY_NOT_ALLOWED, /* a GitHub repository outside the session's list */
 	CF_R_NREASONS /* not a reason: how many there are */
 };
 

@@ -1024,7 +1024,7 @@ set_secret_kind(struct cf_build *b, const struct key *k, struct cf_sess_build *s
 	(void)k;
 	(void)s;
 	if (kind < 0) {
-		cfb_err(b, b->line, "kind is static or aws-sigv4 (%s)", shown);
+		cfb_err(b, b->line, "kind is static, aws-sigv4, oauth2 or github-app (%s)", shown);
 		return;
 	}
 	b->cursec->kind = kind;
@@ -1053,6 +1053,124 @@ set_secret_aws(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	free(*f);
 	if ((*f = strdup(value)) == NULL)
 		cfb_err(b, b->line, "out of memory");
+}
+
+/* token_url, client_id, scope, refresh_token_env, refresh_token_file (K->arg:
+ * enum cf_mint_key): the settings of a minted kind, checked against the
+ * kind once the section is read (conf/secret.c). */
+static void
+set_secret_mint(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	struct cf_secret_build *sec = b->cursec;
+	size_t i, len = strlen(value);
+
+	(void)s;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)value[i] <= 0x20 || value[i] == 0x7f)
+			break;
+	if (k->arg == CF_MINT_REFRESH_ENV && !env_name_ok(value)) {
+		cfb_err(b, b->line, "%s is an environment variable's name: letters, digits and _, "
+		    "not starting with a digit, at most 128 (what is written is not shown: it may be "
+		    "the secret itself)", k->name);
+		return;
+	}
+	if (len == 0 || len > 1024 || (i < len && k->arg != CF_MINT_SCOPE)) {
+		cfb_err(b, b->line, "%s is 1-1024 printable characters without spaces (%s)", k->name,
+		    shown);
+		return;
+	}
+	if ((k->arg == CF_MINT_APP_ID || k->arg == CF_MINT_INSTALLATION) &&
+	    (strspn(value, "0123456789") != len || len > 18)) {
+		cfb_err(b, b->line, "%s is a number (%s)", k->name, shown);
+		return;
+	}
+	if ((k->arg == CF_MINT_TOKEN_URL || k->arg == CF_MINT_API_URL) && strncmp(value, "https://", 8) != 0) {
+		cfb_err(b, b->line, "%s is an https:// URL (%s)", k->name, shown);
+		return;
+	}
+	if (k->arg == CF_MINT_KEY_FILE && value[0] != '/') {
+		cfb_err(b, b->line, "%s is an absolute path (%s)", k->name, shown);
+		return;
+	}
+	if (k->arg == CF_MINT_REFRESH_FILE && value[0] != '/' && strchr(value, '/') != NULL) {
+		cfb_err(b, b->line, "%s is an absolute path, or the plain name of a credential "
+		    "in $CREDENTIALS_DIRECTORY (%s)", k->name, shown);
+		return;
+	}
+	free(sec->mint[k->arg]);
+	if ((sec->mint[k->arg] = strdup(value)) == NULL)
+		cfb_err(b, b->line, "out of memory");
+}
+
+/*
+ * github_repositories = OWNER/REPO, ... (K->arg 0) and github_permissions =
+ * NAME:read|write|admin, ... (1): what a session's GitHub App tokens may
+ * reach (conf/secret.h).  Kept without blanks, comma-separated.
+ */
+static void
+set_github(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	char *out = malloc(strlen(value) + 1), *o;
+	const char *p = value;
+	size_t n = 0;
+
+	if (out == NULL) {
+		cfb_err(b, b->line, "out of memory");
+		return;
+	}
+	o = out;
+	for (;;) {
+		const char *e, *sep;
+		size_t len;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		e = p + strcspn(p, ",");
+		len = (size_t)(e - p);
+		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		sep = memchr(p, k->arg == 0 ? '/' : ':', len);
+		if (len == 0 || sep == NULL || sep == p || sep == p + len - 1 ||
+		    memchr(sep + 1, k->arg == 0 ? '/' : ':', (size_t)(p + len - sep - 1)) != NULL)
+			goto bad;
+		for (const char *q = p; q < p + len; q++) {
+			int c = (unsigned char)*q;
+			if (q == sep)
+				continue;
+			if (k->arg == 0 ? !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.') :
+			    !((c >= 'a' && c <= 'z') || c == '_' || (q > sep && c == '\0')))
+				goto bad;
+		}
+		if (k->arg == 1) {
+			size_t ll = (size_t)(p + len - sep - 1);
+			if (!((ll == 4 && memcmp(sep + 1, "read", 4) == 0) ||
+			    (ll == 5 && memcmp(sep + 1, "write", 5) == 0) ||
+			    (ll == 5 && memcmp(sep + 1, "admin", 5) == 0)))
+				goto bad;
+		}
+		if (n++ > 0)
+			*o++ = ',';
+		memcpy(o, p, len);
+		o += len;
+		if (*e == '\0')
+			break;
+		p = e + 1;
+	}
+	*o = '\0';
+	free(s->github[k->arg]);
+	s->github[k->arg] = out;
+	return;
+bad:
+	free(out);
+	if (k->arg == 0)
+		cfb_err(b, b->line, "github_repositories is a list of OWNER/REPO (letters, digits, '-', "
+		    "'_', '.') (%s)", shown);
+	else
+		cfb_err(b, b->line, "github_permissions is a list of NAME:read, NAME:write or NAME:admin "
+		    "(%s)", shown);
 }
 
 /* placeholder_prefix: the public start of the placeholder (empty: none). */
@@ -1331,6 +1449,8 @@ static const struct key session_keys[] = {
 	{ .name = "max_connections", .set = set_count, SB(max_conns), .min = 1, .max = 1000000 },
 	{ .name = "max_connections_per_uid", .set = set_count, SB(max_uid), .min = 1, .max = 1000000 },
 	{ .name = "secrets", .set = set_secrets, .flags = K_LIST },
+	{ .name = "github_repositories", .set = set_github, .arg = 0 },
+	{ .name = "github_permissions", .set = set_github, .arg = 1 },
 	{ .name = "mode", .set = set_mode, SB(mode), .choices = sess_modes },
 	{ .name = "token_file", .set = set_token_file, .flags = K_NO_DEFAULTS },
 	{ .name = "decider", .set = set_decider },
@@ -1360,6 +1480,15 @@ static const struct key secret_keys[] = {
 	{ .name = "session_token_env", .set = set_secret_aws, .arg = CF_AWS_TOKEN_ENV },
 	{ .name = "session_token_file", .set = set_secret_aws, .arg = CF_AWS_TOKEN_FILE },
 	{ .name = "hosts", .set = set_secret_aws, .arg = CF_AWS_HOSTS },
+	{ .name = "token_url", .set = set_secret_mint, .arg = CF_MINT_TOKEN_URL },
+	{ .name = "client_id", .set = set_secret_mint, .arg = CF_MINT_CLIENT_ID },
+	{ .name = "scope", .set = set_secret_mint, .arg = CF_MINT_SCOPE },
+	{ .name = "refresh_token_env", .set = set_secret_mint, .arg = CF_MINT_REFRESH_ENV },
+	{ .name = "refresh_token_file", .set = set_secret_mint, .arg = CF_MINT_REFRESH_FILE },
+	{ .name = "app_id", .set = set_secret_mint, .arg = CF_MINT_APP_ID },
+	{ .name = "installation_id", .set = set_secret_mint, .arg = CF_MINT_INSTALLATION },
+	{ .name = "api_url", .set = set_secret_mint, .arg = CF_MINT_API_URL },
+	{ .name = "private_key_file", .set = set_secret_mint, .arg = CF_MINT_KEY_FILE },
 	{ .name = NULL },
 };
 

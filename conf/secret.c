@@ -46,8 +46,13 @@ struct cf_secret {
 	enum cf_secret_kind kind;
 	struct cf_aws *aws;     /* kind = aws-sigv4 */
 	struct cf_inject aws_inj;       /* its binding: no CF_INJECT_* kind */
+	char *mint[CF_MINT_NKEYS];      /* a minted kind's settings */
 	char *value;            /* NULL until read; wiped when freed */
 	size_t vlen;
+	char *refresh;          /* a minted kind's refresh token, as VALUE */
+	size_t rlen;
+	char *pem;              /* a github-app's private key, as VALUE */
+	size_t pemlen;
 	const char *file;       /* NULL for a built-in */
 	int line;
 };
@@ -387,6 +392,12 @@ secret_free(struct cf_secret *sec)
 	 * one these bytes. */
 	if (sec->value != NULL)
 		OPENSSL_secure_clear_free(sec->value, sec->vlen + 1);
+	if (sec->refresh != NULL)
+		OPENSSL_secure_clear_free(sec->refresh, sec->rlen + 1);
+	if (sec->pem != NULL)
+		OPENSSL_secure_clear_free(sec->pem, sec->pemlen + 1);
+	for (i = 0; i < CF_MINT_NKEYS; i++)
+		free(sec->mint[i]);
 	for (i = 0; i < sec->ninject; i++)
 		cf_inject_clear(&sec->inject[i]);
 	free(sec->inject);
@@ -429,6 +440,9 @@ cfsec_session_clear(struct cf_session *s)
 	free(s->placeholders);
 	free(s->secrets);
 	free(s->term_hosts);
+	free(s->github[0]);
+	free(s->github[1]);
+	s->github[0] = s->github[1] = NULL;
 	s->placeholders = NULL;
 	s->secrets = NULL;
 	s->term_hosts = NULL;
@@ -528,11 +542,54 @@ aws_from_build(struct cf_build *b, struct cf_secret_build *sb, struct cf_secret 
 	return 1;
 }
 
+/* The keys of each minted kind: which it needs, which it takes. */
+static const struct {
+	enum cf_secret_kind kind;
+	unsigned need, take;    /* bits by enum cf_mint_key */
+} mint_keys[] = {
+	{ CF_SECRET_OAUTH2, 1u << CF_MINT_TOKEN_URL | 1u << CF_MINT_CLIENT_ID,
+	    1u << CF_MINT_TOKEN_URL | 1u << CF_MINT_CLIENT_ID | 1u << CF_MINT_SCOPE |
+	    1u << CF_MINT_REFRESH_ENV | 1u << CF_MINT_REFRESH_FILE },
+	{ CF_SECRET_GITHUB_APP, 1u << CF_MINT_APP_ID | 1u << CF_MINT_INSTALLATION | 1u << CF_MINT_KEY_FILE,
+	    1u << CF_MINT_APP_ID | 1u << CF_MINT_INSTALLATION | 1u << CF_MINT_KEY_FILE |
+	    1u << CF_MINT_API_URL },
+};
+static const char *const mint_names[CF_MINT_NKEYS] = {
+	"token_url", "client_id", "scope", "refresh_token_env", "refresh_token_file",
+	"app_id", "installation_id", "api_url", "private_key_file",
+};
+
+/* SEC's minted-kind keys: those its kind needs are there, no other. */
+static void
+mint_check(struct cf_build *b, struct cf_secret *sec, int line)
+{
+	unsigned need = 0, take = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(mint_keys) / sizeof(mint_keys[0]); i++)
+		if (mint_keys[i].kind == sec->kind) {
+			need = mint_keys[i].need;
+			take = mint_keys[i].take;
+		}
+	for (i = 0; i < CF_MINT_NKEYS; i++) {
+		if (sec->mint[i] != NULL && !(take & 1u << i))
+			cfb_err(b, line, "secret %s: %s is not a key of kind = %s", sec->name, mint_names[i],
+			    cf_secret_kind_name(sec->kind));
+		else if (sec->mint[i] == NULL && (need & 1u << i))
+			cfb_err(b, line, "secret %s: kind = %s needs %s", sec->name,
+			    cf_secret_kind_name(sec->kind), mint_names[i]);
+	}
+	if (sec->mint[CF_MINT_REFRESH_ENV] != NULL && sec->mint[CF_MINT_REFRESH_FILE] != NULL)
+		cfb_err(b, line, "secret %s: refresh_token_env and refresh_token_file are one or the other",
+		    sec->name);
+}
+
 /* The [secret] SB as a secret, its own checks made (B->file:SB->line). */
 static struct cf_secret *
 from_build(struct cf_build *b, struct cf_secret_build *sb)
 {
 	struct cf_secret *sec = calloc(1, sizeof(*sec));
+	size_t i;
 	int r;
 
 	if (sec == NULL)
@@ -548,23 +605,69 @@ from_build(struct cf_build *b, struct cf_secret_build *sb)
 	sec->ninject = sb->ninject;
 	sec->always = sb->always;
 	sec->kind = (enum cf_secret_kind)sb->kind;
+	for (i = 0; i < CF_MINT_NKEYS; i++) {
+		sec->mint[i] = sb->mint[i];
+		sb->mint[i] = NULL;
+	}
 	sb->inject = NULL;
 	sb->ninject = 0;
 	sec->file = b->file;
 	sec->line = sb->line;
-	if ((sec->from_env == NULL) == (sec->from_file == NULL))
+	mint_check(b, sec, sb->line);
+	if (sec->kind == CF_SECRET_GITHUB_APP) {
+		/* Its credential is the private key; the sandbox's variables
+		 * are gh's and git's own. */
+		if (sec->from_env != NULL || sec->from_file != NULL)
+			cfb_err(b, sb->line, "secret %s: kind = github-app takes private_key_file, not "
+			    "from_env or from_file", sec->name);
+		if (sec->placeholder_env == NULL && (sec->placeholder_env = strdup("GH_TOKEN")) == NULL) {
+			secret_free(sec);
+			return NULL;
+		}
+		if (strcmp(sec->placeholder_env, "GITHUB_TOKEN") != 0)
+			sec->also_env = "GITHUB_TOKEN";
+	} else if (sec->from_env != NULL && sec->from_file != NULL)
 		cfb_err(b, sb->line, "secret %s needs exactly one of from_env and from_file", sec->name);
+	else if (sec->from_env == NULL && sec->from_file == NULL && (sec->kind != CF_SECRET_OAUTH2 ||
+	    (sec->mint[CF_MINT_REFRESH_ENV] == NULL && sec->mint[CF_MINT_REFRESH_FILE] == NULL)))
+		cfb_err(b, sb->line, "secret %s needs exactly one of from_env and from_file%s", sec->name,
+		    sec->kind == CF_SECRET_OAUTH2 ? " (the client secret), or a refresh token "
+		    "(refresh_token_env or refresh_token_file)" : "");
 	if (aws_from_build(b, sb, sec) != 0)
 		return sec;
 	if (sec->placeholder_env == NULL && sec->from_env != NULL)
 		sec->placeholder_env = strdup(sec->from_env);
-	else if (sec->placeholder_env == NULL && sec->from_file != NULL)
+	else if (sec->placeholder_env == NULL && sec->from_file == NULL)
+		cfb_err(b, sb->line, "secret %s: name the sandbox's variable with placeholder_env", sec->name);
+	else if (sec->placeholder_env == NULL)
 		cfb_err(b, sb->line, "secret %s reads from_file: name the sandbox's variable with placeholder_env",
 		    sec->name);
+	if (sec->ninject == 0 && sec->kind == CF_SECRET_GITHUB_APP) {
+		/* GitHub's own hosts, as the built-in github secret's. */
+		static const char *const gh[] = { "api.github.com header Authorization \"Bearer %s\"",
+		    "github.com basic x-access-token" };
+		const char *why;
+		if ((sec->inject = calloc(2, sizeof(*sec->inject))) == NULL) {
+			secret_free(sec);
+			return NULL;
+		}
+		for (i = 0; i < 2; i++) {
+			if (cf_inject_parse(gh[i], &sec->inject[i], &why) != 0) {
+				secret_free(sec);
+				return NULL;
+			}
+			sec->ninject++;
+		}
+	}
 	if (sec->ninject == 0)
 		cfb_err(b, sb->line, "secret %s has no inject line: it could be sent nowhere", sec->name);
 	r = sec->from_env != NULL ? asprintf(&sec->source, "env %s", sec->from_env) :
 	    sec->from_file != NULL ? asprintf(&sec->source, "file %s", sec->from_file) :
+	    sec->mint[CF_MINT_REFRESH_ENV] != NULL ? asprintf(&sec->source, "env %s",
+	    sec->mint[CF_MINT_REFRESH_ENV]) : sec->mint[CF_MINT_REFRESH_FILE] != NULL ?
+	    asprintf(&sec->source, "file %s", sec->mint[CF_MINT_REFRESH_FILE]) :
+	    sec->mint[CF_MINT_KEY_FILE] != NULL ? asprintf(&sec->source, "file %s",
+	    sec->mint[CF_MINT_KEY_FILE]) :
 	    asprintf(&sec->source, "nowhere");
 	if (r < 0)
 		sec->source = NULL;
@@ -647,24 +750,25 @@ value_dup(const char *v, size_t n)
 /* Read the value of SEC, reporting at LINE (the secrets = that selects
  * it) why it cannot be had. */
 static void
-read_value(struct cf_build *b, struct cf_secret *sec, int line)
+read_source(struct cf_build *b, struct cf_secret *sec, const char *from_env, const char *from_file,
+    char **value, size_t *vlen, int line)
 {
 	const char *bad;
 
-	if (sec->from_env == NULL && sec->from_file == NULL)
+	if (from_env == NULL && from_file == NULL)
 		return; /* reported with the [secret] */
-	if (sec->from_env != NULL) {
-		const char *v = getenv(sec->from_env);
+	if (from_env != NULL) {
+		const char *v = getenv(from_env);
 		if (v == NULL) {
-			cfb_err(b, line, "secret %s: $%s is not set", sec->name, sec->from_env);
+			cfb_err(b, line, "secret %s: $%s is not set", sec->name, from_env);
 			return;
 		}
 		if ((bad = value_bad(v, strlen(v))) != NULL) {
-			cfb_err(b, line, "secret %s: $%s %s", sec->name, sec->from_env, bad);
+			cfb_err(b, line, "secret %s: $%s %s", sec->name, from_env, bad);
 			return;
 		}
-		sec->vlen = strlen(v);
-		if ((sec->value = value_dup(v, sec->vlen)) == NULL)
+		*vlen = strlen(v);
+		if ((*value = value_dup(v, *vlen)) == NULL)
 			cfb_err(b, line, "out of memory");
 		return;
 	}
@@ -675,13 +779,13 @@ read_value(struct cf_build *b, struct cf_secret *sec, int line)
 		struct stat st;
 		int fd;
 
-		if (sec->from_file[0] == '/') {
-			snprintf(path, sizeof(path), "%s", sec->from_file);
+		if (from_file[0] == '/') {
+			snprintf(path, sizeof(path), "%s", from_file);
 		} else if (dir == NULL || dir[0] != '/') {
 			cfb_err(b, line, "secret %s: from_file %s is relative and $CREDENTIALS_DIRECTORY "
-			    "is not set to an absolute path", sec->name, sec->from_file);
+			    "is not set to an absolute path", sec->name, from_file);
 			return;
-		} else if (snprintf(path, sizeof(path), "%s/%s", dir, sec->from_file) >= (int)sizeof(path)) {
+		} else if (snprintf(path, sizeof(path), "%s/%s", dir, from_file) >= (int)sizeof(path)) {
 			cfb_err(b, line, "secret %s: path too long", sec->name);
 			return;
 		}
@@ -716,12 +820,56 @@ read_value(struct cf_build *b, struct cf_secret *sec, int line)
 			len--;
 		if ((bad = value_bad(buf, len)) != NULL)
 			cfb_err(b, line, "secret %s: %s %s", sec->name, path, bad);
-		else if ((sec->value = value_dup(buf, len)) == NULL)
+		else if ((*value = value_dup(buf, len)) == NULL)
 			cfb_err(b, line, "out of memory");
 		else
-			sec->vlen = len;
+			*vlen = len;
 		OPENSSL_cleanse(buf, sizeof(buf));
 	}
+}
+
+/* Read a github-app's private key: a PEM file of at most 16 KiB (it has
+ * lines, so it is no header value and value_bad() does not apply). */
+static void
+read_pem(struct cf_build *b, struct cf_secret *sec, int line)
+{
+	const char *path = sec->mint[CF_MINT_KEY_FILE];
+	char buf[16384 + 1];
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		cfb_err(b, line, "secret %s: cannot read %s: %s", sec->name, path, strerror(errno));
+		return;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || (len += (size_t)n) == sizeof(buf) - 1)
+			break;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (len == 0 || len == sizeof(buf) - 1 || strstr(buf, "-----BEGIN ") == NULL ||
+	    strstr(buf, "PRIVATE KEY-----") == NULL)
+		cfb_err(b, line, "secret %s: %s is not a PEM private key of at most 16 KiB", sec->name, path);
+	else if ((sec->pem = value_dup(buf, len)) == NULL)
+		cfb_err(b, line, "out of memory");
+	else
+		sec->pemlen = len;
+	OPENSSL_cleanse(buf, sizeof(buf));
+}
+
+/* Read the value of SEC, and a minted kind's refresh token. */
+static void
+read_value(struct cf_build *b, struct cf_secret *sec, int line)
+{
+	read_source(b, sec, sec->from_env, sec->from_file, &sec->value, &sec->vlen, line);
+	read_source(b, sec, sec->mint[CF_MINT_REFRESH_ENV], sec->mint[CF_MINT_REFRESH_FILE],
+	    &sec->refresh, &sec->rlen, line);
+	if (sec->mint[CF_MINT_KEY_FILE] != NULL)
+		read_pem(b, sec, line);
 }
 
 /* Two bindings that would both set the same header (BASIC is
@@ -781,6 +929,11 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 	size_t f, i, j, k;
 	int rc = -ENOMEM;
 
+	for (k = 0; k < 2; k++) {
+		const char *g = sb->github[k] != NULL ? sb->github[k] : def != NULL ? def->github[k] : NULL;
+		if (g != NULL && s->github[k] == NULL && (s->github[k] = strdup(g)) == NULL)
+			return -ENOMEM;
+	}
 	for (f = 0; f < 2; f++) {
 		if (from[f] == NULL)
 			continue;
@@ -835,6 +988,11 @@ attach_session(struct cf_build *b, struct cfsec_set *set, struct cf_session *s,
 	}
 	for (i = 0; i < s->nsecrets; i++) {
 		const struct cf_secret *sec = s->secrets[i];
+		/* A GitHub App token is minted for the session's repositories
+		 * only: never for all the installation can reach. */
+		if (sec->kind == CF_SECRET_GITHUB_APP && s->github[0] == NULL)
+			cfb_err(b, lines[i], "secret %s (kind = github-app) needs github_repositories in "
+			    "session %s (or [defaults])", sec->name, s->name);
 		/* One variable holds one placeholder. */
 		for (k = 0; k < i; k++)
 			if (sec->placeholder_env != NULL && s->secrets[k]->placeholder_env != NULL &&
@@ -932,8 +1090,13 @@ next:
 			if (sec->aws != NULL)
 				n = aws_placeholders(s->name, sec, s->placeholders[i], CF_PLACEHOLDER_MAX + 1);
 			else
-				n = cf_placeholder_make(s->name, sec->name, sec->placeholder_prefix, sec->value,
-				    sec->vlen, s->placeholders[i], CF_PLACEHOLDER_MAX + 1);
+				/* A minted secret with no value of its own takes
+				 * its kind's form: GitHub's installation tokens'
+				 * for a github-app, no vendor's for an oauth2 one. */
+				n = cf_placeholder_make(s->name, sec->name, sec->placeholder_prefix,
+				    sec->value != NULL ? sec->value : sec->kind == CF_SECRET_GITHUB_APP ? "ghs_" : "-",
+				    sec->value != NULL ? sec->vlen : sec->kind == CF_SECRET_GITHUB_APP ? 4 : 1,
+				    s->placeholders[i], CF_PLACEHOLDER_MAX + 1);
 			if (n < 0) {
 				cfb_err(b, lines[i], "secret %s: no placeholder could be made: %s",
 				    sec->name, strerror((int)-n));
@@ -1058,6 +1221,32 @@ size_t cf_secret_ninject(const struct cf_secret *sec) { return sec->ninject; }
 int cf_secret_inject_always(const struct cf_secret *sec) { return sec->always; }
 enum cf_secret_kind cf_secret_kind(const struct cf_secret *sec) { return sec->kind; }
 
+const char *
+cf_secret_mint(const struct cf_secret *sec, enum cf_mint_key k)
+{
+	return k < CF_MINT_NKEYS ? sec->mint[k] : NULL;
+}
+
+const char *
+cf_secret_private_key(const struct cf_secret *sec, size_t *len)
+{
+	*len = sec->pemlen;
+	return sec->pem;
+}
+
+const char *
+cf_session_github(const struct cf_session *s, int which)
+{
+	return which == 0 || which == 1 ? s->github[which] : NULL;
+}
+
+const char *
+cf_secret_refresh_token(const struct cf_secret *sec, size_t *len)
+{
+	*len = sec->rlen;
+	return sec->refresh;
+}
+
 /* The kinds kind = names, one a line. */
 static const struct {
 	const char *name;
@@ -1065,6 +1254,8 @@ static const struct {
 } secret_kinds[] = {
 	{ "static", CF_SECRET_STATIC },
 	{ "aws-sigv4", CF_SECRET_AWS_SIGV4 },
+	{ "oauth2", CF_SECRET_OAUTH2 },
+	{ "github-app", CF_SECRET_GITHUB_APP },
 };
 
 const char *

@@ -29,7 +29,24 @@ struct cf_session;
 enum cf_secret_kind {
 	CF_SECRET_STATIC = 0,   /* one value, put on by its inject lines */
 	CF_SECRET_AWS_SIGV4,    /* AWS keys: requests re-signed (conf/awskey.h) */
+	CF_SECRET_OAUTH2,       /* an access token the proxy gets from a token endpoint */
+	CF_SECRET_GITHUB_APP,   /* a GitHub App installation token, per session */
 };
+
+/* The settings of a secret the proxy mints (kind = oauth2), by key. */
+enum cf_mint_key {
+	CF_MINT_TOKEN_URL = 0,  /* token_url: the token endpoint, https */
+	CF_MINT_CLIENT_ID,      /* client_id */
+	CF_MINT_SCOPE,          /* scope */
+	CF_MINT_REFRESH_ENV,    /* refresh_token_env: the first refresh token's variable */
+	CF_MINT_REFRESH_FILE,   /* refresh_token_file: or its file */
+	CF_MINT_APP_ID,         /* app_id: a GitHub App's id */
+	CF_MINT_INSTALLATION,   /* installation_id: its installation */
+	CF_MINT_API_URL,        /* api_url: GitHub's API (https://api.github.com) */
+	CF_MINT_KEY_FILE,       /* private_key_file: the app's private key, PEM */
+	CF_MINT_NKEYS
+};
+
 struct cf_secret;
 struct cf_rule;
 
@@ -82,6 +99,26 @@ int cf_secret_inject_always(const struct cf_secret *sec);
 
 /* SEC's kind (kind =; CF_SECRET_STATIC unless written). */
 enum cf_secret_kind cf_secret_kind(const struct cf_secret *sec);
+/* SEC's setting K as written, or NULL. */
+const char *cf_secret_mint(const struct cf_secret *sec, enum cf_mint_key k);
+/*
+ * The refresh token SEC was given (refresh_token_env or _file; *LEN
+ * bytes, NUL-terminated), read at load like the value; NULL when none.
+ * Never log it.
+ */
+const char *cf_secret_refresh_token(const struct cf_secret *sec, size_t *len);
+/*
+ * The private key of a kind = github-app secret (PEM, *LEN bytes,
+ * NUL-terminated), read at load from private_key_file; NULL when none.
+ */
+const char *cf_secret_private_key(const struct cf_secret *sec, size_t *len);
+/*
+ * What session S's GitHub App tokens may reach: WHICH 0 the repositories
+ * (github_repositories, "OWNER/REPO,..."), 1 the permissions
+ * (github_permissions, "NAME:LEVEL,..."), as the session or [defaults]
+ * gives them; NULL when neither does.
+ */
+const char *cf_session_github(const struct cf_session *s, int which);
 /* The name of KIND as kind = writes it ("static", ...). */
 const char *cf_secret_kind_name(enum cf_secret_kind kind);
 /* The kind KIND names, or -1. */

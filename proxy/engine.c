@@ -37,6 +37,7 @@ extern char **environ;
 #include "proxy/policy/ask.h"
 #include "proxy/core/audit.h"
 #include "proxy/check.h"
+#include "proxy/flow/mint.h"
 #include "proxy/flow/conns.h"
 #include "proxy/proto/dns.h"
 #include "proxy/policy/learn.h"
@@ -178,6 +179,7 @@ engine_workers_free(struct engine_worker *w, unsigned n)
 	unsigned i;
 
 	for (i = 1; i < n; i++) {
+		px_mint_server_gone(w[i].srv);
 		px_dns_free(w[i].dns);
 		px_server_free(w[i].srv);
 		px_conns_free(w[i].conns);
@@ -816,6 +818,11 @@ engine_end(struct engine_run *e, const struct px_engine_opts *opts)
 		px_workers_stop(in->workers);
 		px_conn_close_all(e->srv);
 		px_listeners_close(e->srv);
+	}
+	if (e->srv != NULL) {
+		/* A session's GitHub tokens end with the proxy. */
+		px_mint_revoke_all(e->srv, 3000);
+		px_mint_server_gone(e->srv);
 	}
 	px_sockmaker_stop();
 	/* The close lines of this thread's last connections. */

@@ -14,6 +14,7 @@
 #include "conf/config.h"
 #include "conf/grantfile.h"
 #include "proxy/policy/budget.h"
+#include "proxy/flow/mint.h"
 #include "proxy/flow/conns.h"
 #include "proxy/policy/grants.h"
 #include "proxy/policy/rtsess.h"
@@ -431,6 +432,8 @@ px_reload_session(struct px_server *srv, const char *name, const char *text, siz
 		/* Its listeners went with the reload; what they had open goes
 		 * now, on every worker, each close audited. */
 		(void)px_workers_each(srv, px_conn_end_session, (void *)name);
+		/* Its minted GitHub tokens end with it. */
+		px_mint_session_ended(srv, name);
 		state_dir = cf_config_proxy(px_server_config(srv))->state_dir;
 		if (state_dir != NULL && px_rtsess_forget(state_dir, name, why, sizeof(why)) != 0)
 			log_warnx("session %s: %s; it would come back at the next start", name, why);

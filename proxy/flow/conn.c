@@ -42,6 +42,7 @@
 #include "proxy/policy/summary.h"
 #include "proxy/flow/notice.h"
 #include "proxy/core/decider.h"
+#include "proxy/flow/mint.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -513,6 +514,7 @@ px_conn_free(struct px_conn *c, const char *why)
 	px_budget_release(c->budget, 1);
 	px_ask_leave(c->req.askw);
 	px_decider_cancel(c->req.dq);
+	px_mint_wait_cancel(c->req.mintw);
 	px_dns_cancel(c->req.dnsq);
 	px_connect_cancel(c->req.connector);
 	if (c->tun != NULL) {

@@ -202,6 +202,12 @@ struct px_request {
 	 * DECIDER, its answer plus one (0: not asked), for its decision line. */
 	struct px_decider_q *dq;
 	int decider;
+	/* A minted token waited for (proxy/flow/minthold.h): the wait, the
+	 * secret's index, what goes on after, and how many holds so far. */
+	struct px_mint_wait *mintw;
+	size_t mint_sec;
+	void (*mint_resume)(struct px_conn *c);
+	int mint_tries;
 	/* SOCKS5: the reply code of its refusal when set (an errno of the
 	 * connect says more than the refusal's status). */
 	int socks_rep;
@@ -362,6 +368,8 @@ struct px_term {
 	struct px_h2 *h2;
 	char fail[160];
 	char secret[72];        /* a secret name is at most 64 */
+	char mint_secret[72];   /* the minted secret the request carries, and */
+	unsigned long mint_gen; /* its token's generation (proxy/flow/mint.h) */
 	int line_due;           /* an allowed HTTP/1.1 request's line is to be written */
 	struct event *flush[2]; /* writes the socket under the client's (0), the upstream's (1) TLS */
 	/* What no response may carry back (proxy/proto/scrub.h): the forms of the
@@ -667,6 +675,11 @@ void px_parent_refused(struct px_conn *c, const char *head, size_t len);
  * overwrote something is told with px_term_reflected().
  */
 struct px_scrub *px_term_scrub(struct px_conn *c);
+/* A minted token VALUE (VLEN bytes) of SEC put on by INJ: its forms join
+ * what no response of C's tunnel may carry back.  Returns 0, or -ENOMEM
+ * when the scan can take no more (the token must not go up then). */
+int px_term_scrub_minted(struct px_conn *c, const struct cf_secret *sec,
+    const struct cf_inject *inj, const char *value, size_t vlen);
 /* N occurrences of secret NAME were overwritten in a response of C's
  * terminated tunnel, in WHERE ("header", "body", "websocket"): counted in
  * /metrics at once, audited with the request's line (or, for a WebSocket,

@@ -47,6 +47,9 @@
 #include "proxy/admin/stats.h"
 #include "proxy/core/decider.h"
 #include "proxy/proto/decider.h"
+#include "proxy/proto/mintmsg.h"
+#include "proxy/flow/mint.h"
+#include "proxy/flow/minthold.h"
 
 #include <openssl/crypto.h>
 #include <openssl/ssl.h>
@@ -684,7 +687,10 @@ static const char *const narrowed[] = {
  * where REQ carries their placeholder, or always under inject_when =
  * always.  To a host a secret is bound to (BOUND), the narrowed headers
  * are dropped and Accept-Encoding is "identity".  The rendered values are
- * wiped once copied.  Returns 0 or -ENOMEM.
+ * wiped once copied.  A minted secret's token (proxy/flow/minthold.h)
+ * takes the place of a value.  Returns 0, -ENOMEM, -EAGAIN when a minted
+ * token is not ready (C->req.mint_sec says whose), or -ENOSPC when the
+ * reflection scan can take no more tokens.
  */
 static int
 build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
@@ -692,11 +698,13 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 	static _Thread_local char extra[2 * (CF_SECRET_MAX * 3 + 256) + 64];
 	static _Thread_local char val[CF_SECRET_MAX * 3 + 256];
 	static const char identity[] = "Accept-Encoding: identity\r\n";
+	static _Thread_local char minted[PX_MINT_TOKEN_MAX + 1];
 	char query[CF_SECRET_MAX * 3 + 256];
 	size_t elen = 0, qlen = 0, i, n = cf_session_nsecrets(c->sess);
 	int rc;
 
 	c->tm->secret[0] = '\0';
+	c->tm->mint_secret[0] = '\0';
 	if (bound) {
 		for (i = 0; narrowed[i] != NULL; i++)
 			drop_header(req, narrowed[i]);
@@ -712,8 +720,27 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 		long r;
 
 		/* An aws-sigv4 secret re-signs instead (px_awssign_request()). */
-		if (inj == NULL || cf_secret_aws(sec) != NULL || (value = cf_secret_value(sec, &vlen)) == NULL)
+		if (inj == NULL || cf_secret_aws(sec) != NULL)
 			continue;
+		if (px_mint_kind(sec)) {
+			/* A minted token, not the secret's own value. */
+			if (!cf_secret_inject_always(sec) && !carries_placeholder(c, i, inj, req))
+				continue;
+			if ((r = px_minthold_value(c, i, minted, sizeof(minted))) < 0) {
+				c->req.mint_sec = i;
+				return -EAGAIN;
+			}
+			value = minted;
+			vlen = (size_t)r;
+			/* A token the reflection scan cannot look for is not
+			 * sent: the tunnel ends, and a new one scans anew. */
+			if (px_term_scrub_minted(c, sec, inj, value, vlen) != 0) {
+				OPENSSL_cleanse(minted, sizeof(minted));
+				return -ENOSPC;
+			}
+		} else if ((value = cf_secret_value(sec, &vlen)) == NULL) {
+			continue;
+		}
 		if (!cf_secret_inject_always(sec) && !carries_placeholder(c, i, inj, req))
 			continue;
 		if (inj->kind == CF_INJECT_QUERY) {
@@ -752,6 +779,7 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 	rc = px_http_build_tls_head(req, c->tm->host.name, c->tm->port, qlen ? query : NULL, qlen,
 	    elen ? extra : NULL, elen, c->fwd->pending);
 	OPENSSL_cleanse(extra, elen);
+	OPENSSL_cleanse(minted, sizeof(minted));
 	if (qlen > 0)
 		OPENSSL_cleanse(query, qlen + 1);
 	return rc;
@@ -1010,6 +1038,8 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		refuse_misdirected(c, bad);
 		return;
 	}
+	if (px_minthold_repo_refused(c, req->path, req->path_len))
+		return;
 	/* A request inside the tunnel counts against its rule's rps and up
 	 * budgets; the tunnel itself already holds a connection. */
 	if (budget_refused(c, c->req.dec.rule, 0))
@@ -1063,6 +1093,8 @@ term_resume(struct px_conn *c)
 static void
 term_go(struct px_conn *c, struct px_http_request *req, size_t head_len, long bound)
 {
+	int rc = 0;
+
 	if (c->tm->fail[0] != '\0') {
 		/* The upstream failed its handshake (term_fail says how). */
 		px_conn_refuse(c, 502, CF_R_UPSTREAM_TLS_FAILED, c->req.dec.rule, c->tm->fail);
@@ -1075,7 +1107,16 @@ term_go(struct px_conn *c, struct px_http_request *req, size_t head_len, long bo
 	}
 	if (px_awssign_request(c, req, head_len, term_resume) != 0)
 		return;
-	if (px_forward_begin(c) != 0 || build_injected_head(c, req, bound >= 0) != 0) {
+	if (px_forward_begin(c) != 0 || (rc = build_injected_head(c, req, bound >= 0)) != 0) {
+		if (rc == -EAGAIN) {
+			/* A minted token is not ready: wait, and go on anew. */
+			px_minthold(c, c->req.mint_sec, term_resume);
+			return;
+		}
+		if (rc == -ENOSPC) {
+			px_conn_free(c, "the tunnel's reflection scan holds too many minted tokens");
+			return;
+		}
 		px_conn_free(c, "out of memory");
 		return;
 	}

@@ -23,6 +23,7 @@
 
 #include "conf/config.h"
 #include "conf/parent.h"
+#include "proxy/flow/minthold.h"
 #include "proxy/flow/conn.h"
 #include "proxy/proto/http.h"
 #include "proxy/core/log.h"
@@ -553,6 +554,8 @@ fwd_response(struct px_conn *c)
 			c->fwd->cli_keep_alive = c->fwd->req.keep_alive && !resp.close_delimited && !resp.upgrade_websocket;
 			c->fwd->resp.keep_alive = resp.keep_alive;
 			c->req.resp_status = resp.status;
+			if (c->term)
+				px_minthold_answer(c, resp.status);
 			if (c->term && !resp.keep_alive)
 				c->fwd->cli_keep_alive = 0;
 			if (resp.upgrade_websocket && c->fwd->req_upgrade) {

@@ -10,6 +10,9 @@ libpostern_proxy_a_SOURCES += \
 	proxy/flow/connect.c proxy/flow/connect.h \
 	proxy/flow/conns.c proxy/flow/conns.h \
 	proxy/flow/decide.c \
+	proxy/flow/fetch.c proxy/flow/fetch.h \
+	proxy/flow/mint.c proxy/flow/mint.h \
+	proxy/flow/minthold.c proxy/flow/minthold.h \
 	proxy/flow/forward.c \
 	proxy/flow/h2.c proxy/flow/h2.h \
 	proxy/flow/h2tunnel.c \

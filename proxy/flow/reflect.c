@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -18,26 +19,29 @@
 #include "proxy/proto/scrub.h"
 
 /* Add to S the forms of SEC's value that its binding INJ puts on a request:
- * the value itself, and what Basic auth or a query makes of it. */
-static void
+ * the value itself, and what Basic auth or a query makes of it.  Returns
+ * 0, or -ENOMEM when S could not take one. */
+static int
 scrub_add_forms(struct px_scrub *s, const struct cf_secret *sec, const struct cf_inject *inj,
     const char *value, size_t vlen)
 {
 	static _Thread_local char out[CF_SECRET_MAX * 3 + 256];
 	const char *name = cf_secret_name(sec), *form;
 	long r;
+	int rc;
 
-	(void)px_scrub_add(s, name, value, vlen);
+	rc = px_scrub_add(s, name, value, vlen);
 	if (inj->kind == CF_INJECT_HEADER)
-		return;	/* the header's format holds the value as it is */
+		return rc;	/* the header's format holds the value as it is */
 	if ((r = cf_inject_render(inj, value, vlen, out, sizeof(out))) < 0)
-		return;
+		return rc;
 	/* "Basic BASE64", "PARAM=ENCODED": the part after the first
 	 * space or '='. */
 	form = strchr(out, inj->kind == CF_INJECT_BASIC ? ' ' : '=');
-	if (form != NULL)
-		(void)px_scrub_add(s, name, form + 1, (size_t)r - (size_t)(form + 1 - out));
+	if (form != NULL && px_scrub_add(s, name, form + 1, (size_t)r - (size_t)(form + 1 - out)) != 0)
+		rc = -ENOMEM;
 	OPENSSL_cleanse(out, (size_t)r + 1);
+	return rc;
 }
 
 struct px_scrub *
@@ -64,7 +68,7 @@ px_term_scrub(struct px_conn *c)
 				continue;
 			if (c->tm->scrub == NULL && (c->tm->scrub = px_scrub_new()) == NULL)
 				return NULL;
-			scrub_add_forms(c->tm->scrub, sec, inj, value, vlen);
+			(void)scrub_add_forms(c->tm->scrub, sec, inj, value, vlen);
 		}
 		/* An aws-sigv4 secret's real session token goes up as it is. */
 		if (px_awssign_scrub(c, sec, &c->tm->scrub) != 0)
@@ -72,6 +76,16 @@ px_term_scrub(struct px_conn *c)
 	}
 	c->tm->scrub_gen = c->generation;
 	return c->tm->scrub;
+}
+
+int
+px_term_scrub_minted(struct px_conn *c, const struct cf_secret *sec, const struct cf_inject *inj,
+    const char *value, size_t vlen)
+{
+	if (c->tm == NULL || (px_term_scrub(c) == NULL && c->tm->scrub == NULL &&
+	    (c->tm->scrub = px_scrub_new()) == NULL))
+		return -ENOMEM;
+	return scrub_add_forms(c->tm->scrub, sec, inj, value, vlen);
 }
 
 void

@@ -39,6 +39,7 @@
 #include "proxy/proto/sni.h"
 #include "proxy/proto/socks.h"
 #include "proxy/flow/splice.h"
+#include "proxy/flow/minthold.h"
 #include "proxy/policy/summary.h"
 #include "proxy/flow/notice.h"
 #include "proxy/tls/tlsup.h"
@@ -987,7 +988,7 @@ term_start(struct px_conn *c)
 	 * not be left with an upstream that chose h2.  Nor with a decider:
 	 * only HTTP/1.1 requests are held for its answer. */
 	offer_h2 = (c->tm->alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c) &&
-	    !px_awssign_host(c) && c->sess->decider == NULL;
+	    !px_awssign_host(c) && !px_minthold_bound(c) && c->sess->decider == NULL;
 	c->tm->is_h2 = 0;
 	ssl = uctx != NULL ? SSL_new(uctx) : NULL;
 	if (ssl == NULL || px_tlsup_prepare(ssl, c->tm->host.name) != 0 ||

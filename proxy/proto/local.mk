@@ -9,6 +9,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/proto/dns.c proxy/proto/dns.h \
 	proxy/proto/http.c proxy/proto/http.h \
 	proxy/proto/ocsf.c proxy/proto/ocsf.h \
+	proxy/proto/mintmsg.c proxy/proto/mintmsg.h \
 	proxy/proto/proxyauth.c proxy/proto/proxyauth.h \
 	proxy/proto/resolve.c proxy/proto/resolve.h \
 	proxy/proto/scrub.c proxy/proto/scrub.h \
@@ -138,3 +139,17 @@ TESTS += tests/unit/test-ocsf
 tests_unit_test_ocsf_SOURCES = tests/unit/test-ocsf.c tests/unit/tap.h
 tests_unit_test_ocsf_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_ocsf_LDADD = $(PROXY_LIBS)
+
+# The token endpoint codecs: unit test and fuzz replay.
+check_PROGRAMS += tests/unit/test-mintmsg
+TESTS += tests/unit/test-mintmsg
+tests_unit_test_mintmsg_SOURCES = tests/unit/test-mintmsg.c tests/unit/tap.h
+tests_unit_test_mintmsg_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_test_mintmsg_LDADD = $(PROXY_LIBS)
+
+check_PROGRAMS += tests/fuzz/mintmsg-replay
+TESTS += tests/fuzz/mintmsg-replay
+tests_fuzz_mintmsg_replay_SOURCES = tests/fuzz/fuzz-mintmsg.c tests/fuzz/replay.c
+tests_fuzz_mintmsg_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/mintmsg"'
+tests_fuzz_mintmsg_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-mintmsg.srcs

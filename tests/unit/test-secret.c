@@ -155,7 +155,45 @@ static const struct err_case err_cases[] = {
 	{ "did you mean inject_when", SEC("inject_wen = always\n"),
 	    "t.ini:7: unknown key in [secret s] (inject_wen); did you mean inject_when?" },
 	{ "kind takes a word it knows", SEC("from_env = TS_OK\nkind = magic\n"),
-	    "t.ini:8: kind is static or aws-sigv4 (magic)" },
+	    "t.ini:8: kind is static, aws-sigv4, oauth2 or github-app (magic)" },
+	{ "oauth2 needs token_url", SEC("kind = oauth2\nclient_id = c\nfrom_env = TS_OK\ninject = a.test header x-k\n"),
+	    "t.ini:6: secret s: kind = oauth2 needs token_url" },
+	{ "oauth2 needs client_id", SEC("kind = oauth2\ntoken_url = https://t.test/t\nfrom_env = TS_OK\n"
+	    "inject = a.test header x-k\n"), "t.ini:6: secret s: kind = oauth2 needs client_id" },
+	{ "token_url is https", SEC("kind = oauth2\ntoken_url = http://t.test/t\n"),
+	    "t.ini:8: token_url is an https:// URL (http://t.test/t)" },
+	{ "token_url on a static secret", SEC("token_url = https://t.test/t\nfrom_env = TS_OK\n"
+	    "inject = a.test header x-k\n"), "t.ini:6: secret s: token_url is not a key of kind = static" },
+	{ "oauth2 with neither a client secret nor a refresh token",
+	    SEC("kind = oauth2\ntoken_url = https://t.test/t\nclient_id = c\ninject = a.test header x-k\n"),
+	    "t.ini:6: secret s needs exactly one of from_env and from_file (the client secret), or a "
+	    "refresh token (refresh_token_env or refresh_token_file)" },
+	{ "github-app needs the session's repositories", SEC("kind = github-app\napp_id = 1\n"
+	    "installation_id = 2\nprivate_key_file = /nonexistent/app.pem\ninject = a.test header x-k\n"),
+	    "t.ini:5: secret s (kind = github-app) needs github_repositories in session default" },
+	{ "github-app takes no from_env", SEC("kind = github-app\napp_id = 1\ninstallation_id = 2\n"
+	    "private_key_file = /x.pem\nfrom_env = TS_OK\n"),
+	    "t.ini:6: secret s: kind = github-app takes private_key_file, not from_env or from_file" },
+	{ "github-app needs app_id", SEC("kind = github-app\ninstallation_id = 2\nprivate_key_file = /x.pem\n"),
+	    "t.ini:6: secret s: kind = github-app needs app_id" },
+	{ "app_id is a number", SEC("app_id = 1x\n"), "t.ini:7: app_id is a number (1x)" },
+	{ "private_key_file is absolute", SEC("private_key_file = app.pem\n"),
+	    "t.ini:7: private_key_file is an absolute path (app.pem)" },
+	{ "a private key that cannot be read", HEAD "github_repositories = o/r\n" "secrets = s\n[secret s]\n"
+	    "kind = github-app\napp_id = 1\ninstallation_id = 2\nprivate_key_file = /nonexistent/app.pem\n",
+	    "secret s: cannot read /nonexistent/app.pem" },
+	{ "github_repositories is OWNER/REPO", HEAD "github_repositories = org/a, b\n",
+	    "t.ini:5: github_repositories is a list of OWNER/REPO" },
+	{ "github_repositories with a path", HEAD "github_repositories = org/a/b\n",
+	    "t.ini:5: github_repositories is a list of OWNER/REPO" },
+	{ "github_permissions levels", HEAD "github_permissions = contents:all\n",
+	    "t.ini:5: github_permissions is a list of NAME:read, NAME:write or NAME:admin" },
+	{ "two refresh token sources", SEC("kind = oauth2\ntoken_url = https://t.test/t\nclient_id = c\n"
+	    "refresh_token_env = TS_OK\nrefresh_token_file = /x\ninject = a.test header x-k\n"),
+	    "t.ini:6: secret s: refresh_token_env and refresh_token_file are one or the other" },
+	{ "a refresh token only needs placeholder_env", SEC("kind = oauth2\ntoken_url = https://t.test/t\n"
+	    "client_id = c\nrefresh_token_env = TS_OK\ninject = a.test header x-k\n"),
+	    "t.ini:6: secret s: name the sandbox's variable with placeholder_env" },
 	{ "kind in [defaults]", HEAD "kind = static\n",
 	    "t.ini:5: kind belongs in a [secret NAME], not in [defaults]" },
 	{ "empty item in secrets =", HEAD "secrets = anthropic,,openai\n", "t.ini:5: empty item in list" },
