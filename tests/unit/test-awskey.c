@@ -86,7 +86,7 @@ static const struct {
 	    "secret aws: $TA_UNSET is not set" },
 	{ "key id variable of the wrong shape", AWS("from_env = TA_SECRET\naccess_key_id_env = TA_SECRET\n"),
 	    "secret aws: $TA_SECRET is not an access key id" },
-	{ "unknown kind", HEAD "secrets = s\n[secret s]\nkind = aws\n", "t.ini:7: kind is static or aws-sigv4 (aws)" },
+	{ "unknown kind", HEAD "secrets = s\n[secret s]\nkind = aws\n", "t.ini:7: kind is static, aws-sigv4, oauth2 or github-app (aws)" },
 };
 
 static int
