@@ -344,7 +344,7 @@ t2_inject(struct px_conn *c, const struct px_h2_req *r, struct px_h2_verdict *v,
 		size_t vlen = 0, k;
 		int dup = 0;
 
-		if (inj == NULL || inj->kind == CF_INJECT_QUERY ||
+		if (inj == NULL || inj->kind == CF_INJECT_QUERY || inj->kind == CF_INJECT_REPLACE ||
 		    (value = cf_secret_value(sec, &vlen)) == NULL)
 			continue;
 		if (!cf_secret_inject_always(sec) && !t2_carries(c, i, inj, r))

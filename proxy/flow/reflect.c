@@ -14,6 +14,7 @@
 #include "conf/inject.h"
 #include "conf/secret.h"
 #include "proxy/flow/conn.h"
+#include "proxy/proto/bodyph.h"
 #include "proxy/proto/scrub.h"
 
 /* Add to S the forms of SEC's value that its binding INJ puts on a request:
@@ -29,6 +30,17 @@ scrub_add_forms(struct px_scrub *s, const struct cf_secret *sec, const struct cf
 	(void)px_scrub_add(s, name, value, vlen);
 	if (inj->kind == CF_INJECT_HEADER)
 		return;	/* the header's format holds the value as it is */
+	if (inj->kind == CF_INJECT_REPLACE) {
+		/* As a path, a form or a JSON string writes it. */
+		static const enum px_bph_enc encs[] = { PX_BPH_PATH, PX_BPH_FORM, PX_BPH_JSON };
+		size_t e;
+		for (e = 0; e < sizeof(encs) / sizeof(encs[0]); e++)
+			if ((r = px_bph_encode(encs[e], value, vlen, out, sizeof(out))) > 0) {
+				(void)px_scrub_add(s, name, out, (size_t)r);
+				OPENSSL_cleanse(out, (size_t)r + 1);
+			}
+		return;
+	}
 	if ((r = cf_inject_render(inj, value, vlen, out, sizeof(out))) < 0)
 		return;
 	/* "Basic BASE64", "PARAM=ENCODED": the part after the first

@@ -37,6 +37,7 @@
 #include "proxy/tls/registry.h"
 #include "proxy/proto/sni.h"
 #include "proxy/proto/socks.h"
+#include "proxy/flow/replace.h"
 #include "proxy/flow/splice.h"
 #include "proxy/policy/summary.h"
 #include "proxy/flow/notice.h"
@@ -91,6 +92,11 @@ pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 	struct px_budget *b = from == &c->cli ? px_conn_up_budget(c) : NULL;
 	size_t n = evbuffer_get_length(in);
 
+	if (c->term && from == &c->cli) {
+		if ((in = px_replace_ws(c, in)) == NULL)
+			return -EPROTO;
+		n = evbuffer_get_length(in);
+	}
 	/* Only a terminated tunnel relays here after a 101: the bytes a
 	 * reflection scan holds back stay in IN for the next pass. */
 	if (c->term && from == &c->up) {
@@ -985,7 +991,7 @@ term_start(struct px_conn *c)
 	 * needs the HTTP/1.1 path): a client that speaks HTTP/1.1 only must
 	 * not be left with an upstream that chose h2.  Nor with a decider:
 	 * only HTTP/1.1 requests are held for its answer. */
-	offer_h2 = (c->tm->alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c) &&
+	offer_h2 = (c->tm->alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c) && !px_replace_binds(c) &&
 	    c->sess->decider == NULL;
 	c->tm->is_h2 = 0;
 	ssl = uctx != NULL ? SSL_new(uctx) : NULL;

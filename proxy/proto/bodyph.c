@@ -502,3 +502,16 @@ px_bph_ws(const struct px_bph *b, struct px_bph_ws *ws, const unsigned char *in,
 	}
 	return 0;
 }
+
+void
+px_bph_req_free(struct px_bph_req *r)
+{
+	if (r == NULL)
+		return;
+	px_bph_clear(&r->set);
+	px_bph_buf_wipe(&r->head);
+	px_bph_buf_wipe(&r->body);
+	px_bph_ws_clear(&r->ws);
+	OPENSSL_cleanse(r, sizeof(*r));
+	free(r);
+}

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proxy/proto/http.h"
+
 /* How a value is written where it goes. */
 enum px_bph_enc {
 	PX_BPH_RAW = 0, /* as it is: WebSocket text */
@@ -149,5 +151,28 @@ void px_bph_ws_clear(struct px_bph_ws *ws);
  */
 int px_bph_ws(const struct px_bph *b, struct px_bph_ws *ws, const unsigned char *in, size_t len,
     void (*rnd)(unsigned char key[4]), struct px_bph_buf *out, const char **why);
+
+/*
+ * One request's rewrite, as the glue (proxy/flow/replace.c) keeps it in a
+ * terminated tunnel: the set, and where the body or the frames stand.
+ * px_bph_req_free() wipes and frees it (NULL is a no-op).
+ */
+enum px_bph_mode {
+	PX_BPH_LENGTH = 1,      /* a Content-Length body: head and body held whole */
+	PX_BPH_CHUNKED,         /* a chunked body: rewritten chunk by chunk */
+	PX_BPH_WEBSOCKET,       /* the client's frames after a 101 */
+};
+struct px_bph_req {
+	enum px_bph_mode mode;
+	struct px_bph set;
+	struct px_bph_buf head;         /* LENGTH: the head, sent with the body */
+	struct px_bph_buf body;         /* LENGTH: the body so far */
+	struct px_chunked ch;           /* CHUNKED: the decoder */
+	struct px_bph_stream st;        /* CHUNKED */
+	struct px_bph_ws ws;            /* WEBSOCKET */
+	size_t counted;                 /* replacements counted in the stats */
+	const char *secret;             /* the first secret of the set (the snapshot's) */
+};
+void px_bph_req_free(struct px_bph_req *r);
 
 #endif
