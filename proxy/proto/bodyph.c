@@ -200,6 +200,8 @@ rewrite(const struct px_bph *b, const unsigned char *d, size_t n, int final,
 {
 	size_t i = 0, run = 0;
 
+	if (n == 0)
+		return 0;
 	while (i < n) {
 		int partial = 0;
 		long m = match_at(b, d + i, n - i, &partial);
@@ -251,7 +253,8 @@ px_bph_stream(const struct px_bph *b, struct px_bph_stream *st, const unsigned c
 		if (h > sizeof(st->held))
 			used = -ENOMEM; /* cannot be: a partial match is shorter */
 		else {
-			memcpy(st->held, d + used, h);
+			if (h > 0)
+				memcpy(st->held, d + used, h);
 			st->nheld = h;
 		}
 	}
