@@ -182,6 +182,13 @@ px_replace_begin(struct px_conn *c, const struct px_http_request *req)
 			goto nomem;
 		}
 		evbuffer_drain(c->fwd->pending, hl);
+		/* The upstream cannot say "100 Continue" to a head it has
+		 * not seen: the proxy says it, so the client sends the body
+		 * now rather than after a timeout. */
+		if (req->expect_continue && px_conn_cli_send(c, "HTTP/1.1 100 Continue\r\n\r\n", 25) != 0) {
+			px_bph_req_free(rp);
+			goto nomem;
+		}
 	}
 	c->tm->rp = rp;
 	return 0;
