@@ -203,14 +203,12 @@ px_replace_has_body(const struct px_conn *c)
 	return c->term && c->tm->rp != NULL && c->tm->rp->mode != PX_BPH_WEBSOCKET;
 }
 
-/* Scratch for decoded chunk data, per worker thread; empty between calls. */
-static _Thread_local struct evbuffer *plain;
-
 int
 px_replace_body(struct px_conn *c, struct evbuffer *in, struct evbuffer *out, size_t n)
 {
 	struct px_bph_req *rp = c->tm->rp;
 	struct px_bph_buf nb, nh;
+	struct evbuffer *plain;
 	unsigned char *p;
 	int rc = -ENOMEM, done = 0;
 
@@ -233,8 +231,10 @@ px_replace_body(struct px_conn *c, struct evbuffer *in, struct evbuffer *out, si
 		ssize_t used;
 		size_t pl;
 
-		if (plain == NULL && (plain = evbuffer_new()) == NULL)
+		/* The decoded chunks; empty between calls. */
+		if (rp->scratch == NULL && (rp->scratch = evbuffer_new()) == NULL)
 			return -ENOMEM;
+		plain = rp->scratch;
 		used = px_chunked_decode(&rp->ch, (const char *)p, n, plain, &done, &why);
 		if (used < 0 || (size_t)used != n) {
 			evbuffer_drain(plain, evbuffer_get_length(plain));
@@ -279,13 +279,11 @@ ws_key(unsigned char key[4])
 		memset(key, 0, 4);
 }
 
-/* The rewritten frames, per worker thread; emptied by the caller's send. */
-static _Thread_local struct evbuffer *wsout;
-
 struct evbuffer *
 px_replace_ws(struct px_conn *c, struct evbuffer *in)
 {
 	struct px_bph_req *rp = c->tm != NULL ? c->tm->rp : NULL;
+	struct evbuffer *wsout;
 	struct px_bph_buf nb;
 	const char *why = NULL;
 	size_t n = evbuffer_get_length(in);
@@ -295,8 +293,10 @@ px_replace_ws(struct px_conn *c, struct evbuffer *in)
 
 	if (rp == NULL || rp->mode != PX_BPH_WEBSOCKET)
 		return in;
-	if (wsout == NULL && (wsout = evbuffer_new()) == NULL)
+	/* The rewritten frames; the caller's send empties it. */
+	if (rp->scratch == NULL && (rp->scratch = evbuffer_new()) == NULL)
 		goto nomem;
+	wsout = rp->scratch;
 	if (n == 0)
 		return wsout;
 	memset(&nb, 0, sizeof(nb));

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <event2/buffer.h>
 #include <openssl/crypto.h>
 
 void
@@ -515,6 +516,8 @@ px_bph_req_free(struct px_bph_req *r)
 	px_bph_buf_wipe(&r->head);
 	px_bph_buf_wipe(&r->body);
 	px_bph_ws_clear(&r->ws);
+	if (r->scratch != NULL)
+		evbuffer_free(r->scratch);
 	OPENSSL_cleanse(r, sizeof(*r));
 	free(r);
 }

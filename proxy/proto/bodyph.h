@@ -155,7 +155,8 @@ int px_bph_ws(const struct px_bph *b, struct px_bph_ws *ws, const unsigned char 
 /*
  * One request's rewrite, as the glue (proxy/flow/replace.c) keeps it in a
  * terminated tunnel: the set, and where the body or the frames stand.
- * px_bph_req_free() wipes and frees it (NULL is a no-op).
+ * px_bph_req_free() wipes and frees it, its scratch buffer too (NULL is a
+ * no-op).
  */
 enum px_bph_mode {
 	PX_BPH_LENGTH = 1,      /* a Content-Length body: head and body held whole */
@@ -172,6 +173,7 @@ struct px_bph_req {
 	struct px_bph_ws ws;            /* WEBSOCKET */
 	size_t counted;                 /* replacements counted in the stats */
 	const char *secret;             /* the first secret of the set (the snapshot's) */
+	struct evbuffer *scratch;       /* the glue's: decoded chunks, rewritten frames */
 };
 void px_bph_req_free(struct px_bph_req *r);
 
