@@ -284,8 +284,7 @@ tunnel_start(struct px_conn *c)
 	if (!c->cli.eof && !c->up.eof) {
 		/* Pass on what is buffered, reading nothing more meanwhile;
 		 * the write callbacks switch to splice once it is out. */
-		pass_buffered(c, &c->cli, &c->up);
-		if (pass_buffered(c, &c->up, &c->cli) < 0)
+		if (pass_buffered(c, &c->cli, &c->up) < 0 || pass_buffered(c, &c->up, &c->cli) < 0)
 			return;
 		rc = tunnel_to_splice(c);
 		if (rc == 0)

@@ -272,7 +272,39 @@ except Exception:
     pass
 print(got.decode("latin-1"))
 ' 2>&1)
+# A compressed frame (RSV1), sent with the upgrade before the 101 comes:
+# the connection closes, its close line says why, the server gets nothing.
+out2=$(in_px env CA="$CA" PH="$PH_W" "$WORLD_PYTHON" -c '
+import os, socket, ssl
+ph = os.environ["PH"].encode()
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"CONNECT allowed.test:8443 HTTP/1.1\r\nHost: allowed.test:8443\r\n\r\n")
+buf = b""
+while b"\r\n\r\n" not in buf:
+    buf += s.recv(4096)
+t = ssl.create_default_context(cafile=os.environ["CA"]).wrap_socket(s, server_hostname="allowed.test")
+key = b"\x01\x02\x03\x04"
+p = b"rsv " + ph
+t.sendall(b"GET /ws2 HTTP/1.1\r\nHost: allowed.test:8443\r\nUpgrade: websocket\r\n"
+          b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+          b"Sec-WebSocket-Version: 13\r\n\r\n" +
+          bytes([0xc1, 0x80 | len(p)]) + key + bytes(b ^ key[i % 4] for i, b in enumerate(p)))
+got = b""
+t.settimeout(5)
+try:
+    while True:
+        d = t.recv(65536)
+        if not d:
+            break
+        got += d
+except Exception as e:
+    pass
+print(got.split(b"\r\n")[0].decode())
+' 2>&1)
 kill "$wspid" 2>/dev/null
+expect_audit "websocket: a compressed frame closes the connection, the close line says why" \
+	event=close path=/ws2 "why~RSV bits"
+expect_no_match "rsv " "$(cat "$WORLD_DIR/ws.log")" "and the server got nothing of it"
 expect_match "^HTTP/1.1 101 " "$out" "websocket: 101 through the terminated tunnel"
 log=$(cat "$WORLD_DIR/ws.log")
 expect_match "^masked=1 msg=\\{\"auth\":\"$WSKEY\"\\}$" "$log" \
