@@ -137,16 +137,19 @@ pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 /*
  * Move everything readable from FROM to TO, stopping FROM while TO's output
  * is over RELAY_HIGH; TO's write callback resumes it (le-proxy's scheme).
+ * Returns 0, or -1 when C is gone (frames no scan or rewrite passes).
  */
-static void
+static int
 relay(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 {
 	if (evbuffer_get_length(bufferevent_get_input(from->bev)) == 0)
-		return;
+		return 0;
 	px_conn_touch(c);
-	if (pass_buffered(c, from, to) < 0 || c->tun->budget_over)
-		return;
-	(void)px_conn_throttle(from, to);
+	if (pass_buffered(c, from, to) < 0)
+		return -1;
+	if (!c->tun->budget_over)
+		(void)px_conn_throttle(from, to);
+	return 0;
 }
 
 /* Half-close: after EOF from FROM and once its bytes are flushed, TO's
@@ -275,7 +278,7 @@ hold_for_splice(struct conn_side *s)
 	bufferevent_enable(s->bev, EV_WRITE);
 }
 
-static void
+static int
 tunnel_start(struct px_conn *c)
 {
 	int rc;
@@ -285,23 +288,23 @@ tunnel_start(struct px_conn *c)
 		/* Pass on what is buffered, reading nothing more meanwhile;
 		 * the write callbacks switch to splice once it is out. */
 		if (pass_buffered(c, &c->cli, &c->up) < 0 || pass_buffered(c, &c->up, &c->cli) < 0)
-			return;
+			return -1;
 		rc = tunnel_to_splice(c);
 		if (rc == 0)
-			return;
+			return 0;
 		if (rc == 1) {
 			c->tun->splice_pending = 1;
 			hold_for_splice(&c->cli);
 			hold_for_splice(&c->up);
-			return;
+			return 0;
 		}
 	}
 	bufferevent_enable(c->cli.bev, EV_READ);
 	bufferevent_enable(c->up.bev, EV_READ);
 	if (!c->cli.eof)
-		relay(c, &c->cli, &c->up);
-	else
-		maybe_shutdown(c);
+		return relay(c, &c->cli, &c->up);
+	maybe_shutdown(c);
+	return 0;
 }
 
 /* ---- the SNI check ------------------------------------------------------ */
@@ -539,7 +542,8 @@ tunnel_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if (px_conn_side_event(c, from, what) <= 0)
 		return;
-	relay(c, from, to);
+	if (relay(c, from, to) < 0)
+		return;
 	to->shut_pending = 1;
 	if (c->phase == &sni_phase && !to->eof) {
 		/* Only upstream's events come here in the SNI hold: it is
@@ -1091,7 +1095,8 @@ px_tunnel_upgrade(struct px_conn *c)
 		px_conn_free(c, "out of memory");
 		return;
 	}
-	tunnel_start(c);
+	if (tunnel_start(c) < 0)
+		return;
 	if (c->tun->spl == NULL)
-		relay(c, &c->up, &c->cli);
+		(void)relay(c, &c->up, &c->cli);
 }
