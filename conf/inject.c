@@ -259,6 +259,10 @@ cf_inject_parse(const char *s, struct cf_inject *out, const char **why)
 			goto out;
 		}
 		out->kind = CF_INJECT_REPLACE;
+		if ((out->name = strdup("replace")) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
 	} else {
 		fail(why, "the method is header, basic or query (or replace: path, body, websocket)");
 		goto out;

@@ -31,7 +31,7 @@ struct cf_inject {
 	uint16_t port;            /* 443 unless written */
 	const char *path;         /* path prefix (cf_rule_match_path()), or NULL */
 	enum cf_inject_kind kind;
-	const char *name;         /* header name (BASIC: "Authorization"), PARAM, or NULL (REPLACE) */
+	const char *name;         /* header name (BASIC: "Authorization"), PARAM, or "replace" */
 	const char *format;       /* HEADER: exactly one %s, no other %; else NULL */
 	const char *user;         /* BASIC: the user name; else NULL */
 	unsigned where;           /* REPLACE: CF_REPLACE_*; else 0 */
