@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf/inject.h"
 #include "proxy/proto/bodyph.h"
 #include "tests/unit/tap.h"
 
@@ -394,6 +395,47 @@ test_ws_refused(void)
 	px_bph_clear(&b);
 }
 
+/* The inject method that asks for all this (conf/inject.h). */
+static void
+test_parse(void)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "a.test replace", "replace takes where" },
+		{ "a.test replace path,path", "replace takes where" },
+		{ "a.test replace path,", "replace takes where" },
+		{ "a.test replace headers", "replace takes where" },
+		{ "a.test replace path body", "replace takes one word" },
+		{ "a.test cookie k", "the method is header, basic or query (or replace" },
+	};
+	struct cf_inject inj;
+	const char *why = NULL;
+	size_t i;
+	char out[64];
+
+	tap_cmp_int(cf_inject_parse("api.telegram.org replace path", &inj, &why), "==", 0, "replace path");
+	tap_ok(inj.kind == CF_INJECT_REPLACE && inj.where == CF_REPLACE_PATH && inj.port == 443 &&
+	    inj.name != NULL && strcmp(inj.name, "replace") == 0, "its kind, where, port and name");
+	tap_ok(cf_inject_carries(&inj, "/botPH-x/getMe", 14, "PH-x", 4) &&
+	    !cf_inject_carries(&inj, "/bot/getMe", 10, "PH-x", 4), "the target carries the placeholder or not");
+	tap_cmp_int(cf_inject_render(&inj, "a b", 3, out, sizeof(out)), "==", 3, "renders the value as it is");
+	cf_inject_clear(&inj);
+	tap_cmp_int(cf_inject_parse("a.test:8443/v1 replace websocket,body,path", &inj, &why), "==", 0,
+	    "a list, a port and a path prefix");
+	tap_ok(inj.where == (CF_REPLACE_PATH | CF_REPLACE_BODY | CF_REPLACE_WEBSOCKET) && inj.port == 8443,
+	    "all three places");
+	cf_inject_clear(&inj);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc;
+
+		why = NULL;
+		rc = cf_inject_parse(bad[i].line, &inj, &why);
+		tap_ok(rc == -EINVAL && why != NULL && strncmp(why, bad[i].why, strlen(bad[i].why)) == 0,
+		    "refused: %s (%s)", bad[i].line, why ? why : "-");
+	}
+}
+
 int
 main(void)
 {
@@ -407,5 +449,6 @@ main(void)
 	test_ws_lengths();
 	test_ws_fragments();
 	test_ws_refused();
+	test_parse();
 	return tap_done();
 }
