@@ -92,6 +92,9 @@ struct cf_proxy_settings {
 	unsigned workers;
 	unsigned max_headers;
 	size_t max_header_bytes;
+	/* The most of a request body the proxy gathers to replace placeholders
+	 * in it (a Content-Length body, a WebSocket text frame), in bytes. */
+	size_t replace_max;
 	int revoke;
 	/* The audit log's checkpoints (proxy/core/audit.h): the Ed25519 key
 	 * that signs them (NULL: none), how often, the lines' format

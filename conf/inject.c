@@ -86,6 +86,38 @@ word(const char **p, size_t *n)
 	return w;
 }
 
+/* The set of places "path,body,websocket" (N bytes at W) names, or 0 for
+ * an empty list, an unknown name or one named twice. */
+static unsigned
+replace_where(const char *w, size_t n)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} places[] = {
+		{ "path", CF_REPLACE_PATH }, { "body", CF_REPLACE_BODY },
+		{ "websocket", CF_REPLACE_WEBSOCKET },
+	};
+	const char *end = w + n, *comma;
+	unsigned set = 0, bit;
+	size_t k, l;
+
+	if (n == 0)
+		return 0;
+	for (; w <= end; w = comma + 1) {
+		if ((comma = memchr(w, ',', (size_t)(end - w))) == NULL)
+			comma = end;
+		l = (size_t)(comma - w);
+		for (bit = 0, k = 0; k < sizeof(places) / sizeof(places[0]); k++)
+			if (strlen(places[k].name) == l && memcmp(w, places[k].name, l) == 0)
+				bit = places[k].bit;
+		if (bit == 0 || (set & bit))
+			return 0;
+		set |= bit;
+	}
+	return set;
+}
+
 int
 cf_inject_parse(const char *s, struct cf_inject *out, const char **why)
 {
@@ -98,7 +130,8 @@ cf_inject_parse(const char *s, struct cf_inject *out, const char **why)
 	memset(&r, 0, sizeof(r));
 	w = word(&p, &wn);
 	if (wn == 0)
-		return fail(why, "a binding is HOST[:PORT][/PATH] header NAME [\"FORMAT\"], basic USER or query PARAM");
+		return fail(why, "a binding is HOST[:PORT][/PATH] header NAME [\"FORMAT\"], basic USER or query PARAM "
+		    "(or replace WHERE[,WHERE...])");
 	/* The target is a host pattern like an allow rule's, narrowed to one
 	 * host and one port: the same strictness of names and path prefixes. */
 	if (cf_rule_parse(w, wn, CF_RULE_ALLOW, &r, why) != 0)
@@ -219,14 +252,26 @@ cf_inject_parse(const char *s, struct cf_inject *out, const char **why)
 			rc = -ENOMEM;
 			goto out;
 		}
+	} else if (mn == 7 && memcmp(m, "replace", 7) == 0) {
+		if ((out->where = replace_where(a, an)) == 0) {
+			fail(why, "replace takes where: path, body or websocket, or a list of them "
+			    "with commas (path,body)");
+			goto out;
+		}
+		out->kind = CF_INJECT_REPLACE;
+		if ((out->name = strdup("replace")) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
 	} else {
-		fail(why, "the method is header, basic or query");
+		fail(why, "the method is header, basic or query (or replace: path, body, websocket)");
 		goto out;
 	}
 	if (out->kind != CF_INJECT_HEADER) {
 		word(&p, &an);
 		if (an != 0) {
-			fail(why, "basic and query take one word");
+			fail(why, out->kind == CF_INJECT_REPLACE ? "replace takes one word: path,body,websocket "
+			    "with commas, no spaces" : "basic and query take one word");
 			goto out;
 		}
 	}
@@ -306,6 +351,13 @@ cf_inject_render(const struct cf_inject *inj, const char *value, size_t vlen, ch
 		}
 		break;
 	}
+	case CF_INJECT_REPLACE:
+		/* The value as it is; where it goes writes it as it needs. */
+		if (vlen + 1 > size)
+			goto nospc;
+		memcpy(out, value, vlen);
+		o = vlen;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -381,6 +433,8 @@ cf_inject_carries(const struct cf_inject *inj, const char *val, size_t len, cons
 		return basic_carries(val, len, ph, phlen);
 	case CF_INJECT_QUERY:
 		return query_carries(inj->name, val, len, ph, phlen);
+	case CF_INJECT_REPLACE:
+		return len >= phlen && memmem(val, len, ph, phlen) != NULL;
 	default:
 		return 0;
 	}

@@ -1427,6 +1427,8 @@ static const struct key proxy_keys[] = {
 	  .show = show_count },
 	{ .name = "max_header_bytes", .set = set_size, PX(max_header_bytes), .min = 1024,
 	  .max = 1024 * 1024, .dflt = 32 * 1024, .show = show_size },
+	{ .name = "replace_max", .set = set_size, PX(replace_max), .min = 1024,
+	  .max = 64 * 1024 * 1024, .dflt = 1024 * 1024, .show = show_size },
 	{ .name = "revoke", .set = set_choice, PX(revoke), .choices = yes_no, .dflt = 0, .show = show_choice },
 	{ .name = "state_dir", .set = set_path, .arg = 0, .show = show_path },
 	{ .name = "upstream_ca_file", .set = set_path, .arg = 1, .show = show_path },

@@ -879,6 +879,9 @@ inject_clash(const struct cf_inject *x, const struct cf_inject *y)
 {
 	int xh = x->kind != CF_INJECT_QUERY, yh = y->kind != CF_INJECT_QUERY;
 
+	/* Each secret replaces its own placeholder: no two clash. */
+	if (x->kind == CF_INJECT_REPLACE || y->kind == CF_INJECT_REPLACE)
+		return 0;
 	if (strcmp(x->host, y->host) != 0 || x->port != y->port || xh != yh)
 		return 0;
 	return xh ? strcasecmp(x->name, y->name) == 0 : strcmp(x->name, y->name) == 0;

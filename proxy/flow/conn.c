@@ -547,6 +547,7 @@ px_conn_free(struct px_conn *c, const char *why)
 			if (c->tm->flush[i] != NULL)
 				event_free(c->tm->flush[i]);
 		px_scrub_free(c->tm->scrub);
+		px_bph_req_free(c->tm->rp);
 		if (c->tm->plain != NULL)
 			evbuffer_free(c->tm->plain);
 		free(c->tm);

@@ -35,6 +35,7 @@
 #include "proxy/proto/dns.h"
 #include "proxy/proto/http.h"
 #include "proxy/proto/scrub.h"
+#include "proxy/proto/bodyph.h"
 #include "proxy/core/server.h"
 
 /* Per-direction buffer bound: reading from one side stops while the other
@@ -384,6 +385,9 @@ struct px_term {
 	size_t reflected;
 	const char *reflected_name; /* the scrub's */
 	const char *reflected_where;
+	/* The current request's or WebSocket's placeholders to replace
+	 * (proxy/flow/replace.c), or NULL. */
+	struct px_bph_req *rp;
 };
 
 /* The budget the bytes C sends up now count against, or NULL. */

@@ -40,6 +40,7 @@
 #include "proxy/proto/http.h"
 #include "proxy/core/log.h"
 #include "proxy/core/prio.h"
+#include "proxy/flow/replace.h"
 #include "proxy/flow/revoke.h"
 #include "proxy/flow/bridgereq.h"
 #include "proxy/flow/awssign.h"
@@ -722,6 +723,8 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 		/* An aws-sigv4 secret re-signs instead (px_awssign_request()). */
 		if (inj == NULL || cf_secret_aws(sec) != NULL)
 			continue;
+		if (inj->kind == CF_INJECT_REPLACE)
+			continue; /* px_replace_build_head() */
 		if (px_mint_kind(sec)) {
 			/* A minted token, not the secret's own value. */
 			if (!cf_secret_inject_always(sec) && !carries_placeholder(c, i, inj, req))
@@ -776,8 +779,8 @@ build_injected_head(struct px_conn *c, struct px_http_request *req, int bound)
 			snprintf(c->tm->secret, sizeof(c->tm->secret), "%s", cf_secret_name(sec));
 		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), PX_SECRET_INJECTED);
 	}
-	rc = px_http_build_tls_head(req, c->tm->host.name, c->tm->port, qlen ? query : NULL, qlen,
-	    elen ? extra : NULL, elen, c->fwd->pending);
+	rc = px_replace_build_head(c, req, qlen ? query : NULL, qlen, elen ? extra : NULL, elen,
+	    c->fwd->pending);
 	OPENSSL_cleanse(extra, elen);
 	OPENSSL_cleanse(minted, sizeof(minted));
 	if (qlen > 0)
@@ -1121,7 +1124,7 @@ term_go(struct px_conn *c, struct px_http_request *req, size_t head_len, long bo
 		return;
 	}
 	px_awssign_note(c);
-	if (take_framing(c, req, head_len) < 0)
+	if (take_framing(c, req, head_len) < 0 || px_replace_begin(c, req) != 0)
 		return;
 	evbuffer_drain(bufferevent_get_input(c->cli.bev), head_len);
 	c->req.head_judged = 0;

@@ -28,6 +28,7 @@
 #include "proxy/proto/http.h"
 #include "proxy/core/log.h"
 #include "proxy/core/loopcall.h"
+#include "proxy/flow/replace.h"
 #include "proxy/flow/revoke.h"
 
 static const struct px_phase fwd_phase;
@@ -176,6 +177,7 @@ fwd_request_body(struct px_conn *c)
 	struct evbuffer *in = bufferevent_get_input(c->cli.bev);
 	struct evbuffer *out = bufferevent_get_output(c->up.bev);
 	size_t avail = evbuffer_get_length(in), n = 0;
+	int rc;
 
 	if (c->fwd->req.done || avail == 0)
 		return 0;
@@ -217,7 +219,10 @@ fwd_request_body(struct px_conn *c)
 		px_budget_up_take(b, now, n);
 	}
 	if (n > 0) {
-		fwd_move(in, out, n);
+		if (!px_replace_has_body(c))
+			fwd_move(in, out, n);
+		else if ((rc = px_replace_body(c, in, out, n)) < 0)
+			return rc;
 		c->cli.bytes += n;
 	}
 	(void)px_conn_throttle(&c->cli, &c->up);

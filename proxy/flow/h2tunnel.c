@@ -345,8 +345,9 @@ t2_inject(struct px_conn *c, const struct px_h2_req *r, struct px_h2_verdict *v,
 		int dup = 0;
 
 		/* A minted secret's tunnel is never h2 (px_minthold_bound()):
-		 * its own value is never sent. */
-		if (inj == NULL || inj->kind == CF_INJECT_QUERY || cf_secret_kind(sec) != CF_SECRET_STATIC ||
+		 * its own value is never sent.  Nor is a replace binding's. */
+		if (inj == NULL || inj->kind == CF_INJECT_QUERY || inj->kind == CF_INJECT_REPLACE ||
+		    cf_secret_kind(sec) != CF_SECRET_STATIC ||
 		    (value = cf_secret_value(sec, &vlen)) == NULL)
 			continue;
 		if (!cf_secret_inject_always(sec) && !t2_carries(c, i, inj, r))

@@ -20,6 +20,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/flow/parent.c proxy/flow/parentmsg.c \
 	proxy/flow/record.c \
 	proxy/flow/reflect.c \
+	proxy/flow/replace.c proxy/flow/replace.h \
 	proxy/flow/revoke.c proxy/flow/revoke.h \
 	proxy/flow/splice.c proxy/flow/splice.h \
 	proxy/flow/tunnel.c

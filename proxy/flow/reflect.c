@@ -16,6 +16,7 @@
 #include "conf/secret.h"
 #include "proxy/flow/awssign.h"
 #include "proxy/flow/conn.h"
+#include "proxy/proto/bodyph.h"
 #include "proxy/proto/scrub.h"
 
 /* Add to S the forms of SEC's value that its binding INJ puts on a request:
@@ -33,6 +34,18 @@ scrub_add_forms(struct px_scrub *s, const struct cf_secret *sec, const struct cf
 	rc = px_scrub_add(s, name, value, vlen);
 	if (inj->kind == CF_INJECT_HEADER)
 		return rc;	/* the header's format holds the value as it is */
+	if (inj->kind == CF_INJECT_REPLACE) {
+		/* As a path, a form or a JSON string writes it. */
+		static const enum px_bph_enc encs[] = { PX_BPH_PATH, PX_BPH_FORM, PX_BPH_JSON };
+		size_t e;
+		for (e = 0; e < sizeof(encs) / sizeof(encs[0]); e++)
+			if ((r = px_bph_encode(encs[e], value, vlen, out, sizeof(out))) > 0) {
+				if (px_scrub_add(s, name, out, (size_t)r) != 0)
+					rc = -ENOMEM;
+				OPENSSL_cleanse(out, (size_t)r + 1);
+			}
+		return rc;
+	}
 	if ((r = cf_inject_render(inj, value, vlen, out, sizeof(out))) < 0)
 		return rc;
 	/* "Basic BASE64", "PARAM=ENCODED": the part after the first

@@ -38,6 +38,7 @@
 #include "proxy/tls/registry.h"
 #include "proxy/proto/sni.h"
 #include "proxy/proto/socks.h"
+#include "proxy/flow/replace.h"
 #include "proxy/flow/splice.h"
 #include "proxy/flow/minthold.h"
 #include "proxy/policy/summary.h"
@@ -93,6 +94,11 @@ pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 	struct px_budget *b = from == &c->cli ? px_conn_up_budget(c) : NULL;
 	size_t n = evbuffer_get_length(in);
 
+	if (c->term && from == &c->cli) {
+		if ((in = px_replace_ws(c, in)) == NULL)
+			return -EPROTO;
+		n = evbuffer_get_length(in);
+	}
 	/* Only a terminated tunnel relays here after a 101: the bytes a
 	 * reflection scan holds back stay in IN for the next pass. */
 	if (c->term && from == &c->up) {
@@ -133,16 +139,19 @@ pass_buffered(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 /*
  * Move everything readable from FROM to TO, stopping FROM while TO's output
  * is over RELAY_HIGH; TO's write callback resumes it (le-proxy's scheme).
+ * Returns 0, or -1 when C is gone (frames no scan or rewrite passes).
  */
-static void
+static int
 relay(struct px_conn *c, struct conn_side *from, struct conn_side *to)
 {
 	if (evbuffer_get_length(bufferevent_get_input(from->bev)) == 0)
-		return;
+		return 0;
 	px_conn_touch(c);
-	if (pass_buffered(c, from, to) < 0 || c->tun->budget_over)
-		return;
-	(void)px_conn_throttle(from, to);
+	if (pass_buffered(c, from, to) < 0)
+		return -1;
+	if (!c->tun->budget_over)
+		(void)px_conn_throttle(from, to);
+	return 0;
 }
 
 /* Half-close: after EOF from FROM and once its bytes are flushed, TO's
@@ -271,7 +280,7 @@ hold_for_splice(struct conn_side *s)
 	bufferevent_enable(s->bev, EV_WRITE);
 }
 
-static void
+static int
 tunnel_start(struct px_conn *c)
 {
 	int rc;
@@ -280,25 +289,24 @@ tunnel_start(struct px_conn *c)
 	if (!c->cli.eof && !c->up.eof) {
 		/* Pass on what is buffered, reading nothing more meanwhile;
 		 * the write callbacks switch to splice once it is out. */
-		pass_buffered(c, &c->cli, &c->up);
-		if (pass_buffered(c, &c->up, &c->cli) < 0)
-			return;
+		if (pass_buffered(c, &c->cli, &c->up) < 0 || pass_buffered(c, &c->up, &c->cli) < 0)
+			return -1;
 		rc = tunnel_to_splice(c);
 		if (rc == 0)
-			return;
+			return 0;
 		if (rc == 1) {
 			c->tun->splice_pending = 1;
 			hold_for_splice(&c->cli);
 			hold_for_splice(&c->up);
-			return;
+			return 0;
 		}
 	}
 	bufferevent_enable(c->cli.bev, EV_READ);
 	bufferevent_enable(c->up.bev, EV_READ);
 	if (!c->cli.eof)
-		relay(c, &c->cli, &c->up);
-	else
-		maybe_shutdown(c);
+		return relay(c, &c->cli, &c->up);
+	maybe_shutdown(c);
+	return 0;
 }
 
 /* ---- the SNI check ------------------------------------------------------ */
@@ -536,7 +544,8 @@ tunnel_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if (px_conn_side_event(c, from, what) <= 0)
 		return;
-	relay(c, from, to);
+	if (relay(c, from, to) < 0)
+		return;
 	to->shut_pending = 1;
 	if (c->phase == &sni_phase && !to->eof) {
 		/* Only upstream's events come here in the SNI hold: it is
@@ -987,7 +996,7 @@ term_start(struct px_conn *c)
 	 * needs the HTTP/1.1 path): a client that speaks HTTP/1.1 only must
 	 * not be left with an upstream that chose h2.  Nor with a decider:
 	 * only HTTP/1.1 requests are held for its answer. */
-	offer_h2 = (c->tm->alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c) &&
+	offer_h2 = (c->tm->alpn & PX_SNI_ALPN_H2) && !term_has_query_binding(c) && !px_replace_binds(c) &&
 	    !px_awssign_host(c) && !px_minthold_bound(c) && c->sess->decider == NULL;
 	c->tm->is_h2 = 0;
 	ssl = uctx != NULL ? SSL_new(uctx) : NULL;
@@ -1088,7 +1097,8 @@ px_tunnel_upgrade(struct px_conn *c)
 		px_conn_free(c, "out of memory");
 		return;
 	}
-	tunnel_start(c);
+	if (tunnel_start(c) < 0)
+		return;
 	if (c->tun->spl == NULL)
-		relay(c, &c->up, &c->cli);
+		(void)relay(c, &c->up, &c->cli);
 }

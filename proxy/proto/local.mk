@@ -12,6 +12,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/proto/mintmsg.c proxy/proto/mintmsg.h \
 	proxy/proto/proxyauth.c proxy/proto/proxyauth.h \
 	proxy/proto/resolve.c proxy/proto/resolve.h \
+	proxy/proto/bodyph.c proxy/proto/bodyph.h \
 	proxy/proto/scrub.c proxy/proto/scrub.h \
 	proxy/proto/sigv4.c proxy/proto/sigv4.h \
 	proxy/proto/sni.c proxy/proto/sni.h \
@@ -153,3 +154,17 @@ tests_fuzz_mintmsg_replay_SOURCES = tests/fuzz/fuzz-mintmsg.c tests/fuzz/replay.
 tests_fuzz_mintmsg_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/mintmsg"'
 tests_fuzz_mintmsg_replay_LDADD = $(PROXY_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-mintmsg.srcs
+
+# Placeholders replaced in paths, bodies and WebSocket client frames
+# (proxy/proto/bodyph.h): unit test and fuzz replay.
+check_PROGRAMS += tests/unit/test-bodyph
+TESTS += tests/unit/test-bodyph
+tests_unit_test_bodyph_SOURCES = tests/unit/test-bodyph.c tests/unit/tap.h
+tests_unit_test_bodyph_LDADD = $(PROXY_LIBS)
+
+check_PROGRAMS += tests/fuzz/bodyph-replay
+TESTS += tests/fuzz/bodyph-replay
+tests_fuzz_bodyph_replay_SOURCES = tests/fuzz/fuzz-bodyph.c tests/fuzz/replay.c
+tests_fuzz_bodyph_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/bodyph"'
+tests_fuzz_bodyph_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-bodyph.srcs
