@@ -7,6 +7,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/proto/decider.c proxy/proto/decider.h \
 	proxy/proto/dns.c proxy/proto/dns.h \
 	proxy/proto/http.c proxy/proto/http.h \
+	proxy/proto/leak.c proxy/proto/leak.h \
 	proxy/proto/proxyauth.c proxy/proto/proxyauth.h \
 	proxy/proto/resolve.c proxy/proto/resolve.h \
 	proxy/proto/scrub.c proxy/proto/scrub.h \
@@ -54,6 +55,13 @@ check_PROGRAMS += tests/unit/test-scrub
 TESTS += tests/unit/test-scrub
 tests_unit_test_scrub_SOURCES = tests/unit/test-scrub.c tests/unit/tap.h
 tests_unit_test_scrub_LDADD = $(PROXY_LIBS)
+
+# The session's own secrets in outbound bytes (proxy/proto/leak.h).
+check_PROGRAMS += tests/unit/test-leak
+TESTS += tests/unit/test-leak
+tests_unit_test_leak_SOURCES = tests/unit/test-leak.c tests/unit/tap.h
+tests_unit_test_leak_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_test_leak_LDADD = $(PROXY_LIBS)
 
 # DNS.  The test compiles proxy/proto/dns.c itself instead of linking
 # libpostern_proxy.a, so that it only depends on this module (and conf/).
