@@ -157,6 +157,9 @@ struct cf_session {
 	const struct cf_secret **secrets;
 	char **placeholders;
 	size_t nsecrets;
+	/* Its canaries' variables, [defaults]' first (conf/canary.h). */
+	char **canaries;
+	size_t ncanaries;
 	const char **term_hosts;      /* distinct hosts its secrets bind */
 	size_t nterm_hosts;
 	/* token_file: the SHA-256 of its token, read at every load; a
