@@ -12,12 +12,14 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "conf/canary.h"
 #include "conf/secret.h"
 #include "proxy/flow/conn.h"
 #include "proxy/core/log.h"
 #include "proxy/core/server.h"
 #include "proxy/proto/bridgereply.h"
 #include "proxy/flow/bridgereq.h"
+#include "proxy/flow/leakscan.h"
 #include "proxy/tls/registry.h"
 
 /* A session has at most this many secrets worth telling (each is one
@@ -35,7 +37,8 @@ px_bridgereq_is(const struct px_http_request *req)
 void
 px_bridgereq_answer(struct px_conn *c)
 {
-	const char *names[2 * MAX_PLACEHOLDERS], *values[2 * MAX_PLACEHOLDERS];
+	const char *names[2 * MAX_PLACEHOLDERS + CF_CANARY_MAX], *values[2 * MAX_PLACEHOLDERS + CF_CANARY_MAX];
+	char canary[CF_CANARY_MAX * (CF_PLACEHOLDER_MAX + 1)];
 	size_t i, k = 0, n = cf_session_nsecrets(c->sess);
 	char *pem;
 	/* A copy: with workers = N a reload on the first worker's loop
@@ -58,6 +61,8 @@ px_bridgereq_answer(struct px_conn *c)
 			values[k++] = cf_session_placeholder(c->sess, i);
 		}
 	}
+	k += px_leakscan_canary_env(c, names + k, values + k, CF_CANARY_MAX, canary,
+	    sizeof(canary));
 	rc = px_bridgereply_render(bufferevent_get_output(c->cli.bev), names, values, k, pem);
 	if (rc == 0)
 		log_debug("session %s: session info (%zu placeholder%s%s) to %s", c->sess->name,

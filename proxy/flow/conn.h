@@ -312,6 +312,8 @@ struct px_conn {
 	 * connection then closes. */
 	const char *close_why;
 	char *close_detail;
+	/* The leak scan of its requests (leakscan.h), made when needed. */
+	struct px_leakscan *leak;
 
 	struct px_fwd *fwd;
 	struct px_tun *tun;

@@ -31,6 +31,7 @@
 #include "conf/inject.h"
 #include "conf/secret.h"
 #include "proxy/policy/budget.h"
+#include "proxy/flow/leakscan.h"
 #include "proxy/flow/conn.h"
 #include "proxy/flow/notice.h"
 #include "proxy/flow/h2.h"
@@ -520,6 +521,10 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		    "sent only where its inject lines say, not to %s:%u", cf_secret_name(sec),
 		    c->tm->host.name, c->tm->port);
 		px_stats_secret(px_server_stats(c->srv), c->session, cf_secret_name(sec), PX_SECRET_MISDIRECTED);
+		t2_refuse(c, v, 403, CF_R_SECRET_MISDIRECTED, c->req.dec.rule, d);
+		return;
+	}
+	if (px_leakscan_h2(c, r, c->tm->host.name, c->tm->port, d, sizeof(d))) {
 		t2_refuse(c, v, 403, CF_R_SECRET_MISDIRECTED, c->req.dec.rule, d);
 		return;
 	}
