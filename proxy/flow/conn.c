@@ -26,7 +26,6 @@
 #include "proxy/policy/ask.h"
 #include "proxy/flow/conn.h"
 #include "proxy/flow/h2.h"
-#include "proxy/flow/leakscan.h"
 #include "proxy/flow/conns.h"
 #include "proxy/flow/connect.h"
 #include "proxy/proto/dns.h"
@@ -540,7 +539,8 @@ px_conn_free(struct px_conn *c, const char *why)
 	free(c->req.lk);
 	free(c->hdrs);
 	free(c->close_detail);
-	px_leakscan_free(c->leak);
+	if (c->leak_free != NULL)
+		c->leak_free(c->leak);
 	if (c->tm != NULL) {
 		px_budget_release(c->tm->req_budget, 0);
 		for (i = 0; i < 2; i++)

@@ -122,6 +122,7 @@ get(struct px_conn *c)
 		add(ls, v, vlen, (struct needle){ .idx = i, .value = 1 });
 	}
 	c->leak = ls;
+	c->leak_free = px_leakscan_free;
 	return ls;
 }
 
