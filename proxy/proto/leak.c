@@ -12,26 +12,40 @@
 
 #include "proxy/proto/leak.h"
 
-/* Every form is at least this long: its first Q bytes are its key. */
+/*
+ * The scan reads Q bytes at every STRIDE-th place only.  Each form is
+ * filed under the Q bytes at each of its first STRIDE offsets, so that an
+ * occurrence, which covers at least Q + STRIDE - 1 bytes (FORM_MIN), has
+ * one of them at a place read.
+ */
 #define Q 8
-/* Buckets of the table of keys: 4096 of 2 bytes, 8 KB, kept in cache. */
-#define HBITS 12
+#define STRIDE 4
+#define FORM_MIN (Q + STRIDE - 1)
+/* Buckets of the table of keys: 8192 of 2 bytes, 16 KB, kept in cache. */
+#define HBITS 13
 #define HASH(x) ((unsigned)(((x) * 0x9E3779B97F4A7C15ULL) >> (64 - HBITS)))
 
 struct form {
 	unsigned char *s;	/* secure heap */
 	size_t len;
-	uint64_t key;		/* the first Q bytes */
-	uint16_t next;		/* the next form in the bucket, plus one */
 	uint8_t needle;
 	uint8_t enc;
+};
+
+/* One form filed under the Q bytes at OFF in it. */
+struct key {
+	uint64_t x;
+	uint16_t form;
+	uint16_t next;		/* the next key in the bucket, plus one */
+	uint8_t off;
 };
 
 /* The forms looked for in one kind of text. */
 struct formset {
 	struct form *f;
 	size_t n, cap, maxlen;
-	uint16_t head[1u << HBITS];	/* first form of each bucket, plus one */
+	struct key *k;		/* STRIDE a form */
+	uint16_t head[1u << HBITS];	/* first key of each bucket, plus one */
 };
 
 struct px_leak {
@@ -60,6 +74,7 @@ set_free(struct formset *fs)
 	for (i = 0; i < fs->n; i++)
 		OPENSSL_secure_clear_free(fs->f[i].s, fs->f[i].len);
 	free(fs->f);
+	free(fs->k);
 }
 
 void
@@ -119,20 +134,24 @@ set_add(struct formset *fs, size_t n, enum px_leak_enc enc, const unsigned char 
 	size_t i;
 	unsigned h;
 
-	if (len < Q)
+	if (len < FORM_MIN)
 		return 0;
 	for (i = 0; i < fs->n; i++)
 		if (fs->f[i].needle == n && fs->f[i].len == len && memcmp(fs->f[i].s, s, len) == 0)
 			return 0;
-	if (fs->n == UINT16_MAX - 1)
+	if (STRIDE * (fs->n + 1) >= UINT16_MAX)
 		return -ENOSPC;
 	if (fs->n == fs->cap) {
 		size_t cap = fs->cap ? fs->cap * 2 : 16;
 		struct form *nf = reallocarray(fs->f, cap, sizeof(*nf));
+		struct key *nk;
 
 		if (nf == NULL)
 			return -ENOMEM;
 		fs->f = nf;
+		if ((nk = reallocarray(fs->k, cap, STRIDE * sizeof(*nk))) == NULL)
+			return -ENOMEM;
+		fs->k = nk;
 		fs->cap = cap;
 	}
 	f = &fs->f[fs->n];
@@ -145,12 +164,18 @@ set_add(struct formset *fs, size_t n, enum px_leak_enc enc, const unsigned char 
 		return -ENOMEM;
 	memcpy(f->s, s, len);
 	f->len = len;
-	memcpy(&f->key, s, Q);
 	f->needle = (uint8_t)n;
 	f->enc = (uint8_t)enc;
-	h = HASH(f->key);
-	f->next = fs->head[h];
-	fs->head[h] = (uint16_t)(fs->n + 1);
+	for (i = 0; i < STRIDE; i++) {
+		struct key *k = &fs->k[STRIDE * fs->n + i];
+
+		memcpy(&k->x, s + i, Q);
+		k->form = (uint16_t)fs->n;
+		k->off = (uint8_t)i;
+		h = HASH(k->x);
+		k->next = fs->head[h];
+		fs->head[h] = (uint16_t)(STRIDE * fs->n + i + 1);
+	}
 	fs->n++;
 	if (len > fs->maxlen)
 		fs->maxlen = len;
@@ -237,30 +262,31 @@ px_leak_add(struct px_leak *l, const void *str, size_t len)
 	return (long)n;
 }
 
-/* The first form of FS in ACTIVE that P[0..LEN) holds, by where it
- * begins: 1 and *HIT, or 0. */
+/* A form of FS in ACTIVE that P[0..LEN) holds: 1 and *HIT, or 0. */
 static int
 set_scan(const struct formset *fs, uint64_t active, const unsigned char *p, size_t len,
     struct px_leak_hit *hit)
 {
 	size_t i;
 
-	if (fs->n == 0 || len < Q)
+	if (fs->n == 0 || len < FORM_MIN)
 		return 0;
-	for (i = 0; i + Q <= len; i++) {
+	for (i = 0; i + Q <= len; i += STRIDE) {
 		uint64_t x;
 		unsigned k;
 
 		memcpy(&x, p + i, Q);
-		for (k = fs->head[HASH(x)]; k != 0; k = fs->f[k - 1].next) {
-			const struct form *f = &fs->f[k - 1];
+		for (k = fs->head[HASH(x)]; k != 0; k = fs->k[k - 1].next) {
+			const struct key *e = &fs->k[k - 1];
+			const struct form *f = &fs->f[e->form];
+			size_t at = i - e->off;
 
-			if (f->key == x && (active >> f->needle & 1) && f->len <= len - i &&
-			    memcmp(p + i + Q, f->s + Q, f->len - Q) == 0) {
-				hit->needle = f->needle;
-				hit->enc = (enum px_leak_enc)f->enc;
-				return 1;
-			}
+			if (e->x != x || !(active >> f->needle & 1) || i < e->off || f->len > len - at ||
+			    memcmp(p + at, f->s, f->len) != 0)
+				continue;
+			hit->needle = f->needle;
+			hit->enc = (enum px_leak_enc)f->enc;
+			return 1;
 		}
 	}
 	return 0;
@@ -277,36 +303,76 @@ unhex(unsigned char c)
 	return -1;
 }
 
+/* Is there an escape (%XX) at P[0..LEN)? */
+static int
+escape_at(const unsigned char *p, size_t len)
+{
+	return len >= 3 && p[0] == '%' && unhex(p[1]) >= 0 && unhex(p[2]) >= 0;
+}
+
+/* Decode every escape of P[0..LEN), needless or not, into D; returns the
+ * length. */
+static size_t
+unescape(const unsigned char *p, size_t len, unsigned char *d)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++) {
+		if (escape_at(p + i, len - i)) {
+			d[n++] = (unsigned char)(unhex(p[i + 1]) << 4 | unhex(p[i + 2]));
+			i += 2;
+		} else
+			d[n++] = p[i];
+	}
+	return n;
+}
+
 int
 px_leak_find(const struct px_leak *l, uint64_t active, const void *buf, size_t len,
     struct px_leak_hit *hit)
 {
 	const unsigned char *p = buf, *pct;
-	unsigned char *d;
-	size_t i, n = 0;
-	int r;
+	size_t reach, from, to, at, n;
+	unsigned char *d = NULL;
+	int r = 0;
 
 	if (l == NULL || l->count == 0 || active == 0)
 		return 0;
 	if (set_scan(&l->stream, active, p, len, hit))
 		return 1;
-	if ((pct = memchr(p, '%', len)) == NULL)
-		return 0;
-	/* Escapes: decode every one, needless or not, and look again. */
-	if ((d = malloc(len)) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < len; i++) {
-		int hi, lo;
-
-		if (p[i] == '%' && i + 2 < len && (hi = unhex(p[i + 1])) >= 0 &&
-		    (lo = unhex(p[i + 2])) >= 0) {
-			d[n++] = (unsigned char)(hi << 4 | lo);
-			i += 2;
-		} else
-			d[n++] = p[i];
+	/*
+	 * What escapes change: an occurrence seen only once they are decoded
+	 * holds one, and covers at most REACH bytes.  Only the stretches that
+	 * near an escape are decoded and scanned again: all of a text that
+	 * is escaped throughout, little of binary data.
+	 */
+	reach = 3 * l->stream.maxlen;
+	for (at = 0; at < len && r == 0; ) {
+		if ((pct = memchr(p + at, '%', len - at)) == NULL)
+			break;
+		at = (size_t)(pct - p);
+		if (!escape_at(pct, len - at)) {
+			at++;
+			continue;
+		}
+		from = at > reach ? at - reach : 0;
+		to = len - at > reach + 3 ? at + 3 + reach : len;
+		/* Stretches that meet are one. */
+		for (at += 3; at < to; ) {
+			if ((pct = memchr(p + at, '%', to - at)) == NULL)
+				break;
+			at = (size_t)(pct - p);
+			if (escape_at(pct, len - at))
+				to = len - at > reach + 3 ? at + 3 + reach : len;
+			at++;
+		}
+		at = to;
+		if (d == NULL && (d = malloc(len)) == NULL)
+			return -ENOMEM;
+		n = unescape(p + from, to - from, d);
+		r = set_scan(&l->stream, active, d, n, hit);
+		OPENSSL_cleanse(d, n);
 	}
-	r = set_scan(&l->stream, active, d, n, hit);
-	OPENSSL_cleanse(d, n);
 	free(d);
 	if (r) {
 		switch (hit->enc) {

@@ -11,15 +11,16 @@
  * starts, modulo 3.  For each alignment the scan looks for the stable
  * middle: the characters all of whose six bits come from the needle, at
  * least 4 * len / 3 - 2 of them, so a needle of PX_LEAK_MIN bytes gives
- * ten characters (60 bits) and a placeholder well over a hundred: a false
- * match on random data is far less likely than one in 2^48 a byte.
+ * fifteen characters (90 bits) and a placeholder well over a hundred: a
+ * false match on random data is far less likely than one in 2^64 a byte.
  * Decoding every run of base64 instead would find the same and cost a
  * second pass and a buffer on every byte of bulk data.
  *
- * All forms are exact strings of at least 8 bytes, found in one pass: the
- * 8 bytes at each position are hashed into a small table of the forms'
- * first 8 bytes, and a candidate is compared whole.  A piece holding a
- * '%' is also decoded and scanned again.
+ * All forms are exact strings of at least 11 bytes, found in one pass: the
+ * 8 bytes at every fourth place are hashed into a small table of the 8
+ * bytes at each form's first four offsets, and a candidate is compared
+ * whole.  The stretches of a piece near a %XX escape are also decoded and
+ * scanned again.
  *
  * A pure codec: no I/O, no connection.  Values are kept in OpenSSL's secure
  * heap when there is one, wiped when freed, and never written anywhere: a
@@ -32,7 +33,7 @@
 #include <stdint.h>
 
 /* Shorter needles are not looked for: they would match ordinary text. */
-#define PX_LEAK_MIN 8
+#define PX_LEAK_MIN 12
 /* Needles a scan holds: one bit each in an ACTIVE mask. */
 #define PX_LEAK_NEEDLES 64
 /* Longest needle, in bytes. */
@@ -83,7 +84,7 @@ size_t px_leak_span(const struct px_leak *l);
 /*
  * Look for the needles whose bit is set in ACTIVE in BUF[0..LEN), a piece
  * that is whole (a target, a header value).  Returns 1 and fills *HIT with
- * the first occurrence (by where it ends), 0 when none, -ENOMEM.
+ * an occurrence (when there are several, any one), 0 when none, -ENOMEM.
  */
 int px_leak_find(const struct px_leak *l, uint64_t active, const void *buf, size_t len,
     struct px_leak_hit *hit);

@@ -24,7 +24,7 @@ static const char *needles[] = {
 	"sk-ant-api03-Zq8xY2wVb7N1kLm0PqRsTuVwXyZa0b1C2d3E4f5G6h7I8j9K0l1M2n3O4p5Q6r7S8t9U0v1W2x3Y4z5A6b7C8dAA",
 	"ghp_Q2w3E4r5T6y7U8i9O0pAsDfGhJkL",
 	"real-value-\xff\xfe\x01 with bytes",
-	"12345678",
+	"123456789012",
 };
 #define NNEEDLES (sizeof(needles) / sizeof(needles[0]))
 
