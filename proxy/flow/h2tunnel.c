@@ -545,6 +545,7 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	}
 	t2_inject(c, r, v, bound >= 0);
 	v->action = PX_H2_FORWARD;
+	v->leak = px_leakscan_h2_body(c, r, c->tm->host.name, c->tm->port, &v->leak_active);
 	px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, NULL, NULL);
 	t2_note(c, v);
 }
@@ -574,6 +575,8 @@ t2_done(void *arg, const struct px_h2_stream_info *info)
 	if (info->reflected > 0)
 		px_record_reflected(c, &l, info->reflected_name, info->reflected_where,
 		    info->reflected);
+	if (info->leak_hit)
+		px_leakscan_h2_hit(c, info->leak, info->leak_needle, info->leak_enc);
 }
 
 void

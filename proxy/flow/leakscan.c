@@ -36,6 +36,7 @@ struct needle {
 	size_t idx;	/* the secret's (cf_session_secret()) or the canary's */
 	int canary;
 	int value;	/* the secret's value, not its placeholder */
+	char name[72];	/* the secret's, or the canary's variable */
 };
 
 /* Where a chunked body's decoder stands (lenient: the framing is judged
@@ -43,7 +44,12 @@ struct needle {
 enum dechunk { DC_SIZE = 0, DC_EXT, DC_SIZE_LF, DC_DATA, DC_DATA_CR, DC_DATA_LF, DC_REST };
 
 struct px_leakscan {
+	/* The snapshot (a reference: its session stays valid) and session
+	 * it was made for; scans of earlier ones, which an HTTP/2 stream
+	 * still open may use, until the connection ends. */
+	struct cf_config *cfg;
 	const struct cf_session *sess;
+	struct px_leakscan *older;
 	struct px_leak *leak;
 	struct needle n[PX_LEAK_NEEDLES];
 	uint64_t canaries;	/* their bits */
@@ -58,11 +64,15 @@ struct px_leakscan {
 void
 px_leakscan_free(struct px_leakscan *ls)
 {
-	if (ls == NULL)
-		return;
-	px_leak_carry_free(&ls->carry);
-	px_leak_free(ls->leak);
-	free(ls);
+	while (ls != NULL) {
+		struct px_leakscan *older = ls->older;
+
+		px_leak_carry_free(&ls->carry);
+		px_leak_free(ls->leak);
+		cf_config_free(ls->cfg);
+		free(ls);
+		ls = older;
+	}
 }
 
 /* Add LEN bytes at S as needle N of LS (too short or too many: left out,
@@ -79,6 +89,8 @@ add(struct px_leakscan *ls, const char *s, size_t len, struct needle n)
 		return;
 	}
 	ls->n[i] = n;
+	snprintf(ls->n[i].name, sizeof(ls->n[i].name), "%s", n.canary ?
+	    cf_session_canary_env(ls->sess, n.idx) : cf_secret_name(cf_session_secret(ls->sess, n.idx)));
 	if (n.canary)
 		ls->canaries |= 1ULL << i;
 }
@@ -91,17 +103,23 @@ get(struct px_conn *c)
 	struct px_leakscan *ls = c->leak;
 	size_t i, n;
 
-	if (ls != NULL && ls->sess == c->sess)
+	if (ls != NULL && ls->cfg == c->cfg && ls->sess == c->sess)
 		return ls;
-	if (c->sess == NULL || (cf_session_nsecrets(c->sess) == 0 && cf_session_ncanaries(c->sess) == 0))
+	if (c->sess == NULL || c->cfg == NULL ||
+	    (cf_session_nsecrets(c->sess) == 0 && cf_session_ncanaries(c->sess) == 0))
 		return NULL;
-	px_leakscan_free(ls);
-	c->leak = NULL;
 	if ((ls = calloc(1, sizeof(*ls))) == NULL || (ls->leak = px_leak_new()) == NULL) {
 		free(ls);
 		return NULL;
 	}
+	ls->cfg = cf_config_ref(c->cfg);
 	ls->sess = c->sess;
+	ls->older = c->leak;
+	/* Only HTTP/2 streams outlive the request that made the scan. */
+	if (c->tm == NULL || c->tm->h2 == NULL) {
+		px_leakscan_free(ls->older);
+		ls->older = NULL;
+	}
 	n = cf_session_ncanaries(c->sess);
 	for (i = 0; i < n; i++) {
 		char v[CF_PLACEHOLDER_MAX + 1];
@@ -155,7 +173,7 @@ describe(struct px_conn *c, const struct px_leakscan *ls, const struct px_leak_h
 	const char *enc = px_leak_enc_name(hit->enc);
 
 	if (n->canary) {
-		const char *var = cf_session_canary_env(ls->sess, n->idx);
+		const char *var = n->name;
 		struct px_json j;
 
 		snprintf(d, size, "the request carries canary %s (%s, in the %s): a decoy no request "
@@ -177,9 +195,8 @@ describe(struct px_conn *c, const struct px_leakscan *ls, const struct px_leak_h
 	}
 	snprintf(d, size, "the request carries the %s of secret %s (%s, in the %s), which may be sent "
 	    "only where its inject lines say, not to %s:%u", n->value ? "value" : "placeholder",
-	    cf_secret_name(cf_session_secret(ls->sess, n->idx)), enc, where, host, port);
-	px_stats_secret(px_server_stats(c->srv), c->session,
-	    cf_secret_name(cf_session_secret(ls->sess, n->idx)), PX_SECRET_MISDIRECTED);
+	    n->name, enc, where, host, port);
+	px_stats_secret(px_server_stats(c->srv), c->session, n->name, PX_SECRET_MISDIRECTED);
 }
 
 /* Does S[0..LEN) hold a needle of ACTIVE?  An error (no memory) counts
@@ -416,6 +433,52 @@ px_leakscan_h2(struct px_conn *c, const struct px_h2_req *r, const char *host, u
 found:
 	describe(c, ls, &hit, where, host, port, d, size);
 	return 1;
+}
+
+const struct px_leak *
+px_leakscan_h2_body(struct px_conn *c, const struct px_h2_req *r, const char *host, uint16_t port,
+    uint64_t *active)
+{
+	struct px_leakscan *ls = get(c);
+
+	*active = 0;
+	if (ls == NULL)
+		return NULL;
+	*active = active_for(ls, host, port, r->path, strlen(r->path));
+	return *active != 0 ? ls->leak : NULL;
+}
+
+void
+px_leakscan_h2_hit(struct px_conn *c, const struct px_leak *leak, size_t needle, int enc)
+{
+	struct px_leakscan *ls = c->leak;
+	struct px_leak_hit hit = { needle, (enum px_leak_enc)enc };
+	char d[640];
+
+	while (ls != NULL && ls->leak != leak)
+		ls = ls->older;
+	if (ls == NULL || needle >= px_leak_count(ls->leak))
+		return;
+	const char *host = c->tm != NULL ? c->tm->host.name : c->req.host.name;
+	struct px_json j;
+
+	describe(c, ls, &hit, "body", host, c->req.port, d, sizeof(d));
+	/* The stream's decision line was its allow: this is its refusal,
+	 * written when its DATA was cut. */
+	px_json_begin(&j, "decision");
+	px_json_str(&j, "session", c->session);
+	px_json_str(&j, "peer", c->peer);
+	px_json_str(&j, "method", c->req.method);
+	px_json_str(&j, "host", host);
+	px_json_num(&j, "port", c->req.port);
+	px_json_str(&j, "path", c->req.path);
+	px_json_str(&j, "tls", "terminated");
+	px_json_str(&j, "proto", "h2");
+	px_json_str(&j, "decision", "deny");
+	px_json_str(&j, "reason", cf_reason_code(CF_R_SECRET_MISDIRECTED));
+	px_json_str(&j, "detail", d);
+	px_json_emit(&j, px_server_audit(c->srv));
+	log_info("session %s: HTTP/2 stream reset: %s", c->session, d);
 }
 
 size_t

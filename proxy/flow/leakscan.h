@@ -63,6 +63,21 @@ int px_leakscan_h2(struct px_conn *c, const struct px_h2_req *r, const char *hos
     char *d, size_t size);
 
 /*
+ * The scan of the DATA of R, an HTTP/2 request of C to HOST:PORT allowed
+ * (px_h2_verdict's leak), with its needles in *ACTIVE; NULL when there is
+ * nothing to look for.  It lives as long as C.
+ */
+struct px_leak;
+const struct px_leak *px_leakscan_h2_body(struct px_conn *c, const struct px_h2_req *r,
+    const char *host, uint16_t port, uint64_t *active);
+/*
+ * The DATA of C's current HTTP/2 stream carried NEEDLE of scan LEAK in
+ * encoding ENC (enum px_leak_enc), and the stream was reset: count it,
+ * write the alert of a canary, and the refusal's decision line.
+ */
+void px_leakscan_h2_hit(struct px_conn *c, const struct px_leak *leak, size_t needle, int enc);
+
+/*
  * The session's canaries for its sandbox: up to MAX names and values into
  * NAMES and VALUES, values written in BUF (SIZE bytes).  Returns how many.
  */
