@@ -176,6 +176,24 @@ expect_eq 403 "$(curl_status -x http://127.0.0.1:3128 "https://$h/")" \
 	"a hex placeholder in the CONNECT host name: 403"
 expect_audit "audited: in the host name, hex" method=CONNECT reason=secret_misdirected \
 	detail~"\\(hex, in the host name\\)"
+# The same name in the TLS ClientHello of a tunnel to other.test.
+out=$(in_px env H="$h" "$WORLD_PYTHON" -c '
+import os, socket, ssl
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"CONNECT other.test:443 HTTP/1.1\r\nHost: other.test:443\r\n\r\n")
+buf = b""
+while b"\r\n\r\n" not in buf:
+    buf += s.recv(4096)
+print(buf.split(b"\r\n")[0].decode())
+try:
+    ssl.create_default_context().wrap_socket(s, server_hostname=os.environ["H"])
+    print("handshake")
+except Exception:
+    print("cut")
+' 2>&1)
+expect_match "^cut$" "$out" "a hex placeholder in the TLS server_name: the tunnel is cut"
+expect_audit "audited: in the host name, hex, at the close" event=close why=secret_misdirected \
+	host=other.test detail~"\\(hex, in the host name\\)"
 
 no_secret_logged
 proxy_stop
