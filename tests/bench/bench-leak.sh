@@ -10,8 +10,12 @@
 #                  GET to proxy-load serve's HTTP port, BENCH_SECONDS (2)
 #   bulk MB/s      one POST of BENCH_MB (256) MB with a Content-Length to a
 #                  sink that reads and discards it: random bytes (a '%' in
-#                  every piece: the escapes are decoded and scanned again)
-#                  and random base64 text (no '%': one pass)
+#                  every piece: the stretches near escapes are decoded and
+#                  scanned again) and random base64 text (no '%': one pass)
+#   CPU us/request the proxy's user+system CPU during wrk, per request
+#   CPU s/GiB      the proxy's user+system CPU during each POST, per GiB:
+#                  steadier than MB/s on a busy machine, where the Python
+#                  client and sink bound the rate
 #
 # Runs in a private network namespace (unshare -n) with only loopback, as
 # root.  Not part of "make check": "make bench-leak".
@@ -93,7 +97,10 @@ inject = bound.example header x-api-key"
 for k in plain scan; do
 	"$top_builddir/postern-proxy" -c "$W/$k.ini" >"$W/$k.out" 2>&1 &
 	pids="$pids $!"
+	echo $! >"$W/$k.pid"
 done
+HZ=$(getconf CLK_TCK)
+cpu() { awk '{ print $14 + $15 }' "/proc/$(cat "$W/$1.pid")/stat"; }
 i=0
 while ! grep -q ready "$W/sink.out" 2>/dev/null; do i=$((i + 1)); [ $i -gt 50 ] && exit 1; sleep 0.1; done
 sleep 1
@@ -127,19 +134,32 @@ r=1
 while [ $r -le "$ROUNDS" ]; do
 	for k in plain scan; do
 		p=3411; [ $k = scan ] && p=3412
-		rps $p >>"$W/rps.$k"
-		post $p "$W/bytes" >>"$W/bytes.$k"
-		post $p "$W/text" >>"$W/text.$k"
+		t0=$(cpu $k)
+		n=$(rps $p)
+		t1=$(cpu $k)
+		echo "$n" >>"$W/rps.$k"
+		awk -v t=$((t1 - t0)) -v hz="$HZ" -v n="$n" -v s="$SECS" \
+			'BEGIN { printf "%.1f\n", (n > 0 ? t / hz / (n * s) * 1e6 : 0) }' >>"$W/cpurps.$k"
+		for f in bytes text; do
+			t0=$(cpu $k)
+			post $p "$W/$f" >>"$W/$f.$k"
+			t1=$(cpu $k)
+			awk -v t=$((t1 - t0)) -v hz="$HZ" -v mb="$MB" \
+				'BEGIN { printf "%.2f\n", t / hz / (mb / 1024) }' >>"$W/cpu$f.$k"
+		done
 	done
 	r=$((r + 1))
 done
 
 printf '%-28s %10s %10s %8s\n' "plain HTTP, $ROUNDS rounds" plain scan "scan/plain"
-for m in rps bytes text; do
+for m in rps cpurps bytes text cpubytes cputext; do
 	case $m in
 	rps) name="HTTP req/s" ;;
+	cpurps) name="CPU us/request" ;;
 	bytes) name="bulk MB/s, random bytes" ;;
 	text) name="bulk MB/s, base64 text" ;;
+	cpubytes) name="CPU s/GiB, random bytes" ;;
+	cputext) name="CPU s/GiB, base64 text" ;;
 	esac
 	a=$(median <"$W/$m.plain")
 	b=$(median <"$W/$m.scan")
