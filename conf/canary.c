@@ -70,6 +70,24 @@ cfcan_attach(struct cf_session *s, const struct cf_sess_build *def, const struct
 }
 
 void
+cfcan_check(struct cf_build *b, const struct cf_session *s, int line)
+{
+	size_t i, k, n = cf_session_nsecrets(s);
+
+	for (i = 0; i < s->ncanaries; i++)
+		for (k = 0; k < n; k++) {
+			const struct cf_secret *sec = cf_session_secret(s, k);
+			const char *also = cf_secret_also_env(sec);
+
+			if (strcmp(s->canaries[i], cf_secret_placeholder_env(sec)) == 0 ||
+			    (also != NULL && strcmp(s->canaries[i], also) == 0))
+				cfb_err(b, line, "canaries: %s is where secret %s's placeholder goes "
+				    "(placeholder_env); a canary needs a variable of its own",
+				    s->canaries[i], cf_secret_name(sec));
+		}
+}
+
+void
 cfcan_session_clear(struct cf_session *s)
 {
 	size_t i;

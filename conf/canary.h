@@ -32,6 +32,10 @@ long cf_session_canary_value(const struct cf_session *s, size_t i, char *out, si
  * OWN's, each once.  Returns 0 or -ENOMEM. */
 int cfcan_attach(struct cf_session *s, const struct cf_sess_build *def,
     const struct cf_sess_build *own);
+/* An error (at LINE) for each canary of S that names the variable of one
+ * of its secrets' placeholders: the sandbox would get it twice. */
+struct cf_build;
+void cfcan_check(struct cf_build *b, const struct cf_session *s, int line);
 /* Free S's canaries. */
 void cfcan_session_clear(struct cf_session *s);
 

@@ -608,6 +608,9 @@ attach_secrets(struct cf_build *b, struct cf_config *c)
 		free(sbs);
 		return -ENOMEM;
 	}
+	for (i = 0; i < c->nsessions && i <= b->nsess; i++)
+		cfcan_check(b, &c->sessions[i], sbs[i]->canary_line ? sbs[i]->canary_line :
+		    b->defaults.canary_line);
 	free(sbs);
 	cfsec_set_file(c->secrets, c->path);
 	return 0;
