@@ -309,6 +309,9 @@ sess_clear(struct cf_sess_build *s)
 	for (i = 0; i < s->nsecret_names; i++)
 		free(s->secret_names[i]);
 	free(s->secret_names);
+	for (i = 0; i < s->ncanary_names; i++)
+		free(s->canary_names[i]);
+	free(s->canary_names);
 	free(s->secret_lines);
 	for (i = 0; i < CFP_NKEYS; i++)
 		free(s->up_val[i]);

@@ -58,6 +58,10 @@ struct cf_sess_build {
 	char **secret_names;
 	int *secret_lines;
 	size_t nsecret_names;
+	/* canaries = VAR, ...: the variables as written, and the line. */
+	char **canary_names;
+	size_t ncanary_names;
+	int canary_line;
 	/* upstream_proxy and its keys as written (enum cf_parent_key),
 	 * checked; NULL: not given.  Each with its line. */
 	char *up_val[CFP_NKEYS];

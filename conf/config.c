@@ -21,6 +21,7 @@
 
 #include "base/text.h"
 #include "conf/build.h"
+#include "conf/canary.h"
 #include "conf/keys.h"
 #include "conf/reader.h"
 #include "conf/strict.h"
@@ -69,6 +70,7 @@ config_destroy(struct cf_config *c)
 	free(c->rules);
 	for (i = 0; i < c->nsessions; i++) {
 		cfsec_session_clear(&c->sessions[i]);
+		cfcan_session_clear(&c->sessions[i]);
 		cfp_free(c->sessions[i].parent);
 		free(c->sessions[i].name);
 		free(c->sessions[i].allow);
@@ -498,6 +500,10 @@ take_sessions(struct cf_build *b, struct cf_config *c, const struct cf_overrides
 		sb->nallow = sb->ndeny = 0;
 	}
 	b->defaults.nallow = b->defaults.ndeny = 0;
+	for (i = 0; i <= b->nsess; i++)
+		if (cfcan_attach(&c->sessions[i], i == 0 ? NULL : &b->defaults,
+		    i == 0 ? &b->defaults : &b->sess[i - 1]) != 0)
+			return -ENOMEM;
 
 	return 0;
 }
@@ -602,6 +608,9 @@ attach_secrets(struct cf_build *b, struct cf_config *c)
 		free(sbs);
 		return -ENOMEM;
 	}
+	for (i = 0; i < c->nsessions && i <= b->nsess; i++)
+		cfcan_check(b, &c->sessions[i], sbs[i]->canary_line ? sbs[i]->canary_line :
+		    b->defaults.canary_line);
 	free(sbs);
 	cfsec_set_file(c->secrets, c->path);
 	return 0;

@@ -166,6 +166,9 @@ struct cf_session {
 	const struct cf_secret **secrets;
 	char **placeholders;
 	size_t nsecrets;
+	/* Its canaries' variables, [defaults]' first (conf/canary.h). */
+	char **canaries;
+	size_t ncanaries;
 	const char **term_hosts;      /* distinct hosts its secrets bind */
 	char *github[2];              /* github_repositories, _permissions (conf/secret.h) */
 	size_t nterm_hosts;

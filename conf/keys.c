@@ -16,6 +16,7 @@
 #include "base/cursor.h"
 #include "base/sockmsg.h"
 #include "conf/build.h"
+#include "conf/canary.h"
 #include "conf/config.h"
 #include "conf/pins.h"
 #include "conf/token.h"
@@ -929,6 +930,65 @@ set_secrets(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 	}
 }
 
+static int env_name_ok(const char *v);
+
+/* canaries = VAR, VAR: decoy variables for the session's sandbox
+ * (conf/canary.h). */
+static void
+set_canaries(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
+    const char *value, const char *shown)
+{
+	const char *p = value;
+
+	(void)k;
+	s->canary_line = b->line;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p), i;
+		const char *q = p;
+		char *name;
+
+		while (len > 0 && cfb_blank(*q))
+			q++, len--;
+		while (len > 0 && cfb_blank(q[len - 1]))
+			len--;
+		if ((name = strndup(q, len)) == NULL) {
+			cfb_err(b, b->line, "out of memory");
+			return;
+		}
+		for (i = 0; i < s->ncanary_names; i++)
+			if (strcmp(s->canary_names[i], name) == 0)
+				break;
+		if (len == 0) {
+			cfb_err(b, b->line, "empty item in list (%s)", shown);
+			free(name);
+		} else if (!env_name_ok(name)) {
+			cfb_err(b, b->line, "canaries: %s is not a variable's name: letters, digits and _, "
+			    "not starting with a digit, at most 128", name);
+			free(name);
+		} else if (i < s->ncanary_names) {
+			cfb_err(b, b->line, "canaries: %s is named twice", name);
+			free(name);
+		} else if (s->ncanary_names == CF_CANARY_MAX) {
+			cfb_err(b, b->line, "canaries: more than %d", CF_CANARY_MAX);
+			free(name);
+		} else {
+			char **nn = realloc(s->canary_names, (s->ncanary_names + 1) * sizeof(*nn));
+
+			if (nn == NULL) {
+				free(name);
+				cfb_err(b, b->line, "out of memory");
+				return;
+			}
+			s->canary_names = nn;
+			nn[s->ncanary_names++] = name;
+		}
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+}
+
 /* An environment variable's name: a letter or '_', then letters, digits
  * and '_' (POSIX.1-2017 §8.1 as shells take it), at most 128. */
 static int
@@ -1453,6 +1513,7 @@ static const struct key session_keys[] = {
 	{ .name = "secrets", .set = set_secrets, .flags = K_LIST },
 	{ .name = "github_repositories", .set = set_github, .arg = 0 },
 	{ .name = "github_permissions", .set = set_github, .arg = 1 },
+	{ .name = "canaries", .set = set_canaries, .flags = K_LIST },
 	{ .name = "mode", .set = set_mode, SB(mode), .choices = sess_modes },
 	{ .name = "token_file", .set = set_token_file, .flags = K_NO_DEFAULTS },
 	{ .name = "decider", .set = set_decider },

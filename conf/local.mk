@@ -16,6 +16,7 @@ libpostern_conf_a_SOURCES = \
 	conf/inject.c conf/inject.h \
 	conf/secret.c conf/secret.h \
 	conf/awskey.c conf/awskey.h \
+	conf/canary.c conf/canary.h \
 	conf/auth.c conf/auth.h \
 	conf/token.c conf/token.h \
 	conf/parent.c conf/parent.h \

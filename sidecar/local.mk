@@ -136,3 +136,6 @@ tests_fuzz_sidecar_pending_replay_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/sidecar-pending"'
 tests_fuzz_sidecar_pending_replay_LDADD = $(BASE_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-sidecar-pending.c tests/fuzz/fuzz-sidecar-pending.srcs
+# canaries = reach CMD.
+TESTS += tests/integration/sidecar-run-canary.sh
+EXTRA_DIST += tests/integration/sidecar-run-canary.sh

@@ -52,6 +52,8 @@ struct secret_stats {
 struct px_stats {
 	struct secret_stats *secrets;
 	size_t nsecrets;
+	struct secret_stats *canaries;	/* counted in .misdirected */
+	size_t ncanaries;
 	struct sess_stats *sess;
 	size_t nsess;
 	struct rule_stats *rules;
@@ -88,6 +90,11 @@ px_stats_free(struct px_stats *s)
 		free(s->rules[i].pattern);
 		free(s->rules[i].type);
 	}
+	for (i = 0; i < s->ncanaries; i++) {
+		free(s->canaries[i].session);
+		free(s->canaries[i].secret);
+	}
+	free(s->canaries);
 	for (i = 0; i < s->nsecrets; i++) {
 		free(s->secrets[i].session);
 		free(s->secrets[i].secret);
@@ -133,6 +140,52 @@ px_stats_secret(struct px_stats *s, const char *session, const char *secret,
 		e->reflected++;
 	else
 		e->misdirected++;
+}
+
+void
+px_stats_canary(struct px_stats *s, const char *session, const char *name)
+{
+	PX_LOCKED(&stats_lock);
+	struct secret_stats *nv, *e = NULL;
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->ncanaries && e == NULL; i++)
+		if (strcmp(s->canaries[i].session, session) == 0 && strcmp(s->canaries[i].secret, name) == 0)
+			e = &s->canaries[i];
+	if (e == NULL) {
+		if ((nv = realloc(s->canaries, (s->ncanaries + 1) * sizeof(*nv))) == NULL)
+			return;
+		s->canaries = nv;
+		e = &nv[s->ncanaries];
+		memset(e, 0, sizeof(*e));
+		e->session = strdup(session);
+		e->secret = strdup(name);
+		if (e->session == NULL || e->secret == NULL) {
+			free(e->session);
+			free(e->secret);
+			return;
+		}
+		s->ncanaries++;
+	}
+	e->misdirected++;
+}
+
+size_t
+px_stats_ncanaries(const struct px_stats *s)
+{
+	PX_LOCKED(&stats_lock);
+	return s ? s->ncanaries : 0;
+}
+
+const char *
+px_stats_canary_at(const struct px_stats *s, size_t i, const char **session, uint64_t *count)
+{
+	PX_LOCKED(&stats_lock);
+	*session = s->canaries[i].session;
+	*count = s->canaries[i].misdirected;
+	return s->canaries[i].secret;
 }
 
 size_t

@@ -48,6 +48,13 @@ void px_stats_secret(struct px_stats *s, const char *session, const char *secret
 size_t px_stats_nsecrets(const struct px_stats *s);
 const char *px_stats_secret_at(const struct px_stats *s, size_t i, const char **session,
     uint64_t *injected, uint64_t *misdirected, uint64_t *reflected);
+/* A request of SESSION carried its canary NAME (conf/canary.h), and was
+ * refused; the canaries counted so far as px_stats_secret_at() gives the
+ * secrets. */
+void px_stats_canary(struct px_stats *s, const char *session, const char *name);
+size_t px_stats_ncanaries(const struct px_stats *s);
+const char *px_stats_canary_at(const struct px_stats *s, size_t i, const char **session,
+    uint64_t *count);
 /* A reload was taken (OK nonzero) or refused. */
 void px_stats_reload(struct px_stats *s, int ok);
 /* decider =: a question of RESULT (enum px_decider_result, core/decider.h)

@@ -724,6 +724,19 @@ px_status_metrics(const struct px_server *srv, struct evbuffer *out)
 	    "Requests refused for a placeholder sent where its secret is not bound.");
 	for (i = 0; i < px_stats_nsecrets(s); i++)
 		secret_line(out, s, i, "postern_secret_misdirected_total", PX_SECRET_MISDIRECTED);
+	header(out, "postern_canary_total", "counter",
+	    "Requests refused for carrying a canary, by session and canary variable.");
+	for (i = 0; i < px_stats_ncanaries(s); i++) {
+		const char *ssn, *cn;
+		uint64_t cnt;
+
+		cn = px_stats_canary_at(s, i, &ssn, &cnt);
+		evbuffer_add_printf(out, "postern_canary_total{session=\"");
+		label(out, ssn);
+		evbuffer_add_printf(out, "\",name=\"");
+		label(out, cn);
+		evbuffer_add_printf(out, "\"} %llu\n", (unsigned long long)cnt);
+	}
 	header(out, "postern_secret_reflected_total", "counter",
 	    "Responses that carried a secret's value back, overwritten or cut before the client.");
 	for (i = 0; i < px_stats_nsecrets(s); i++)

@@ -12,12 +12,14 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "conf/canary.h"
 #include "conf/secret.h"
 #include "proxy/flow/conn.h"
 #include "proxy/core/log.h"
 #include "proxy/core/server.h"
 #include "proxy/proto/bridgereply.h"
 #include "proxy/flow/bridgereq.h"
+#include "proxy/flow/leakscan.h"
 #include "proxy/tls/registry.h"
 
 /* A session has at most this many secrets worth telling (each is one
@@ -36,8 +38,9 @@ void
 px_bridgereq_answer(struct px_conn *c)
 {
 	/* Each secret: its variable, also_env, and up to two more
-	 * (cf_secret_more_env()). */
-	const char *names[4 * MAX_PLACEHOLDERS], *values[4 * MAX_PLACEHOLDERS];
+	 * (cf_secret_more_env()); then the canaries. */
+	const char *names[4 * MAX_PLACEHOLDERS + CF_CANARY_MAX], *values[4 * MAX_PLACEHOLDERS + CF_CANARY_MAX];
+	char canary[CF_CANARY_MAX * (CF_PLACEHOLDER_MAX + 1)];
 	size_t i, j, k = 0, n = cf_session_nsecrets(c->sess);
 	char *pem;
 	/* A copy: with workers = N a reload on the first worker's loop
@@ -64,6 +67,8 @@ px_bridgereq_answer(struct px_conn *c)
 			values[k++] = cf_session_placeholder_more(c->sess, i, j);
 		}
 	}
+	k += px_leakscan_canary_env(c, names + k, values + k, CF_CANARY_MAX, canary,
+	    sizeof(canary));
 	rc = px_bridgereply_render(bufferevent_get_output(c->cli.bev), names, values, k, pem);
 	if (rc == 0)
 		log_debug("session %s: session info (%zu placeholder%s%s) to %s", c->sess->name,

@@ -541,6 +541,8 @@ px_conn_free(struct px_conn *c, const char *why)
 	free(c->req.lk);
 	free(c->hdrs);
 	free(c->close_detail);
+	if (c->leak_free != NULL)
+		c->leak_free(c->leak);
 	if (c->tm != NULL) {
 		px_budget_release(c->tm->req_budget, 0);
 		for (i = 0; i < 2; i++)

@@ -319,6 +319,10 @@ struct px_conn {
 	 * connection then closes. */
 	const char *close_why;
 	char *close_detail;
+	/* The leak scan of its requests (leakscan.h), made when needed, and
+	 * what frees it (a callback: leakscan.c uses this module). */
+	struct px_leakscan *leak;
+	void (*leak_free)(struct px_leakscan *);
 
 	struct px_fwd *fwd;
 	struct px_tun *tun;

@@ -32,6 +32,7 @@
 #include "conf/secret.h"
 #include "proxy/policy/budget.h"
 #include "proxy/policy/ask.h"
+#include "proxy/flow/leakscan.h"
 #include "proxy/flow/conn.h"
 #include "proxy/flow/conns.h"
 #include "proxy/flow/connect.h"
@@ -1041,7 +1042,8 @@ term_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 		refuse_misdirected(c, bad);
 		return;
 	}
-	if (px_minthold_repo_refused(c, req->path, req->path_len))
+	if (px_minthold_repo_refused(c, req->path, req->path_len) ||
+	    px_leakscan_request(c, req, c->tm->host.name, c->tm->port))
 		return;
 	/* A request inside the tunnel counts against its rule's rps and up
 	 * budgets; the tunnel itself already holds a connection. */
@@ -1206,7 +1208,12 @@ px_decide(struct px_conn *c, struct px_http_request *req, size_t head_len)
 			refuse_misdirected(c, bad);
 			return;
 		}
+		if (px_leakscan_request(c, req, h, c->req.port))
+			return;
 	}
+	/* Nor in the name it asks for: an encoded secret in a DNS label. */
+	if (px_leakscan_host(c, c->req.host.name, c->req.port, 1))
+		return;
 	if (c->req.mode == CF_MODE_HTTP && c->req.dec.allow && (path_overridden(c, req) ||
 	    method_overridden(c, req)))
 		return;

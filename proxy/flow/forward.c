@@ -24,6 +24,7 @@
 #include "conf/config.h"
 #include "conf/parent.h"
 #include "proxy/flow/minthold.h"
+#include "proxy/flow/leakscan.h"
 #include "proxy/flow/conn.h"
 #include "proxy/proto/http.h"
 #include "proxy/core/log.h"
@@ -202,6 +203,8 @@ fwd_request_body(struct px_conn *c)
 		if (c->fwd->req.left == 0)
 			c->fwd->req.done = 1;
 	}
+	if (n > 0 && px_leakscan_body(c, in, n) != 0)
+		return -EACCES;
 	if (n > 0 && px_conn_up_budget(c) != NULL) {
 		struct px_budget *b = px_conn_up_budget(c);
 		uint64_t now = px_budget_now_ms();
@@ -669,7 +672,8 @@ fwd_cli_read_cb(struct bufferevent *bev, void *arg)
 		return;
 	}
 	if ((rc = fwd_request_body(c)) < 0)
-		px_conn_free(c, rc == -EDQUOT ? cf_reason_code(CF_R_BUDGET_EXCEEDED) : "bad request body");
+		px_conn_free(c, rc == -EDQUOT ? cf_reason_code(CF_R_BUDGET_EXCEEDED) :
+		    rc == -EACCES ? NULL : "bad request body");
 }
 
 /* The client drained: resume reading upstream. */
@@ -796,7 +800,8 @@ px_forward_start(struct px_conn *c)
 		int rc = fwd_request_body(c);
 
 		if (rc < 0) {
-			px_conn_free(c, rc == -EDQUOT ? cf_reason_code(CF_R_BUDGET_EXCEEDED) : "bad request body");
+			px_conn_free(c, rc == -EDQUOT ? cf_reason_code(CF_R_BUDGET_EXCEEDED) :
+		    rc == -EACCES ? NULL : "bad request body");
 			return;
 		}
 	}

@@ -65,6 +65,11 @@ struct h2_stream {
 	struct px_scrub_state dn_scan;
 	size_t reflected;		/* occurrences overwritten (scrub.h) */
 	const char *reflected_name, *reflected_where;
+	const struct px_leak *leak;	/* the verdict's scan of the DATA (leak.h) */
+	uint64_t leak_active;
+	struct px_leak_carry leak_carry;
+	int leak_hit;
+	struct px_leak_hit leak_what;
 };
 
 struct px_h2 {
@@ -281,6 +286,16 @@ stream_report_free(struct h2_stream *s)
 		info.reflected = s->reflected;
 		info.reflected_name = s->reflected_name;
 		info.reflected_where = s->reflected_where;
+		if (s->leak_hit) {
+			info.refused = 1;
+			info.reason = "secret_misdirected";
+			info.leak_hit = 1;
+			/* Its line is a refusal's, not an allow's. */
+			info.note = info.note_at = NULL;
+			info.leak = s->leak;
+			info.leak_needle = s->leak_what.needle;
+			info.leak_enc = (int)s->leak_what.enc;
+		}
 		h->cbs.done(h->arg, &info);
 	}
 	if (s->prev)
@@ -299,6 +314,7 @@ stream_report_free(struct h2_stream *s)
 	hlist_clear(&s->resp_trl);
 	evbuffer_free(s->up);
 	evbuffer_free(s->dn);
+	px_leak_carry_free(&s->leak_carry);
 	free(s->method);
 	free(s->authority);
 	free(s->path);
@@ -672,6 +688,8 @@ handle_request(struct px_h2 *h, struct h2_stream *s, int end_stream)
 			goto out;
 		}
 	s->would = v.would;
+	s->leak = v.leak;
+	s->leak_active = v.leak_active;
 	if ((v.note != NULL && (s->note = dup_or_empty(v.note, 512)) == NULL) ||
 	    (v.note_at != NULL && (s->note_at = dup_or_empty(v.note_at, 512)) == NULL))
 		goto nomem;
@@ -821,9 +839,19 @@ srv_data(nghttp2_session *sess, uint8_t flags, int32_t sid,
 	struct px_h2 *h = ud;
 	struct h2_stream *s = nghttp2_session_get_stream_user_data(sess, sid);
 
-	if (s == NULL || s->refused || s->uid < 0 || s->up_closed) {
+	if (s == NULL || s->refused || s->uid < 0 || s->up_closed || s->leak_hit) {
 		/* Nobody will take these bytes: give the window back now. */
 		nghttp2_session_consume(sess, sid, len);
+		return 0;
+	}
+	if (s->leak != NULL && px_leak_feed(s->leak, s->leak_active, &s->leak_carry, data, len,
+	    &s->leak_what) != 0) {
+		/* A secret where it is not bound, or a canary: these bytes
+		 * never go, nor the rest of the stream. */
+		s->leak_hit = 1;
+		nghttp2_session_consume(sess, sid, len);
+		reset_upstream(s, NGHTTP2_CANCEL);
+		reset_client(s, NGHTTP2_CANCEL);
 		return 0;
 	}
 	if (evbuffer_add(s->up, data, len) != 0) {

@@ -19,6 +19,7 @@
 #ifndef POSTERN_PROXY_H2_H
 #define POSTERN_PROXY_H2_H
 
+#include "proxy/proto/leak.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -98,6 +99,12 @@ struct px_h2_verdict {
 	 * decision may have moved the connection to another. */
 	unsigned long generation;
 	const char *config;
+	/* FORWARD: the request's DATA is scanned with LEAK (proxy/proto/
+	 * leak.h; NULL: not scanned), which must outlive the stream, for the
+	 * needles of LEAK_ACTIVE.  One found resets the stream both ways
+	 * before that DATA goes, and the done callback is told (leak_hit). */
+	const struct px_leak *leak;
+	uint64_t leak_active;
 };
 
 /* What the done callback is told when a stream ends.  Strings are valid
@@ -132,6 +139,13 @@ struct px_h2_stream_info {
 	 * and where ("header", "body"). */
 	size_t reflected;
 	const char *reflected_name, *reflected_where;
+	/* The request's DATA carried a needle of the verdict's leak scan:
+	 * which, and in which encoding (enum px_leak_enc); the stream was
+	 * reset, and refused/reason say "secret_misdirected". */
+	int leak_hit;
+	const struct px_leak *leak;	/* the verdict's */
+	size_t leak_needle;
+	int leak_enc;
 };
 
 /* Take LEN bytes for one side.  Return how many were taken (0..LEN; 0 means

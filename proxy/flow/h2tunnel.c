@@ -31,6 +31,7 @@
 #include "conf/inject.h"
 #include "conf/secret.h"
 #include "proxy/policy/budget.h"
+#include "proxy/flow/leakscan.h"
 #include "proxy/flow/conn.h"
 #include "proxy/flow/notice.h"
 #include "proxy/flow/h2.h"
@@ -526,6 +527,10 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 		t2_refuse(c, v, 403, CF_R_SECRET_MISDIRECTED, c->req.dec.rule, d);
 		return;
 	}
+	if (px_leakscan_h2(c, r, c->tm->host.name, c->tm->port, d, sizeof(d))) {
+		t2_refuse(c, v, 403, CF_R_SECRET_MISDIRECTED, c->req.dec.rule, d);
+		return;
+	}
 	if (c->req.dec.rule != NULL && cf_rule_has_budget(c->req.dec.rule)) {
 		/* Each stream counts against its rule's rps= (and is refused
 		 * once its up= is spent); the bytes count in t2_feed(). */
@@ -543,6 +548,7 @@ t2_decide(void *arg, const struct px_h2_req *r, struct px_h2_verdict *v)
 	}
 	t2_inject(c, r, v, bound >= 0);
 	v->action = PX_H2_FORWARD;
+	v->leak = px_leakscan_h2_body(c, r, c->tm->host.name, c->tm->port, &v->leak_active);
 	px_record_decision(c, 1, CF_R_ALLOWED, c->req.dec.rule, NULL, NULL);
 	t2_note(c, v);
 }
@@ -572,6 +578,8 @@ t2_done(void *arg, const struct px_h2_stream_info *info)
 	if (info->reflected > 0)
 		px_record_reflected(c, &l, info->reflected_name, info->reflected_where,
 		    info->reflected);
+	if (info->leak_hit)
+		px_leakscan_h2_hit(c, info->leak, info->leak_needle, info->leak_enc);
 }
 
 void

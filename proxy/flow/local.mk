@@ -1,6 +1,7 @@
 # proxy/flow/: one connection's way through the proxy: accept, decide,
 # connect, forward, tunnel, the HTTP/2 relay of a terminated tunnel (on
-# libnghttp2), the bridge's session request, notices and splice.
+# libnghttp2), the bridge's session request, the leak scan of requests,
+# notices and splice.
 libpostern_proxy_a_SOURCES += \
 	proxy/flow/accept.c \
 	proxy/flow/auth.c proxy/flow/auth.h \
@@ -16,6 +17,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/flow/forward.c \
 	proxy/flow/h2.c proxy/flow/h2.h \
 	proxy/flow/h2tunnel.c \
+	proxy/flow/leakscan.c proxy/flow/leakscan.h \
 	proxy/flow/notice.c proxy/flow/notice.h \
 	proxy/flow/parent.c proxy/flow/parentmsg.c \
 	proxy/flow/record.c \

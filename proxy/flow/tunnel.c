@@ -30,6 +30,7 @@
 #include "conf/inject.h"
 #include "conf/secret.h"
 #include "proxy/flow/awssign.h"
+#include "proxy/flow/leakscan.h"
 #include "proxy/flow/conn.h"
 #include "proxy/core/io.h"
 #include "proxy/core/log.h"
@@ -419,6 +420,12 @@ decide:
 		return;
 	case PX_SNI_HELLO:
 		if (px_sni_name(c->tun->sni, &name) == 1) {
+			/* A name that spells a secret: refused, and never shown
+			 * (a mismatch's line would show it). */
+			if (px_leakscan_host(c, name.name, c->req.port, 0)) {
+				px_conn_free(c, NULL);
+				return;
+			}
 			if (cf_host_equal(&name, &c->req.host))
 				pass = 1;
 			else

@@ -10,6 +10,7 @@ libpostern_proxy_a_SOURCES += \
 	proxy/proto/http.c proxy/proto/http.h \
 	proxy/proto/ocsf.c proxy/proto/ocsf.h \
 	proxy/proto/mintmsg.c proxy/proto/mintmsg.h \
+	proxy/proto/leak.c proxy/proto/leak.h \
 	proxy/proto/proxyauth.c proxy/proto/proxyauth.h \
 	proxy/proto/resolve.c proxy/proto/resolve.h \
 	proxy/proto/bodyph.c proxy/proto/bodyph.h \
@@ -59,6 +60,13 @@ check_PROGRAMS += tests/unit/test-scrub
 TESTS += tests/unit/test-scrub
 tests_unit_test_scrub_SOURCES = tests/unit/test-scrub.c tests/unit/tap.h
 tests_unit_test_scrub_LDADD = $(PROXY_LIBS)
+
+# The session's own secrets in outbound bytes (proxy/proto/leak.h).
+check_PROGRAMS += tests/unit/test-leak
+TESTS += tests/unit/test-leak
+tests_unit_test_leak_SOURCES = tests/unit/test-leak.c tests/unit/tap.h
+tests_unit_test_leak_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_test_leak_LDADD = $(PROXY_LIBS)
 
 # DNS.  The test compiles proxy/proto/dns.c itself instead of linking
 # libpostern_proxy.a, so that it only depends on this module (and conf/).

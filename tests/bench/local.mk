@@ -93,3 +93,11 @@ bench-sandbox: postern-proxy postern-bridge tests/bench/bridge-load tests/bench/
 	  $(SHELL) $(top_srcdir)/tests/bench/bench-sandbox.sh
 
 .PHONY: bench bench-proxy bench-term bench-instr bench-capture bench-sandbox bench-decider bench-audit
+
+# The leak scan's cost on plain HTTP: a session with secrets and canaries
+# beside one without (bench-leak.sh).
+EXTRA_DIST += tests/bench/bench-leak.sh
+bench-leak: postern-proxy tests/bench/proxy-load
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	  $(SHELL) $(top_srcdir)/tests/bench/bench-leak.sh
+.PHONY: bench-leak

@@ -52,6 +52,14 @@ tests_fuzz_scrub_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdi
 tests_fuzz_scrub_replay_LDADD = $(PROXY_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz-scrub.srcs
 
+# The leak scan (proxy/proto/leak.h): needles in every encoding, streams in pieces, host names.
+check_PROGRAMS += tests/fuzz/leak-replay
+TESTS += tests/fuzz/leak-replay
+tests_fuzz_leak_replay_SOURCES = tests/fuzz/fuzz-leak.c tests/fuzz/replay.c
+tests_fuzz_leak_replay_CPPFLAGS = $(AM_CPPFLAGS) -DCORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/leak"'
+tests_fuzz_leak_replay_LDADD = $(PROXY_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz-leak.srcs
+
 # The SOCKS5 parser (proxy/proto/socks.h): greeting and request.
 check_PROGRAMS += tests/fuzz/socks-replay
 TESTS += tests/fuzz/socks-replay
