@@ -116,32 +116,9 @@ body_read(struct bufferevent *bev, void *arg)
 	resume_fn(c);
 }
 
-/* The upstream may not speak while the request is held (decide.c's
- * term_decider_up_read()); before its first answer it is let go. */
-static void
-body_up_read(struct bufferevent *bev, void *arg)
-{
-	struct px_conn *c = arg;
-
-	(void)bev;
-	if (c->up.bytes == 0) {
-		px_conn_up_gone(c);
-		return;
-	}
-	px_conn_free(c, "upstream spoke between requests");
-}
-
-static void
-body_up_event(struct bufferevent *bev, short what, void *arg)
-{
-	(void)bev;
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
-		px_conn_up_gone(arg);
-}
-
 static const struct px_phase body_phase = {
 	.name = "aws-body", .cli_read = body_read, .cli_event = px_conn_event_close,
-	.up_read = body_up_read, .up_event = body_up_event, .timeout = px_conn_idle_timeout,
+	.up_read = px_conn_held_up_read, .up_event = px_conn_held_up_event, .timeout = px_conn_idle_timeout,
 };
 
 /* The SHA-256 of the LEN bytes after the head in C's input, as hex into

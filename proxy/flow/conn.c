@@ -304,6 +304,27 @@ px_conn_up_gone(struct px_conn *c)
 	}
 }
 
+void
+px_conn_held_up_read(struct bufferevent *bev, void *arg)
+{
+	struct px_conn *c = arg;
+
+	(void)bev;
+	if (c->up.bytes == 0) {
+		px_conn_up_gone(c);
+		return;
+	}
+	px_conn_free(c, "upstream spoke between requests");
+}
+
+void
+px_conn_held_up_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		px_conn_up_gone(arg);
+}
+
 /* Bytes the client sent that will not be read: in its input beyond the
  * head just refused (a plain socket: under TLS the filter's own
  * close_notify ends the connection).  What is still in the kernel is not

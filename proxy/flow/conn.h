@@ -456,6 +456,15 @@ void px_conn_close_after_write(struct px_conn *c);
 /* The upstream went away (or is let go) while C stays: its bufferevent
  * freed, and C->up marked at EOF for whatever asks next. */
 void px_conn_up_gone(struct px_conn *c);
+/*
+ * The upstream callbacks of a phase that holds a request inside a
+ * terminated tunnel (for a decider, a body to hash, a token): the
+ * upstream may not speak between requests.  Before its first answer it
+ * is let go (px_conn_up_gone()), and the request gets its 502 when it
+ * goes on; after, the connection ends.  An upstream that closes is let go.
+ */
+void px_conn_held_up_read(struct bufferevent *bev, void *arg);
+void px_conn_held_up_event(struct bufferevent *bev, short what, void *arg);
 /* The idle timeout: close C when it was idle for idle_timeout, else arm
  * the timer for the rest. */
 void px_conn_idle_timeout(struct px_conn *c);

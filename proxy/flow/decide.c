@@ -361,37 +361,11 @@ static const struct px_phase decider_phase = {
 	.name = "decider", .cli_event = px_conn_event_close, .timeout = decider_backstop,
 };
 
-/* Inside a terminated tunnel the upstream must not speak while a request
- * is held, as between requests (accept.c's head phase); before its first
- * answer it is let go, and an allowed request gets its 502. */
-static void
-term_decider_up_read(struct bufferevent *bev, void *arg)
-{
-	struct px_conn *c = arg;
-
-	(void)bev;
-	if (c->up.bytes == 0) {
-		px_conn_up_gone(c);
-		return;
-	}
-	px_conn_free(c, "upstream spoke between requests");
-}
-
-/* An upstream that closes meanwhile is let go: an allowed request then
- * gets its 502 (term_go()). */
-static void
-term_decider_up_event(struct bufferevent *bev, short what, void *arg)
-{
-	(void)bev;
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
-		px_conn_up_gone(arg);
-}
-
 /* Held inside a terminated tunnel: nothing is read from the client, the
  * head waits in its input. */
 static const struct px_phase term_decider_phase = {
-	.name = "decider", .cli_event = px_conn_event_close, .up_read = term_decider_up_read,
-	.up_event = term_decider_up_event, .timeout = decider_backstop,
+	.name = "decider", .cli_event = px_conn_event_close, .up_read = px_conn_held_up_read,
+	.up_event = px_conn_held_up_event, .timeout = decider_backstop,
 };
 
 /* The ClientHello's server_name of C's terminated tunnel, or NULL. */

@@ -67,31 +67,8 @@ mint_backstop(struct px_conn *c)
 	    "no credential could be had for this request in time");
 }
 
-/* An upstream that speaks or closes meanwhile is let go: the request
- * then gets its 502 when it goes on. */
-static void
-up_read(struct bufferevent *bev, void *arg)
-{
-	struct px_conn *c = arg;
-
-	(void)bev;
-	if (c->up.bytes == 0) {
-		px_conn_up_gone(c);
-		return;
-	}
-	px_conn_free(c, "upstream spoke between requests");
-}
-
-static void
-up_event(struct bufferevent *bev, short what, void *arg)
-{
-	(void)bev;
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
-		px_conn_up_gone(arg);
-}
-
 static const struct px_phase mint_phase = {
-	.name = "mint", .cli_event = px_conn_event_close, .up_read = up_read, .up_event = up_event,
+	.name = "mint", .cli_event = px_conn_event_close, .up_read = px_conn_held_up_read, .up_event = px_conn_held_up_event,
 	.timeout = mint_backstop,
 };
 
