@@ -219,7 +219,7 @@ api_ok() { grep -F "\"path\": \"$1" "$mock/api.log" | grep -c '"ok": true'; }
 CMD3='env | grep "^API_TOKEN=\|^PX_"; for i in 1 2 3; do
 	curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" "https://api.oauth.test:8445/api/$P-$i"; done'
 
-# 6. The bwrap recipe of README.md: curl in a sandbox with no network
+# The bwrap recipe of README.md: curl in a sandbox with no network
 # but the session's socket; the bridge gives it the placeholder, the
 # session CA and HTTPS_PROXY.
 if recipe_ok; then
@@ -252,7 +252,7 @@ else
 	diag "bwrap, postern-bridge or user namespaces for uid 1000 are missing: the bwrap recipe is not tried"
 fi
 
-# 7. Inside postern-sidecar run --secret api: curl holds the placeholder.
+# Inside postern-sidecar run --secret api: curl holds the placeholder.
 SIDECAR="${POSTERN_SIDECAR:-$top_builddir/postern-sidecar}"
 if [ -x "$SIDECAR" ] && [ -x "$top_builddir/postern-bridge" ]; then
 	fresh_refresh
