@@ -11,7 +11,10 @@
 # sandbox's answer holds placeholders in GH_TOKEN and GITHUB_TOKEN and no
 # token; a runtime session gets a token of its own, revoked when the
 # session is removed; when the proxy stops the token is revoked (the API
-# sees the DELETE); no token is in any log.
+# sees the DELETE); no token is in any log; through README's bwrap recipe
+# (postern-bridge on the session's UNIX socket) git clones org/allowed with
+# only placeholders in its environment, and its push to org/other is
+# refused by postern.
 command -v git >/dev/null 2>&1 || { echo "git is not installed"; exit 77; }
 /usr/bin/python3 -c 'import jwt, cryptography' 2>/dev/null || { echo "python3-jwt is not installed"; exit 77; }
 WORLD_DNS_EXTRA="api.gh.test=10.200.1.2 git.gh.test=10.200.1.2"
@@ -153,3 +156,56 @@ for f in "$PROXY_LOG" "$WORLD_DIR/proxy.out"; do
 	{ grep -qF "$TOKEN" "$f" || grep -qF "$TOKEN2" "$f"; } && fail "a token is in $(basename "$f")" ||
 		ok "no token is in $(basename "$f")"
 done
+
+# The bwrap recipe of README.md: git as uid 1000 in a sandbox with no
+# network but the session's socket; the bridge gives it the placeholders,
+# the session CA and HTTPS_PROXY.
+. "$top_srcdir/tests/integration/lib-tls/bwrap-recipe.sh"
+if recipe_ok; then
+	# Outside /tmp, /var/tmp and /run (the sandbox's fresh ones), readable
+	# by uid 1000: the bridge and the session's socket.
+	HOMEDIR=$(mktemp -d /var/lib/postern-gh.XXXXXX) || die "mktemp"
+	chmod 755 "$HOMEDIR"
+	mkdir -p "$HOMEDIR/s1"
+	world_cleanup_hook() { rm -rf "$HOMEDIR"; }
+	sed "/^\[proxy\]/a listen = unix:$HOMEDIR/s1/proxy.sock mode=666" "$conf" >"$WORLD_DIR/recipe.ini"
+	proxy_start "$WORLD_DIR/recipe.ini" || die "no proxy for the recipe"
+	admin_wait || die "no admin socket"
+	PH=$(in_px curl -sS --max-time 5 http://127.0.0.1:3128/.well-known/postern/session |
+		sed -n 's/^env GH_TOKEN //p')
+	minted=$(grep -c '"jwt_ok": true' "$mock/api.log")
+	fetched=$(grep -c '/org/allowed' "$mock/git.log")
+	refusals() { grep -c '"path":"/org/other.git/info/refs".*"reason":"repository_not_allowed"' "$PROXY_LOG"; }
+	refused=$(refusals)
+	out=$(recipe_run "$HOMEDIR" "$HOMEDIR/s1/proxy.sock" sh -c '
+		export HOME=/tmp GIT_TERMINAL_PROMPT=0
+		env | grep "^GH_TOKEN=\|^GITHUB_TOKEN="
+		git clone -q https://git.gh.test:8447/org/allowed.git /tmp/c && echo clone=ok
+		echo "readme=$(cat /tmp/c/README)"
+		cd /tmp/c && echo x >X && git add X && git -c user.name=t -c user.email=t@t commit -qm x &&
+			{ git push -q https://git.gh.test:8447/org/other.git main >/tmp/o 2>&1
+			echo "other=$? $(grep -c 403 /tmp/o)"; }
+		' </dev/null 2>"$WORLD_DIR/bwrap.err")
+	rc=$?
+	expect_eq 0 $rc "bwrap recipe: the sandbox exits 0 ($(tail -c 400 "$WORLD_DIR/bwrap.err"))"
+	expect_eq "GH_TOKEN=$PH" "$(printf '%s\n' "$out" | grep '^GH_TOKEN=')" \
+		"  CMD's GH_TOKEN is the session's placeholder"
+	expect_eq "GITHUB_TOKEN=$PH" "$(printf '%s\n' "$out" | grep '^GITHUB_TOKEN=')" "  and GITHUB_TOKEN"
+	expect_match "^clone=ok$" "$out" "  git clone of org/allowed succeeds"
+	expect_match "^readme=hello from the app$" "$out" "  the clone has the file"
+	expect_eq $((minted + 1)) "$(grep -c '"jwt_ok": true' "$mock/api.log")" "  with a token minted for it"
+	[ "$(grep -c '/org/allowed' "$mock/git.log")" -gt "$fetched" ] &&
+		ok "  the git server served the clone" || fail "  the git server saw no clone"
+	expect_match "^other=[1-9][0-9]* [1-9]" "$out" "  a push to org/other fails with postern's 403"
+	expect_eq 0 "$(grep -c '/org/other' "$mock/git.log")" "  no request for org/other reached the git server"
+	expect_eq $((refused + 1)) "$(refusals)" "  the refusal is audited"
+	leaked=0
+	while read -r t; do
+		[ -n "$t" ] && printf '%s\n' "$out" | grep -qF "$t" && leaked=$((leaked + 1))
+	done <"$mock/issued"
+	expect_eq 0 "$leaked" "  no token is in CMD's environment"
+	proxy_stop
+	expect_eq 0 $? "the recipe's proxy exits cleanly"
+else
+	diag "bwrap, postern-bridge or user namespaces for uid 1000 are missing: the bwrap recipe is not tried"
+fi

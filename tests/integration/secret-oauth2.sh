@@ -11,7 +11,10 @@
 # with the endpoint down a request that needs a token is refused 503
 # credential_unavailable, audited and counted, with the endpoint's error
 # in the text; no token reaches a log, the audit or the session's answer,
-# and a response that echoes the token reaches the client overwritten.
+# and a response that echoes the token reaches the client overwritten;
+# through README's bwrap recipe (postern-bridge on the session's UNIX
+# socket) and inside `postern-sidecar run --secret api`, curl with only
+# the placeholder in its environment reaches the API with a minted token.
 WORLD_DNS_EXTRA="auth.test=10.200.1.2 api.oauth.test=10.200.1.2"
 . "$top_srcdir/tests/integration/lib/world.sh"
 world_up
@@ -193,3 +196,102 @@ while read -r t; do
 	[ -n "$t" ] && printf '%s\n' "$sess" | grep -qF "$t" && leaked=$((leaked + 1))
 done <"$mock/issued"
 expect_eq 0 "$leaked" "the session's answer (the sandbox's environment) holds no token"
+
+# The next two sections: a fresh refresh token (the mock's current one is
+# set to it) and the token endpoint back up.
+# fresh_refresh: a new current refresh token, exported in PX_OAUTH_RT.
+fresh_refresh() {
+	PX_OAUTH_RT="rt-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+	export PX_OAUTH_RT
+	printf '"%s"\n' "$PX_OAUTH_RT" >"$mock/refresh.json"
+}
+start_token
+# Outside /tmp, /var/tmp and /run (the sandboxes' fresh ones), readable by
+# uid 1000: the bridge, the world's CA and the session's socket.
+HOMEDIR=$(mktemp -d /var/lib/postern-oauth2.XXXXXX) || die "mktemp"
+chmod 755 "$HOMEDIR"
+mkdir -p "$HOMEDIR/s1"
+world_cleanup_hook() { rm -rf "$HOMEDIR"; }
+. "$top_srcdir/tests/integration/lib-tls/bwrap-recipe.sh"
+# api_ok PATH-PREFIX: how many requests under PATH-PREFIX the API took.
+api_ok() { grep -F "\"path\": \"$1" "$mock/api.log" | grep -c '"ok": true'; }
+# CMD for both: its API_TOKEN and PX_ variables, then three requests.
+CMD3='env | grep "^API_TOKEN=\|^PX_"; for i in 1 2 3; do
+	curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" "https://api.oauth.test:8445/api/$P-$i"; done'
+
+# The bwrap recipe of README.md: curl in a sandbox with no network
+# but the session's socket; the bridge gives it the placeholder, the
+# session CA and HTTPS_PROXY.
+if recipe_ok; then
+	fresh_refresh
+	mkdir -p "$WORLD_DIR/state2" && chmod 700 "$WORLD_DIR/state2"
+	sed -e "s|^state_dir = .*|state_dir = $WORLD_DIR/state2|" \
+		-e "/^\[proxy\]/a listen = unix:$HOMEDIR/s1/proxy.sock mode=666" "$conf" >"$WORLD_DIR/recipe.ini"
+	proxy_start "$WORLD_DIR/recipe.ini" || die "no proxy for the recipe"
+	admin_wait || die "no admin socket"
+	PH=$(in_px curl -sS --max-time 5 http://127.0.0.1:3128/.well-known/postern/session |
+		sed -n 's/^env API_TOKEN //p')
+	out=$(recipe_run "$HOMEDIR" "$HOMEDIR/s1/proxy.sock" sh -c "P=bwrap; $CMD3" \
+		</dev/null 2>"$WORLD_DIR/bwrap.err")
+	rc=$?
+	expect_eq 0 $rc "bwrap recipe: curl exits 0 ($(tail -c 400 "$WORLD_DIR/bwrap.err"))"
+	expect_eq "API_TOKEN=$PH" "$(printf '%s\n' "$out" | grep '^API_TOKEN=')" \
+		"  CMD's API_TOKEN is the session's placeholder"
+	expect_eq 3 "$(printf '%s\n' "$out" | grep -c '^ok$')" "  the API answered ok three times"
+	expect_eq 3 "$(api_ok /api/bwrap-)" "  the API took a minted token three times"
+	expect_eq 0 "$(grep -cF "$PH" "$mock/api.log")" "  the API never saw the placeholder"
+	expect_eq 1 "$(grep -c "\"refresh\": \"$PX_OAUTH_RT\", .*\"ok\": true" "$mock/token.log")" \
+		"  the proxy minted it with the refresh token it was given"
+	leaked=0
+	while read -r t; do
+		[ -n "$t" ] && printf '%s\n' "$out" | grep -qF "$t" && leaked=$((leaked + 1))
+	done <"$mock/issued"
+	expect_eq 0 "$leaked" "  no token or client secret is in CMD's environment"
+	proxy_stop
+else
+	diag "bwrap, postern-bridge or user namespaces for uid 1000 are missing: the bwrap recipe is not tried"
+fi
+
+# Inside postern-sidecar run --secret api: curl holds the placeholder.
+SIDECAR="${POSTERN_SIDECAR:-$top_builddir/postern-sidecar}"
+if [ -x "$SIDECAR" ] && [ -x "$top_builddir/postern-bridge" ]; then
+	fresh_refresh
+	cp "$WORLD_CA" "$HOMEDIR/ca.pem"
+	chmod -R a+rX "$HOMEDIR"
+	cat >"$WORLD_DIR/run.ini" <<-INI
+		[proxy]
+		listen = unix:/run/pw-run-oauth2-$WORLD_ID.sock
+		upstream_ca_file = $HOMEDIR/ca.pem
+		[defaults]
+		allow_hosts = api.oauth.test:8445 private
+		[secret api]
+		kind = oauth2
+		token_url = https://auth.test:8444/token
+		client_id = client-1
+		from_env = PX_OAUTH_CS
+		refresh_token_env = PX_OAUTH_RT
+		placeholder_env = API_TOKEN
+		inject = api.oauth.test:8445 header Authorization "Bearer %s"
+	INI
+	out=$(in_px env -i PATH=/usr/bin:/bin LANG=C.UTF-8 PX_OAUTH_CS="$CS" PX_OAUTH_RT="$PX_OAUTH_RT" \
+		"$SIDECAR" run --config "$WORLD_DIR/run.ini" --secret api -- sh -c "P=run; $CMD3" \
+		</dev/null 2>"$WORLD_DIR/sc.err")
+	rc=$?
+	expect_eq 0 $rc "curl inside postern-sidecar run exits 0 ($(tail -c 400 "$WORLD_DIR/sc.err"))"
+	PH=$(printf '%s\n' "$out" | sed -n 's/^API_TOKEN=//p')
+	[ -n "$PH" ] && ok "  CMD has a placeholder in API_TOKEN" || fail "  CMD has no API_TOKEN"
+	expect_eq 3 "$(printf '%s\n' "$out" | grep -c '^ok$')" "  the API answered ok three times"
+	expect_eq 3 "$(api_ok /api/run-)" "  the API took a minted token three times"
+	[ -n "$PH" ] && expect_eq 0 "$(grep -cF "$PH" "$mock/api.log")" "  the API never saw the placeholder"
+	expect_eq 1 "$(grep -c "\"refresh\": \"$PX_OAUTH_RT\", .*\"ok\": true" "$mock/token.log")" \
+		"  the engine minted it with the refresh token it was given"
+	leaked=0
+	while read -r t; do
+		[ -n "$t" ] && { printf '%s\n' "$out"; cat "$WORLD_DIR/sc.err"; } | grep -qF "$t" &&
+			leaked=$((leaked + 1))
+	done <"$mock/issued"
+	expect_eq 0 "$leaked" "  no token or client secret is in CMD's environment or on the terminal"
+	expect_no_match "$CS|$PX_OAUTH_RT" "$out" "  nor the client secret or the refresh token"
+else
+	diag "postern-sidecar or postern-bridge is not built: the sidecar run is not tried"
+fi
