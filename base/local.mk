@@ -1,12 +1,13 @@
 # base/: the small utilities all three binaries share: the number parser
 # and cursor, the log, the splice pump, supervision (PID 1, signals,
-# exit status, uid drop), escaping and hex, UNIX socket addresses, a
+# exit status, uid drop), escaping and hex, files replaced whole, UNIX socket addresses, a
 # loopback listener's congestion control, the
 # response head postern's own clients read.  libc
 # only, since the bridge links it and may link nothing but libnl and libc.
 noinst_LIBRARIES += libpostern_base.a
 libpostern_base_a_SOURCES = \
 	base/cursor.c base/cursor.h \
+	base/filewrite.c base/filewrite.h \
 	base/log.c base/log.h \
 	base/pump.c base/pump.h \
 	base/reply.c base/reply.h \

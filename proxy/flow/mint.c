@@ -24,6 +24,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 
+#include "base/filewrite.h"
 #include "conf/config.h"
 #include "conf/secret.h"
 #include "proxy/core/lock.h"
@@ -263,10 +264,9 @@ refresh_load(struct entry *e, const struct cf_secret *sec, const char *state_dir
 static void
 refresh_save(struct entry *e)
 {
-	char tmp[4200];
-	int fd, rc = 0;
-	size_t off = 0, len;
+	size_t len;
 	char *text;
+	int rc;
 
 	if (e->state_path == NULL)
 		return;
@@ -277,37 +277,9 @@ refresh_save(struct entry *e)
 	text[64] = ' ';
 	memcpy(text + 65, e->refresh, e->rlen);
 	text[65 + e->rlen] = '\n';
-	snprintf(tmp, sizeof(tmp), "%s.tmp", e->state_path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		log_warnx("secret %s: cannot keep the rotated refresh token in %s: %s", e->secret, tmp,
-		    strerror(errno));
-		OPENSSL_secure_clear_free(text, len + 1);
-		return;
-	}
-	while (off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			rc = -errno;
-			break;
-		}
-		off += (size_t)w;
-	}
-	if (rc == 0 && fchmod(fd, 0600) != 0)
-		rc = -errno;
-	if (rc == 0 && fsync(fd) != 0)
-		rc = -errno;
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, e->state_path) != 0)
-		rc = -errno;
-	if (rc != 0) {
+	if ((rc = bs_file_replace(e->state_path, text, len)) != 0)
 		log_warnx("secret %s: cannot keep the rotated refresh token in %s: %s", e->secret,
 		    e->state_path, strerror(-rc));
-		(void)unlink(tmp);
-	}
 	OPENSSL_secure_clear_free(text, len + 1);
 }
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "conf/config.h"
+#include "base/filewrite.h"
 #include "proxy/policy/rtsess.h"
 
 struct px_rtsess {
@@ -147,10 +148,9 @@ int
 px_rtsess_save(const char *state_dir, const char *name, const char *text, size_t len,
     char *why, size_t whysize)
 {
-	char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+	char dir[PATH_MAX], path[PATH_MAX];
 	struct stat st;
-	size_t off = 0;
-	int fd, rc;
+	int rc;
 
 	if (!px_rtsess_name_ok(name)) {
 		snprintf(why, whysize, "%s: not a name for a file", name);
@@ -170,44 +170,9 @@ px_rtsess_save(const char *state_dir, const char *name, const char *text, size_t
 		return -EPERM;
 	}
 	snprintf(path, sizeof(path), "%s/%s.ini", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.ini.tmp", dir, name);
-	(void)unlink(tmp);
-	/* Born 0600 and new: never a moment where another uid may read or
-	 * replace it. */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(why, whysize, "cannot create %s: %s", tmp, strerror(errno));
-		return rc;
-	}
-	rc = 0;
-	while (off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			rc = -errno;
-			break;
-		}
-		off += (size_t)w;
-	}
-	if (rc == 0 && fchmod(fd, 0600) != 0)
-		rc = -errno;
-	if (rc == 0 && fsync(fd) != 0)
-		rc = -errno;
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -errno;
-	if (rc != 0) {
+	if ((rc = bs_file_replace(path, text, len)) != 0) {
 		snprintf(why, whysize, "cannot write %s: %s", path, strerror(-rc));
-		(void)unlink(tmp);
 		return rc;
-	}
-	/* The rename is kept across a crash once the directory is. */
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		(void)fsync(fd);
-		close(fd);
 	}
 	return 0;
 }
@@ -317,7 +282,7 @@ px_rtsess_load(struct px_rtsess *rs, const char *state_dir, uid_t user,
 		size_t l = strlen(de->d_name);
 		char **nv;
 
-		/* NAME.ini; a dot file is a write under way. */
+		/* NAME.ini; NAME.ini.tmp is a write under way. */
 		if (l <= 4 || strcmp(de->d_name + l - 4, ".ini") != 0)
 			continue;
 		if ((nv = realloc(names, (n + 1) * sizeof(*nv))) == NULL ||
