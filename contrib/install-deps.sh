@@ -16,7 +16,7 @@ bubblewrap socat git strace nghttp2-client nghttp2-server python3-h2
 netcat-openbsd openssh-server bind9-dnsutils
 podman uidmap runc conmon catatonit runsc
 tinyproxy squid-openssl wrk hyperfine groff-base
-awscli python3-botocore
+awscli python3-botocore python3-jwt python3-cryptography
 "
 
 # Claude Code and Codex, the real clients of tests/integration/sidecar-run-claude*.sh
