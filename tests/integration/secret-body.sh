@@ -10,8 +10,14 @@
 # the client's WebSocket text frames (one frame, and fragments around a
 # ping) reach a WebSocket server with the value, and the value it echoes
 # never reaches the client.  The upstream's own record says what it got.
+# Through README's bwrap recipe (postern-bridge on the session's UNIX
+# socket, as uid 1000) and inside `postern-sidecar run --secret`, curl
+# with the placeholder from its environment in the path and in a JSON body
+# reaches the upstream with the value, which CMD's environment never holds.
 . "$top_srcdir/tests/integration/lib/world.sh"
+. "$top_srcdir/tests/integration/lib/recipe.sh"
 world_up
+recipe_dir
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 
 H=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
@@ -25,7 +31,8 @@ chmod 700 "$state"
 
 conf="$WORLD_DIR/postern.ini"
 {
-	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state" "replace_max = 4096"
+	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state" "replace_max = 4096" \
+		"listen = unix:$RECIPE_DIR/s1/proxy.sock mode=666"
 	cat <<-EOF
 		[defaults]
 		allow_hosts = allowed.test private, allowed.test:8443 private, other.test private
@@ -321,5 +328,65 @@ $(cat "$PROXY_LOG")
 $(admin_get /metrics)"
 leaks "$all" && fail "the token is in a log or metric" || ok "the token is in no log, audit line or metric"
 expect_no_match "$WSKEY" "$all" "nor the websocket key"
+
+# rcurl_cmd TAG: a shell line for CMD: its PX_ variables, then curl with
+# $PX_T in a Telegram-style path and in a JSON body, to /TAG-...
+rcurl_cmd() {
+	printf '%s' 'env | grep "^PX_"; curl -sS --max-time 10 "https://allowed.test/bot$PX_T/'"$1"'" >/dev/null &&
+		curl -sS --max-time 10 -H "Content-Type: application/json" \
+		-d "{\"chat_id\":42,\"token\":\"$PX_T\"}" https://allowed.test/'"$1"'-json >/dev/null &&
+		echo curl-ok'
+}
+# rcheck WHERE TAG OUT: what CMD printed and what the upstream got.
+rcheck() {
+	local ph
+	ph=$(printf '%s\n' "$3" | sed -n 's/^PX_T=//p')
+	expect_match "curl-ok" "$3" "$1: both requests went"
+	expect_match '.' "$ph" "$1: CMD's PX_T holds a placeholder"
+	case $3 in
+	*"$TOKEN"* | *"$(enc json "$PH_T")"*) fail "$1: the value is in CMD's environment" ;;
+	*) ok "$1: the value is not in CMD's environment" ;;
+	esac
+	expect_upstream "$1: the path reached the upstream with the value" \
+		"target=$(PH_T=$ph enc path "/bot$ph/$2")"
+	body="{\"chat_id\":42,\"token\":\"$ph\"}"
+	want=$(PH_T=$ph enc json "$body")
+	expect_upstream "$1: the JSON body reached the upstream with the value" target=/$2-json \
+		body_length=${#want} body_sha256="$(sha "$want")"
+	expect_eq 0 "$(upstream_count "target~$ph")" "$1: the placeholder did not"
+}
+
+# 8. README's bwrap recipe, as uid 1000, through postern-bridge on the
+# session's UNIX socket; the launcher's environment holds the value.
+if recipe_ok; then
+	out=$(recipe_run sh -c "$(rcurl_cmd recipe)" 2>"$WORLD_DIR/bwrap.err")
+	rcheck "bwrap recipe" recipe "$out
+$(tail -c 300 "$WORLD_DIR/bwrap.err")"
+	expect_audit "bwrap recipe: it came on the session's UNIX socket, from uid 1000" \
+		path=/recipe-json "peer~^unix:.*uid=1000"
+else
+	diag "bwrap, postern-bridge or user namespaces for uid 1000 are missing: the bwrap recipe is not tried"
+fi
+
+# 9. Inside postern-sidecar run --secret t, a replace binding of its own.
+if [ -x "$top_builddir/postern-sidecar" ] && [ -x "$top_builddir/postern-bridge" ]; then
+	cp "$WORLD_CA" "$RECIPE_DIR/ca.pem" && chmod 0644 "$RECIPE_DIR/ca.pem"
+	cat >"$WORLD_DIR/sc.ini" <<-EOF
+		[defaults]
+		allow_hosts = allowed.test private
+		[secret t]
+		from_env = PX_TEST_TOK
+		placeholder_env = PX_T
+		inject = allowed.test replace path,body
+	EOF
+	out=$(in_px env -i PATH=/usr/bin:/bin LANG=C.UTF-8 SSL_CERT_FILE="$RECIPE_DIR/ca.pem" \
+		PX_TEST_TOK="$TOKEN" "$top_builddir/postern-sidecar" run --config "$WORLD_DIR/sc.ini" \
+		--bridge "$RECIPE_DIR/postern-bridge" --secret t -- sh -c "$(rcurl_cmd sidecar)" \
+		</dev/null 2>"$WORLD_DIR/sc.err")
+	rcheck "sidecar run" sidecar "$out
+$(tail -c 300 "$WORLD_DIR/sc.err")"
+else
+	diag "postern-sidecar or postern-bridge is not built: the sidecar run is not tried"
+fi
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"

