@@ -117,7 +117,6 @@ TESTS += tests/integration/secret-sigv4.sh
 EXTRA_DIST += tests/integration/secret-sigv4.sh tests/integration/lib/mock-aws.py
 TESTS += tests/integration/secret-oauth2.sh
 EXTRA_DIST += tests/integration/secret-oauth2.sh tests/integration/lib-tls/oauth2mock.py
-EXTRA_DIST += tests/integration/lib-tls/bwrap-recipe.sh
 TESTS += tests/integration/secret-github-app.sh
 EXTRA_DIST += tests/integration/secret-github-app.sh tests/integration/lib-tls/githubmock.py
 TESTS += tests/integration/sidecar-run-github-app.sh

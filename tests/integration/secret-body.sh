@@ -18,6 +18,7 @@
 . "$top_srcdir/tests/integration/lib/recipe.sh"
 world_up
 recipe_dir
+world_cleanup_hook() { rm -rf "$RECIPE_DIR"; }
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 
 H=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')

@@ -160,13 +160,12 @@ done
 # The bwrap recipe of README.md: git as uid 1000 in a sandbox with no
 # network but the session's socket; the bridge gives it the placeholders,
 # the session CA and HTTPS_PROXY.
-. "$top_srcdir/tests/integration/lib-tls/bwrap-recipe.sh"
+. "$top_srcdir/tests/integration/lib/recipe.sh"
 if recipe_ok; then
 	# Outside /tmp, /var/tmp and /run (the sandbox's fresh ones), readable
 	# by uid 1000: the bridge and the session's socket.
-	HOMEDIR=$(mktemp -d /var/lib/postern-gh.XXXXXX) || die "mktemp"
-	chmod 755 "$HOMEDIR"
-	mkdir -p "$HOMEDIR/s1"
+	recipe_dir gh
+	HOMEDIR=$RECIPE_DIR
 	world_cleanup_hook() { rm -rf "$HOMEDIR"; }
 	sed "/^\[proxy\]/a listen = unix:$HOMEDIR/s1/proxy.sock mode=666" "$conf" >"$WORLD_DIR/recipe.ini"
 	proxy_start "$WORLD_DIR/recipe.ini" || die "no proxy for the recipe"
@@ -177,7 +176,7 @@ if recipe_ok; then
 	fetched=$(grep -c '/org/allowed' "$mock/git.log")
 	refusals() { grep -c '"path":"/org/other.git/info/refs".*"reason":"repository_not_allowed"' "$PROXY_LOG"; }
 	refused=$(refusals)
-	out=$(recipe_run "$HOMEDIR" "$HOMEDIR/s1/proxy.sock" sh -c '
+	out=$(recipe_run sh -c '
 		export HOME=/tmp GIT_TERMINAL_PROMPT=0
 		env | grep "^GH_TOKEN=\|^GITHUB_TOKEN="
 		git clone -q https://git.gh.test:8447/org/allowed.git /tmp/c && echo clone=ok

@@ -208,11 +208,10 @@ fresh_refresh() {
 start_token
 # Outside /tmp, /var/tmp and /run (the sandboxes' fresh ones), readable by
 # uid 1000: the bridge, the world's CA and the session's socket.
-HOMEDIR=$(mktemp -d /var/lib/postern-oauth2.XXXXXX) || die "mktemp"
-chmod 755 "$HOMEDIR"
-mkdir -p "$HOMEDIR/s1"
+. "$top_srcdir/tests/integration/lib/recipe.sh"
+recipe_dir oauth2
+HOMEDIR=$RECIPE_DIR
 world_cleanup_hook() { rm -rf "$HOMEDIR"; }
-. "$top_srcdir/tests/integration/lib-tls/bwrap-recipe.sh"
 # api_ok PATH-PREFIX: how many requests under PATH-PREFIX the API took.
 api_ok() { grep -F "\"path\": \"$1" "$mock/api.log" | grep -c '"ok": true'; }
 # CMD for both: its API_TOKEN and PX_ variables, then three requests.
@@ -231,7 +230,7 @@ if recipe_ok; then
 	admin_wait || die "no admin socket"
 	PH=$(in_px curl -sS --max-time 5 http://127.0.0.1:3128/.well-known/postern/session |
 		sed -n 's/^env API_TOKEN //p')
-	out=$(recipe_run "$HOMEDIR" "$HOMEDIR/s1/proxy.sock" sh -c "P=bwrap; $CMD3" \
+	out=$(recipe_run sh -c "P=bwrap; $CMD3" \
 		</dev/null 2>"$WORLD_DIR/bwrap.err")
 	rc=$?
 	expect_eq 0 $rc "bwrap recipe: curl exits 0 ($(tail -c 400 "$WORLD_DIR/bwrap.err"))"

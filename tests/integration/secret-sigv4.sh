@@ -252,21 +252,14 @@ done
 # 6. The bwrap recipe of README.md: the aws CLI in a sandbox with no
 # network but the session's socket, through postern-bridge, which gives it
 # the placeholders, the session CA and HTTPS_PROXY.
-if command -v bwrap >/dev/null 2>&1 && [ -x "$top_builddir/postern-bridge" ] &&
-    setpriv --reuid=1000 --regid=1000 --clear-groups bwrap --unshare-user --unshare-net \
-    --ro-bind / / true 2>/dev/null; then
+. "$top_srcdir/tests/integration/lib/recipe.sh"
+if recipe_ok; then
 	n0=$(wc -l <"$MOCK_LOG")
+	RECIPE_DIR=$HOMEDIR
 	cp "$top_builddir/postern-bridge" "$HOMEDIR/postern-bridge"
-	chmod -R a+rX "$HOMEDIR"
-	out=$(in_px setpriv --reuid=1000 --regid=1000 --clear-groups bwrap --unshare-all --unshare-user --cap-drop ALL --die-with-parent --as-pid-1 \
-		--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib \
-		--symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc \
-		--dev /dev --proc /proc --tmpfs /tmp --tmpfs /run \
-		--ro-bind "$HOMEDIR/s1" /run/postern/s1 --ro-bind "$HOMEDIR/postern-bridge" /run/pb \
-		--ro-bind "$HOMEDIR" "$HOMEDIR" \
-		-- /run/pb --connect /run/postern/s1/proxy.sock -- env HOME="$HOMEDIR" sh -c \
+	out=$(recipe_run env HOME="$HOMEDIR" sh -c \
 		'env | grep "^AWS_\|^PX_"; /usr/bin/aws sts get-caller-identity --output text' \
-		</dev/null 2>"$WORLD_DIR/bwrap.err")
+		2>"$WORLD_DIR/bwrap.err")
 	rc=$?
 	expect_eq 0 $rc "bwrap recipe: aws sts get-caller-identity exits 0 ($(tail -c 400 "$WORLD_DIR/bwrap.err"))"
 	expect_match "user/postern-mock" "$out" "  and prints the mock's identity"
