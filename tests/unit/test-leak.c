@@ -235,6 +235,7 @@ test_pieces(struct px_leak *l)
 			px_leak_carry_free(&st);
 		}
 	tap_ok(all, "byte by byte, through the carry, every form is found");
+	free(enc);
 }
 
 static void
