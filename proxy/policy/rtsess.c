@@ -295,7 +295,8 @@ px_rtsess_load(struct px_rtsess *rs, const char *state_dir, uid_t user,
 		names = nv;
 		n++;
 	}
-	qsort(names, n, sizeof(*names), name_cmp);
+	if (n > 0)	/* qsort(3) takes no NULL, even for none */
+		qsort(names, n, sizeof(*names), name_cmp);
 	for (i = 0; i < n; i++) {
 		char name[80];
 		size_t l = strlen(names[i]) - 4;

@@ -228,6 +228,12 @@ test_set(void)
 		    "unless that uid is the proxy's user");
 		px_rtsess_free(back);
 	}
+	/* Every kept session ended: the directory stays, empty. */
+	tap_ok(px_rtsess_forget(dir, "k2", why, sizeof(why)) == 0 &&
+	    px_rtsess_forget(dir, "k3", why, sizeof(why)) == 0, "the last ones forgotten");
+	back = px_rtsess_new();
+	tap_ok(px_rtsess_load(back, dir, (uid_t)-1, NULL, NULL) == 0, "an empty directory: none read");
+	px_rtsess_free(back);
 	px_rtsess_free(rs);
 }
 
