@@ -38,23 +38,12 @@ git -C "$src" -c user.name=t -c user.email=t@t commit -q -m one
 git clone -q --bare "$src" "$WORLD_DIR/repos/org/allowed.git"
 git clone -q --bare "$src" "$WORLD_DIR/repos/org/other.git"
 
-wait_port() {
-	in_px "$WORLD_PYTHON" -c '
-import socket, sys, time
-for i in range(200):
-    try:
-        socket.create_connection(("10.200.1.2", int(sys.argv[1])), timeout=1).close()
-        break
-    except OSError:
-        time.sleep(0.05)
-' "$1"
-}
 in_up /usr/bin/python3 "$top_srcdir/tests/integration/lib-tls/githubmock.py" api 10.200.1.2 8446 \
 	"$WORLD_CERT" "$WORLD_KEY" "$mock" "$WORLD_DIR/app.pub" 1234 42 &
 in_up /usr/bin/python3 "$top_srcdir/tests/integration/lib-tls/githubmock.py" git 10.200.1.2 8447 \
 	"$WORLD_CERT" "$WORLD_KEY" "$mock" "$WORLD_DIR/repos" &
-wait_port 8446
-wait_port 8447
+world_wait_tcp 10.200.1.2:8446
+world_wait_tcp 10.200.1.2:8447
 : >"$mock/api.log"
 : >"$mock/git.log"
 : >"$mock/issued"

@@ -29,27 +29,15 @@ R0="rt0-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
 export PX_OAUTH_CS="$CS" PX_OAUTH_RT="$R0"
 printf '%s\n%s\n' "$CS" "$R0" >"$mock/issued"
 
-# wait_port PORT: until 10.200.1.2:PORT takes a connection.
-wait_port() {
-	in_px "$WORLD_PYTHON" -c '
-import socket, sys, time
-for i in range(200):
-    try:
-        socket.create_connection(("10.200.1.2", int(sys.argv[1])), timeout=1).close()
-        break
-    except OSError:
-        time.sleep(0.05)
-' "$1"
-}
 start_token() {
 	in_up "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-tls/oauth2mock.py" token 10.200.1.2 8444 \
 		"$WORLD_CERT" "$WORLD_KEY" "$mock" client-1 "$CS" "$R0" 2 &
-	wait_port 8444
+	world_wait_tcp 10.200.1.2:8444
 }
 start_token
 in_up "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-tls/oauth2mock.py" api 10.200.1.2 8445 \
 	"$WORLD_CERT" "$WORLD_KEY" "$mock" &
-wait_port 8445
+world_wait_tcp 10.200.1.2:8445
 
 conf="$WORLD_DIR/postern.ini"
 {

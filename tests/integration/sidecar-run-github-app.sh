@@ -35,17 +35,7 @@ in_up /usr/bin/python3 "$top_srcdir/tests/integration/lib-tls/githubmock.py" api
 	"$WORLD_CERT" "$WORLD_KEY" "$mock" "$WORLD_DIR/app.pub" 1234 42 &
 in_up /usr/bin/python3 "$top_srcdir/tests/integration/lib-tls/githubmock.py" git 10.200.1.2 8447 \
 	"$WORLD_CERT" "$WORLD_KEY" "$mock" "$WORLD_DIR/repos" &
-for port in 8446 8447; do
-	in_px "$WORLD_PYTHON" -c '
-import socket, sys, time
-for i in range(200):
-    try:
-        socket.create_connection(("10.200.1.2", int(sys.argv[1])), timeout=1).close()
-        break
-    except OSError:
-        time.sleep(0.05)
-' "$port"
-done
+world_wait_tcp 10.200.1.2:8446 10.200.1.2:8447
 : >"$mock/api.log"
 : >"$mock/issued"
 

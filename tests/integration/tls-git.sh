@@ -37,15 +37,7 @@ expect_re=$(printf '%s' "$expect" | sed 's/[+]/\\+/g')
 in_up "$WORLD_PYTHON" "$top_srcdir/tests/integration/lib-tls/githttps.py" 10.200.1.2 8443 \
 	"$WORLD_CERT" "$WORLD_KEY" "$WORLD_DIR/repos" "$gitlog" "$expect" &
 # Wait until it listens (a bare TCP connect: no request in its log).
-in_px "$WORLD_PYTHON" -c '
-import socket, time
-for i in range(200):
-    try:
-        socket.create_connection(("10.200.1.2", 8443), timeout=1).close()
-        break
-    except OSError:
-        time.sleep(0.05)
-'
+world_wait_tcp 10.200.1.2:8443
 
 conf="$WORLD_DIR/postern.ini"
 # write_conf [WHEN]: the config; WHEN is the secret's inject_when, or none.

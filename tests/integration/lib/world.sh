@@ -211,6 +211,15 @@ in_agent() {
 	ip netns exec "$WORLD_NS_AGENT" "$@"
 }
 
+# world_wait_tcp ADDR:PORT...: from px, until each ADDR:PORT takes a
+# connection (a server a test started; 10 s at most).
+world_wait_tcp() {
+	local a args=
+	for a in "$@"; do args="$args --connect $a"; done
+	# shellcheck disable=SC2086
+	in_px "$WORLD_PYTHON" "$WORLD_LIB/world.py" wait --timeout 10 $args >/dev/null
+}
+
 world__py() { "$WORLD_PYTHON" "$WORLD_LIB/world.py" "$@"; }
 
 # Remove namespaces and temp dirs that an earlier run left behind when it
