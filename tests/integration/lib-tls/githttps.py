@@ -35,6 +35,39 @@ def read_body(h):
     return h.rfile.read(n) if n else b""
 
 
+def http_backend(h, root, body):
+    """Answer request H (its BODY read) with git http-backend over ROOT,
+    as user x-access-token (so that a push is taken)."""
+    path, _, query = h.path.partition("?")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_PROJECT_ROOT": root, "GIT_HTTP_EXPORT_ALL": "1",
+        "REQUEST_METHOD": h.command, "PATH_INFO": path, "QUERY_STRING": query,
+        "CONTENT_TYPE": h.headers.get("Content-Type", ""),
+        "CONTENT_LENGTH": str(len(body)), "REMOTE_ADDR": h.client_address[0],
+        "GIT_PROTOCOL": h.headers.get("Git-Protocol", ""),
+        "REMOTE_USER": "x-access-token",
+    }
+    p = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True)
+    head, sep, out = p.stdout.partition(b"\r\n\r\n")
+    if not sep:
+        head, sep, out = p.stdout.partition(b"\n\n")
+    status = 200
+    hdrs = []
+    for l in head.decode("latin-1").splitlines():
+        k, _, v = l.partition(":")
+        if k.lower() == "status":
+            status = int(v.strip().split()[0])
+        elif k:
+            hdrs.append((k, v.strip()))
+    h.send_response(status)
+    for k, v in hdrs:
+        h.send_header(k, v)
+    h.send_header("Content-Length", str(len(out)))
+    h.end_headers()
+    h.wfile.write(out)
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -51,34 +84,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        path, _, query = self.path.partition("?")
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "GIT_PROJECT_ROOT": ROOT, "GIT_HTTP_EXPORT_ALL": "1",
-            "REQUEST_METHOD": self.command, "PATH_INFO": path, "QUERY_STRING": query,
-            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
-            "CONTENT_LENGTH": str(len(body)), "REMOTE_ADDR": self.client_address[0],
-            "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
-            "REMOTE_USER": "x-access-token",
-        }
-        p = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True)
-        head, _, out = p.stdout.partition(b"\r\n\r\n")
-        if not _:
-            head, _, out = p.stdout.partition(b"\n\n")
-        status = 200
-        hdrs = []
-        for l in head.decode("latin-1").splitlines():
-            k, _, v = l.partition(":")
-            if k.lower() == "status":
-                status = int(v.strip().split()[0])
-            elif k:
-                hdrs.append((k, v.strip()))
-        self.send_response(status)
-        for k, v in hdrs:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
+        http_backend(self, ROOT, body)
 
     do_GET = handle_any
     do_POST = handle_any

@@ -25,12 +25,14 @@ import json
 import os
 import secrets
 import ssl
-import subprocess
 import sys
 import threading
 import time
 
 import jwt
+
+# Beside this file: the request body reader and git http-backend.
+from githttps import http_backend, read_body
 
 lock = threading.Lock()
 
@@ -53,22 +55,6 @@ def save(d, v):
 def log(d, name, obj):
     with open(os.path.join(d, name), "a") as f:
         f.write(json.dumps(obj) + "\n")
-
-
-def read_body(h):
-    if h.headers.get("Transfer-Encoding", "").lower() == "chunked":
-        out = b""
-        while True:
-            line = h.rfile.readline().strip()
-            size = int(line.split(b";")[0], 16)
-            if size == 0:
-                while h.rfile.readline().strip():
-                    pass
-                return out
-            out += h.rfile.read(size)
-            h.rfile.readline()
-    n = int(h.headers.get("Content-Length", "0") or "0")
-    return h.rfile.read(n) if n else b""
 
 
 class Api(http.server.BaseHTTPRequestHandler):
@@ -151,7 +137,7 @@ class Git(http.server.BaseHTTPRequestHandler):
         d, root = self.server.cfg["dir"], self.server.cfg["root"]
         auth = self.headers.get("Authorization", "")
         body = read_body(self)
-        path, _, query = self.path.partition("?")
+        path = self.path.partition("?")[0]
         parts = path.split("/")
         repo = parts[2][:-4] if len(parts) > 2 and parts[2].endswith(".git") else ""
         token = ""
@@ -169,33 +155,7 @@ class Git(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "GIT_PROJECT_ROOT": root, "GIT_HTTP_EXPORT_ALL": "1",
-            "REQUEST_METHOD": self.command, "PATH_INFO": path, "QUERY_STRING": query,
-            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
-            "CONTENT_LENGTH": str(len(body)), "REMOTE_ADDR": self.client_address[0],
-            "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
-            "REMOTE_USER": "x-access-token",
-        }
-        p = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True)
-        head, _, out = p.stdout.partition(b"\r\n\r\n")
-        if not _:
-            head, _, out = p.stdout.partition(b"\n\n")
-        status = 200
-        hdrs = []
-        for l in head.decode("latin-1").splitlines():
-            k, _, v = l.partition(":")
-            if k.lower() == "status":
-                status = int(v.strip().split()[0])
-            elif k:
-                hdrs.append((k, v.strip()))
-        self.send_response(status)
-        for k, v in hdrs:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
+        http_backend(self, root, body)
 
     do_GET = handle_any
     do_POST = handle_any
