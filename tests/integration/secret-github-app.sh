@@ -24,29 +24,14 @@ world_up
 
 state="$WORLD_DIR/state"
 mock="$WORLD_DIR/mock"
-mkdir -p "$state" "$mock" "$WORLD_DIR/repos/org"
+mkdir -p "$state"
 chmod 700 "$state"
 openssl genrsa -out "$WORLD_DIR/app.pem" 2048 2>/dev/null
 openssl rsa -in "$WORLD_DIR/app.pem" -pubout -out "$WORLD_DIR/app.pub" 2>/dev/null
 [ -s "$WORLD_DIR/app.pub" ] || die "no app key"
 
-src="$WORLD_DIR/src"
-git init -q -b main "$src"
-echo "hello from the app" >"$src/README"
-git -C "$src" add README
-git -C "$src" -c user.name=t -c user.email=t@t commit -q -m one
-git clone -q --bare "$src" "$WORLD_DIR/repos/org/allowed.git"
-git clone -q --bare "$src" "$WORLD_DIR/repos/org/other.git"
-
-in_up /usr/bin/python3 "$top_srcdir/tests/integration/lib-tls/githubmock.py" api 10.200.1.2 8446 \
-	"$WORLD_CERT" "$WORLD_KEY" "$mock" "$WORLD_DIR/app.pub" 1234 42 &
-in_up /usr/bin/python3 "$top_srcdir/tests/integration/lib-tls/githubmock.py" git 10.200.1.2 8447 \
-	"$WORLD_CERT" "$WORLD_KEY" "$mock" "$WORLD_DIR/repos" &
-world_wait_tcp 10.200.1.2:8446
-world_wait_tcp 10.200.1.2:8447
-: >"$mock/api.log"
-: >"$mock/git.log"
-: >"$mock/issued"
+. "$top_srcdir/tests/integration/lib-tls/ghworld.sh"
+gh_world
 
 conf="$WORLD_DIR/postern.ini"
 {

@@ -22,22 +22,8 @@ openssl rsa -in "$CADIR/app.pem" -pubout -out "$WORLD_DIR/app.pub" 2>/dev/null
 chmod 0644 "$CADIR/ca.pem" "$CADIR/app.pem"
 
 mock="$WORLD_DIR/mock"
-mkdir -p "$mock" "$WORLD_DIR/repos/org"
-src="$WORLD_DIR/src"
-git init -q -b main "$src"
-echo "hello from the app" >"$src/README"
-git -C "$src" add README
-git -C "$src" -c user.name=t -c user.email=t@t commit -q -m one
-git clone -q --bare "$src" "$WORLD_DIR/repos/org/allowed.git"
-git clone -q --bare "$src" "$WORLD_DIR/repos/org/other.git"
-
-in_up /usr/bin/python3 "$top_srcdir/tests/integration/lib-tls/githubmock.py" api 10.200.1.2 8446 \
-	"$WORLD_CERT" "$WORLD_KEY" "$mock" "$WORLD_DIR/app.pub" 1234 42 &
-in_up /usr/bin/python3 "$top_srcdir/tests/integration/lib-tls/githubmock.py" git 10.200.1.2 8447 \
-	"$WORLD_CERT" "$WORLD_KEY" "$mock" "$WORLD_DIR/repos" &
-world_wait_tcp 10.200.1.2:8446 10.200.1.2:8447
-: >"$mock/api.log"
-: >"$mock/issued"
+. "$top_srcdir/tests/integration/lib-tls/ghworld.sh"
+gh_world
 
 cat >"$WORLD_DIR/run.ini" <<-INI
 	[proxy]
