@@ -14,6 +14,7 @@
 #include <openssl/crypto.h>
 
 #include "conf/build.h"
+#include "conf/secmem.h"
 #include "conf/host.h"
 
 #define AWS_MAX_HOSTS 32
@@ -203,9 +204,9 @@ cfaws_free(struct cf_aws *a)
 static char *
 token_dup(const char *v, size_t n)
 {
-	char *p = OPENSSL_secure_malloc(n + 1);
+	char *p = cf_secmem_alloc(n + 1);
 
-	if (p == NULL && (p = OPENSSL_malloc(n + 1)) == NULL)
+	if (p == NULL)
 		return NULL;
 	memcpy(p, v, n);
 	p[n] = '\0';

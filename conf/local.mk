@@ -14,6 +14,7 @@ libpostern_conf_a_SOURCES = \
 	conf/decide.c conf/decide.h \
 	conf/etchosts.c conf/etchosts.h \
 	conf/inject.c conf/inject.h \
+	conf/secmem.c conf/secmem.h \
 	conf/secret.c conf/secret.h \
 	conf/awskey.c conf/awskey.h \
 	conf/canary.c conf/canary.h \

@@ -9,6 +9,7 @@
  * file) and on the plain heap when there is none or it is full, wiped when
  * the snapshot goes; no message here ever shows it.
  */
+#include "conf/secmem.h"
 #include "conf/secret.h"
 
 #include <errno.h>
@@ -734,13 +735,9 @@ value_bad(const char *v, size_t n)
 static char *
 value_dup(const char *v, size_t n)
 {
-	char *p;
+	char *p = cf_secmem_alloc(n + 1);
 
-	/* A full arena leaves an error on the queue; it is not ours. */
-	ERR_set_mark();
-	p = OPENSSL_secure_malloc(n + 1);
-	ERR_pop_to_mark();
-	if (p == NULL && (p = OPENSSL_malloc(n + 1)) == NULL)
+	if (p == NULL)
 		return NULL;
 	memcpy(p, v, n);
 	p[n] = '\0';

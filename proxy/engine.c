@@ -33,6 +33,7 @@ extern char **environ;
 #include "base/super.h"
 #include "conf/config.h"
 #include "conf/grantfile.h"
+#include "conf/secmem.h"
 #include "proxy/admin/admin.h"
 #include "proxy/policy/ask.h"
 #include "proxy/core/audit.h"
@@ -363,11 +364,10 @@ px_engine_harden(void)
 		rl.rlim_cur = 0;
 		(void)setrlimit(RLIMIT_CORE, &rl);
 	}
-	/* 256 KiB holds 32 values of the longest kind (4097 bytes round up to
-	 * 8 KiB) or a thousand API keys (256 bytes); a value that finds it
-	 * full goes on the plain heap, in a process that dumps no core. */
+	/* Values take at most half of it (conf/secmem.h); past that they go
+	 * on the plain heap, in a process that dumps no core. */
 	if (secure_heap < 0)
-		secure_heap = CRYPTO_secure_malloc_init(PX_SECRET_ARENA, 32);
+		secure_heap = CRYPTO_secure_malloc_init(CF_SECMEM_ARENA, 32);
 }
 
 int

@@ -93,13 +93,12 @@ struct px_engine_opts {
  * dumpable (PR_SET_DUMPABLE 0: no core file, /proc/PID/mem and ptrace(2)
  * for root only), its soft RLIMIT_CORE is 0 (the hard one is kept, so that
  * postern-sidecar run gives its command its own limit back), and OpenSSL's
- * secure heap is set up for the values (conf/secret.c): PX_SECRET_ARENA
+ * secure heap is set up for the values (conf/secmem.h): CF_SECMEM_ARENA
  * bytes, mlock(2)ed when RLIMIT_MEMLOCK allows it and MADV_DONTDUMP
  * always.  Call it after px_mem_init() and before any config is loaded;
  * a change of uid makes a process dumpable again, so px_engine_main()
  * calls it again after its privilege drop.  Idempotent.
  */
-#define PX_SECRET_ARENA (256 * 1024)
 void px_engine_harden(void);
 
 /*

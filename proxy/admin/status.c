@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <openssl/crypto.h>
 
 #include "base/text.h"
 #include "conf/config.h"
@@ -361,7 +362,8 @@ px_status_json(const struct px_server *srv, struct evbuffer *out)
 	    (unsigned long long)rok, (unsigned long long)rfailed);
 	evbuffer_add_printf(out, ",\"connections_open\":%u", px_conns_count(srv));
 	px_mem_usage(&rss, &heap);
-	evbuffer_add_printf(out, ",\"memory\":{\"rss_bytes\":%zu,\"heap_bytes\":%zu}", rss, heap);
+	evbuffer_add_printf(out, ",\"memory\":{\"rss_bytes\":%zu,\"heap_bytes\":%zu,"
+	    "\"secure_heap_bytes\":%zu}", rss, heap, CRYPTO_secure_used());
 	ngrants = px_server_grants(srv) != NULL ? px_grants_expire(px_server_grants(srv), time(NULL)) : 0;
 	evbuffer_add_printf(out, ",\"pending\":%zu,\"grants\":%zu,\"sessions\":[",
 	    px_server_ask(srv) != NULL ? px_ask_open(px_server_ask(srv)) : 0, ngrants);
@@ -456,6 +458,9 @@ px_status_text(const struct px_server *srv, struct evbuffer *out)
 	px_mem_usage(&rss, &heap);
 	evbuffer_add_printf(out, "memory      %zu kB resident, %zu kB of heap in use\n",
 	    rss / 1024, heap / 1024);
+	if (CRYPTO_secure_malloc_initialized())
+		evbuffer_add_printf(out, "            %zu kB of the secure heap in use\n",
+		    CRYPTO_secure_used() / 1024);
 	for (i = 0; i < cf_config_nsessions(c); i++) {
 		const struct cf_session *s = cf_config_session(c, i);
 		const struct px_listener *l;

@@ -26,6 +26,7 @@
 
 #include "base/filewrite.h"
 #include "conf/config.h"
+#include "conf/secmem.h"
 #include "conf/secret.h"
 #include "proxy/core/lock.h"
 #include "proxy/core/log.h"
@@ -91,17 +92,6 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static char *
-secure_zalloc(size_t n)
-{
-	char *p;
-
-	ERR_set_mark();
-	p = OPENSSL_secure_zalloc(n);
-	ERR_pop_to_mark();
-	return p != NULL ? p : OPENSSL_zalloc(n);
-}
-
 int
 px_mint_kind(const struct cf_secret *sec)
 {
@@ -153,8 +143,8 @@ entry_get(const char *session, const struct cf_secret *sec)
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return NULL;
 	e->key = strdup(key);
-	e->token = secure_zalloc(PX_MINT_TOKEN_MAX + 1);
-	e->refresh = secure_zalloc(PX_MINT_TOKEN_MAX + 1);
+	e->token = cf_secmem_alloc(PX_MINT_TOKEN_MAX + 1);
+	e->refresh = cf_secmem_alloc(PX_MINT_TOKEN_MAX + 1);
 	if (e->key == NULL || e->token == NULL || e->refresh == NULL) {
 		free(e->key);
 		OPENSSL_secure_clear_free(e->token, PX_MINT_TOKEN_MAX + 1);
@@ -271,7 +261,7 @@ refresh_save(struct entry *e)
 	if (e->state_path == NULL)
 		return;
 	len = 64 + 1 + e->rlen + 1;
-	if ((text = secure_zalloc(len + 1)) == NULL)
+	if ((text = cf_secmem_alloc(len + 1)) == NULL)
 		return;
 	memcpy(text, e->conf_hash, 64);
 	text[64] = ' ';
@@ -321,7 +311,7 @@ mint_done(void *arg, int status, const char *body, size_t blen, const char *err)
 		wake(e, 0, msg);
 		return;
 	}
-	if ((tok = (struct px_mint_token *)secure_zalloc(sizeof(*tok))) == NULL) {
+	if ((tok = (struct px_mint_token *)cf_secmem_alloc(sizeof(*tok))) == NULL) {
 		wake(e, 0, "out of memory");
 		return;
 	}
@@ -412,8 +402,8 @@ mint_start(struct entry *e, struct px_server *srv, const struct cf_secret *sec, 
 	if (!e->refresh_loaded)
 		refresh_load(e, sec, p->state_dir);
 	cs = cf_secret_value(sec, &cslen);
-	body = secure_zalloc(3 * PX_MINT_TOKEN_MAX + 4096);
-	req = secure_zalloc(6 * PX_MINT_TOKEN_MAX + 8192);
+	body = cf_secmem_alloc(3 * PX_MINT_TOKEN_MAX + 4096);
+	req = cf_secmem_alloc(6 * PX_MINT_TOKEN_MAX + 8192);
 	if (body == NULL || req == NULL)
 		goto oom;
 	if (e->rlen > 0) {
@@ -433,7 +423,7 @@ mint_start(struct entry *e, struct px_server *srv, const struct cf_secret *sec, 
 	if (cs != NULL) {
 		/* RFC 6749 §2.3.1: Basic over the form-encoded id and secret. */
 		size_t cl = 3 * (strlen(id) + cslen) + 8, cu = 0;
-		if ((cred = secure_zalloc(cl)) == NULL || (cred64 = secure_zalloc(cl * 2)) == NULL)
+		if ((cred = cf_secmem_alloc(cl)) == NULL || (cred64 = cf_secmem_alloc(cl * 2)) == NULL)
 			goto oom;
 		/* "ID=SECRET", encoded, then the '=' made the ':'. */
 		px_mint_form_add(cred, cl, &cu, "", id, strlen(id));
@@ -541,7 +531,7 @@ github_start(struct entry *e, struct px_server *srv, const struct cf_secret *sec
 	e->api_port = url.port;
 	snprintf(e->api_prefix, sizeof(e->api_prefix), "%.*s", (int)plen, url.path);
 	host_header(&url, hostport, sizeof(hostport));
-	if ((req = secure_zalloc(16384)) == NULL) {
+	if ((req = cf_secmem_alloc(16384)) == NULL) {
 		OPENSSL_cleanse(jwt, sizeof(jwt));
 		snprintf(err, errsz, "out of memory");
 		return -1;
@@ -610,7 +600,7 @@ revoke_entry(struct entry *e, struct px_server *srv)
 	snprintf(url.host, sizeof(url.host), "%s", e->api_host);
 	url.port = e->api_port;
 	host_header(&url, hostport, sizeof(hostport));
-	req = secure_zalloc(PX_MINT_TOKEN_MAX + 2048);
+	req = cf_secmem_alloc(PX_MINT_TOKEN_MAX + 2048);
 	r = calloc(1, sizeof(*r));
 	if (req != NULL && r != NULL) {
 		snprintf(r->secret, sizeof(r->secret), "%s", e->secret);

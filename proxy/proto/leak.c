@@ -10,6 +10,7 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 
+#include "conf/secmem.h"
 #include "proxy/proto/leak.h"
 
 /*
@@ -155,12 +156,7 @@ set_add(struct formset *fs, size_t n, enum px_leak_enc enc, const unsigned char 
 		fs->cap = cap;
 	}
 	f = &fs->f[fs->n];
-	/* A full secure heap must not leave a needle out: the plain heap
-	 * then.  Its error is not the TLS connections' to read. */
-	ERR_set_mark();
-	f->s = OPENSSL_secure_malloc(len);
-	ERR_pop_to_mark();
-	if (f->s == NULL && (f->s = OPENSSL_malloc(len)) == NULL)
+	if ((f->s = cf_secmem_alloc(len)) == NULL)
 		return -ENOMEM;
 	memcpy(f->s, s, len);
 	f->len = len;
@@ -220,7 +216,7 @@ px_leak_add(struct px_leak *l, const void *str, size_t len)
 		return -ENOSPC;
 	n = l->count;
 	/* The longest form is hex: two bytes a byte. */
-	if ((t = OPENSSL_secure_malloc(2 * len)) == NULL && (t = OPENSSL_malloc(2 * len)) == NULL)
+	if ((t = cf_secmem_alloc(2 * len)) == NULL)
 		return -ENOMEM;
 	rc = set_add(&l->stream, n, PX_LEAK_RAW, s, len);
 	for (i = 0; i < len; i++) {

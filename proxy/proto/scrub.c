@@ -10,6 +10,7 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 
+#include "conf/secmem.h"
 #include "proxy/proto/scrub.h"
 
 /* Strings per scrub: a session's secrets bound to one host, each in its
@@ -59,13 +60,7 @@ px_scrub_add(struct px_scrub *s, const char *name, const void *str, size_t len)
 	if (s->count == SCRUB_MAX)
 		return -ENOMEM;
 	n = &s->n[s->count];
-	/* A full secure heap must not leave a value unscanned: the plain
-	 * heap then (OPENSSL_secure_clear_free() frees either).  The error
-	 * a full arena queues is not the TLS connections' to read. */
-	ERR_set_mark();
-	n->str = OPENSSL_secure_malloc(len);
-	ERR_pop_to_mark();
-	if (n->str == NULL && (n->str = OPENSSL_malloc(len)) == NULL)
+	if ((n->str = cf_secmem_alloc(len)) == NULL)
 		return -ENOMEM;
 	memcpy(n->str, str, len);
 	n->len = len;

@@ -96,3 +96,9 @@ check_PROGRAMS += tests/unit/test-awskey
 TESTS += tests/unit/test-awskey
 tests_unit_test_awskey_SOURCES = tests/unit/test-awskey.c tests/unit/tap.h
 tests_unit_test_awskey_LDADD = $(CONF_LIBS)
+
+check_PROGRAMS += tests/unit/test-secmem
+TESTS += tests/unit/test-secmem
+tests_unit_test_secmem_SOURCES = tests/unit/test-secmem.c tests/unit/tap.h
+tests_unit_test_secmem_CFLAGS = $(AM_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_test_secmem_LDADD = $(PROXY_LIBS)
