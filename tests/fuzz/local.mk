@@ -4,6 +4,8 @@
 # corpus/NAME/, plus a NAME-replay check program declared like "host" below.
 FUZZ_SECONDS = 60
 EXTRA_DIST += tests/fuzz/run-fuzz.sh tests/fuzz/corpus
+TESTS += tests/fuzz/srcs.sh
+EXTRA_DIST += tests/fuzz/srcs.sh
 
 fuzz: all
 	FUZZ_CC='$(FUZZ_CC)' srcdir='$(abs_top_srcdir)' builddir='$(abs_top_builddir)' \
