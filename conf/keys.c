@@ -665,6 +665,9 @@ set_duration(struct cf_build *b, const struct key *k, struct cf_sess_build *s,
 
 	if (parse_duration(value, &ms, &why) != 0)
 		cfb_err(b, b->line, "%s: %s (%s)", k->name, why, shown);
+	else if (ms < k->min)
+		cfb_err(b, b->line, "%s must be %llu%s or more (%s)", k->name,
+		    k->min % 1000 ? k->min : k->min / 1000, k->min % 1000 ? "ms" : "s", shown);
 	else
 		put(field(b, s, k->off), k->size, ms);
 }
@@ -1495,7 +1498,8 @@ static const struct key proxy_keys[] = {
 	{ .name = "grants_file", .set = set_path, .arg = 2, .show = show_path },
 	{ .name = "socket_dir", .set = set_socket_dir, .show = show_socket_dir },
 	{ .name = "audit_signing_key", .set = set_path, .arg = 3, .show = show_path },
-	{ .name = "audit_checkpoint", .set = set_duration, PX(audit_checkpoint_ms), .dflt = 60 * 1000,
+	{ .name = "audit_checkpoint", .set = set_duration, PX(audit_checkpoint_ms), .min = 1000,
+	  .dflt = 60 * 1000,
 	  .show = show_duration },
 	{ .name = "audit_format", .set = set_choice, PX(audit_format), .choices = audit_formats,
 	  .dflt = 0, .show = show_choice },

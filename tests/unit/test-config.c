@@ -18,6 +18,8 @@
 
 static const struct err_case err_cases[] = {
 	{ "unknown section", HEAD "[proxi]\nx = 1\n", "t.ini:3: unknown section [proxi]" },
+	{ "a checkpoint under a second", HEAD "audit_checkpoint = 500ms\n",
+	    "t.ini:3: audit_checkpoint must be 1s or more (500ms)" },
 	{ "unknown key in proxy", HEAD "lisen = unix:/x\n", "t.ini:3: unknown key in [proxy] (lisen)" },
 	{ "unknown key in defaults", HEAD "[defaults]\nallow_host = a.test\n",
 	    "t.ini:4: unknown key in [defaults] (allow_host)" },
