@@ -26,6 +26,31 @@ if [ -z "$targets" ]; then
 		t=${f##*/fuzz-}; targets="$targets ${t%.c}"
 	done
 fi
+# Every source a target names (and the base library) is compiled once,
+# with the fuzzer's coverage and the sanitizers, into $out/obj/; each
+# target links its own list of them.  The union of the targets' pkg-config
+# flags serves every file.
+objdir="$out/obj"
+mkdir -p "$objdir"
+allpkgs=$(for t in $targets; do sed -n 2p "$srcdir/tests/fuzz/fuzz-$t.srcs"; done | tr ' ' '\n' | sort -u | tr '\n' ' ')
+# shellcheck disable=SC2086
+pkgcflags=$( [ -n "${allpkgs% }" ] && pkg-config --cflags $allpkgs )
+CFLAGS_FUZZ="-g -O1 -std=c11 -D_GNU_SOURCE -fno-sanitize-recover=undefined -I$srcdir -I$builddir $pkgcflags"
+export cc objdir srcdir CFLAGS_FUZZ
+# obj SRC: the object of source SRC (relative to the source tree).
+obj() { echo "$objdir/$(echo "$1" | tr / _ | sed 's/\.c$/.o/')"; }
+sources=$( { for t in $targets; do sed -n 1p "$srcdir/tests/fuzz/fuzz-$t.srcs"; done
+	(cd "$srcdir" && ls base/*.c); } | tr ' ' '\n' | grep . | sort -u)
+# shellcheck disable=SC2016
+if ! echo "$sources" | xargs -P "${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}" -I{} sh -c '
+	o="$objdir/$(echo "{}" | tr / _ | sed "s/\.c\$/.o/")"
+	# shellcheck disable=SC2086
+	$cc $CFLAGS_FUZZ -fsanitize=fuzzer-no-link,address,undefined -c -o "$o" "$srcdir/{}" 2>"$o.log" ||
+		{ cat "$o.log" >&2; exit 255; }'; then
+	echo "fuzz: a source file does not build (above)" >&2
+	exit 1
+fi
+
 # build_and_fuzz T: build target T and fuzz it; its exit status goes to
 # $out/T-fuzz.status (2: it did not build; see $out/T-build.log).
 build_and_fuzz() {
@@ -33,18 +58,15 @@ build_and_fuzz() {
 	srcs=$(sed -n 1p "$srcdir/tests/fuzz/fuzz-$t.srcs")
 	pkgs=$(sed -n 2p "$srcdir/tests/fuzz/fuzz-$t.srcs")
 	files=""
-	for s in $srcs; do files="$files $srcdir/$s"; done
+	for s in $srcs; do files="$files $(obj "$s")"; done
 	# Every binary links the whole base library (BASE_LIBS in the
 	# Makefile), so every target does too: a base file that starts to
 	# use another base file cannot break one target's link.
 	for b in "$srcdir"/base/*.c; do
-		case " $srcs " in *" base/${b##*/} "*) ;; *) files="$files $b" ;; esac
+		case " $srcs " in *" base/${b##*/} "*) ;; *) files="$files $(obj "base/${b##*/}")" ;; esac
 	done
 	# shellcheck disable=SC2086
-	if ! "$cc" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined \
-		-I"$srcdir" -I"$builddir" \
-		$( [ -n "$pkgs" ] && pkg-config --cflags $pkgs ) \
+	if ! "$cc" $CFLAGS_FUZZ -fsanitize=fuzzer,address,undefined \
 		-o "$out/$t-fuzzer" "$srcdir/tests/fuzz/fuzz-$t.c" $files \
 		$( [ -n "$pkgs" ] && pkg-config --libs $pkgs ) >"$out/$t-build.log" 2>&1; then
 		echo 2 >"$out/$t-fuzz.status"
