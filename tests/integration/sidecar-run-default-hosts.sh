@@ -63,7 +63,7 @@ while [ ! -e "$WORLD_DIR/signin.ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((
 # may be A|B|...: Enter is pressed a second after A shows (Up and Enter
 # when A ends in ^), and so on; the last ends.
 # Answers the terminal queries a TUI waits for.  Then SIGHUP, as a closed
-# terminal would, and SIGKILL a second later.
+# terminal would, and SIGKILL if it has not gone a second later.
 cat >"$WORLD_DIR/term.py" <<'EOF'
 import fcntl, os, pty, re, select, signal, struct, sys, termios, time
 out, secs, steps, cmd = sys.argv[1], float(sys.argv[2]), sys.argv[3].encode().split(b"|"), sys.argv[4:]
@@ -104,24 +104,35 @@ with open(out, "wb") as f:
             if q in d:
                 os.write(fd, a)
     time.sleep(0.5)
+    gone = 0
     for s in (signal.SIGHUP, signal.SIGKILL):
         try:
             os.kill(pid, s)
         except OSError:
             pass
-        time.sleep(1)
-        try:
-            while True:
-                r, _, _ = select.select([fd], [], [], 0.2)
-                if not r:
-                    break
-                d = os.read(fd, 65536)
-                if not d:
-                    break
-                f.write(d)
-        except OSError:
-            pass
-os.waitpid(pid, 0)
+        # Its last output, until it has gone or a second has passed.
+        end = time.time() + 1
+        while not gone and time.time() < end:
+            try:
+                r, _, _ = select.select([fd], [], [], 0.1)
+                d = os.read(fd, 65536) if r else b""
+                if d:
+                    f.write(d)
+            except OSError:
+                pass
+            gone = os.waitpid(pid, os.WNOHANG)[0]
+        if gone:
+            break
+    try:
+        while select.select([fd], [], [], 0.1)[0]:
+            d = os.read(fd, 65536)
+            if not d:
+                break
+            f.write(d)
+    except OSError:
+        pass
+if not gone:
+    os.waitpid(pid, 0)
 with open(out, "rb") as f, open(out + ".txt", "wb") as t:
     t.write(text(f.read()))
 EOF
