@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,8 @@ config_destroy(struct cf_config *c)
 	}
 	free(c->rules);
 	for (i = 0; i < c->nsessions; i++) {
+		if (c->sessions[i].memo != NULL)
+			c->sessions[i].memo_free(c->sessions[i].memo);
 		cfsec_session_clear(&c->sessions[i]);
 		cfcan_session_clear(&c->sessions[i]);
 		cfp_free(c->sessions[i].parent);
@@ -962,6 +965,26 @@ cf_config_show_proxy(const struct cf_config *c,
 {
 	cfk_proxy_show(&c->proxy, fn, arg);
 }
+void *
+cf_session_memo(const struct cf_session *s)
+{
+	return __atomic_load_n(&s->memo, __ATOMIC_ACQUIRE);
+}
+
+void *
+cf_session_memo_set(const struct cf_session *s, void *p, void (*free_fn)(void *))
+{
+	/* The snapshot is immutable but for this cache, which it owns. */
+	struct cf_session *w = (struct cf_session *)(uintptr_t)s;
+	void *none = NULL;
+
+	__atomic_store_n(&w->memo_free, free_fn, __ATOMIC_RELAXED);
+	if (__atomic_compare_exchange_n(&w->memo, &none, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return p;
+	free_fn(p);
+	return none;
+}
+
 size_t cf_config_nsessions(const struct cf_config *c) { return c->nsessions; }
 size_t cf_config_nrules(const struct cf_config *c) { return c->nrules; }
 

@@ -182,7 +182,22 @@ struct cf_session {
 	/* Its parent proxy (conf/parent.h), NULL: it connects direct. */
 	struct cf_parent *parent;
 	int runtime;                  /* made at run time (cf_extra), FILE "session:NAME" */
+	/* What the proxy derives from the session once for the snapshot
+	 * (cf_session_memo()); freed with it by MEMO_FREE. */
+	void *memo;
+	void (*memo_free)(void *);
 };
+
+/*
+ * A table the proxy derives from session S (its leak scan's needles),
+ * made once for the snapshot and shared by every connection and thread
+ * that uses it.  cf_session_memo() returns it, or NULL before it is made.
+ * cf_session_memo_set() keeps P, unless another thread kept one first:
+ * then P is freed with FREE_FN and that one is returned.  What is kept is
+ * freed with FREE_FN when the snapshot is.
+ */
+void *cf_session_memo(const struct cf_session *s);
+void *cf_session_memo_set(const struct cf_session *s, void *p, void (*free_fn)(void *));
 
 /* Nonzero when S can be reached: it has a listener of its own, or a
  * token for an auth=token listener. */

@@ -43,16 +43,23 @@ struct needle {
  * by px_chunked_scan(); this only skips it). */
 enum dechunk { DC_SIZE = 0, DC_EXT, DC_SIZE_LF, DC_DATA, DC_DATA_CR, DC_DATA_LF, DC_REST };
 
-struct px_leakscan {
-	/* The snapshot (a reference: its session stays valid) and session
-	 * it was made for; scans of earlier ones, which an HTTP/2 stream
-	 * still open may use, until the connection ends. */
-	struct cf_config *cfg;
-	const struct cf_session *sess;
-	struct px_leakscan *older;
+/* A session's needles, made once for the snapshot (cf_session_memo())
+ * and read by every connection of it: not changed once made. */
+struct table {
 	struct px_leak *leak;
 	struct needle n[PX_LEAK_NEEDLES];
 	uint64_t canaries;	/* their bits */
+};
+
+struct px_leakscan {
+	/* The snapshot (a reference: its session and the session's table
+	 * stay valid) and session it was made for; scans of earlier ones,
+	 * which an HTTP/2 stream still open may use, until the connection
+	 * ends. */
+	struct cf_config *cfg;
+	const struct cf_session *sess;
+	struct px_leakscan *older;
+	const struct table *t;
 	/* The body of the request in progress. */
 	uint64_t active;
 	int chunked;
@@ -68,31 +75,74 @@ px_leakscan_free(struct px_leakscan *ls)
 		struct px_leakscan *older = ls->older;
 
 		px_leak_carry_free(&ls->carry);
-		px_leak_free(ls->leak);
 		cf_config_free(ls->cfg);
 		free(ls);
 		ls = older;
 	}
 }
 
-/* Add LEN bytes at S as needle N of LS (too short or too many: left out,
- * the raw-form checks still hold for placeholders). */
+/* Add LEN bytes at S as needle N of T, for session SESS (too short or
+ * too many: left out, the raw-form checks still hold for placeholders). */
 static void
-add(struct px_leakscan *ls, const char *s, size_t len, struct needle n)
+add(struct table *t, const struct cf_session *sess, const char *s, size_t len, struct needle n)
 {
 	long i;
 
 	if (s == NULL || len < PX_LEAK_MIN || len > PX_LEAK_MAX)
 		return;
-	if ((i = px_leak_add(ls->leak, s, len)) < 0) {
-		log_warnx("session: a secret is left out of the leak scan: %s", strerror((int)-i));
+	if ((i = px_leak_add(t->leak, s, len)) < 0) {
+		log_warnx("session %s: a secret is left out of the leak scan: %s", sess->name,
+		    strerror((int)-i));
 		return;
 	}
-	ls->n[i] = n;
-	snprintf(ls->n[i].name, sizeof(ls->n[i].name), "%s", n.canary ?
-	    cf_session_canary_env(ls->sess, n.idx) : cf_secret_name(cf_session_secret(ls->sess, n.idx)));
+	t->n[i] = n;
+	snprintf(t->n[i].name, sizeof(t->n[i].name), "%s", n.canary ?
+	    cf_session_canary_env(sess, n.idx) : cf_secret_name(cf_session_secret(sess, n.idx)));
 	if (n.canary)
-		ls->canaries |= 1ULL << i;
+		t->canaries |= 1ULL << i;
+}
+
+static void
+table_free(void *p)
+{
+	struct table *t = p;
+
+	if (t != NULL)
+		px_leak_free(t->leak);
+	free(t);
+}
+
+/* SESS's needles: its canaries, and each secret's placeholder and value. */
+static struct table *
+table_new(const struct cf_session *sess)
+{
+	struct table *t;
+	size_t i, n;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL || (t->leak = px_leak_new()) == NULL) {
+		free(t);
+		return NULL;
+	}
+	n = cf_session_ncanaries(sess);
+	for (i = 0; i < n; i++) {
+		char v[CF_PLACEHOLDER_MAX + 1];
+		long len = cf_session_canary_value(sess, i, v, sizeof(v));
+
+		if (len > 0)
+			add(t, sess, v, (size_t)len, (struct needle){ .idx = i, .canary = 1 });
+		OPENSSL_cleanse(v, sizeof(v));
+	}
+	n = cf_session_nsecrets(sess);
+	for (i = 0; i < n; i++) {
+		const char *ph = cf_session_placeholder(sess, i), *v;
+		size_t vlen = 0;
+
+		if (ph != NULL)
+			add(t, sess, ph, strlen(ph), (struct needle){ .idx = i });
+		v = cf_secret_value(cf_session_secret(sess, i), &vlen);
+		add(t, sess, v, vlen, (struct needle){ .idx = i, .value = 1 });
+	}
+	return t;
 }
 
 /* C's scan, made the first time; NULL when its session has no secrets nor
@@ -101,17 +151,24 @@ static struct px_leakscan *
 get(struct px_conn *c)
 {
 	struct px_leakscan *ls = c->leak;
-	size_t i, n;
+	const struct table *t;
 
 	if (ls != NULL && ls->cfg == c->cfg && ls->sess == c->sess)
 		return ls;
 	if (c->sess == NULL || c->cfg == NULL ||
 	    (cf_session_nsecrets(c->sess) == 0 && cf_session_ncanaries(c->sess) == 0))
 		return NULL;
-	if ((ls = calloc(1, sizeof(*ls))) == NULL || (ls->leak = px_leak_new()) == NULL) {
-		free(ls);
-		return NULL;
+	/* The session's table, made by the first connection that needs it. */
+	if ((t = cf_session_memo(c->sess)) == NULL) {
+		struct table *nt = table_new(c->sess);
+
+		if (nt == NULL)
+			return NULL;
+		t = cf_session_memo_set(c->sess, nt, table_free);
 	}
+	if ((ls = calloc(1, sizeof(*ls))) == NULL)
+		return NULL;
+	ls->t = t;
 	ls->cfg = cf_config_ref(c->cfg);
 	ls->sess = c->sess;
 	ls->older = c->leak;
@@ -119,25 +176,6 @@ get(struct px_conn *c)
 	if (c->tm == NULL || c->tm->h2 == NULL) {
 		px_leakscan_free(ls->older);
 		ls->older = NULL;
-	}
-	n = cf_session_ncanaries(c->sess);
-	for (i = 0; i < n; i++) {
-		char v[CF_PLACEHOLDER_MAX + 1];
-		long len = cf_session_canary_value(c->sess, i, v, sizeof(v));
-
-		if (len > 0)
-			add(ls, v, (size_t)len, (struct needle){ .idx = i, .canary = 1 });
-		OPENSSL_cleanse(v, sizeof(v));
-	}
-	n = cf_session_nsecrets(c->sess);
-	for (i = 0; i < n; i++) {
-		const char *ph = cf_session_placeholder(c->sess, i), *v;
-		size_t vlen = 0;
-
-		if (ph != NULL)
-			add(ls, ph, strlen(ph), (struct needle){ .idx = i });
-		v = cf_secret_value(cf_session_secret(c->sess, i), &vlen);
-		add(ls, v, vlen, (struct needle){ .idx = i, .value = 1 });
 	}
 	c->leak = ls;
 	c->leak_free = px_leakscan_free;
@@ -150,11 +188,11 @@ static uint64_t
 active_for(const struct px_leakscan *ls, const char *host, uint16_t port, const char *path,
     size_t plen)
 {
-	uint64_t m = ls->canaries;
-	size_t i, n = px_leak_count(ls->leak);
+	uint64_t m = ls->t->canaries;
+	size_t i, n = px_leak_count(ls->t->leak);
 
 	for (i = 0; i < n; i++)
-		if (!ls->n[i].canary && cf_secret_binding(cf_session_secret(ls->sess, ls->n[i].idx),
+		if (!ls->t->n[i].canary && cf_secret_binding(cf_session_secret(ls->sess, ls->t->n[i].idx),
 		    host, port, path, plen) == NULL)
 			m |= 1ULL << i;
 	return m;
@@ -169,7 +207,7 @@ static void
 describe(struct px_conn *c, const struct px_leakscan *ls, const struct px_leak_hit *hit,
     const char *where, const char *host, uint16_t port, char *d, size_t size)
 {
-	const struct needle *n = &ls->n[hit->needle];
+	const struct needle *n = &ls->t->n[hit->needle];
 	const char *enc = px_leak_enc_name(hit->enc);
 
 	if (n->canary) {
@@ -205,7 +243,7 @@ static int
 look(const struct px_leakscan *ls, uint64_t active, const void *s, size_t len,
     struct px_leak_hit *hit)
 {
-	int r = px_leak_find(ls->leak, active, s, len, hit);
+	int r = px_leak_find(ls->t->leak, active, s, len, hit);
 
 	if (r < 0) {
 		hit->needle = 0;
@@ -224,7 +262,7 @@ redact_path(struct px_conn *c, const struct px_leakscan *ls)
 
 	if (q != NULL)
 		snprintf(q, sizeof(c->req.path) - (size_t)(q - c->req.path), "?[redacted]");
-	if (px_leak_find(ls->leak, ls->active, c->req.path, strlen(c->req.path), &hit) != 0)
+	if (px_leak_find(ls->t->leak, ls->active, c->req.path, strlen(c->req.path), &hit) != 0)
 		snprintf(c->req.path, sizeof(c->req.path), "/[redacted]");
 }
 
@@ -277,7 +315,7 @@ px_leakscan_host(struct px_conn *c, const char *host, uint16_t port, int refuse)
 	if (ls == NULL)
 		return 0;
 	active = active_for(ls, host, port, NULL, 0);
-	if (active == 0 || px_leak_host(ls->leak, active, host, strlen(host), &hit) == 0)
+	if (active == 0 || px_leak_host(ls->t->leak, active, host, strlen(host), &hit) == 0)
 		return 0;
 	/* The name spells the secret: no line shows it. */
 	if (host == c->req.host.name)
@@ -332,7 +370,7 @@ dechunk(struct px_leakscan *ls, const unsigned char *p, size_t len, struct px_le
 		case DC_DATA: {
 			size_t n = len - i < ls->left ? len - i : (size_t)ls->left;
 
-			if ((r = px_leak_feed(ls->leak, ls->active, &ls->carry, p + i, n, hit)) != 0)
+			if ((r = px_leak_feed(ls->t->leak, ls->active, &ls->carry, p + i, n, hit)) != 0)
 				return r;
 			i += n;
 			if ((ls->left -= n) == 0)
@@ -349,7 +387,7 @@ dechunk(struct px_leakscan *ls, const unsigned char *p, size_t len, struct px_le
 			break;
 		case DC_REST:
 			/* Trailers: scanned as they are. */
-			return px_leak_feed(ls->leak, ls->active, &ls->carry, p + i, len - i, hit);
+			return px_leak_feed(ls->t->leak, ls->active, &ls->carry, p + i, len - i, hit);
 		}
 	}
 	return 0;
@@ -377,7 +415,7 @@ px_leakscan_body(struct px_conn *c, struct evbuffer *in, size_t n)
 			size_t len = v[i].iov_len < n ? v[i].iov_len : n;
 
 			r = ls->chunked ? dechunk(ls, v[i].iov_base, len, &hit) :
-			    px_leak_feed(ls->leak, ls->active, &ls->carry, v[i].iov_base, len, &hit);
+			    px_leak_feed(ls->t->leak, ls->active, &ls->carry, v[i].iov_base, len, &hit);
 			n -= len;
 			evbuffer_ptr_set(in, &at, len, EVBUFFER_PTR_ADD);
 		}
@@ -445,7 +483,7 @@ px_leakscan_h2_body(struct px_conn *c, const struct px_h2_req *r, const char *ho
 	if (ls == NULL)
 		return NULL;
 	*active = active_for(ls, host, port, r->path, strlen(r->path));
-	return *active != 0 ? ls->leak : NULL;
+	return *active != 0 ? ls->t->leak : NULL;
 }
 
 void
@@ -455,9 +493,9 @@ px_leakscan_h2_hit(struct px_conn *c, const struct px_leak *leak, size_t needle,
 	struct px_leak_hit hit = { needle, (enum px_leak_enc)enc };
 	char d[640];
 
-	while (ls != NULL && ls->leak != leak)
+	while (ls != NULL && ls->t->leak != leak)
 		ls = ls->older;
-	if (ls == NULL || needle >= px_leak_count(ls->leak))
+	if (ls == NULL || needle >= px_leak_count(ls->t->leak))
 		return;
 	const char *host = c->tm != NULL ? c->tm->host.name : c->req.host.name;
 	struct px_json j;

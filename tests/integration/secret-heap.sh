@@ -1,13 +1,15 @@
 #!/bin/sh
-# secret-heap: tunnels a sandbox holds open do not starve TLS of its keys.
-# Each terminated tunnel keeps its scan of the session's secrets (every
-# encoding of the value and of the placeholder) in the secure heap, where
-# OpenSSL also makes the private key of every handshake and session CA.
-# The sandbox holds 300 terminated tunnels open, each after one request:
-# the values take at most half of the secure heap (the rest go on the
-# plain heap); 20 new tunnels still make their handshake and get the value
-# injected; a reload that makes a new session's CA is taken; each held
-# tunnel still answers; once they close, the secure heap is given back.
+# secret-heap: secrets and the tunnels a sandbox holds open do not starve
+# TLS of its keys.  The values, and the leak scan's table of their
+# encodings, are kept in the secure heap, where OpenSSL also makes the
+# private key of every handshake and session CA.  Here the session has
+# eight long secrets besides the one injected, whose table alone would
+# fill the heap, and the sandbox holds 300 terminated tunnels open, each
+# after one request.  The values take at most half of the secure heap
+# (the rest go on the plain heap), and the tunnels share one table: 20 new
+# tunnels still make their handshake and get the value injected; a
+# reload that makes a new session's CA is taken; each held tunnel still
+# answers; once they close, the secure heap is given back.
 . "$top_srcdir/tests/integration/lib/world.sh"
 WORLD_TIMEOUT=120
 world_up
@@ -16,6 +18,17 @@ world_up
 N=300
 VALUE="tsk-$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')"
 export PX_TEST_KEY="$VALUE"
+# Eight values of 3000 characters, bound to a host no request here names.
+long=""
+for i in 1 2 3 4 5 6 7 8; do
+	v=$(head -c 2250 /dev/urandom | base64 -w0 | tr '+/' '-_')
+	export "PX_LONG$i=$v"
+	long="$long
+[secret l$i]
+from_env = PX_LONG$i
+placeholder_env = PX_L$i
+inject = other.test header x-long-$i"
+done
 state="$WORLD_DIR/state"
 mkdir -p "$state"
 chmod 700 "$state"
@@ -27,11 +40,12 @@ write_conf() {
 		cat <<-EOF
 			[defaults]
 			allow_hosts = allowed.test private, other.test private
-			secrets = k
+			secrets = k, l1, l2, l3, l4, l5, l6, l7, l8
 			[secret k]
 			from_env = PX_TEST_KEY
 			inject = allowed.test header x-api-key
 		EOF
+		printf '%s\n' "$long"
 		[ -z "${1:-}" ] || printf '%s\n' "$1"
 	} >"$conf.tmp"
 	mv "$conf.tmp" "$conf"
@@ -58,6 +72,11 @@ diag "secure heap: $base bytes before, $sec with $N tunnels held"
 # Values stop at half of it; the rest of what it holds is OpenSSL's.
 [ "$sec" -le 393216 ] && ok "the secure heap keeps room for OpenSSL's keys ($sec of 524288 bytes used)" ||
 	fail "the secure heap holds $sec of 524288 bytes with $N tunnels held"
+# The tunnels share their session's table: one a tunnel, with these long
+# secrets, was some 0.7 MB each.  (No figure under the sanitizers: 0.)
+heap=$(status_get 's["memory"]["heap_bytes"]')
+[ "$heap" -le 104857600 ] && ok "the tunnels share one table of the secrets' encodings ($heap bytes of heap)" ||
+	fail "$heap bytes of heap with $N tunnels held: more than 100 MB"
 
 # A new session: its CA is made now, while the tunnels are held.
 write_conf "[session extra]
