@@ -19,15 +19,22 @@ import sys
 import time
 
 
+def read_head(s, what):
+    """Read from S to the end of a head: (head, what came after it)."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        d = s.recv(65536)
+        if not d:
+            raise OSError("closed before " + what)
+        buf += d
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    return head, rest
+
+
 def tunnel(port, target, ctx):
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        d = s.recv(4096)
-        if not d:
-            raise OSError("the proxy closed")
-        head += d
+    head, _ = read_head(s, "the answer to CONNECT")
     if not head.startswith(b"HTTP/1.1 200"):
         raise OSError(head.split(b"\r\n")[0].decode(errors="replace"))
     return ctx.wrap_socket(s, server_hostname=target.rsplit(":", 1)[0])
@@ -35,13 +42,7 @@ def tunnel(port, target, ctx):
 
 def get(t, host, ph, path):
     t.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nx-api-key: %s\r\n\r\n" % (path, host, ph)).encode())
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        d = t.recv(65536)
-        if not d:
-            raise OSError("closed before an answer")
-        buf += d
-    head, body = buf.split(b"\r\n\r\n", 1)
+    head, body = read_head(t, "an answer")
     n = 0
     for line in head.split(b"\r\n")[1:]:
         k, _, v = line.partition(b":")
