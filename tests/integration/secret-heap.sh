@@ -4,7 +4,7 @@
 # encodings, are kept in the secure heap, where OpenSSL also makes the
 # private key of every handshake and session CA.  Here the session has
 # eight long secrets besides the one injected, whose table alone would
-# fill the heap, and the sandbox holds 300 terminated tunnels open, each
+# fill the heap, and the sandbox holds 200 terminated tunnels open, each
 # after one request.  The values take at most half of the secure heap
 # (the rest go on the plain heap), and the tunnels share one table: 20 new
 # tunnels still make their handshake and get the value injected; a
@@ -15,7 +15,7 @@ WORLD_TIMEOUT=120
 world_up
 . "$top_srcdir/tests/integration/lib-admin/admin.sh"
 
-N=300
+N=200
 VALUE="tsk-$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')"
 export PX_TEST_KEY="$VALUE"
 # Eight values of 3000 characters, bound to a host no request here names.
