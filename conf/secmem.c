@@ -36,10 +36,3 @@ cf_secmem_alloc(size_t n)
 	}
 	return p != NULL ? p : OPENSSL_zalloc(n);
 }
-
-void
-cf_secmem_free(void *p, size_t n)
-{
-	/* Either heap: OpenSSL asks CRYPTO_secure_allocated() first. */
-	OPENSSL_secure_clear_free(p, n);
-}

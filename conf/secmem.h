@@ -22,9 +22,8 @@
  * N zeroed bytes for a value: in the secure heap while it stays at most
  * half full, else on the plain heap; NULL when neither has room.  A full
  * arena's error is not left on OpenSSL's error queue.  Free with
- * cf_secmem_free(), which wipes and frees either kind.
+ * OPENSSL_secure_clear_free(), which wipes and frees either kind.
  */
 void *cf_secmem_alloc(size_t n);
-void cf_secmem_free(void *p, size_t n);
 
 #endif

@@ -67,7 +67,7 @@ main(void)
 		EVP_PKEY_free(k[i]);
 
 	for (i = 0; i < NVALUES; i++)
-		cf_secmem_free(v[i], VALUE);
+		OPENSSL_secure_clear_free(v[i], VALUE);
 	tap_cmp_int((long long)CRYPTO_secure_used(), "==", (long long)base,
 	    "freeing every value gives the secure heap back");
 	return tap_done();
